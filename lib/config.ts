@@ -1,0 +1,58 @@
+import { z } from "zod";
+
+/** Every environment variable Onceboard reads, validated in one place (documented in README.md). */
+const postgresUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "postgresql:" || url.protocol === "postgres:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}, "must be a URL like postgresql://user@host:5432/database");
+
+const httpUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}, "must be an http(s) URL");
+
+const emptyAsUndefined = (value: unknown) => (value === "" ? undefined : value);
+
+const configSchema = z.object({
+  DATABASE_URL: z.preprocess(emptyAsUndefined, postgresUrl.optional()),
+  PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(65535).default(3000)),
+  ONCEBOARD_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default(".onceboard")),
+  PROMETHEUS_URL: z.preprocess(emptyAsUndefined, httpUrl.optional()),
+  REDIS_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^rediss?:\/\/./, "must be a URL like redis://127.0.0.1:6379")
+      .optional(),
+  ),
+  ONCEBOARD_SECRET: z.preprocess(emptyAsUndefined, z.string().min(32, "must be at least 32 characters").optional()),
+  /** Comma-separated /metrics URLs of worker processes, shown on the console. */
+  WORKER_METRICS_URLS: z.preprocess(emptyAsUndefined, z.string().optional()),
+  CONSOLE_STATEMENT_TIMEOUT_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(100).max(600_000).default(5000)),
+  LOG_LEVEL: z.preprocess(
+    emptyAsUndefined,
+    z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  ),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  readonly code = "CONFIG_INVALID";
+}
+
+/** Parses the environment; a bad value throws one ConfigError naming every offending variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`);
+  throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+}

@@ -1,0 +1,32 @@
+/** Turns a pg/network error into one line a person can act on. */
+export function describeDatabaseError(error: unknown, url?: string): string {
+  const where = url ? ` at ${redactUrl(url)}` : "";
+  const err = error as { code?: string; message?: string };
+  switch (err?.code) {
+    case "ECONNREFUSED":
+      return `cannot reach PostgreSQL${where}: connection refused (is the server running?)`;
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return `cannot reach PostgreSQL${where}: host not found`;
+    case "ETIMEDOUT":
+      return `cannot reach PostgreSQL${where}: connection timed out`;
+    case "28P01":
+    case "28000":
+      return `PostgreSQL${where} refused the login: ${err.message}`;
+    case "3D000":
+      return `PostgreSQL${where}: ${err.message}`;
+    default:
+      return `PostgreSQL${where}: ${err?.message ?? String(error)}`;
+  }
+}
+
+/** The URL without its password, safe to print. */
+export function redactUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.password) url.password = "***";
+    return url.toString();
+  } catch {
+    return "<malformed URL>";
+  }
+}

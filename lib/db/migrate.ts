@@ -1,0 +1,126 @@
+import { createHash, randomUUID } from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
+import pg from "pg";
+
+/**
+ * Applies prisma/migrations/<timestamp>_<name>/migration.sql in order, recording each in
+ * `_prisma_migrations` exactly as Prisma Migrate does, so `prisma migrate status` agrees.
+ *
+ * Concurrency: the whole run holds the same session advisory lock Prisma Migrate takes
+ * (72707369), so two appliers — ours or Prisma's — never interleave; the second waits, then
+ * finds everything applied.
+ */
+export const PRISMA_MIGRATE_LOCK_ID = 72707369;
+
+export const DEFAULT_MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../prisma/migrations");
+
+export class MigrationError extends Error {
+  readonly code = "MIGRATION_FAILED";
+}
+
+export interface MigrationFile {
+  name: string;
+  file: string;
+  sql: string;
+  checksum: string;
+}
+
+export interface MigrateResult {
+  applied: string[];
+  alreadyApplied: string[];
+}
+
+export async function readMigrations(dir = DEFAULT_MIGRATIONS_DIR): Promise<MigrationFile[]> {
+  const entries = await fs.readdir(dir, { withFileTypes: true });
+  const names = entries
+    .filter((e) => e.isDirectory() && /^\d{14}_[\w-]+$/.test(e.name))
+    .map((e) => e.name)
+    .sort();
+  return Promise.all(
+    names.map(async (name) => {
+      const file = path.join(dir, name, "migration.sql");
+      const bytes = await fs.readFile(file);
+      return { name, file, sql: bytes.toString("utf8"), checksum: createHash("sha256").update(bytes).digest("hex") };
+    }),
+  );
+}
+
+// Prisma Migrate's own DDL for its bookkeeping table, column for column.
+const CREATE_PRISMA_MIGRATIONS = `
+CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+  "id"                  VARCHAR(36) PRIMARY KEY NOT NULL,
+  "checksum"            VARCHAR(64) NOT NULL,
+  "finished_at"         TIMESTAMPTZ,
+  "migration_name"      VARCHAR(255) NOT NULL,
+  "logs"                TEXT,
+  "rolled_back_at"      TIMESTAMPTZ,
+  "started_at"          TIMESTAMPTZ NOT NULL DEFAULT now(),
+  "applied_steps_count" INTEGER NOT NULL DEFAULT 0
+)`;
+
+interface AppliedRow {
+  migration_name: string;
+  checksum: string;
+  finished_at: Date | null;
+  rolled_back_at: Date | null;
+}
+
+export async function migrate(
+  connectionString: string,
+  options: { dir?: string; onApplied?: (name: string) => void } = {},
+): Promise<MigrateResult> {
+  const migrations = await readMigrations(options.dir);
+  const client = new pg.Client({ connectionString, application_name: "onceboard-migrate" });
+  await client.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [PRISMA_MIGRATE_LOCK_ID]);
+    await client.query(CREATE_PRISMA_MIGRATIONS);
+    const { rows } = await client.query<AppliedRow>(
+      `SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL`,
+    );
+    const applied = new Map(rows.map((r) => [r.migration_name, r]));
+    const result: MigrateResult = { applied: [], alreadyApplied: [] };
+    for (const migration of migrations) {
+      const row = applied.get(migration.name);
+      if (row?.finished_at) {
+        if (row.checksum !== migration.checksum) {
+          throw new MigrationError(
+            `migration ${path.relative(process.cwd(), migration.file)} was edited after it was applied (checksum ${migration.checksum.slice(0, 12)}… ≠ recorded ${row.checksum.slice(0, 12)}…): add a new migration instead`,
+          );
+        }
+        result.alreadyApplied.push(migration.name);
+        continue;
+      }
+      if (row) {
+        throw new MigrationError(
+          `migration ${migration.name} is recorded as started but never finished: resolve it by hand in _prisma_migrations`,
+        );
+      }
+      await applyOne(client, migration);
+      result.applied.push(migration.name);
+      options.onApplied?.(migration.name);
+    }
+    return result;
+  } finally {
+    await client.query("SELECT pg_advisory_unlock($1)", [PRISMA_MIGRATE_LOCK_ID]).catch(() => {});
+    await client.end();
+  }
+}
+
+async function applyOne(client: pg.Client, migration: MigrationFile): Promise<void> {
+  await client.query("BEGIN");
+  try {
+    await client.query(migration.sql);
+    await client.query(
+      `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
+       VALUES ($1, $2, $3, now(), clock_timestamp(), 1)`,
+      [randomUUID(), migration.checksum, migration.name],
+    );
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    const message = error instanceof Error ? error.message : String(error);
+    throw new MigrationError(`migration ${path.relative(process.cwd(), migration.file)} failed: ${message}`);
+  }
+}

@@ -1,0 +1,69 @@
+import path from "node:path";
+import pg from "pg";
+import { loadConfig } from "../config";
+import { startEmbeddedPostgres } from "./embedded";
+import { describeDatabaseError } from "./errors";
+import { migrate } from "./migrate";
+import { ensureEffectPartitions } from "./partitions";
+
+export interface ProvisionedDatabase {
+  url: string;
+  embedded: boolean;
+  /** Stops the embedded server when we started one; a no-op for DATABASE_URL. */
+  stop(): Promise<void>;
+}
+
+/** Fails fast with one clear line when the server is not there. */
+export async function assertReachable(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+  } catch (error) {
+    throw new Error(describeDatabaseError(error, url));
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * What `npm start`, `npm run dev` and `npm run db:migrate` share: DATABASE_URL when set (nothing
+ * started), otherwise the embedded server under ONCEBOARD_DATA_DIR/pg; then migrations and the
+ * startup partitions (yesterday … +7 days).
+ */
+export async function provisionDatabase(
+  options: { log?: (line: string) => void; migrateOnly?: boolean } = {},
+): Promise<ProvisionedDatabase> {
+  const log = options.log ?? (() => {});
+  const config = loadConfig();
+  let url = config.DATABASE_URL;
+  let stop = async () => {};
+  const embedded = !url;
+  if (!url) {
+    const dataDir = path.join(config.ONCEBOARD_DATA_DIR, "pg");
+    log(`starting embedded PostgreSQL in ${dataDir}`);
+    const handle = await startEmbeddedPostgres({
+      dataDir,
+      onLog: config.LOG_LEVEL === "debug" || config.LOG_LEVEL === "trace" ? (line) => log(`[postgres] ${line}`) : undefined,
+    });
+    url = handle.url;
+    stop = () => handle.stop();
+  }
+  try {
+    await assertReachable(url);
+    const result = await migrate(url, { onApplied: (name) => log(`applied migration ${name}`) });
+    if (result.applied.length === 0) log(`migrations up to date (${result.alreadyApplied.length} applied)`);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const created = await ensureEffectPartitions(client);
+      if (created > 0) log(`created ${created} effects partitions`);
+    } finally {
+      await client.end();
+    }
+  } catch (error) {
+    await stop().catch(() => {});
+    throw error;
+  }
+  return { url, embedded, stop };
+}
