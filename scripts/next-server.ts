@@ -29,12 +29,15 @@ export async function serveConsole(options: {
   env: Record<string, string>;
   timeoutMs?: number;
   quiet?: boolean;
+  /** Called as soon as the server process exists, before it is ready. */
+  onSpawn?: (pid: number | undefined) => void;
 }): Promise<ChildProcess> {
   const child = spawn(NEXT_BIN, [options.mode, "-p", String(options.port)], {
     cwd: ROOT,
     env: nextEnv(options.env),
     stdio: options.quiet ? ["ignore", "ignore", "inherit"] : "inherit",
   });
+  options.onSpawn?.(child.pid);
   const exited = new Promise<never>((_, reject) => {
     child.on("exit", (code) => reject(new Error(`the console server exited (code ${code}) before it answered`)));
     child.on("error", reject);

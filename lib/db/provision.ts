@@ -48,6 +48,7 @@ export async function provisionDatabase(
     });
     url = handle.url;
     stop = () => handle.stop();
+    log(`embedded PostgreSQL ready on 127.0.0.1:${handle.port}`);
   }
   try {
     await assertReachable(url);

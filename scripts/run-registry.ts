@@ -1,0 +1,75 @@
+import fs from "node:fs";
+import path from "node:path";
+
+/**
+ * `npm start` records the processes it spawned (console server, demo workers) beside the
+ * embedded cluster. If that run is killed with SIGKILL its children live on; the next start
+ * finds the owner dead and stops the leftovers before starting fresh ones.
+ */
+interface RunRecord {
+  owner: number;
+  children: { pid: number; marker: string }[];
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Guards against a recycled pid: only a process whose command line still names the marker. */
+function commandLineIncludes(pid: number, marker: string): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
+  } catch {
+    return false;
+  }
+}
+
+export class RunRegistry {
+  private readonly file: string;
+  private record: RunRecord;
+
+  constructor(dataDir: string) {
+    this.file = path.join(dataDir, "run.json");
+    this.record = { owner: process.pid, children: [] };
+  }
+
+  /** Stops what a dead previous run left behind; refuses when the previous run is alive. */
+  async reclaimLeftovers(): Promise<number> {
+    let previous: RunRecord | undefined;
+    try {
+      previous = JSON.parse(fs.readFileSync(this.file, "utf8")) as RunRecord;
+    } catch {
+      return 0;
+    }
+    if (previous.owner !== process.pid && isAlive(previous.owner)) {
+      throw new Error(`another Onceboard (pid ${previous.owner}) is running with this data directory; stop it first`);
+    }
+    const leftovers = previous.children.filter((c) => isAlive(c.pid) && commandLineIncludes(c.pid, c.marker));
+    for (const child of leftovers) process.kill(child.pid, "SIGTERM");
+    const deadline = Date.now() + 10_000;
+    while (leftovers.some((c) => isAlive(c.pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    for (const child of leftovers) if (isAlive(child.pid)) process.kill(child.pid, "SIGKILL");
+    fs.rmSync(this.file, { force: true });
+    return leftovers.length;
+  }
+
+  add(pid: number | undefined, marker: string): void {
+    if (!pid) return;
+    this.record.children.push({ pid, marker });
+    this.save();
+  }
+
+  save(): void {
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    fs.writeFileSync(this.file, JSON.stringify(this.record));
+  }
+
+  clear(): void {
+    fs.rmSync(this.file, { force: true });
+  }
+}
