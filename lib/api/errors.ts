@@ -1,0 +1,67 @@
+import { ConsoleError, type ConsoleErrorCode } from "../console/errors";
+
+/** Every error code the HTTP API answers with, and its status. One table, one place. */
+export const ERROR_STATUS = {
+  INVALID_INPUT: 400,
+  NOT_FOUND: 404,
+  INTERNAL: 500,
+  DATABASE_UNAVAILABLE: 503,
+  DATABASE_NOT_CONFIGURED: 503,
+  QUERY_TIMEOUT: 504,
+} as const satisfies Record<ConsoleErrorCode | "INVALID_INPUT" | "NOT_FOUND" | "INTERNAL", number>;
+
+export type ApiErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ApiErrorBody {
+  error: { code: ApiErrorCode; message: string; issues?: { path: string; message: string }[] };
+}
+
+export class ApiError extends Error {
+  readonly code: ApiErrorCode;
+  readonly issues?: { path: string; message: string }[];
+  constructor(code: ApiErrorCode, message: string, issues?: { path: string; message: string }[]) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.issues = issues;
+  }
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+}
+
+/** Any thrown value as an ApiError: known codes keep their message, the rest become a bare 500. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof ConsoleError) return new ApiError(error.code, error.message);
+  return new ApiError("INTERNAL", "internal error: see the console server's log");
+}
+
+/** The JSON response for an error: a code, a message and never a stack trace. */
+export function errorResponse(error: unknown): Response {
+  const apiError = toApiError(error);
+  if (apiError.code === "INTERNAL") console.error(error);
+  const body: ApiErrorBody = {
+    error: { code: apiError.code, message: apiError.message, ...(apiError.issues ? { issues: apiError.issues } : {}) },
+  };
+  return Response.json(body, {
+    status: apiError.status,
+    headers: { "cache-control": "no-store", ...(apiError.status === 503 ? { "retry-after": "5" } : {}) },
+  });
+}
+
+/** Wraps a route handler so whatever it throws becomes errorResponse(). */
+export function handleErrors<A extends unknown[]>(handler: (...args: A) => Promise<Response>): (...args: A) => Promise<Response> {
+  return async (...args: A) => {
+    try {
+      return await handler(...args);
+    } catch (error) {
+      return errorResponse(error);
+    }
+  };
+}
+
+/** A successful JSON answer; console data is live, so never cached. */
+export function jsonResponse(body: unknown, init: { status?: number } = {}): Response {
+  return Response.json(body, { status: init.status ?? 200, headers: { "cache-control": "no-store" } });
+}
