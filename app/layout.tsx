@@ -1,0 +1,66 @@
+import type { Metadata, Viewport } from "next";
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { DatabaseStatus } from "@/components/shell/database-status";
+import { SidebarNav } from "@/components/shell/sidebar-nav";
+import { THEME_SCRIPT } from "@/components/theme/theme-script";
+import { ThemeToggle } from "@/components/theme/theme-toggle";
+import { Providers } from "./providers";
+import "./globals.css";
+
+export const metadata: Metadata = {
+  title: { default: "Onceboard", template: "%s · Onceboard" },
+  description: "Whether your background jobs are safe to run twice.",
+};
+
+export const viewport: Viewport = {
+  themeColor: [
+    { media: "(prefers-color-scheme: light)", color: "#f5f6f8" },
+    { media: "(prefers-color-scheme: dark)", color: "#0c1016" },
+  ],
+};
+
+export default function RootLayout({ children }: { children: ReactNode }) {
+  return (
+    // The inline script sets data-theme before the first paint, hence suppressHydrationWarning.
+    <html lang="en" suppressHydrationWarning>
+      <head>
+        {/* biome-ignore lint/security/noDangerouslySetInnerHtml: a constant script, no user input */}
+        <script dangerouslySetInnerHTML={{ __html: THEME_SCRIPT }} />
+      </head>
+      <body>
+        <a href="#main" className="skip-link">
+          Skip to content
+        </a>
+        <Providers>
+          <div className="app-shell">
+            <aside className="sidebar">
+              <Link href="/overview" className="brand" aria-label="Onceboard home">
+                <svg aria-hidden="true" viewBox="0 0 24 24" width="22" height="22" className="brand-mark">
+                  <rect x="1" y="1" width="22" height="22" rx="6" fill="currentColor" />
+                  <path
+                    d="M7 12.5l3.2 3.2L17 8.8"
+                    fill="none"
+                    stroke="var(--brand-ink)"
+                    strokeWidth="2.4"
+                    strokeLinecap="round"
+                    strokeLinejoin="round"
+                  />
+                </svg>
+                <span>Onceboard</span>
+              </Link>
+              <SidebarNav />
+              <div className="sidebar-footer">
+                <DatabaseStatus />
+                <ThemeToggle />
+              </div>
+            </aside>
+            <main id="main" className="main" tabIndex={-1}>
+              {children}
+            </main>
+          </div>
+        </Providers>
+      </body>
+    </html>
+  );
+}

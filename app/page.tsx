@@ -1,0 +1,6 @@
+import { redirect } from "next/navigation";
+
+/** The console opens on the Overview. */
+export default function Home() {
+  redirect("/overview");
+}

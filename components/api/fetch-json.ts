@@ -1,0 +1,37 @@
+/** A failed API call, carrying the server's error code and message (lib/api/errors.ts). */
+export class ApiClientError extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.name = "ApiClientError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** GETs JSON from our own API; a non-2xx answer or a network failure throws ApiClientError. */
+export async function fetchJson<T>(url: string, signal?: AbortSignal): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(url, { signal, headers: { accept: "application/json" }, cache: "no-store" });
+  } catch (error) {
+    if ((error as Error)?.name === "AbortError") throw error;
+    throw new ApiClientError(0, "NETWORK", "the console server did not answer (is it running?)");
+  }
+  const body = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+  if (!response.ok) {
+    throw new ApiClientError(
+      response.status,
+      body?.error?.code ?? `HTTP_${response.status}`,
+      body?.error?.message ?? `the server answered ${response.status} ${response.statusText}`,
+    );
+  }
+  return body as T;
+}
+
+/** Retry transient failures once, quickly; never retry a request the server called invalid. */
+export function shouldRetry(failureCount: number, error: unknown): boolean {
+  if (error instanceof ApiClientError && error.status >= 400 && error.status < 500) return false;
+  return failureCount < 1;
+}

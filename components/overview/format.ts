@@ -1,0 +1,19 @@
+const integer = new Intl.NumberFormat("en-US");
+const percent = new Intl.NumberFormat("en-US", { style: "percent", maximumFractionDigits: 1 });
+
+export const formatCount = (n: number) => integer.format(n);
+export const formatPercent = (ratio: number) => percent.format(ratio);
+
+/** "3 min ago", measured against the server's clock (the overview's `to`), not the browser's. */
+export function formatAgo(iso: string, nowIso: string): string {
+  const seconds = Math.max(0, Math.round((Date.parse(nowIso) - Date.parse(iso)) / 1000));
+  if (seconds < 60) return "just now";
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 48) return `${hours} h ago`;
+  return `${Math.round(hours / 24)} d ago`;
+}
+
+export const formatClock = (ms: number) =>
+  new Date(ms).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit" });

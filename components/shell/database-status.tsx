@@ -1,0 +1,31 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import type { Health } from "@/lib/console/check-health";
+import { fetchJson } from "../api/fetch-json";
+
+/** A small live indicator of whether the console can reach PostgreSQL (polls /api/v1/health). */
+export function DatabaseStatus() {
+  const health = useQuery({
+    queryKey: ["health"],
+    queryFn: ({ signal }) => fetchJson<Health>("/api/v1/health", signal),
+    refetchInterval: 30_000,
+    retry: false,
+  });
+  const state = health.isPending ? "checking" : health.isError ? "down" : "up";
+  return (
+    <div className="db-status" data-state={state} role="status" aria-live="polite">
+      <span className="db-status-dot" aria-hidden="true" />
+      <span>
+        {state === "checking" && "Checking database…"}
+        {state === "down" && "Database unreachable"}
+        {state === "up" && health.data && (
+          <>
+            PostgreSQL {health.data.database.serverVersion.split(" ")[0]}
+            <span className="muted"> · {health.data.database.latencyMs} ms</span>
+          </>
+        )}
+      </span>
+    </div>
+  );
+}

@@ -1,0 +1,37 @@
+"use client";
+
+import Link from "next/link";
+import { usePathname } from "next/navigation";
+import { NAV_ITEMS, type NavIcon } from "./nav-items";
+
+function Icon({ name }: { name: NavIcon }) {
+  switch (name) {
+    case "overview":
+      return (
+        <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
+          <path fill="currentColor" d="M1 9h3v6H1zM6.5 5h3v10h-3zM12 1h3v14h-3z" />
+        </svg>
+      );
+  }
+}
+
+export function SidebarNav() {
+  const pathname = usePathname();
+  return (
+    <nav aria-label="Console" className="sidebar-nav">
+      <ul>
+        {NAV_ITEMS.map((item) => {
+          const active = pathname === item.href || pathname.startsWith(`${item.href}/`);
+          return (
+            <li key={item.href}>
+              <Link href={item.href} aria-current={active ? "page" : undefined} className="nav-link">
+                <Icon name={item.icon} />
+                <span>{item.label}</span>
+              </Link>
+            </li>
+          );
+        })}
+      </ul>
+    </nav>
+  );
+}

@@ -1,0 +1,59 @@
+import type { ReactNode } from "react";
+
+/** An error panel with what happened and a retry button (role=alert, so it is announced). */
+export function ErrorState({
+  title,
+  message,
+  code,
+  onRetry,
+  retrying,
+}: {
+  title: string;
+  message: string;
+  code?: string;
+  onRetry?: () => void;
+  retrying?: boolean;
+}) {
+  return (
+    <div className="state state-error" role="alert">
+      <svg aria-hidden="true" viewBox="0 0 24 24" width="28" height="28" className="state-icon">
+        <path
+          fill="currentColor"
+          d="M12 2 1 21h22L12 2Zm0 5.5 1 .1-.3 7h-1.4l-.3-7 1-.1Zm0 10.9a1.2 1.2 0 1 1 0-2.4 1.2 1.2 0 0 1 0 2.4Z"
+        />
+      </svg>
+      <div className="state-body">
+        <h2>{title}</h2>
+        <p>{message}</p>
+        {code ? (
+          <p className="state-code">
+            Error code <code>{code}</code>
+          </p>
+        ) : null}
+        {onRetry ? (
+          <button type="button" className="button" onClick={onRetry} disabled={retrying}>
+            {retrying ? "Retrying…" : "Retry"}
+          </button>
+        ) : null}
+      </div>
+    </div>
+  );
+}
+
+export function EmptyState({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <div className="state state-empty">
+      <svg aria-hidden="true" viewBox="0 0 24 24" width="28" height="28" className="state-icon">
+        <path fill="none" stroke="currentColor" strokeWidth="1.6" d="M3 13h4l2 3h6l2-3h4M5 13l2-8h10l2 8v6H5z" />
+      </svg>
+      <div className="state-body">
+        <h2>{title}</h2>
+        {children}
+      </div>
+    </div>
+  );
+}
+
+export function Skeleton({ className }: { className?: string }) {
+  return <div className={`skeleton ${className ?? ""}`} aria-hidden="true" />;
+}

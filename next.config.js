@@ -1,0 +1,20 @@
+/*
+ * Next.js configuration (ESM: package.json has "type": "module").
+ * - pg and the Prisma runtime stay external to the server bundle and load with Node's own
+ *   resolution (pg and @prisma/client are on Next's built-in list; the adapter is not).
+ * - No telemetry: the scripts set NEXT_TELEMETRY_DISABLED=1 for every next child process, and this
+ *   file sets it too, so a bare `next build` / `npm run build` sends nothing either (Next loads
+ *   this file before it starts its telemetry).
+ * - No remote assets: system fonts only, no next/font/google, no remote images.
+ */
+process.env.NEXT_TELEMETRY_DISABLED ??= "1";
+
+/** @type {import('next').NextConfig} */
+const nextConfig = {
+  reactStrictMode: true,
+  poweredByHeader: false,
+  serverExternalPackages: ["pg", "@prisma/adapter-pg", "@prisma/client"],
+  images: { unoptimized: true },
+};
+
+export default nextConfig;
