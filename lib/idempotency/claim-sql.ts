@@ -1,0 +1,110 @@
+import type { Sql, Statement } from "./db";
+
+/** How the effects table names a step's policy (effects.policy). */
+export type DbPolicy = "once" | "external" | "at_most_once" | "transactional";
+
+export type ClaimResultKind =
+  | "claimed" // first delivery: we own the effect
+  | "takeover" // the previous owner's lease expired: we own it, attempt + 1
+  | "retry" // the previous attempt failed (its step threw): we own it, attempt + 1
+  | "duplicate" // completed or abandoned before: the stored outcome is returned, duplicate counted
+  | "abandoned" // at-most-once whose owner died: we marked it abandoned; do not run
+  | "in_flight" // another delivery owns it and its lease is alive
+  | "key_reuse" // same key, different payload hash
+  | "retention_expired"; // not found, and the delivery is older than the retention
+
+export interface ClaimRow {
+  result: ClaimResultKind;
+  status: string | null;
+  attempt: number;
+  owner: string | null;
+  policy: DbPolicy | null;
+  createdAt: Date | null;
+  leaseUntil: Date | null;
+  outcome: unknown;
+  error: string | null;
+  gapSeconds: number | null;
+  duplicateCount: number;
+  firstMessageId: string | null;
+  dbNow: Date;
+}
+
+export interface ClaimParams {
+  tenant: string;
+  key: string;
+  jobType: string;
+  policy: DbPolicy;
+  owner: string;
+  messageId: string | null;
+  requestHash: string | null;
+  leaseMs: number;
+  lockTimeoutMs: number;
+  requireExisting: boolean;
+  demo: boolean;
+}
+
+// One round trip: the whole decision (lock, look across partitions, insert / take over / record
+// the duplicate) happens inside onceboard_claim (prisma/migrations/20261130010000_claims). Casts
+// are explicit so the statement plans the same through pg and through Prisma's raw queries.
+export const CLAIM: Statement = {
+  name: "onceboard_claim_v1",
+  returns: "rows",
+  text: `SELECT result, status, attempt, owner, policy, created_at, lease_until, outcome, error, gap_seconds,
+       duplicate_count, first_message_id, db_now
+  FROM onceboard_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
+                       $8::int, $9::int, $10::boolean, $11::boolean)`,
+};
+
+interface RawClaimRow {
+  result: ClaimResultKind;
+  status: string | null;
+  attempt: number | null;
+  owner: string | null;
+  policy: DbPolicy | null;
+  created_at: Date | string | null;
+  lease_until: Date | string | null;
+  outcome: unknown;
+  error: string | null;
+  gap_seconds: number | string | null;
+  duplicate_count: number | null;
+  first_message_id: string | null;
+  db_now: Date | string;
+}
+
+export function toDate(value: Date | string | null | undefined): Date | null {
+  if (value === null || value === undefined) return null;
+  return value instanceof Date ? value : new Date(value);
+}
+
+export async function runClaim(sql: Sql, p: ClaimParams): Promise<ClaimRow> {
+  const { rows } = await sql.run<RawClaimRow>(CLAIM, [
+    p.tenant,
+    p.key,
+    p.jobType,
+    p.policy,
+    p.owner,
+    p.messageId,
+    p.requestHash,
+    Math.max(1, Math.round(p.leaseMs)),
+    Math.max(1, Math.round(p.lockTimeoutMs)),
+    p.requireExisting,
+    p.demo,
+  ]);
+  const raw = rows[0];
+  if (!raw) throw new Error("onceboard_claim returned no row");
+  return {
+    result: raw.result,
+    status: raw.status,
+    attempt: Number(raw.attempt ?? 0),
+    owner: raw.owner,
+    policy: raw.policy,
+    createdAt: toDate(raw.created_at),
+    leaseUntil: toDate(raw.lease_until),
+    outcome: raw.outcome,
+    error: raw.error,
+    gapSeconds: raw.gap_seconds === null ? null : Number(raw.gap_seconds),
+    duplicateCount: Number(raw.duplicate_count ?? 0),
+    firstMessageId: raw.first_message_id,
+    dbNow: toDate(raw.db_now) ?? new Date(),
+  };
+}

@@ -1,0 +1,72 @@
+import type { Sql, Statement } from "./db";
+
+/** Names one claim: the row (tenant, key, created_at) and the owner/attempt that holds it. */
+export interface ClaimRef {
+  tenant: string;
+  key: string;
+  createdAt: Date;
+  owner: string;
+  attempt: number;
+}
+
+// Every statement below targets the row by its primary key including created_at, so PostgreSQL
+// prunes to the one partition holding it, and by (owner, attempt), so a worker whose lease expired
+// and was taken over cannot overwrite the new owner's row: it updates nothing, and the library
+// raises LeaseLostError. created_at is passed as ISO text; claims store it truncated to
+// milliseconds, so it round-trips through a JavaScript Date exactly.
+const WHERE = `tenant_id = $1::text AND key = $2::text AND created_at = $3::timestamptz AND owner = $4::text AND attempt = $5::int`;
+
+// 'completed' is accepted too so that re-sending a completion whose reply was lost is harmless.
+export const COMPLETE: Statement = {
+  name: "onceboard_complete_v1",
+  returns: "count",
+  text: `UPDATE effects
+   SET status = 'completed', outcome = $6::jsonb, error = $7::text, lease_until = NULL,
+       completed_at = clock_timestamp(), updated_at = clock_timestamp()
+ WHERE ${WHERE} AND status IN ('in_progress', 'completed')`,
+};
+
+// A failed attempt releases the claim at once: the next delivery retries it (attempt + 1)
+// without waiting for the lease to run out.
+export const FAIL: Statement = {
+  name: "onceboard_fail_v1",
+  returns: "count",
+  text: `UPDATE effects
+   SET status = 'failed', error = $6::text, lease_until = NULL, updated_at = clock_timestamp()
+ WHERE ${WHERE} AND status IN ('in_progress', 'failed')`,
+};
+
+export const EXTEND_LEASE: Statement = {
+  name: "onceboard_extend_lease_v1",
+  returns: "rows",
+  text: `UPDATE effects
+   SET lease_until = clock_timestamp() + $6::int * interval '1 millisecond', updated_at = clock_timestamp()
+ WHERE ${WHERE} AND status = 'in_progress'
+RETURNING lease_until`,
+};
+
+function refValues(ref: ClaimRef): unknown[] {
+  return [ref.tenant, ref.key, ref.createdAt.toISOString(), ref.owner, ref.attempt];
+}
+
+/** Returns false when the claim is no longer ours (taken over). */
+export async function runComplete(sql: Sql, ref: ClaimRef, outcomeJson: string, error: string | null): Promise<boolean> {
+  const { rowCount } = await sql.run(COMPLETE, [...refValues(ref), outcomeJson, error]);
+  return rowCount === 1;
+}
+
+export async function runFail(sql: Sql, ref: ClaimRef, error: string): Promise<boolean> {
+  const { rowCount } = await sql.run(FAIL, [...refValues(ref), error.slice(0, 2000)]);
+  return rowCount === 1;
+}
+
+/** The new lease end, or null when the claim is no longer ours. */
+export async function runExtendLease(sql: Sql, ref: ClaimRef, leaseMs: number): Promise<Date | null> {
+  const { rows } = await sql.run<{ lease_until: Date | string }>(EXTEND_LEASE, [
+    ...refValues(ref),
+    Math.max(1, Math.round(leaseMs)),
+  ]);
+  const row = rows[0];
+  if (!row) return null;
+  return row.lease_until instanceof Date ? row.lease_until : new Date(row.lease_until);
+}

@@ -1,0 +1,40 @@
+/**
+ * Onceboard's worker library: make a job handler safe to run twice, including concurrently.
+ * Usable from any Node process; imports nothing from the console. See docs/worker-library.md.
+ */
+
+export type { Claim } from "./claim";
+export type { ClaimResultKind } from "./claim-sql";
+export { classifyError, type ErrorClass } from "./classify";
+export type { EffectsDb, PrismaClientLike, PrismaLike, TransactionHandle } from "./db";
+export type { Delivery } from "./delivery";
+export type { Duration } from "./duration";
+export { toMs } from "./duration";
+export type { ClaimOutcome, Effects, TxOf } from "./effects";
+export { createEffects } from "./effects";
+export {
+  type Disposition,
+  EffectInFlightError,
+  EffectKeyReuseError,
+  EffectsClosedError,
+  EffectsDatabaseError,
+  EffectsError,
+  type EffectsErrorCode,
+  InvalidEffectKeyError,
+  InvalidEffectsOptionsError,
+  IsolationLevelError,
+  isEffectsError,
+  LeaseLostError,
+  OutcomeTooLargeError,
+  PartitionMissingError,
+  RetentionConfigError,
+  RetentionWindowError,
+} from "./errors";
+export type { JobContext, JobDelivery, JobResult, StepOptions, StepReport, TransactionStepOptions } from "./job";
+export { MAX_KEY_LENGTH, providerKeyFor, requestHash, validateKey } from "./keys";
+export { createMetrics, defaultRegistry, type EffectsMetrics, GAP_BUCKET_BOUNDS } from "./metrics";
+export type { OnceInput, StepPolicy } from "./once";
+export type { EffectsOptions } from "./options";
+export { isRetryable, RETRYABLE_SQLSTATES, withRetry } from "./retryable";
+export { type MetricsServer, serveMetrics } from "./serve-metrics";
+export type { EffectResult } from "./step";

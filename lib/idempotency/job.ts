@@ -1,0 +1,129 @@
+import type { Claim } from "./claim";
+import type { EffectsCore } from "./core";
+import type { TransactionHandle } from "./db";
+import { countDelivery, type Delivery, toPublishedAt } from "./delivery";
+import { type Duration, toMs } from "./duration";
+import { InvalidEffectKeyError } from "./errors";
+import { DB_POLICY, type StepPolicy } from "./once";
+import { type EffectResult, runStep } from "./step";
+
+export interface JobDelivery extends Delivery {
+  tenant: string;
+  jobType: string;
+}
+
+export interface StepOptions {
+  /** Hashed to catch the key reused with different data. */
+  payload?: unknown;
+  lease?: Duration;
+  wait?: Duration;
+}
+
+export interface TransactionStepOptions<Tx> extends StepOptions {
+  /** Join this open transaction instead of opening one. */
+  tx?: Tx;
+}
+
+export interface StepReport {
+  key: string;
+  policy: StepPolicy;
+  result: EffectResult<unknown>["result"];
+  attempt: number;
+  resumed: boolean;
+}
+
+export interface JobContext<Tx> {
+  readonly tenant: string;
+  readonly jobType: string;
+  readonly messageId: string | null;
+  readonly attempt: number | null;
+  /** The steps run so far in this delivery. */
+  readonly steps: readonly StepReport[];
+  /**
+   * A call to another system that honours an idempotency key. After a crash it is redone with the
+   * same claim.providerKey, so the provider deduplicates. Returns the outcome (stored on duplicates).
+   */
+  external<T>(key: string, fn: (claim: Claim) => T | Promise<T>, options?: StepOptions): Promise<Awaited<T>>;
+  /**
+   * Database writes that commit or roll back together with the claim: `fn` gets the transaction
+   * (pg PoolClient, or the Prisma interactive-transaction client).
+   */
+  transaction<T>(
+    key: string,
+    fn: (tx: Tx, claim: Claim) => T | Promise<T>,
+    options?: TransactionStepOptions<Tx>,
+  ): Promise<Awaited<T>>;
+  /**
+   * A call that cannot be made idempotent (an email). If a worker dies after claiming it, the
+   * retry marks it abandoned and skips it: never twice, possibly never. Returns undefined then.
+   */
+  atMostOnce<T>(key: string, fn: (claim: Claim) => T | Promise<T>, options?: StepOptions): Promise<Awaited<T> | undefined>;
+}
+
+export interface JobResult<R> {
+  /** What the handler returned. */
+  value: R;
+  steps: StepReport[];
+  /** True when at least one step ran before and none ran now: a pure duplicate delivery. */
+  duplicate: boolean;
+}
+
+/**
+ * A job with several effects, each under its own key: a retry resumes at the first step not yet
+ * done, completed steps return their stored outcomes.
+ */
+export async function job<R, Tx>(
+  core: EffectsCore,
+  delivery: JobDelivery,
+  handler: (job: JobContext<Tx>) => R | Promise<R>,
+): Promise<JobResult<Awaited<R>>> {
+  countDelivery(core, delivery.jobType, delivery);
+  const publishedAt = toPublishedAt(delivery.publishedAt);
+  const steps: StepReport[] = [];
+  const used = new Set<string>();
+
+  async function step<T>(
+    policy: StepPolicy,
+    key: string,
+    fn: (claim: Claim, tx: TransactionHandle | undefined) => T | Promise<T>,
+    options: TransactionStepOptions<Tx> = {},
+  ): Promise<EffectResult<Awaited<T>>> {
+    if (used.has(key)) {
+      throw new InvalidEffectKeyError(`effect key ${key} is used by two steps of one job: give each effect its own key`);
+    }
+    used.add(key);
+    const result = await runStep<Awaited<T>>(
+      core,
+      {
+        tenant: delivery.tenant,
+        key,
+        jobType: delivery.jobType,
+        policy: DB_POLICY[policy],
+        messageId: delivery.messageId ?? null,
+        deliveryAttempt: delivery.attempt ?? null,
+        publishedAt,
+        payload: options.payload,
+        leaseMs: options.lease === undefined ? core.opts.leaseMs : toMs(options.lease, "lease"),
+        waitMs: options.wait === undefined ? core.opts.waitMs : toMs(options.wait, "wait"),
+        tx: options.tx as TransactionHandle | undefined,
+      },
+      (claim, tx) => fn(claim, tx),
+    );
+    steps.push({ key, policy, result: result.result, attempt: result.attempt, resumed: result.resumed });
+    return result;
+  }
+
+  const context: JobContext<Tx> = {
+    tenant: delivery.tenant,
+    jobType: delivery.jobType,
+    messageId: delivery.messageId ?? null,
+    attempt: delivery.attempt ?? null,
+    steps,
+    external: async (key, fn, options) => (await step("external", key, (claim) => fn(claim), options)).outcome as never,
+    transaction: async (key, fn, options) =>
+      (await step("transactional", key, (claim, tx) => fn(tx as Tx, claim), options)).outcome as never,
+    atMostOnce: async (key, fn, options) => (await step("atMostOnce", key, (claim) => fn(claim), options)).outcome as never,
+  };
+  const value = await handler(context);
+  return { value, steps, duplicate: steps.length > 0 && steps.every((s) => s.result !== "ran") };
+}

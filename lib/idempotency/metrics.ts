@@ -1,0 +1,113 @@
+import { Counter, Histogram, type Metric, Registry } from "prom-client";
+
+/**
+ * Upper bounds (seconds) of the redelivery-gap histogram: 1 s … 30 d. The same list as the SQL
+ * function onceboard_gap_bucket_bounds(), so Prometheus and the Postgres rollups agree (a test
+ * checks they match).
+ */
+export const GAP_BUCKET_BOUNDS = [
+  1, 5, 15, 60, 300, 900, 3600, 14400, 43200, 86400, 172800, 259200, 604800, 1209600, 2592000,
+] as const;
+
+const CLAIM_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+declare global {
+  var __onceboardIdemRegistry: Registry | undefined;
+}
+
+/**
+ * The registry used when createEffects is given none. Anchored on globalThis: Next.js (and some
+ * test runners) load separate copies of a module, which would otherwise each register metrics.
+ */
+export function defaultRegistry(): Registry {
+  globalThis.__onceboardIdemRegistry ??= new Registry();
+  return globalThis.__onceboardIdemRegistry;
+}
+
+/** No tenant or key labels: per-tenant views come from Postgres, not Prometheus. */
+export interface EffectsMetrics {
+  claims: Counter<"job_type" | "result">;
+  duplicateSuppressions: Counter<"job_type">;
+  keyReuse: Counter<"job_type">;
+  abandoned: Counter<"job_type">;
+  takeovers: Counter<"job_type">;
+  leaseLost: Counter<"job_type">;
+  stepFailures: Counter<"job_type">;
+  uncaughtViolations: Counter<"job_type" | "constraint">;
+  deliveries: Counter<"job_type" | "redelivered">;
+  messageIdKeys: Counter<"job_type">;
+  rollupFlushFailures: Counter<string>;
+  redeliveryGap: Histogram<"job_type">;
+  claimDuration: Histogram<"job_type">;
+}
+
+function reuse<M extends Metric>(registry: Registry, name: string, make: () => M): M {
+  return (registry.getSingleMetric(name) as M | undefined) ?? make();
+}
+
+/** Registers the idem_* metrics on `registry`, or returns those already registered there. */
+export function createMetrics(registry: Registry): EffectsMetrics {
+  const counter = <L extends string>(name: string, help: string, labelNames: L[]) =>
+    reuse(registry, name, () => new Counter<L>({ name, help, labelNames, registers: [registry] }));
+  return {
+    claims: counter("idem_claims_total", "Effect claims by final result of the claim.", ["job_type", "result"]),
+    duplicateSuppressions: counter(
+      "idem_duplicate_suppressions_total",
+      "Deliveries whose effect had already completed: the step was not run, the stored outcome returned.",
+      ["job_type"],
+    ),
+    keyReuse: counter("idem_key_reuse_total", "Claims refused because the key was first used with a different payload.", [
+      "job_type",
+    ]),
+    abandoned: counter(
+      "idem_abandoned_total",
+      "At-most-once steps whose owner died between claim and completion; marked abandoned, not run again.",
+      ["job_type"],
+    ),
+    takeovers: counter("idem_takeovers_total", "Claims taken over after the previous owner's lease expired.", ["job_type"]),
+    leaseLost: counter("idem_lease_lost_total", "Completions refused because another delivery had taken the claim over.", [
+      "job_type",
+    ]),
+    stepFailures: counter("idem_step_failures_total", "Steps whose handler threw.", ["job_type"]),
+    uncaughtViolations: counter(
+      "idem_unique_violations_uncaught_total",
+      "Unique violations (23505) raised by handlers' own writes, not by claims: a missing guard.",
+      ["job_type", "constraint"],
+    ),
+    deliveries: counter("idem_deliveries_total", "Deliveries handed to effects.job / effects.once.", ["job_type", "redelivered"]),
+    messageIdKeys: counter(
+      "idem_message_id_keys_total",
+      "Effects keyed on the broker's message id (keys must name the business fact).",
+      ["job_type"],
+    ),
+    rollupFlushFailures: counter(
+      "idem_rollup_flush_failures_total",
+      "Failed flushes of per-minute rollups (kept and retried).",
+      [],
+    ),
+    redeliveryGap: reuse(
+      registry,
+      "idem_redelivery_gap_seconds",
+      () =>
+        new Histogram({
+          name: "idem_redelivery_gap_seconds",
+          help: "Seconds from an effect's first claim to a suppressed duplicate delivery.",
+          labelNames: ["job_type"],
+          buckets: [...GAP_BUCKET_BOUNDS],
+          registers: [registry],
+        }),
+    ),
+    claimDuration: reuse(
+      registry,
+      "idem_claim_duration_seconds",
+      () =>
+        new Histogram({
+          name: "idem_claim_duration_seconds",
+          help: "Seconds to claim an effect, including any bounded wait for an in-flight duplicate.",
+          labelNames: ["job_type"],
+          buckets: CLAIM_DURATION_BUCKETS,
+          registers: [registry],
+        }),
+    ),
+  };
+}

@@ -1,0 +1,106 @@
+import { randomUUID } from "node:crypto";
+import os from "node:os";
+import pino, { type Logger } from "pino";
+import type { Registry } from "prom-client";
+import { z } from "zod";
+import { type EffectsDb, isPgPool, isPrisma } from "./db";
+import { type Duration, toMs } from "./duration";
+import { InvalidEffectsOptionsError, RetentionConfigError } from "./errors";
+
+export interface EffectsOptions {
+  /** A pg.Pool, or a PrismaClient (claims then go through $queryRawUnsafe). */
+  db: EffectsDb;
+  /** How long a claim is owned before another delivery may take it over. Default "30s". */
+  lease?: Duration;
+  /** How long a duplicate waits for an in-flight effect before reporting in-flight. Default "10s". */
+  wait?: Duration;
+  /** How long effect records are kept (the partition manager's setting). Default "7d". */
+  retention?: Duration;
+  /** The longest a message can be redelivered after it was published, dead-letter dwell included. Default "3d". */
+  maxRetryWindow?: Duration;
+  /** Largest stored outcome, as JSON bytes. Default 64 KiB. */
+  maxOutcomeBytes?: number;
+  /** prom-client registry; default one anchored on globalThis. */
+  registry?: Registry;
+  /** pino logger; default pino at LOG_LEVEL (info). */
+  logger?: Logger;
+  /** Mark effect rows and rollups as demo data (the demo workload). Default false. */
+  demo?: boolean;
+  /** How often per-minute rollups are flushed; 0 disables the timer (close() still flushes). Default "10s". */
+  flushInterval?: Duration;
+  /** Write per-minute rollups at all. Default true. */
+  rollups?: boolean;
+  /** Names this process in effects.owner. Default host:pid:random. */
+  workerId?: string;
+}
+
+export interface ResolvedOptions {
+  db: EffectsDb;
+  leaseMs: number;
+  waitMs: number;
+  retentionMs: number;
+  maxRetryWindowMs: number;
+  maxOutcomeBytes: number;
+  registry: Registry | undefined;
+  logger: Logger;
+  demo: boolean;
+  flushIntervalMs: number;
+  rollups: boolean;
+  workerId: string;
+}
+
+const duration = z.union([z.number(), z.string()]).optional();
+const schema = z.object({
+  lease: duration,
+  wait: duration,
+  retention: duration,
+  maxRetryWindow: duration,
+  maxOutcomeBytes: z
+    .number()
+    .int()
+    .min(16)
+    .max(100 * 1024 * 1024)
+    .optional(),
+  demo: z.boolean().optional(),
+  flushInterval: duration,
+  rollups: z.boolean().optional(),
+  workerId: z.string().min(1).max(200).optional(),
+});
+
+export function resolveOptions(options: EffectsOptions): ResolvedOptions {
+  if (!isPgPool(options?.db) && !isPrisma(options?.db)) {
+    throw new InvalidEffectsOptionsError("createEffects needs `db`: a pg.Pool or a PrismaClient");
+  }
+  const parsed = schema.safeParse(options);
+  if (!parsed.success) {
+    throw new InvalidEffectsOptionsError(
+      `invalid createEffects options: ${parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`).join("; ")}`,
+    );
+  }
+  const leaseMs = toMs(options.lease ?? "30s", "lease");
+  const waitMs = toMs(options.wait ?? "10s", "wait");
+  const retentionMs = toMs(options.retention ?? "7d", "retention");
+  const maxRetryWindowMs = toMs(options.maxRetryWindow ?? "3d", "maxRetryWindow");
+  if (leaseMs < 1 || leaseMs > 2_000_000_000) throw new InvalidEffectsOptionsError("lease must be between 1 ms and ~23 days");
+  if (waitMs > 2_000_000_000) throw new InvalidEffectsOptionsError("wait must be under ~23 days");
+  // A record pruned before the last possible redelivery makes that redelivery look new: it runs again.
+  if (retentionMs < maxRetryWindowMs) {
+    throw new RetentionConfigError(
+      `retention (${String(options.retention ?? "7d")}) is shorter than maxRetryWindow (${String(options.maxRetryWindow ?? "3d")}): a message redelivered after its effect record was pruned would run again. Keep effects at least as long as the longest retry window, dead-letter dwell included.`,
+    );
+  }
+  return {
+    db: options.db,
+    leaseMs,
+    waitMs,
+    retentionMs,
+    maxRetryWindowMs,
+    maxOutcomeBytes: options.maxOutcomeBytes ?? 64 * 1024,
+    registry: options.registry,
+    logger: options.logger ?? pino({ name: "onceboard-effects", level: process.env.LOG_LEVEL ?? "info" }),
+    demo: options.demo ?? false,
+    flushIntervalMs: toMs(options.flushInterval ?? "10s", "flushInterval"),
+    rollups: options.rollups ?? true,
+    workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+  };
+}

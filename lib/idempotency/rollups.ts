@@ -1,0 +1,237 @@
+import type { Logger } from "pino";
+import { type EffectsDb, type Statement, sqlFor } from "./db";
+import { GAP_BUCKET_BOUNDS } from "./metrics";
+
+/** The per-minute counters of one job type, as stored in worker_stats_minute. */
+export interface StatCounts {
+  claims: number;
+  suppressed: number;
+  inFlight: number;
+  takeovers: number;
+  abandoned: number;
+  failed: number;
+  keyReuse: number;
+  uncaughtViolations: number;
+  deliveries: number;
+  redeliveries: number;
+  messageIdKeys: number;
+  claimSecondsSum: number;
+  gapSecondsSum: number;
+}
+
+interface StatRow extends StatCounts {
+  minute: number;
+  jobType: string;
+  /** One count per bucket of GAP_BUCKET_BOUNDS, then +Inf. */
+  gapBuckets: number[];
+}
+
+interface ViolationRow {
+  minute: number;
+  jobType: string;
+  constraint: string;
+  count: number;
+}
+
+const EMPTY: StatCounts = {
+  claims: 0,
+  suppressed: 0,
+  inFlight: 0,
+  takeovers: 0,
+  abandoned: 0,
+  failed: 0,
+  keyReuse: 0,
+  uncaughtViolations: 0,
+  deliveries: 0,
+  redeliveries: 0,
+  messageIdKeys: 0,
+  claimSecondsSum: 0,
+  gapSecondsSum: 0,
+};
+
+/** Index of the bucket a gap falls in: the first bound >= gap (Prometheus `le`), else +Inf. */
+export function gapBucketIndex(seconds: number): number {
+  const i = GAP_BUCKET_BOUNDS.findIndex((bound) => seconds <= bound);
+  return i === -1 ? GAP_BUCKET_BOUNDS.length : i;
+}
+
+// One upsert per (minute, job type) per flush; counters add up, gap buckets add element-wise
+// (onceboard_add_counts). A row is `demo` only while every contribution to it came from the demo.
+const UPSERT_STATS: Statement = {
+  name: "onceboard_rollup_stats_v1",
+  returns: "count",
+  text: `INSERT INTO worker_stats_minute AS w (minute, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
+       key_reuse, uncaught_violations, deliveries, redeliveries, message_id_keys, claim_seconds_sum, gap_buckets,
+       gap_seconds_sum, demo, updated_at)
+VALUES ($1::timestamptz, $2::text, $3::bigint, $4::bigint, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint,
+        $10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::float8, $15::bigint[], $16::float8, $17::boolean, now())
+ON CONFLICT (minute, job_type) DO UPDATE SET
+  claims = w.claims + EXCLUDED.claims,
+  suppressed = w.suppressed + EXCLUDED.suppressed,
+  in_flight = w.in_flight + EXCLUDED.in_flight,
+  takeovers = w.takeovers + EXCLUDED.takeovers,
+  abandoned = w.abandoned + EXCLUDED.abandoned,
+  failed = w.failed + EXCLUDED.failed,
+  key_reuse = w.key_reuse + EXCLUDED.key_reuse,
+  uncaught_violations = w.uncaught_violations + EXCLUDED.uncaught_violations,
+  deliveries = w.deliveries + EXCLUDED.deliveries,
+  redeliveries = w.redeliveries + EXCLUDED.redeliveries,
+  message_id_keys = w.message_id_keys + EXCLUDED.message_id_keys,
+  claim_seconds_sum = w.claim_seconds_sum + EXCLUDED.claim_seconds_sum,
+  gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
+  gap_seconds_sum = w.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
+  demo = w.demo AND EXCLUDED.demo,
+  updated_at = now()`,
+};
+
+const UPSERT_VIOLATIONS: Statement = {
+  name: "onceboard_rollup_violations_v1",
+  returns: "count",
+  text: `INSERT INTO uncaught_violations_minute AS u (minute, job_type, constraint_name, count, demo)
+VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint, $5::boolean)
+ON CONFLICT (minute, job_type, constraint_name) DO UPDATE SET
+  count = u.count + EXCLUDED.count,
+  demo = u.demo AND EXCLUDED.demo`,
+};
+
+/**
+ * Per-minute rollups kept in memory and flushed to Postgres on an interval and on close().
+ * A failed flush keeps its counts (merged back) for the next one; recording never touches the
+ * database, so a job never fails because of stats.
+ */
+export class Rollups {
+  private stats = new Map<string, StatRow>();
+  private violations = new Map<string, ViolationRow>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<boolean> | undefined;
+
+  constructor(
+    private readonly db: EffectsDb,
+    private readonly options: { demo: boolean; logger: Logger; onFlushFailure?: (error: unknown) => void; now?: () => number },
+  ) {}
+
+  private minute(): number {
+    const now = this.options.now?.() ?? Date.now();
+    return now - (now % 60_000);
+  }
+
+  private row(jobType: string, minute = this.minute()): StatRow {
+    const id = `${minute}\u0001${jobType}`;
+    let row = this.stats.get(id);
+    if (!row) {
+      row = { ...EMPTY, minute, jobType, gapBuckets: new Array(GAP_BUCKET_BOUNDS.length + 1).fill(0) };
+      this.stats.set(id, row);
+    }
+    return row;
+  }
+
+  add(jobType: string, delta: Partial<StatCounts>): void {
+    const row = this.row(jobType);
+    for (const [name, value] of Object.entries(delta) as [keyof StatCounts, number][]) row[name] += value;
+  }
+
+  observeGap(jobType: string, seconds: number): void {
+    const row = this.row(jobType);
+    const i = gapBucketIndex(seconds);
+    row.gapBuckets[i] = (row.gapBuckets[i] ?? 0) + 1;
+    row.gapSecondsSum += seconds;
+  }
+
+  addViolation(jobType: string, constraint: string): void {
+    const minute = this.minute();
+    const id = `${minute}\u0001${jobType}\u0001${constraint}`;
+    const row = this.violations.get(id) ?? { minute, jobType, constraint, count: 0 };
+    row.count += 1;
+    this.violations.set(id, row);
+  }
+
+  get pending(): number {
+    return this.stats.size + this.violations.size;
+  }
+
+  start(intervalMs: number): void {
+    if (this.timer || intervalMs <= 0) return;
+    this.timer = setInterval(() => void this.flush(), intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Writes what is pending; true when everything was written. Concurrent calls share one flush. */
+  flush(): Promise<boolean> {
+    this.flushing ??= this.flushOnce().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  private async flushOnce(): Promise<boolean> {
+    const stats = this.stats;
+    const violations = this.violations;
+    this.stats = new Map();
+    this.violations = new Map();
+    if (stats.size === 0 && violations.size === 0) return true;
+    const sql = sqlFor(this.db, false);
+    const demo = this.options.demo;
+    let ok = true;
+    for (const [id, r] of stats) {
+      try {
+        await sql.run(UPSERT_STATS, [
+          new Date(r.minute).toISOString(),
+          r.jobType,
+          r.claims,
+          r.suppressed,
+          r.inFlight,
+          r.takeovers,
+          r.abandoned,
+          r.failed,
+          r.keyReuse,
+          r.uncaughtViolations,
+          r.deliveries,
+          r.redeliveries,
+          r.messageIdKeys,
+          r.claimSecondsSum,
+          `{${r.gapBuckets.join(",")}}`,
+          r.gapSecondsSum,
+          demo,
+        ]);
+      } catch (error) {
+        ok = false;
+        this.mergeStats(id, r);
+        this.failed(error);
+      }
+    }
+    for (const [id, r] of violations) {
+      try {
+        await sql.run(UPSERT_VIOLATIONS, [new Date(r.minute).toISOString(), r.jobType, r.constraint, r.count, demo]);
+      } catch (error) {
+        ok = false;
+        const existing = this.violations.get(id);
+        if (existing) existing.count += r.count;
+        else this.violations.set(id, r);
+        this.failed(error);
+      }
+    }
+    return ok;
+  }
+
+  private mergeStats(id: string, r: StatRow): void {
+    const existing = this.stats.get(id);
+    if (!existing) {
+      this.stats.set(id, r);
+      return;
+    }
+    for (const name of Object.keys(EMPTY) as (keyof StatCounts)[]) existing[name] += r[name];
+    r.gapBuckets.forEach((count, i) => {
+      existing.gapBuckets[i] = (existing.gapBuckets[i] ?? 0) + count;
+    });
+  }
+
+  private failed(error: unknown): void {
+    this.options.onFlushFailure?.(error);
+    this.options.logger.warn({ err: error }, "rollup flush failed; counts kept for the next flush");
+  }
+}

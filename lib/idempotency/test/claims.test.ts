@@ -1,0 +1,337 @@
+import pg from "pg";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import {
+  createEffects,
+  EffectInFlightError,
+  EffectKeyReuseError,
+  InvalidEffectKeyError,
+  IsolationLevelError,
+  LeaseLostError,
+  OutcomeTooLargeError,
+  providerKeyFor,
+  RetentionConfigError,
+  RetentionWindowError,
+} from "../index";
+import { captureLogger, countingPool, metricValue, sleep, testEffects } from "./helpers";
+
+let db: TestDatabase;
+let n = 0;
+const uniq = (prefix: string) => `${prefix}-${++n}-${Math.random().toString(36).slice(2, 7)}`;
+
+beforeAll(async () => {
+  db = await createTestDatabase({ poolSize: 20 });
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+async function effectRows(tenant: string, key: string) {
+  const { rows } = await db.pool.query(
+    "SELECT status, attempt, outcome, duplicate_count, max_gap_seconds, last_duplicate_at, error, policy FROM effects WHERE tenant_id = $1 AND key = $2",
+    [tenant, key],
+  );
+  return rows;
+}
+
+describe("claims", () => {
+  it("runs the first delivery, suppresses the second with the stored outcome, counts it and records the gap", async () => {
+    const effects = testEffects(db.pool);
+    const key = uniq("capture:order");
+    let runs = 0;
+    const input = { tenant: "acme", key, jobType: "order.capture", messageId: "m1" };
+    const first = await effects.once(input, () => ({ chargeId: `ch_${++runs}`, at: new Date(0) }));
+    expect(first).toMatchObject({ result: "ran", duplicate: false, attempt: 1, outcome: { chargeId: "ch_1" } });
+    // The live outcome has the same JSON shape a duplicate gets (Date -> ISO string).
+    expect(first.outcome?.at).toBe("1970-01-01T00:00:00.000Z");
+    const second = await effects.once({ ...input, messageId: "m2", attempt: 2 }, () => ({ chargeId: `ch_${++runs}` }));
+    expect(second).toMatchObject({ result: "duplicate", duplicate: true, outcome: first.outcome });
+    expect(second.gapSeconds).toBeGreaterThanOrEqual(0);
+    expect(runs).toBe(1);
+    const [row] = await effectRows("acme", key);
+    expect(row).toMatchObject({ status: "completed", duplicate_count: 1 });
+    expect(row.last_duplicate_at).toBeInstanceOf(Date);
+    expect(row.max_gap_seconds).toBeGreaterThanOrEqual(0);
+    expect(await metricValue(effects.registry, "idem_duplicate_suppressions_total", { job_type: "order.capture" })).toBe(1);
+    expect(await metricValue(effects.registry, "idem_redelivery_gap_seconds", { job_type: "order.capture" })).toBe(1);
+    expect(await metricValue(effects.registry, "idem_claims_total", { result: "claimed" })).toBe(1);
+    expect(await metricValue(effects.registry, "idem_deliveries_total", { redelivered: "true" })).toBe(1);
+  });
+
+  it("claims in one round trip and suppresses a duplicate in one round trip", async () => {
+    const counted = countingPool(new pg.Pool({ connectionString: db.url, max: 2 }));
+    const effects = testEffects(counted.pool);
+    const key = uniq("capture:order");
+    counted.reset();
+    const outcome = await effects.claim({ tenant: "acme", key, jobType: "j" });
+    expect(counted.count()).toBe(1);
+    if (outcome.kind !== "owned") throw new Error("expected owned");
+    await outcome.claim.complete({ ok: true });
+    expect(counted.count()).toBe(2);
+    counted.reset();
+    const dup = await effects.once({ tenant: "acme", key, jobType: "j" }, () => ({ ok: false }));
+    expect(dup.outcome).toEqual({ ok: true });
+    expect(counted.count()).toBe(1);
+    await counted.pool.end();
+  });
+
+  it("refuses an outcome over the size limit, stores the effect as done, and never reruns it", async () => {
+    const effects = testEffects(db.pool, { maxOutcomeBytes: 100 });
+    const key = uniq("render:doc");
+    let runs = 0;
+    const big = () => {
+      runs++;
+      return { blob: "x".repeat(200) };
+    };
+    await expect(effects.once({ tenant: "acme", key, jobType: "j" }, big)).rejects.toBeInstanceOf(OutcomeTooLargeError);
+    await expect(effects.once({ tenant: "acme", key, jobType: "j" }, big)).rejects.toThrow(/over the 100-byte limit/);
+    expect(runs).toBe(1);
+    expect((await effectRows("acme", key))[0]).toMatchObject({ status: "completed", outcome: null });
+  });
+
+  it("rejects the same key with a different payload (key reuse), runs nothing, counts it", async () => {
+    const effects = testEffects(db.pool);
+    const key = uniq("refund:order");
+    let runs = 0;
+    await effects.once({ tenant: "acme", key, jobType: "j", payload: { cents: 100 } }, () => ++runs);
+    // Same payload, keys in another order: same hash, a plain duplicate.
+    const same = await effects.once({ tenant: "acme", key, jobType: "j", payload: { cents: 100 } }, () => ++runs);
+    expect(same.duplicate).toBe(true);
+    const error = await effects
+      .once({ tenant: "acme", key, jobType: "j", payload: { cents: 999 } }, () => ++runs)
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(EffectKeyReuseError);
+    expect(error).toMatchObject({ code: "EFFECT_KEY_REUSE", disposition: "dead-letter", tenant: "acme", key });
+    expect(runs).toBe(1);
+    expect(await metricValue(effects.registry, "idem_key_reuse_total")).toBe(1);
+  });
+
+  it("scopes keys by tenant: the same key in two tenants is two effects with different provider keys", async () => {
+    const effects = testEffects(db.pool);
+    const key = uniq("capture:order");
+    const a = await effects.once({ tenant: "tenant-a", key, jobType: "j" }, () => "a");
+    const b = await effects.once({ tenant: "tenant-b", key, jobType: "j" }, () => "b");
+    expect([a.result, b.result]).toEqual(["ran", "ran"]);
+    expect(b.outcome).toBe("b");
+    expect(a.providerKey).not.toBe(b.providerKey);
+    expect(a.providerKey).toBe(providerKeyFor("tenant-a", key));
+    expect(a.providerKey).toMatch(/^[A-Za-z0-9_-]{1,255}$/);
+  });
+
+  it("rejects invalid keys before touching the database", async () => {
+    const effects = testEffects(db.pool);
+    for (const key of ["", "x".repeat(256), "capture:a\nb", "capture:\u0000", "no-step-name", ":empty-step"]) {
+      await expect(effects.once({ tenant: "acme", key, jobType: "j" }, () => 1)).rejects.toBeInstanceOf(InvalidEffectKeyError);
+    }
+    await expect(effects.once({ tenant: "", key: "a:b", jobType: "j" }, () => 1)).rejects.toBeInstanceOf(InvalidEffectKeyError);
+    await expect(effects.once({ tenant: "t\u0007", key: "a:b", jobType: "j" }, () => 1)).rejects.toBeInstanceOf(
+      InvalidEffectKeyError,
+    );
+  });
+
+  it("warns about and counts a key equal to the broker's message id", async () => {
+    const { logger, lines } = captureLogger();
+    const effects = testEffects(db.pool, { logger });
+    const messageId = uniq("msg");
+    await effects.once({ tenant: "acme", key: `send:${messageId}`, jobType: "j", messageId }, () => 1);
+    expect(await metricValue(effects.registry, "idem_message_id_keys_total", { job_type: "j" })).toBe(1);
+    expect(lines.some((l) => l.level === 40 && String(l.msg).includes("message id"))).toBe(true);
+  });
+
+  it("logs tenant, key, job type, message id, attempt and result on every execution", async () => {
+    const { logger, lines } = captureLogger();
+    const effects = testEffects(db.pool, { logger });
+    const key = uniq("capture:order");
+    await effects.once({ tenant: "acme", key, jobType: "order.capture", messageId: "m-1", attempt: 1 }, () => 1);
+    await effects.once({ tenant: "acme", key, jobType: "order.capture", messageId: "m-2", attempt: 2 }, () => 1);
+    const executions = lines.filter((l) => l.key === key);
+    expect(executions.map((l) => l.result)).toEqual(["ran", "duplicate"]);
+    for (const line of executions) {
+      expect(line).toMatchObject({ tenant: "acme", key, jobType: "order.capture" });
+      expect(line).toHaveProperty("messageId");
+      expect(line).toHaveProperty("attempt");
+    }
+  });
+
+  it("never runs a duplicate while the first is in flight: waits for its outcome", async () => {
+    const effects = testEffects(db.pool, { wait: "10s" });
+    const key = uniq("capture:order");
+    const held = await effects.claim({ tenant: "acme", key, jobType: "j" });
+    if (held.kind !== "owned") throw new Error("expected owned");
+    let ran = false;
+    const waiter = effects.once({ tenant: "acme", key, jobType: "j" }, () => {
+      ran = true;
+      return "second";
+    });
+    await sleep(50);
+    await held.claim.complete("first");
+    const result = await waiter;
+    expect(ran).toBe(false);
+    expect(result).toMatchObject({ result: "duplicate", outcome: "first" });
+  });
+
+  it("reports in-flight (typed, retryable) when the owner is still working after `wait`", async () => {
+    const effects = testEffects(db.pool, { lease: "30s" });
+    const key = uniq("capture:order");
+    const held = await effects.claim({ tenant: "acme", key, jobType: "j" });
+    expect(held.kind).toBe("owned");
+    const error = await effects.once({ tenant: "acme", key, jobType: "j", wait: "100ms" }, () => 1).catch((e) => e);
+    expect(error).toBeInstanceOf(EffectInFlightError);
+    expect(error).toMatchObject({ code: "EFFECT_IN_FLIGHT", disposition: "retry" });
+    expect(error.retryAfterMs).toBeGreaterThan(0);
+    expect(await metricValue(effects.registry, "idem_claims_total", { result: "in_flight" })).toBe(1);
+  });
+
+  it("lets exactly one of many concurrent claimers take over an expired lease, attempt + 1, same provider key", async () => {
+    const effects = testEffects(db.pool, { lease: "150ms", wait: "5s" });
+    const key = uniq("capture:order");
+    const crashed = await effects.claim({ tenant: "acme", key, jobType: "j" });
+    if (crashed.kind !== "owned") throw new Error("expected owned");
+    await sleep(200);
+    const runs: { attempt: number; providerKey: string }[] = [];
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        effects.once({ tenant: "acme", key, jobType: "j", lease: "10s" }, async (claim) => {
+          runs.push({ attempt: claim.attempt, providerKey: claim.providerKey });
+          await sleep(20);
+          return "redone";
+        }),
+      ),
+    );
+    expect(runs).toEqual([{ attempt: 2, providerKey: crashed.claim.providerKey }]);
+    expect(results.filter((r) => r.result === "ran")).toHaveLength(1);
+    expect(results.filter((r) => r.result === "duplicate" && r.outcome === "redone")).toHaveLength(9);
+    expect(results.find((r) => r.result === "ran")?.resumed).toBe(true);
+    expect(await metricValue(effects.registry, "idem_takeovers_total")).toBe(1);
+    // The crashed owner can no longer complete: it lost the lease.
+    await expect(crashed.claim.complete("stale")).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await effectRows("acme", key))[0]).toMatchObject({ status: "completed", attempt: 2, outcome: "redone" });
+  });
+
+  it("at-most-once: an expired claim is marked abandoned, skipped and counted, never sent again", async () => {
+    const { logger, lines } = captureLogger();
+    const effects = testEffects(db.pool, { lease: "100ms", logger });
+    const key = uniq("receipt:order");
+    const crashed = await effects.claim({ tenant: "acme", key, jobType: "j", policy: "atMostOnce" });
+    expect(crashed.kind).toBe("owned");
+    await sleep(150);
+    let sent = 0;
+    const retry = await effects.once({ tenant: "acme", key, jobType: "j", policy: "atMostOnce" }, () => ++sent);
+    expect(retry).toMatchObject({ result: "abandoned", duplicate: true, outcome: undefined, attempt: 2 });
+    const again = await effects.once({ tenant: "acme", key, jobType: "j", policy: "atMostOnce" }, () => ++sent);
+    expect(again.result).toBe("duplicate");
+    expect(sent).toBe(0);
+    expect(await metricValue(effects.registry, "idem_abandoned_total")).toBe(1);
+    expect((await effectRows("acme", key))[0]).toMatchObject({ status: "abandoned", policy: "at_most_once" });
+    expect(lines.some((l) => l.result === "abandoned" && l.key === key)).toBe(true);
+  });
+
+  it("lets a long step extend its lease so nobody takes it over", async () => {
+    const effects = testEffects(db.pool, { lease: "100ms" });
+    const key = uniq("export:report");
+    const owner = await effects.claim({ tenant: "acme", key, jobType: "j" });
+    if (owner.kind !== "owned") throw new Error("expected owned");
+    const until = await owner.claim.extendLease("30s");
+    expect(until.getTime()).toBeGreaterThan(Date.now() + 20_000);
+    await sleep(150);
+    await expect(effects.once({ tenant: "acme", key, jobType: "j", wait: "50ms" }, () => 1)).rejects.toBeInstanceOf(
+      EffectInFlightError,
+    );
+    await owner.claim.complete("done");
+  });
+
+  it("a step that throws releases the claim; the next delivery retries it (attempt + 1)", async () => {
+    const effects = testEffects(db.pool);
+    const key = uniq("capture:order");
+    await expect(
+      effects.once({ tenant: "acme", key, jobType: "j" }, () => {
+        throw new Error("provider 503");
+      }),
+    ).rejects.toThrow("provider 503");
+    expect((await effectRows("acme", key))[0]).toMatchObject({ status: "failed", error: "Error: provider 503" });
+    const retry = await effects.once({ tenant: "acme", key, jobType: "j" }, () => "ok");
+    expect(retry).toMatchObject({ result: "ran", attempt: 2, resumed: true, outcome: "ok" });
+    expect(await metricValue(effects.registry, "idem_step_failures_total")).toBe(1);
+  });
+
+  it("counts a unique violation from the handler's own writes with its constraint name, logs and rethrows it", async () => {
+    const { logger, lines } = captureLogger();
+    const effects = testEffects(db.pool, { logger });
+    await db.pool.query("CREATE TABLE IF NOT EXISTS invoices (number text CONSTRAINT invoices_number_key UNIQUE)");
+    await db.pool.query("INSERT INTO invoices VALUES ('INV-1') ON CONFLICT DO NOTHING");
+    const error = await effects
+      .once({ tenant: "acme", key: uniq("invoice:order"), jobType: "invoice.create" }, () =>
+        db.pool.query("INSERT INTO invoices VALUES ('INV-1')"),
+      )
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(pg.DatabaseError);
+    expect(error.code).toBe("23505");
+    expect(
+      await metricValue(effects.registry, "idem_unique_violations_uncaught_total", {
+        job_type: "invoice.create",
+        constraint: "invoices_number_key",
+      }),
+    ).toBe(1);
+    expect(lines.some((l) => l.result === "uncaught_unique_violation" && l.constraint === "invoices_number_key")).toBe(true);
+  });
+
+  it.each([
+    ["REPEATABLE READ", "repeatable read"],
+    ["SERIALIZABLE", "serializable"],
+  ])("refuses to claim inside a %s transaction, naming the level", async (level, named) => {
+    const effects = testEffects(db.pool);
+    const client = await db.pool.connect();
+    try {
+      await client.query(`BEGIN ISOLATION LEVEL ${level}`);
+      const error = await effects
+        .once({ tenant: "acme", key: uniq("mark-paid:order"), jobType: "j", policy: "transactional", tx: client }, () => 1)
+        .catch((e) => e);
+      expect(error).toBeInstanceOf(IsolationLevelError);
+      expect(error.isolationLevel).toBe(named);
+      expect(error.message).toContain(level);
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
+  });
+
+  it("refuses a retention shorter than the longest retry window", () => {
+    expect(() => createEffects({ db: db.pool, retention: "2d", maxRetryWindow: "3d", registry: new Registry() })).toThrow(
+      RetentionConfigError,
+    );
+    expect(() => createEffects({ db: db.pool, retention: "2d", maxRetryWindow: "3d", registry: new Registry() })).toThrow(
+      /shorter than maxRetryWindow/,
+    );
+  });
+
+  it("refuses a delivery older than the retention whose record is gone (a prune during a retry)", async () => {
+    const effects = testEffects(db.pool, { retention: "1d", maxRetryWindow: "1d" });
+    const key = uniq("capture:order");
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000);
+    const day = twoDaysAgo.toISOString().slice(0, 10).replaceAll("-", "");
+    // The first run, two days ago (its row lives in that day's partition).
+    await db.pool.query(
+      `INSERT INTO effects (tenant_id, key, job_type, status, policy, outcome, created_at, completed_at)
+       VALUES ('acme', $1, 'j', 'completed', 'once', '"first"', $2, $2)`,
+      [key, twoDaysAgo],
+    );
+    const late = { tenant: "acme", key, jobType: "j", publishedAt: twoDaysAgo, attempt: 5 };
+    // While the record exists, the late retry is a plain duplicate.
+    expect(await effects.once(late, () => "again")).toMatchObject({ result: "duplicate", outcome: "first" });
+    // The retention manager drops that partition; the same retry must not run blindly.
+    await db.pool.query(`DROP TABLE effects_p${day}`);
+    let ran = false;
+    const error = await effects
+      .once(late, () => {
+        ran = true;
+      })
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(RetentionWindowError);
+    expect(ran).toBe(false);
+    // A fresh message (recent publishedAt) for a new key is unaffected.
+    expect(
+      (await effects.once({ tenant: "acme", key: uniq("capture:order"), jobType: "j", publishedAt: new Date() }, () => 1)).result,
+    ).toBe("ran");
+  });
+});

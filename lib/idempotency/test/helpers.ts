@@ -1,0 +1,103 @@
+import { Writable } from "node:stream";
+import pg from "pg";
+import pino, { type Logger } from "pino";
+import { Registry } from "prom-client";
+import { createEffects, type EffectsOptions } from "../index";
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function silentLogger(): Logger {
+  return pino({ level: "silent" });
+}
+
+/** A pino logger whose JSON lines are collected in `lines`. */
+export function captureLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      for (const line of String(chunk).split("\n")) if (line.trim()) lines.push(JSON.parse(line));
+      cb();
+    },
+  });
+  return { logger: pino({ level: "debug" }, stream), lines };
+}
+
+/** An Effects on `db` with its own registry, a silent logger and no rollup timer. */
+export function testEffects<Db extends pg.Pool>(db: Db, options: Partial<EffectsOptions> = {}) {
+  return createEffects({
+    db,
+    registry: new Registry(),
+    logger: silentLogger(),
+    rollups: false,
+    flushInterval: 0,
+    ...options,
+  });
+}
+
+/** The value of one counter/histogram series in a registry (0 when absent). */
+export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = registry.getSingleMetric(name);
+  if (!metric) return 0;
+  const { values } = await metric.get();
+  return values
+    .filter((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want))
+    .filter((v) => !("metricName" in v) || v.metricName === name || v.metricName === `${name}_count`)
+    .reduce((sum, v) => sum + v.value, 0);
+}
+
+/** Wraps a pool so every query through it is counted (round trips). */
+export function countingPool(pool: pg.Pool): { pool: pg.Pool; count: () => number; reset: () => void } {
+  let n = 0;
+  const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    n++;
+    return original(...args);
+  };
+  return { pool, count: () => n, reset: () => (n = 0) };
+}
+
+/**
+ * A fake payment provider that honours idempotency keys, persisted in the test database so a
+ * killed child process and its retry share it. `performed` counts real captures; `requests`
+ * counts every call (including deduplicated ones).
+ */
+export const PROVIDER_DDL = `
+CREATE TABLE IF NOT EXISTS fake_provider_charges (idempotency_key text PRIMARY KEY, order_id text NOT NULL, cents int NOT NULL, charge_id text NOT NULL);
+CREATE TABLE IF NOT EXISTS fake_provider_requests (id bigserial PRIMARY KEY, idempotency_key text, order_id text NOT NULL);
+CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY, status text NOT NULL DEFAULT 'pending', paid_count int NOT NULL DEFAULT 0, charge_id text);
+CREATE TABLE IF NOT EXISTS sent_mail (id bigserial PRIMARY KEY, order_id text NOT NULL, kind text NOT NULL);
+`;
+
+export async function providerCapture(
+  db: pg.Pool,
+  orderId: string,
+  cents: number,
+  idempotencyKey: string | null,
+): Promise<{ id: string }> {
+  await db.query("INSERT INTO fake_provider_requests (idempotency_key, order_id) VALUES ($1, $2)", [idempotencyKey, orderId]);
+  const chargeId = `ch_${Math.random().toString(36).slice(2, 10)}`;
+  if (idempotencyKey === null) {
+    await db.query("INSERT INTO fake_provider_charges VALUES (gen_random_uuid()::text, $1, $2, $3)", [orderId, cents, chargeId]);
+    return { id: chargeId };
+  }
+  // The provider's own dedupe: the first request with a key wins; later ones get its result.
+  const { rows } = await db.query<{ charge_id: string }>(
+    `WITH ins AS (INSERT INTO fake_provider_charges VALUES ($1, $2, $3, $4) ON CONFLICT (idempotency_key) DO NOTHING RETURNING charge_id)
+     SELECT charge_id FROM ins UNION ALL SELECT charge_id FROM fake_provider_charges WHERE idempotency_key = $1 LIMIT 1`,
+    [idempotencyKey, orderId, cents, chargeId],
+  );
+  return { id: rows[0]?.charge_id ?? chargeId };
+}
+
+export async function capturesFor(db: pg.Pool, orderId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM fake_provider_charges WHERE order_id = $1", [
+    orderId,
+  ]);
+  return rows[0]?.n ?? 0;
+}
+
+export function newPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on("error", () => {});
+  return pool;
+}
