@@ -9,6 +9,8 @@ interface Tile {
   value: number;
   tone: Tone;
   note?: string;
+  /** The longer explanation, on hover. */
+  title?: string;
 }
 
 /** The window's headline numbers. Each tile is a dt/dd pair, so screen readers read "label: value". */
@@ -16,36 +18,49 @@ export function StatTiles({ totals }: { totals: Overview["totals"] }) {
   const deliveries = totals.claims + totals.duplicateSuppressions;
   const tiles: Tile[] = [
     { id: "effects", label: "Effects", value: totals.effects, tone: "neutral", note: "created in window" },
-    { id: "completed", label: "Completed", value: totals.completed, tone: "success" },
+    {
+      id: "completed",
+      label: "Completed",
+      value: totals.completed,
+      tone: "success",
+      note: totals.effects > 0 ? `${formatPercent(totals.completed / totals.effects)} of effects` : undefined,
+    },
     {
       id: "in-progress",
       label: "In progress",
       value: totals.in_progress,
       tone: totals.stuck > 0 ? "warning" : "info",
-      note: totals.stuck > 0 ? `${formatCount(totals.stuck)} stuck (lease expired)` : "none stuck",
+      title: "Stuck: in progress with an expired lease (a worker died holding the claim)",
+      note: totals.stuck > 0 ? `${formatCount(totals.stuck)} stuck` : "none stuck",
     },
-    { id: "failed", label: "Failed", value: totals.failed, tone: totals.failed > 0 ? "danger" : "neutral" },
-    { id: "abandoned", label: "Abandoned", value: totals.abandoned, tone: totals.abandoned > 0 ? "warning" : "neutral" },
-    { id: "claims", label: "Claims", value: totals.claims, tone: "neutral", note: "first deliveries" },
+    { id: "failed", label: "Failed", value: totals.failed, tone: totals.failed > 0 ? "danger" : "neutral", note: "step raised" },
+    {
+      id: "abandoned",
+      label: "Abandoned",
+      value: totals.abandoned,
+      tone: totals.abandoned > 0 ? "warning" : "neutral",
+      note: "at-most-once, skipped",
+    },
+    { id: "claims", label: "Claims", value: totals.claims, tone: "neutral", note: "effects claimed" },
     {
       id: "suppressions",
-      label: "Duplicate suppressions",
+      label: "Suppressed",
       value: totals.duplicateSuppressions,
       tone: "accent",
-      note: deliveries > 0 ? `${formatPercent(totals.duplicateSuppressions / deliveries)} of deliveries` : undefined,
+      note: deliveries > 0 ? `duplicates · ${formatPercent(totals.duplicateSuppressions / deliveries)}` : "duplicates",
     },
     {
       id: "uncaught",
-      label: "Uncaught violations",
+      label: "Uncaught",
       value: totals.uncaughtViolations,
       tone: totals.uncaughtViolations > 0 ? "danger" : "success",
-      note: totals.uncaughtViolations > 0 ? "guard bugs: investigate" : "none",
+      note: "unique violations",
     },
   ];
   return (
     <dl className="stat-grid">
       {tiles.map((tile) => (
-        <div className="stat" data-tone={tile.tone} data-testid={`stat-${tile.id}`} key={tile.id}>
+        <div className="stat" data-tone={tile.tone} data-testid={`stat-${tile.id}`} key={tile.id} title={tile.title}>
           <dt>{tile.label}</dt>
           <dd>
             <span className="stat-value">{formatCount(tile.value)}</span>

@@ -22,7 +22,7 @@ export function DatabaseStatus() {
         {state === "up" && health.data && (
           <>
             PostgreSQL {health.data.database.serverVersion.split(" ")[0]}
-            <span className="muted"> · {health.data.database.latencyMs} ms</span>
+            <span className="muted"> · {Math.round(health.data.database.latencyMs)} ms</span>
           </>
         )}
       </span>
