@@ -10,6 +10,7 @@ export default defineConfig({
       "scripts/**/*.test.ts",
       "components/**/*.test.{ts,tsx}",
       "app/**/*.test.ts",
+      "deploy/**/*.test.ts",
     ],
     globalSetup: ["test/global-setup.ts"],
     pool: "forks",
