@@ -27,10 +27,15 @@ export function parseWindow(value: string | null): OverviewWindow {
   return (OVERVIEW_WINDOWS as readonly string[]).includes(value ?? "") ? (value as OverviewWindow) : DEFAULT_OVERVIEW_WINDOW;
 }
 
-function describeError(error: unknown): { title: string; message: string; code?: string } {
+function describeError(error: unknown): { title: string; message: string; code?: string; hint?: string } {
   if (error instanceof ApiClientError) {
     if (error.code === "DATABASE_UNAVAILABLE" || error.code === "DATABASE_NOT_CONFIGURED") {
-      return { title: "The database cannot be reached", message: error.message, code: error.code };
+      return {
+        title: "The database cannot be reached",
+        message: error.message,
+        code: error.code,
+        hint: "Check that PostgreSQL is running and that the console's DATABASE_URL points at it. This page asks again every 15 seconds.",
+      };
     }
     if (error.code === "QUERY_TIMEOUT")
       return { title: "The database is too slow to answer", message: error.message, code: error.code };

@@ -17,7 +17,7 @@ interface Tile {
 export function StatTiles({ totals }: { totals: Overview["totals"] }) {
   const deliveries = totals.claims + totals.duplicateSuppressions;
   const tiles: Tile[] = [
-    { id: "effects", label: "Effects", value: totals.effects, tone: "neutral", note: "created in window" },
+    { id: "effects", label: "Effects", value: totals.effects, tone: "neutral", note: "in window" },
     {
       id: "completed",
       label: "Completed",
@@ -39,7 +39,8 @@ export function StatTiles({ totals }: { totals: Overview["totals"] }) {
       label: "Abandoned",
       value: totals.abandoned,
       tone: totals.abandoned > 0 ? "warning" : "neutral",
-      note: "at-most-once, skipped",
+      note: "skipped",
+      title: "Abandoned: an at-most-once step whose claim was taken over after a crash, marked abandoned and skipped",
     },
     { id: "claims", label: "Claims", value: totals.claims, tone: "neutral", note: "effects claimed" },
     {
@@ -47,14 +48,16 @@ export function StatTiles({ totals }: { totals: Overview["totals"] }) {
       label: "Suppressed",
       value: totals.duplicateSuppressions,
       tone: "accent",
-      note: deliveries > 0 ? `duplicates · ${formatPercent(totals.duplicateSuppressions / deliveries)}` : "duplicates",
+      note: deliveries > 0 ? `${formatPercent(totals.duplicateSuppressions / deliveries)} dup. rate` : "duplicates",
+      title: "Duplicate deliveries suppressed: the share of all deliveries that were duplicates",
     },
     {
       id: "uncaught",
       label: "Uncaught",
       value: totals.uncaughtViolations,
       tone: totals.uncaughtViolations > 0 ? "danger" : "success",
-      note: "unique violations",
+      note: "guard misses",
+      title: "Unique violations raised by handlers' own writes, not caught as duplicates: each is a bug in a guard",
     },
   ];
   return (

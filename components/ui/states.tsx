@@ -5,12 +5,14 @@ export function ErrorState({
   title,
   message,
   code,
+  hint,
   onRetry,
   retrying,
 }: {
   title: string;
   message: string;
   code?: string;
+  hint?: string;
   onRetry?: () => void;
   retrying?: boolean;
 }) {
@@ -25,6 +27,7 @@ export function ErrorState({
       <div className="state-body">
         <h2>{title}</h2>
         <p>{message}</p>
+        {hint ? <p className="muted">{hint}</p> : null}
         {code ? (
           <p className="state-code">
             Error code <code>{code}</code>

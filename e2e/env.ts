@@ -1,0 +1,12 @@
+/** The servers scripts/e2e.ts started; running Playwright without it has nothing to test. */
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the browser tests with \`npm run test:e2e\`, which starts the servers`);
+  return value;
+}
+
+export const BASE_URL = required("ONCEBOARD_E2E_BASE_URL");
+export const BROKEN_URL = required("ONCEBOARD_E2E_BROKEN_URL");
+
+/** Where screenshots are kept after a run (git-ignored). */
+export const SCREENSHOT_DIR = "test-results/screenshots";

@@ -1,0 +1,45 @@
+import { defineConfig, devices } from "@playwright/test";
+
+/**
+ * Browser tests. Run them with `npm run test:e2e` (scripts/e2e.ts), which provides the database,
+ * the servers and these variables; Chromium is Debian's, never a downloaded one.
+ */
+const results = process.env.ONCEBOARD_E2E_RESULTS;
+
+export default defineConfig({
+  testDir: "e2e",
+  outputDir: "test-results",
+  timeout: 30_000,
+  expect: { timeout: 10_000 },
+  fullyParallel: true,
+  workers: 2,
+  forbidOnly: /^(1|true)$/i.test(process.env.CI ?? ""),
+  retries: 0,
+  reporter: results ? [["list"], ["json", { outputFile: results }]] : [["list"]],
+  use: {
+    baseURL: process.env.ONCEBOARD_E2E_BASE_URL,
+    trace: "retain-on-failure",
+    screenshot: "only-on-failure",
+  },
+  projects: [
+    {
+      name: "chromium",
+      use: {
+        ...devices["Desktop Chrome"],
+        viewport: { width: 1360, height: 900 },
+        launchOptions: {
+          executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
+          args: [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+          ],
+        },
+      },
+    },
+  ],
+});

@@ -1,0 +1,227 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overview";
+import { startEmbeddedPostgres } from "../lib/db/embedded";
+import { describeDatabaseError, redactUrl } from "../lib/db/errors";
+import { findFreePort } from "../lib/db/free-port";
+import { migrate } from "../lib/db/migrate";
+import { ensureEffectPartitions } from "../lib/db/partitions";
+import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-server";
+
+/**
+ * `npm run test:e2e`: the Playwright browser tests against a real console on a real, seeded database.
+ *
+ * 1. Chromium from CHROMIUM_PATH or /usr/bin/chromium (never downloaded). Missing: skipped with a
+ *    loud notice, or a failure under CI=true.
+ * 2. A fresh database: onceboard_e2e_<pid> on DATABASE_URL's server when set, otherwise on an
+ *    embedded server in a temp directory. Migrated, partitioned, seeded with known rows.
+ * 3. `next build` when there is no build or a source file is newer than it; then two `next start`
+ *    servers on free ports: one on the seeded database, one whose DATABASE_URL points at a closed
+ *    port (for the error state).
+ * 4. Playwright, with the two base URLs in ONCEBOARD_E2E_BASE_URL / ONCEBOARD_E2E_BROKEN_URL and
+ *    its JSON report written to ONCEBOARD_E2E_RESULTS when set.
+ * 5. Everything torn down, the database dropped, whatever happened.
+ */
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const PLAYWRIGHT_BIN = path.join(ROOT, "node_modules", ".bin", "playwright");
+const log = (line: string) => process.stdout.write(`e2e: ${line}\n`);
+
+function findChromium(): string | undefined {
+  const candidate = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+  return existsSync(candidate) ? candidate : undefined;
+}
+
+const isCI = () => /^(1|true|yes)$/i.test(process.env.CI ?? "");
+
+/** An empty Playwright-shaped report, so a CI summer reading ONCEBOARD_E2E_RESULTS still finds a file. */
+async function writeSkippedReport(reason: string): Promise<void> {
+  const file = process.env.ONCEBOARD_E2E_RESULTS;
+  if (!file) return;
+  await fs.mkdir(path.dirname(path.resolve(file)), { recursive: true });
+  await fs.writeFile(
+    file,
+    JSON.stringify({
+      config: {},
+      suites: [],
+      errors: [],
+      skippedReason: reason,
+      stats: { expected: 0, unexpected: 0, flaky: 0, skipped: 0 },
+    }),
+  );
+}
+
+/** The build is stale when any source it is made from changed after it. */
+function buildIsStale(): string | undefined {
+  if (!hasProductionBuild()) return "no production build yet";
+  const builtAt = statSync(path.join(ROOT, ".next", "BUILD_ID")).mtimeMs;
+  const newer = (entry: string): string | undefined => {
+    const full = path.join(ROOT, entry);
+    if (!existsSync(full)) return undefined;
+    const stat = statSync(full);
+    if (!stat.isDirectory()) return stat.mtimeMs > builtAt ? entry : undefined;
+    for (const child of readdirSync(full)) {
+      // The generated Prisma client is rewritten by every `prisma generate`; its schema is checked instead.
+      if (child === "node_modules" || child === "generated" || /\.test\.tsx?$/.test(child)) continue;
+      const found = newer(path.join(entry, child));
+      if (found) return found;
+    }
+    return undefined;
+  };
+  for (const entry of ["app", "components", "lib", "public", "prisma/schema.prisma", "next.config.js", "package.json"]) {
+    const changed = newer(entry);
+    if (changed) return `${changed} changed since the last build`;
+  }
+  return undefined;
+}
+
+function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      resolve();
+    }, 10_000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function main(): Promise<number> {
+  const chromium = findChromium();
+  if (!chromium) {
+    const where = process.env.CHROMIUM_PATH ? `CHROMIUM_PATH=${process.env.CHROMIUM_PATH}` : "/usr/bin/chromium";
+    const banner = "!".repeat(78);
+    if (isCI()) {
+      process.stderr.write(
+        `${banner}\ne2e: FAILED: no Chromium at ${where} and CI=true. Install Debian's chromium package.\n${banner}\n`,
+      );
+      return 1;
+    }
+    process.stderr.write(
+      `${banner}\n!! BROWSER TESTS SKIPPED: no Chromium at ${where}.\n!! Install it (apt-get install chromium) or set CHROMIUM_PATH; browsers are never downloaded.\n${banner}\n`,
+    );
+    await writeSkippedReport(`no Chromium at ${where}`);
+    return 0;
+  }
+
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanup = async () => {
+    while (cleanups.length > 0)
+      await cleanups
+        .pop()?.()
+        .catch((error) => log(`cleanup: ${error}`));
+  };
+  let interrupted = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`${signal}: tearing down`);
+    void cleanup().then(() => process.exit(130));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+
+  try {
+    // 1. A PostgreSQL server: the one DATABASE_URL names, or an embedded one of our own.
+    let adminUrl = process.env.DATABASE_URL || undefined;
+    if (!adminUrl) {
+      const dataDir = path.join(os.tmpdir(), `onceboard-e2e-pg-${process.pid}`);
+      log(`starting embedded PostgreSQL in ${dataDir}`);
+      const server = await startEmbeddedPostgres({ dataDir, persistent: false });
+      cleanups.push(() => server.stop());
+      adminUrl = server.url;
+    }
+
+    // 2. A fresh database, dropped at the end.
+    const database = `onceboard_e2e_${process.pid}`;
+    const admin = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5000 });
+    try {
+      await admin.connect();
+    } catch (error) {
+      throw new Error(describeDatabaseError(error, adminUrl));
+    }
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${database}`);
+    cleanups.push(async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin.end();
+    });
+    const url = withDatabase(adminUrl, database);
+    log(`database ${redactUrl(url)}`);
+
+    await migrate(url);
+    const seeder = new pg.Client({ connectionString: url });
+    await seeder.connect();
+    try {
+      await ensureEffectPartitions(seeder, { back: SEED_DAYS_BACK + 1, ahead: 7 });
+      await seedOverview(seeder);
+    } finally {
+      await seeder.end();
+    }
+    log("migrated and seeded");
+
+    // 3. The console: built when needed, served twice (healthy and with an unreachable database).
+    const stale = process.env.ONCEBOARD_E2E_REBUILD ? "ONCEBOARD_E2E_REBUILD is set" : buildIsStale();
+    if (stale) {
+      log(`building the console (${stale})`);
+      await buildConsole({});
+    }
+    const [port, brokenPort, closedPort] = await Promise.all([findFreePort(), findFreePort(), findFreePort()]);
+    const brokenDatabaseUrl = `postgresql://postgres:unused@127.0.0.1:${closedPort}/onceboard_unreachable`;
+    const [healthy, broken] = await Promise.all([
+      serveConsole({ mode: "start", port, env: { DATABASE_URL: url, PORT: String(port) }, quiet: true }),
+      serveConsole({
+        mode: "start",
+        port: brokenPort,
+        env: { DATABASE_URL: brokenDatabaseUrl, PORT: String(brokenPort) },
+        quiet: true,
+      }),
+    ]);
+    cleanups.push(() => stopChild(healthy));
+    cleanups.push(() => stopChild(broken));
+    log(`console on http://127.0.0.1:${port} (seeded) and http://127.0.0.1:${brokenPort} (database unreachable)`);
+
+    // 4. Playwright.
+    const code = await new Promise<number>((resolve, reject) => {
+      const child = spawn(PLAYWRIGHT_BIN, ["test", ...process.argv.slice(2)], {
+        cwd: ROOT,
+        stdio: "inherit",
+        env: nextEnv({
+          CHROMIUM_PATH: chromium,
+          ONCEBOARD_E2E_BASE_URL: `http://127.0.0.1:${port}`,
+          ONCEBOARD_E2E_BROKEN_URL: `http://127.0.0.1:${brokenPort}`,
+          PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1",
+        }),
+      });
+      cleanups.push(() => stopChild(child));
+      child.on("error", reject);
+      child.on("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
+    });
+    return code;
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`e2e: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (process.env.ONCEBOARD_DEBUG) console.error(error);
+    process.exit(1);
+  },
+);
