@@ -23,7 +23,7 @@ export function captureLogger(): { logger: Logger; lines: Record<string, unknown
 }
 
 /** An Effects on `db` with its own registry, a silent logger and no rollup timer. */
-export function testEffects<Db extends pg.Pool>(db: Db, options: Partial<EffectsOptions> = {}) {
+export function testEffects<Db extends pg.Pool>(db: Db, options: Partial<Omit<EffectsOptions, "db">> = {}) {
   return createEffects({
     db,
     registry: new Registry(),

@@ -1,0 +1,151 @@
+import type pg from "pg";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { createEffects, defaultRegistry, GAP_BUCKET_BOUNDS, serveMetrics } from "../index";
+import { silentLogger } from "./helpers";
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase({ poolSize: 10 });
+  await db.pool.query("CREATE TABLE things (id text CONSTRAINT things_pkey PRIMARY KEY)");
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe("metrics", () => {
+  it("exposes the idem_ metrics with job_type labels and never a tenant or key label", async () => {
+    const registry = new Registry();
+    const effects = createEffects({ db: db.pool, registry, logger: silentLogger(), rollups: false });
+    await effects.once({ tenant: "acme", key: "capture:m-1", jobType: "order.capture", attempt: 1 }, () => 1);
+    await effects.once({ tenant: "acme", key: "capture:m-1", jobType: "order.capture", attempt: 2 }, () => 1);
+    const text = await registry.metrics();
+    for (const name of [
+      "idem_claims_total",
+      "idem_duplicate_suppressions_total",
+      "idem_key_reuse_total",
+      "idem_unique_violations_uncaught_total",
+      "idem_deliveries_total",
+      "idem_redelivery_gap_seconds_bucket",
+      "idem_claim_duration_seconds_bucket",
+      "idem_abandoned_total",
+    ]) {
+      expect(text).toContain(name);
+    }
+    expect(text).toContain('idem_claims_total{job_type="order.capture",result="claimed"} 1');
+    expect(text).toContain('idem_deliveries_total{job_type="order.capture",redelivered="true"} 1');
+    expect(text).toContain('idem_redelivery_gap_seconds_bucket{le="2592000",job_type="order.capture"} 1');
+    expect(text).not.toMatch(/tenant=|key=/);
+  });
+
+  it("anchors the default registry on globalThis and shares it between instances", async () => {
+    const a = createEffects({ db: db.pool, logger: silentLogger(), rollups: false });
+    const b = createEffects({ db: db.pool, logger: silentLogger(), rollups: false });
+    expect(a.registry).toBe(defaultRegistry());
+    expect(b.registry).toBe(globalThis.__onceboardIdemRegistry);
+    await b.once({ tenant: "acme", key: "capture:global-1", jobType: "global.test" }, () => 1);
+    expect(await a.registry.getSingleMetricAsString("idem_claims_total")).toContain('job_type="global.test"');
+  });
+
+  it("serves /metrics for a worker process", async () => {
+    const registry = new Registry();
+    const effects = createEffects({ db: db.pool, registry, logger: silentLogger(), rollups: false });
+    await effects.once({ tenant: "acme", key: "capture:served-1", jobType: "served" }, () => 1);
+    const server = await serveMetrics({ port: 0, host: "127.0.0.1", registry });
+    try {
+      const response = await fetch(server.url);
+      expect(response.status).toBe(200);
+      expect(await response.text()).toContain('idem_claims_total{job_type="served",result="claimed"} 1');
+      expect((await fetch(server.url.replace("/metrics", "/nope"))).status).toBe(404);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("uses the same gap buckets as onceboard_gap_bucket_bounds()", async () => {
+    const { rows } = await db.pool.query<{ b: number[] }>("SELECT onceboard_gap_bucket_bounds() AS b");
+    expect(rows[0]?.b).toEqual([...GAP_BUCKET_BOUNDS]);
+  });
+});
+
+describe("per-minute rollups", () => {
+  it("flushes one row per job type with counts and gap buckets, marks demo rows, and adds up across flushes", async () => {
+    const effects = createEffects({
+      db: db.pool,
+      registry: new Registry(),
+      logger: silentLogger(),
+      demo: true,
+      flushInterval: 0,
+    });
+    const input = { tenant: "demo", key: "capture:r-1", jobType: "rollup.a", attempt: 1 };
+    await effects.once(input, () => 1);
+    await effects.once({ ...input, attempt: 2 }, () => 1);
+    await effects.once({ ...input, attempt: 3 }, () => 1);
+    await effects.once({ tenant: "demo", key: "other:r-1", jobType: "rollup.b" }, () => 1);
+    await effects
+      .once({ tenant: "demo", key: "insert:r-1", jobType: "rollup.a" }, () =>
+        db.pool.query("INSERT INTO things VALUES ('a'), ('a')"),
+      )
+      .catch(() => {});
+    expect(await effects.flush()).toBe(true);
+    await effects.once({ ...input, attempt: 4 }, () => 1);
+    await effects.close();
+
+    const { rows } = await db.pool.query(
+      "SELECT job_type, claims, suppressed, deliveries, redeliveries, failed, uncaught_violations, gap_buckets, demo FROM worker_stats_minute WHERE job_type LIKE 'rollup.%' ORDER BY job_type",
+    );
+    // Both flushes may land in one minute or straddle two: sum per job type.
+    const sum = (jobType: string, column: string) =>
+      rows.filter((r) => r.job_type === jobType).reduce((s, r) => s + Number(r[column]), 0);
+    expect(sum("rollup.a", "claims")).toBe(5);
+    expect(sum("rollup.a", "suppressed")).toBe(3);
+    expect(sum("rollup.a", "deliveries")).toBe(5);
+    expect(sum("rollup.a", "redeliveries")).toBe(3);
+    expect(sum("rollup.a", "failed")).toBe(1);
+    expect(sum("rollup.a", "uncaught_violations")).toBe(1);
+    expect(sum("rollup.b", "claims")).toBe(1);
+    const buckets = rows.filter((r) => r.job_type === "rollup.a").map((r) => r.gap_buckets as number[]);
+    expect(buckets[0]).toHaveLength(GAP_BUCKET_BOUNDS.length + 1);
+    const total = buckets.flat().reduce((s, v) => s + Number(v), 0);
+    expect(total).toBe(3);
+    expect(rows.every((r) => r.demo === true)).toBe(true);
+    const violations = await db.pool.query(
+      "SELECT constraint_name, count::int AS count, demo FROM uncaught_violations_minute WHERE job_type = 'rollup.a'",
+    );
+    expect(violations.rows).toEqual([{ constraint_name: "things_pkey", count: 1, demo: true }]);
+    const effectRow = await db.pool.query("SELECT demo FROM effects WHERE key = 'capture:r-1'");
+    expect(effectRow.rows[0]?.demo).toBe(true);
+  });
+
+  it("keeps the counts of a failed flush and writes them later, never failing a job", async () => {
+    let failing = true;
+    const pool = db.pool;
+    const flaky = Object.create(pool) as pg.Pool;
+    (flaky as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const first = args[0] as { text?: string } | string;
+      const text = typeof first === "string" ? first : (first.text ?? "");
+      if (failing && text.includes("worker_stats_minute")) return Promise.reject(new Error("database went away"));
+      return (pool.query as (...a: unknown[]) => unknown)(...args);
+    };
+    const registry = new Registry();
+    const effects = createEffects({ db: flaky, registry, logger: silentLogger(), flushInterval: 0 });
+    for (let i = 0; i < 3; i++) {
+      expect((await effects.once({ tenant: "acme", key: `capture:flaky-${i}`, jobType: "rollup.flaky" }, () => i)).result).toBe(
+        "ran",
+      );
+    }
+    expect(await effects.flush()).toBe(false);
+    expect(await registry.getSingleMetricAsString("idem_rollup_flush_failures_total")).toContain(
+      "idem_rollup_flush_failures_total 1",
+    );
+    await effects.once({ tenant: "acme", key: "capture:flaky-3", jobType: "rollup.flaky" }, () => 3);
+    failing = false;
+    await effects.close();
+    const { rows } = await db.pool.query<{ claims: number }>(
+      "SELECT sum(claims)::int AS claims FROM worker_stats_minute WHERE job_type = 'rollup.flaky'",
+    );
+    expect(rows[0]?.claims).toBe(4);
+  });
+});

@@ -1,0 +1,175 @@
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { PrismaClient } from "../../db/generated/client";
+import { createEffects, EffectInFlightError, IsolationLevelError } from "../index";
+import { PROVIDER_DDL, silentLogger, sleep, testEffects } from "./helpers";
+
+let db: TestDatabase;
+let prisma: PrismaClient;
+let prismaPool: pg.Pool;
+let n = 0;
+const uniq = (prefix: string) => `${prefix}-${++n}-${Math.random().toString(36).slice(2, 7)}`;
+
+beforeAll(async () => {
+  db = await createTestDatabase({ poolSize: 10 });
+  await db.pool.query(PROVIDER_DDL);
+  prismaPool = new pg.Pool({ connectionString: db.url, max: 5 });
+  prismaPool.on("error", () => {});
+  prisma = new PrismaClient({ adapter: new PrismaPg(prismaPool) });
+});
+afterAll(async () => {
+  await prisma?.$disconnect();
+  await prismaPool?.end().catch(() => {});
+  await db?.drop();
+});
+
+async function order(id: string) {
+  await db.pool.query("INSERT INTO orders (id) VALUES ($1) ON CONFLICT DO NOTHING", [id]);
+  return async () => (await db.pool.query("SELECT status, paid_count FROM orders WHERE id = $1", [id])).rows[0];
+}
+const effectCount = async (key: string) =>
+  (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM effects WHERE key = $1", [key])).rows[0]?.n;
+
+describe("transactional steps (pg)", () => {
+  it("commits the claim with the step's writes; a duplicate returns the stored outcome", async () => {
+    const effects = testEffects(db.pool);
+    const id = uniq("order");
+    const read = await order(id);
+    const run = () =>
+      effects.job({ tenant: "acme", jobType: "order.paid", messageId: uniq("m") }, (job) =>
+        job.transaction(`mark-paid:${id}`, async (tx) => {
+          await tx.query("UPDATE orders SET status = 'paid', paid_count = paid_count + 1 WHERE id = $1", [id]);
+          return { paid: true };
+        }),
+      );
+    expect((await run()).value).toEqual({ paid: true });
+    const again = await run();
+    expect(again.duplicate).toBe(true);
+    expect(again.value).toEqual({ paid: true });
+    expect(await read()).toEqual({ status: "paid", paid_count: 1 });
+  });
+
+  it("rolls the claim back with the writes when the step throws, so the retry runs it", async () => {
+    const effects = testEffects(db.pool);
+    const id = uniq("order");
+    const read = await order(id);
+    const key = `mark-paid:${id}`;
+    const step = (fail: boolean) =>
+      effects.once({ tenant: "acme", key, jobType: "order.paid", policy: "transactional" }, async (_claim, tx) => {
+        await tx?.query("UPDATE orders SET paid_count = paid_count + 1 WHERE id = $1", [id]);
+        if (fail) throw new Error("boom after the write");
+        return "paid";
+      });
+    await expect(step(true)).rejects.toThrow("boom after the write");
+    expect(await effectCount(key)).toBe(0);
+    expect((await read()).paid_count).toBe(0);
+    expect((await step(false)).result).toBe("ran");
+    expect((await read()).paid_count).toBe(1);
+    expect((await step(false)).result).toBe("duplicate");
+  });
+
+  it("joins the caller's own transaction: ROLLBACK undoes the claim, COMMIT keeps it", async () => {
+    const effects = testEffects(db.pool);
+    const id = uniq("order");
+    const read = await order(id);
+    const key = `mark-paid:${id}`;
+    const inCallerTx = async (finish: "COMMIT" | "ROLLBACK") => {
+      const client = await db.pool.connect();
+      try {
+        await client.query("BEGIN");
+        const r = await effects.once(
+          { tenant: "acme", key, jobType: "j", policy: "transactional", tx: client },
+          async (_c, tx) => {
+            await tx?.query("UPDATE orders SET paid_count = paid_count + 1 WHERE id = $1", [id]);
+            return 1;
+          },
+        );
+        await client.query(finish);
+        return r;
+      } finally {
+        client.release();
+      }
+    };
+    await inCallerTx("ROLLBACK");
+    expect(await effectCount(key)).toBe(0);
+    expect((await inCallerTx("COMMIT")).result).toBe("ran");
+    expect((await inCallerTx("COMMIT")).result).toBe("duplicate");
+    expect((await read()).paid_count).toBe(1);
+  });
+
+  it("a duplicate of a transactional step still in its transaction waits, then gets the outcome — or reports in-flight", async () => {
+    const effects = testEffects(db.pool);
+    const key = uniq("mark-paid:order");
+    const client = await db.pool.connect();
+    try {
+      await client.query("BEGIN");
+      await effects.once({ tenant: "acme", key, jobType: "j", policy: "transactional", tx: client }, () => "first");
+      // The caller's transaction holds the claim: a duplicate cannot see it yet and must not run.
+      await expect(effects.once({ tenant: "acme", key, jobType: "j", wait: "100ms" }, () => "second")).rejects.toBeInstanceOf(
+        EffectInFlightError,
+      );
+      const waiting = effects.once({ tenant: "acme", key, jobType: "j", wait: "10s" }, () => "second");
+      await sleep(50);
+      await client.query("COMMIT");
+      expect(await waiting).toMatchObject({ result: "duplicate", outcome: "first" });
+    } finally {
+      client.release();
+    }
+  });
+});
+
+describe("with Prisma", () => {
+  it("claims through a PrismaClient, and commits a transactional step inside a Prisma interactive transaction", async () => {
+    const effects = createEffects({ db: prisma, registry: new Registry(), logger: silentLogger(), rollups: false });
+    const id = uniq("order");
+    const read = await order(id);
+    const key = uniq("capture:order");
+    let captures = 0;
+    expect((await effects.once({ tenant: "acme", key, jobType: "j" }, () => ({ n: ++captures }))).outcome).toEqual({ n: 1 });
+    expect((await effects.once({ tenant: "acme", key, jobType: "j" }, () => ({ n: ++captures }))).outcome).toEqual({ n: 1 });
+    expect(captures).toBe(1);
+
+    const paid = () =>
+      effects.job({ tenant: "acme", jobType: "order.paid" }, (job) =>
+        job.transaction(`mark-paid:${id}`, async (tx) => {
+          await tx.$executeRaw`UPDATE orders SET paid_count = paid_count + 1 WHERE id = ${id}`;
+          return "paid";
+        }),
+      );
+    expect((await paid()).steps[0]?.result).toBe("ran");
+    expect((await paid()).steps[0]?.result).toBe("duplicate");
+    expect((await read()).paid_count).toBe(1);
+  });
+
+  it("joins a caller's Prisma interactive transaction and rolls back with it", async () => {
+    const effects = createEffects({ db: prisma, registry: new Registry(), logger: silentLogger(), rollups: false });
+    const id = uniq("order");
+    const read = await order(id);
+    const key = `mark-paid:${id}`;
+    await prisma
+      .$transaction(async (tx) => {
+        await effects.once({ tenant: "acme", key, jobType: "j", policy: "transactional", tx }, async (_c, t) => {
+          await t!.$executeRaw`UPDATE orders SET paid_count = paid_count + 1 WHERE id = ${id}`;
+        });
+        throw new Error("caller aborts");
+      })
+      .catch(() => {});
+    expect(await effectCount(key)).toBe(0);
+    expect((await read()).paid_count).toBe(0);
+  });
+
+  it("maps the isolation refusal through Prisma too", async () => {
+    const effects = createEffects({ db: prisma, registry: new Registry(), logger: silentLogger(), rollups: false });
+    const error = await prisma
+      .$transaction(
+        (tx) => effects.once({ tenant: "acme", key: uniq("mark-paid:o"), jobType: "j", policy: "transactional", tx }, () => 1),
+        { isolationLevel: "Serializable" },
+      )
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(IsolationLevelError);
+    expect(error.isolationLevel).toBe("serializable");
+  });
+});
