@@ -1,13 +1,18 @@
 import type { ChildProcess } from "node:child_process";
+import path from "node:path";
 import { parseArgs } from "node:util";
+import pg from "pg";
 import { loadConfig } from "../lib/config";
 import { assertPortFree } from "../lib/db/free-port";
 import { provisionDatabase } from "../lib/db/provision";
+import { backfillHistory, isDatabaseEmpty } from "../lib/demo/history";
+import { demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
+import { type DemoProcesses, startDemoProcesses } from "../lib/demo/supervisor";
 import { log, runMain } from "./cli";
 import { buildConsole, hasProductionBuild, serveConsole } from "./next-server";
 import { RunRegistry } from "./run-registry";
 
-const USAGE = `usage: npm start [-- --no-demo] [--rebuild]   (npm run dev for the development server)`;
+const USAGE = `usage: npm start [-- --no-demo] [--history 14d|off] [--rebuild]   (npm run dev for the development server)`;
 
 function parseFlags() {
   try {
@@ -16,6 +21,7 @@ function parseFlags() {
         dev: { type: "boolean", default: false },
         rebuild: { type: "boolean", default: false },
         demo: { type: "boolean", default: true },
+        history: { type: "string" },
       },
       allowNegative: true,
       strict: true,
@@ -33,6 +39,9 @@ function parseFlags() {
 runMain(async () => {
   const flags = parseFlags();
   const config = loadConfig();
+  // Bad demo input fails here, before anything starts: one line, non-zero exit.
+  const historyMs = flags.history === undefined || flags.history === "off" ? undefined : parseSpan(flags.history, "--history");
+  const demoSettings = flags.demo ? demoSettingsFromEnv() : undefined;
   const registry = new RunRegistry(config.ONCEBOARD_DATA_DIR);
   const reclaimed = await registry.reclaimLeftovers();
   if (reclaimed > 0) log(`stopped ${reclaimed} process(es) left running by a killed start`);
@@ -40,11 +49,13 @@ runMain(async () => {
   registry.save();
   const db = await provisionDatabase({ log });
   const children: ChildProcess[] = [];
+  let demo: DemoProcesses | undefined;
   let shuttingDown = false;
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
     log("shutting down");
+    await demo?.stop().catch(() => {});
     await Promise.all(
       children.map(
         (child) =>
@@ -63,7 +74,39 @@ runMain(async () => {
   process.on("SIGTERM", () => void shutdown(0));
 
   try {
-    const env = { DATABASE_URL: db.url, PORT: String(config.PORT) };
+    // History first (weeks of effects and rollups: the gap and retention views need them), then
+    // the live demo, so data is flowing while the console builds.
+    if (historyMs !== undefined || (flags.demo && flags.history === undefined)) {
+      const client = new pg.Client({ connectionString: db.url, application_name: "onceboard-demo-history" });
+      await client.connect();
+      try {
+        if (historyMs !== undefined || (await isDatabaseEmpty(client))) {
+          const spanMs = historyMs ?? 14 * 86_400_000;
+          log(
+            `backfilling ${Math.round(spanMs / 86_400_000) || "<1"} day(s) of demo history (marked demo; npm run demo:reset removes it)`,
+          );
+          const r = await backfillHistory(client, { spanMs, onProgress: log });
+          log(`history ready: ${r.effects} effects, ${r.rollupRows} rollup rows over ${r.days} day(s)`);
+        }
+      } finally {
+        await client.end().catch(() => {});
+      }
+    }
+    if (demoSettings) {
+      const logDir = path.join(config.ONCEBOARD_DATA_DIR, "logs");
+      demo = await startDemoProcesses({
+        url: db.url,
+        settings: demoSettings,
+        logDir,
+        onSpawn: (pid, marker) => registry.add(pid, marker),
+        log,
+      });
+      log(
+        `demo: ${demoSettings.workers} workers and a producer at ${demoSettings.rate} orders/s (logs in ${logDir}; npm run demo:verify checks it)`,
+      );
+    }
+    const env: Record<string, string> = { DATABASE_URL: db.url, PORT: String(config.PORT) };
+    if (demo) env.WORKER_METRICS_URLS = demo.metricsUrls.join(",");
     const mode = flags.dev ? "dev" : "start";
     if (mode === "start" && (flags.rebuild || !hasProductionBuild())) {
       log("building the console (first start only)");
@@ -79,6 +122,7 @@ runMain(async () => {
     });
     log(`console ready at http://localhost:${config.PORT}${db.embedded ? " (embedded PostgreSQL)" : ""}`);
   } catch (error) {
+    await demo?.stop().catch(() => {});
     for (const child of children) child.kill("SIGTERM");
     await db.stop().catch(() => {});
     registry.clear();

@@ -1,0 +1,143 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { findFreePort } from "../db/free-port";
+import { startBoss } from "../queues";
+import { createDemoQueues } from "./handlers";
+import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";
+import type { DemoSettings } from "./settings";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+export interface DemoProcesses {
+  /** One /metrics URL per worker; stable across worker restarts (same port). */
+  metricsUrls: string[];
+  /** Resolves when every worker answers on /metrics. */
+  ready(timeoutMs?: number): Promise<void>;
+  /** Stops the producer only (the workers drain what is queued). */
+  stopProducer(): Promise<void>;
+  /** How many times a worker exited unexpectedly and was restarted (the crash fault). */
+  restarts(): number;
+  stop(): Promise<void>;
+}
+
+export interface StartDemoOptions {
+  url: string;
+  settings: DemoSettings;
+  /** Where worker and producer output goes (one file each); default: inherited stderr only. */
+  logDir?: string;
+  /**
+   * Called for every process spawned (workers are respawned after the crash fault). `marker` is
+   * a string of the child's command line (the script name), as RunRegistry expects.
+   */
+  onSpawn?: (pid: number | undefined, marker: string) => void;
+  log?: (line: string) => void;
+  /** Start the producer (default true). */
+  producer?: boolean;
+}
+
+/**
+ * Runs the demo as child processes: `settings.workers` workers (each with /metrics on its own
+ * port) and one producer. A worker that dies (the crash fault kills it with SIGKILL) is started
+ * again on the same metrics port, like a process manager would.
+ */
+export async function startDemoProcesses(options: StartDemoOptions): Promise<DemoProcesses> {
+  const log = options.log ?? (() => {});
+  // pg-boss's schema and the demo queues, made once here rather than raced by every child.
+  const boss = await startBoss({
+    connectionString: options.url,
+    schema: DEMO_BOSS_SCHEMA,
+    application_name: `${DEMO_APP_PREFIX}-setup`,
+    max: 2,
+    supervise: false,
+    schedule: false,
+  });
+  try {
+    await createDemoQueues(boss, options.settings);
+  } finally {
+    await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
+  }
+  const ports = await Promise.all(Array.from({ length: options.settings.workers }, () => findFreePort()));
+  const metricsUrls = ports.map((p) => `http://127.0.0.1:${p}/metrics`);
+  const env = {
+    ...process.env,
+    DATABASE_URL: options.url,
+    ONCEBOARD_DEMO_SETTINGS: JSON.stringify(options.settings),
+  };
+  if (options.logDir) fs.mkdirSync(options.logDir, { recursive: true });
+  let stopping = false;
+  let restarts = 0;
+  const live = new Map<string, ChildProcess>();
+  /** Children stopped on purpose: their exit is not a crash to recover from. */
+  const retired = new WeakSet<ChildProcess>();
+
+  const launch = (marker: string, script: string, args: string[]) => {
+    const out = options.logDir ? fs.openSync(path.join(options.logDir, `${marker}.log`), "a") : "ignore";
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(ROOT, "scripts", script), ...args, "--parent-pid", String(process.pid)],
+      { cwd: ROOT, env, stdio: ["ignore", out, options.logDir ? out : "inherit"] },
+    );
+    if (typeof out === "number") fs.closeSync(out);
+    live.set(marker, child);
+    options.onSpawn?.(child.pid, script.replace(/\.ts$/, ""));
+    child.on("exit", (code, signal) => {
+      if (live.get(marker) === child) live.delete(marker);
+      if (stopping || retired.has(child)) return;
+      restarts++;
+      log(`${marker} exited (${signal ?? `code ${code}`}); starting it again`);
+      setTimeout(() => {
+        if (!stopping) launch(marker, script, args);
+      }, 500).unref();
+    });
+  };
+
+  ports.forEach((port, index) => {
+    launch(`demo-worker-${index}`, "demo-worker.ts", ["--index", String(index), "--metrics-port", String(port)]);
+  });
+  let producerStopped = false;
+  if (options.producer ?? true) launch("demo-producer", "demo-producer.ts", []);
+
+  const stopChild = (child: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      child.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill("SIGTERM");
+    });
+
+  return {
+    metricsUrls,
+    async ready(timeoutMs = 90_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (const url of metricsUrls) {
+        for (;;) {
+          try {
+            if ((await fetch(url)).ok) break;
+          } catch {
+            // not listening yet
+          }
+          if (Date.now() > deadline) throw new Error(`demo worker at ${url} did not answer within ${timeoutMs / 1000}s`);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
+    },
+    async stopProducer() {
+      if (producerStopped) return;
+      producerStopped = true;
+      const producer = live.get("demo-producer");
+      if (!producer) return;
+      retired.add(producer);
+      live.delete("demo-producer");
+      await stopChild(producer);
+    },
+    restarts: () => restarts,
+    async stop() {
+      stopping = true;
+      await Promise.all([...live.values()].map(stopChild));
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import type pg from "pg";
+import { type Claim, classifyError, type Effects, type JobContext } from "../idempotency";
+
+/**
+ * The broker-independent half of every adapter: run one delivery through the worker library and
+ * decide what the broker should do with it. Adapters (pg-boss, BullMQ, the generic one) only
+ * translate a Decision into their broker's own verbs.
+ */
+
+/** What the adapter knows about one delivery; passed to the library and to the handler. */
+export interface DeliveryInfo {
+  /** Queue / job name. */
+  queue: string;
+  /** The broker's message id (a re-publish gets a new one; a redelivery keeps it). */
+  messageId: string;
+  /** 1 on the first delivery. */
+  attempt: number;
+  /** The broker says this message was delivered before (a retry, a stalled job, a nack). */
+  redelivered: boolean;
+  /** When the message was first published. */
+  publishedAt?: Date;
+}
+
+/** A createEffects() instance on a pg.Pool (transactional steps get a PoolClient). */
+export type EffectsRunner = Pick<Effects<pg.PoolClient>, "once" | "job">;
+
+/**
+ * An idempotent handler, in one of two shapes:
+ * - `once`: the message is one effect under one key; a duplicate returns the stored outcome.
+ * - `job`: several steps, each with its own key (job.external / job.transaction / job.atMostOnce).
+ */
+export type IdempotentHandler<T, R> =
+  | {
+      kind: "once";
+      /** Defaults to the queue name. */
+      jobType?: string;
+      tenant: (data: T) => string;
+      /** `<step>:<business fact>`, e.g. `capture:${data.orderId}` — never the message id. */
+      key: (data: T) => string;
+      /** What identifies the request, hashed to catch key reuse. Defaults to the whole message. */
+      payload?: (data: T) => unknown;
+      run: (data: T, claim: Claim, delivery: DeliveryInfo) => R | Promise<R>;
+    }
+  | {
+      kind: "job";
+      jobType?: string;
+      tenant: (data: T) => string;
+      run: (data: T, job: JobContext<pg.PoolClient>, delivery: DeliveryInfo) => R | Promise<R>;
+    };
+
+/** What the broker should do with a delivery. */
+export type Decision<R> =
+  /** Done: the effect ran now, or had run before (duplicate) and `result` is its stored outcome. */
+  | { action: "ack"; result: R | undefined; duplicate: boolean }
+  /** In flight elsewhere: deliver again after `delayMs`; not an error, not dropped. */
+  | { action: "retry-later"; delayMs: number; reason: string }
+  /** Retrying cannot help (key reuse, an invalid key): park it with the reason. */
+  | { action: "dead-letter"; reason: string; code: string; error: Error }
+  /** The handler failed: let the broker's normal retry policy have it. */
+  | { action: "fail"; error: unknown };
+
+export const DEFAULT_IN_FLIGHT_DELAY_MS = 2000;
+
+/** Runs one delivery through the library and maps the result onto a broker-neutral decision. */
+export async function processDelivery<T, R>(
+  effects: EffectsRunner,
+  handler: IdempotentHandler<T, R>,
+  data: T,
+  delivery: DeliveryInfo,
+  options: { inFlightDelayMs?: number } = {},
+): Promise<Decision<R>> {
+  const meta = {
+    jobType: handler.jobType ?? delivery.queue,
+    messageId: delivery.messageId,
+    attempt: delivery.attempt,
+    redelivered: delivery.redelivered,
+    publishedAt: delivery.publishedAt ?? null,
+  };
+  try {
+    if (handler.kind === "once") {
+      const r = await effects.once(
+        {
+          ...meta,
+          tenant: handler.tenant(data),
+          key: handler.key(data),
+          payload: handler.payload ? handler.payload(data) : data,
+        },
+        (claim) => handler.run(data, claim, delivery),
+      );
+      return { action: "ack", result: r.outcome as R | undefined, duplicate: r.duplicate };
+    }
+    const r = await effects.job({ ...meta, tenant: handler.tenant(data) }, (job) => handler.run(data, job, delivery));
+    return { action: "ack", result: r.value as R, duplicate: r.duplicate };
+  } catch (error) {
+    return decide<R>(error, options.inFlightDelayMs ?? DEFAULT_IN_FLIGHT_DELAY_MS);
+  }
+}
+
+/** The one place a library error becomes a broker action. Anything else is the handler's own failure. */
+export function decide<R>(error: unknown, inFlightDelayMs = DEFAULT_IN_FLIGHT_DELAY_MS): Decision<R> {
+  const kind = classifyError(error);
+  if (kind.kind === "in_flight") {
+    // Not before the other owner could plausibly finish, not so late that the message idles.
+    const delayMs = Math.max(inFlightDelayMs, Math.min(kind.retryAfterMs, 60_000));
+    return { action: "retry-later", delayMs, reason: (error as Error).message };
+  }
+  if (kind.kind === "key_reuse" || (kind.kind === "library" && kind.disposition === "dead-letter")) {
+    const e = error as Error & { code: string };
+    return { action: "dead-letter", reason: e.message, code: e.code, error: e };
+  }
+  // The handler's own error, a lost lease, a database hiccup: the broker's normal retry.
+  return { action: "fail", error };
+}

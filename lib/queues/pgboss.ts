@@ -1,0 +1,153 @@
+import PgBoss from "pg-boss";
+import { type Decision, type DeliveryInfo, type EffectsRunner, type IdempotentHandler, processDelivery } from "./core";
+
+/**
+ * pg-boss 10 adapter. pg-boss lives on the same PostgreSQL as the effects table, in its own
+ * schema (default `pgboss`), so the embedded database needs nothing else.
+ *
+ * Mapping onto pg-boss's verbs:
+ * - ack (first run or duplicate): the handler returns, pg-boss completes the job; the job's
+ *   output is the effect's outcome (the stored one on a duplicate).
+ * - in flight elsewhere: a copy is sent with `startAfter` = the delay, then this job completes.
+ *   The copy carries the original message id and publish time, so it is still counted as a
+ *   redelivery of the same message. It does not use up the job's retry budget.
+ * - dead-letter (key reuse, an invalid key): the message and the reason go to the dead-letter
+ *   queue (`<queue>.dead-letter` by default) and to `onDeadLetter`; this job completes.
+ * - the handler's error: rethrown, so pg-boss fails the job and retries it per its retryLimit /
+ *   retryDelay / retryBackoff. A job active longer than its expiry (a dead worker, a handler
+ *   stuck past expireInSeconds) is failed and retried by pg-boss the same way.
+ */
+
+/** Delivery metadata carried inside a re-enqueued copy; stripped before the handler sees the data. */
+export const CARRY_FIELD = "_onceboard";
+
+interface Carried {
+  messageId: string;
+  publishedAt: string;
+  attempt: number;
+}
+
+export interface DeadLetterInfo<T> {
+  queue: string;
+  data: T;
+  reason: string;
+  code: string;
+  delivery: DeliveryInfo;
+}
+
+export interface PgBossWorkOptions<T, R> {
+  effects: EffectsRunner;
+  handler: IdempotentHandler<T, R>;
+  /** Jobs processed at once in this process (one pg-boss poller each). Default 1. */
+  concurrency?: number;
+  pollingIntervalSeconds?: number;
+  /** Minimum delay before an in-flight duplicate is delivered again. Default 2 s. */
+  inFlightDelayMs?: number;
+  /** Queue for dead letters; false to only call onDeadLetter. Default `<queue>.dead-letter`. */
+  deadLetterQueue?: string | false;
+  onDeadLetter?: (info: DeadLetterInfo<T>) => void | Promise<void>;
+  /** The message id to log and store; default the pg-boss job id. */
+  messageId?: (data: T, job: PgBoss.JobWithMetadata<T>) => string;
+  /** Default: the job's createdOn. */
+  publishedAt?: (data: T, job: PgBoss.JobWithMetadata<T>) => Date;
+  /** Observes every decision (logging, tests). */
+  onDecision?: (decision: Decision<R>, delivery: DeliveryInfo) => void;
+}
+
+/** Starts a pg-boss instance on `connectionString` in `schema`, with errors routed to `onError`. */
+export async function startBoss(options: PgBoss.ConstructorOptions & { onError?: (error: Error) => void }): Promise<PgBoss> {
+  const { onError, ...config } = options;
+  const boss = new PgBoss({ schema: "pgboss", ...config });
+  boss.on("error", onError ?? (() => {}));
+  await boss.start();
+  return boss;
+}
+
+/** The delivery metadata pg-boss gives for a job (and any carried by a re-enqueued copy). */
+export function deliveryOf<T>(
+  queue: string,
+  job: PgBoss.JobWithMetadata<T>,
+  options: Pick<PgBossWorkOptions<T, unknown>, "messageId" | "publishedAt"> = {},
+): { data: T; delivery: DeliveryInfo } {
+  const raw = (job.data ?? {}) as T & { [CARRY_FIELD]?: Carried };
+  const carried = raw[CARRY_FIELD];
+  const data = carried ? (Object.fromEntries(Object.entries(raw).filter(([k]) => k !== CARRY_FIELD)) as T) : raw;
+  // retryCount counts pg-boss's own retries (after a failure or an expiry); a carried copy is a
+  // redelivery of an earlier message by construction.
+  const attempt = (carried?.attempt ?? 0) + job.retryCount + 1;
+  return {
+    data,
+    delivery: {
+      queue,
+      messageId: carried?.messageId ?? options.messageId?.(data, job) ?? job.id,
+      attempt,
+      redelivered: attempt > 1,
+      publishedAt: carried ? new Date(carried.publishedAt) : (options.publishedAt?.(data, job) ?? job.createdOn),
+    },
+  };
+}
+
+/**
+ * Registers an idempotent worker for `queue` (created if missing). Returns the pg-boss worker ids.
+ */
+export async function workIdempotent<T extends object, R>(
+  boss: PgBoss,
+  queue: string,
+  options: PgBossWorkOptions<T, R>,
+): Promise<string[]> {
+  await boss.createQueue(queue);
+  const deadLetterQueue = options.deadLetterQueue === undefined ? `${queue}.dead-letter` : options.deadLetterQueue;
+  if (deadLetterQueue) await boss.createQueue(deadLetterQueue);
+
+  const handle = async (job: PgBoss.JobWithMetadata<T>): Promise<unknown> => {
+    const { data, delivery } = deliveryOf(queue, job, options);
+    const decision = await processDelivery(options.effects, options.handler, data, delivery, {
+      inFlightDelayMs: options.inFlightDelayMs,
+    });
+    options.onDecision?.(decision, delivery);
+    switch (decision.action) {
+      case "ack":
+        return { outcome: decision.result ?? null, duplicate: decision.duplicate };
+      case "retry-later": {
+        const carried: Carried = {
+          messageId: delivery.messageId,
+          publishedAt: (delivery.publishedAt ?? new Date()).toISOString(),
+          attempt: delivery.attempt,
+        };
+        await boss.send(queue, { ...data, [CARRY_FIELD]: carried }, { startAfter: Math.ceil(decision.delayMs / 1000) });
+        return { inFlight: true, retryAfterMs: decision.delayMs };
+      }
+      case "dead-letter": {
+        if (deadLetterQueue) {
+          await boss.send(deadLetterQueue, {
+            queue,
+            data,
+            reason: decision.reason,
+            code: decision.code,
+            messageId: delivery.messageId,
+          });
+        }
+        await options.onDeadLetter?.({ queue, data, reason: decision.reason, code: decision.code, delivery });
+        return { deadLettered: true, reason: decision.reason };
+      }
+      case "fail":
+        throw decision.error;
+    }
+  };
+
+  const ids: string[] = [];
+  for (let i = 0; i < (options.concurrency ?? 1); i++) {
+    ids.push(
+      await boss.work<T>(
+        queue,
+        { includeMetadata: true, batchSize: 1, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1 },
+        async (jobs) => {
+          // batchSize 1: one job per call, so one job's failure never fails another.
+          const job = jobs[0];
+          return job ? handle(job) : undefined;
+        },
+      ),
+    );
+  }
+  return ids;
+}

@@ -1,0 +1,26 @@
+import { parseArgs } from "node:util";
+import pg from "pg";
+import { openDemoDatabase } from "../lib/demo/connect";
+import { resetDemo } from "../lib/demo/reset";
+import { log, runMain } from "./cli";
+
+/** `npm run demo:reset`: removes exactly the demo's data (rows marked demo, the demo tables, its pg-boss schema). */
+runMain(async () => {
+  try {
+    parseArgs({ options: {}, strict: true });
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\nusage: npm run demo:reset`);
+  }
+  const db = await openDemoDatabase(log);
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    const r = await resetDemo(client);
+    log(
+      `demo data removed: ${r.effects} effects, ${r.rollupRows} rollup rows, ${r.violationRows} violation rows, ${r.orders} orders (and the demo queues)`,
+    );
+  } finally {
+    await client.end().catch(() => {});
+    await db.stop();
+  }
+});

@@ -1,0 +1,34 @@
+import { parseArgs } from "node:util";
+import { loadConfig } from "../lib/config";
+import { demoSettingsForChild, exitWithParent } from "../lib/demo/settings";
+import { startDemoWorker } from "../lib/demo/worker";
+import { log, runMain } from "./cli";
+
+/** One demo worker process (started by `npm start` through lib/demo/supervisor.ts). */
+runMain(async () => {
+  const { values } = parseArgs({
+    options: {
+      index: { type: "string", default: "0" },
+      "metrics-port": { type: "string", default: "0" },
+      "parent-pid": { type: "string" },
+    },
+    strict: true,
+  });
+  const config = loadConfig();
+  if (!config.DATABASE_URL) throw new Error("demo-worker needs DATABASE_URL (npm start provides it)");
+  const worker = await startDemoWorker({
+    url: config.DATABASE_URL,
+    index: Number(values.index),
+    metricsPort: Number(values["metrics-port"]),
+    settings: demoSettingsForChild(),
+    log,
+    logLevel: process.env.DEMO_LOG_LEVEL ?? "warn",
+  });
+  const stop = async () => {
+    await worker.stop();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop());
+  process.on("SIGINT", () => void stop());
+  exitWithParent(values["parent-pid"] ? Number(values["parent-pid"]) : undefined, () => void stop());
+});
