@@ -48,7 +48,7 @@ export function StatTiles({ totals }: { totals: Overview["totals"] }) {
       label: "Suppressed",
       value: totals.duplicateSuppressions,
       tone: "accent",
-      note: deliveries > 0 ? `${formatPercent(totals.duplicateSuppressions / deliveries)} dup. rate` : "duplicates",
+      note: deliveries > 0 ? `${formatPercent(totals.duplicateSuppressions / deliveries)} rate` : "duplicates",
       title: "Duplicate deliveries suppressed: the share of all deliveries that were duplicates",
     },
     {
