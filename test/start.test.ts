@@ -9,7 +9,6 @@ import { findFreePort } from "../lib/db/free-port";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
-
 interface Started {
   child: ChildProcess;
   output: () => string;
@@ -56,9 +55,14 @@ describe("npm start: bad input stops startup with one clear line", () => {
 
   it("names an unreachable database", async () => {
     const closedPort = await findFreePort();
-    const run = runStart({ DATABASE_URL: `postgresql://postgres@127.0.0.1:${closedPort}/postgres`, PORT: String(await findFreePort()) });
+    const run = runStart({
+      DATABASE_URL: `postgresql://postgres@127.0.0.1:${closedPort}/postgres`,
+      PORT: String(await findFreePort()),
+    });
     expect(await run.exited).not.toBe(0);
-    expect(run.output()).toMatch(/onceboard: cannot reach PostgreSQL at postgresql:\/\/postgres@127\.0\.0\.1:\d+\/postgres: connection refused/);
+    expect(run.output()).toMatch(
+      /onceboard: cannot reach PostgreSQL at postgresql:\/\/postgres@127\.0\.0\.1:\d+\/postgres: connection refused/,
+    );
     expect(run.output()).not.toMatch(/\n\s+at /);
   });
 
