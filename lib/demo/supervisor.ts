@@ -4,8 +4,8 @@ import path from "node:path";
 import { findFreePort } from "../db/free-port";
 import { startBoss } from "../queues";
 import { createDemoQueues } from "./handlers";
-import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";
 import type { DemoSettings } from "./settings";
+import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 

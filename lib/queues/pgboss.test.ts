@@ -1,0 +1,254 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import pino from "pino";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { createEffects, type Duration } from "../idempotency";
+import type { Decision, DeliveryInfo, IdempotentHandler } from "./core";
+import { startBoss, workIdempotent } from "./pgboss";
+import { sleep, waitFor } from "./testing/wait";
+
+interface Msg {
+  tenant: string;
+  orderId: string;
+  amountCents: number;
+}
+
+const SCHEMA = "pgboss";
+let db: TestDatabase;
+const cleanup: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  for (const fn of cleanup.reverse()) await fn().catch(() => {});
+  await db.drop();
+});
+
+const silent = pino({ level: "silent" });
+const unique = (name: string) => `${name}-${randomBytes(4).toString("hex")}`;
+
+/** A worker "process" of its own: its own pg pool, effects instance, metrics registry and pg-boss. */
+async function worker(options: { wait?: Duration; lease?: Duration } = {}) {
+  const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  pool.on("error", () => {});
+  const registry = new Registry();
+  const effects = createEffects({
+    db: pool,
+    lease: options.lease ?? "5s",
+    wait: options.wait ?? "200ms",
+    registry,
+    logger: silent,
+    rollups: false,
+  });
+  const boss = await startBoss({ connectionString: db.url, schema: SCHEMA, max: 4, maintenanceIntervalSeconds: 1 });
+  cleanup.push(
+    () => boss.stop({ graceful: false, wait: true, timeout: 2000 }),
+    () => effects.close(),
+    () => pool.end(),
+  );
+  return { pool, registry, effects, boss };
+}
+
+async function metric(registry: Registry, name: string, labels: Record<string, string>): Promise<number> {
+  const values = (await registry.getSingleMetric(name)?.get())?.values ?? [];
+  return values
+    .filter((v) => Object.entries(labels).every(([k, val]) => String(v.labels[k]) === val))
+    .reduce((sum, v) => sum + v.value, 0);
+}
+
+async function jobsOf(queue: string) {
+  const { rows } = await db.pool.query<{
+    id: string;
+    state: string;
+    output: Record<string, unknown> | null;
+    retry_count: number;
+  }>(`SELECT id, state, output, retry_count FROM ${SCHEMA}.job WHERE name = $1 ORDER BY created_on`, [queue]);
+  return rows;
+}
+
+const settled = async (queue: string, atLeast = 1) => {
+  const jobs = await jobsOf(queue);
+  return jobs.length >= atLeast && jobs.every((j) => j.state === "completed" || j.state === "failed") ? jobs : null;
+};
+
+describe("pg-boss adapter (real pg-boss on the test database)", () => {
+  it("a message pg-boss redelivers after a failure is suppressed, acked, and returns the stored outcome", async () => {
+    const { boss, effects, registry } = await worker();
+    const queue = unique("retry");
+    await boss.createQueue(queue, { name: queue, retryLimit: 3, retryDelay: 1 });
+    let runs = 0;
+    const attempts: DeliveryInfo[] = [];
+    const handler: IdempotentHandler<Msg, unknown> = {
+      kind: "job",
+      tenant: (m) => m.tenant,
+      run: async (m, job, delivery) => {
+        attempts.push(delivery);
+        const charge = await job.external(`capture:${m.orderId}`, async () => {
+          runs++;
+          return { chargeId: `ch_${runs}` };
+        });
+        // The effect is done, then the delivery fails (a later step, a lost ack): pg-boss retries it.
+        if (delivery.attempt === 1) throw new Error("connection reset before the ack");
+        return charge;
+      },
+    };
+    await workIdempotent(boss, queue, { effects, handler, pollingIntervalSeconds: 0.5 });
+    const id = await boss.send(queue, { tenant: "acme", orderId: "o-1", amountCents: 100 });
+
+    const [job] = await waitFor("the job to complete", () => settled(queue));
+    expect(job?.id).toBe(id);
+    expect(job?.state).toBe("completed");
+    expect(job?.retry_count).toBe(1);
+    expect(runs).toBe(1);
+    expect(job?.output).toEqual({ outcome: { chargeId: "ch_1" }, duplicate: true });
+    expect(attempts.map((a) => [a.attempt, a.redelivered])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+    expect(await metric(registry, "idem_duplicate_suppressions_total", { job_type: queue })).toBe(1);
+    expect(await metric(registry, "idem_deliveries_total", { job_type: queue, redelivered: "true" })).toBe(1);
+  });
+
+  it("a job whose worker died before the ack is expired by pg-boss, redelivered, suppressed with the stored outcome", async () => {
+    const live = await worker();
+    const crashed = await worker();
+    const queue = unique("expired");
+    await live.boss.createQueue(queue, { name: queue, retryLimit: 3, retryDelay: 1, expireInSeconds: 1 });
+    const message: Msg = { tenant: "globex", orderId: "o-2", amountCents: 250 };
+    const id = await live.boss.send(queue, message);
+
+    // The crashing worker (its own connections) takes the job and completes the effect, then
+    // never acks: the job stays active until pg-boss's expiry fails it into a retry.
+    const [taken] = await crashed.boss.fetch<Msg>(queue, { includeMetadata: true });
+    expect(taken?.id).toBe(id);
+    let runs = 0;
+    await crashed.effects.once(
+      { tenant: message.tenant, key: `capture:${message.orderId}`, jobType: queue, messageId: id, attempt: 1, payload: message },
+      async () => {
+        runs++;
+        return { chargeId: "ch_first" };
+      },
+    );
+    await crashed.boss.stop({ graceful: false, wait: true, timeout: 2000 });
+
+    const decisions: Decision<unknown>[] = [];
+    await workIdempotent<Msg, unknown>(live.boss, queue, {
+      effects: live.effects,
+      handler: {
+        kind: "once",
+        tenant: (m) => m.tenant,
+        key: (m) => `capture:${m.orderId}`,
+        run: async () => {
+          runs++;
+          return { chargeId: "ch_second" };
+        },
+      },
+      pollingIntervalSeconds: 0.5,
+      onDecision: (d) => decisions.push(d),
+    });
+    const [job] = await waitFor("the expired job to be redelivered and completed", () => settled(queue));
+    expect(job?.state).toBe("completed");
+    expect(job?.retry_count).toBeGreaterThanOrEqual(1);
+    expect(runs).toBe(1);
+    expect(job?.output).toEqual({ outcome: { chargeId: "ch_first" }, duplicate: true });
+    expect(decisions).toEqual([{ action: "ack", result: { chargeId: "ch_first" }, duplicate: true }]);
+    expect(await metric(live.registry, "idem_deliveries_total", { job_type: queue, redelivered: "true" })).toBe(1);
+  });
+
+  it("an in-flight duplicate on another worker is retried later (re-sent with a delay), never dropped, then suppressed", async () => {
+    const a = await worker({ wait: "100ms" });
+    const b = await worker({ wait: "100ms" });
+    const queue = unique("inflight");
+    await a.boss.createQueue(queue, { name: queue, retryLimit: 3, retryDelay: 1 });
+    let runs = 0;
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const retriedLater: Decision<unknown>[] = [];
+    const handler: IdempotentHandler<Msg, unknown> = {
+      kind: "once",
+      tenant: (m) => m.tenant,
+      key: (m) => `capture:${m.orderId}`,
+      run: async () => {
+        runs++;
+        // Hold the effect in flight until the other worker has seen it in flight (bounded).
+        await Promise.race([held, sleep(15_000)]);
+        return { chargeId: "ch_only" };
+      },
+    };
+    const onDecision = (d: Decision<unknown>) => {
+      if (d.action === "retry-later") {
+        retriedLater.push(d);
+        release();
+      }
+    };
+    for (const w of [a, b]) {
+      await workIdempotent(w.boss, queue, {
+        effects: w.effects,
+        handler,
+        pollingIntervalSeconds: 0.5,
+        inFlightDelayMs: 500,
+        onDecision,
+      });
+    }
+    const message: Msg = { tenant: "initech", orderId: "o-3", amountCents: 999 };
+    // The same message twice in one insert: the two workers fetch one copy each.
+    await a.boss.insert([
+      { name: queue, data: message },
+      { name: queue, data: message },
+    ]);
+
+    const jobs = await waitFor("both copies and the re-sent one to complete", () => settled(queue, 3));
+    expect(runs).toBe(1);
+    expect(retriedLater.length).toBeGreaterThanOrEqual(1);
+    const outputs = jobs.map((j) => j.output);
+    expect(outputs.filter((o) => o?.inFlight === true).length).toBe(retriedLater.length);
+    expect(outputs).toContainEqual({ outcome: { chargeId: "ch_only" }, duplicate: false });
+    expect(outputs).toContainEqual({ outcome: { chargeId: "ch_only" }, duplicate: true });
+    expect(jobs.every((j) => j.state === "completed")).toBe(true);
+  });
+
+  it("a key reused with a different payload is dead-lettered with the reason, and nothing runs", async () => {
+    const { boss, effects } = await worker();
+    const queue = unique("reuse");
+    let runs = 0;
+    const deadLetters: string[] = [];
+    await workIdempotent<Msg, unknown>(boss, queue, {
+      effects,
+      handler: {
+        kind: "once",
+        tenant: (m) => m.tenant,
+        key: (m) => `capture:${m.orderId}`,
+        run: async (m) => {
+          runs++;
+          return { charged: m.amountCents };
+        },
+      },
+      pollingIntervalSeconds: 0.5,
+      onDeadLetter: ({ reason }) => {
+        deadLetters.push(reason);
+      },
+    });
+    await boss.send(queue, { tenant: "acme", orderId: "o-4", amountCents: 100 });
+    await waitFor("the first message", () => settled(queue, 1));
+    await boss.send(queue, { tenant: "acme", orderId: "o-4", amountCents: 200 });
+    const jobs = await waitFor("the reused key", () => settled(queue, 2));
+
+    expect(runs).toBe(1);
+    expect(deadLetters).toHaveLength(1);
+    expect(deadLetters[0]).toMatch(/different payload/);
+    expect(jobs[1]?.output).toMatchObject({ deadLettered: true });
+    const parked = await jobsOf(`${queue}.dead-letter`);
+    expect(parked).toHaveLength(1);
+    const { rows } = await db.pool.query<{ data: { reason: string; data: Msg } }>(
+      `SELECT data FROM ${SCHEMA}.job WHERE id = $1`,
+      [parked[0]?.id],
+    );
+    expect(rows[0]?.data.reason).toMatch(/different payload/);
+    expect(rows[0]?.data.data.amountCents).toBe(200);
+  });
+});
