@@ -44,10 +44,11 @@ export interface ClaimParams {
 }
 
 // One round trip: the whole decision (lock, look across partitions, insert / take over / record
-// the duplicate) happens inside onceboard_claim (prisma/migrations/20261130010000_claims). Casts
+// the duplicate) happens inside onceboard_claim (prisma/migrations/20261130010000_claims, revised
+// in 20261130020000_claims_fast). Casts
 // are explicit so the statement plans the same through pg and through Prisma's raw queries.
 export const CLAIM: Statement = {
-  name: "onceboard_claim_v1",
+  name: "onceboard_claim_v2",
   returns: "rows",
   text: `SELECT result, status, attempt, owner, policy, created_at, lease_until, outcome, error, gap_seconds,
        duplicate_count, first_message_id, db_now

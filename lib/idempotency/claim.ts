@@ -158,6 +158,7 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
       return { kind: "owned", row, claim: new Claim(core, sql, spec, row) };
     case "duplicate":
       metrics.duplicateSuppressions.inc(labels);
+      if (row.createdAt) core.duplicates.record(spec.tenant, spec.key, row.createdAt, row.gapSeconds, spec.messageId);
       if (row.gapSeconds !== null) {
         metrics.redeliveryGap.observe(labels, row.gapSeconds);
         rollups?.observeGap(spec.jobType, row.gapSeconds);

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { DuplicateLedger } from "./duplicates";
 import type { EffectsMetrics } from "./metrics";
 import type { ResolvedOptions } from "./options";
 import type { Rollups } from "./rollups";
@@ -8,6 +9,8 @@ export interface EffectsCore {
   opts: ResolvedOptions;
   metrics: EffectsMetrics;
   rollups: Rollups | null;
+  /** Per-row duplicate bookkeeping, applied in batches. */
+  duplicates: DuplicateLedger;
   logger: Logger;
   closed: boolean;
 }

@@ -4,6 +4,7 @@ import { acquire, type Claim } from "./claim";
 import type { EffectsCore } from "./core";
 import { type EffectsDb, sqlFor, type TransactionHandle } from "./db";
 import { countDelivery, toPublishedAt } from "./delivery";
+import { DuplicateLedger } from "./duplicates";
 import { toMs } from "./duration";
 import { EffectsClosedError } from "./errors";
 import { type JobContext, type JobDelivery, type JobResult, job } from "./job";
@@ -36,9 +37,9 @@ export interface Effects<Tx = TransactionHandle> {
    * owned, call claim.complete(outcome) or claim.fail(error) yourself.
    */
   claim(input: Omit<OnceInput<Tx>, "policy"> & { policy?: OnceInput<Tx>["policy"] }): Promise<ClaimOutcome>;
-  /** Writes pending per-minute rollups now; true when all were written. */
+  /** Writes pending per-minute rollups and duplicate bookkeeping now; true when all were written. */
   flush(): Promise<boolean>;
-  /** Stops new claims and the flush timer, then flushes rollups. Does not close `db`. */
+  /** Stops new claims and the flush timers, then flushes. Call on shutdown. Does not close `db`. */
   close(): Promise<void>;
   readonly registry: Registry;
   readonly options: Readonly<ResolvedOptions>;
@@ -54,7 +55,9 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
     ? new Rollups(opts.db, { demo: opts.demo, logger, onFlushFailure: () => metrics.rollupFlushFailures.inc() })
     : null;
   rollups?.start(opts.flushIntervalMs);
-  const core: EffectsCore = { opts, metrics, rollups, logger, closed: false };
+  const duplicates = new DuplicateLedger(opts.db, { logger, onFlushFailure: () => metrics.rollupFlushFailures.inc() });
+  duplicates.start(opts.flushIntervalMs);
+  const core: EffectsCore = { opts, metrics, rollups, duplicates, logger, closed: false };
 
   return {
     once: (input, fn) => once(core, input, fn),
@@ -87,11 +90,15 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
         status: acquired.row.status === "abandoned" ? "abandoned" : "completed",
       };
     },
-    flush: () => rollups?.flush() ?? Promise.resolve(true),
+    async flush() {
+      const [a, b] = await Promise.all([duplicates.flush(), rollups?.flush() ?? true]);
+      return a && b;
+    },
     async close() {
       core.closed = true;
       rollups?.stop();
-      await rollups?.flush();
+      duplicates.stop();
+      await Promise.all([duplicates.flush(), rollups?.flush()]);
     },
     registry,
     options: opts,

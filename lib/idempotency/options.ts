@@ -26,7 +26,10 @@ export interface EffectsOptions {
   logger?: Logger;
   /** Mark effect rows and rollups as demo data (the demo workload). Default false. */
   demo?: boolean;
-  /** How often per-minute rollups are flushed; 0 disables the timer (close() still flushes). Default "10s". */
+  /**
+   * How often per-minute rollups and per-row duplicate bookkeeping are flushed; 0 disables the
+   * timer (flush() and close() still flush). Default "10s".
+   */
   flushInterval?: Duration;
   /** Write per-minute rollups at all. Default true. */
   rollups?: boolean;

@@ -49,6 +49,9 @@ describe("claims", () => {
     expect(second).toMatchObject({ result: "duplicate", duplicate: true, outcome: first.outcome });
     expect(second.gapSeconds).toBeGreaterThanOrEqual(0);
     expect(runs).toBe(1);
+    // The duplicate's claim was read-only; its bookkeeping lands with the next flush.
+    expect((await effectRows("acme", key))[0]?.duplicate_count).toBe(0);
+    expect(await effects.flush()).toBe(true);
     const [row] = await effectRows("acme", key);
     expect(row).toMatchObject({ status: "completed", duplicate_count: 1 });
     expect(row.last_duplicate_at).toBeInstanceOf(Date);

@@ -57,6 +57,7 @@ describe("N deliveries at once", () => {
     const perRound: number[] = [];
     for (let round = 0; round < 20; round++) perRound.push(await deliverConcurrently(50, `lib-${round}`, library));
     expect(perRound).toEqual(new Array(20).fill(1));
+    await effects.flush();
     const { rows } = await db.pool.query<{ n: number; dups: number }>(
       "SELECT count(*)::int AS n, sum(duplicate_count)::int AS dups FROM effects WHERE key LIKE 'capture:lib-%'",
     );

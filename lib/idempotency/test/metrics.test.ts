@@ -148,4 +148,34 @@ describe("per-minute rollups", () => {
     );
     expect(rows[0]?.claims).toBe(4);
   });
+
+  it("applies duplicate bookkeeping to the effect row in batches, exactly once even after a failed flush", async () => {
+    let failing = true;
+    const pool = db.pool;
+    const flaky = Object.create(pool) as pg.Pool;
+    (flaky as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const first = args[0] as { text?: string } | string;
+      const text = typeof first === "string" ? first : (first.text ?? "");
+      if (failing && text.includes("jsonb_to_recordset")) return Promise.reject(new Error("database went away"));
+      return (pool.query as (...a: unknown[]) => unknown)(...args);
+    };
+    const effects = createEffects({
+      db: flaky,
+      registry: new Registry(),
+      logger: silentLogger(),
+      rollups: false,
+      flushInterval: 0,
+    });
+    const input = { tenant: "acme", key: "capture:ledger-1", jobType: "ledger" };
+    await effects.once(input, () => 1);
+    await effects.once({ ...input, messageId: "m-2" }, () => 1);
+    expect(await effects.flush()).toBe(false);
+    await effects.once({ ...input, messageId: "m-3" }, () => 1);
+    failing = false;
+    await effects.close();
+    const { rows } = await db.pool.query(
+      "SELECT duplicate_count, last_message_id, last_duplicate_at IS NOT NULL AS seen, max_gap_seconds >= 0 AS gap FROM effects WHERE key = 'capture:ledger-1'",
+    );
+    expect(rows).toEqual([{ duplicate_count: 2, last_message_id: "m-3", seen: true, gap: true }]);
+  });
 });

@@ -1,0 +1,166 @@
+/**
+ * npm run bench:claims — fresh claims per second through the worker library against a raw
+ * INSERT … ON CONFLICT DO NOTHING RETURNING into an unpartitioned table, through the same pg pool
+ * at the same concurrency, in the same run; then the same for duplicates.
+ *
+ * Library "fresh claim" = effects.claim(): validation, one onceboard_claim() round trip
+ * (advisory lock, look across partitions, insert), metrics and rollups. The completion UPDATE
+ * that once() adds afterwards is measured separately (once_per_s) and is not in `ratio`.
+ * Library "duplicate" = effects.once() on a completed key: one round trip that returns the stored
+ * outcome and records the duplicate (duplicate_count, gap). Raw duplicate = the same INSERT on an
+ * existing key, which returns no row and records nothing.
+ *
+ * Round trips are counted by wrapping the pool's query(). Env: BENCH_SECONDS (default 4 per
+ * phase), BENCH_CONCURRENCY (16), DATABASE_URL (else an embedded PostgreSQL).
+ */
+import pg from "pg";
+import pino from "pino";
+import { Registry } from "prom-client";
+import { createEffects } from "../lib/idempotency";
+import { benchDatabase, countRoundTrips, machine, runFor } from "./support";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const log = (line: string) => console.log(`[bench:claims] ${line}`);
+
+// The raw baseline row is as wide as an effects row, so the comparison is about the claim logic.
+const RAW_TABLE = `CREATE TABLE raw_claims (
+  tenant_id text NOT NULL, key text NOT NULL, job_type text NOT NULL, status text NOT NULL, policy text NOT NULL,
+  attempt integer NOT NULL DEFAULT 1, owner text, lease_until timestamptz, first_message_id text, last_message_id text,
+  request_hash text, created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, key))`;
+const RAW_INSERT = {
+  name: "bench_raw_insert",
+  text: `INSERT INTO raw_claims (tenant_id, key, job_type, status, policy, owner, lease_until, first_message_id, last_message_id)
+         VALUES ($1, $2, 'bench', 'in_progress', 'once', $3, now() + interval '30 seconds', $4, $4)
+         ON CONFLICT DO NOTHING RETURNING key`,
+};
+
+// Not a claim (no lock, no look into older partitions): the floor any design on the partitioned
+// effects table pays — tuple routing and four indexes per partition. Printed for context.
+const BARE_EFFECTS_INSERT = {
+  name: "bench_bare_effects_insert",
+  text: `INSERT INTO effects (tenant_id, key, job_type, status, policy, owner, lease_until, first_message_id, last_message_id)
+         VALUES ($1, $2, 'bench', 'in_progress', 'once', $3, now() + interval '30 seconds', $4, $4)
+         ON CONFLICT DO NOTHING RETURNING key`,
+};
+
+async function main() {
+  log(`machine: ${machine()}; concurrency ${CONCURRENCY}, ${SECONDS}s per phase`);
+  const database = await benchDatabase(log);
+  const pool = new pg.Pool({ connectionString: database.url, max: CONCURRENCY });
+  pool.on("error", () => {});
+  const trips = countRoundTrips(pool);
+  const effects = createEffects({
+    db: pool,
+    registry: new Registry(),
+    logger: pino({ level: "info" }, pino.destination("/dev/null")),
+  });
+  try {
+    await pool.query(RAW_TABLE);
+    let seq = 0;
+    const rawFresh = (w: number, i: number) =>
+      pool.query({ ...RAW_INSERT, values: ["bench", `fresh:${seq}-${w}-${i}`, `o${w}`, `m${i}`] });
+    const libFresh = async (w: number, i: number) => {
+      const r = await effects.claim({ tenant: "bench", key: `fresh:${seq}-${w}-${i}`, jobType: "bench", messageId: `m${i}` });
+      if (r.kind !== "owned") throw new Error(`expected a fresh claim, got ${r.kind}`);
+    };
+
+    log("warming up");
+    seq = 0;
+    await runFor(CONCURRENCY, 1, rawFresh);
+    await runFor(CONCURRENCY, 1, libFresh);
+
+    // Alternate raw and library twice so drift (autovacuum, checkpoints) hits both.
+    const fresh = { raw: { ops: 0, s: 0 }, lib: { ops: 0, s: 0, trips: 0 }, bare: { ops: 0, s: 0 } };
+    for (let round = 1; round <= 2; round++) {
+      seq = round;
+      const raw = await runFor(CONCURRENCY, SECONDS, rawFresh);
+      fresh.raw.ops += raw.ops;
+      fresh.raw.s += raw.ops / raw.perSecond;
+      log(`fresh round ${round}: raw ${raw.perSecond.toFixed(0)}/s`);
+      const before = trips.count();
+      const lib = await runFor(CONCURRENCY, SECONDS, libFresh);
+      fresh.lib.ops += lib.ops;
+      fresh.lib.s += lib.ops / lib.perSecond;
+      fresh.lib.trips += trips.count() - before;
+      log(`fresh round ${round}: library ${lib.perSecond.toFixed(0)}/s`);
+      const bare = await runFor(CONCURRENCY, SECONDS, (w, i) =>
+        pool.query({ ...BARE_EFFECTS_INSERT, values: ["bench-bare", `fresh:${seq}-${w}-${i}`, `o${w}`, `m${i}`] }),
+      );
+      fresh.bare.ops += bare.ops;
+      fresh.bare.s += bare.ops / bare.perSecond;
+      log(`fresh round ${round}: bare INSERT into partitioned effects (not a claim) ${bare.perSecond.toFixed(0)}/s`);
+    }
+    const barePerS = fresh.bare.ops / fresh.bare.s;
+    const rawPerS = fresh.raw.ops / fresh.raw.s;
+    const libPerS = fresh.lib.ops / fresh.lib.s;
+    const freshTrips = fresh.lib.trips / fresh.lib.ops;
+    log(`fresh: library ${libPerS.toFixed(0)}/s, raw ${rawPerS.toFixed(0)}/s, ${freshTrips.toFixed(3)} round trips per claim`);
+    log(
+      `context: a bare INSERT into the partitioned effects table runs at ${barePerS.toFixed(0)}/s = ${(barePerS / rawPerS).toFixed(3)} of raw; the library claim is ${(libPerS / barePerS).toFixed(3)} of that`,
+    );
+
+    // once(): claim + step + completion, for reference.
+    seq = 9;
+    const once = await runFor(CONCURRENCY, SECONDS, (w, i) =>
+      effects.once({ tenant: "bench", key: `once:${w}-${i}`, jobType: "bench", messageId: `m${i}` }, () => ({ ok: true })),
+    );
+    log(`once() (claim + completion): ${once.perSecond.toFixed(0)}/s`);
+
+    // Duplicates: completed keys for the library, existing keys for raw.
+    const KEYS = 4000;
+    log(`preparing ${KEYS} completed effects for the duplicate phase`);
+    const dupKey = (w: number, i: number) => `dup:${(w * 7919 + i) % KEYS}`;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async (_, w) => {
+        for (let k = w; k < KEYS; k += CONCURRENCY) {
+          await effects.once({ tenant: "bench", key: `dup:${k}`, jobType: "bench" }, () => ({ chargeId: `ch_${k}` }));
+          await pool.query({ ...RAW_INSERT, values: ["bench", `dup:${k}`, "o", "m"] });
+        }
+      }),
+    );
+    const dup = { raw: { ops: 0, s: 0 }, lib: { ops: 0, s: 0, trips: 0 } };
+    for (let round = 1; round <= 2; round++) {
+      const raw = await runFor(CONCURRENCY, SECONDS, async (w, i) => {
+        const r = await pool.query({ ...RAW_INSERT, values: ["bench", dupKey(w, i), "o", "m"] });
+        if (r.rowCount !== 0) throw new Error("raw duplicate inserted");
+      });
+      dup.raw.ops += raw.ops;
+      dup.raw.s += raw.ops / raw.perSecond;
+      log(`duplicate round ${round}: raw ${raw.perSecond.toFixed(0)}/s`);
+      const before = trips.count();
+      const lib = await runFor(CONCURRENCY, SECONDS, async (w, i) => {
+        const r = await effects.once({ tenant: "bench", key: dupKey(w, i), jobType: "bench", attempt: 2 }, () => {
+          throw new Error("a duplicate ran");
+        });
+        if (!r.duplicate) throw new Error("expected a duplicate");
+      });
+      dup.lib.ops += lib.ops;
+      dup.lib.s += lib.ops / lib.perSecond;
+      dup.lib.trips += trips.count() - before;
+      log(`duplicate round ${round}: library ${lib.perSecond.toFixed(0)}/s`);
+    }
+    const dupRaw = dup.raw.ops / dup.raw.s;
+    const dupLib = dup.lib.ops / dup.lib.s;
+    const dupTrips = dup.lib.trips / dup.lib.ops;
+    log(
+      `duplicates: library ${dupLib.toFixed(0)}/s, raw ${dupRaw.toFixed(0)}/s, ${dupTrips.toFixed(3)} round trips per duplicate`,
+    );
+    log(`PostgreSQL ${database.serverVersion} (${database.where})`);
+
+    await effects.close();
+    const roundTrips = (fresh.lib.trips + dup.lib.trips) / (fresh.lib.ops + dup.lib.ops);
+    console.log(
+      `claims ratio=${(libPerS / rawPerS).toFixed(3)} library_per_s=${libPerS.toFixed(0)} raw_per_s=${rawPerS.toFixed(0)} duplicate_ratio=${(dupLib / dupRaw).toFixed(3)} round_trips_per_claim=${roundTrips.toFixed(3)}`,
+    );
+  } finally {
+    await pool.end().catch(() => {});
+    await database.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

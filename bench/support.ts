@@ -1,0 +1,93 @@
+import { randomBytes } from "node:crypto";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { startEmbeddedPostgres } from "../lib/db/embedded";
+import { migrate } from "../lib/db/migrate";
+import { ensureEffectPartitions } from "../lib/db/partitions";
+
+export interface BenchDatabase {
+  url: string;
+  serverVersion: string;
+  where: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A scratch database for a benchmark: on DATABASE_URL's server when set (a throw-away database
+ * created beside the given one and dropped afterwards), else an embedded PostgreSQL in a temp dir.
+ * Migrated, with effects partitions from yesterday to a week ahead.
+ */
+export async function benchDatabase(log: (line: string) => void): Promise<BenchDatabase> {
+  let adminUrl = process.env.DATABASE_URL;
+  let stopServer = async () => {};
+  let where = "DATABASE_URL";
+  if (!adminUrl) {
+    const dataDir = path.join(os.tmpdir(), `onceboard-bench-${process.pid}`);
+    log(`starting embedded PostgreSQL in ${dataDir}`);
+    const handle = await startEmbeddedPostgres({ dataDir, persistent: false });
+    adminUrl = handle.url;
+    stopServer = () => handle.stop();
+    where = "embedded";
+  }
+  const name = `onceboard_bench_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client(adminUrl);
+  await admin.connect();
+  const serverVersion = (await admin.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v ?? "?";
+  await admin.query(`CREATE DATABASE ${name}`);
+  const parsed = new URL(adminUrl);
+  parsed.pathname = `/${name}`;
+  const url = parsed.toString();
+  await migrate(url);
+  const client = new pg.Client(url);
+  await client.connect();
+  await ensureEffectPartitions(client, { back: 1, ahead: 7 });
+  await client.end();
+  log(`database ${name} migrated (PostgreSQL ${serverVersion}, ${where})`);
+  return {
+    url,
+    serverVersion,
+    where,
+    async close() {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+      await admin.end();
+      await stopServer();
+    },
+  };
+}
+
+/** Wraps pool.query so every round trip through the pool is counted. */
+export function countRoundTrips(pool: pg.Pool): { count(): number } {
+  let n = 0;
+  const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    n++;
+    return original(...args);
+  };
+  return { count: () => n };
+}
+
+/** Runs `op` from `concurrency` loops for `seconds`; returns operations completed and per second. */
+export async function runFor(
+  concurrency: number,
+  seconds: number,
+  op: (worker: number, i: number) => Promise<unknown>,
+): Promise<{ ops: number; perSecond: number }> {
+  const deadline = performance.now() + seconds * 1000;
+  let ops = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      for (let i = 0; performance.now() < deadline; i++) {
+        await op(worker, i);
+        ops++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  return { ops, perSecond: ops / elapsed };
+}
+
+export function machine(): string {
+  return `${os.cpus().length} cpus, ${os.cpus()[0]?.model ?? "?"}, node ${process.version}`;
+}

@@ -1,0 +1,121 @@
+import type { Logger } from "pino";
+import { type EffectsDb, type Statement, sqlFor } from "./db";
+
+interface Pending {
+  tenant_id: string;
+  key: string;
+  created_at: string;
+  n: number;
+  last_at: string;
+  max_gap: number;
+  last_message_id: string | null;
+}
+
+// Why batched: a suppressed duplicate's claim is read-only (no WAL flush at commit), which keeps
+// duplicates cheap exactly when they spike (a redelivery storm). The per-row bookkeeping the
+// console shows (duplicate_count, last_duplicate_at, max_gap_seconds) is applied here, one
+// UPDATE for every duplicate seen since the last flush. The counts add, so a retried flush after
+// a failure is exact; they lag by at most the flush interval, and a worker killed between flushes
+// loses only its unflushed bookkeeping (never a claim).
+const APPLY: Statement = {
+  name: "onceboard_apply_duplicates_v1",
+  returns: "count",
+  text: `UPDATE effects f
+   SET duplicate_count = f.duplicate_count + d.n,
+       last_duplicate_at = greatest(f.last_duplicate_at, d.last_at),
+       max_gap_seconds = greatest(coalesce(f.max_gap_seconds, 0), d.max_gap),
+       last_message_id = coalesce(d.last_message_id, f.last_message_id)
+  FROM jsonb_to_recordset($1::jsonb)
+       AS d(tenant_id text, key text, created_at timestamptz, n integer, last_at timestamptz, max_gap double precision,
+            last_message_id text)
+ WHERE f.tenant_id = d.tenant_id AND f.key = d.key AND f.created_at = d.created_at`,
+};
+
+const BATCH = 500;
+
+export class DuplicateLedger {
+  private pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<boolean> | undefined;
+
+  constructor(
+    private readonly db: EffectsDb,
+    private readonly options: { logger: Logger; onFlushFailure?: (error: unknown) => void },
+  ) {}
+
+  record(tenant: string, key: string, createdAt: Date, gapSeconds: number | null, messageId: string | null): void {
+    const created = createdAt.toISOString();
+    const id = `${tenant}\u0001${key}\u0001${created}`;
+    const now = new Date().toISOString();
+    const entry = this.pending.get(id);
+    if (entry) {
+      entry.n += 1;
+      entry.last_at = now;
+      entry.max_gap = Math.max(entry.max_gap, gapSeconds ?? 0);
+      entry.last_message_id = messageId ?? entry.last_message_id;
+    } else {
+      this.pending.set(id, {
+        tenant_id: tenant,
+        key,
+        created_at: created,
+        n: 1,
+        last_at: now,
+        max_gap: gapSeconds ?? 0,
+        last_message_id: messageId,
+      });
+    }
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  start(intervalMs: number): void {
+    if (this.timer || intervalMs <= 0) return;
+    this.timer = setInterval(() => void this.flush(), intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  flush(): Promise<boolean> {
+    this.flushing ??= this.flushOnce().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  private async flushOnce(): Promise<boolean> {
+    if (this.pending.size === 0) return true;
+    const entries = [...this.pending.entries()];
+    this.pending = new Map();
+    const sql = sqlFor(this.db, false);
+    let ok = true;
+    for (let i = 0; i < entries.length; i += BATCH) {
+      const batch = entries.slice(i, i + BATCH);
+      try {
+        await sql.run(APPLY, [JSON.stringify(batch.map(([, p]) => p))]);
+      } catch (error) {
+        ok = false;
+        for (const [id, p] of batch) this.merge(id, p);
+        this.options.onFlushFailure?.(error);
+        this.options.logger.warn({ err: error }, "duplicate bookkeeping flush failed; kept for the next flush");
+      }
+    }
+    return ok;
+  }
+
+  private merge(id: string, p: Pending): void {
+    const existing = this.pending.get(id);
+    if (!existing) {
+      this.pending.set(id, p);
+      return;
+    }
+    existing.n += p.n;
+    existing.max_gap = Math.max(existing.max_gap, p.max_gap);
+    if (p.last_at > existing.last_at) existing.last_at = p.last_at;
+  }
+}
