@@ -6,9 +6,10 @@
  * Library "fresh claim" = effects.claim(): validation, one onceboard_claim() round trip
  * (advisory lock, look across partitions, insert), metrics and rollups. The completion UPDATE
  * that once() adds afterwards is measured separately (once_per_s) and is not in `ratio`.
- * Library "duplicate" = effects.once() on a completed key: one round trip that returns the stored
- * outcome and records the duplicate (duplicate_count, gap). Raw duplicate = the same INSERT on an
- * existing key, which returns no row and records nothing.
+ * Library "duplicate" = effects.once() on a completed key: one read-only round trip that returns
+ * the stored outcome (the row's duplicate bookkeeping is batched per flush; those flushes are
+ * counted as round trips too). Raw duplicate = the same INSERT on an existing key, which returns
+ * no row and records nothing.
  *
  * Round trips are counted by wrapping the pool's query(). Env: BENCH_SECONDS (default 4 per
  * phase), BENCH_CONCURRENCY (16), DATABASE_URL (else an embedded PostgreSQL).
