@@ -47,7 +47,7 @@ export const demoSettingsSchema = z.object({
   /** Orders that are refunded a little later. */
   refunds: rate.default(0.08),
   /** Fault: the worker process exits right after charging, before the claim completes. */
-  crash: rate.default(0.01),
+  crash: rate.default(0.004),
   /** Fault: a handler sleeps past its lease and the broker's timeout; the broker retries it. */
   slow: rate.default(0.01),
   /** Fault: mark-paid inserts its accounting entry twice (an uncaught unique violation). */
