@@ -31,6 +31,16 @@ function parseFlags() {
   }
 }
 
+async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, application_name: "onceboard-demo-history" });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 /**
  * `npm start` / `npm run dev`: Postgres (embedded unless DATABASE_URL), migrations, partitions,
  * then the console. Everything started here is stopped on SIGINT/SIGTERM, and a run killed
@@ -79,23 +89,12 @@ runMain(async () => {
   process.on("SIGTERM", () => void shutdown(0));
 
   try {
-    // History first (weeks of effects and rollups: the gap and retention views need them), then
-    // the live demo, so data is flowing while the console builds.
-    if (historyMs !== undefined || (flags.demo && flags.history === undefined)) {
-      const client = new pg.Client({ connectionString: db.url, application_name: "onceboard-demo-history" });
-      await client.connect();
-      try {
-        if (historyMs !== undefined || (await isDatabaseEmpty(client))) {
-          const spanMs = historyMs ?? 14 * 86_400_000;
-          log(
-            `backfilling ${Math.round(spanMs / 86_400_000) || "<1"} day(s) of demo history (marked demo; npm run demo:reset removes it)`,
-          );
-          const r = await backfillHistory(client, { spanMs, onProgress: log });
-          log(`history ready: ${r.effects} effects, ${r.rollupRows} rollup rows over ${r.days} day(s)`);
-        }
-      } finally {
-        await client.end().catch(() => {});
-      }
+    // Decide on history before the live demo writes its first rows (an empty database gets 14
+    // days by default), but write it only once the console is up: the console is served as soon
+    // as it is built, the live demo gives it data within a minute, and history fills in behind.
+    let historySpanMs: number | undefined = historyMs;
+    if (historySpanMs === undefined && flags.demo && flags.history === undefined) {
+      historySpanMs = (await withClient(db.url, isDatabaseEmpty)) ? 14 * 86_400_000 : undefined;
     }
     if (demoSettings) {
       const logDir = path.join(config.ONCEBOARD_DATA_DIR, "logs");
@@ -126,6 +125,19 @@ runMain(async () => {
       }
     });
     log(`console ready at http://localhost:${config.PORT}${db.embedded ? " (embedded PostgreSQL)" : ""}`);
+    if (historySpanMs !== undefined) {
+      const spanMs = historySpanMs;
+      log(
+        `backfilling ${Math.round(spanMs / 86_400_000) || "<1"} day(s) of demo history (marked demo; npm run demo:reset removes it)`,
+      );
+      try {
+        const r = await withClient(db.url, (client) => backfillHistory(client, { spanMs, onProgress: log }));
+        log(`history ready: ${r.effects} effects, ${r.rollupRows} rollup rows over ${r.days} day(s)`);
+      } catch (error) {
+        // Each day is its own transaction: what was written is whole. The live console goes on.
+        if (!shuttingDown) log(`history backfill stopped: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
   } catch (error) {
     await demo?.stop().catch(() => {});
     for (const child of children) child.kill("SIGTERM");
