@@ -295,7 +295,7 @@ class Harness<M> {
 }
 
 function describeCrash(crash: CrashPoint | null): string {
-  return crash ? `at ${crash.step} (${BOUNDARY_MEANING[crash.at]})` : "";
+  return crash ? `at ${crash.step}, ${BOUNDARY_MEANING[crash.at]}` : "";
 }
 
 function countSteps(recorders: DeliveryRecorder[]): Map<string, Omit<StepCount, "reference">> {
@@ -360,11 +360,12 @@ export async function checkIdempotent<M>(options: CheckIdempotentOptions<M>): Pr
         );
       }
       seenKeys.add(id);
-      if (messageId.length >= 4 && call.key.includes(messageId)) {
-        warnings.push(
-          `${call.step} is keyed on the broker's message id: a re-published message gets a new id and runs it again. Key on the business fact.`,
-        );
-      }
+    }
+    const onMessageId = refRec.calls.filter((c) => messageId.length >= 4 && c.key.includes(messageId)).map((c) => c.step);
+    if (onMessageId.length > 0) {
+      warnings.push(
+        `${onMessageId.join(", ")} ${onMessageId.length === 1 ? "is" : "are"} keyed on the broker's message id: a re-published message gets a new id and runs ${onMessageId.length === 1 ? "it" : "them"} again. Key on the business fact.`,
+      );
     }
     if (refRec.calls.length === 0) {
       warnings.push(
@@ -494,7 +495,7 @@ export async function checkIdempotent<M>(options: CheckIdempotentOptions<M>): Pr
           await run(
             "crash",
             `crash at ${step} (${at})`,
-            `the worker dies ${BOUNDARY_MEANING[at]} of ${step}; the lease expires and the message is redelivered`,
+            `the worker dies at ${step}, ${BOUNDARY_MEANING[at]}; the lease expires, the message is redelivered`,
             async () => [await h.deliver(options.message, messageId, crash)],
             crash,
           );

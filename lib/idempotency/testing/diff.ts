@@ -29,7 +29,7 @@ function join(path: string, key: string | number): string {
 }
 
 /**
- * Lines like `ledger: 1 item → 2 items`, `ledger[1]: (absent) → {"kind":"capture"}`,
+ * Lines like `ledger: 1 item → 3 items; added 2× {"kind":"capture"}`,
  * `orders[0].status: "pending" → "paid"`. Empty when the snapshots are equal.
  * `expected` is the reference (left of the arrow), `actual` the scenario's.
  */
@@ -38,11 +38,20 @@ export function diffSnapshots(expected: unknown, actual: unknown, limit = 20): s
   const walk = (path: string, a: unknown, b: unknown) => {
     if (lines.length >= limit) return;
     if (Array.isArray(a) && Array.isArray(b)) {
+      const common = Math.min(a.length, b.length);
       if (a.length !== b.length) {
+        // Items added or removed at the end are summarised on one line, grouped when identical:
+        // "captures: 1 item → 5 items; added 4× {…}".
+        const extra = a.length > b.length ? a.slice(common) : b.slice(common);
+        const groups = new Map<string, number>();
+        for (const item of extra) groups.set(show(item), (groups.get(show(item)) ?? 0) + 1);
+        const what = [...groups].map(([text, n]) => (n > 1 ? `${n}× ${text}` : text)).join(", ");
         const items = (n: number) => `${n} item${n === 1 ? "" : "s"}`;
-        lines.push(`${path || "(snapshot)"}: ${items(a.length)} → ${items(b.length)}`);
+        lines.push(
+          `${path || "(snapshot)"}: ${items(a.length)} → ${items(b.length)}; ${a.length > b.length ? "removed" : "added"} ${what}`,
+        );
       }
-      for (let i = 0; i < Math.max(a.length, b.length); i++) walk(join(path, i), a[i], b[i]);
+      for (let i = 0; i < common; i++) walk(join(path, i), a[i], b[i]);
       return;
     }
     if (isObject(a) && isObject(b)) {

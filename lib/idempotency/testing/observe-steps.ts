@@ -5,9 +5,9 @@ export type Boundary = "claimed" | "ran" | "done";
 export const BOUNDARIES: readonly Boundary[] = ["claimed", "ran", "done"];
 
 export const BOUNDARY_MEANING: Record<Boundary, string> = {
-  claimed: "after the claim, before the step's body ran",
-  ran: "after the step's body returned, before the library completed the claim",
-  done: "after the step completed, before the handler went on",
+  claimed: "after the claim, before its body ran",
+  ran: "after its body returned, before the claim was completed",
+  done: "after it completed, before the handler went on",
 };
 
 export interface CrashPoint {

@@ -1,6 +1,7 @@
 /**
  * The kit under node:test, no Vitest or Jest involved:
  *   KIT_DATABASE_URL=postgresql://… node --import tsx --test lib/idempotency/testing/examples/demo-pipeline.node-test.ts
+ * (or without --test: node runs the file's tests directly).
  * The database must carry Onceboard's migrations (the effects table and the demo tables).
  */
 import assert from "node:assert/strict";

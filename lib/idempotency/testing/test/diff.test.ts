@@ -14,8 +14,7 @@ describe("diffSnapshots", () => {
       ),
     ).toEqual([
       'orders[0].status: "paid" → "pending"',
-      "captures: 1 item → 2 items",
-      'captures[1]: (absent) → {"kind":"capture"}',
+      'captures: 1 item → 2 items; added {"kind":"capture"}',
       '"odd key": 1 → 2',
     ]);
   });
@@ -24,6 +23,11 @@ describe("diffSnapshots", () => {
     const at = new Date("2026-01-01T00:00:00Z");
     expect(normalizeSnapshot({ at, n: 3n, gone: undefined })).toEqual({ at: "2026-01-01T00:00:00.000Z", n: "3" });
     expect(diffSnapshots(normalizeSnapshot({ n: 1n }), normalizeSnapshot({ n: 2n }))).toEqual(['n: "1" → "2"']);
+  });
+
+  it("groups identical added or removed items", () => {
+    expect(diffSnapshots({ c: [1] }, { c: [1, 2, 2, 3] })).toEqual(["c: 1 item → 4 items; added 2× 2, 3"]);
+    expect(diffSnapshots({ c: [1, 2] }, { c: [] })).toEqual(["c: 2 items → 0 items; removed 1, 2"]);
   });
 
   it("stops after a limit", () => {

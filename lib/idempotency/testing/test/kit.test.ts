@@ -68,7 +68,11 @@ describe("checkIdempotent on the demo pipeline (capture → mark paid → receip
     expect(scenario(report, "crash at mark-paid:kit-demo-1 (ran)")).toMatchObject({ ok: true, equal: true });
     // Died after claiming the receipt, before sending: abandoned, never sent (the at-most-once trade).
     const receipt = scenario(report, "crash at receipt:kit-demo-1 (claimed)");
-    expect(receipt).toMatchObject({ ok: true, equal: false, diff: ["receipts: 1 item → 0 items", expect.any(String)] });
+    expect(receipt).toMatchObject({
+      ok: true,
+      equal: false,
+      diff: [expect.stringMatching(/^receipts: 1 item → 0 items; removed \{"recipient":/)],
+    });
     expect(receipt.abandoned).toEqual([expect.stringContaining("receipt:kit-demo-1: abandoned")]);
     // Sent, then died: abandoned on the retry, but sent exactly once.
     expect(scenario(report, "crash at receipt:kit-demo-1 (ran)")).toMatchObject({ ok: true, equal: true });
@@ -103,8 +107,12 @@ describe("checkIdempotent flags broken handlers", () => {
     expect(scenario(report, "twice").ok).toBe(true);
     const concurrent = scenario(report, "concurrent");
     expect(concurrent.ok).toBe(false);
-    expect(concurrent.diff.some((line) => /^captures: 1 item → [2-5] items$/.test(line))).toBe(true);
-    expect(concurrent.diff.some((line) => /^receipts: 1 item → [2-5] items$/.test(line))).toBe(true);
+    expect(
+      concurrent.diff.some((line) =>
+        /^captures: 1 item → [2-5] items; added [2-4]?×? ?\{"kind":"capture","amount_cents":1299\}$/.test(line),
+      ),
+    ).toBe(true);
+    expect(concurrent.diff.some((line) => /^receipts: 1 item → [2-5] items; added /.test(line))).toBe(true);
     // No library steps: no crash scenario, and the report says why.
     expect(report.scenarios.some((s) => s.kind === "crash")).toBe(false);
     expect(report.warnings.join("\n")).toMatch(/no step through ctx.effects/);
@@ -112,7 +120,7 @@ describe("checkIdempotent flags broken handlers", () => {
     const message = (error as Error).message;
     expect(message).toMatch(/^not idempotent: 1 of 4 scenarios differ/);
     expect(message).toContain("✗ concurrent: the same message delivered 5 times at once");
-    expect(message).toMatch(/ {6}captures: 1 item → \d items/);
+    expect(message).toMatch(/ {6}captures: 1 item → \d items; added /);
     expect(await leftoverEffects()).toBe(0);
   });
 
@@ -121,12 +129,16 @@ describe("checkIdempotent flags broken handlers", () => {
     const report = await checkIdempotent(orderCheck(db.url, m, keyedOnMessageId));
     expect(report.ok).toBe(false);
     expect(report.steps.map((s) => s.step)).toEqual(["capture:{messageId}", "mark-paid:{messageId}", "receipt:{messageId}"]);
-    expect(report.warnings.join("\n")).toMatch(/capture:\{messageId\} is keyed on the broker's message id/);
+    expect(report.warnings.join("\n")).toMatch(
+      /capture:\{messageId\}, mark-paid:\{messageId\}, receipt:\{messageId\} are keyed on the broker's message id/,
+    );
 
     const republished = scenario(report, "republished");
     expect(republished.ok).toBe(false);
-    expect(republished.diff).toContain("captures: 1 item → 2 items");
-    expect(republished.diff).toContain("receipts: 1 item → 2 items");
+    expect(republished.diff).toEqual([
+      'captures: 1 item → 2 items; added {"kind":"capture","amount_cents":1299}',
+      'receipts: 1 item → 2 items; added {"recipient":"billing@acme.example","subject":"Receipt"}',
+    ]);
     expect(republished.repeated).toEqual([
       "capture:{messageId}: ran 2× (reference 1×)",
       "mark-paid:{messageId}: ran 2× (reference 1×)",
@@ -173,9 +185,11 @@ describe("checkIdempotent flags broken handlers", () => {
     expect(report.scenarios.filter((s) => !s.ok).map((s) => s.name)).toEqual(["crash at capture:kit-nokey-1 (ran)"]);
     const crash = scenario(report, "crash at capture:kit-nokey-1 (ran)");
     expect(crash.crash).toEqual({ step: "capture:kit-nokey-1", at: "ran", policy: "external" });
-    expect(crash.diff).toContain("captures: 1 item → 2 items");
+    expect(crash.diff).toContain('captures: 1 item → 2 items; added {"kind":"capture","amount_cents":1299}');
     expect(crash.notes).toEqual([
-      expect.stringMatching(/attempt 1: crashed at capture:kit-nokey-1 \(after the step's body returned/),
+      expect.stringMatching(
+        /attempt 1: crashed at capture:kit-nokey-1, after its body returned, before the claim was completed; redelivered$/,
+      ),
     ]);
   });
 });
