@@ -147,6 +147,8 @@ function trackedPool(url: string, max: number): { pool: pg.Pool; clients: Set<pg
     client.on("error", () => {});
     clients.add(client);
   });
+  // A removed client's backend is gone; its pid may be reused by someone else's connection.
+  pool.on("remove", (client) => clients.delete(client));
   return { pool, clients };
 }
 
@@ -272,7 +274,12 @@ class Harness<M> {
             );
       outcome.recorders.push(prepared.rec);
       const result = await prepared.start();
-      if (result.kind === "ok") return outcome;
+      if (result.kind === "ok") {
+        if (attempt === 1 && crashAt && !prepared.rec.crashed) {
+          outcome.error = `message ${messageId}: the crash point ${crashAt.step} (${crashAt.at}) was never reached: this delivery took another path than the reference`;
+        }
+        return outcome;
+      }
       if (result.kind === "crashed") {
         outcome.notes.push(`message ${messageId} attempt ${attempt}: crashed ${describeCrash(crashAt)}; redelivered`);
         continue;
