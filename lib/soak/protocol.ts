@@ -1,0 +1,84 @@
+/** What the soak supervisor and its worker processes tell each other (Node IPC). */
+
+/** The pg-boss schema and queue of the soak (its own database, so the names are fixed). */
+export const SOAK_BOSS_SCHEMA = "pgboss_soak";
+export const SOAK_QUEUE = "order.paid";
+export const SOAK_APP_PREFIX = "onceboard-soak";
+
+/** Handed to each worker process as ONCEBOARD_SOAK_WORKER (JSON). */
+export interface SoakWorkerConfig {
+  url: string;
+  index: number;
+  concurrency: number;
+  /** Where the worker writes its last words before it SIGKILLs itself. */
+  noteFile: string;
+  leaseMs: number;
+  waitMs: number;
+  inFlightDelayMs: number;
+  /** Share of mark-paid runs that write their accounting entry twice (the injected violation). */
+  violationRate: number;
+}
+
+/** Counters a worker reports, as deltas since its last report. */
+export interface WorkerCounters {
+  /** Handler runs started (a fetched job handed to the worker library). */
+  runs: number;
+  /** Runs that ended with an ack: the effect ran now or had run before. */
+  acked: number;
+  /** Acked deliveries in which no step ran (every step a duplicate or abandoned). */
+  suppressed: number;
+  /** In flight elsewhere: re-sent for later. */
+  retriedLater: number;
+  /** Runs that failed (the broker retries them). */
+  failed: number;
+  deadLettered: number;
+  /** Steps by result; `resumed` are steps that took over an expired lease or retried a failure. */
+  stepsRan: number;
+  stepsDuplicate: number;
+  stepsAbandoned: number;
+  stepsResumed: number;
+  /** Violations the soak injected (the mark-paid accounting entry written twice). */
+  injectedViolations: number;
+  /** Uncaught unique violations that failed a run, by constraint. */
+  violations: Record<string, number>;
+}
+
+export function emptyCounters(): WorkerCounters {
+  return {
+    runs: 0,
+    acked: 0,
+    suppressed: 0,
+    retriedLater: 0,
+    failed: 0,
+    deadLettered: 0,
+    stepsRan: 0,
+    stepsDuplicate: 0,
+    stepsAbandoned: 0,
+    stepsResumed: 0,
+    injectedViolations: 0,
+    violations: {},
+  };
+}
+
+export function addCounters(into: WorkerCounters, d: WorkerCounters): void {
+  for (const k of Object.keys(into) as (keyof WorkerCounters)[]) {
+    if (k === "violations") {
+      for (const [c, n] of Object.entries(d.violations)) into.violations[c] = (into.violations[c] ?? 0) + n;
+    } else {
+      into[k] += d[k];
+    }
+  }
+}
+
+/** The file a worker leaves behind when it kills itself: how many runs died with it. */
+export interface KillNote {
+  pid: number;
+  /** Handler runs in flight at the moment of the SIGKILL. */
+  inflight: number;
+  where: string;
+  /** Counters not yet reported. */
+  unreported: WorkerCounters;
+}
+
+export type WorkerMessage = { type: "ready" } | { type: "progress"; counters: WorkerCounters } | { type: "stopped" };
+export type SupervisorMessage = { type: "arm" } | { type: "stop" };

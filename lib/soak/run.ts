@@ -1,0 +1,308 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import type PgBoss from "pg-boss";
+import { startBoss } from "../queues/pgboss";
+import { type OutageReport, openSoakDatabase } from "./database";
+import type { SoakOptions } from "./options";
+import { createProducer, planDeliveries, type SoakPlan } from "./producer";
+import { emptyCounters, SOAK_APP_PREFIX, SOAK_BOSS_SCHEMA, SOAK_QUEUE } from "./protocol";
+import { startWorkerPool, type WorkerPoolStats } from "./supervisor";
+import { INJECTED_CONSTRAINT, type SoakVerification, verifySoak } from "./verify";
+
+export interface SoakResult {
+  ok: boolean;
+  /** Why the soak failed, one line each. */
+  failures: string[];
+  plan: SoakPlan;
+  published: number;
+  database: string;
+  outage: OutageReport | null;
+  workers: WorkerPoolStats;
+  verification: SoakVerification | null;
+  durationSeconds: number;
+  machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; postgres: string };
+  /** The last line, exactly. */
+  summary: string;
+}
+
+/** Effect lease: a killed worker's claims are taken over this long after it died. */
+const LEASE_MS = 3000;
+/** pg-boss expiry of an active job: a killed worker's jobs are retried after this. */
+const EXPIRE_SECONDS = 8;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function summaryLine(r: {
+  deliveries: number;
+  suppressed: number;
+  killed: number;
+  doubleEffects: number;
+  lost: number;
+}): string {
+  return `soak deliveries=${r.deliveries} duplicates_suppressed=${r.suppressed} killed=${r.killed} double_effects=${r.doubleEffects} lost=${r.lost}`;
+}
+
+/**
+ * `npm run soak`: real worker processes (child processes), a real broker (pg-boss) and a real
+ * PostgreSQL, with duplicates, SIGKILLs and a database outage; then the verdict from the records.
+ */
+export async function runSoak(
+  options: SoakOptions,
+  io: { log: (line: string) => void; progress: (line: string) => void; env?: NodeJS.ProcessEnv },
+): Promise<SoakResult> {
+  const started = Date.now();
+  const { log } = io;
+  const plan = planDeliveries(options.deliveries, options.duplicates);
+  const db = await openSoakDatabase(io.env ?? process.env, { synchronousCommit: options.synchronousCommit }, log);
+  const failures: string[] = [];
+  const noteDir = fs.mkdtempSync(path.join(os.tmpdir(), "onceboard-soak-notes-"));
+  const pool = new pg.Pool({ connectionString: db.url, max: 4, application_name: `${SOAK_APP_PREFIX}-supervisor` });
+  pool.on("error", () => {});
+  let boss: PgBoss | undefined;
+  let workers: ReturnType<typeof startWorkerPool> | undefined;
+  let poolStats: WorkerPoolStats = {
+    counters: emptyCounters(),
+    kills: 0,
+    killedRuns: 0,
+    killPoints: {},
+    restarts: 0,
+    unexpectedExits: 0,
+  };
+  let outage: OutageReport | null = null;
+  let verification: SoakVerification | null = null;
+  let published = 0;
+  let postgresVersion = "unknown";
+  try {
+    postgresVersion = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v ?? "unknown";
+    // The supervisor's pg-boss instance runs maintenance: it expires a killed worker's jobs.
+    boss = await startBoss({
+      connectionString: db.url,
+      schema: SOAK_BOSS_SCHEMA,
+      application_name: `${SOAK_APP_PREFIX}-boss`,
+      max: 3,
+      supervise: true,
+      schedule: false,
+      maintenanceIntervalSeconds: 1,
+      onError: () => {},
+    });
+    await boss.createQueue(SOAK_QUEUE, {
+      name: SOAK_QUEUE,
+      retryLimit: 1000,
+      retryDelay: 1,
+      retryBackoff: false,
+      expireInSeconds: EXPIRE_SECONDS,
+    });
+    log(
+      `${options.deliveries} deliveries: ${plan.orders} orders + ${plan.deliveries - plan.orders} duplicates (${plan.concurrent} concurrent, ${plan.republished} re-published with new message ids, ${plan.late} late); ${options.workers} worker processes x ${options.concurrency} in flight; ${Math.round(options.kills * 100)}% of handler runs killed; one PostgreSQL ${db.outageKind === "restart" ? "restart" : "outage (connections terminated)"} midway; ${db.describe}`,
+    );
+    workers = startWorkerPool({
+      workers: options.workers,
+      noteDir,
+      log,
+      config: {
+        url: db.url,
+        concurrency: options.concurrency,
+        leaseMs: LEASE_MS,
+        waitMs: 1000,
+        inFlightDelayMs: 1000,
+        violationRate: 0.002,
+      },
+    });
+    poolStats = workers.stats;
+    const readyBy = Date.now() + 120_000;
+    while (workers.readyCount() < options.workers) {
+      if (Date.now() > readyBy) throw new Error("the soak's worker processes did not start within 120 s");
+      await sleep(100);
+    }
+
+    const window = Math.max(500, options.workers * options.concurrency * 8);
+    const producer = createProducer({ pool, boss, plan, window, batch: 200 });
+    const w = workers;
+    const done = () => Math.min(w.stats.counters.acked, producer.progress.published);
+    let outagePromise: Promise<void> | null = null;
+    let lastLine = 0;
+    let lastDone = 0;
+    let lastAt = Date.now();
+    let rate = 0;
+    const runStarted = Date.now();
+
+    const showProgress = (force = false) => {
+      const now = Date.now();
+      if (!force && now - lastLine < 2000) return;
+      const d = done();
+      if (now > lastAt) rate = (d - lastDone) / ((now - lastAt) / 1000);
+      lastDone = d;
+      lastAt = now;
+      lastLine = now;
+      const c = w.stats.counters;
+      const pct = c.runs > 0 ? ((w.stats.killedRuns / c.runs) * 100).toFixed(1) : "0.0";
+      io.progress(
+        `soak: ${d}/${plan.deliveries} deliveries (${Math.round((d / plan.deliveries) * 100)}%) ${Math.round(rate)}/s | runs ${c.runs} | killed ${w.stats.killedRuns} (${pct}%) in ${w.stats.kills} SIGKILLs | suppressed ${c.suppressed} | pg ${db.outageKind === "restart" ? "restarts" : "outages"} ${outage ? 1 : 0}${outagePromise && !outage ? " (now)" : ""} | ${Math.round((now - runStarted) / 1000)} s`,
+      );
+    };
+
+    // Publish, kill, restart: until every delivery is published.
+    let idleSince = Date.now();
+    let lastRuns = 0;
+    for (;;) {
+      const d = done();
+      const more = await producer.step(d, producer.progress.published - d < window / 4);
+      published = producer.progress.published;
+      // The outage, once, halfway through.
+      if (!outagePromise && d >= plan.deliveries / 2) {
+        log(`halfway (${d} deliveries done): PostgreSQL outage now`);
+        outagePromise = db.outage().then(
+          (r) => {
+            outage = r;
+            log(r.detail);
+          },
+          (error: unknown) => {
+            failures.push(`the PostgreSQL outage failed: ${error instanceof Error ? error.message : String(error)}`);
+          },
+        );
+      }
+      // Kills: keep killed runs near the target share of all runs, never during the outage and
+      // not in the last few percent (each kill leaves jobs that wait out their expiry).
+      const c = w.stats.counters;
+      const outageBusy = outagePromise !== null && outage === null && failures.length === 0;
+      if (
+        !outageBusy &&
+        d < plan.deliveries * 0.97 &&
+        w.calm() &&
+        w.stats.killedRuns + options.concurrency <= options.kills * c.runs
+      ) {
+        w.arm();
+      }
+      showProgress();
+      if (c.runs !== lastRuns) {
+        lastRuns = c.runs;
+        idleSince = Date.now();
+      } else if (Date.now() - idleSince > 180_000) {
+        throw new Error("no handler run for 180 s: the soak is stuck (see the worker output above)");
+      }
+      if (!more) break;
+      await sleep(more && producer.progress.published - d < window ? 20 : 100);
+    }
+    if (outagePromise) await outagePromise;
+    else failures.push("the run ended before the PostgreSQL outage");
+
+    // Drain: nothing waiting, retrying or active in the soak's queue.
+    let quiet = 0;
+    for (;;) {
+      let open = -1;
+      try {
+        const { rows } = await pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${SOAK_BOSS_SCHEMA}.job WHERE name = $1 AND state < 'completed'`,
+          [SOAK_QUEUE],
+        );
+        open = rows[0]?.n ?? -1;
+      } catch {
+        // restarting
+      }
+      quiet = open === 0 ? quiet + 1 : 0;
+      if (quiet >= 2) break;
+      const c = w.stats.counters;
+      if (c.runs !== lastRuns) {
+        lastRuns = c.runs;
+        idleSince = Date.now();
+      } else if (Date.now() - idleSince > 180_000) {
+        throw new Error(`no handler run for 180 s with ${open} jobs still open: the soak is stuck`);
+      }
+      showProgress();
+      await sleep(500);
+    }
+    showProgress(true);
+    await w.stop();
+    workers = undefined;
+    await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
+    boss = undefined;
+
+    verification = await verifySoak(pool);
+    const v = verification;
+    if (v.doubleEffects > 0)
+      failures.push(
+        `double effects: ${v.doubleCaptures} double captures, ${v.doubleReceipts} double receipts, ${v.doubleEntries} double accounting entries`,
+      );
+    if (v.lost > 0)
+      failures.push(
+        `lost: ${v.unpaid} orders not captured or not paid, ${v.missingEntries} not booked, ${v.unexplainedMissingReceipts} receipts missing without an abandoned step`,
+      );
+    if (v.captures !== v.orders) failures.push(`captures (${v.captures}) differ from orders (${v.orders})`);
+    if (v.orders !== plan.orders) failures.push(`orders in the shop (${v.orders}) differ from orders published (${plan.orders})`);
+    if (v.chargeMismatches > 0) failures.push(`${v.chargeMismatches} paid orders carry a charge id the provider does not have`);
+    if (v.brokerCompleted !== plan.deliveries)
+      failures.push(
+        `pg-boss completed ${v.brokerCompleted} of the ${plan.deliveries} published deliveries (${v.brokerFailed} failed)`,
+      );
+    if (v.stuckEffects > 0) failures.push(`${v.stuckEffects} effects still in progress or failed after every delivery was acked`);
+    const c = w.stats.counters;
+    const otherViolations = new Set<string>(
+      [...Object.keys(c.violations), ...Object.keys(v.rolledUpViolations)].filter((k) => k !== INJECTED_CONSTRAINT),
+    );
+    if (otherViolations.size > 0)
+      failures.push(`uncaught unique violations other than the injected one: ${[...otherViolations].join(", ")}`);
+    const caught = c.violations[INJECTED_CONSTRAINT] ?? 0;
+    if (caught > c.injectedViolations)
+      failures.push(`${caught} uncaught violations on ${INJECTED_CONSTRAINT}, but only ${c.injectedViolations} were injected`);
+    if (w.stats.unexpectedExits > 0) failures.push(`${w.stats.unexpectedExits} worker processes exited without being killed`);
+    if (c.deadLettered > 0) failures.push(`${c.deadLettered} deliveries dead-lettered`);
+    if (options.kills > 0 && w.stats.kills === 0) failures.push("no worker was killed");
+    for (const line of formatDetails(v, w.stats, plan)) log(line);
+  } catch (error) {
+    failures.push(error instanceof Error ? error.message : String(error));
+  } finally {
+    await workers?.stop(5000).catch(() => {});
+    await boss?.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
+    await pool.end().catch(() => {});
+    fs.rmSync(noteDir, { recursive: true, force: true });
+    const kept = await db.close({ keep: options.keep || failures.length > 0 }).catch(() => undefined);
+    if (kept) log(kept);
+  }
+  const v = verification as SoakVerification | null;
+  const result: SoakResult = {
+    ok: failures.length === 0,
+    failures,
+    plan,
+    published,
+    database: db.describe,
+    outage,
+    workers: poolStats,
+    verification: v,
+    durationSeconds: Math.round((Date.now() - started) / 100) / 10,
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? "unknown",
+      memoryGb: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+      postgres: postgresVersion,
+    },
+    summary: "",
+  };
+  result.summary = summaryLine({
+    deliveries: v ? v.brokerCompleted : published,
+    suppressed: result.workers.counters.suppressed,
+    killed: result.workers.killedRuns,
+    doubleEffects: v ? v.doubleEffects : 0,
+    lost: v ? v.lost : 0,
+  });
+  return result;
+}
+
+/** The detail lines printed before the summary. */
+export function formatDetails(v: SoakVerification, w: WorkerPoolStats, plan: SoakPlan): string[] {
+  const c = w.counters;
+  const points = Object.entries(w.killPoints)
+    .sort((a, b) => b[1] - a[1])
+    .map(([where, n]) => `${n} ${where}`)
+    .join("; ");
+  return [
+    `deliveries: ${v.brokerCompleted}/${plan.deliveries} published deliveries completed by pg-boss (${v.brokerFailed} failed); ${c.runs} handler runs (${c.failed} failed and retried by pg-boss, ${c.retriedLater} in flight elsewhere and re-sent)`,
+    `kills: ${w.kills} worker processes SIGKILLed and restarted, ${w.killedRuns} handler runs killed (${c.runs > 0 ? ((w.killedRuns / c.runs) * 100).toFixed(1) : "0"}% of runs); triggered ${points || "nowhere"}`,
+    `steps: ${c.stepsRan} ran, ${c.stepsDuplicate} duplicates, ${c.stepsAbandoned} abandoned, ${c.stepsResumed} resumed after a takeover or failure`,
+    `orders=${v.orders} captures=${v.captures} paid=${v.paid} double_captures=${v.doubleCaptures} double_entries=${v.doubleEntries} charge_mismatches=${v.chargeMismatches} unpaid=${v.unpaid}`,
+    `receipts=${v.receipts} double_receipts=${v.doubleReceipts} missing=${v.missingReceipts} abandoned_at_most_once=${v.abandonedReceipts} (of which sent before the crash: ${v.abandonedAfterSend}) missing_without_abandoned_step=${v.unexplainedMissingReceipts}`,
+    `uncaught unique violations: ${JSON.stringify(c.violations)} seen by workers, ${c.injectedViolations} injected (${INJECTED_CONSTRAINT}); rollups: ${JSON.stringify(v.rolledUpViolations)}`,
+  ];
+}

@@ -1,0 +1,150 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import {
+  addCounters,
+  emptyCounters,
+  type KillNote,
+  type SoakWorkerConfig,
+  type SupervisorMessage,
+  type WorkerCounters,
+  type WorkerMessage,
+} from "./protocol";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const WORKER_ENTRY = path.join(import.meta.dirname, "worker-main.ts");
+
+interface Slot {
+  index: number;
+  child?: ChildProcess;
+  ready: boolean;
+  armed: boolean;
+  stopping: boolean;
+}
+
+export interface WorkerPoolStats {
+  counters: WorkerCounters;
+  /** SIGKILLs (each one a worker process). */
+  kills: number;
+  /** Handler runs that were in flight in a killed worker. */
+  killedRuns: number;
+  /** Where the arming run pulled the trigger, by kill point. */
+  killPoints: Record<string, number>;
+  /** Worker processes started again after a kill. */
+  restarts: number;
+  /** Exits nobody asked for (not a kill, not a stop): a worker crashed. */
+  unexpectedExits: number;
+}
+
+/**
+ * Runs the soak's worker processes and restarts each one the moment it dies, like a process
+ * manager. A killed worker leaves a note (runs in flight, kill point, unreported counters) that
+ * is folded into the totals.
+ */
+export function startWorkerPool(options: {
+  workers: number;
+  config: Omit<SoakWorkerConfig, "index" | "noteFile">;
+  noteDir: string;
+  log: (line: string) => void;
+}) {
+  const stats: WorkerPoolStats = {
+    counters: emptyCounters(),
+    kills: 0,
+    killedRuns: 0,
+    killPoints: {},
+    restarts: 0,
+    unexpectedExits: 0,
+  };
+  const slots: Slot[] = Array.from({ length: options.workers }, (_, index) => ({
+    index,
+    ready: false,
+    armed: false,
+    stopping: false,
+  }));
+  let stopping = false;
+  const noteFile = (i: number) => path.join(options.noteDir, `worker-${i}.kill.json`);
+
+  const launch = (slot: Slot) => {
+    const config: SoakWorkerConfig = { ...options.config, index: slot.index, noteFile: noteFile(slot.index) };
+    fs.rmSync(config.noteFile, { force: true });
+    // SOAK_WORKER_NODE_ARGS: extra node flags for the workers (e.g. --cpu-prof when tuning).
+    const extra = (process.env.SOAK_WORKER_NODE_ARGS ?? "").split(" ").filter(Boolean);
+    const child = spawn(process.execPath, [...extra, "--import", "tsx", WORKER_ENTRY], {
+      cwd: ROOT,
+      env: { ...process.env, ONCEBOARD_SOAK_WORKER: JSON.stringify(config) },
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    slot.child = child;
+    slot.ready = false;
+    slot.armed = false;
+    child.on("message", (m: WorkerMessage) => {
+      if (m.type === "ready") slot.ready = true;
+      else if (m.type === "progress") addCounters(stats.counters, m.counters);
+    });
+    child.on("exit", (code, signal) => {
+      if (slot.child !== child) return;
+      slot.child = undefined;
+      slot.ready = false;
+      slot.armed = false;
+      let note: KillNote | undefined;
+      try {
+        note = JSON.parse(fs.readFileSync(noteFile(slot.index), "utf8")) as KillNote;
+        fs.rmSync(noteFile(slot.index), { force: true });
+      } catch {
+        note = undefined;
+      }
+      if (note && signal === "SIGKILL") {
+        stats.kills++;
+        stats.killedRuns += note.inflight;
+        stats.killPoints[note.where] = (stats.killPoints[note.where] ?? 0) + 1;
+        addCounters(stats.counters, note.unreported);
+      } else if (!stopping && !slot.stopping) {
+        stats.unexpectedExits++;
+        options.log(`worker ${slot.index} (pid ${child.pid}) exited unexpectedly (${signal ?? `code ${code}`})`);
+      }
+      if (stopping || slot.stopping) return;
+      stats.restarts++;
+      launch(slot);
+    });
+  };
+  for (const slot of slots) launch(slot);
+
+  const send = (slot: Slot, m: SupervisorMessage) => {
+    if (slot.child?.connected) slot.child.send(m);
+  };
+
+  return {
+    stats,
+    /** True while every worker is up and none is armed. */
+    calm: () => slots.every((s) => s.ready && !s.armed),
+    readyCount: () => slots.filter((s) => s.ready).length,
+    /** Arms one worker at random: it SIGKILLs itself at the next kill point it draws. */
+    arm() {
+      const candidates = slots.filter((s) => s.ready && !s.armed);
+      const slot = candidates[Math.floor(Math.random() * candidates.length)];
+      if (!slot) return false;
+      slot.armed = true;
+      send(slot, { type: "arm" });
+      return true;
+    },
+    async stop(timeoutMs = 60_000) {
+      stopping = true;
+      await Promise.all(
+        slots.map(
+          (slot) =>
+            new Promise<void>((resolve) => {
+              const child = slot.child;
+              if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
+              slot.stopping = true;
+              const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+              child.once("exit", () => {
+                clearTimeout(timer);
+                resolve();
+              });
+              send(slot, { type: "stop" });
+            }),
+        ),
+      );
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import type { Queryable } from "../db/types";
+import { verifyDemo } from "../demo/verify";
+import { SOAK_BOSS_SCHEMA, SOAK_QUEUE } from "./protocol";
+
+/** The constraint the injected bug collides with (lib/demo's mark-paid writing its entry twice). */
+export const INJECTED_CONSTRAINT = "demo_accounting_entries_entry_key";
+
+export interface SoakVerification {
+  orders: number;
+  captures: number;
+  paid: number;
+  receipts: number;
+  doubleCaptures: number;
+  doubleReceipts: number;
+  /** Orders with more than one accounting entry (mark-paid applied twice). */
+  doubleEntries: number;
+  /** Orders never captured or never marked paid. */
+  unpaid: number;
+  /** Orders without an accounting entry (mark-paid's writes missing). */
+  missingEntries: number;
+  /** Paid orders whose charge id is not the provider's charge for that order. */
+  chargeMismatches: number;
+  missingReceipts: number;
+  /** receipt:* effects marked abandoned (the at-most-once step skipped after a crash). */
+  abandonedReceipts: number;
+  /** Abandoned receipts whose email had gone out before the crash (the crash hit after the send). */
+  abandonedAfterSend: number;
+  /** Orders with no receipt and no abandoned receipt step: lost, not explained by at-most-once. */
+  unexplainedMissingReceipts: number;
+  /** Effects still in progress or failed once everything was acked. */
+  stuckEffects: number;
+  /** Published deliveries (not in-flight copies) that pg-boss completed / failed for good. */
+  brokerCompleted: number;
+  brokerFailed: number;
+  /** Uncaught unique violations recorded by the workers' rollups, by constraint. */
+  rolledUpViolations: Record<string, number>;
+  doubleEffects: number;
+  lost: number;
+}
+
+// Per order, what the pipeline left behind: the accounting entries (mark-paid), the receipt's
+// effect status and email count, and whether the stored charge is the provider's.
+const DETAIL_SQL = `
+WITH entries AS (
+  SELECT tenant_id, order_id, count(*) AS n FROM demo_accounting_entries GROUP BY tenant_id, order_id
+), mail AS (
+  SELECT tenant_id, order_id, count(*) AS n FROM demo_mailer_outbox GROUP BY tenant_id, order_id
+), receipt AS (
+  SELECT tenant_id, substr(key, length('receipt:') + 1) AS order_id, status
+    FROM effects WHERE key LIKE 'receipt:%'
+), charge AS (
+  SELECT tenant_id, order_id, min(charge_id) AS charge_id FROM demo_provider_ledger WHERE kind = 'capture' GROUP BY tenant_id, order_id
+)
+SELECT
+  count(*) FILTER (WHERE coalesce(e.n, 0) > 1)::int AS double_entries,
+  count(*) FILTER (WHERE coalesce(e.n, 0) = 0)::int AS missing_entries,
+  count(*) FILTER (WHERE o.paid_at IS NOT NULL AND o.charge_id IS DISTINCT FROM c.charge_id)::int AS charge_mismatches,
+  count(*) FILTER (WHERE coalesce(m.n, 0) = 0)::int AS missing_receipts,
+  count(*) FILTER (WHERE r.status = 'abandoned')::int AS abandoned_receipts,
+  count(*) FILTER (WHERE r.status = 'abandoned' AND coalesce(m.n, 0) > 0)::int AS abandoned_after_send,
+  count(*) FILTER (WHERE coalesce(m.n, 0) = 0 AND r.status IS DISTINCT FROM 'abandoned')::int AS unexplained_missing
+FROM demo_orders o
+LEFT JOIN entries e USING (tenant_id, order_id)
+LEFT JOIN mail m USING (tenant_id, order_id)
+LEFT JOIN receipt r USING (tenant_id, order_id)
+LEFT JOIN charge c USING (tenant_id, order_id)`;
+
+/**
+ * The soak's verdict, from the shop's, the provider's and the mailer's own records (lib/demo's
+ * demo:verify query for captures, double captures and unpaid orders, plus the receipt and
+ * accounting checks). double_effects: an effect applied twice (capture, receipt, accounting
+ * entry). lost: an order never captured or paid, never booked, or missing its receipt without
+ * an abandoned at-most-once step to explain it.
+ */
+export async function verifySoak(db: Queryable): Promise<SoakVerification> {
+  const demo = await verifyDemo(db, { graceSeconds: 0 });
+  const t = demo.totals;
+  const { rows } = await db.query<{
+    double_entries: number;
+    missing_entries: number;
+    charge_mismatches: number;
+    missing_receipts: number;
+    abandoned_receipts: number;
+    abandoned_after_send: number;
+    unexplained_missing: number;
+  }>(DETAIL_SQL);
+  const d = rows[0]!;
+  const stuck = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM effects WHERE status IN ('in_progress', 'failed')");
+  const broker = await db.query<{ completed: number; failed: number }>(
+    `SELECT count(*) FILTER (WHERE state = 'completed')::int AS completed,
+            count(*) FILTER (WHERE state = 'failed')::int AS failed
+       FROM ${SOAK_BOSS_SCHEMA}.job WHERE name = $1 AND NOT (data ? '_onceboard')`,
+    [SOAK_QUEUE],
+  );
+  const violations = await db.query<{ constraint_name: string; n: number }>(
+    "SELECT constraint_name, sum(count)::int AS n FROM uncaught_violations_minute GROUP BY constraint_name",
+  );
+  const doubleEffects = t.doubleCaptures + t.doubleReceipts + t.doubleRefunds + d.double_entries;
+  const lost = t.lost + d.missing_entries + d.unexplained_missing;
+  return {
+    orders: t.orders,
+    captures: t.captures,
+    paid: t.paid,
+    receipts: t.receipts,
+    doubleCaptures: t.doubleCaptures,
+    doubleReceipts: t.doubleReceipts,
+    doubleEntries: d.double_entries,
+    unpaid: t.lost,
+    missingEntries: d.missing_entries,
+    chargeMismatches: d.charge_mismatches,
+    missingReceipts: d.missing_receipts,
+    abandonedReceipts: d.abandoned_receipts,
+    abandonedAfterSend: d.abandoned_after_send,
+    unexplainedMissingReceipts: d.unexplained_missing,
+    stuckEffects: stuck.rows[0]?.n ?? 0,
+    brokerCompleted: broker.rows[0]?.completed ?? 0,
+    brokerFailed: broker.rows[0]?.failed ?? 0,
+    rolledUpViolations: Object.fromEntries(violations.rows.map((r) => [r.constraint_name, r.n])),
+    doubleEffects,
+    lost,
+  };
+}

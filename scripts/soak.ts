@@ -1,0 +1,48 @@
+import fs from "node:fs";
+import { parseSoakArgs, SoakUsageError, USAGE } from "../lib/soak/options";
+import { runSoak } from "../lib/soak/run";
+
+/**
+ * `npm run soak [-- --deliveries <n>]`: the fault-injection soak (issue 5). Progress on stderr,
+ * findings on stdout, the last line exactly
+ * `soak deliveries=<n> duplicates_suppressed=<n> killed=<n> double_effects=<n> lost=<n>`.
+ * Exits 1 when anything was applied twice or lost, or any other check failed; 2 on bad input.
+ */
+let options: ReturnType<typeof parseSoakArgs>;
+try {
+  options = parseSoakArgs(process.argv.slice(2));
+} catch (error) {
+  const message = error instanceof Error ? error.message : String(error);
+  // One line: what is wrong; the usage only when the flag itself is unknown.
+  const hint = error instanceof SoakUsageError && !message.startsWith("--") ? ` (${USAGE})` : "";
+  process.stderr.write(`onceboard: soak: ${message}${hint}\n`);
+  process.exit(2);
+}
+
+const tty = process.stderr.isTTY === true;
+let lastPrinted = 0;
+const result = await runSoak(options, {
+  log: (line) => {
+    if (tty) process.stderr.write("\r\x1b[2K");
+    process.stdout.write(`soak: ${line}\n`);
+  },
+  progress: (line) => {
+    if (tty) {
+      process.stderr.write(`\r\x1b[2K${line}`);
+    } else if (Date.now() - lastPrinted >= 10_000) {
+      lastPrinted = Date.now();
+      process.stderr.write(`${line}\n`);
+    }
+  },
+}).catch((error: unknown) => {
+  process.stderr.write(`onceboard: soak: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
+if (tty) process.stderr.write("\r\x1b[2K");
+if (options.report) fs.writeFileSync(options.report, `${JSON.stringify(result, null, 2)}\n`);
+for (const failure of result.failures) process.stdout.write(`soak: FAILED: ${failure}\n`);
+process.stdout.write(
+  `soak: ${result.ok ? "passed" : "failed"} in ${result.durationSeconds} s on ${result.machine.cpus} x ${result.machine.cpuModel}, PostgreSQL ${result.machine.postgres}\n`,
+);
+process.stdout.write(`${result.summary}\n`);
+process.exit(result.ok ? 0 : 1);
