@@ -1,0 +1,55 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseSoakArgs, SoakUsageError } from "./options";
+import { planDeliveries } from "./producer";
+import { summaryLine } from "./run";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+describe("soak options", () => {
+  it("defaults to the issue's spec: 200,000 deliveries, 30% duplicates, 5% of runs killed", () => {
+    const o = parseSoakArgs([]);
+    expect(o).toMatchObject({ deliveries: 200_000, duplicates: 0.3, kills: 0.05, keep: false, synchronousCommit: false });
+    expect(parseSoakArgs(["--deliveries", "20000"]).deliveries).toBe(20_000);
+  });
+
+  it("refuses bad input with one line naming the flag", () => {
+    expect(() => parseSoakArgs(["--deliveries", "banana"])).toThrow(SoakUsageError);
+    expect(() => parseSoakArgs(["--deliveries", "banana"])).toThrow(/--deliveries must be a whole number.*"banana"/);
+    expect(() => parseSoakArgs(["--deliveries", "-5"])).toThrow(/--deliveries/);
+    expect(() => parseSoakArgs(["--deliveries", "12.5"])).toThrow(/--deliveries/);
+    expect(() => parseSoakArgs(["--kills", "2"])).toThrow(/--kills must be a number from 0 to 0.5/);
+    expect(() => parseSoakArgs(["--workers", "0"])).toThrow(/--workers/);
+    expect(() => parseSoakArgs(["--frob"])).toThrow(/Unknown option '--frob'/);
+  });
+
+  it("`npm run soak -- --deliveries banana` prints one clear line and exits non-zero before starting anything", () => {
+    const r = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/soak.ts"), "--deliveries", "banana"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    });
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trimEnd().split("\n")).toEqual([
+      'onceboard: soak: --deliveries must be a whole number from 100 to 10000000 (got "banana")',
+    ]);
+  });
+});
+
+describe("the soak's plan and summary", () => {
+  it("splits the deliveries into orders and three kinds of duplicates that add up", () => {
+    for (const n of [100, 20_000, 200_000, 12_347]) {
+      const p = planDeliveries(n, 0.3);
+      expect(p.orders + p.concurrent + p.republished + p.late).toBe(n);
+      expect(p.deliveries - p.orders).toBe(Math.round(n * 0.3));
+      expect(Math.abs(p.concurrent - p.late)).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it("prints the last line in exactly the agreed form", () => {
+    expect(summaryLine({ deliveries: 20_000, suppressed: 5_800, killed: 1_050, doubleEffects: 0, lost: 0 })).toBe(
+      "soak deliveries=20000 duplicates_suppressed=5800 killed=1050 double_effects=0 lost=0",
+    );
+  });
+});

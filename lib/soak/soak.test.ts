@@ -1,0 +1,78 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { SoakResult } from "./run";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const DELIVERIES = 20_000;
+
+function runSoakScript(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/soak.ts"), ...args], {
+      cwd: ROOT,
+      env: process.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b: Buffer) => {
+      stdout += b.toString();
+    });
+    child.stderr.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("the soak (real worker processes, pg-boss, PostgreSQL)", () => {
+  it(`${DELIVERIES} deliveries with duplicates, SIGKILLed workers and a PostgreSQL outage: nothing applied twice, nothing lost`, {
+    timeout: 20 * 60_000,
+  }, async () => {
+    const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "onceboard-soak-test-")), "report.json");
+    const { code, stdout, stderr } = await runSoakScript(["--deliveries", String(DELIVERIES), "--report", report]);
+    const lines = stdout.trimEnd().split("\n");
+    if (code !== 0) console.log(`${stdout}\n${stderr.split("\n").slice(-40).join("\n")}`);
+    else console.log(lines.slice(-12).join("\n"));
+
+    const last = lines.at(-1) ?? "";
+    const m = /^soak deliveries=(\d+) duplicates_suppressed=(\d+) killed=(\d+) double_effects=(\d+) lost=(\d+)$/.exec(last);
+    expect(m, `last line: ${last}`).not.toBeNull();
+    const [deliveries, suppressed, killed, doubleEffects, lost] = m!.slice(1).map(Number);
+    expect(doubleEffects).toBe(0);
+    expect(lost).toBe(0);
+    expect(deliveries).toBe(DELIVERIES);
+    expect(killed).toBeGreaterThan(0);
+    expect(suppressed).toBeGreaterThan(0);
+    expect(code).toBe(0);
+
+    const result = JSON.parse(fs.readFileSync(report, "utf8")) as SoakResult;
+    expect(result.ok).toBe(true);
+    expect(result.failures).toEqual([]);
+    // The kills really happened: worker processes SIGKILLed mid-handler and started again.
+    expect(result.workers.kills).toBeGreaterThan(0);
+    expect(result.workers.restarts).toBeGreaterThanOrEqual(result.workers.kills);
+    expect(result.workers.killedRuns).toBe(killed);
+    expect(result.workers.unexpectedExits).toBe(0);
+    // The outage really happened: a restart of the soak's own server, or (DATABASE_URL) every
+    // connection to the soak's database terminated.
+    expect(result.outage).not.toBeNull();
+    expect(result.outage!.kind).toBe(process.env.DATABASE_URL ? "terminate" : "restart");
+    expect(result.outage!.connectionsCut).toBeGreaterThan(0);
+    // The verdict in detail.
+    const v = result.verification!;
+    expect(v.orders).toBe(result.plan.orders);
+    expect(v.captures).toBe(v.orders);
+    expect(v.paid).toBe(v.orders);
+    expect(v.doubleCaptures).toBe(0);
+    expect(v.doubleReceipts).toBe(0);
+    expect(v.doubleEntries).toBe(0);
+    expect(v.unexplainedMissingReceipts).toBe(0);
+    expect(v.missingReceipts).toBe(v.abandonedReceipts - v.abandonedAfterSend);
+    expect(v.brokerCompleted).toBe(DELIVERIES);
+    expect(Object.keys(v.rolledUpViolations).filter((c) => c !== "demo_accounting_entries_entry_key")).toEqual([]);
+  });
+});
