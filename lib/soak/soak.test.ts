@@ -32,7 +32,8 @@ describe("the soak (real worker processes, pg-boss, PostgreSQL)", () => {
   it(`${DELIVERIES} deliveries with duplicates, SIGKILLed workers and a PostgreSQL outage: nothing applied twice, nothing lost`, {
     timeout: 20 * 60_000,
   }, async () => {
-    const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "onceboard-soak-test-")), "report.json");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "onceboard-soak-test-"));
+    const report = path.join(dir, "report.json");
     const { code, stdout, stderr } = await runSoakScript(["--deliveries", String(DELIVERIES), "--report", report]);
     const lines = stdout.trimEnd().split("\n");
     if (code !== 0) console.log(`${stdout}\n${stderr.split("\n").slice(-40).join("\n")}`);
@@ -50,6 +51,7 @@ describe("the soak (real worker processes, pg-boss, PostgreSQL)", () => {
     expect(code).toBe(0);
 
     const result = JSON.parse(fs.readFileSync(report, "utf8")) as SoakResult;
+    fs.rmSync(dir, { recursive: true, force: true });
     expect(result.ok).toBe(true);
     expect(result.failures).toEqual([]);
     // The kills really happened: worker processes SIGKILLed mid-handler and started again.
