@@ -36,8 +36,6 @@ export class Claim {
   readonly tenant: string;
   readonly key: string;
   readonly jobType: string;
-  /** Send this to a third party as its idempotency key: the same on every attempt. */
-  readonly providerKey: string;
   /** 1 on the first claim; +1 on each takeover or retry. */
   readonly attempt: number;
   /** claimed (first), takeover (previous owner's lease expired) or retry (previous attempt threw). */
@@ -45,6 +43,7 @@ export class Claim {
   readonly createdAt: Date;
   readonly owner: string;
   leaseUntil: Date;
+  private providerKeyCache: string | undefined;
 
   constructor(
     private readonly core: EffectsCore,
@@ -55,12 +54,17 @@ export class Claim {
     this.tenant = spec.tenant;
     this.key = spec.key;
     this.jobType = spec.jobType;
-    this.providerKey = providerKeyFor(spec.tenant, spec.key);
     this.attempt = row.attempt;
     this.how = row.result as Claim["how"];
     this.createdAt = row.createdAt ?? new Date();
     this.owner = row.owner ?? "";
     this.leaseUntil = row.leaseUntil ?? new Date();
+  }
+
+  /** Send this to a third party as its idempotency key: the same on every attempt. Hashed on first use. */
+  get providerKey(): string {
+    this.providerKeyCache ??= providerKeyFor(this.tenant, this.key);
+    return this.providerKeyCache;
   }
 
   get ref(): ClaimRef {
@@ -145,8 +149,8 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
 
   const seconds = (performance.now() - started) / 1000;
   metrics.claimDuration.observe(labels, seconds);
-  metrics.claims.inc({ ...labels, result: row.result });
-  rollups?.add(spec.jobType, { claims: 1, claimSecondsSum: seconds });
+  metrics.claims.inc({ job_type: spec.jobType, result: row.result });
+  rollups?.addClaim(spec.jobType, seconds);
 
   switch (row.result) {
     case "claimed":

@@ -6,7 +6,8 @@ interface Pending {
   key: string;
   created_at: string;
   n: number;
-  last_at: string;
+  /** Epoch ms of the latest duplicate; written as an ISO timestamp at flush. */
+  last_at: number;
   max_gap: number;
   last_message_id: string | null;
 }
@@ -44,9 +45,9 @@ export class DuplicateLedger {
   ) {}
 
   record(tenant: string, key: string, createdAt: Date, gapSeconds: number | null, messageId: string | null): void {
-    const created = createdAt.toISOString();
+    const created = createdAt.getTime();
     const id = `${tenant}\u0001${key}\u0001${created}`;
-    const now = new Date().toISOString();
+    const now = Date.now();
     const entry = this.pending.get(id);
     if (entry) {
       entry.n += 1;
@@ -57,7 +58,7 @@ export class DuplicateLedger {
       this.pending.set(id, {
         tenant_id: tenant,
         key,
-        created_at: created,
+        created_at: createdAt.toISOString(),
         n: 1,
         last_at: now,
         max_gap: gapSeconds ?? 0,
@@ -97,7 +98,7 @@ export class DuplicateLedger {
     for (let i = 0; i < entries.length; i += BATCH) {
       const batch = entries.slice(i, i + BATCH);
       try {
-        await sql.run(APPLY, [JSON.stringify(batch.map(([, p]) => p))]);
+        await sql.run(APPLY, [JSON.stringify(batch.map(([, p]) => ({ ...p, last_at: new Date(p.last_at).toISOString() })))]);
       } catch (error) {
         ok = false;
         for (const [id, p] of batch) this.merge(id, p);

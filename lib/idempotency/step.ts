@@ -86,11 +86,16 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
   const logger = core.logger;
   checkStepKey(core, spec, logger);
   const started = performance.now();
-  const done = (result: string, extra: Record<string, unknown> = {}, level: "info" | "warn" | "error" = "info") =>
-    logger[level](
-      { ...logFields(spec), result, durationMs: Math.round(performance.now() - started), ...extra },
-      `effect ${result}`,
-    );
+  // One line per execution. Built field by field (no object spreads: this runs on every delivery,
+  // duplicates included) and not at all when the level is off.
+  const done = (result: string, extra?: Record<string, unknown>, level: "info" | "warn" | "error" = "info") => {
+    if (!logger.isLevelEnabled(level)) return;
+    const fields: Record<string, unknown> = logFields(spec);
+    fields.result = result;
+    fields.durationMs = Math.round(performance.now() - started);
+    if (extra) for (const name in extra) fields[name] = extra[name];
+    logger[level](fields, `effect ${result}`);
+  };
 
   const body = async (sql: Sql, tx: TransactionHandle | undefined): Promise<EffectResult<T>> => {
     const claimSpec: ClaimSpec = spec;
@@ -101,19 +106,28 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
       if (error instanceof EffectsError) done(error.code.toLowerCase(), { err: error.message }, "warn");
       throw error;
     }
-    const base = {
+    const result = (
+      kind: EffectResult<T>["result"],
+      outcome: T | undefined,
+      attempt: number,
+      resumed: boolean,
+    ): EffectResult<T> => ({
+      result: kind,
+      duplicate: kind !== "ran",
+      outcome,
       tenant: spec.tenant,
       key: spec.key,
       providerKey: providerKeyFor(spec.tenant, spec.key),
-      attempt: acquired.row.attempt,
+      attempt,
+      resumed,
       firstClaimedAt: acquired.row.createdAt,
       gapSeconds: acquired.row.gapSeconds,
-    };
+    });
     if (acquired.kind !== "owned") {
       const { row } = acquired;
       if (acquired.kind === "abandoned") {
         done("abandoned", { effectAttempt: row.attempt, reason: row.error }, "warn");
-        return { ...base, result: "abandoned", duplicate: true, outcome: undefined, resumed: false };
+        return result("abandoned", undefined, row.attempt, false);
       }
       const tooLarge = /^outcome_too_large: (\d+)/.exec(row.error ?? "");
       if (tooLarge) {
@@ -121,13 +135,12 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
         throw new OutcomeTooLargeError(spec.key, Number(tooLarge[1]), core.opts.maxOutcomeBytes);
       }
       done("duplicate", { effectAttempt: row.attempt, status: row.status, gapSeconds: row.gapSeconds });
-      return {
-        ...base,
-        result: "duplicate",
-        duplicate: true,
-        outcome: (row.status === "abandoned" ? undefined : (row.outcome ?? undefined)) as T | undefined,
-        resumed: false,
-      };
+      return result(
+        "duplicate",
+        (row.status === "abandoned" ? undefined : (row.outcome ?? undefined)) as T | undefined,
+        row.attempt,
+        false,
+      );
     }
 
     const { claim } = acquired;
@@ -176,14 +189,7 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
       throw error;
     }
     done("ran", { effectAttempt: claim.attempt, how: claim.how });
-    return {
-      ...base,
-      attempt: claim.attempt,
-      result: "ran",
-      duplicate: false,
-      outcome: JSON.parse(json) as T,
-      resumed: claim.how !== "claimed",
-    };
+    return result("ran", JSON.parse(json) as T, claim.attempt, claim.how !== "claimed");
   };
 
   if (spec.policy !== "transactional") return body(sqlFor(core.opts.db, false), undefined);
