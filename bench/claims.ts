@@ -11,13 +11,16 @@
  * counted as round trips too). Raw duplicate = the same INSERT on an existing key, which returns
  * no row and records nothing.
  *
- * Round trips are counted by wrapping the pool's query(). Env: BENCH_SECONDS (default 4 per
+ * For context (not in `ratio`), each fresh round also times a bare INSERT into effects and the
+ * library's own claim statement sent straight through the pool (SQL cost without the library's
+ * JavaScript). Round trips are counted by wrapping the pool's query(). Env: BENCH_SECONDS (default 4 per
  * phase), BENCH_CONCURRENCY (16), DATABASE_URL (else an embedded PostgreSQL).
  */
 import pg from "pg";
 import pino from "pino";
 import { Registry } from "prom-client";
 import { createEffects } from "../lib/idempotency";
+import { CLAIM } from "../lib/idempotency/claim-sql";
 import { benchDatabase, countRoundTrips, machine, runFor } from "./support";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -73,7 +76,7 @@ async function main() {
     await runFor(CONCURRENCY, 1, libFresh);
 
     // Alternate raw and library twice so drift (autovacuum, checkpoints) hits both.
-    const fresh = { raw: { ops: 0, s: 0 }, lib: { ops: 0, s: 0, trips: 0 }, bare: { ops: 0, s: 0 } };
+    const fresh = { raw: { ops: 0, s: 0 }, lib: { ops: 0, s: 0, trips: 0 }, bare: { ops: 0, s: 0 }, sql: { ops: 0, s: 0 } };
     for (let round = 1; round <= 2; round++) {
       seq = round;
       const raw = await runFor(CONCURRENCY, SECONDS, rawFresh);
@@ -92,14 +95,44 @@ async function main() {
       fresh.bare.ops += bare.ops;
       fresh.bare.s += bare.ops / bare.perSecond;
       log(`fresh round ${round}: bare INSERT into partitioned effects (not a claim) ${bare.perSecond.toFixed(0)}/s`);
+      // The library's own claim statement sent straight through the pool: the SQL's share of the
+      // cost, without the library's JavaScript (validation, metrics, rollups, result mapping).
+      const sqlOnly = await runFor(CONCURRENCY, SECONDS, (w, i) =>
+        pool.query({
+          name: CLAIM.name,
+          text: CLAIM.text,
+          values: [
+            "bench-sql",
+            `fresh:${seq}-${w}-${i}`,
+            "bench",
+            "once",
+            `bench-sql:${seq}-${w}-${i}`,
+            `m${i}`,
+            null,
+            30_000,
+            10_000,
+            false,
+            false,
+          ],
+        }),
+      );
+      fresh.sql.ops += sqlOnly.ops;
+      fresh.sql.s += sqlOnly.ops / sqlOnly.perSecond;
+      log(
+        `fresh round ${round}: onceboard_claim() alone through the pool (no library JavaScript) ${sqlOnly.perSecond.toFixed(0)}/s`,
+      );
     }
     const barePerS = fresh.bare.ops / fresh.bare.s;
+    const sqlPerS = fresh.sql.ops / fresh.sql.s;
     const rawPerS = fresh.raw.ops / fresh.raw.s;
     const libPerS = fresh.lib.ops / fresh.lib.s;
     const freshTrips = fresh.lib.trips / fresh.lib.ops;
     log(`fresh: library ${libPerS.toFixed(0)}/s, raw ${rawPerS.toFixed(0)}/s, ${freshTrips.toFixed(3)} round trips per claim`);
     log(
       `context: a bare INSERT into the partitioned effects table runs at ${barePerS.toFixed(0)}/s = ${(barePerS / rawPerS).toFixed(3)} of raw; the library claim is ${(libPerS / barePerS).toFixed(3)} of that`,
+    );
+    log(
+      `context: onceboard_claim() alone through the pool runs at ${sqlPerS.toFixed(0)}/s = ${(sqlPerS / rawPerS).toFixed(3)} of raw; the library's JavaScript keeps ${(libPerS / sqlPerS).toFixed(3)} of that`,
     );
 
     // once(): claim + step + completion, for reference.
