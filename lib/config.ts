@@ -21,11 +21,19 @@ const httpUrl = z.string().refine((value) => {
 
 const emptyAsUndefined = (value: unknown) => (value === "" ? undefined : value);
 
+/** "a, b,,c" → ["a", "b", "c"]: comma-separated http(s) URLs, blanks and repeats dropped; a bad entry is named. */
+const httpUrlList = z.string().transform((value, ctx) => {
+  const entries = [...new Set(value.split(",").map((entry) => entry.trim()))].filter((entry) => entry !== "");
+  for (const entry of entries) {
+    if (!httpUrl.safeParse(entry).success) ctx.addIssue(`has an entry that is not an http(s) URL: "${entry}"`);
+  }
+  return entries;
+});
+
 const configSchema = z.object({
   DATABASE_URL: z.preprocess(emptyAsUndefined, postgresUrl.optional()),
   PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(65535).default(3000)),
   ONCEBOARD_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default(".onceboard")),
-  PROMETHEUS_URL: z.preprocess(emptyAsUndefined, httpUrl.optional()),
   REDIS_URL: z.preprocess(
     emptyAsUndefined,
     z
@@ -33,9 +41,8 @@ const configSchema = z.object({
       .regex(/^rediss?:\/\/./, "must be a URL like redis://127.0.0.1:6379")
       .optional(),
   ),
-  ONCEBOARD_SECRET: z.preprocess(emptyAsUndefined, z.string().min(32, "must be at least 32 characters").optional()),
-  /** Comma-separated /metrics URLs of worker processes, shown on the console. */
-  WORKER_METRICS_URLS: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** Comma-separated /metrics URLs of worker processes, scraped by the console's Workers panel. */
+  WORKER_METRICS_URLS: z.preprocess(emptyAsUndefined, httpUrlList.optional()),
   CONSOLE_STATEMENT_TIMEOUT_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(100).max(600_000).default(5000)),
   LOG_LEVEL: z.preprocess(
     emptyAsUndefined,
