@@ -25,7 +25,9 @@ const emptyAsUndefined = (value: unknown) => (value === "" ? undefined : value);
 const httpUrlList = z.string().transform((value, ctx) => {
   const entries = [...new Set(value.split(",").map((entry) => entry.trim()))].filter((entry) => entry !== "");
   for (const entry of entries) {
-    if (!httpUrl.safeParse(entry).success) ctx.addIssue(`has an entry that is not an http(s) URL: "${entry}"`);
+    // Named so it can be found, with anything before an "@" masked: it may be a user and password.
+    const shown = entry.replace(/^([^/@]*\/\/)?[^@]*@/, "$1***@");
+    if (!httpUrl.safeParse(entry).success) ctx.addIssue(`has an entry that is not an http(s) URL: "${shown}"`);
   }
   return entries;
 });

@@ -1,9 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import fs from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { WORKER_EXPOSITION } from "../e2e/worker-metrics";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overview";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { describeDatabaseError, redactUrl } from "../lib/db/errors";
@@ -21,9 +24,11 @@ import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-
  *    embedded server in a temp directory. Migrated, partitioned, seeded with known rows.
  * 3. `next build` when there is no build or a source file is newer than it; then two `next start`
  *    servers on free ports: one on the seeded database, one whose DATABASE_URL points at a closed
- *    port (for the error state).
- * 4. Playwright, with the two base URLs in ONCEBOARD_E2E_BASE_URL / ONCEBOARD_E2E_BROKEN_URL and
- *    its JSON report written to ONCEBOARD_E2E_RESULTS when set.
+ *    port (for the error state). The seeded one's WORKER_METRICS_URLS names a fake worker serving
+ *    e2e/worker-metrics.ts on /metrics and a closed port (a down worker); the other's is empty.
+ * 4. Playwright, with the two base URLs in ONCEBOARD_E2E_BASE_URL / ONCEBOARD_E2E_BROKEN_URL, the
+ *    two worker URLs in ONCEBOARD_E2E_WORKER_UP_URL / ONCEBOARD_E2E_WORKER_DOWN_URL, and its JSON
+ *    report written to ONCEBOARD_E2E_RESULTS when set.
  * 5. Everything torn down, the database dropped, whatever happened.
  */
 
@@ -92,6 +97,26 @@ function stopChild(child: ChildProcess | undefined): Promise<void> {
     });
     child.kill("SIGTERM");
   });
+}
+
+/** A stand-in worker process: serves the fixed exposition on /metrics (404 elsewhere); returns its URL. */
+async function serveWorkerMetrics(cleanups: (() => Promise<void>)[]): Promise<string> {
+  const server = http.createServer((request, response) => {
+    if (request.url !== "/metrics") {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(WORKER_EXPOSITION);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  cleanups.push(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
 }
 
 function withDatabase(url: string, database: string): string {
@@ -180,14 +205,26 @@ async function main(): Promise<number> {
       log(`building the console (${stale})`);
       await buildConsole({});
     }
-    const [port, brokenPort, closedPort] = await Promise.all([findFreePort(), findFreePort(), findFreePort()]);
+    const [port, brokenPort, closedPort, closedWorkerPort] = await Promise.all([
+      findFreePort(),
+      findFreePort(),
+      findFreePort(),
+      findFreePort(),
+    ]);
     const brokenDatabaseUrl = `postgresql://postgres:unused@127.0.0.1:${closedPort}/onceboard_unreachable`;
+    const workerUpUrl = await serveWorkerMetrics(cleanups);
+    const workerDownUrl = `http://127.0.0.1:${closedWorkerPort}/metrics`;
     const [healthy, broken] = await Promise.all([
-      serveConsole({ mode: "start", port, env: { DATABASE_URL: url, PORT: String(port) }, quiet: true }),
+      serveConsole({
+        mode: "start",
+        port,
+        env: { DATABASE_URL: url, PORT: String(port), WORKER_METRICS_URLS: `${workerUpUrl},${workerDownUrl}` },
+        quiet: true,
+      }),
       serveConsole({
         mode: "start",
         port: brokenPort,
-        env: { DATABASE_URL: brokenDatabaseUrl, PORT: String(brokenPort) },
+        env: { DATABASE_URL: brokenDatabaseUrl, PORT: String(brokenPort), WORKER_METRICS_URLS: "" },
         quiet: true,
       }),
     ]);
@@ -204,6 +241,8 @@ async function main(): Promise<number> {
           CHROMIUM_PATH: chromium,
           ONCEBOARD_E2E_BASE_URL: `http://127.0.0.1:${port}`,
           ONCEBOARD_E2E_BROKEN_URL: `http://127.0.0.1:${brokenPort}`,
+          ONCEBOARD_E2E_WORKER_UP_URL: workerUpUrl,
+          ONCEBOARD_E2E_WORKER_DOWN_URL: workerDownUrl,
           PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1",
         }),
       });

@@ -1,6 +1,6 @@
 "use client";
 
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useSearchParams } from "next/navigation";
 import type { ReactNode } from "react";
 import {
@@ -20,6 +20,7 @@ import { StatusBreakdown } from "./status-breakdown";
 import { SuppressionsChart } from "./suppressions-chart";
 import { UncaughtViolations } from "./uncaught-violations";
 import { WindowPicker } from "./window-picker";
+import { WORKERS_QUERY_KEY, WorkersPanel } from "./workers-panel";
 
 const REFRESH_MS = 15_000;
 
@@ -44,9 +45,10 @@ function describeError(error: unknown): { title: string; message: string; code?:
   return { title: "The overview could not be loaded", message: error instanceof Error ? error.message : String(error) };
 }
 
-/** The Overview: effects by status and job type, suppressions, uncaught violations, for ?window=. */
+/** The Overview: effects by status and job type, suppressions, uncaught violations, for ?window=; then the live workers. */
 export function OverviewView() {
   const searchParams = useSearchParams();
+  const queryClient = useQueryClient();
   const window = parseWindow(searchParams.get("window"));
   const overview = useQuery({
     queryKey: ["overview", window],
@@ -63,7 +65,15 @@ export function OverviewView() {
         <span className="refresh-meta" aria-live="polite">
           {isFetching ? "Refreshing…" : dataUpdatedAt > 0 ? `Updated ${formatClock(dataUpdatedAt)}` : ""}
         </span>
-        <button type="button" className="button button-quiet" onClick={() => void refetch()} disabled={isFetching}>
+        <button
+          type="button"
+          className="button button-quiet"
+          onClick={() => {
+            void refetch();
+            void queryClient.refetchQueries({ queryKey: WORKERS_QUERY_KEY });
+          }}
+          disabled={isFetching}
+        >
           Refresh
         </button>
       </div>
@@ -119,6 +129,8 @@ export function OverviewView() {
     <>
       {toolbar}
       {body}
+      {/* Scraped from the workers themselves, not the database: shown whatever the overview's state. */}
+      <WorkersPanel />
     </>
   );
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { ConfigError } from "../config";
 import { ConsoleError } from "../console/errors";
 import { ApiError, errorResponse } from "./errors";
 import { parseSearchParams } from "./parse";
@@ -11,6 +12,17 @@ describe("errorResponse", () => {
     expect(response.headers.get("retry-after")).toBe("5");
     expect(await response.json()).toEqual({
       error: { code: "DATABASE_UNAVAILABLE", message: "cannot reach PostgreSQL (connection refused)" },
+    });
+  });
+
+  it("shows a malformed environment variable's message with CONFIG_INVALID", async () => {
+    const response = errorResponse(
+      new ConfigError('invalid configuration: WORKER_METRICS_URLS has an entry that is not an http(s) URL: "x"'),
+    );
+    expect(response.status).toBe(500);
+    expect((await response.json()).error).toEqual({
+      code: "CONFIG_INVALID",
+      message: 'invalid configuration: WORKER_METRICS_URLS has an entry that is not an http(s) URL: "x"',
     });
   });
 

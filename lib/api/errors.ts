@@ -1,3 +1,4 @@
+import { ConfigError } from "../config";
 import { ConsoleError, type ConsoleErrorCode } from "../console/errors";
 
 /** Every error code the HTTP API answers with, and its status. One table, one place. */
@@ -5,10 +6,11 @@ export const ERROR_STATUS = {
   INVALID_INPUT: 400,
   NOT_FOUND: 404,
   INTERNAL: 500,
+  CONFIG_INVALID: 500,
   DATABASE_UNAVAILABLE: 503,
   DATABASE_NOT_CONFIGURED: 503,
   QUERY_TIMEOUT: 504,
-} as const satisfies Record<ConsoleErrorCode | "INVALID_INPUT" | "NOT_FOUND" | "INTERNAL", number>;
+} as const satisfies Record<ConsoleErrorCode | ConfigError["code"] | "INVALID_INPUT" | "NOT_FOUND" | "INTERNAL", number>;
 
 export type ApiErrorCode = keyof typeof ERROR_STATUS;
 
@@ -34,6 +36,8 @@ export class ApiError extends Error {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof ConsoleError) return new ApiError(error.code, error.message);
+  // A malformed environment variable: the message names the variable (never a password), so it is shown.
+  if (error instanceof ConfigError) return new ApiError(error.code, error.message);
   return new ApiError("INTERNAL", "internal error: see the console server's log");
 }
 

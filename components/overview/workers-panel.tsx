@@ -1,0 +1,172 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import type { ReactNode } from "react";
+import type { WorkerStatus, WorkersResponse } from "@/lib/console/workers-types";
+import { ApiClientError, fetchJson } from "../api/fetch-json";
+import { ErrorState, Skeleton } from "../ui/states";
+import { formatClock, formatCount } from "./format";
+
+const REFRESH_MS = 15_000;
+
+/** The query the Overview's Refresh button also refetches. */
+export const WORKERS_QUERY_KEY = ["workers"] as const;
+
+function describeError(error: unknown): { title: string; message: string; code?: string; hint?: string } {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof ApiClientError && error.code === "CONFIG_INVALID") {
+    return {
+      title: "The workers' addresses are misconfigured",
+      message,
+      code: error.code,
+      hint: "Fix WORKER_METRICS_URLS (comma-separated http(s) /metrics URLs) and restart the console.",
+    };
+  }
+  return {
+    title: "The workers could not be listed",
+    message,
+    code: error instanceof ApiClientError ? error.code : undefined,
+  };
+}
+
+function Count({ value, tone }: { value: number | null; tone?: "danger" }) {
+  if (value === null) {
+    return (
+      <td className="num" data-zero="" title="No data: the worker did not answer">
+        –
+      </td>
+    );
+  }
+  return (
+    <td className="num" data-zero={value === 0 ? "" : undefined} data-tone={value > 0 ? tone : undefined}>
+      {formatCount(value)}
+    </td>
+  );
+}
+
+function WorkerRow({ worker }: { worker: WorkerStatus }) {
+  const state = worker.up ? "up" : "down";
+  return (
+    <tr data-testid="worker" data-state={state} data-url={worker.url}>
+      <th scope="row">
+        <a className="worker-url" href={worker.url} target="_blank" rel="noreferrer">
+          <code>{worker.url}</code>
+        </a>
+      </th>
+      <td className="worker-status">
+        <span className="worker-state" data-state={state}>
+          <span className="worker-state-dot" aria-hidden="true" />
+          {worker.up ? "Up" : "Down"}
+        </span>
+        {worker.error ? <span className="worker-error">{worker.error}</span> : null}
+      </td>
+      <Count value={worker.claims} />
+      <Count value={worker.duplicateSuppressions} />
+      <Count value={worker.redeliveries} />
+      <Count value={worker.uncaughtViolations} tone="danger" />
+    </tr>
+  );
+}
+
+/**
+ * Each worker process in WORKER_METRICS_URLS, scraped live by the console: up or down (and why),
+ * and its idem_* counters since it started. Independent of the database, so it still answers when
+ * the rest of the Overview cannot.
+ */
+export function WorkersPanel() {
+  const query = useQuery({
+    queryKey: WORKERS_QUERY_KEY,
+    queryFn: ({ signal }) => fetchJson<WorkersResponse>("/api/v1/workers", signal),
+    refetchInterval: REFRESH_MS,
+  });
+  const { data, error, isPending, isError, isFetching, dataUpdatedAt, refetch } = query;
+  const down = data?.workers.filter((w) => !w.up).length ?? 0;
+
+  let body: ReactNode;
+  if (isPending) {
+    body = (
+      <div className="panel-body">
+        <p className="sr-only" role="status">
+          Loading workers…
+        </p>
+        <Skeleton className="skeleton-row" />
+        <Skeleton className="skeleton-row" />
+      </div>
+    );
+  } else if (isError && !data) {
+    body = <ErrorState {...describeError(error)} onRetry={() => void refetch()} retrying={isFetching} />;
+  } else if (data && data.workers.length === 0) {
+    body = (
+      <div className="panel-empty">
+        <p>No workers to show.</p>
+        <p className="muted">
+          Workers appear here when the console is started by <code>npm start</code>, which runs the demo&apos;s worker processes,
+          or when <code>WORKER_METRICS_URLS</code> lists your workers&apos; <code>/metrics</code> URLs, comma-separated.
+        </p>
+      </div>
+    );
+  } else if (data) {
+    body = (
+      <>
+        {isError ? (
+          <div className="banner panel-banner" data-tone="danger">
+            <span>
+              The last refresh failed ({describeError(error).message}). Showing the scrape from {formatClock(dataUpdatedAt)}.
+            </span>
+            <button type="button" className="button button-quiet" onClick={() => void refetch()}>
+              Retry
+            </button>
+          </div>
+        ) : null}
+        <div className="table-scroll">
+          <table className="data-table" aria-labelledby="workers-heading">
+            <thead>
+              <tr>
+                <th scope="col">Metrics URL</th>
+                <th scope="col">Status</th>
+                <th scope="col" className="num" title="idem_claims_total: claims, every result">
+                  Claims
+                </th>
+                <th scope="col" className="num" title="idem_duplicate_suppressions_total">
+                  Suppressed
+                </th>
+                <th scope="col" className="num" title='idem_deliveries_total{redelivered="true"}'>
+                  Redelivered
+                </th>
+                <th scope="col" className="num" title="idem_unique_violations_uncaught_total">
+                  Uncaught
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.workers.map((worker) => (
+                <WorkerRow key={worker.url} worker={worker} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </>
+    );
+  }
+
+  return (
+    <section className="panel panel-flush workers-panel" aria-labelledby="workers-heading" aria-busy={isFetching}>
+      <div className="panel-header">
+        <h2 id="workers-heading">
+          Workers
+          {down > 0 ? (
+            <span className="badge" data-tone="danger">
+              {down} down
+            </span>
+          ) : null}
+        </h2>
+        <span className="panel-meta">
+          {data && data.workers.length > 0
+            ? `counters since each worker started · scraped ${formatClock(dataUpdatedAt)}`
+            : "scraped live from each worker's /metrics"}
+        </span>
+      </div>
+      {body}
+    </section>
+  );
+}

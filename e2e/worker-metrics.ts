@@ -1,0 +1,38 @@
+/**
+ * What the fake worker started by scripts/e2e.ts serves on /metrics: a prom-client exposition of
+ * the worker library's metrics, with label values that trip a naive parser, and the sums the
+ * Workers panel must show for it.
+ */
+export const WORKER_EXPOSITION = `# HELP idem_claims_total Effect claims by final result of the claim.
+# TYPE idem_claims_total counter
+idem_claims_total{job_type="capture-payment",result="claimed"} 1000
+idem_claims_total{job_type="capture-payment",result="duplicate"} 56
+idem_claims_total{job_type="send receipt, \\"eu\\" {v2}",result="claimed"} 178
+
+# HELP idem_duplicate_suppressions_total Deliveries whose effect had already completed: the step was not run, the stored outcome returned.
+# TYPE idem_duplicate_suppressions_total counter
+idem_duplicate_suppressions_total{job_type="capture-payment"} 56
+
+# HELP idem_deliveries_total Deliveries handed to effects.job / effects.once.
+# TYPE idem_deliveries_total counter
+idem_deliveries_total{job_type="capture-payment",redelivered="false"} 1100
+idem_deliveries_total{job_type="capture-payment",redelivered="true"} 70
+idem_deliveries_total{job_type="send receipt, \\"eu\\" {v2}",redelivered="true"} 8
+
+# HELP idem_unique_violations_uncaught_total Unique violations (23505) raised by handlers' own writes, not by claims: a missing guard.
+# TYPE idem_unique_violations_uncaught_total counter
+idem_unique_violations_uncaught_total{job_type="send receipt, \\"eu\\" {v2}",constraint="receipts_order_id_key"} 3
+
+# HELP idem_redelivery_gap_seconds Seconds from an effect's first claim to a suppressed duplicate delivery.
+# TYPE idem_redelivery_gap_seconds histogram
+idem_redelivery_gap_seconds_bucket{le="1",job_type="capture-payment"} 40
+idem_redelivery_gap_seconds_bucket{le="+Inf",job_type="capture-payment"} 56
+idem_redelivery_gap_seconds_sum{job_type="capture-payment"} 912.5
+idem_redelivery_gap_seconds_count{job_type="capture-payment"} 56
+
+# HELP process_cpu_user_seconds_total Total user CPU time spent in seconds.
+# TYPE process_cpu_user_seconds_total counter
+process_cpu_user_seconds_total 1.234
+`;
+
+export const WORKER_EXPECTED = { claims: 1234, duplicateSuppressions: 56, redeliveries: 78, uncaughtViolations: 3 };

@@ -1,0 +1,114 @@
+import { expect, type Page, test } from "@playwright/test";
+import { BROKEN_URL, SCREENSHOT_DIR, WORKER_DOWN_URL, WORKER_UP_URL } from "./env";
+import { WORKER_EXPECTED } from "./worker-metrics";
+
+// scripts/e2e.ts gives the seeded console WORKER_METRICS_URLS = a fake worker (e2e/worker-metrics.ts)
+// and a closed port; the console with the unreachable database gets none.
+const panel = (page: Page) => page.getByRole("region", { name: /^Workers/ });
+const count = (n: number) => n.toLocaleString("en-US");
+
+test.describe("in light", () => {
+  test.use({ colorScheme: "light" });
+
+  test("the Workers panel shows an up worker's counters and a down worker's error", async ({ page }) => {
+    await page.goto("/overview");
+    const workers = panel(page);
+    const rows = workers.getByRole("table").locator("tbody tr");
+    await expect(rows).toHaveCount(2);
+
+    const up = workers.locator('[data-testid="worker"][data-state="up"]');
+    await expect(up.locator("th, td")).toHaveText([
+      WORKER_UP_URL,
+      "Up",
+      count(WORKER_EXPECTED.claims),
+      count(WORKER_EXPECTED.duplicateSuppressions),
+      count(WORKER_EXPECTED.redeliveries),
+      count(WORKER_EXPECTED.uncaughtViolations),
+    ]);
+    await expect(up.getByRole("link", { name: WORKER_UP_URL })).toHaveAttribute("href", WORKER_UP_URL);
+
+    const down = workers.locator('[data-testid="worker"][data-state="down"]');
+    await expect(down.locator("th, td")).toHaveText([WORKER_DOWN_URL, "Downconnection refused", "–", "–", "–", "–"]);
+    await expect(down.getByRole("link", { name: WORKER_DOWN_URL })).toHaveAttribute("href", WORKER_DOWN_URL);
+    await expect(workers.getByRole("heading", { name: /^Workers\s*1 down$/ })).toBeVisible();
+    // Env order is kept: the up worker was listed first.
+    await expect(rows.first()).toHaveAttribute("data-state", "up");
+    await workers.screenshot({ path: `${SCREENSHOT_DIR}/workers-light.png` });
+  });
+
+  test("the workers API scrapes live and is never cached", async ({ request }) => {
+    const response = await request.get("/api/v1/workers");
+    expect(response.status()).toBe(200);
+    expect(response.headers()["cache-control"]).toBe("no-store");
+    const body = await response.json();
+    expect(body.hint).toBeUndefined();
+    expect(body.workers).toEqual([
+      { url: WORKER_UP_URL, up: true, scrapedAt: expect.any(String), ...WORKER_EXPECTED },
+      {
+        url: WORKER_DOWN_URL,
+        up: false,
+        error: "connection refused",
+        scrapedAt: expect.any(String),
+        claims: null,
+        duplicateSuppressions: null,
+        redeliveries: null,
+        uncaughtViolations: null,
+      },
+    ]);
+  });
+
+  test("a failed workers load shows an error with a retry that recovers", async ({ page }) => {
+    await page.route("**/api/v1/workers", (route) =>
+      route.fulfill({
+        status: 500,
+        contentType: "application/json",
+        body: JSON.stringify({
+          error: {
+            code: "CONFIG_INVALID",
+            message: 'invalid configuration: WORKER_METRICS_URLS has an entry that is not an http(s) URL: "nope"',
+          },
+        }),
+      }),
+    );
+    await page.goto("/overview");
+    const alert = panel(page).getByRole("alert");
+    await expect(alert).toContainText("The workers' addresses are misconfigured");
+    await expect(alert).toContainText('not an http(s) URL: "nope"');
+    await expect(alert).toContainText("CONFIG_INVALID");
+
+    await page.unroute("**/api/v1/workers");
+    await alert.getByRole("button", { name: "Retry" }).click();
+    await expect(panel(page).getByRole("table").locator("tbody tr")).toHaveCount(2);
+    await expect(panel(page).getByRole("alert")).toHaveCount(0);
+  });
+});
+
+test.describe("in dark", () => {
+  test.use({ colorScheme: "dark" });
+
+  test("the Workers panel reads in the dark theme", async ({ page }) => {
+    await page.goto("/overview");
+    await expect(panel(page).locator('[data-testid="worker"][data-state="up"] td').nth(1)).toHaveText(
+      count(WORKER_EXPECTED.claims),
+    );
+    await panel(page).screenshot({ path: `${SCREENSHOT_DIR}/workers-dark.png` });
+  });
+});
+
+test.describe("without WORKER_METRICS_URLS", () => {
+  // The console whose database is unreachable: the panel does not need the database, and has no workers.
+  test.use({ baseURL: BROKEN_URL, colorScheme: "light" });
+
+  test("the Workers panel explains how workers appear", async ({ page, request }) => {
+    await page.goto("/overview");
+    const workers = panel(page);
+    await expect(workers).toContainText("No workers to show.");
+    await expect(workers).toContainText("npm start");
+    await expect(workers).toContainText("WORKER_METRICS_URLS");
+    await expect(workers.getByRole("table")).toHaveCount(0);
+
+    const body = await (await request.get("/api/v1/workers")).json();
+    expect(body.workers).toEqual([]);
+    expect(body.hint).toMatch(/WORKER_METRICS_URLS is not set/);
+  });
+});
