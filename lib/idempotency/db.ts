@@ -87,6 +87,13 @@ export async function inNewTransaction<T>(
   }
   const client = await (db as pg.Pool).connect();
   let broken = false;
+  // The pool stops listening to a client's errors while it is checked out; without a listener a
+  // connection cut between two of the step's queries (a server restart, pg_terminate_backend)
+  // is an unhandled 'error' event that kills the worker. Mark it broken and let the query fail.
+  const onConnectionError = () => {
+    broken = true;
+  };
+  client.on("error", onConnectionError);
   try {
     await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
     try {
@@ -100,6 +107,7 @@ export async function inNewTransaction<T>(
       throw error;
     }
   } finally {
+    client.off("error", onConnectionError);
     client.release(broken ? true : undefined);
   }
 }

@@ -34,6 +34,43 @@ const effectCount = async (key: string) =>
   (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM effects WHERE key = $1", [key])).rows[0]?.n;
 
 describe("transactional steps (pg)", () => {
+  it("survives the server cutting the step's connection mid-transaction; the effect still happens once", async () => {
+    // Found by the soak: a connection cut between two of a step's queries was an unhandled
+    // 'error' event that killed the whole worker process.
+    const pool = new pg.Pool({ connectionString: db.url, max: 2, application_name: "onceboard-cut-me" });
+    pool.on("error", () => {});
+    const effects = testEffects(pool);
+    const id = uniq("order");
+    const read = await order(id);
+    const key = `mark-paid:${id}`;
+    let runs = 0;
+    const deliver = () =>
+      effects.job({ tenant: "acme", jobType: "order.paid", messageId: uniq("m") }, (job) =>
+        job.transaction(key, async (tx) => {
+          runs += 1;
+          if (runs === 1) await sleep(400);
+          await tx.query("UPDATE orders SET status = 'paid', paid_count = paid_count + 1 WHERE id = $1", [id]);
+          return { paid: true };
+        }),
+      );
+    const first = deliver().then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    await sleep(150);
+    const { rows } = await db.pool.query<{ cut: boolean }>(
+      "SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE application_name = 'onceboard-cut-me'",
+    );
+    expect(rows.some((r) => r.cut)).toBe(true);
+    const settled = await first;
+    // Retried inside the library (57P01 is retryable) or failed to the caller, who redelivers.
+    if ("error" in settled) await deliver();
+    expect(await read()).toEqual({ status: "paid", paid_count: 1 });
+    expect(await effectCount(key)).toBe(1);
+    await effects.close();
+    await pool.end();
+  });
+
   it("commits the claim with the step's writes; a duplicate returns the stored outcome", async () => {
     const effects = testEffects(db.pool);
     const id = uniq("order");
