@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { type EffectsDb, type Statement, sqlFor } from "./db";
+import { PeriodicFlush } from "./periodic-flush";
 
 interface Pending {
   tenant_id: string;
@@ -34,15 +35,15 @@ const APPLY: Statement = {
 
 const BATCH = 500;
 
-export class DuplicateLedger {
+export class DuplicateLedger extends PeriodicFlush {
   private pending = new Map<string, Pending>();
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<boolean> | undefined;
 
   constructor(
     private readonly db: EffectsDb,
     private readonly options: { logger: Logger; onFlushFailure?: (error: unknown) => void },
-  ) {}
+  ) {
+    super();
+  }
 
   record(tenant: string, key: string, createdAt: Date, gapSeconds: number | null, messageId: string | null): void {
     const created = createdAt.getTime();
@@ -71,25 +72,7 @@ export class DuplicateLedger {
     return this.pending.size;
   }
 
-  start(intervalMs: number): void {
-    if (this.timer || intervalMs <= 0) return;
-    this.timer = setInterval(() => void this.flush(), intervalMs);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
-  flush(): Promise<boolean> {
-    this.flushing ??= this.flushOnce().finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
-  }
-
-  private async flushOnce(): Promise<boolean> {
+  protected async flushOnce(): Promise<boolean> {
     if (this.pending.size === 0) return true;
     const entries = [...this.pending.entries()];
     this.pending = new Map();

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { type EffectsDb, type Statement, sqlFor } from "./db";
 import { GAP_BUCKET_BOUNDS } from "./metrics";
+import { PeriodicFlush } from "./periodic-flush";
 
 /** The per-minute counters of one job type, as stored in worker_stats_minute. */
 export interface StatCounts {
@@ -100,16 +101,16 @@ ON CONFLICT (minute, job_type, constraint_name) DO UPDATE SET
  * A failed flush keeps its counts (merged back) for the next one; recording never touches the
  * database, so a job never fails because of stats.
  */
-export class Rollups {
+export class Rollups extends PeriodicFlush {
   private stats = new Map<string, StatRow>();
   private violations = new Map<string, ViolationRow>();
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<boolean> | undefined;
 
   constructor(
     private readonly db: EffectsDb,
     private readonly options: { demo: boolean; logger: Logger; onFlushFailure?: (error: unknown) => void; now?: () => number },
-  ) {}
+  ) {
+    super();
+  }
 
   private minute(): number {
     const now = this.options.now?.() ?? Date.now();
@@ -164,26 +165,7 @@ export class Rollups {
     return this.stats.size + this.violations.size;
   }
 
-  start(intervalMs: number): void {
-    if (this.timer || intervalMs <= 0) return;
-    this.timer = setInterval(() => void this.flush(), intervalMs);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
-  /** Writes what is pending; true when everything was written. Concurrent calls share one flush. */
-  flush(): Promise<boolean> {
-    this.flushing ??= this.flushOnce().finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
-  }
-
-  private async flushOnce(): Promise<boolean> {
+  protected async flushOnce(): Promise<boolean> {
     const stats = this.stats;
     const violations = this.violations;
     this.stats = new Map();
