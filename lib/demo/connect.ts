@@ -1,7 +1,6 @@
-import fs from "node:fs";
 import path from "node:path";
 import { loadConfig } from "../config";
-import { isProcessAlive } from "../db/process-alive";
+import { runningEmbeddedUrl } from "../db/embedded";
 import { type ProvisionedDatabase, provisionDatabase } from "../db/provision";
 
 /**
@@ -12,18 +11,8 @@ import { type ProvisionedDatabase, provisionDatabase } from "../db/provision";
 export async function openDemoDatabase(log: (line: string) => void): Promise<ProvisionedDatabase> {
   const config = loadConfig();
   if (!config.DATABASE_URL) {
-    const pidFile = path.join(config.ONCEBOARD_DATA_DIR, "pg", "postmaster.pid");
-    let lines: string[] = [];
-    try {
-      lines = fs.readFileSync(pidFile, "utf8").split("\n");
-    } catch {
-      // not running
-    }
-    const pid = Number.parseInt(lines[0] ?? "", 10);
-    const port = Number.parseInt(lines[3] ?? "", 10);
-    if (isProcessAlive(pid) && Number.isInteger(port) && port > 0) {
-      return { url: `postgresql://postgres:onceboard@127.0.0.1:${port}/postgres`, embedded: true, stop: async () => {} };
-    }
+    const url = await runningEmbeddedUrl(path.join(config.ONCEBOARD_DATA_DIR, "pg"));
+    if (url) return { url, embedded: true, stop: async () => {} };
   }
   return provisionDatabase({ log });
 }

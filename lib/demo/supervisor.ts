@@ -18,7 +18,8 @@ export interface DemoProcesses {
   stopProducer(): Promise<void>;
   /** How many times a worker exited unexpectedly and was restarted (the crash fault). */
   restarts(): number;
-  stop(): Promise<void>;
+  /** Stops every child (SIGTERM, then SIGKILL after `graceMs`); nothing is restarted from the first call on. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export interface StartDemoOptions {
@@ -83,7 +84,9 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
     options.onSpawn?.(child.pid, script.replace(/\.ts$/, ""));
     child.on("exit", (code, signal) => {
       if (live.get(marker) === child) live.delete(marker);
-      if (stopping || retired.has(child)) return;
+      // A clean exit is a stop someone asked for (a signal to the process group, a process
+      // manager stopping the stack): only a crash is recovered from.
+      if (stopping || retired.has(child) || code === 0) return;
       restarts++;
       log(`${marker} exited (${signal ?? `code ${code}`}); starting it again`);
       setTimeout(() => {
@@ -98,10 +101,10 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
   let producerStopped = false;
   if (options.producer ?? true) launch("demo-producer", "demo-producer.ts", []);
 
-  const stopChild = (child: ChildProcess) =>
+  const stopChild = (child: ChildProcess, graceMs = 10_000) =>
     new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
       child.once("exit", () => {
         clearTimeout(timer);
         resolve();
@@ -135,9 +138,9 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
       await stopChild(producer);
     },
     restarts: () => restarts,
-    async stop() {
+    async stop(graceMs?: number) {
       stopping = true;
-      await Promise.all([...live.values()].map(stopChild));
+      await Promise.all([...live.values()].map((child) => stopChild(child, graceMs)));
     },
   };
 }
