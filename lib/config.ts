@@ -69,12 +69,15 @@ const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 
+/** An environment to read: process.env, or a test's own. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
 export class ConfigError extends Error {
   readonly code = "CONFIG_INVALID";
 }
 
 /** Parses the environment; a bad value throws one ConfigError naming every offending variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: Env = process.env): Config {
   const parsed = configSchema.safeParse(env);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`);
@@ -82,12 +85,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** WORKER_METRICS_URLS as a list of http(s) URLs (empty when unset); a malformed entry throws a ConfigError naming it. */
-export function loadWorkerMetricsUrls(env: NodeJS.ProcessEnv = process.env): string[] {
+export function loadWorkerMetricsUrls(env: Env = process.env): string[] {
   const raw = loadConfig(env).WORKER_METRICS_URLS;
   if (raw === undefined) return [];
   const parsed = httpUrlList.safeParse(raw);
   if (parsed.success) return parsed.data;
-  throw new ConfigError(`invalid configuration: ${parsed.error.issues.map((issue) => `WORKER_METRICS_URLS ${issue.message}`).join("; ")}`);
+  throw new ConfigError(
+    `invalid configuration: ${parsed.error.issues.map((issue) => `WORKER_METRICS_URLS ${issue.message}`).join("; ")}`,
+  );
 }
 
 /**
@@ -103,7 +108,7 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** ONCEBOARD_DEBUG alone: read while reporting a failure, so it must not fail on another variable. */
-export function loadDebugFlag(env: NodeJS.ProcessEnv = process.env): boolean {
+export function loadDebugFlag(env: Env = process.env): boolean {
   const parsed = configSchema.pick({ ONCEBOARD_DEBUG: true }).safeParse(env);
   return parsed.success && parsed.data.ONCEBOARD_DEBUG;
 }

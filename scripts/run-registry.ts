@@ -57,8 +57,14 @@ export class RunRegistry {
   }
 
   save(): void {
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    fs.writeFileSync(this.file, JSON.stringify(this.record));
+    try {
+      fs.mkdirSync(path.dirname(this.file), { recursive: true });
+      fs.writeFileSync(this.file, JSON.stringify(this.record));
+    } catch (error) {
+      throw new Error(
+        `cannot write ${this.file} (ONCEBOARD_DATA_DIR): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   clear(): void {

@@ -64,7 +64,9 @@ runMain(async () => {
   } catch (error) {
     // Not fatal: the console's Workers panel shows the same error until it is fixed.
     const message = error instanceof Error ? error.message : String(error);
-    log(`warning: ${message}${demoSettings ? " (not used: the console scrapes the demo's workers)" : " (the Workers panel shows this until it is fixed)"}`);
+    log(
+      `warning: ${message}${demoSettings ? " (not used: the console scrapes the demo's workers)" : " (the Workers panel shows this until it is fixed)"}`,
+    );
   }
   const registry = new RunRegistry(config.ONCEBOARD_DATA_DIR);
   const reclaimed = await registry.reclaimLeftovers();
@@ -168,7 +170,9 @@ runMain(async () => {
       }
     });
     const exposed = !isLoopbackHost(config.HOST);
-    const shown = exposed ? probeHost(config.HOST === "0.0.0.0" || config.HOST === "::" ? os.hostname() : config.HOST) : "localhost";
+    const shown = exposed
+      ? probeHost(config.HOST === "0.0.0.0" || config.HOST === "::" ? os.hostname() : config.HOST)
+      : "localhost";
     log(`console ready at http://${shown}:${config.PORT}${database.embedded ? " (embedded PostgreSQL)" : ""}`);
     if (exposed && !CONSOLE_AUTHENTICATION_ENABLED) {
       log(

@@ -105,7 +105,7 @@ async function scrape(url: string, timeoutMs: number): Promise<WorkerStatus> {
  * (CONFIG_INVALID: the panel says the workers' addresses are misconfigured, never that the database is).
  */
 export async function getWorkers(input: GetWorkersInput = {}): Promise<Workers> {
-  const urls = loadWorkerMetricsUrls((input.env as NodeJS.ProcessEnv | undefined) ?? process.env);
+  const urls = loadWorkerMetricsUrls(input.env ?? process.env);
   const timeoutMs = input.timeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS;
   const workers = await Promise.all(urls.map((url) => scrape(url, timeoutMs)));
   return { configured: urls.length > 0, workers };

@@ -97,7 +97,11 @@ function postgresUser(): RunAs | undefined {
 
 /** Whether `user` may search (`-x`) or read (`-r`) `target`, asked of the kernel as that user (ACLs included). */
 function userCan(user: RunAs, test: "-x" | "-r", target: string): boolean {
-  const result = spawnSync("/bin/sh", ["-c", `test ${test} "$1"`, "sh", target], { uid: user.uid, gid: user.gid, stdio: "ignore" });
+  const result = spawnSync("/bin/sh", ["-c", `test ${test} "$1"`, "sh", target], {
+    uid: user.uid,
+    gid: user.gid,
+    stdio: "ignore",
+  });
   return result.status === 0;
 }
 
@@ -149,7 +153,9 @@ async function reachableBinaries(binaries: Binaries, user: RunAs | undefined): P
     postgres: path.join(target, path.relative(binaries.nativeDir, binaries.postgres)),
   };
   if (!userCan(user, "-x", copied.postgres)) {
-    throw new EmbeddedPostgresError(`the postgres user cannot run ${copied.postgres}: check the permissions of ${ROOT_RUNTIME_DIR}`);
+    throw new EmbeddedPostgresError(
+      `the postgres user cannot run ${copied.postgres}: check the permissions of ${ROOT_RUNTIME_DIR}`,
+    );
   }
   return copied;
 }
@@ -168,7 +174,9 @@ async function resolveClusterDir(dataDir: string, user: RunAs | undefined): Prom
   const clusters = path.join(ROOT_RUNTIME_DIR, "clusters");
   await ensureRuntimeDir(ROOT_RUNTIME_DIR);
   await ensureRuntimeDir(clusters);
-  const id = createHash("sha256").update(path.join(realpathSync(path.dirname(dataDir)), path.basename(dataDir))).digest("hex");
+  const id = createHash("sha256")
+    .update(path.join(realpathSync(path.dirname(dataDir)), path.basename(dataDir)))
+    .digest("hex");
   const clusterDir = path.join(clusters, id.slice(0, 16));
   if (link?.isDirectory()) {
     if (existsSync(path.join(dataDir, "PG_VERSION")) && !existsSync(clusterDir)) await fs.rename(dataDir, clusterDir);
@@ -213,7 +221,12 @@ async function recoverStaleServer(clusterDir: string): Promise<void> {
 /** Runs a binary to completion (in `cwd`, which the user must reach); rejects with its last stderr line. */
 function run(file: string, args: string[], cwd: string, user: RunAs | undefined, onLog: (line: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { ...user, cwd, env: { ...process.env, LC_MESSAGES: "C" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(file, args, {
+      ...user,
+      cwd,
+      env: { ...process.env, LC_MESSAGES: "C" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stdout.on("data", (chunk) => onLog(String(chunk).trimEnd()));
     child.stderr.on("data", (chunk) => {
@@ -265,7 +278,13 @@ async function initialise(binaries: Binaries, clusterDir: string, user: RunAs | 
 }
 
 /** Starts `postgres` and resolves once it accepts connections. */
-function startServer(binaries: Binaries, clusterDir: string, port: number, user: RunAs | undefined, onLog: (line: string) => void) {
+function startServer(
+  binaries: Binaries,
+  clusterDir: string,
+  port: number,
+  user: RunAs | undefined,
+  onLog: (line: string) => void,
+) {
   return new Promise<ChildProcess>((resolve, reject) => {
     const child = spawn(
       binaries.postgres,
@@ -308,7 +327,11 @@ function startServer(binaries: Binaries, clusterDir: string, port: number, user:
           .split("\n")
           .filter((line) => /FATAL|ERROR|PANIC/.test(line))
           .pop() ?? tail.trim().split("\n").pop();
-      reject(new EmbeddedPostgresError(`postgres exited (${signal ?? `exit ${code}`}) before it was ready${last ? `: ${last.trim()}` : ""}`));
+      reject(
+        new EmbeddedPostgresError(
+          `postgres exited (${signal ?? `exit ${code}`}) before it was ready${last ? `: ${last.trim()}` : ""}`,
+        ),
+      );
     });
   });
 }
