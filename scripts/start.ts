@@ -4,7 +4,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { CONSOLE_AUTHENTICATION_ENABLED, isLoopbackHost, loadConfig, loadWorkerMetricsUrls } from "../lib/config";
-import { assertPortFree } from "../lib/db/free-port";
+import { assertPortFree, findFreePort } from "../lib/db/free-port";
 import { type ProvisionedDatabase, provisionDatabase } from "../lib/db/provision";
 import { backfillHistory, isDatabaseEmpty } from "../lib/demo/history";
 import { demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
@@ -137,6 +137,7 @@ runMain(async () => {
         settings: demoSettings,
         logDir,
         onSpawn: (pid, marker) => registry.add(pid, marker),
+        freePort: findFreePort,
         log,
       });
       if (shuttingDown) await demo.stop(4000);

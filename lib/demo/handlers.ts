@@ -1,8 +1,8 @@
 import type pg from "pg";
 import type PgBoss from "pg-boss";
-import type { Queryable } from "../db/types";
 import type { JobContext } from "../idempotency";
 import type { IdempotentHandler } from "../queues";
+import type { Queryable } from "./db-types";
 import { FakeMailer, FakePaymentProvider } from "./provider";
 import { type DemoJobType, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
 

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { findFreePort } from "../db/free-port";
 import { startBoss } from "../queues";
 import { createDemoQueues } from "./handlers";
 import type { DemoSettings } from "./settings";
@@ -33,6 +32,8 @@ export interface StartDemoOptions {
    */
   onSpawn?: (pid: number | undefined, marker: string) => void;
   log?: (line: string) => void;
+  /** A free loopback port for each worker's /metrics (the caller's; the demo has no port helper of its own). */
+  freePort: () => Promise<number>;
   /** Start the producer (default true). */
   producer?: boolean;
 }
@@ -58,7 +59,7 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
   } finally {
     await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
   }
-  const ports = await Promise.all(Array.from({ length: options.settings.workers }, () => findFreePort()));
+  const ports = await Promise.all(Array.from({ length: options.settings.workers }, () => options.freePort()));
   const metricsUrls = ports.map((p) => `http://127.0.0.1:${p}/metrics`);
   const env = {
     ...process.env,

@@ -1,7 +1,7 @@
 import path from "node:path";
-import { loadConfig } from "../config";
-import { runningEmbeddedUrl } from "../db/embedded";
-import { type ProvisionedDatabase, provisionDatabase } from "../db/provision";
+import { loadConfig } from "../lib/config";
+import { runningEmbeddedUrl } from "../lib/db/embedded";
+import { type ProvisionedDatabase, provisionDatabase } from "../lib/db/provision";
 
 /**
  * The database a demo command works on: DATABASE_URL when set; else the embedded server that a
