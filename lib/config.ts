@@ -63,6 +63,18 @@ const configSchema = z.object({
   LOG_LEVEL: z.preprocess(emptyAsUndefined, logLevel.default("info")),
   /** The demo workers' log level (their logs go to ONCEBOARD_DATA_DIR/logs). */
   DEMO_LOG_LEVEL: z.preprocess(emptyAsUndefined, logLevel.default("warn")),
+  /** The browser the Playwright tests drive (scripts/e2e.ts). */
+  CHROMIUM_PATH: z.preprocess(emptyAsUndefined, z.string().default("/usr/bin/chromium")),
+  /** `true` (or 1, yes): tests whose tool is missing (browser, Redis, promtool) fail instead of skipping. */
+  CI: z.preprocess(emptyAsUndefined, z.string().optional()).transform((value) => /^(1|true|yes)$/i.test(value ?? "")),
+  /** scripts/e2e.ts: where to write Playwright's JSON report (CI sums it). */
+  ONCEBOARD_E2E_RESULTS: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** scripts/e2e.ts: set to rebuild the console even when the build looks current. */
+  ONCEBOARD_E2E_REBUILD: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** The soak's worker processes' log level (lib/soak). */
+  SOAK_LOG_LEVEL: z.preprocess(emptyAsUndefined, logLevel.default("silent")),
+  /** Extra node flags for the soak's worker processes, space-separated (e.g. --cpu-prof). */
+  SOAK_WORKER_NODE_ARGS: z.preprocess(emptyAsUndefined, z.string().default("")),
   /** Set (to anything): command-line failures also print the stack. */
   ONCEBOARD_DEBUG: z.preprocess(emptyAsUndefined, z.string().optional()).transform((value) => value !== undefined),
 });

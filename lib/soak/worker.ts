@@ -2,6 +2,7 @@ import fs from "node:fs";
 import pg from "pg";
 import type PgBoss from "pg-boss";
 import pino from "pino";
+import { loadConfig } from "../config";
 import { demoSteps, type Faults } from "../demo/handlers";
 import type { OrderMessage } from "../demo/settings";
 import { createEffects, type JobContext } from "../idempotency";
@@ -57,7 +58,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
   pool.on("connect", (client) => {
     client.on("error", () => {});
   });
-  const logger = pino({ name, level: process.env.SOAK_LOG_LEVEL ?? "silent" });
+  const logger = pino({ name, level: loadConfig().SOAK_LOG_LEVEL });
   const effects = createEffects({
     db: pool,
     lease: config.leaseMs,
