@@ -14,6 +14,7 @@ import { describeDatabaseError, redactUrl } from "../lib/db/errors";
 import { findFreePort } from "../lib/db/free-port";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
+import { createScratchDatabase } from "../lib/db/scratch";
 import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-server";
 
 /**
@@ -124,12 +125,6 @@ async function serveWorkerMetrics(cleanups: (() => Promise<void>)[]): Promise<st
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
 }
 
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
 async function main(): Promise<number> {
   const chromium = findChromium();
   if (!chromium) {
@@ -184,13 +179,9 @@ async function main(): Promise<number> {
     } catch (error) {
       throw new Error(describeDatabaseError(error, adminUrl));
     }
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${database}`);
-    cleanups.push(async () => {
-      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      await admin.end();
-    });
-    const url = withDatabase(adminUrl, database);
+    await admin.end();
+    const { url, drop } = await createScratchDatabase(adminUrl, { name: database });
+    cleanups.push(drop);
     log(`database ${redactUrl(url)}`);
 
     await migrate(url);

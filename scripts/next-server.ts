@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const NEXT_BIN = path.join(ROOT, "node_modules", ".bin", "next");
@@ -64,7 +65,7 @@ export async function serveConsole(options: {
       } catch {
         // not listening yet
       }
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     throw new Error(`the console did not answer on port ${options.port} within ${(options.timeoutMs ?? 120_000) / 1000}s`);
   })();

@@ -4,6 +4,7 @@ import fs from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { findFreePort } from "../lib/db/free-port";
@@ -52,7 +53,7 @@ async function waitForOutput(started: Started, pattern: RegExp, timeoutMs: numbe
     const match = started.output().match(pattern);
     if (match) return match;
     if (started.child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
   throw new Error(`expected ${pattern} in start output:\n${started.output()}`);
 }
@@ -196,7 +197,7 @@ async function survivorsAfter(pids: number[], deadlineMs: number): Promise<numbe
   while (Date.now() < deadline) {
     alive = pids.filter((pid) => isProcessAlive(pid));
     if (alive.length === 0) return [];
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   return pids.filter((pid) => isProcessAlive(pid));
 }
@@ -320,7 +321,7 @@ describe("npm start on the embedded PostgreSQL", () => {
         const entries = await fs.readdir(fresh).catch(() => [] as string[]);
         const name = entries.find((e) => e.startsWith(".pg-initdb-"));
         if (name) handover = path.join(fresh, name);
-        else await new Promise((r) => setTimeout(r, 5));
+        else await sleep(5);
       }
       expect(handover, `no initdb password hand-over seen:\n${run.output()}`).toBeDefined();
       expect(fsSync.statSync(handover!).mode & 0o077).toBe(0);

@@ -3,6 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, lstatSync, realpathSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { findFreePort } from "./free-port";
 import { isProcessAlive } from "./process-alive";
 
@@ -190,7 +191,7 @@ async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (!isProcessAlive(pid)) return true;
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   return !isProcessAlive(pid);
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import type PgBoss from "pg-boss";
 import type { JobContext } from "../idempotency";
@@ -27,7 +28,7 @@ export function createFaults(settings: DemoSettings, random = Math.random, log: 
     async maybeSlow(where) {
       if (random() < settings.slow) {
         log(`fault: slow handler (${where}) sleeps ${settings.slowMs} ms, past its lease and the broker's expiry`);
-        await new Promise((r) => setTimeout(r, settings.slowMs));
+        await sleep(settings.slowMs);
       }
     },
     violation: () => random() < settings.violation,

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { startBoss } from "../queues";
 import { createDemoQueues } from "./handlers";
 import type { DemoSettings } from "./settings";
@@ -125,7 +126,7 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
             // not listening yet
           }
           if (Date.now() > deadline) throw new Error(`demo worker at ${url} did not answer within ${timeoutMs / 1000}s`);
-          await new Promise((r) => setTimeout(r, 250));
+          await sleep(250);
         }
       }
     },

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type PgBoss from "pg-boss";
 import pino from "pino";
@@ -20,8 +21,6 @@ import {
   type WorkerCounters,
   type WorkerMessage,
 } from "./protocol";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * One soak worker process: a pg-boss consumer of the soak queue that fetches in batches and keeps
