@@ -5,8 +5,9 @@
  * - No telemetry: the scripts set NEXT_TELEMETRY_DISABLED=1 for every next child process, and this
  *   file sets it too, so a bare `next build` / `npm run build` sends nothing either (Next loads
  *   this file before it starts its telemetry).
- * - `next build` type-checks with tsconfig.next.json: the code the app is built from, not tests or
- *   scripts (`npm run typecheck` checks everything); Next may also edit that file, never tsconfig.json.
+ * - `next build` does not type-check (`ignoreBuildErrors`): `npm run typecheck` (part of `npm test`)
+ *   checks every file. Next reads tsconfig.next.json (the code the app is built from, not tests or
+ *   scripts) and may edit that file, never tsconfig.json.
  * - No remote assets: system fonts only, no next/font/google, no remote images.
  */
 process.env.NEXT_TELEMETRY_DISABLED ??= "1";

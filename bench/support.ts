@@ -1,10 +1,10 @@
-import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
+import { createScratchDatabase } from "../lib/db/scratch";
 
 export interface BenchDatabase {
   url: string;
@@ -30,14 +30,11 @@ export async function benchDatabase(log: (line: string) => void): Promise<BenchD
     stopServer = () => handle.stop();
     where = "embedded";
   }
-  const name = `onceboard_bench_${randomBytes(4).toString("hex")}`;
+  const scratch = await createScratchDatabase(adminUrl, { prefix: "onceboard_bench" });
+  const { name, url } = scratch;
   const admin = new pg.Client(adminUrl);
   await admin.connect();
   const serverVersion = (await admin.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v ?? "?";
-  await admin.query(`CREATE DATABASE ${name}`);
-  const parsed = new URL(adminUrl);
-  parsed.pathname = `/${name}`;
-  const url = parsed.toString();
   await migrate(url);
   const client = new pg.Client(url);
   await client.connect();
@@ -49,8 +46,8 @@ export async function benchDatabase(log: (line: string) => void): Promise<BenchD
     serverVersion,
     where,
     async close() {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
       await admin.end();
+      await scratch.drop().catch(() => {});
       await stopServer();
     },
   };

@@ -32,9 +32,19 @@ const httpUrlList = z.string().transform((value, ctx) => {
   return entries;
 });
 
+const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
+
 const configSchema = z.object({
   DATABASE_URL: z.preprocess(emptyAsUndefined, postgresUrl.optional()),
   PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(65535).default(3000)),
+  /** The console's listen address: loopback unless told otherwise. */
+  HOST: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^[\w.:-]+$/, "must be a host name or an IP address, e.g. 0.0.0.0 to listen on every interface")
+      .default("127.0.0.1"),
+  ),
   ONCEBOARD_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default(".onceboard")),
   REDIS_URL: z.preprocess(
     emptyAsUndefined,
@@ -43,25 +53,74 @@ const configSchema = z.object({
       .regex(/^rediss?:\/\/./, "must be a URL like redis://127.0.0.1:6379")
       .optional(),
   ),
-  /** Comma-separated /metrics URLs of worker processes, scraped by the console's Workers panel. */
-  WORKER_METRICS_URLS: z.preprocess(emptyAsUndefined, httpUrlList.optional()),
+  /**
+   * Comma-separated /metrics URLs of worker processes, scraped by the console's Workers panel. Kept
+   * raw here and checked by loadWorkerMetricsUrls: a bad entry is the Workers panel's error, not a
+   * reason for the console's database (or anything else that reads the config) to fail.
+   */
+  WORKER_METRICS_URLS: z.preprocess(emptyAsUndefined, z.string().optional()),
   CONSOLE_STATEMENT_TIMEOUT_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(100).max(600_000).default(5000)),
-  LOG_LEVEL: z.preprocess(
-    emptyAsUndefined,
-    z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  ),
+  LOG_LEVEL: z.preprocess(emptyAsUndefined, logLevel.default("info")),
+  /** The demo workers' log level (their logs go to ONCEBOARD_DATA_DIR/logs). */
+  DEMO_LOG_LEVEL: z.preprocess(emptyAsUndefined, logLevel.default("warn")),
+  /** The browser the Playwright tests drive (scripts/e2e.ts). */
+  CHROMIUM_PATH: z.preprocess(emptyAsUndefined, z.string().default("/usr/bin/chromium")),
+  /** `true` (or 1, yes): tests whose tool is missing (browser, Redis, promtool) fail instead of skipping. */
+  CI: z.preprocess(emptyAsUndefined, z.string().optional()).transform((value) => /^(1|true|yes)$/i.test(value ?? "")),
+  /** scripts/e2e.ts: where to write Playwright's JSON report (CI sums it). */
+  ONCEBOARD_E2E_RESULTS: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** scripts/e2e.ts: set to rebuild the console even when the build looks current. */
+  ONCEBOARD_E2E_REBUILD: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** The soak's worker processes' log level (lib/soak). */
+  SOAK_LOG_LEVEL: z.preprocess(emptyAsUndefined, logLevel.default("silent")),
+  /** Extra node flags for the soak's worker processes, space-separated (e.g. --cpu-prof). */
+  SOAK_WORKER_NODE_ARGS: z.preprocess(emptyAsUndefined, z.string().default("")),
+  /** Set (to anything): command-line failures also print the stack. */
+  ONCEBOARD_DEBUG: z.preprocess(emptyAsUndefined, z.string().optional()).transform((value) => value !== undefined),
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+/** An environment to read: process.env, or a test's own. */
+export type Env = Readonly<Record<string, string | undefined>>;
 
 export class ConfigError extends Error {
   readonly code = "CONFIG_INVALID";
 }
 
 /** Parses the environment; a bad value throws one ConfigError naming every offending variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: Env = process.env): Config {
   const parsed = configSchema.safeParse(env);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`);
   throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+}
+
+/** WORKER_METRICS_URLS as a list of http(s) URLs (empty when unset); a malformed entry throws a ConfigError naming it. */
+export function loadWorkerMetricsUrls(env: Env = process.env): string[] {
+  const raw = loadConfig(env).WORKER_METRICS_URLS;
+  if (raw === undefined) return [];
+  const parsed = httpUrlList.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    `invalid configuration: ${parsed.error.issues.map((issue) => `WORKER_METRICS_URLS ${issue.message}`).join("; ")}`,
+  );
+}
+
+/**
+ * Whether the console asks for credentials. False until the auth seam (lib/auth, issue 10) guards
+ * every route and page; while false, `npm start` warns when HOST exposes the console beyond loopback.
+ * The auth work sets this to true (or replaces it with its own check) in the same change.
+ */
+export const CONSOLE_AUTHENTICATION_ENABLED: boolean = false;
+
+/** Whether a listen address is reachable from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** ONCEBOARD_DEBUG alone: read while reporting a failure, so it must not fail on another variable. */
+export function loadDebugFlag(env: Env = process.env): boolean {
+  const parsed = configSchema.pick({ ONCEBOARD_DEBUG: true }).safeParse(env);
+  return parsed.success && parsed.data.ONCEBOARD_DEBUG;
 }

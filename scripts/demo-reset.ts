@@ -1,8 +1,8 @@
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { openDemoDatabase } from "../lib/demo/connect";
 import { resetDemo } from "../lib/demo/reset";
 import { log, runMain } from "./cli";
+import { openDemoDatabase } from "./demo-database";
 
 /** `npm run demo:reset`: removes exactly the demo's data (rows marked demo, the demo tables, its pg-boss schema). */
 runMain(async () => {

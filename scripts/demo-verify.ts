@@ -1,8 +1,8 @@
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { openDemoDatabase } from "../lib/demo/connect";
 import { formatReport, verifyDemo } from "../lib/demo/verify";
 import { log, runMain } from "./cli";
+import { openDemoDatabase } from "./demo-database";
 
 const USAGE = "usage: npm run demo:verify [-- --grace <seconds>]";
 

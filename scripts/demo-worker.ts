@@ -22,7 +22,7 @@ runMain(async () => {
     metricsPort: Number(values["metrics-port"]),
     settings: demoSettingsForChild(),
     log,
-    logLevel: process.env.DEMO_LOG_LEVEL ?? "warn",
+    logLevel: config.DEMO_LOG_LEVEL,
   });
   const stop = async () => {
     await worker.stop();

@@ -7,12 +7,14 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { WORKER_EXPOSITION } from "../e2e/worker-metrics";
+import { type Config, loadConfig, loadDebugFlag } from "../lib/config";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overview";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { describeDatabaseError, redactUrl } from "../lib/db/errors";
 import { findFreePort } from "../lib/db/free-port";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
+import { createScratchDatabase } from "../lib/db/scratch";
 import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-server";
 
 /**
@@ -36,16 +38,20 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 const PLAYWRIGHT_BIN = path.join(ROOT, "node_modules", ".bin", "playwright");
 const log = (line: string) => process.stdout.write(`e2e: ${line}\n`);
 
+let loaded: Config | undefined;
+/** The environment through lib/config, read when first needed (a bad value is then main's one-line error). */
+const config = (): Config => (loaded ??= loadConfig());
+
 function findChromium(): string | undefined {
-  const candidate = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+  const candidate = config().CHROMIUM_PATH;
   return existsSync(candidate) ? candidate : undefined;
 }
 
-const isCI = () => /^(1|true|yes)$/i.test(process.env.CI ?? "");
+const isCI = () => config().CI;
 
 /** An empty Playwright-shaped report, so a CI summer reading ONCEBOARD_E2E_RESULTS still finds a file. */
 async function writeSkippedReport(reason: string): Promise<void> {
-  const file = process.env.ONCEBOARD_E2E_RESULTS;
+  const file = config().ONCEBOARD_E2E_RESULTS;
   if (!file) return;
   await fs.mkdir(path.dirname(path.resolve(file)), { recursive: true });
   await fs.writeFile(
@@ -119,16 +125,10 @@ async function serveWorkerMetrics(cleanups: (() => Promise<void>)[]): Promise<st
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
 }
 
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
 async function main(): Promise<number> {
   const chromium = findChromium();
   if (!chromium) {
-    const where = process.env.CHROMIUM_PATH ? `CHROMIUM_PATH=${process.env.CHROMIUM_PATH}` : "/usr/bin/chromium";
+    const where = `CHROMIUM_PATH=${config().CHROMIUM_PATH}`;
     const banner = "!".repeat(78);
     if (isCI()) {
       process.stderr.write(
@@ -162,7 +162,7 @@ async function main(): Promise<number> {
 
   try {
     // 1. A PostgreSQL server: the one DATABASE_URL names, or an embedded one of our own.
-    let adminUrl = process.env.DATABASE_URL || undefined;
+    let adminUrl = config().DATABASE_URL;
     if (!adminUrl) {
       const dataDir = path.join(os.tmpdir(), `onceboard-e2e-pg-${process.pid}`);
       log(`starting embedded PostgreSQL in ${dataDir}`);
@@ -179,13 +179,9 @@ async function main(): Promise<number> {
     } catch (error) {
       throw new Error(describeDatabaseError(error, adminUrl));
     }
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${database}`);
-    cleanups.push(async () => {
-      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      await admin.end();
-    });
-    const url = withDatabase(adminUrl, database);
+    await admin.end();
+    const { url, drop } = await createScratchDatabase(adminUrl, { name: database });
+    cleanups.push(drop);
     log(`database ${redactUrl(url)}`);
 
     await migrate(url);
@@ -200,7 +196,7 @@ async function main(): Promise<number> {
     log("migrated and seeded");
 
     // 3. The console: built when needed, served twice (healthy and with an unreachable database).
-    const stale = process.env.ONCEBOARD_E2E_REBUILD ? "ONCEBOARD_E2E_REBUILD is set" : buildIsStale();
+    const stale = config().ONCEBOARD_E2E_REBUILD ? "ONCEBOARD_E2E_REBUILD is set" : buildIsStale();
     if (stale) {
       log(`building the console (${stale})`);
       await buildConsole({});
@@ -260,7 +256,7 @@ main().then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`e2e: ${error instanceof Error ? error.message : String(error)}\n`);
-    if (process.env.ONCEBOARD_DEBUG) console.error(error);
+    if (loadDebugFlag()) console.error(error);
     process.exit(1);
   },
 );

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const NEXT_BIN = path.join(ROOT, "node_modules", ".bin", "next");
@@ -14,30 +15,43 @@ export function hasProductionBuild(): boolean {
   return existsSync(path.join(ROOT, ".next", "BUILD_ID"));
 }
 
-export function buildConsole(env: Record<string, string>): Promise<void> {
+export function buildConsole(env: Record<string, string>, onSpawn?: (child: ChildProcess) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(NEXT_BIN, ["build"], { cwd: ROOT, env: nextEnv(env), stdio: "inherit" });
+    onSpawn?.(child);
     child.on("error", reject);
     child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`next build failed (exit ${code})`))));
   });
+}
+
+/** Where to probe a server that listens on `host` (a wildcard address is probed on loopback). */
+export function probeHost(host: string): string {
+  if (host === "0.0.0.0" || host === "::" || host === "") return "127.0.0.1";
+  return host.includes(":") ? `[${host}]` : host;
 }
 
 /** Starts `next start` (or `next dev`) and resolves once it answers HTTP. */
 export async function serveConsole(options: {
   mode: "start" | "dev";
   port: number;
+  /** Listen address (default 127.0.0.1: this machine only). */
+  host?: string;
   env: Record<string, string>;
   timeoutMs?: number;
   quiet?: boolean;
   /** Called as soon as the server process exists, before it is ready. */
   onSpawn?: (pid: number | undefined) => void;
+  /** The server process, as soon as it exists (so a caller can stop it while it starts). */
+  onChild?: (child: ChildProcess) => void;
 }): Promise<ChildProcess> {
-  const child = spawn(NEXT_BIN, [options.mode, "-p", String(options.port)], {
+  const host = options.host ?? "127.0.0.1";
+  const child = spawn(NEXT_BIN, [options.mode, "-H", host, "-p", String(options.port)], {
     cwd: ROOT,
     env: nextEnv(options.env),
     stdio: options.quiet ? ["ignore", "ignore", "inherit"] : "inherit",
   });
   options.onSpawn?.(child.pid);
+  options.onChild?.(child);
   const exited = new Promise<never>((_, reject) => {
     child.on("exit", (code) => reject(new Error(`the console server exited (code ${code}) before it answered`)));
     child.on("error", reject);
@@ -46,12 +60,12 @@ export async function serveConsole(options: {
   const ready = (async () => {
     while (Date.now() < deadline) {
       try {
-        const response = await fetch(`http://127.0.0.1:${options.port}/api/v1/health`);
+        const response = await fetch(`http://${probeHost(host)}:${options.port}/api/v1/health`);
         if (response.status < 500 || response.status === 503) return;
       } catch {
         // not listening yet
       }
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     throw new Error(`the console did not answer on port ${options.port} within ${(options.timeoutMs ?? 120_000) / 1000}s`);
   })();

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { isProcessAlive } from "../lib/db/process-alive";
 
 /**
@@ -44,7 +45,7 @@ export class RunRegistry {
     const leftovers = previous.children.filter((c) => isProcessAlive(c.pid) && commandLineIncludes(c.pid, c.marker));
     for (const child of leftovers) process.kill(child.pid, "SIGTERM");
     const deadline = Date.now() + 10_000;
-    while (leftovers.some((c) => isProcessAlive(c.pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (leftovers.some((c) => isProcessAlive(c.pid)) && Date.now() < deadline) await sleep(100);
     for (const child of leftovers) if (isProcessAlive(child.pid)) process.kill(child.pid, "SIGKILL");
     fs.rmSync(this.file, { force: true });
     return leftovers.length;
@@ -57,8 +58,14 @@ export class RunRegistry {
   }
 
   save(): void {
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    fs.writeFileSync(this.file, JSON.stringify(this.record));
+    try {
+      fs.mkdirSync(path.dirname(this.file), { recursive: true });
+      fs.writeFileSync(this.file, JSON.stringify(this.record));
+    } catch (error) {
+      throw new Error(
+        `cannot write ${this.file} (ONCEBOARD_DATA_DIR): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   clear(): void {

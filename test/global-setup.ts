@@ -5,6 +5,7 @@ import type { TestProject } from "vitest/node";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
+import { createScratchDatabase, dropDatabase } from "../lib/db/scratch";
 
 /**
  * One PostgreSQL for the whole run: DATABASE_URL when set, otherwise an embedded server in a
@@ -24,9 +25,7 @@ export default async function setup(project: TestProject) {
   const templateName = `onceboard_template_${process.pid}`;
   const admin = new pg.Client(adminUrl);
   await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${templateName}`);
-  await admin.query(`CREATE DATABASE ${templateName}`);
-  const templateUrl = withDatabase(adminUrl, templateName);
+  const templateUrl = (await createScratchDatabase(adminUrl, { name: templateName })).url;
   await migrate(templateUrl);
   const client = new pg.Client(templateUrl);
   await client.connect();
@@ -43,18 +42,13 @@ export default async function setup(project: TestProject) {
     const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1", [
       `onceboard_t${process.pid}_%`,
     ]);
-    for (const row of rows) await admin.query(`DROP DATABASE IF EXISTS ${row.datname} WITH (FORCE)`).catch(() => {});
-    await admin.query(`DROP DATABASE IF EXISTS ${templateName} WITH (FORCE)`).catch(() => {});
+    for (const name of [...rows.map((row) => row.datname), templateName]) await dropDatabase(adminUrl, name).catch(() => {});
     await admin.end();
     await stopServer();
   };
 }
 
-export function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
+export { withDatabase } from "../lib/db/scratch";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -1,11 +1,14 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { findFreePort } from "../lib/db/free-port";
+import { isProcessAlive } from "../lib/db/process-alive";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -15,12 +18,22 @@ interface Started {
   exited: Promise<number | null>;
 }
 
-/** Runs `npm start`'s script with a controlled environment (no DATABASE_URL unless given). */
-function runStart(env: Record<string, string | undefined>, args: string[] = []): Started {
+/**
+ * Runs `npm start`'s script with a controlled environment (no DATABASE_URL unless given); through
+ * a real `npm start` when `npm` is set (then `child` is npm itself, as a process manager sees it).
+ */
+function runStart(
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+  options: { cwd?: string; npm?: boolean } = {},
+): Started {
   const { DATABASE_URL: _ignored, ...base } = process.env;
   let output = "";
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts", ...args], {
-    cwd: ROOT,
+  const [command, argv] = options.npm
+    ? ["npm", ["start", "--silent", "--", ...args]]
+    : [process.execPath, ["--import", "tsx", "scripts/start.ts", ...args]];
+  const child = spawn(command, argv, {
+    cwd: options.cwd ?? ROOT,
     env: { ...base, ...env } as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -40,7 +53,7 @@ async function waitForOutput(started: Started, pattern: RegExp, timeoutMs: numbe
     const match = started.output().match(pattern);
     if (match) return match;
     if (started.child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
   throw new Error(`expected ${pattern} in start output:\n${started.output()}`);
 }
@@ -79,6 +92,20 @@ describe("npm start: bad input stops startup with one clear line", () => {
     }
   });
 
+  it("names a data directory it cannot make", async () => {
+    const file = path.join(os.tmpdir(), `onceboard-not-a-dir-${process.pid}`);
+    await fs.writeFile(file, "");
+    try {
+      const run = runStart({ ONCEBOARD_DATA_DIR: path.join(file, "data"), PORT: String(await findFreePort()) }, ["--no-demo"]);
+      expect(await run.exited).toBe(1);
+      const lines = run.output().trim().split("\n");
+      expect(lines).toEqual([expect.stringMatching(/^onceboard: cannot write .*run\.json \(ONCEBOARD_DATA_DIR\): ENOTDIR/)]);
+      expect(run.output()).not.toMatch(/\n\s+at /);
+    } finally {
+      await fs.rm(file, { force: true });
+    }
+  });
+
   it("names a bad PORT", async () => {
     const run = runStart({ PORT: "http" });
     expect(await run.exited).not.toBe(0);
@@ -86,61 +113,346 @@ describe("npm start: bad input stops startup with one clear line", () => {
   });
 });
 
+// ---------------------------------------------------------------------------------------------
+// Helpers for the runs that really start PostgreSQL and the console.
+
+const isRoot = process.getuid?.() === 0;
+
+/** The run's superuser password (random per cluster, in a 0600 file inside the cluster). */
+async function clusterPassword(dataDir: string): Promise<string> {
+  return (await fs.readFile(path.join(dataDir, "pg", "onceboard.password"), "utf8")).trim();
+}
+
+async function connectTo(dataDir: string, pgPort: string): Promise<pg.Client> {
+  const password = encodeURIComponent(await clusterPassword(dataDir));
+  const client = new pg.Client(`postgresql://postgres:${password}@127.0.0.1:${pgPort}/postgres`);
+  await client.connect();
+  return client;
+}
+
+/** Readable by a user who is neither the owner nor in the group: the file and every directory above it let "others" in. */
+function readableByOthers(file: string): boolean {
+  let mode: number;
+  try {
+    mode = fsSync.statSync(file).mode;
+  } catch {
+    return false;
+  }
+  if ((mode & 0o004) === 0) return false;
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    if ((fsSync.statSync(dir).mode & 0o001) === 0) return false;
+    if (dir === path.dirname(dir)) return true;
+  }
+}
+
+/** Every regular file under `roots` (symlinks followed once, at the root) that others can read and that contains `secret`. */
+function filesExposing(roots: string[], secret: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    let entries: fsSync.Dirent[];
+    try {
+      entries = fsSync.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile() && readableByOthers(full)) {
+        try {
+          if (fsSync.readFileSync(full).includes(secret)) found.push(full);
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+  };
+  for (const root of roots) walk(fsSync.existsSync(root) ? fsSync.realpathSync(root) : root);
+  return found;
+}
+
+const pgPasswordFiles = () => fsSync.readdirSync(os.tmpdir()).filter((name) => name.startsWith("pg-password-"));
+
+/** A non-loopback IPv4 address of this machine, to see whether the console is reachable from outside. */
+function externalAddress(): string | undefined {
+  for (const addresses of Object.values(os.networkInterfaces())) {
+    for (const a of addresses ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  }
+  return undefined;
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    await fetch(url, { signal: AbortSignal.timeout(5000) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls until `pids` are all gone or the deadline passes; returns those still alive. */
+async function survivorsAfter(pids: number[], deadlineMs: number): Promise<number[]> {
+  const deadline = Date.now() + deadlineMs;
+  let alive = pids;
+  while (Date.now() < deadline) {
+    alive = pids.filter((pid) => isProcessAlive(pid));
+    if (alive.length === 0) return [];
+    await sleep(100);
+  }
+  return pids.filter((pid) => isProcessAlive(pid));
+}
+
+/** Everything a run started: its own pid, the children in run.json, the postmaster. */
+async function processesOf(dataDir: string): Promise<{ owner: number; children: number[]; postmaster: number }> {
+  const record = JSON.parse(await fs.readFile(path.join(dataDir, "run.json"), "utf8")) as {
+    owner: number;
+    children: { pid: number }[];
+  };
+  const postmaster = Number.parseInt((await fs.readFile(path.join(dataDir, "pg", "postmaster.pid"), "utf8")).split("\n")[0]!, 10);
+  return { owner: record.owner, children: record.children.map((c) => c.pid), postmaster };
+}
+
+/** A cluster the run kept outside the data directory (root, unreachable checkout) is removed with it. */
+async function removeDataDir(dataDir: string): Promise<void> {
+  const link = path.join(dataDir, "pg");
+  const stat = await fs.lstat(link).catch(() => undefined);
+  if (stat?.isSymbolicLink()) await fs.rm(await fs.realpath(link), { recursive: true, force: true });
+  await fs.rm(dataDir, { recursive: true, force: true });
+}
+
 describe("npm start on the embedded PostgreSQL", () => {
   const dataDir = path.join(os.tmpdir(), `onceboard-start-${process.pid}`);
   const running: Started[] = [];
   afterAll(async () => {
     for (const run of running) if (run.child.exitCode === null) run.child.kill("SIGKILL");
-    await fs.rm(dataDir, { recursive: true, force: true });
+    await removeDataDir(dataDir);
   });
 
-  async function leftoverConsoleAnswers(port: number): Promise<boolean> {
-    try {
-      await fetch(`http://127.0.0.1:${port}/api/v1/health`);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  async function startAndQuery(sql: string): Promise<{ run: Started; rows: Record<string, unknown>[]; consolePort: number }> {
+  async function startAndQuery(
+    sql: string,
+    env: Record<string, string> = {},
+  ): Promise<{ run: Started; rows: Record<string, unknown>[]; consolePort: number }> {
     const port = await findFreePort();
-    const run = runStart({ ONCEBOARD_DATA_DIR: dataDir, PORT: String(port), ONCEBOARD_DEMO: "off" }, ["--no-demo"]);
+    const run = runStart({ ONCEBOARD_DATA_DIR: dataDir, PORT: String(port), ...env }, ["--no-demo"]);
     running.push(run);
     const [, pgPort] = await waitForOutput(run, /embedded PostgreSQL ready on 127\.0\.0\.1:(\d+)/, 60_000);
-    await waitForOutput(run, /console ready at http:\/\/localhost:\d+/, 240_000);
+    await waitForOutput(run, /console ready at http:\/\/\S+:\d+/, 240_000);
     const health = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
     expect(health.status).toBe(200);
-    const client = new pg.Client(`postgresql://postgres:onceboard@127.0.0.1:${pgPort}/postgres`);
-    await client.connect();
+    const client = await connectTo(dataDir, pgPort!);
     const { rows } = await client.query(sql);
     await client.end();
     return { run, rows, consolePort: port };
   }
 
   it("comes up on an empty data directory, and a second start reuses the data", async () => {
+    const tmpBefore = pgPasswordFiles();
+    // Item 17: a malformed WORKER_METRICS_URLS is named once at startup and is the Workers panel's
+    // error; the database-backed API still answers.
     const first = await startAndQuery(
       `INSERT INTO audit_log (actor, action, target) VALUES ('start-test', 'marker', 'first-start') RETURNING id`,
+      { WORKER_METRICS_URLS: "http://127.0.0.1:9/metrics, 127.0.0.1:9464/metrics" },
     );
+    const named = first.run
+      .output()
+      .split("\n")
+      .filter((line) => line.includes("WORKER_METRICS_URLS"));
+    expect(named).toEqual([
+      'onceboard: warning: invalid configuration: WORKER_METRICS_URLS has an entry that is not an http(s) URL: "127.0.0.1:9464/metrics" (the Workers panel shows this until it is fixed)',
+    ]);
+    const workers = await fetch(`http://127.0.0.1:${first.consolePort}/api/v1/workers`);
+    expect(workers.status).toBe(500);
+    expect(((await workers.json()) as { error: { code: string } }).error.code).toBe("CONFIG_INVALID");
+    const overview = await fetch(`http://127.0.0.1:${first.consolePort}/api/v1/overview`);
+    expect(overview.status).toBe(200);
+
+    // Item 18: loopback only by default.
+    const external = externalAddress();
+    if (external) expect(await answers(`http://${external}:${first.consolePort}/api/v1/health`)).toBe(false);
+    else console.warn("start.test: no non-loopback IPv4 address on this machine; the listen-address check is skipped");
+    expect(first.run.output()).not.toMatch(/HOST=/);
+
+    // Item 15: no secret where another user can read it (nor the old /tmp/pg-password-* files).
+    const password = await clusterPassword(dataDir);
+    expect(pgPasswordFiles()).toEqual(tmpBefore);
+    expect(fsSync.statSync(path.join(dataDir, "pg", "onceboard.password")).mode & 0o077).toBe(0);
+    expect(filesExposing([dataDir, os.tmpdir()], password)).toEqual([]);
+
     first.run.child.kill("SIGTERM");
     expect(await first.run.exited).toBe(0);
 
-    const second = await startAndQuery(`SELECT count(*)::int AS n FROM audit_log WHERE target = 'first-start'`);
+    // Item 18: HOST exposes it, with a warning while the console has no authentication.
+    const second = await startAndQuery(`SELECT count(*)::int AS n FROM audit_log WHERE target = 'first-start'`, {
+      HOST: "0.0.0.0",
+    });
     expect(second.rows[0]!.n).toBe(1);
+    expect(second.run.output()).toMatch(
+      /onceboard: warning: HOST=0\.0\.0\.0 lets other machines reach the console, which has no authentication yet/,
+    );
+    if (external) expect(await answers(`http://${external}:${second.consolePort}/api/v1/health`)).toBe(true);
     second.run.child.kill("SIGTERM");
     expect(await second.run.exited).toBe(0);
+    expect(filesExposing([dataDir, os.tmpdir()], password)).toEqual([]);
   }, 600_000);
 
   it("recovers the server a killed run left behind", async () => {
     const killed = await startAndQuery(`SELECT 1 AS ok`);
     killed.run.child.kill("SIGKILL"); // its postgres child lives on, holding postmaster.pid
     await killed.run.exited;
-    expect(await leftoverConsoleAnswers(killed.consolePort)).toBe(true);
+    expect(await answers(`http://127.0.0.1:${killed.consolePort}/api/v1/health`)).toBe(true);
     const again = await startAndQuery(`SELECT count(*)::int AS n FROM audit_log WHERE target = 'first-start'`);
     expect(again.rows[0]!.n).toBe(1);
     // The new start shut down the console the killed run left listening.
-    expect(await leftoverConsoleAnswers(killed.consolePort)).toBe(false);
+    expect(await answers(`http://127.0.0.1:${killed.consolePort}/api/v1/health`)).toBe(false);
     again.run.child.kill("SIGTERM");
     expect(await again.run.exited).toBe(0);
   }, 600_000);
+
+  it("leaves no secret readable by others when killed while initdb runs", async () => {
+    const fresh = path.join(os.tmpdir(), `onceboard-start-initdb-${process.pid}`);
+    const tmpBefore = pgPasswordFiles();
+    const run = runStart({ ONCEBOARD_DATA_DIR: fresh, PORT: String(await findFreePort()) }, ["--no-demo"]);
+    running.push(run);
+    try {
+      // The password goes to initdb in a file inside a private directory beside the cluster; catch it there.
+      let handover: string | undefined;
+      const deadline = Date.now() + 60_000;
+      while (!handover && Date.now() < deadline && run.child.exitCode === null) {
+        const entries = await fs.readdir(fresh).catch(() => [] as string[]);
+        const name = entries.find((e) => e.startsWith(".pg-initdb-"));
+        if (name) handover = path.join(fresh, name);
+        else await sleep(5);
+      }
+      expect(handover, `no initdb password hand-over seen:\n${run.output()}`).toBeDefined();
+      expect(fsSync.statSync(handover!).mode & 0o077).toBe(0);
+      run.child.kill("SIGKILL");
+      await run.exited;
+      expect(pgPasswordFiles()).toEqual(tmpBefore);
+      const leftovers = fsSync.existsSync(handover!) ? fsSync.readdirSync(handover!).map((f) => path.join(handover!, f)) : [];
+      for (const file of leftovers) expect(readableByOthers(file)).toBe(false);
+    } finally {
+      // initdb, orphaned by the SIGKILL, is stopped too before its directory goes.
+      for (const pid of processesNaming(fresh)) process.kill(pid, "SIGKILL");
+      await survivorsAfter(processesNaming(fresh), 10_000);
+      await removeDataDir(fresh);
+    }
+  }, 120_000);
 });
+
+describe("npm start as process managers and terminals run it", () => {
+  const dataDir = path.join(os.tmpdir(), `onceboard-start-npm-${process.pid}`);
+  const running: Started[] = [];
+  afterAll(async () => {
+    for (const run of running) if (run.child.exitCode === null) run.child.kill("SIGKILL");
+    await removeDataDir(dataDir);
+  });
+
+  it("stops the console, the demo workers and PostgreSQL within 10 s when npm's own pid gets SIGTERM", async () => {
+    const port = await findFreePort();
+    const run = runStart(
+      { ONCEBOARD_DATA_DIR: dataDir, PORT: String(port), DEMO_WORKERS: "2", DEMO_RATE: "1" },
+      ["--history", "off"],
+      { npm: true },
+    );
+    running.push(run);
+    await waitForOutput(run, /console ready at http:\/\/localhost:\d+/, 300_000);
+    await waitForOutput(run, /demo: 2 workers/, 10_000);
+    const started = await processesOf(dataDir);
+    expect(started.owner).not.toBe(run.child.pid); // npm is not start.ts: the signal goes to npm
+    expect(started.children.length).toBeGreaterThanOrEqual(4); // 2 workers, the producer, the console
+    const everything = [started.owner, ...started.children, started.postmaster];
+    expect(await survivorsAfter(everything, 0)).toEqual(everything);
+
+    run.child.kill("SIGTERM");
+    expect(await survivorsAfter(everything, 10_000)).toEqual([]);
+    expect(await run.exited).toBe(0);
+    expect(run.output()).not.toMatch(/starting it again/);
+    expect(await answers(`http://127.0.0.1:${port}/api/v1/health`)).toBe(false);
+  }, 600_000);
+});
+
+describe("npm start as root from a clone other users cannot enter (mode 0700)", () => {
+  let home: string | undefined;
+  let run: Started | undefined;
+  afterAll(async () => {
+    if (run && run.child.exitCode === null) run.child.kill("SIGKILL");
+    if (home) {
+      await removeDataDir(path.join(home, "app", ".onceboard"));
+      await fs.rm(home, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(!isRoot)(
+    "runs PostgreSQL as the postgres user anyway, and stops on SIGINT to npm",
+    async () => {
+      home = await fs.mkdtemp(path.join(os.tmpdir(), "onceboard-clone-"));
+      expect(fsSync.statSync(home).mode & 0o777).toBe(0o700);
+      const app = path.join(home, "app");
+      // The tracked files and the generated Prisma client, as a clone plus `npm install` would have them.
+      const files = execFileSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" }).split("\0").filter(Boolean);
+      for (const file of [...files, ...listFiles("lib/db/generated")]) {
+        if (!fsSync.existsSync(path.join(ROOT, file))) continue;
+        await fs.mkdir(path.dirname(path.join(app, file)), { recursive: true });
+        await fs.copyFile(path.join(ROOT, file), path.join(app, file));
+      }
+      // node_modules as hard links (same files, inside the 0700 directory); a console build if one exists.
+      execFileSync("cp", ["-al", path.join(ROOT, "node_modules"), path.join(app, "node_modules")]);
+      if (fsSync.existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
+        execFileSync("sh", [
+          "-c",
+          'mkdir "$2" && cd "$1" && tar --exclude=./cache -cf - . | (cd "$2" && tar -xf -)',
+          "sh",
+          path.join(ROOT, ".next"),
+          path.join(app, ".next"),
+        ]);
+      }
+      const tmpBefore = pgPasswordFiles();
+      const port = await findFreePort();
+      run = runStart({ PORT: String(port), ONCEBOARD_DATA_DIR: "" }, ["--no-demo"], { cwd: app, npm: true });
+      const [, pgPort] = await waitForOutput(run, /embedded PostgreSQL ready on 127\.0\.0\.1:(\d+)/, 180_000);
+      await waitForOutput(run, /console ready at http:\/\/localhost:\d+/, 300_000);
+      expect(run.output()).not.toMatch(/\n\s+at /);
+      const dataDir = path.join(app, ".onceboard");
+      const client = await connectTo(dataDir, pgPort!);
+      const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM _prisma_migrations");
+      expect(rows[0]!.n).toBeGreaterThan(0);
+      await client.end();
+      expect((await fetch(`http://127.0.0.1:${port}/api/v1/health`)).status).toBe(200);
+      // The clone stays closed to others: nothing was opened up to let postgres in.
+      expect(fsSync.statSync(home).mode & 0o777).toBe(0o700);
+      const password = await clusterPassword(dataDir);
+      expect(pgPasswordFiles()).toEqual(tmpBefore);
+      expect(filesExposing([home, path.join(dataDir, "pg"), os.tmpdir()], password)).toEqual([]);
+
+      const started = await processesOf(dataDir);
+      const everything = [started.owner, ...started.children, started.postmaster];
+      run.child.kill("SIGINT");
+      expect(await survivorsAfter(everything, 10_000)).toEqual([]);
+      expect(await run.exited).toBe(0);
+    },
+    900_000,
+  );
+});
+
+function listFiles(dir: string): string[] {
+  const full = path.join(ROOT, dir);
+  if (!fsSync.existsSync(full)) return [];
+  return fsSync
+    .readdirSync(full, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
+}
+
+/** Processes whose command line contains `text` (e.g. an initdb working on a directory). */
+function processesNaming(text: string): number[] {
+  const pids: number[] = [];
+  for (const entry of fsSync.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fsSync.readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text)) pids.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}

@@ -1,10 +1,9 @@
 import type { Queryable } from "../db/types";
 import { consoleDatabase } from "./database";
 
-export interface Health {
-  ok: true;
-  database: { latencyMs: number; serverVersion: string };
-}
+import type { Health } from "./health-types";
+
+export type { Health } from "./health-types";
 
 /** Whether the console can answer at all: one round trip to PostgreSQL. Throws ConsoleError when not. */
 export async function checkHealth(db: Queryable = consoleDatabase()): Promise<Health> {

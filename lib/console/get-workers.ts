@@ -1,4 +1,4 @@
-import { loadConfig } from "../config";
+import { loadWorkerMetricsUrls } from "../config";
 import { parsePrometheusText, sumSamples } from "./prometheus-text";
 import type { WorkerStatus } from "./workers-types";
 
@@ -24,7 +24,7 @@ interface CounterSpec {
 export const DEFAULT_SCRAPE_TIMEOUT_MS = 2000;
 
 export interface GetWorkersInput {
-  /** Where WORKER_METRICS_URLS is read from (through loadConfig); tests pass their own. */
+  /** Where WORKER_METRICS_URLS is read from (through lib/config); tests pass their own. */
   env?: Readonly<Record<string, string | undefined>>;
   timeoutMs?: number;
 }
@@ -101,10 +101,11 @@ async function scrape(url: string, timeoutMs: number): Promise<WorkerStatus> {
 /**
  * The Workers panel's question: is each worker process in WORKER_METRICS_URLS answering, and what
  * have its counters reached? Every URL is scraped at once, each with its own short timeout, so one
- * hung worker costs at most `timeoutMs`. A malformed entry throws loadConfig's ConfigError naming it.
+ * hung worker costs at most `timeoutMs`. A malformed entry throws lib/config's ConfigError naming it
+ * (CONFIG_INVALID: the panel says the workers' addresses are misconfigured, never that the database is).
  */
 export async function getWorkers(input: GetWorkersInput = {}): Promise<Workers> {
-  const urls = loadConfig((input.env as NodeJS.ProcessEnv | undefined) ?? process.env).WORKER_METRICS_URLS ?? [];
+  const urls = loadWorkerMetricsUrls(input.env ?? process.env);
   const timeoutMs = input.timeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS;
   const workers = await Promise.all(urls.map((url) => scrape(url, timeoutMs)));
   return { configured: urls.length > 0, workers };

@@ -6,19 +6,11 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { DEFAULT_MIGRATIONS_DIR, MigrationError, migrate, readMigrations } from "./migrate";
+import { createScratchDatabase, type ScratchDatabase } from "./scratch";
 
 /** An empty database (not cloned from the template) to migrate from scratch. */
-async function emptyDatabase(base: TestDatabase): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `${base.name}_empty`;
-  await base.pool.query(`CREATE DATABASE ${name}`);
-  const url = new URL(base.url);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      await base.pool.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    },
-  };
+function emptyDatabase(base: TestDatabase): Promise<ScratchDatabase> {
+  return createScratchDatabase(base.url, { name: `${base.name}_empty` });
 }
 
 async function copyMigrations(): Promise<string> {

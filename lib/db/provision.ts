@@ -48,6 +48,11 @@ export async function provisionDatabase(
     });
     url = handle.url;
     stop = () => handle.stop();
+    if (handle.clusterDir !== handle.dataDir) {
+      log(
+        `the postgres user cannot enter ${path.dirname(handle.dataDir)}: the cluster lives in ${handle.clusterDir} (${dataDir} links to it)`,
+      );
+    }
     log(`embedded PostgreSQL ready on 127.0.0.1:${handle.port}`);
   }
   try {

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { findFreePort } from "../db/free-port";
 import { sleep, waitFor } from "../queues/testing/wait";
 import { demoSettingsFromEnv } from "./settings";
 import { type DemoProcesses, startDemoProcesses } from "./supervisor";
@@ -37,7 +38,7 @@ describe("the demo workload (real worker processes, producer and pg-boss)", () =
       rollupFlushMs: 1000,
     });
     const startedAt = new Date();
-    demo = await startDemoProcesses({ url: db.url, settings, logDir });
+    demo = await startDemoProcesses({ url: db.url, settings, logDir, freePort: findFreePort });
     await demo.ready();
     await sleep(60_000);
     await demo.stopProducer();

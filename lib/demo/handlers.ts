@@ -1,8 +1,9 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import type PgBoss from "pg-boss";
-import type { Queryable } from "../db/types";
 import type { JobContext } from "../idempotency";
 import type { IdempotentHandler } from "../queues";
+import type { Queryable } from "./db-types";
 import { FakeMailer, FakePaymentProvider } from "./provider";
 import { type DemoJobType, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
 
@@ -27,7 +28,7 @@ export function createFaults(settings: DemoSettings, random = Math.random, log: 
     async maybeSlow(where) {
       if (random() < settings.slow) {
         log(`fault: slow handler (${where}) sleeps ${settings.slowMs} ms, past its lease and the broker's expiry`);
-        await new Promise((r) => setTimeout(r, settings.slowMs));
+        await sleep(settings.slowMs);
       }
     },
     violation: () => random() < settings.violation,

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Queryable } from "../db/types";
+import type { Queryable } from "./db-types";
 import { DEMO_TENANTS } from "./settings";
 
 /**

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type PgBoss from "pg-boss";
 import { startBoss } from "../queues";
@@ -177,7 +178,7 @@ export async function startDemoProducer(options: {
           `demo producer: ${stats.orders} orders, ${stats.concurrentDuplicates} concurrent duplicates, ${stats.republishes} re-publishes, ${stats.lateReplays} late replays, ${stats.keyReuse} key reuses`,
         );
       }
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
   })();
 

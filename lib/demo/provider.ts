@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Queryable } from "../db/types";
+import type { Queryable } from "./db-types";
 
 export interface Charge {
   chargeId: string;

@@ -1,4 +1,4 @@
-import type { Queryable } from "../db/types";
+import type { Queryable } from "./db-types";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";
 
 export interface ResetResult {

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { findFreePort } from "../db/free-port";
+import { setTimeout as sleep } from "node:timers/promises";
 import { startBoss } from "../queues";
 import { createDemoQueues } from "./handlers";
 import type { DemoSettings } from "./settings";
@@ -18,7 +18,8 @@ export interface DemoProcesses {
   stopProducer(): Promise<void>;
   /** How many times a worker exited unexpectedly and was restarted (the crash fault). */
   restarts(): number;
-  stop(): Promise<void>;
+  /** Stops every child (SIGTERM, then SIGKILL after `graceMs`); nothing is restarted from the first call on. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export interface StartDemoOptions {
@@ -32,6 +33,8 @@ export interface StartDemoOptions {
    */
   onSpawn?: (pid: number | undefined, marker: string) => void;
   log?: (line: string) => void;
+  /** A free loopback port for each worker's /metrics (the caller's; the demo has no port helper of its own). */
+  freePort: () => Promise<number>;
   /** Start the producer (default true). */
   producer?: boolean;
 }
@@ -57,7 +60,7 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
   } finally {
     await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
   }
-  const ports = await Promise.all(Array.from({ length: options.settings.workers }, () => findFreePort()));
+  const ports = await Promise.all(Array.from({ length: options.settings.workers }, () => options.freePort()));
   const metricsUrls = ports.map((p) => `http://127.0.0.1:${p}/metrics`);
   const env = {
     ...process.env,
@@ -83,7 +86,9 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
     options.onSpawn?.(child.pid, script.replace(/\.ts$/, ""));
     child.on("exit", (code, signal) => {
       if (live.get(marker) === child) live.delete(marker);
-      if (stopping || retired.has(child)) return;
+      // A clean exit is a stop someone asked for (a signal to the process group, a process
+      // manager stopping the stack): only a crash is recovered from.
+      if (stopping || retired.has(child) || code === 0) return;
       restarts++;
       log(`${marker} exited (${signal ?? `code ${code}`}); starting it again`);
       setTimeout(() => {
@@ -98,10 +103,10 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
   let producerStopped = false;
   if (options.producer ?? true) launch("demo-producer", "demo-producer.ts", []);
 
-  const stopChild = (child: ChildProcess) =>
+  const stopChild = (child: ChildProcess, graceMs = 10_000) =>
     new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
       child.once("exit", () => {
         clearTimeout(timer);
         resolve();
@@ -121,7 +126,7 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
             // not listening yet
           }
           if (Date.now() > deadline) throw new Error(`demo worker at ${url} did not answer within ${timeoutMs / 1000}s`);
-          await new Promise((r) => setTimeout(r, 250));
+          await sleep(250);
         }
       }
     },
@@ -135,9 +140,9 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
       await stopChild(producer);
     },
     restarts: () => restarts,
-    async stop() {
+    async stop(graceMs?: number) {
       stopping = true;
-      await Promise.all([...live.values()].map(stopChild));
+      await Promise.all([...live.values()].map((child) => stopChild(child, graceMs)));
     },
   };
 }

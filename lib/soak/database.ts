@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from "../db/embedded";
 import { redactUrl } from "../db/errors";
@@ -9,6 +9,7 @@ import { findFreePort } from "../db/free-port";
 import { migrate } from "../db/migrate";
 import { ensureEffectPartitions } from "../db/partitions";
 import { assertReachable } from "../db/provision";
+import { createScratchDatabase } from "../db/scratch";
 
 /** What the outage in the middle of the run did. */
 export interface OutageReport {
@@ -29,12 +30,6 @@ export interface SoakDatabase {
   outageKind: "restart" | "terminate";
   outage(): Promise<OutageReport>;
   close(options: { keep: boolean }): Promise<string | undefined>;
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }
 
 async function prepare(url: string, synchronousCommit: boolean): Promise<void> {
@@ -105,7 +100,7 @@ async function openEmbedded(options: { synchronousCommit: boolean }, log: (line:
       const connectionsCut = await countConnections(handle.url, "postgres").catch(() => 0);
       const started = Date.now();
       await handle.stop(); // SIGINT: PostgreSQL's fast shutdown, every session is cut
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000);
       handle = await startEmbeddedPostgres({ dataDir, persistent: true, port });
       const downMs = Date.now() - started;
       return {
@@ -130,25 +125,8 @@ async function openExternal(
   log: (line: string) => void,
 ): Promise<SoakDatabase> {
   await assertReachable(adminUrl);
-  const name = `onceboard_soak_${process.pid}_${randomBytes(3).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = withDatabase(adminUrl, name);
+  const { name, url, drop } = await createScratchDatabase(adminUrl, { prefix: `onceboard_soak_${process.pid}` });
   log(`created database ${name} on ${redactUrl(adminUrl)}`);
-  const drop = async () => {
-    const c = new pg.Client({ connectionString: adminUrl });
-    await c.connect();
-    try {
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    } finally {
-      await c.end();
-    }
-  };
   try {
     await prepare(url, options.synchronousCommit);
   } catch (error) {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import type PgBoss from "pg-boss";
 import { DEMO_TENANTS, type OrderMessage } from "../demo/settings";
@@ -110,7 +111,7 @@ export function createProducer(options: {
       } catch (error) {
         // The database is restarting: the same batch again (ids make it exactly once).
         if (attempt >= 60) throw error;
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500);
       }
     }
   }

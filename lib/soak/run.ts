@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type PgBoss from "pg-boss";
 import { startBoss } from "../queues/pgboss";
@@ -31,8 +32,6 @@ export interface SoakResult {
 const LEASE_MS = 3000;
 /** pg-boss expiry of an active job: a killed worker's jobs are retried after this. */
 const EXPIRE_SECONDS = 8;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function summaryLine(r: {
   deliveries: number;

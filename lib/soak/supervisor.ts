@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { loadConfig } from "../config";
 import {
   addCounters,
   emptyCounters,
@@ -68,7 +69,7 @@ export function startWorkerPool(options: {
     const config: SoakWorkerConfig = { ...options.config, index: slot.index, noteFile: noteFile(slot.index) };
     fs.rmSync(config.noteFile, { force: true });
     // SOAK_WORKER_NODE_ARGS: extra node flags for the workers (e.g. --cpu-prof when tuning).
-    const extra = (process.env.SOAK_WORKER_NODE_ARGS ?? "").split(" ").filter(Boolean);
+    const extra = loadConfig().SOAK_WORKER_NODE_ARGS.split(" ").filter(Boolean);
     const child = spawn(process.execPath, [...extra, "--import", "tsx", WORKER_ENTRY], {
       cwd: ROOT,
       env: { ...process.env, ONCEBOARD_SOAK_WORKER: JSON.stringify(config) },

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { SoakWorkerConfig, WorkerMessage } from "./protocol";
 import { runSoakWorker } from "./worker";
 
@@ -25,7 +26,7 @@ for (let attempt = 1; ; attempt++) {
     break;
   } catch (error) {
     if (attempt >= 120) throw error;
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
 }
 let stopping = false;

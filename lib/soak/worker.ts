@@ -1,7 +1,9 @@
 import fs from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type PgBoss from "pg-boss";
 import pino from "pino";
+import { loadConfig } from "../config";
 import { demoSteps, type Faults } from "../demo/handlers";
 import type { OrderMessage } from "../demo/settings";
 import { createEffects, type JobContext } from "../idempotency";
@@ -19,8 +21,6 @@ import {
   type WorkerCounters,
   type WorkerMessage,
 } from "./protocol";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * One soak worker process: a pg-boss consumer of the soak queue that fetches in batches and keeps
@@ -57,7 +57,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
   pool.on("connect", (client) => {
     client.on("error", () => {});
   });
-  const logger = pino({ name, level: process.env.SOAK_LOG_LEVEL ?? "silent" });
+  const logger = pino({ name, level: loadConfig().SOAK_LOG_LEVEL });
   const effects = createEffects({
     db: pool,
     lease: config.leaseMs,

@@ -1,0 +1,53 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+
+/** A throw-away database: tests, the soak, the benchmarks and the browser tests each make theirs with this. */
+export interface ScratchDatabase {
+  name: string;
+  url: string;
+  /** DROP DATABASE … WITH (FORCE): connections still open are cut. */
+  drop(): Promise<void>;
+}
+
+/** `url` with its database replaced by `database`. */
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function onAdmin<T>(adminUrl: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * CREATE DATABASE on the server `adminUrl` names, empty or as a copy of `template` (CREATE DATABASE
+ * … TEMPLATE copies files: fast, no migrations re-run). Named `<prefix>_<random hex>`, or exactly
+ * `name` (a leftover of that name, from a run that was killed, is dropped first).
+ */
+export async function createScratchDatabase(
+  adminUrl: string,
+  options: { prefix?: string; name?: string; template?: string } = {},
+): Promise<ScratchDatabase> {
+  const name = options.name ?? `${options.prefix ?? "onceboard_scratch"}_${randomBytes(5).toString("hex")}`;
+  if (!/^[a-z_][a-z0-9_]*$/.test(name) || (options.template && !/^[a-z_][a-z0-9_]*$/.test(options.template))) {
+    throw new Error(`not a plain database name: ${name}${options.template ? ` / ${options.template}` : ""}`);
+  }
+  await onAdmin(adminUrl, async (admin) => {
+    if (options.name) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); // a killed run's leftover
+    await admin.query(`CREATE DATABASE ${name}${options.template ? ` TEMPLATE ${options.template}` : ""}`);
+  });
+  return { name, url: withDatabase(adminUrl, name), drop: () => dropDatabase(adminUrl, name) };
+}
+
+/** DROP DATABASE IF EXISTS … WITH (FORCE): a scratch database, also one a killed run left behind. */
+export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+  await onAdmin(adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+}

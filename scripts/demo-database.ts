@@ -1,0 +1,18 @@
+import path from "node:path";
+import { loadConfig } from "../lib/config";
+import { runningEmbeddedUrl } from "../lib/db/embedded";
+import { type ProvisionedDatabase, provisionDatabase } from "../lib/db/provision";
+
+/**
+ * The database a demo command works on: DATABASE_URL when set; else the embedded server that a
+ * running `npm start` owns (found through its postmaster.pid, which names the port); else the
+ * embedded server started here for the duration of the command.
+ */
+export async function openDemoDatabase(log: (line: string) => void): Promise<ProvisionedDatabase> {
+  const config = loadConfig();
+  if (!config.DATABASE_URL) {
+    const url = await runningEmbeddedUrl(path.join(config.ONCEBOARD_DATA_DIR, "pg"));
+    if (url) return { url, embedded: true, stop: async () => {} };
+  }
+  return provisionDatabase({ log });
+}

@@ -1,0 +1,113 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a plain ES module script (npm run lint runs it with node), no declarations
+import { checkLayers, KNOWN_EXCEPTIONS } from "../scripts/check-layers.mjs";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+interface Problem {
+  from: string;
+  to: string;
+  why: string;
+}
+const check = checkLayers as (options?: { root?: string; files?: Record<string, string> }) => Problem[];
+
+/** Issue 9: DESIGN.md's layout table, checked by `npm run lint` (scripts/check-layers.mjs). */
+describe("layer rules", () => {
+  it("hold on today's tree, but for the listed exceptions in the library folders", () => {
+    const arrows = check().map((p) => `${p.from} -> ${p.to}`);
+    expect(arrows.sort()).toEqual([...(KNOWN_EXCEPTIONS as string[])].sort());
+    for (const arrow of KNOWN_EXCEPTIONS as string[]) expect(arrow).toMatch(/^lib\/(idempotency|queues)\//);
+  });
+
+  it.each([
+    [
+      "the library importing the console's pool",
+      "lib/idempotency/planted.ts",
+      `import { getPool } from "../db/pool";`,
+      "lib/db/pool.ts",
+    ],
+    ["the library importing a non-dependency", "lib/idempotency/planted.ts", `import next from "next";`, "next"],
+    [
+      "lib/db importing a read model",
+      "lib/db/planted.ts",
+      `import { getOverview } from "../console/get-overview";`,
+      "lib/console/get-overview.ts",
+    ],
+    ["a route importing lib/db", "app/api/v1/planted/route.ts", `import { getPool } from "@/lib/db/pool";`, "lib/db/pool.ts"],
+    [
+      "a component importing a read model",
+      "components/planted.tsx",
+      `import { getWorkers } from "@/lib/console/get-workers";`,
+      "lib/console/get-workers.ts",
+    ],
+    [
+      "the demo importing lib/db",
+      "lib/demo/planted.ts",
+      `export { findFreePort } from "../db/free-port";`,
+      "lib/db/free-port.ts",
+    ],
+    [
+      "an adapter importing library internals",
+      "lib/queues/planted.ts",
+      `import { CLAIM } from "../idempotency/claim-sql";`,
+      "lib/idempotency/claim-sql.ts",
+    ],
+    [
+      "a benchmark importing library internals",
+      "bench/planted.ts",
+      `const m = await import("../lib/idempotency/claim-sql");`,
+      "lib/idempotency/claim-sql.ts",
+    ],
+  ])("catch %s", (_what, file, source, target) => {
+    const problems = check({ files: { [file]: source } });
+    expect(problems).toEqual([expect.objectContaining({ from: file, to: target })]);
+  });
+
+  it.each([
+    ["a route importing a read model", "app/planted/page.tsx", `import { getWorkers } from "@/lib/console/get-workers";`],
+    [
+      "a component importing a types file",
+      "components/planted.tsx",
+      `import type { WorkerStatus } from "@/lib/console/workers-types";`,
+    ],
+    [
+      "an adapter importing the library's entry point",
+      "lib/queues/planted.ts",
+      `import { createEffects } from "../idempotency";`,
+    ],
+    [
+      "the library importing pg and node built-ins",
+      "lib/idempotency/planted.ts",
+      `import pg from "pg";\nimport { randomUUID } from "node:crypto";`,
+    ],
+  ])("allow %s", (_what, file, source) => {
+    expect(check({ files: { [file]: source } })).toEqual([]);
+  });
+
+  const scratch = path.join(os.tmpdir(), `onceboard-layers-${process.pid}`);
+  afterAll(() => fs.rm(scratch, { recursive: true, force: true }));
+
+  it("makes the lint command fail on a planted upward import", async () => {
+    await fs.mkdir(path.join(scratch, "lib/idempotency"), { recursive: true });
+    await fs.mkdir(path.join(scratch, "lib/console"), { recursive: true });
+    await fs.writeFile(path.join(scratch, "lib/console/get-overview.ts"), "export const getOverview = 1;\n");
+    await fs.writeFile(
+      path.join(scratch, "lib/idempotency/index.ts"),
+      `export { getOverview } from "../console/get-overview";\n`,
+    );
+    const failure = await promisify(execFile)("node", [path.join(ROOT, "scripts/check-layers.mjs"), "--root", scratch]).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toContain("layers: lib/idempotency/index.ts imports lib/console/get-overview.ts");
+    const manifest = JSON.parse(await fs.readFile(path.join(ROOT, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    };
+    expect(manifest.scripts.lint).toContain("node scripts/check-layers.mjs");
+  });
+});

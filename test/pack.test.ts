@@ -1,0 +1,126 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./database";
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, "..");
+
+/** A user's worker, outside this repository, written against the installed package only. */
+const WORKER = `import pg from "pg";
+import { createEffects, type EffectResult } from "@onceboard/idempotency";
+import { checkIdempotent } from "@onceboard/idempotency/testing";
+import type { PgBossWorkOptions } from "@onceboard/idempotency/pgboss";
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4 });
+pool.on("error", () => {});
+const effects = createEffects({ db: pool, lease: "30s", wait: "5s", retention: "7d", maxRetryWindow: "3d" });
+let charges = 0;
+const capture = (messageId: string): Promise<EffectResult<{ chargeId: string }>> =>
+  effects.once({ tenant: "acme", key: "capture:order-1", jobType: "order.capture", messageId }, async (claim) => {
+    charges++;
+    return { chargeId: \`ch_\${claim.providerKey.slice(0, 8)}\` };
+  });
+const first = await capture("m-1");
+const second = await capture("m-2");
+const adapters: Record<string, string> = {};
+for (const entry of ["pgboss", "bullmq"]) {
+  adapters[entry] = await import(\`@onceboard/idempotency/\${entry}\`).then(() => "loaded", (error: Error) => error.message);
+}
+const options: Partial<PgBossWorkOptions<unknown, unknown>> = {};
+console.log(JSON.stringify({ first, second, charges, kit: typeof checkIdempotent, adapters, options }));
+await effects.close();
+await pool.end();
+`;
+
+/**
+ * Issue 9: `npm run pack:lib` builds the worker library into a tarball that installs into a
+ * project outside this repository, type-checks a worker written against it, and claims in PostgreSQL.
+ */
+describe("the worker library as a package", () => {
+  let project: string;
+  let db: TestDatabase;
+  beforeAll(async () => {
+    project = await fs.mkdtemp(path.join(os.tmpdir(), "onceboard-pack-"));
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+    if (project) await fs.rm(project, { recursive: true, force: true });
+  });
+
+  it("installs from its tarball, type-checks a worker and runs a claim; adapters load only with their broker", async () => {
+    const { stdout } = await run("npm", ["run", "--silent", "pack:lib"], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+    const tarball = stdout.trim().split("\n").at(-1)!;
+    expect(tarball).toMatch(/onceboard-idempotency-[\d.]+\.tgz$/);
+
+    await fs.writeFile(path.join(project, "package.json"), JSON.stringify({ name: "pack-user", private: true, type: "module" }));
+    // pg (and the library's other dependencies) come from npm's cache or the registry; pg-boss, bullmq and ioredis are not installed.
+    await run(
+      "npm",
+      [
+        "install",
+        "--prefer-offline",
+        "--no-audit",
+        "--no-fund",
+        "--ignore-scripts",
+        tarball,
+        "@types/pg@8.23.1",
+        "@types/node@20.19.43",
+      ],
+      { cwd: project, maxBuffer: 16 * 1024 * 1024 },
+    );
+    const installed = JSON.parse(
+      await fs.readFile(path.join(project, "node_modules/@onceboard/idempotency/package.json"), "utf8"),
+    ) as { dependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional: boolean }> };
+    expect(Object.keys(installed.dependencies)).toContain("pg");
+    expect(Object.keys(installed.peerDependenciesMeta).sort()).toEqual(["bullmq", "ioredis", "pg-boss"]);
+
+    await fs.writeFile(path.join(project, "worker.mts"), WORKER);
+    await fs.writeFile(
+      path.join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          strict: true,
+          skipLibCheck: true,
+          outDir: "out",
+          types: ["node"],
+        },
+        files: ["worker.mts"],
+      }),
+    );
+    // The user's type-check: strict, Node's own module resolution, against the package's .d.ts.
+    await run(process.execPath, [path.join(ROOT, "node_modules/typescript/bin/tsc"), "-p", project], { cwd: project }).catch(
+      (error: { stdout: string }) => {
+        throw new Error(`the worker does not type-check against the package:\n${error.stdout}`);
+      },
+    );
+
+    const result = await run(process.execPath, [path.join(project, "out/worker.mjs")], {
+      cwd: project,
+      env: { ...process.env, DATABASE_URL: db.url },
+    });
+    const report = JSON.parse(result.stdout.trim().split("\n").at(-1)!) as {
+      first: { result: string; outcome: { chargeId: string } };
+      second: { result: string; outcome: { chargeId: string } };
+      charges: number;
+      kit: string;
+      adapters: Record<string, string>;
+    };
+    expect(report.first.result).toBe("ran");
+    expect(report.second).toMatchObject({ result: "duplicate", outcome: report.first.outcome });
+    expect(report.charges).toBe(1);
+    expect(report.kit).toBe("function");
+    // Each adapter is its own entry point: without its broker installed, only it fails to load.
+    expect(report.adapters.pgboss).toMatch(/Cannot find (package|module) 'pg-boss'/);
+    expect(report.adapters.bullmq).toMatch(/Cannot find (package|module) 'bullmq'/);
+    const { rows } = await db.pool.query("SELECT status FROM effects WHERE tenant_id = 'acme' AND key = 'capture:order-1'");
+    expect(rows).toEqual([{ status: "completed" }]);
+  }, 300_000);
+});
