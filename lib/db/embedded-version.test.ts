@@ -24,6 +24,8 @@ describe("embedded PostgreSQL version", () => {
 
   it("refuses a cluster made by another major version, saying which", async () => {
     const dir = await clusterDir("17");
-    await expect(assertClusterVersion(dir)).rejects.toThrow(/created by PostgreSQL 17, but the installed binaries are PostgreSQL 18/);
+    await expect(assertClusterVersion(dir)).rejects.toThrow(
+      /created by PostgreSQL 17, but the installed binaries are PostgreSQL 18/,
+    );
   });
 });
