@@ -4,23 +4,28 @@ import { type ClaimRef, runComplete, runExtendLease, runFail } from "./complete-
 import type { EffectsCore } from "./core";
 import type { Sql } from "./db";
 import { mapDbError } from "./db-errors";
-import { type Duration, toMs } from "./duration";
-import { EffectInFlightError, EffectKeyReuseError, LeaseLostError, OutcomeTooLargeError, RetentionWindowError } from "./errors";
-import { providerKeyFor, requestHash } from "./keys";
+import type { Duration } from "./duration";
+import {
+  ClaimSettledError,
+  EffectInFlightError,
+  EffectKeyReuseError,
+  LeaseLostError,
+  OutcomeNotStorableError,
+  OutcomeTooLargeError,
+  RetentionWindowError,
+} from "./errors";
+import { providerKeyFor } from "./keys";
+import { leaseMsOf } from "./options";
+import { type EncodedOutcome, encodeOutcome } from "./outcome";
 import { withRetry } from "./retryable";
+import type { StepSpec } from "./spec";
 import { claimWithWait } from "./wait";
 
-export interface ClaimSpec {
-  tenant: string;
-  key: string;
-  jobType: string;
-  policy: DbPolicy;
-  messageId: string | null;
-  publishedAt: Date | null;
-  payload: unknown;
-  leaseMs: number;
-  waitMs: number;
-}
+/** What a claim needs of a step's spec. */
+export type ClaimSpec = Pick<
+  StepSpec,
+  "tenant" | "key" | "jobType" | "policy" | "messageId" | "publishedAt" | "requestHash" | "leaseMs" | "waitMs"
+>;
 
 /** Runs a statement of ours: retried in one place when we own the transaction, never inside the caller's. */
 export async function runStatement<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
@@ -44,6 +49,8 @@ export class Claim {
   readonly owner: string;
   leaseUntil: Date;
   private providerKeyCache: string | undefined;
+  /** Set once complete() or fail() succeeded: a settled claim is never written again. */
+  private settled: "completed" | "failed" | null = null;
 
   constructor(
     private readonly core: EffectsCore,
@@ -73,7 +80,7 @@ export class Claim {
 
   /** Pushes the lease end to now + `by` (default: the configured lease). Throws LeaseLostError if taken over. */
   async extendLease(by?: Duration): Promise<Date> {
-    const ms = by === undefined ? this.spec.leaseMs : toMs(by, "extendLease");
+    const ms = by === undefined ? this.spec.leaseMs : leaseMsOf(by);
     const until = await runStatement(this.sql, () => runExtendLease(this.sql, this.ref, ms));
     if (!until) {
       this.core.metrics.leaseLost.inc({ job_type: this.jobType });
@@ -84,29 +91,50 @@ export class Claim {
   }
 
   /**
-   * Low-level (effects.claim): stores `outcome` as JSON and ends the claim. Throws
-   * OutcomeTooLargeError over maxOutcomeBytes, LeaseLostError when another delivery took it over.
+   * Low-level (effects.claim): stores `outcome` as JSON and ends the claim. An outcome that cannot
+   * be kept (over maxOutcomeBytes, or not JSON: see outcome.ts) is recorded as completed with its
+   * marker, so the effect is never run again, and OutcomeTooLargeError / OutcomeNotStorableError is
+   * thrown. LeaseLostError when another delivery took the claim over; ClaimSettledError when this
+   * claim was already completed or failed (the stored outcome is never replaced).
    */
   async complete(outcome: unknown): Promise<void> {
-    const json = JSON.stringify(outcome === undefined ? null : outcome) ?? "null";
-    const bytes = Buffer.byteLength(json);
-    if (bytes > this.core.opts.maxOutcomeBytes) throw new OutcomeTooLargeError(this.key, bytes, this.core.opts.maxOutcomeBytes);
-    await this.completeJson(json);
+    await this.store(encodeOutcome(outcome, this.core.opts.maxOutcomeBytes));
+  }
+
+  /** Stores an encoded outcome; for a marker, stores it and throws the matching typed error. */
+  async store(encoded: EncodedOutcome): Promise<void> {
+    if (encoded.ok) {
+      await this.completeJson(encoded.json);
+      return;
+    }
+    await this.completeJson("null", encoded.marker);
+    throw this.markerError(encoded, false);
+  }
+
+  markerError(encoded: Extract<EncodedOutcome, { ok: false }>, duplicate: boolean): Error {
+    if (encoded.marker.startsWith("outcome_too_large")) {
+      return new OutcomeTooLargeError(this.key, Number.parseInt(encoded.reason, 10), this.core.opts.maxOutcomeBytes);
+    }
+    return new OutcomeNotStorableError(this.key, encoded.reason, duplicate);
   }
 
   /** Stores the outcome (JSON text). Throws LeaseLostError when another delivery took the claim over. */
   async completeJson(outcomeJson: string, error: string | null = null): Promise<void> {
+    if (this.settled) throw new ClaimSettledError(this.key, this.settled);
     const ok = await runStatement(this.sql, () => runComplete(this.sql, this.ref, outcomeJson, error));
     if (!ok) {
       this.core.metrics.leaseLost.inc({ job_type: this.jobType });
       throw new LeaseLostError(this.key, this.attempt);
     }
+    this.settled = "completed";
   }
 
   /** Releases the claim as failed so the next delivery retries it at once. */
   async fail(error: unknown): Promise<void> {
+    if (this.settled) throw new ClaimSettledError(this.key, this.settled);
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     await runStatement(this.sql, () => runFail(this.sql, this.ref, message));
+    this.settled = "failed";
   }
 }
 
@@ -123,7 +151,7 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
   const { metrics, rollups, opts } = core;
   const labels = { job_type: spec.jobType };
   const owner = `${opts.workerId}:${randomUUID()}`;
-  const hash = requestHash(spec.payload);
+  const hash = spec.requestHash;
   const requireExisting = spec.publishedAt !== null && Date.now() - spec.publishedAt.getTime() > opts.retentionMs;
   const started = performance.now();
 

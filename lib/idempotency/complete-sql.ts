@@ -9,20 +9,26 @@ export interface ClaimRef {
   attempt: number;
 }
 
-// Every statement below targets the row by its primary key including created_at, so PostgreSQL
-// prunes to the one partition holding it, and by (owner, attempt), so a worker whose lease expired
+// Every statement below names the row by (tenant_id, key, created_at): created_at, the partition
+// key, lets PostgreSQL prune to the one partition holding it, whose unique index on
+// (tenant_id, key) finds the row (effects has no primary key since 20261130030000_faster_claims).
+// And by (owner, attempt), so a worker whose lease expired
 // and was taken over cannot overwrite the new owner's row: it updates nothing, and the library
 // raises LeaseLostError. created_at is passed as ISO text; claims store it truncated to
 // milliseconds, so it round-trips through a JavaScript Date exactly.
 const WHERE = `tenant_id = $1::text AND key = $2::text AND created_at = $3::timestamptz AND owner = $4::text AND attempt = $5::int`;
 
-// 'completed' is accepted too so that re-sending a completion whose reply was lost is harmless.
+// 'completed' is matched too so that re-sending a completion whose reply was lost reports
+// success; but a completed row keeps its outcome, error and completed_at: a stored outcome is
+// never replaced (duplicates already returned it).
 export const COMPLETE: Statement = {
-  name: "onceboard_complete_v1",
+  name: "onceboard_complete_v2",
   returns: "count",
   text: `UPDATE effects
-   SET status = 'completed', outcome = $6::jsonb, error = $7::text, lease_until = NULL,
-       completed_at = clock_timestamp(), updated_at = clock_timestamp()
+   SET outcome = CASE WHEN status = 'completed' THEN outcome ELSE $6::jsonb END,
+       error = CASE WHEN status = 'completed' THEN error ELSE $7::text END,
+       completed_at = CASE WHEN status = 'completed' THEN completed_at ELSE clock_timestamp() END,
+       status = 'completed', lease_until = NULL, updated_at = clock_timestamp()
  WHERE ${WHERE} AND status IN ('in_progress', 'completed')`,
 };
 

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { NotInTransactionError } from "./errors";
 
 /**
  * The two database handles the library accepts, and a small common interface over them.
@@ -71,6 +72,28 @@ export function sqlFor(handle: EffectsDb | TransactionHandle, inTransaction: boo
 }
 
 /**
+ * Checks out a client with our 'error' listener already on it. pg-pool calls a connect callback
+ * synchronously when it hands a released client to a waiter, while the socket data that released
+ * it is still being parsed; a promise continuation (`await pool.connect()`) runs only after that
+ * read is finished. When the server's FATAL (57P01, pg_terminate_backend) arrived in the same read
+ * as the reply that freed the client, the client emitted 'error' before any listener existed: an
+ * uncaught exception that killed the worker. The pool stops listening to a client's errors while
+ * it is checked out, so attaching ours inside the callback leaves no instant without a listener.
+ */
+export function connectListening(pool: pg.Pool, onError: (error: Error) => void): Promise<pg.PoolClient> {
+  return new Promise((resolve, reject) => {
+    pool.connect((error, client) => {
+      if (error || !client) {
+        reject(error ?? new Error("pool.connect returned no client"));
+        return;
+      }
+      client.on("error", onError);
+      resolve(client);
+    });
+  });
+}
+
+/**
  * Runs `fn` in a new READ COMMITTED transaction on `db`, handing it the transaction as an Sql
  * (for the library's statements) and as the native handle (for the caller's writes).
  */
@@ -85,15 +108,13 @@ export async function inNewTransaction<T>(
       timeout: options.timeoutMs,
     });
   }
-  const client = await (db as pg.Pool).connect();
   let broken = false;
-  // The pool stops listening to a client's errors while it is checked out; without a listener a
-  // connection cut between two of the step's queries (a server restart, pg_terminate_backend)
-  // is an unhandled 'error' event that kills the worker. Mark it broken and let the query fail.
+  // A connection cut between two of the step's queries is an 'error' event on the client: mark
+  // it broken (it is not returned to the pool) and let the pending or next query fail.
   const onConnectionError = () => {
     broken = true;
   };
-  client.on("error", onConnectionError);
+  const client = await connectListening(db as pg.Pool, onConnectionError);
   try {
     await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
     try {
@@ -110,4 +131,62 @@ export async function inNewTransaction<T>(
     client.off("error", onConnectionError);
     client.release(broken ? true : undefined);
   }
+}
+
+/**
+ * Refuses a `tx` that is not inside a transaction block, before anything is claimed. Sound for the
+ * handles the library documents:
+ * - pg Client / PoolClient: node-postgres records the transaction status of every ReadyForQuery
+ *   the server sends (`getTransactionStatus()`: I idle, T in a block, E failed block). If it is not
+ *   T (say a BEGIN was sent but not awaited), one `SELECT 1` on the same connection brings the
+ *   status up to date, and it must be T then.
+ * - a pg Pool or a PrismaClient: never a transaction (Prisma hides $connect / $disconnect on the
+ *   interactive-transaction client it passes to $transaction's callback; the top-level client has them).
+ * - anything else with $queryRawUnsafe (a Prisma transaction client): trusted, it only exists
+ *   inside $transaction.
+ * - a bare `{ query }` wrapper: asks the server, `now() <> statement_timestamp()`: in autocommit
+ *   every statement is its own transaction, so the two are equal; after BEGIN the statement starts
+ *   a round trip later than the transaction. (Only the wrapper case relies on this.)
+ */
+export async function assertInTransaction(handle: unknown): Promise<void> {
+  if (!handle || typeof handle !== "object") throw new NotInTransactionError(`got ${handle === null ? "null" : typeof handle}`);
+  if (isPgPool(handle)) throw new NotInTransactionError("a pg.Pool: each query may run on another connection, in autocommit");
+  if (isPrisma(handle)) {
+    if (typeof (handle as { $connect?: unknown }).$connect === "function") {
+      throw new NotInTransactionError("a PrismaClient, not the client $transaction passes to its callback");
+    }
+    return;
+  }
+  const client = handle as PgQueryable & { getTransactionStatus?: () => string | null };
+  if (typeof client.query !== "function") throw new NotInTransactionError("no query() method");
+  if (typeof client.getTransactionStatus === "function") {
+    let status = client.getTransactionStatus();
+    if (status !== "T") {
+      await client.query("SELECT 1");
+      status = client.getTransactionStatus();
+    }
+    if (status === "T") return;
+    throw new NotInTransactionError(
+      status === "E" ? "the transaction already failed: roll it back" : "the client is not inside BEGIN ... COMMIT",
+    );
+  }
+  const { rows } = await client.query("SELECT now() <> statement_timestamp() AS in_block");
+  if ((rows[0] as { in_block?: boolean } | undefined)?.in_block !== true) {
+    throw new NotInTransactionError("the connection is in autocommit (no BEGIN)");
+  }
+}
+
+const warnedPools = new WeakSet<object>();
+
+/**
+ * A pg.Pool without an 'error' listener crashes the process when an idle client's connection is
+ * cut (a restart, pg_terminate_backend): pg-pool re-emits the error on the pool. Says so once per pool.
+ */
+export function warnIfPoolUnguarded(db: EffectsDb, warn: (message: string) => void): void {
+  if (!isPgPool(db) || warnedPools.has(db)) return;
+  warnedPools.add(db);
+  if (db.listenerCount("error") > 0) return;
+  warn(
+    "the pg.Pool given to createEffects has no 'error' listener: an idle connection cut by the server (restart, pg_terminate_backend) will crash the process. Add pool.on('error', (err) => log.warn(err)) where you create the pool.",
+  );
 }

@@ -3,16 +3,16 @@ import type { Registry } from "prom-client";
 import { acquire, type Claim } from "./claim";
 import type { EffectsCore } from "./core";
 import { type EffectsDb, sqlFor, type TransactionHandle } from "./db";
-import { countDelivery, toPublishedAt } from "./delivery";
+import { countDelivery } from "./delivery";
 import { DuplicateLedger } from "./duplicates";
-import { toMs } from "./duration";
-import { EffectsClosedError } from "./errors";
 import { type JobContext, type JobDelivery, type JobResult, job } from "./job";
 import { createMetrics, defaultRegistry } from "./metrics";
-import { DB_POLICY, type OnceInput, once } from "./once";
+import { type OnceInput, once } from "./once";
 import { type EffectsOptions, type ResolvedOptions, resolveOptions } from "./options";
+import { parseMarker } from "./outcome";
 import { Rollups } from "./rollups";
-import { checkStepKey, type EffectResult } from "./step";
+import { buildStepSpec, checkDelivery, checkObject } from "./spec";
+import { beforeClaim, type EffectResult } from "./step";
 
 /** The transaction handle a transactional step receives for a given db. */
 export type TxOf<Db> = Db extends pg.Pool
@@ -24,7 +24,19 @@ export type TxOf<Db> = Db extends pg.Pool
 /** effects.claim(): the low-level form, for adapters that complete later themselves. */
 export type ClaimOutcome =
   | { kind: "owned"; claim: Claim }
-  | { kind: "duplicate"; outcome: unknown; attempt: number; gapSeconds: number | null; status: "completed" | "abandoned" }
+  | {
+      kind: "duplicate";
+      /** The stored outcome; null when there is none (see `missing`). */
+      outcome: unknown;
+      attempt: number;
+      gapSeconds: number | null;
+      status: "completed" | "abandoned";
+      /**
+       * Why a completed effect has no outcome: its outcome was over maxOutcomeBytes (too_large) or
+       * could not be stored as JSON (not_storable), with the reason recorded on the row. Null otherwise.
+       */
+      missing: { kind: "too_large" | "not_storable"; detail: string } | null;
+    }
   | { kind: "abandoned"; attempt: number };
 
 export interface Effects<Tx = TransactionHandle> {
@@ -63,31 +75,28 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
     once: (input, fn) => once(core, input, fn),
     job: (delivery, handler) => job(core, delivery, handler),
     async claim(input) {
-      if (core.closed) throw new EffectsClosedError("effects.close() was called; no new claims");
-      countDelivery(core, input.jobType, input);
-      const spec = {
-        tenant: input.tenant,
-        key: input.key,
-        jobType: input.jobType,
-        policy: input.policy ? DB_POLICY[input.policy] : ("once" as const),
-        messageId: input.messageId ?? null,
-        deliveryAttempt: input.attempt ?? null,
-        publishedAt: toPublishedAt(input.publishedAt),
-        payload: input.payload,
-        leaseMs: input.lease === undefined ? opts.leaseMs : toMs(input.lease, "lease"),
-        waitMs: input.wait === undefined ? opts.waitMs : toMs(input.wait, "wait"),
-      };
-      checkStepKey(core, spec, logger);
-      const sql = input.tx ? sqlFor(input.tx as TransactionHandle, true) : sqlFor(opts.db, false);
+      checkObject(input, "input");
+      const delivery = checkDelivery(input);
+      const spec = buildStepSpec(core, delivery, input);
+      await beforeClaim(core, spec);
+      countDelivery(core, delivery.jobType, delivery.redelivered);
+      const sql = spec.tx ? sqlFor(spec.tx, true) : sqlFor(opts.db, false);
       const acquired = await acquire(core, sql, spec);
       if (acquired.kind === "owned") return { kind: "owned", claim: acquired.claim };
       if (acquired.kind === "abandoned") return { kind: "abandoned", attempt: acquired.row.attempt };
+      const marker = parseMarker(acquired.row.error);
       return {
         kind: "duplicate",
-        outcome: acquired.row.outcome,
+        outcome: acquired.row.outcome ?? null,
         attempt: acquired.row.attempt,
         gapSeconds: acquired.row.gapSeconds,
         status: acquired.row.status === "abandoned" ? "abandoned" : "completed",
+        missing:
+          marker === null || acquired.row.status === "abandoned"
+            ? null
+            : marker.kind === "too_large"
+              ? { kind: "too_large", detail: `${marker.bytes} bytes` }
+              : { kind: "not_storable", detail: marker.reason },
       };
     },
     async flush() {

@@ -1,3 +1,5 @@
+import { type DatabaseErrorClass, classifyDatabaseError } from "./pg-errors";
+
 /**
  * Every error the library raises extends EffectsError. Anything else that comes out of
  * effects.once / effects.job is the handler's own error, rethrown unchanged.
@@ -12,6 +14,10 @@ export type EffectsErrorCode =
   | "INVALID_EFFECT_KEY"
   | "ISOLATION_LEVEL"
   | "OUTCOME_TOO_LARGE"
+  | "OUTCOME_NOT_STORABLE"
+  | "INVALID_INPUT"
+  | "CLAIM_SETTLED"
+  | "NOT_IN_TRANSACTION"
   | "LEASE_LOST"
   | "RETENTION_WINDOW"
   | "RETENTION_CONFIG"
@@ -25,9 +31,12 @@ export type Disposition = "retry" | "dead-letter";
 export abstract class EffectsError extends Error {
   abstract readonly code: EffectsErrorCode;
   abstract readonly disposition: Disposition;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** For bad input: the field at fault (`key`, `tenant`, `jobType`, `lease`, `payload`, `tx`, …). */
+  readonly field: string | undefined;
+  constructor(message: string, options?: { cause?: unknown; field?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
+    this.field = options?.field;
   }
 }
 
@@ -62,9 +71,69 @@ export class EffectKeyReuseError extends EffectsError {
   }
 }
 
+/** The tenant or the key is not acceptable (`field` says which). */
 export class InvalidEffectKeyError extends EffectsError {
   readonly code = "INVALID_EFFECT_KEY";
   readonly disposition = "dead-letter";
+}
+
+/**
+ * Any other bad input to once / job / claim / a step: `field` names it (`jobType`, `messageId`,
+ * `attempt`, `publishedAt`, `policy`, `payload`, `fn`, `input`, …). Nothing was written.
+ */
+export class InvalidEffectInputError extends EffectsError {
+  readonly code = "INVALID_INPUT";
+  readonly disposition = "dead-letter";
+}
+
+/**
+ * The step ran (its effect happened) but its outcome cannot be stored as JSON in jsonb: a BigInt,
+ * a cycle, a function, a Map, a non-finite number, a string with \u0000 or a lone surrogate. The
+ * effect is recorded as completed with the marker `outcome_not_storable: <reason>`, so it is never
+ * run again; the first caller and every duplicate get this error (`duplicate` says which).
+ */
+export class OutcomeNotStorableError extends EffectsError {
+  readonly code = "OUTCOME_NOT_STORABLE";
+  readonly disposition = "dead-letter";
+  constructor(
+    readonly key: string,
+    readonly reason: string,
+    readonly duplicate: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `the outcome of effect ${key} cannot be stored (${reason}); the effect is recorded as completed without an outcome and will not run again: return JSON values (strings, finite numbers, booleans, null, arrays, plain objects)`,
+      { cause: options?.cause, field: "outcome" },
+    );
+  }
+}
+
+/** claim.complete() / claim.fail() on a claim that was already completed or failed: nothing changed. */
+export class ClaimSettledError extends EffectsError {
+  readonly code = "CLAIM_SETTLED";
+  readonly disposition = "dead-letter";
+  constructor(
+    readonly key: string,
+    readonly settled: "completed" | "failed",
+  ) {
+    super(`the claim on effect ${key} was already ${settled}; its stored outcome is never replaced`);
+  }
+}
+
+/**
+ * A transactional step (or a claim) was given a `tx` that is not inside a transaction block (a pool,
+ * a PrismaClient, a client without BEGIN, or an aborted transaction). Refused before anything was
+ * claimed: in autocommit the claim would commit on its own and the step's writes separately.
+ */
+export class NotInTransactionError extends EffectsError {
+  readonly code = "NOT_IN_TRANSACTION";
+  readonly disposition = "dead-letter";
+  constructor(detail: string) {
+    super(
+      `tx is not an open transaction (${detail}): pass the pg client after BEGIN, or the Prisma interactive-transaction client; or omit tx and let the library open one`,
+      { field: "tx" },
+    );
+  }
 }
 
 /** The claim was made inside a REPEATABLE READ or SERIALIZABLE transaction. */
@@ -140,10 +209,19 @@ export class PartitionMissingError extends EffectsError {
   readonly disposition = "retry";
 }
 
-/** The library's own statement failed (after transient retries). */
+/**
+ * The database failed under the library (after transient retries where the library owns the
+ * transaction): its own statement, the connection of a library-opened transaction, or a connection
+ * lost mid-step. `errorClass` is the entry of PG_ERROR_CLASSES the cause matched, if any.
+ */
 export class EffectsDatabaseError extends EffectsError {
   readonly code = "EFFECTS_DATABASE";
   readonly disposition = "retry";
+  readonly errorClass: DatabaseErrorClass | undefined;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.errorClass = classifyDatabaseError(options?.cause);
+  }
 }
 
 export class EffectsClosedError extends EffectsError {

@@ -13,6 +13,7 @@ export { toMs } from "./duration";
 export type { ClaimOutcome, Effects, TxOf } from "./effects";
 export { createEffects } from "./effects";
 export {
+  ClaimSettledError,
   type Disposition,
   EffectInFlightError,
   EffectKeyReuseError,
@@ -20,21 +21,35 @@ export {
   EffectsDatabaseError,
   EffectsError,
   type EffectsErrorCode,
+  InvalidEffectInputError,
   InvalidEffectKeyError,
   InvalidEffectsOptionsError,
   IsolationLevelError,
   isEffectsError,
   LeaseLostError,
+  NotInTransactionError,
+  OutcomeNotStorableError,
   OutcomeTooLargeError,
   PartitionMissingError,
   RetentionConfigError,
   RetentionWindowError,
 } from "./errors";
 export type { JobContext, JobDelivery, JobResult, StepOptions, StepReport, TransactionStepOptions } from "./job";
-export { MAX_KEY_LENGTH, providerKeyFor, requestHash, validateKey } from "./keys";
+export { codePointLength, MAX_KEY_LENGTH, providerKeyFor, requestHash, validateKey } from "./keys";
 export { createMetrics, defaultRegistry, type EffectsMetrics, GAP_BUCKET_BOUNDS } from "./metrics";
 export type { OnceInput, StepPolicy } from "./once";
-export type { EffectsOptions } from "./options";
+export { type EffectsOptions, MAX_LEASE_MS, MAX_WAIT_MS, MIN_LEASE_MS, MIN_RETENTION_MS } from "./options";
+export {
+  CONNECTION_ERROR_CODES,
+  classifyDatabaseError,
+  type DatabaseErrorClass,
+  type DatabaseErrorClassEntry,
+  type DatabaseErrorKind,
+  isConnectionError,
+  isTransientDatabaseError,
+  PG_ERROR_CLASSES,
+  sqlStateOf,
+} from "./pg-errors";
 export { isRetryable, RETRYABLE_SQLSTATES, withRetry } from "./retryable";
 export { type MetricsServer, serveMetrics } from "./serve-metrics";
 export type { EffectResult } from "./step";

@@ -1,10 +1,11 @@
 import type { Claim } from "./claim";
 import type { EffectsCore } from "./core";
 import type { TransactionHandle } from "./db";
-import { countDelivery, type Delivery, toPublishedAt } from "./delivery";
-import { type Duration, toMs } from "./duration";
+import { countDelivery, type Delivery } from "./delivery";
+import type { Duration } from "./duration";
 import { InvalidEffectKeyError } from "./errors";
-import { DB_POLICY, type StepPolicy } from "./once";
+import { validateTenant } from "./keys";
+import { buildStepSpec, checkDelivery, checkFunction, checkObject, type StepPolicy } from "./spec";
 import { type EffectResult, runStep } from "./step";
 
 export interface JobDelivery extends Delivery {
@@ -77,8 +78,11 @@ export async function job<R, Tx>(
   delivery: JobDelivery,
   handler: (job: JobContext<Tx>) => R | Promise<R>,
 ): Promise<JobResult<Awaited<R>>> {
-  countDelivery(core, delivery.jobType, delivery);
-  const publishedAt = toPublishedAt(delivery.publishedAt);
+  checkObject(delivery, "delivery");
+  checkFunction(handler, "handler");
+  const meta = checkDelivery(delivery);
+  validateTenant(delivery.tenant);
+  countDelivery(core, meta.jobType, meta.redelivered);
   const steps: StepReport[] = [];
   const used = new Set<string>();
 
@@ -88,30 +92,23 @@ export async function job<R, Tx>(
     fn: (claim: Claim, tx: TransactionHandle | undefined) => T | Promise<T>,
     options: TransactionStepOptions<Tx> = {},
   ): Promise<EffectResult<Awaited<T>>> {
+    checkObject(options, "options", true);
+    const spec = buildStepSpec(core, meta, { ...(options ?? {}), tenant: delivery.tenant, key, policy });
     if (used.has(key)) {
-      throw new InvalidEffectKeyError(`effect key ${key} is used by two steps of one job: give each effect its own key`);
+      throw new InvalidEffectKeyError(`effect key ${key} is used by two steps of one job: give each effect its own key`, {
+        field: "key",
+      });
     }
     used.add(key);
-    const result = await runStep<Awaited<T>>(
-      core,
-      {
-        tenant: delivery.tenant,
-        key,
-        jobType: delivery.jobType,
-        policy: DB_POLICY[policy],
-        messageId: delivery.messageId ?? null,
-        deliveryAttempt: delivery.attempt ?? null,
-        publishedAt,
-        payload: options.payload,
-        leaseMs: options.lease === undefined ? core.opts.leaseMs : toMs(options.lease, "lease"),
-        waitMs: options.wait === undefined ? core.opts.waitMs : toMs(options.wait, "wait"),
-        tx: options.tx as TransactionHandle | undefined,
-      },
-      (claim, tx) => fn(claim, tx),
-    );
+    const result = await runStep<Awaited<T>>(core, spec, fn);
     steps.push({ key, policy, result: result.result, attempt: result.attempt, resumed: result.resumed });
     return result;
   }
+  // A step's own fn is checked in the promise, so a bad one is a rejection like every other bad input.
+  const checked = <F>(fn: F): F => {
+    checkFunction(fn, "fn");
+    return fn;
+  };
 
   const context: JobContext<Tx> = {
     tenant: delivery.tenant,
@@ -119,10 +116,18 @@ export async function job<R, Tx>(
     messageId: delivery.messageId ?? null,
     attempt: delivery.attempt ?? null,
     steps,
-    external: async (key, fn, options) => (await step("external", key, (claim) => fn(claim), options)).outcome as never,
-    transaction: async (key, fn, options) =>
-      (await step("transactional", key, (claim, tx) => fn(tx as Tx, claim), options)).outcome as never,
-    atMostOnce: async (key, fn, options) => (await step("atMostOnce", key, (claim) => fn(claim), options)).outcome as never,
+    external: async (key, fn, options) => {
+      const run = checked(fn);
+      return (await step("external", key, (claim) => run(claim), options)).outcome as never;
+    },
+    transaction: async (key, fn, options) => {
+      const run = checked(fn);
+      return (await step("transactional", key, (claim, tx) => run(tx as Tx, claim), options)).outcome as never;
+    },
+    atMostOnce: async (key, fn, options) => {
+      const run = checked(fn);
+      return (await step("atMostOnce", key, (claim) => run(claim), options)).outcome as never;
+    },
   };
   const value = await handler(context);
   return { value, steps, duplicate: steps.length > 0 && steps.every((s) => s.result !== "ran") };

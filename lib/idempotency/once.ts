@@ -1,19 +1,12 @@
 import type { Claim } from "./claim";
-import type { DbPolicy } from "./claim-sql";
 import type { EffectsCore } from "./core";
 import type { TransactionHandle } from "./db";
-import { countDelivery, type Delivery, toPublishedAt } from "./delivery";
-import { type Duration, toMs } from "./duration";
+import { countDelivery, type Delivery } from "./delivery";
+import type { Duration } from "./duration";
+import { buildStepSpec, checkDelivery, checkFunction, checkObject, type StepPolicy } from "./spec";
 import { type EffectResult, runStep } from "./step";
 
-/** The step policies a caller picks. */
-export type StepPolicy = "external" | "atMostOnce" | "transactional";
-
-export const DB_POLICY: Record<StepPolicy, DbPolicy> = {
-  external: "external",
-  atMostOnce: "at_most_once",
-  transactional: "transactional",
-};
+export { DB_POLICY, type StepPolicy } from "./spec";
 
 export interface OnceInput<Tx = TransactionHandle> extends Delivery {
   tenant: string;
@@ -34,27 +27,16 @@ export interface OnceInput<Tx = TransactionHandle> extends Delivery {
   tx?: Tx;
 }
 
-export function once<T, Tx>(
+/** effects.once: every bad input is a rejected promise with a typed EffectsError naming the field. */
+export async function once<T, Tx>(
   core: EffectsCore,
   input: OnceInput<Tx>,
   fn: (claim: Claim, tx: Tx | undefined) => T | Promise<T>,
 ): Promise<EffectResult<Awaited<T>>> {
-  countDelivery(core, input.jobType, input);
-  return runStep<Awaited<T>>(
-    core,
-    {
-      tenant: input.tenant,
-      key: input.key,
-      jobType: input.jobType,
-      policy: input.policy ? DB_POLICY[input.policy] : "once",
-      messageId: input.messageId ?? null,
-      deliveryAttempt: input.attempt ?? null,
-      publishedAt: toPublishedAt(input.publishedAt),
-      payload: input.payload,
-      leaseMs: input.lease === undefined ? core.opts.leaseMs : toMs(input.lease, "lease"),
-      waitMs: input.wait === undefined ? core.opts.waitMs : toMs(input.wait, "wait"),
-      tx: input.tx as TransactionHandle | undefined,
-    },
-    (claim, tx) => fn(claim, tx as Tx | undefined),
-  );
+  checkObject(input, "input");
+  checkFunction(fn, "fn");
+  const delivery = checkDelivery(input);
+  const spec = buildStepSpec(core, delivery, input);
+  countDelivery(core, delivery.jobType, delivery.redelivered);
+  return runStep<Awaited<T>>(core, spec, (claim, tx) => fn(claim, tx as Tx | undefined));
 }

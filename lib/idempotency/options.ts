@@ -70,6 +70,41 @@ const schema = z.object({
   workerId: z.string().min(1).max(200).optional(),
 });
 
+/**
+ * Lease bounds, the same for createEffects and every per-call `lease`. Below 100 ms a lease runs
+ * out while an ordinary step is still running and a concurrent duplicate takes it over (a `0s`
+ * lease did exactly that); above ~23 days it overflows the claim's int4 milliseconds.
+ */
+export const MIN_LEASE_MS = 100;
+export const MAX_LEASE_MS = 2_000_000_000;
+/** `wait` may be 0 (report in-flight at once), at most ~23 days (a JavaScript timer's range). */
+export const MAX_WAIT_MS = 2_000_000_000;
+/** Retention below this refuses deliveries minutes old; the partition manager works in days anyway. */
+export const MIN_RETENTION_MS = 3_600_000;
+
+/** Validates a lease (createEffects' or a call's): InvalidEffectsOptionsError naming `lease`. */
+export function leaseMsOf(value: unknown): number {
+  const ms = toMs(value as Duration, "lease");
+  if (ms < MIN_LEASE_MS || ms > MAX_LEASE_MS) {
+    throw new InvalidEffectsOptionsError(
+      `lease must be between ${MIN_LEASE_MS} ms and ${MAX_LEASE_MS} ms (~23 days); got ${String(value)}`,
+      { field: "lease" },
+    );
+  }
+  return Math.round(ms);
+}
+
+/** Validates a wait (createEffects' or a call's): InvalidEffectsOptionsError naming `wait`. */
+export function waitMsOf(value: unknown): number {
+  const ms = toMs(value as Duration, "wait");
+  if (ms > MAX_WAIT_MS) {
+    throw new InvalidEffectsOptionsError(`wait must be at most ${MAX_WAIT_MS} ms (~23 days); got ${String(value)}`, {
+      field: "wait",
+    });
+  }
+  return Math.round(ms);
+}
+
 export function resolveOptions(options: EffectsOptions): ResolvedOptions {
   if (!isPgPool(options?.db) && !isPrisma(options?.db)) {
     throw new InvalidEffectsOptionsError("createEffects needs `db`: a pg.Pool or a PrismaClient");
@@ -80,12 +115,16 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
       `invalid createEffects options: ${parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`).join("; ")}`,
     );
   }
-  const leaseMs = toMs(options.lease ?? "30s", "lease");
-  const waitMs = toMs(options.wait ?? "10s", "wait");
+  const leaseMs = leaseMsOf(options.lease ?? "30s");
+  const waitMs = waitMsOf(options.wait ?? "10s");
   const retentionMs = toMs(options.retention ?? "7d", "retention");
   const maxRetryWindowMs = toMs(options.maxRetryWindow ?? "3d", "maxRetryWindow");
-  if (leaseMs < 1 || leaseMs > 2_000_000_000) throw new InvalidEffectsOptionsError("lease must be between 1 ms and ~23 days");
-  if (waitMs > 2_000_000_000) throw new InvalidEffectsOptionsError("wait must be under ~23 days");
+  if (retentionMs < MIN_RETENTION_MS) {
+    throw new RetentionConfigError(
+      `retention (${String(options.retention)}) is under one hour: a message redelivered later than that would be refused as older than the retention (or, if its record was pruned, run again). Keep effects at least as long as the longest retry window.`,
+      { field: "retention" },
+    );
+  }
   // A record pruned before the last possible redelivery makes that redelivery look new: it runs again.
   if (retentionMs < maxRetryWindowMs) {
     throw new RetentionConfigError(

@@ -1,12 +1,16 @@
-import type { Logger } from "pino";
-import { acquire, type Claim, type ClaimSpec } from "./claim";
-import type { DbPolicy } from "./claim-sql";
+import { acquire, type Acquired, type Claim } from "./claim";
 import type { EffectsCore } from "./core";
-import { inNewTransaction, type Sql, sqlFor, type TransactionHandle } from "./db";
-import { EffectsClosedError, EffectsError, OutcomeTooLargeError } from "./errors";
-import { providerKeyFor, validateKey, validateTenant } from "./keys";
+import { assertInTransaction, inNewTransaction, type Sql, sqlFor, type TransactionHandle, warnIfPoolUnguarded } from "./db";
+import { mapDbError } from "./db-errors";
+import { EffectsClosedError, EffectsError, OutcomeNotStorableError, OutcomeTooLargeError } from "./errors";
+import { providerKeyFor } from "./keys";
+import { encodeOutcome, parseMarker } from "./outcome";
+import { isConnectionError } from "./pg-errors";
 import { withRetry } from "./retryable";
+import type { StepSpec } from "./spec";
 import { uniqueViolationConstraint } from "./violations";
+
+export type { StepSpec } from "./spec";
 
 /** What effects.once and each job step resolve to. */
 export interface EffectResult<T> {
@@ -17,7 +21,10 @@ export interface EffectResult<T> {
   result: "ran" | "duplicate" | "abandoned";
   /** True when the step did not run in this delivery (duplicate or abandoned). */
   duplicate: boolean;
-  /** The step's return value round-tripped through JSON, the same shape on every delivery. */
+  /**
+   * The step's return value round-tripped through JSON, the same value on every delivery: null when
+   * the step returned null or nothing; undefined only for an abandoned step.
+   */
   outcome: T | undefined;
   tenant: string;
   key: string;
@@ -32,23 +39,11 @@ export interface EffectResult<T> {
   gapSeconds: number | null;
 }
 
-export interface StepSpec {
-  tenant: string;
-  key: string;
-  jobType: string;
-  policy: DbPolicy;
-  messageId: string | null;
-  deliveryAttempt: number | null;
-  publishedAt: Date | null;
-  payload: unknown;
-  leaseMs: number;
-  waitMs: number;
-  /** transactional only: the caller's open transaction to claim in. */
-  tx?: TransactionHandle;
-}
-
 /** The step; its resolved value (T) becomes the outcome. */
 export type StepFn<_T> = (claim: Claim, tx: TransactionHandle | undefined) => unknown;
+
+type Level = "info" | "warn" | "error";
+type Done = (result: string, extra?: Record<string, unknown>, level?: Level) => void;
 
 function logFields(spec: StepSpec) {
   return {
@@ -61,34 +56,165 @@ function logFields(spec: StepSpec) {
   };
 }
 
-/** Validates the key, and counts (and warns about) keys equal to the broker's message id. */
-export function checkStepKey(core: EffectsCore, spec: StepSpec, logger: Logger): void {
-  validateTenant(spec.tenant);
-  validateKey(spec.key);
+/** Counts (and warns about) keys equal to the broker's message id. The key itself is valid (spec.ts). */
+export function checkStepKey(core: EffectsCore, spec: StepSpec): void {
   const afterStep = spec.key.slice(spec.key.indexOf(":") + 1);
   if (spec.messageId && (spec.key === spec.messageId || afterStep === spec.messageId)) {
     core.metrics.messageIdKeys.inc({ job_type: spec.jobType });
     core.rollups?.add(spec.jobType, { messageIdKeys: 1 });
-    logger.warn(
+    core.logger.warn(
       logFields(spec),
       "effect key is the broker's message id: a re-published message gets a new id and would run again; key on the business fact",
     );
   }
 }
 
+/** Checks common to every claim (once, job steps, effects.claim), before anything is claimed. */
+export async function beforeClaim(core: EffectsCore, spec: StepSpec): Promise<void> {
+  if (core.closed) throw new EffectsClosedError("effects.close() was called; no new claims");
+  warnIfPoolUnguarded(core.opts.db, (message) => core.logger.warn(message));
+  checkStepKey(core, spec);
+  if (spec.tx !== undefined) {
+    try {
+      await assertInTransaction(spec.tx);
+    } catch (error) {
+      throw error instanceof EffectsError ? error : mapDbError(error);
+    }
+  }
+}
+
+function resultOf<T>(
+  spec: StepSpec,
+  acquired: Acquired,
+  kind: EffectResult<T>["result"],
+  outcome: T | undefined,
+  attempt: number,
+  resumed: boolean,
+): EffectResult<T> {
+  return {
+    result: kind,
+    duplicate: kind !== "ran",
+    outcome,
+    tenant: spec.tenant,
+    key: spec.key,
+    providerKey: providerKeyFor(spec.tenant, spec.key),
+    attempt,
+    resumed,
+    firstClaimedAt: acquired.row.createdAt,
+    gapSeconds: acquired.row.gapSeconds,
+  };
+}
+
 /**
- * One effect, start to finish: claim (one round trip), then either return the stored outcome or
- * run the step and store its outcome. Logs one line per execution with tenant, key, job type,
+ * Phase 1 (Powertools: determineResultFromIdempotencyRecord): the effect exists and is settled.
+ * A duplicate gets the stored outcome (null for a step that returned null or nothing); an effect
+ * recorded without an outcome gets the typed error its first run got.
+ */
+function settleExisting<T>(
+  core: EffectsCore,
+  spec: StepSpec,
+  acquired: Exclude<Acquired, { kind: "owned" }>,
+  done: Done,
+): EffectResult<T> {
+  const { row } = acquired;
+  if (acquired.kind === "abandoned" || row.status === "abandoned") {
+    if (acquired.kind === "abandoned") done("abandoned", { effectAttempt: row.attempt, reason: row.error }, "warn");
+    else done("duplicate", { effectAttempt: row.attempt, status: row.status, gapSeconds: row.gapSeconds });
+    return resultOf<T>(spec, acquired, acquired.kind === "abandoned" ? "abandoned" : "duplicate", undefined, row.attempt, false);
+  }
+  const marker = parseMarker(row.error);
+  if (marker) {
+    done("duplicate", { effectAttempt: row.attempt, gapSeconds: row.gapSeconds, err: row.error }, "warn");
+    if (marker.kind === "too_large") throw new OutcomeTooLargeError(spec.key, marker.bytes, core.opts.maxOutcomeBytes);
+    throw new OutcomeNotStorableError(spec.key, marker.reason, true);
+  }
+  done("duplicate", { effectAttempt: row.attempt, status: row.status, gapSeconds: row.gapSeconds });
+  return resultOf(spec, acquired, "duplicate", (row.outcome ?? null) as T, row.attempt, false);
+}
+
+/**
+ * Phase 2 (Powertools: getFunctionResult): this delivery owns the claim; run the step. A failure is
+ * counted, logged, and (outside a transaction, where a rollback does not undo the claim) released
+ * as failed so the next delivery retries at once.
+ */
+async function runOwnedClaim(
+  core: EffectsCore,
+  spec: StepSpec,
+  claim: Claim,
+  sql: Sql,
+  tx: TransactionHandle | undefined,
+  fn: StepFn<unknown>,
+  done: Done,
+): Promise<unknown> {
+  try {
+    return await fn(claim, tx);
+  } catch (error) {
+    const labels = { job_type: spec.jobType };
+    core.metrics.stepFailures.inc(labels);
+    core.rollups?.add(spec.jobType, { failed: 1 });
+    const constraint = uniqueViolationConstraint(error);
+    if (constraint !== null) {
+      core.metrics.uncaughtViolations.inc({ ...labels, constraint });
+      core.rollups?.add(spec.jobType, { uncaughtViolations: 1 });
+      core.rollups?.addViolation(spec.jobType, constraint);
+      done("uncaught_unique_violation", { effectAttempt: claim.attempt, constraint }, "error");
+    } else {
+      done("failed", { effectAttempt: claim.attempt, err: error instanceof Error ? error.message : String(error) }, "warn");
+    }
+    if (!sql.inTransaction) {
+      await claim
+        .fail(error)
+        .catch((failError: unknown) => core.logger.error({ err: failError }, "could not release a failed claim"));
+    }
+    throw error;
+  }
+}
+
+/**
+ * Phase 3 (Powertools: saveSuccess): store the outcome with the claim. An outcome that cannot be
+ * stored is recorded as completed with its marker (the step is never run again) and its typed
+ * error is returned for the caller to throw: after the commit when the library owns the
+ * transaction, so the step's writes and the marker commit together.
+ */
+async function storeOutcome<T>(
+  core: EffectsCore,
+  spec: StepSpec,
+  acquired: Extract<Acquired, { kind: "owned" }>,
+  value: unknown,
+  done: Done,
+): Promise<{ result: EffectResult<T> } | { error: EffectsError }> {
+  const { claim } = acquired;
+  const encoded = encodeOutcome(value, core.opts.maxOutcomeBytes);
+  try {
+    if (!encoded.ok) {
+      await claim.completeJson("null", encoded.marker);
+      done(encoded.marker.startsWith("outcome_too_large") ? "outcome_too_large" : "outcome_not_storable", {
+        effectAttempt: claim.attempt,
+        reason: encoded.reason,
+      }, "error");
+      return { error: claim.markerError(encoded, false) as EffectsError };
+    }
+    await claim.completeJson(encoded.json);
+  } catch (error) {
+    done(error instanceof EffectsError ? error.code.toLowerCase() : "complete_failed", { effectAttempt: claim.attempt }, "warn");
+    throw error;
+  }
+  done("ran", { effectAttempt: claim.attempt, how: claim.how });
+  return { result: resultOf(spec, acquired, "ran", JSON.parse(encoded.json) as T, claim.attempt, claim.how !== "claimed") };
+}
+
+/**
+ * One effect, start to finish: claim (one round trip), then settle an existing effect, or run the
+ * owned claim and store its outcome. Logs one line per execution with tenant, key, job type,
  * message id, attempt and result.
  */
 export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T>): Promise<EffectResult<T>> {
-  if (core.closed) throw new EffectsClosedError("effects.close() was called; no new claims");
+  await beforeClaim(core, spec);
   const logger = core.logger;
-  checkStepKey(core, spec, logger);
   const started = performance.now();
   // One line per execution. Built field by field (no object spreads: this runs on every delivery,
   // duplicates included) and not at all when the level is off.
-  const done = (result: string, extra?: Record<string, unknown>, level: "info" | "warn" | "error" = "info") => {
+  const done: Done = (result, extra, level = "info") => {
     if (!logger.isLevelEnabled(level)) return;
     const fields: Record<string, unknown> = logFields(spec);
     fields.result = result;
@@ -97,104 +223,39 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
     logger[level](fields, `effect ${result}`);
   };
 
-  const body = async (sql: Sql, tx: TransactionHandle | undefined): Promise<EffectResult<T>> => {
-    const claimSpec: ClaimSpec = spec;
-    let acquired: Awaited<ReturnType<typeof acquire>>;
+  const body = async (sql: Sql, tx: TransactionHandle | undefined) => {
+    let acquired: Acquired;
     try {
-      acquired = await acquire(core, sql, claimSpec);
+      acquired = await acquire(core, sql, spec);
     } catch (error) {
       if (error instanceof EffectsError) done(error.code.toLowerCase(), { err: error.message }, "warn");
       throw error;
     }
-    const result = (
-      kind: EffectResult<T>["result"],
-      outcome: T | undefined,
-      attempt: number,
-      resumed: boolean,
-    ): EffectResult<T> => ({
-      result: kind,
-      duplicate: kind !== "ran",
-      outcome,
-      tenant: spec.tenant,
-      key: spec.key,
-      providerKey: providerKeyFor(spec.tenant, spec.key),
-      attempt,
-      resumed,
-      firstClaimedAt: acquired.row.createdAt,
-      gapSeconds: acquired.row.gapSeconds,
-    });
-    if (acquired.kind !== "owned") {
-      const { row } = acquired;
-      if (acquired.kind === "abandoned") {
-        done("abandoned", { effectAttempt: row.attempt, reason: row.error }, "warn");
-        return result("abandoned", undefined, row.attempt, false);
-      }
-      const tooLarge = /^outcome_too_large: (\d+)/.exec(row.error ?? "");
-      if (tooLarge) {
-        done("duplicate", { effectAttempt: row.attempt, gapSeconds: row.gapSeconds, err: "outcome too large" }, "warn");
-        throw new OutcomeTooLargeError(spec.key, Number(tooLarge[1]), core.opts.maxOutcomeBytes);
-      }
-      done("duplicate", { effectAttempt: row.attempt, status: row.status, gapSeconds: row.gapSeconds });
-      return result(
-        "duplicate",
-        (row.status === "abandoned" ? undefined : (row.outcome ?? undefined)) as T | undefined,
-        row.attempt,
-        false,
-      );
-    }
-
-    const { claim } = acquired;
-    let value: T;
-    try {
-      value = (await fn(claim, tx)) as T;
-    } catch (error) {
-      const labels = { job_type: spec.jobType };
-      core.metrics.stepFailures.inc(labels);
-      core.rollups?.add(spec.jobType, { failed: 1 });
-      const constraint = uniqueViolationConstraint(error);
-      if (constraint !== null) {
-        core.metrics.uncaughtViolations.inc({ ...labels, constraint });
-        core.rollups?.add(spec.jobType, { uncaughtViolations: 1 });
-        core.rollups?.addViolation(spec.jobType, constraint);
-        done("uncaught_unique_violation", { effectAttempt: claim.attempt, constraint }, "error");
-      } else {
-        done("failed", { effectAttempt: claim.attempt, err: error instanceof Error ? error.message : String(error) }, "warn");
-      }
-      // In a transaction the rollback undoes the claim; outside, release it for the next delivery.
-      if (!sql.inTransaction) {
-        await claim
-          .fail(error)
-          .catch((failError: unknown) => logger.error({ err: failError }, "could not release a failed claim"));
-      }
-      throw error;
-    }
-
-    const json = JSON.stringify(value === undefined ? null : value) ?? "null";
-    const bytes = Buffer.byteLength(json);
-    if (bytes > core.opts.maxOutcomeBytes) {
-      // The step ran; outside a transaction its effect happened, so record it as done (with no
-      // outcome) rather than let a retry repeat it. In a transaction the throw rolls it all back.
-      if (!sql.inTransaction) await claim.completeJson("null", `outcome_too_large: ${bytes} bytes`);
-      done("outcome_too_large", { effectAttempt: claim.attempt, bytes }, "error");
-      throw new OutcomeTooLargeError(spec.key, bytes, core.opts.maxOutcomeBytes);
-    }
-    try {
-      await claim.completeJson(json);
-    } catch (error) {
-      done(
-        error instanceof EffectsError ? error.code.toLowerCase() : "complete_failed",
-        { effectAttempt: claim.attempt },
-        "warn",
-      );
-      throw error;
-    }
-    done("ran", { effectAttempt: claim.attempt, how: claim.how });
-    return result("ran", JSON.parse(json) as T, claim.attempt, claim.how !== "claimed");
+    if (acquired.kind !== "owned") return { result: settleExisting<T>(core, spec, acquired, done) };
+    const value = await runOwnedClaim(core, spec, acquired.claim, sql, tx, fn, done);
+    return storeOutcome<T>(core, spec, acquired, value, done);
   };
 
-  if (spec.policy !== "transactional") return body(sqlFor(core.opts.db, false), undefined);
-  if (spec.tx) return body(sqlFor(spec.tx, true), spec.tx);
-  // We own this transaction, so a transient failure (deadlock, serialization) reruns all of it:
-  // the claim and the caller's writes roll back together.
-  return withRetry(() => inNewTransaction(core.opts.db, (sql, tx) => body(sql, tx)));
+  let settled: Awaited<ReturnType<typeof body>>;
+  if (spec.policy !== "transactional") settled = await body(sqlFor(core.opts.db, false), undefined);
+  else if (spec.tx) settled = await body(sqlFor(spec.tx, true), spec.tx);
+  else settled = await inOwnTransaction(core, body);
+  if ("error" in settled) throw settled.error;
+  return settled.result;
+}
+
+/**
+ * A transactional step in a transaction the library opens. We own it, so a transient failure
+ * (deadlock, serialization, the connection cut, even under the step's own queries) reruns all of
+ * it: the claim and the step's writes roll back together, and a COMMIT whose reply was lost is
+ * found by the rerun's claim as a duplicate. When the retries run out, a connection-level failure
+ * is reported as EffectsDatabaseError (disposition retry), not as the handler's error.
+ */
+async function inOwnTransaction<R>(core: EffectsCore, body: (sql: Sql, tx: TransactionHandle) => Promise<R>): Promise<R> {
+  try {
+    return await withRetry(() => inNewTransaction(core.opts.db, body));
+  } catch (error) {
+    if (error instanceof EffectsError || !isConnectionError(error)) throw error;
+    throw mapDbError(error);
+  }
 }

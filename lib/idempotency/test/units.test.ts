@@ -65,7 +65,8 @@ describe("options", () => {
 
 describe("retryable errors", () => {
   it("lists serialization failure, deadlock, admin shutdown and cannot-connect-now in one table", () => {
-    for (const code of ["40001", "40P01", "57P01", "57P03"]) expect(RETRYABLE_SQLSTATES).toHaveProperty(code);
+    for (const code of ["40001", "40P01", "57P01", "57P03", "08006"]) expect(isRetryable({ code })).toBe(true);
+    for (const code of ["40", "08", "57P01", "57P03"]) expect(RETRYABLE_SQLSTATES).toHaveProperty(code);
     expect(isRetryable({ code: "40001" })).toBe(true);
     expect(isRetryable({ code: "ECONNRESET" })).toBe(true);
     expect(isRetryable(new Error("Connection terminated unexpectedly"))).toBe(true);

@@ -1,0 +1,119 @@
+import type { DbPolicy } from "./claim-sql";
+import type { EffectsCore } from "./core";
+import type { TransactionHandle } from "./db";
+import type { Delivery } from "./delivery";
+import { InvalidEffectInputError } from "./errors";
+import { requestHash, validateJobType, validateKey, validateTenant } from "./keys";
+import { leaseMsOf, waitMsOf } from "./options";
+
+/** One effect, validated: what runStep and effects.claim work from. */
+export interface StepSpec {
+  tenant: string;
+  key: string;
+  jobType: string;
+  policy: DbPolicy;
+  messageId: string | null;
+  deliveryAttempt: number | null;
+  publishedAt: Date | null;
+  /** sha256 of the canonical payload, null without a payload. */
+  requestHash: string | null;
+  leaseMs: number;
+  waitMs: number;
+  /** The caller's open transaction to claim in (checked by assertInTransaction before the claim). */
+  tx?: TransactionHandle;
+}
+
+/** The step policies a caller picks. */
+export type StepPolicy = "external" | "atMostOnce" | "transactional";
+
+export const DB_POLICY: Record<StepPolicy, DbPolicy> = {
+  external: "external",
+  atMostOnce: "at_most_once",
+  transactional: "transactional",
+};
+
+const invalid = (field: string, message: string) => new InvalidEffectInputError(message, { field });
+
+/** Refuses anything but a plain object (or, where allowed, undefined) for `field`. */
+export function checkObject(value: unknown, field: string, optional = false): void {
+  if (optional && value === undefined) return;
+  if (value === null || typeof value !== "object") throw invalid(field, `${field} must be an object; got ${value === null ? "null" : typeof value}`);
+}
+
+/** Refuses anything but a function for `field`. */
+export function checkFunction(value: unknown, field: string): void {
+  if (typeof value !== "function") throw invalid(field, `${field} must be a function; got ${value === null ? "null" : typeof value}`);
+}
+
+export function toPublishedAt(value: unknown): Date | null {
+  if (value === null || value === undefined) return null;
+  const date =
+    value instanceof Date ? value : typeof value === "string" || typeof value === "number" ? new Date(value) : new Date(Number.NaN);
+  if (Number.isNaN(date.getTime())) {
+    throw invalid("publishedAt", `publishedAt must be a Date, an ISO string or epoch milliseconds; got ${String(value)}`);
+  }
+  return date;
+}
+
+/** The delivery's metadata, validated (each bad field is an InvalidEffectInputError naming it). */
+export function checkDelivery(delivery: Delivery & { jobType?: unknown }): {
+  jobType: string;
+  messageId: string | null;
+  attempt: number | null;
+  publishedAt: Date | null;
+  redelivered: boolean;
+} {
+  const jobType = validateJobType(delivery.jobType);
+  const { messageId, attempt, redelivered } = delivery;
+  if (messageId !== undefined && messageId !== null && (typeof messageId !== "string" || messageId.length > 1000)) {
+    throw invalid("messageId", "messageId must be a string of at most 1000 characters, or null");
+  }
+  if (attempt !== undefined && attempt !== null && (!Number.isSafeInteger(attempt) || attempt < 0)) {
+    throw invalid("attempt", `attempt must be a whole number from 0 (the broker's delivery count); got ${String(attempt)}`);
+  }
+  if (redelivered !== undefined && typeof redelivered !== "boolean") throw invalid("redelivered", "redelivered must be a boolean");
+  return {
+    jobType,
+    messageId: messageId ?? null,
+    attempt: attempt ?? null,
+    publishedAt: toPublishedAt(delivery.publishedAt),
+    redelivered: redelivered ?? (attempt ?? 1) > 1,
+  };
+}
+
+/**
+ * The one place a step's spec is built (once, every job step, effects.claim): validates tenant,
+ * key, policy, lease, wait and the payload's fingerprint, and throws the typed error naming the
+ * field at fault. Nothing is written before this returns.
+ */
+export function buildStepSpec(
+  core: EffectsCore,
+  delivery: ReturnType<typeof checkDelivery>,
+  input: { tenant: unknown; key: unknown; policy?: unknown; payload?: unknown; lease?: unknown; wait?: unknown; tx?: unknown },
+): StepSpec {
+  const tenant = validateTenant(input.tenant);
+  const key = validateKey(input.key);
+  let policy: DbPolicy = "once";
+  if (input.policy !== undefined) {
+    if (typeof input.policy !== "string" || !Object.hasOwn(DB_POLICY, input.policy)) {
+      throw invalid("policy", `policy must be one of ${Object.keys(DB_POLICY).join(", ")}; got ${String(input.policy)}`);
+    }
+    policy = DB_POLICY[input.policy as StepPolicy];
+  }
+  if (input.tx !== undefined && input.tx !== null && typeof input.tx !== "object") {
+    throw invalid("tx", "tx must be the open transaction (a pg client after BEGIN, or Prisma's transaction client)");
+  }
+  return {
+    tenant,
+    key,
+    jobType: delivery.jobType,
+    policy,
+    messageId: delivery.messageId,
+    deliveryAttempt: delivery.attempt,
+    publishedAt: delivery.publishedAt,
+    requestHash: requestHash(input.payload),
+    leaseMs: input.lease === undefined ? core.opts.leaseMs : leaseMsOf(input.lease),
+    waitMs: input.wait === undefined ? core.opts.waitMs : waitMsOf(input.wait),
+    tx: (input.tx ?? undefined) as TransactionHandle | undefined,
+  };
+}
