@@ -43,10 +43,10 @@ export interface ClaimParams {
   demo: boolean;
 }
 
-// One round trip: the whole decision (lock, look across partitions, insert / take over / record
-// the duplicate) happens inside onceboard_claim (prisma/migrations/20261130010000_claims, revised
-// in 20261130020000_claims_fast). Casts
-// are explicit so the statement plans the same through pg and through Prisma's raw queries.
+// One round trip: the whole decision (lock, look across partitions, insert / take over / answer
+// the duplicate) happens inside onceboard_claim, whose one source is sql/onceboard_claim.sql
+// (stamped into migrations by `npm run db:stamp`). Casts are explicit so the statement plans the
+// same through pg and through Prisma's raw queries.
 export const CLAIM: Statement = {
   name: "onceboard_claim_v2",
   returns: "rows",
