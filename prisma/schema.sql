@@ -188,8 +188,7 @@ CREATE INDEX demo_dead_letters_due_idx ON public.demo_dead_letters USING btree (
 CREATE INDEX demo_mailer_outbox_order_idx ON public.demo_mailer_outbox USING btree (tenant_id, order_id);
 CREATE INDEX demo_orders_created_at_idx ON public.demo_orders USING btree (created_at);
 CREATE INDEX demo_provider_ledger_order_idx ON public.demo_provider_ledger USING btree (tenant_id, order_id, kind);
-CREATE INDEX effects_job_type_created_at_idx ON ONLY public.effects USING btree (job_type, created_at);
-CREATE INDEX effects_status_lease_until_idx ON ONLY public.effects USING btree (status, lease_until);
+CREATE INDEX effects_in_progress_lease_until_idx ON ONLY public.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
 CREATE INDEX worker_stats_minute_job_type_minute_idx ON public.worker_stats_minute USING btree (job_type, minute);
 
 CREATE OR REPLACE FUNCTION public.onceboard_add_counts(a bigint[], b bigint[])

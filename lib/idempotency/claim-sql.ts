@@ -41,6 +41,8 @@ export interface ClaimParams {
   lockTimeoutMs: number;
   requireExisting: boolean;
   demo: boolean;
+  /** A redelivery: look for the completed effect read-only first (CLAIM_REDELIVERY). */
+  likelyDuplicate?: boolean;
 }
 
 // One round trip: the whole decision (lock, look across partitions, insert / take over / answer
@@ -54,6 +56,38 @@ export const CLAIM: Statement = {
        duplicate_count, first_message_id, db_now
   FROM onceboard_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
                        $8::int, $9::int, $10::boolean, $11::boolean)`,
+};
+
+// A redelivery is usually a duplicate of a completed effect. A completed or abandoned row never
+// changes again (only the batched duplicate bookkeeping touches it, never its status, outcome or
+// request hash), so finding one needs no advisory lock and no plpgsql: this statement answers it
+// with one index probe per live partition, read-only, in the same single round trip. Only when no
+// such row exists does it run onceboard_claim, which decides everything else under its lock (the
+// InitPlan gate means the function is not called at all when the row was found). Not used for
+// first deliveries: there it would be one more probe before the function's own look.
+// created_at is bounded by now() + 1 day, as in onceboard_claim, so future partitions are pruned.
+export const CLAIM_REDELIVERY: Statement = {
+  name: "onceboard_claim_redelivery_v1",
+  returns: "rows",
+  text: `WITH done AS MATERIALIZED (
+  SELECT f.status, f.attempt, f.owner, f.policy, f.created_at, f.lease_until, f.outcome, f.error, f.request_hash,
+         f.duplicate_count, f.first_message_id
+    FROM effects f
+   WHERE f.tenant_id = $1::text AND f.key = $2::text AND f.created_at <= now() + interval '1 day'
+     AND f.status IN ('completed', 'abandoned')
+)
+SELECT CASE WHEN $7::text IS NOT NULL AND d.request_hash IS NOT NULL AND d.request_hash <> $7::text
+            THEN 'key_reuse' ELSE 'duplicate' END AS result,
+       d.status, d.attempt, d.owner, d.policy, d.created_at, d.lease_until, d.outcome, d.error,
+       extract(epoch FROM date_trunc('milliseconds', clock_timestamp()) - d.created_at)::double precision AS gap_seconds,
+       d.duplicate_count, d.first_message_id, date_trunc('milliseconds', clock_timestamp()) AS db_now
+  FROM done d
+UNION ALL
+SELECT c.result, c.status, c.attempt, c.owner, c.policy, c.created_at, c.lease_until, c.outcome, c.error, c.gap_seconds,
+       c.duplicate_count, c.first_message_id, c.db_now
+  FROM onceboard_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
+                       $8::int, $9::int, $10::boolean, $11::boolean) c
+ WHERE NOT EXISTS (SELECT 1 FROM done)`,
 };
 
 interface RawClaimRow {
@@ -78,7 +112,7 @@ export function toDate(value: Date | string | null | undefined): Date | null {
 }
 
 export async function runClaim(sql: Sql, p: ClaimParams): Promise<ClaimRow> {
-  const { rows } = await sql.run<RawClaimRow>(CLAIM, [
+  const { rows } = await sql.run<RawClaimRow>(p.likelyDuplicate ? CLAIM_REDELIVERY : CLAIM, [
     p.tenant,
     p.key,
     p.jobType,

@@ -24,7 +24,7 @@ import { claimWithWait } from "./wait";
 /** What a claim needs of a step's spec. */
 export type ClaimSpec = Pick<
   StepSpec,
-  "tenant" | "key" | "jobType" | "policy" | "messageId" | "publishedAt" | "requestHash" | "leaseMs" | "waitMs"
+  "tenant" | "key" | "jobType" | "policy" | "messageId" | "redelivered" | "publishedAt" | "requestHash" | "leaseMs" | "waitMs"
 >;
 
 /** Runs a statement of ours: retried in one place when we own the transaction, never inside the caller's. */
@@ -168,6 +168,7 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
       lockTimeoutMs,
       requireExisting,
       demo: opts.demo,
+      likelyDuplicate: spec.redelivered,
     };
     return sql.inTransaction ? runClaim(sql, params) : withRetry(() => runClaim(sql, params));
   };
