@@ -342,6 +342,32 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION public.onceboard_claim_batch(p_tenants text[], p_keys text[], p_job_type text, p_policy text, p_owners text[], p_message_ids text[], p_request_hashes text[], p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean[], p_demo boolean)
+ RETURNS TABLE(ord integer, claim onceboard_claim_result)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  i integer;
+BEGIN
+  IF cardinality(p_keys) IS DISTINCT FROM cardinality(p_tenants)
+     OR cardinality(p_owners) IS DISTINCT FROM cardinality(p_tenants)
+     OR cardinality(p_message_ids) IS DISTINCT FROM cardinality(p_tenants)
+     OR cardinality(p_request_hashes) IS DISTINCT FROM cardinality(p_tenants)
+     OR cardinality(p_require_existing) IS DISTINCT FROM cardinality(p_tenants) THEN
+    RAISE EXCEPTION 'onceboard_claim_batch: the argument arrays differ in length';
+  END IF;
+  FOR i IN
+    SELECT u.o::integer FROM unnest(p_tenants, p_keys) WITH ORDINALITY AS u(t, k, o)
+     ORDER BY hashtextextended(u.t || chr(1) || u.k, 0), u.o
+  LOOP
+    ord := i;
+    claim := onceboard_claim(p_tenants[i], p_keys[i], p_job_type, p_policy, p_owners[i], p_message_ids[i],
+                             p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_demo);
+    RETURN NEXT;
+  END LOOP;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION public.onceboard_ensure_partitions(from_day date, to_day date)
  RETURNS integer
  LANGUAGE plpgsql

@@ -127,6 +127,10 @@ export async function runClaim(sql: Sql, p: ClaimParams): Promise<ClaimRow> {
   ]);
   const raw = rows[0];
   if (!raw) throw new Error("onceboard_claim returned no row");
+  return toClaimRow(raw);
+}
+
+function toClaimRow(raw: RawClaimRow): ClaimRow {
   return {
     result: raw.result,
     status: raw.status,
@@ -142,4 +146,53 @@ export async function runClaim(sql: Sql, p: ClaimParams): Promise<ClaimRow> {
     firstMessageId: raw.first_message_id,
     dbNow: toDate(raw.db_now) ?? new Date(),
   };
+}
+
+// Many claims, one round trip, one commit (sql/onceboard_claim_batch.sql): each key gets the
+// answer onceboard_claim would give it alone. Arrays are positional; `ord` (1-based) maps each
+// answer back to its key, as the function claims in advisory-lock order, not in input order.
+export const CLAIM_BATCH: Statement = {
+  name: "onceboard_claim_batch_v1",
+  returns: "rows",
+  text: `SELECT b.ord, (b.claim).*
+  FROM onceboard_claim_batch($1::text[], $2::text[], $3::text, $4::text, $5::text[], $6::text[], $7::text[],
+                             $8::int, $9::int, $10::boolean[], $11::boolean) b`,
+};
+
+export interface BatchClaimParams {
+  jobType: string;
+  policy: DbPolicy;
+  leaseMs: number;
+  lockTimeoutMs: number;
+  demo: boolean;
+  claims: {
+    tenant: string;
+    key: string;
+    owner: string;
+    messageId: string | null;
+    requestHash: string | null;
+    requireExisting: boolean;
+  }[];
+}
+
+/** The claim rows in input order. */
+export async function runClaimBatch(sql: Sql, p: BatchClaimParams): Promise<ClaimRow[]> {
+  const { rows } = await sql.run<RawClaimRow & { ord: number }>(CLAIM_BATCH, [
+    p.claims.map((c) => c.tenant),
+    p.claims.map((c) => c.key),
+    p.jobType,
+    p.policy,
+    p.claims.map((c) => c.owner),
+    p.claims.map((c) => c.messageId),
+    p.claims.map((c) => c.requestHash),
+    Math.max(1, Math.round(p.leaseMs)),
+    Math.max(1, Math.round(p.lockTimeoutMs)),
+    p.claims.map((c) => c.requireExisting),
+    p.demo,
+  ]);
+  const out: ClaimRow[] = new Array(p.claims.length);
+  for (const raw of rows) out[raw.ord - 1] = toClaimRow(raw);
+  if (rows.length !== p.claims.length)
+    throw new Error(`onceboard_claim_batch returned ${rows.length} rows for ${p.claims.length} claims`);
+  return out;
 }
