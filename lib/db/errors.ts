@@ -1,8 +1,14 @@
-/** Turns a pg/network error into one line a person can act on. */
+import { classifyDatabaseError } from "../idempotency";
+
+/**
+ * Turns a pg/network error into one line a person can act on. The class of the failure comes from
+ * the worker library's one table of PostgreSQL error classes (PG_ERROR_CLASSES).
+ */
 export function describeDatabaseError(error: unknown, url?: string): string {
   const where = url ? ` at ${redactUrl(url)}` : "";
   const err = error as { code?: string; message?: string };
-  switch (err?.code) {
+  const known = classifyDatabaseError(error);
+  switch (known?.code ?? err?.code) {
     case "ECONNREFUSED":
       return `cannot reach PostgreSQL${where}: connection refused (is the server running?)`;
     case "ENOTFOUND":
@@ -16,6 +22,9 @@ export function describeDatabaseError(error: unknown, url?: string): string {
     case "3D000":
       return `PostgreSQL${where}: ${err.message}`;
     default:
+      if (known?.kind === "connection" || known?.kind === "resources") {
+        return `cannot reach PostgreSQL${where}: ${known.name} (${err?.message ?? String(error)})`;
+      }
       return `PostgreSQL${where}: ${err?.message ?? String(error)}`;
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type ClaimResultKind, type ClaimRow, type DbPolicy, runClaim } from "./claim-sql";
+import { type ClaimResultKind, type ClaimRow, runClaim } from "./claim-sql";
 import { type ClaimRef, runComplete, runExtendLease, runFail } from "./complete-sql";
 import type { EffectsCore } from "./core";
 import type { Sql } from "./db";

@@ -161,8 +161,8 @@ export async function assertInTransaction(handle: unknown): Promise<void> {
   if (typeof client.query !== "function") throw new NotInTransactionError("no query() method");
   if (typeof client.getTransactionStatus === "function") {
     let status = client.getTransactionStatus();
-    if (status !== "T") {
-      await client.query("SELECT 1");
+    if (status !== "T" && status !== "E") {
+      await client.query("SELECT 1").catch(() => {});
       status = client.getTransactionStatus();
     }
     if (status === "T") return;

@@ -1,4 +1,4 @@
-import { type DatabaseErrorClass, classifyDatabaseError } from "./pg-errors";
+import { classifyDatabaseError, type DatabaseErrorClass } from "./pg-errors";
 
 /**
  * Every error the library raises extends EffectsError. Anything else that comes out of

@@ -101,9 +101,12 @@ function fingerprintTree(value: unknown, ancestors: object[]): unknown {
   const withJson = value as { toJSON?: (key: string) => unknown };
   if (typeof withJson.toJSON === "function") return fingerprintTree(withJson.toJSON(""), ancestors);
   if (ancestors.includes(value)) {
-    throw new InvalidEffectInputError("payload contains a cycle: it cannot be fingerprinted; pass the fields that identify the request", {
-      field: "payload",
-    });
+    throw new InvalidEffectInputError(
+      "payload contains a cycle: it cannot be fingerprinted; pass the fields that identify the request",
+      {
+        field: "payload",
+      },
+    );
   }
   ancestors.push(value);
   try {

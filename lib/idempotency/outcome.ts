@@ -20,7 +20,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 // What JSON.stringify cannot write (it throws) or jsonb cannot store. Everything else follows JSON's
 // own rules on every delivery alike (a function property is dropped, NaN becomes null), because the
 // first caller gets the outcome back through JSON too.
-function describe(value: unknown): string | null {
+function unstorable(value: unknown): string | null {
   if (typeof value === "bigint") return "a BigInt";
   if (typeof value !== "string") return null;
   if (NUL.test(value)) return "a string containing \\u0000";
@@ -40,10 +40,10 @@ export function encodeOutcome(value: unknown, maxBytes: number): EncodedOutcome 
       if (reason !== null) return undefined;
       // Property keys are strings too: check them once, where they appear.
       if (key !== "" && !Array.isArray(this)) {
-        const bad = describe(key);
+        const bad = unstorable(key);
         if (bad !== null) reason = `an object key that is ${bad}`;
       }
-      const bad = describe(v);
+      const bad = unstorable(v);
       if (bad !== null) reason = `${bad}${key === "" ? "" : ` at ${JSON.stringify(key)}`}`;
       return reason !== null ? undefined : v;
     });
@@ -61,10 +61,13 @@ export function encodeOutcome(value: unknown, maxBytes: number): EncodedOutcome 
 }
 
 /** Reads a stored marker back: what a duplicate of an effect without a stored outcome is told. */
-export function parseMarker(error: string | null): { kind: "too_large"; bytes: number } | { kind: "not_storable"; reason: string } | null {
+export function parseMarker(
+  error: string | null,
+): { kind: "too_large"; bytes: number } | { kind: "not_storable"; reason: string } | null {
   if (!error) return null;
   const tooLarge = /^outcome_too_large: (\d+)/.exec(error);
   if (tooLarge) return { kind: "too_large", bytes: Number(tooLarge[1]) };
-  if (error.startsWith(`${NOT_STORABLE_MARKER}: `)) return { kind: "not_storable", reason: error.slice(NOT_STORABLE_MARKER.length + 2) };
+  if (error.startsWith(`${NOT_STORABLE_MARKER}: `))
+    return { kind: "not_storable", reason: error.slice(NOT_STORABLE_MARKER.length + 2) };
   return null;
 }

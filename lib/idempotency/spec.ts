@@ -39,18 +39,24 @@ const invalid = (field: string, message: string) => new InvalidEffectInputError(
 /** Refuses anything but a plain object (or, where allowed, undefined) for `field`. */
 export function checkObject(value: unknown, field: string, optional = false): void {
   if (optional && value === undefined) return;
-  if (value === null || typeof value !== "object") throw invalid(field, `${field} must be an object; got ${value === null ? "null" : typeof value}`);
+  if (value === null || typeof value !== "object")
+    throw invalid(field, `${field} must be an object; got ${value === null ? "null" : typeof value}`);
 }
 
 /** Refuses anything but a function for `field`. */
 export function checkFunction(value: unknown, field: string): void {
-  if (typeof value !== "function") throw invalid(field, `${field} must be a function; got ${value === null ? "null" : typeof value}`);
+  if (typeof value !== "function")
+    throw invalid(field, `${field} must be a function; got ${value === null ? "null" : typeof value}`);
 }
 
 export function toPublishedAt(value: unknown): Date | null {
   if (value === null || value === undefined) return null;
   const date =
-    value instanceof Date ? value : typeof value === "string" || typeof value === "number" ? new Date(value) : new Date(Number.NaN);
+    value instanceof Date
+      ? value
+      : typeof value === "string" || typeof value === "number"
+        ? new Date(value)
+        : new Date(Number.NaN);
   if (Number.isNaN(date.getTime())) {
     throw invalid("publishedAt", `publishedAt must be a Date, an ISO string or epoch milliseconds; got ${String(value)}`);
   }
@@ -73,7 +79,8 @@ export function checkDelivery(delivery: Delivery & { jobType?: unknown }): {
   if (attempt !== undefined && attempt !== null && (!Number.isSafeInteger(attempt) || attempt < 0)) {
     throw invalid("attempt", `attempt must be a whole number from 0 (the broker's delivery count); got ${String(attempt)}`);
   }
-  if (redelivered !== undefined && typeof redelivered !== "boolean") throw invalid("redelivered", "redelivered must be a boolean");
+  if (redelivered !== undefined && typeof redelivered !== "boolean")
+    throw invalid("redelivered", "redelivered must be a boolean");
   return {
     jobType,
     messageId: messageId ?? null,

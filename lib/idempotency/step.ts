@@ -1,4 +1,4 @@
-import { acquire, type Acquired, type Claim } from "./claim";
+import { type Acquired, acquire, type Claim } from "./claim";
 import type { EffectsCore } from "./core";
 import { assertInTransaction, inNewTransaction, type Sql, sqlFor, type TransactionHandle, warnIfPoolUnguarded } from "./db";
 import { mapDbError } from "./db-errors";
@@ -188,10 +188,14 @@ async function storeOutcome<T>(
   try {
     if (!encoded.ok) {
       await claim.completeJson("null", encoded.marker);
-      done(encoded.marker.startsWith("outcome_too_large") ? "outcome_too_large" : "outcome_not_storable", {
-        effectAttempt: claim.attempt,
-        reason: encoded.reason,
-      }, "error");
+      done(
+        encoded.marker.startsWith("outcome_too_large") ? "outcome_too_large" : "outcome_not_storable",
+        {
+          effectAttempt: claim.attempt,
+          reason: encoded.reason,
+        },
+        "error",
+      );
       return { error: claim.markerError(encoded, false) as EffectsError };
     }
     await claim.completeJson(encoded.json);

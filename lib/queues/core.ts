@@ -56,8 +56,12 @@ export type Decision<R> =
   | { action: "retry-later"; delayMs: number; reason: string }
   /** Retrying cannot help (key reuse, an invalid key): park it with the reason. */
   | { action: "dead-letter"; reason: string; code: string; error: Error }
-  /** The handler failed: let the broker's normal retry policy have it. */
-  | { action: "fail"; error: unknown };
+  /**
+   * Worth retrying: let the broker's normal retry policy have it. `fault` says whose: the handler's
+   * own error, the database under the delivery (a connection cut, a restart: EffectsDatabaseError or
+   * a connection-level error, never counted as the handler's), or the library (a lost lease).
+   */
+  | { action: "fail"; error: unknown; fault: "handler" | "database" | "library" };
 
 export const DEFAULT_IN_FLIGHT_DELAY_MS = 2000;
 
@@ -109,5 +113,9 @@ export function decide<R>(error: unknown, inFlightDelayMs = DEFAULT_IN_FLIGHT_DE
     return { action: "dead-letter", reason: e.message, code: e.code, error: e };
   }
   // The handler's own error, a lost lease, a database hiccup: the broker's normal retry.
-  return { action: "fail", error };
+  return {
+    action: "fail",
+    error,
+    fault: kind.kind === "database" ? "database" : kind.kind === "handler" ? "handler" : "library",
+  };
 }

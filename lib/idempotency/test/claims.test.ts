@@ -27,6 +27,19 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** Ends a claim's lease now, as if its owner died long ago: no sleeping until it runs out. */
+async function expireLease(tenant: string, key: string) {
+  const { rowCount } = await db.pool.query(
+    "UPDATE effects SET lease_until = now() - interval '1 second' WHERE tenant_id = $1 AND key = $2 AND status = 'in_progress'",
+    [tenant, key],
+  );
+  expect(rowCount).toBe(1);
+}
+
+async function until(condition: () => boolean | Promise<boolean>) {
+  for (let i = 0; i < 2000 && !(await condition()); i++) await sleep(5);
+}
+
 async function effectRows(tenant: string, key: string) {
   const { rows } = await db.pool.query(
     "SELECT status, attempt, outcome, duplicate_count, max_gap_seconds, last_duplicate_at, error, policy FROM effects WHERE tenant_id = $1 AND key = $2",
@@ -187,11 +200,11 @@ describe("claims", () => {
   });
 
   it("lets exactly one of many concurrent claimers take over an expired lease, attempt + 1, same provider key", async () => {
-    const effects = testEffects(db.pool, { lease: "150ms", wait: "5s" });
+    const effects = testEffects(db.pool, { wait: "5s" });
     const key = uniq("capture:order");
     const crashed = await effects.claim({ tenant: "acme", key, jobType: "j" });
     if (crashed.kind !== "owned") throw new Error("expected owned");
-    await sleep(200);
+    await expireLease("acme", key);
     const runs: { attempt: number; providerKey: string }[] = [];
     const results = await Promise.all(
       Array.from({ length: 10 }, () =>
@@ -214,11 +227,11 @@ describe("claims", () => {
 
   it("at-most-once: an expired claim is marked abandoned, skipped and counted, never sent again", async () => {
     const { logger, lines } = captureLogger();
-    const effects = testEffects(db.pool, { lease: "100ms", logger });
+    const effects = testEffects(db.pool, { logger });
     const key = uniq("receipt:order");
     const crashed = await effects.claim({ tenant: "acme", key, jobType: "j", policy: "atMostOnce" });
     expect(crashed.kind).toBe("owned");
-    await sleep(150);
+    await expireLease("acme", key);
     let sent = 0;
     const retry = await effects.once({ tenant: "acme", key, jobType: "j", policy: "atMostOnce" }, () => ++sent);
     expect(retry).toMatchObject({ result: "abandoned", duplicate: true, outcome: undefined, attempt: 2 });
@@ -235,9 +248,13 @@ describe("claims", () => {
     const key = uniq("export:report");
     const owner = await effects.claim({ tenant: "acme", key, jobType: "j" });
     if (owner.kind !== "owned") throw new Error("expected owned");
-    const until = await owner.claim.extendLease("30s");
-    expect(until.getTime()).toBeGreaterThan(Date.now() + 20_000);
-    await sleep(150);
+    const firstLeaseEnd = owner.claim.leaseUntil.getTime();
+    const extended = await owner.claim.extendLease("30s");
+    expect(extended.getTime()).toBeGreaterThan(Date.now() + 20_000);
+    // Past the end of the 100 ms lease it started with (a condition, not a guessed sleep).
+    await until(
+      async () => (await db.pool.query("SELECT now() > $1::timestamptz AS past", [new Date(firstLeaseEnd)])).rows[0].past,
+    );
     await expect(effects.once({ tenant: "acme", key, jobType: "j", wait: "50ms" }, () => 1)).rejects.toBeInstanceOf(
       EffectInFlightError,
     );

@@ -149,7 +149,14 @@ describe("transactional steps (pg)", () => {
         EffectInFlightError,
       );
       const waiting = effects.once({ tenant: "acme", key, jobType: "j", wait: "10s" }, () => "second");
-      await sleep(50);
+      // Commit only once the duplicate is blocked on the claim's advisory lock.
+      for (let i = 0; i < 2000; i++) {
+        const { rows } = await db.pool.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND datname = current_database()",
+        );
+        if (rows[0].n > 0) break;
+        await sleep(5);
+      }
       await client.query("COMMIT");
       expect(await waiting).toMatchObject({ result: "duplicate", outcome: "first" });
     } finally {
