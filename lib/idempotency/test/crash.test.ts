@@ -104,7 +104,8 @@ describe("a worker SIGKILLed at each step boundary, then retried", () => {
       providerRequests: 1,
       steps: ["capture=duplicate", "mark-paid=ran", "receipt=ran"],
     });
-  });
+    // Eight tsx children start side by side: on a loaded shared machine that alone can take a minute.
+  }, 180_000);
 
   it("the same harness catches a naive status-flag job charging twice after a crash", async () => {
     const orderId = "crash-naive";
