@@ -13,8 +13,11 @@
  *
  * For context (not in `ratio`), each fresh round also times a bare INSERT into effects and the
  * library's own claim statement sent straight through the pool (SQL cost without the library's
- * JavaScript). Round trips are counted by wrapping the pool's query(). Env: BENCH_SECONDS (default 4 per
- * phase), BENCH_CONCURRENCY (16), DATABASE_URL (else an embedded PostgreSQL).
+ * JavaScript). Round trips are counted by wrapping the pool's query().
+ * Batched = effects.claimMany() of BENCH_BATCH fresh keys per call (one round trip, one commit);
+ * batch_ratio = batched claims per second / raw single-row inserts per second, alternated.
+ * Env: BENCH_SECONDS (default 4 per phase), BENCH_CONCURRENCY (16), BENCH_BATCH (50),
+ * DATABASE_URL (else an embedded PostgreSQL).
  */
 import pg from "pg";
 import pino from "pino";
@@ -24,6 +27,7 @@ import { benchDatabase, countRoundTrips, machine, runFor } from "./support";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const BATCH = Number(process.env.BENCH_BATCH ?? 50);
 const log = (line: string) => console.log(`[bench:claims] ${line}`);
 
 /**
@@ -144,6 +148,37 @@ async function main() {
       `context: onceboard_claim() alone through the pool runs at ${sqlPerS.toFixed(0)}/s = ${(sqlPerS / rawPerS).toFixed(3)} of raw; the library's JavaScript keeps ${(libPerS / sqlPerS).toFixed(3)} of that`,
     );
 
+    // Batched claims: effects.claimMany of BATCH fresh keys per call, fewer callers so the pool's
+    // connections are not all holding a batch's locks at once. Alternated with raw single inserts.
+    const batch = { raw: { ops: 0, s: 0 }, lib: { ops: 0, s: 0, trips: 0, calls: 0 } };
+    const batchConcurrency = Math.max(1, Math.floor(CONCURRENCY / 4));
+    for (let round = 1; round <= 2; round++) {
+      seq = 20 + round;
+      const raw = await runFor(CONCURRENCY, SECONDS, rawFresh);
+      batch.raw.ops += raw.ops;
+      batch.raw.s += raw.ops / raw.perSecond;
+      const before = trips.count();
+      const lib = await runFor(batchConcurrency, SECONDS, async (w, i) => {
+        const answers = await effects.claimMany(
+          Array.from({ length: BATCH }, (_, k) => ({ tenant: "bench", key: `batch:${seq}-${w}-${i}-${k}`, jobType: "bench" })),
+        );
+        if (answers.some((a) => a.kind !== "owned")) throw new Error("expected fresh claims in the batch");
+      });
+      batch.lib.ops += lib.ops * BATCH;
+      batch.lib.s += lib.ops / lib.perSecond;
+      batch.lib.calls += lib.ops;
+      batch.lib.trips += trips.count() - before;
+      log(
+        `batch round ${round}: raw single inserts ${raw.perSecond.toFixed(0)}/s, batched claims ${(lib.perSecond * BATCH).toFixed(0)}/s (${BATCH} per call, ${batchConcurrency} callers)`,
+      );
+    }
+    const batchPerS = batch.lib.ops / batch.lib.s;
+    const batchRawPerS = batch.raw.ops / batch.raw.s;
+    const tripsPerBatch = batch.lib.trips / batch.lib.calls;
+    log(
+      `batched: ${batchPerS.toFixed(0)} claims/s vs raw ${batchRawPerS.toFixed(0)} single inserts/s, ${tripsPerBatch.toFixed(3)} round trips per batch`,
+    );
+
     // once(): claim + step + completion, for reference.
     seq = 9;
     const once = await runFor(CONCURRENCY, SECONDS, (w, i) =>
@@ -195,7 +230,7 @@ async function main() {
     await effects.close();
     const roundTrips = (fresh.lib.trips + dup.lib.trips) / (fresh.lib.ops + dup.lib.ops);
     console.log(
-      `claims ratio=${(libPerS / rawPerS).toFixed(3)} library_per_s=${libPerS.toFixed(0)} raw_per_s=${rawPerS.toFixed(0)} duplicate_ratio=${(dupLib / dupRaw).toFixed(3)} round_trips_per_claim=${roundTrips.toFixed(3)}`,
+      `claims ratio=${(libPerS / rawPerS).toFixed(3)} duplicate_ratio=${(dupLib / dupRaw).toFixed(3)} batch_ratio=${(batchPerS / batchRawPerS).toFixed(3)} round_trips_per_claim=${roundTrips.toFixed(3)} round_trips_per_batch=${tripsPerBatch.toFixed(3)} library_per_s=${libPerS.toFixed(0)} raw_per_s=${rawPerS.toFixed(0)} batch_per_s=${batchPerS.toFixed(0)} duplicate_per_s=${dupLib.toFixed(0)} raw_duplicate_per_s=${dupRaw.toFixed(0)}`,
     );
   } finally {
     await pool.end().catch(() => {});

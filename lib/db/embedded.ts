@@ -4,6 +4,7 @@ import { existsSync, lstatSync, realpathSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { assertClusterVersion } from "./embedded-version";
 import { findFreePort } from "./free-port";
 import { isProcessAlive } from "./process-alive";
 
@@ -393,7 +394,10 @@ export async function startEmbeddedPostgres(options: Options): Promise<EmbeddedP
     const user = postgresUser();
     const binaries = await reachableBinaries(await findBinaries(), user);
     clusterDir = await resolveClusterDir(dataDir, user);
-    if (existsSync(path.join(clusterDir, "PG_VERSION"))) await recoverStaleServer(clusterDir);
+    if (existsSync(path.join(clusterDir, "PG_VERSION"))) {
+      await assertClusterVersion(clusterDir);
+      await recoverStaleServer(clusterDir);
+    }
     else await initialise(binaries, clusterDir, user, log);
     server = await startServer(binaries, clusterDir, port, user, log);
     await fs.writeFile(path.join(clusterDir, OWNER_FILE), String(process.pid));

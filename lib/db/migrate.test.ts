@@ -5,7 +5,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { DEFAULT_MIGRATIONS_DIR, MigrationError, migrate, readMigrations } from "./migrate";
+import { DEFAULT_MIGRATIONS_DIR, MigrationError, migrate, RENAMED_MIGRATIONS, readMigrations } from "./migrate";
 import { createScratchDatabase, type ScratchDatabase } from "./scratch";
 
 /** An empty database (not cloned from the template) to migrate from scratch. */
@@ -105,6 +105,65 @@ describe("migration applier", () => {
       await client.end();
       expect(rows[0].t).toBeNull();
       expect(recorded.rowCount).toBe(0);
+    } finally {
+      await db.drop();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+  it("no two migrations share a timestamp", async () => {
+    const migrations = await readMigrations();
+    const stamps = migrations.map((m) => m.name.slice(0, 14));
+    const shared = stamps.filter((t, i) => stamps.indexOf(t) !== i);
+    expect(shared).toEqual([]);
+    expect(Object.keys(RENAMED_MIGRATIONS).every((name) => migrations.some((m) => m.name === name))).toBe(true);
+  });
+
+  it("a migration recorded under its old name is not applied again: its record is renamed", async () => {
+    const db = await emptyDatabase(base);
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "onceboard-migrations-"));
+    const write = async (name: string, sql: string) => {
+      await fs.mkdir(path.join(dir, name), { recursive: true });
+      await fs.writeFile(path.join(dir, name, "migration.sql"), sql);
+    };
+    try {
+      // An existing database applied two migrations that shared a timestamp.
+      await write("20260101000000_a", "CREATE TABLE a (id int);\n");
+      await write("20260101000000_b", "CREATE TABLE b (id int);\n");
+      expect((await migrate(db.url, { dir, renamed: {} })).applied).toEqual(["20260101000000_a", "20260101000000_b"]);
+      // The repository renames b (same file) and adds c.
+      await fs.rename(path.join(dir, "20260101000000_b"), path.join(dir, "20260101000100_b"));
+      await write("20260101000200_c", "CREATE TABLE c (id int);\n");
+      const renamed = { "20260101000100_b": "20260101000000_b" };
+      // Without the alias, b would run again and fail on its existing table: the alias is what saves it.
+      await expect(migrate(db.url, { dir, renamed: {} })).rejects.toThrow(/20260101000100_b\/migration.sql failed/);
+      const result = await migrate(db.url, { dir, renamed });
+      expect(result.applied).toEqual(["20260101000200_c"]);
+      expect(result.alreadyApplied).toEqual(["20260101000000_a", "20260101000100_b"]);
+      const client = new pg.Client(db.url);
+      await client.connect();
+      const { rows } = await client.query(`SELECT migration_name FROM _prisma_migrations ORDER BY migration_name`);
+      await client.end();
+      expect(rows.map((r) => r.migration_name)).toEqual(["20260101000000_a", "20260101000100_b", "20260101000200_c"]);
+      // Idempotent: a second run finds everything under the new names.
+      expect((await migrate(db.url, { dir, renamed })).applied).toEqual([]);
+    } finally {
+      await db.drop();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a rename whose old record is of another file", async () => {
+    const db = await emptyDatabase(base);
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "onceboard-migrations-"));
+    try {
+      await fs.mkdir(path.join(dir, "20260101000000_b"));
+      await fs.writeFile(path.join(dir, "20260101000000_b", "migration.sql"), "CREATE TABLE b (id int);\n");
+      await migrate(db.url, { dir, renamed: {} });
+      await fs.rename(path.join(dir, "20260101000000_b"), path.join(dir, "20260101000100_b"));
+      await fs.writeFile(path.join(dir, "20260101000100_b", "migration.sql"), "CREATE TABLE b2 (id int);\n");
+      await expect(migrate(db.url, { dir, renamed: { "20260101000100_b": "20260101000000_b" } })).rejects.toThrow(
+        /renamed from 20260101000000_b, but the record .* \(checksum differs\)/,
+      );
     } finally {
       await db.drop();
       await fs.rm(dir, { recursive: true, force: true });

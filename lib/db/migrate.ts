@@ -15,6 +15,17 @@ export const PRISMA_MIGRATE_LOCK_ID = 72707369;
 
 export const DEFAULT_MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../prisma/migrations");
 
+/**
+ * Migrations renamed after they shipped: new name → the name databases may have recorded.
+ * 20261130020000_demo shared its timestamp with 20261130020000_claims_fast; it became
+ * 20261130021000_demo (same file, same checksum, same position in the order). A database that
+ * recorded the old name is not asked to apply it again: the applier renames its record, as
+ * `prisma migrate resolve` would by hand, so `prisma migrate status` agrees afterwards.
+ */
+export const RENAMED_MIGRATIONS: Readonly<Record<string, string>> = {
+  "20261130021000_demo": "20261130020000_demo",
+};
+
 export class MigrationError extends Error {
   readonly code = "MIGRATION_FAILED";
 }
@@ -68,8 +79,9 @@ interface AppliedRow {
 
 export async function migrate(
   connectionString: string,
-  options: { dir?: string; onApplied?: (name: string) => void } = {},
+  options: { dir?: string; onApplied?: (name: string) => void; renamed?: Readonly<Record<string, string>> } = {},
 ): Promise<MigrateResult> {
+  const renamed = options.renamed ?? RENAMED_MIGRATIONS;
   const migrations = await readMigrations(options.dir);
   const client = new pg.Client({ connectionString, application_name: "onceboard-migrate" });
   await client.connect();
@@ -82,6 +94,23 @@ export async function migrate(
     const applied = new Map(rows.map((r) => [r.migration_name, r]));
     const result: MigrateResult = { applied: [], alreadyApplied: [] };
     for (const migration of migrations) {
+      const oldName = renamed[migration.name];
+      const oldRow = oldName === undefined || applied.has(migration.name) ? undefined : applied.get(oldName);
+      if (oldName !== undefined && oldRow) {
+        if (!oldRow.finished_at || oldRow.checksum !== migration.checksum) {
+          throw new MigrationError(
+            `migration ${migration.name} was renamed from ${oldName}, but the record of ${oldName} is ${oldRow.finished_at ? "of another file (checksum differs)" : "unfinished"}: resolve it by hand in _prisma_migrations`,
+          );
+        }
+        // Recorded under its old name: the same migration, already applied (the checksum proves
+        // it is the same file). Rename the record instead of applying it again.
+        await client.query(
+          `UPDATE "_prisma_migrations" SET migration_name = $1 WHERE migration_name = $2 AND rolled_back_at IS NULL`,
+          [migration.name, oldName],
+        );
+        applied.delete(oldName);
+        applied.set(migration.name, oldRow);
+      }
       const row = applied.get(migration.name);
       if (row?.finished_at) {
         if (row.checksum !== migration.checksum) {

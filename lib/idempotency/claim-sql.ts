@@ -41,12 +41,14 @@ export interface ClaimParams {
   lockTimeoutMs: number;
   requireExisting: boolean;
   demo: boolean;
+  /** A redelivery: look for the completed effect read-only first (CLAIM_REDELIVERY). */
+  likelyDuplicate?: boolean;
 }
 
-// One round trip: the whole decision (lock, look across partitions, insert / take over / record
-// the duplicate) happens inside onceboard_claim (prisma/migrations/20261130010000_claims, revised
-// in 20261130020000_claims_fast). Casts
-// are explicit so the statement plans the same through pg and through Prisma's raw queries.
+// One round trip: the whole decision (lock, look across partitions, insert / take over / answer
+// the duplicate) happens inside onceboard_claim, whose one source is sql/onceboard_claim.sql
+// (stamped into migrations by `npm run db:stamp`). Casts are explicit so the statement plans the
+// same through pg and through Prisma's raw queries.
 export const CLAIM: Statement = {
   name: "onceboard_claim_v2",
   returns: "rows",
@@ -54,6 +56,38 @@ export const CLAIM: Statement = {
        duplicate_count, first_message_id, db_now
   FROM onceboard_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
                        $8::int, $9::int, $10::boolean, $11::boolean)`,
+};
+
+// A redelivery is usually a duplicate of a completed effect. A completed or abandoned row never
+// changes again (only the batched duplicate bookkeeping touches it, never its status, outcome or
+// request hash), so finding one needs no advisory lock and no plpgsql: this statement answers it
+// with one index probe per live partition, read-only, in the same single round trip. Only when no
+// such row exists does it run onceboard_claim, which decides everything else under its lock (the
+// InitPlan gate means the function is not called at all when the row was found). Not used for
+// first deliveries: there it would be one more probe before the function's own look.
+// created_at is bounded by now() + 1 day, as in onceboard_claim, so future partitions are pruned.
+export const CLAIM_REDELIVERY: Statement = {
+  name: "onceboard_claim_redelivery_v1",
+  returns: "rows",
+  text: `WITH done AS MATERIALIZED (
+  SELECT f.status, f.attempt, f.owner, f.policy, f.created_at, f.lease_until, f.outcome, f.error, f.request_hash,
+         f.duplicate_count, f.first_message_id
+    FROM effects f
+   WHERE f.tenant_id = $1::text AND f.key = $2::text AND f.created_at <= now() + interval '1 day'
+     AND f.status IN ('completed', 'abandoned')
+)
+SELECT CASE WHEN $7::text IS NOT NULL AND d.request_hash IS NOT NULL AND d.request_hash <> $7::text
+            THEN 'key_reuse' ELSE 'duplicate' END AS result,
+       d.status, d.attempt, d.owner, d.policy, d.created_at, d.lease_until, d.outcome, d.error,
+       extract(epoch FROM date_trunc('milliseconds', clock_timestamp()) - d.created_at)::double precision AS gap_seconds,
+       d.duplicate_count, d.first_message_id, date_trunc('milliseconds', clock_timestamp()) AS db_now
+  FROM done d
+UNION ALL
+SELECT c.result, c.status, c.attempt, c.owner, c.policy, c.created_at, c.lease_until, c.outcome, c.error, c.gap_seconds,
+       c.duplicate_count, c.first_message_id, c.db_now
+  FROM onceboard_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
+                       $8::int, $9::int, $10::boolean, $11::boolean) c
+ WHERE NOT EXISTS (SELECT 1 FROM done)`,
 };
 
 interface RawClaimRow {
@@ -78,7 +112,7 @@ export function toDate(value: Date | string | null | undefined): Date | null {
 }
 
 export async function runClaim(sql: Sql, p: ClaimParams): Promise<ClaimRow> {
-  const { rows } = await sql.run<RawClaimRow>(CLAIM, [
+  const { rows } = await sql.run<RawClaimRow>(p.likelyDuplicate ? CLAIM_REDELIVERY : CLAIM, [
     p.tenant,
     p.key,
     p.jobType,
@@ -93,6 +127,10 @@ export async function runClaim(sql: Sql, p: ClaimParams): Promise<ClaimRow> {
   ]);
   const raw = rows[0];
   if (!raw) throw new Error("onceboard_claim returned no row");
+  return toClaimRow(raw);
+}
+
+function toClaimRow(raw: RawClaimRow): ClaimRow {
   return {
     result: raw.result,
     status: raw.status,
@@ -108,4 +146,53 @@ export async function runClaim(sql: Sql, p: ClaimParams): Promise<ClaimRow> {
     firstMessageId: raw.first_message_id,
     dbNow: toDate(raw.db_now) ?? new Date(),
   };
+}
+
+// Many claims, one round trip, one commit (sql/onceboard_claim_batch.sql): each key gets the
+// answer onceboard_claim would give it alone. Arrays are positional; `ord` (1-based) maps each
+// answer back to its key, as the function claims in advisory-lock order, not in input order.
+export const CLAIM_BATCH: Statement = {
+  name: "onceboard_claim_batch_v1",
+  returns: "rows",
+  text: `SELECT b.ord, (b.claim).*
+  FROM onceboard_claim_batch($1::text[], $2::text[], $3::text, $4::text, $5::text[], $6::text[], $7::text[],
+                             $8::int, $9::int, $10::boolean[], $11::boolean) b`,
+};
+
+export interface BatchClaimParams {
+  jobType: string;
+  policy: DbPolicy;
+  leaseMs: number;
+  lockTimeoutMs: number;
+  demo: boolean;
+  claims: {
+    tenant: string;
+    key: string;
+    owner: string;
+    messageId: string | null;
+    requestHash: string | null;
+    requireExisting: boolean;
+  }[];
+}
+
+/** The claim rows in input order. */
+export async function runClaimBatch(sql: Sql, p: BatchClaimParams): Promise<ClaimRow[]> {
+  const { rows } = await sql.run<RawClaimRow & { ord: number }>(CLAIM_BATCH, [
+    p.claims.map((c) => c.tenant),
+    p.claims.map((c) => c.key),
+    p.jobType,
+    p.policy,
+    p.claims.map((c) => c.owner),
+    p.claims.map((c) => c.messageId),
+    p.claims.map((c) => c.requestHash),
+    Math.max(1, Math.round(p.leaseMs)),
+    Math.max(1, Math.round(p.lockTimeoutMs)),
+    p.claims.map((c) => c.requireExisting),
+    p.demo,
+  ]);
+  const out: ClaimRow[] = new Array(p.claims.length);
+  for (const raw of rows) out[raw.ord - 1] = toClaimRow(raw);
+  if (rows.length !== p.claims.length)
+    throw new Error(`onceboard_claim_batch returned ${rows.length} rows for ${p.claims.length} claims`);
+  return out;
 }

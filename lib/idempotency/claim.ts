@@ -24,7 +24,7 @@ import { claimWithWait } from "./wait";
 /** What a claim needs of a step's spec. */
 export type ClaimSpec = Pick<
   StepSpec,
-  "tenant" | "key" | "jobType" | "policy" | "messageId" | "publishedAt" | "requestHash" | "leaseMs" | "waitMs"
+  "tenant" | "key" | "jobType" | "policy" | "messageId" | "redelivered" | "publishedAt" | "requestHash" | "leaseMs" | "waitMs"
 >;
 
 /** Runs a statement of ours: retried in one place when we own the transaction, never inside the caller's. */
@@ -148,8 +148,7 @@ export type Acquired =
  * the typed errors for in-flight (after the wait), key reuse and an expired retention.
  */
 export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Promise<Acquired> {
-  const { metrics, rollups, opts } = core;
-  const labels = { job_type: spec.jobType };
+  const { opts } = core;
   const owner = `${opts.workerId}:${randomUUID()}`;
   const hash = spec.requestHash;
   const requireExisting = spec.publishedAt !== null && Date.now() - spec.publishedAt.getTime() > opts.retentionMs;
@@ -168,6 +167,7 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
       lockTimeoutMs,
       requireExisting,
       demo: opts.demo,
+      likelyDuplicate: spec.redelivered,
     };
     return sql.inTransaction ? runClaim(sql, params) : withRetry(() => runClaim(sql, params));
   };
@@ -175,7 +175,17 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
     throw mapDbError(error);
   });
 
-  const seconds = (performance.now() - started) / 1000;
+  return settleClaim(core, sql, spec, row, (performance.now() - started) / 1000);
+}
+
+/**
+ * What one claim's row means: counts it (metrics, rollups, the duplicate ledger) and returns the
+ * owned claim, the duplicate or the abandoned effect; throws the typed errors for in flight, key
+ * reuse and an expired retention. Shared by single and batched claims.
+ */
+export function settleClaim(core: EffectsCore, sql: Sql, spec: ClaimSpec, row: ClaimRow, seconds: number): Acquired {
+  const { metrics, rollups, opts } = core;
+  const labels = { job_type: spec.jobType };
   metrics.claimDuration.observe(labels, seconds);
   metrics.claims.inc({ job_type: spec.jobType, result: row.result });
   rollups?.addClaim(spec.jobType, seconds);

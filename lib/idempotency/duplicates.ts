@@ -19,7 +19,7 @@ interface Pending {
 // UPDATE for every duplicate seen since the last flush. The counts add, so a retried flush after
 // a failure is exact; they lag by at most the flush interval, and a worker killed between flushes
 // loses only its unflushed bookkeeping (never a claim).
-const APPLY: Statement = {
+export const APPLY_DUPLICATES: Statement = {
   name: "onceboard_apply_duplicates_v1",
   returns: "count",
   text: `UPDATE effects f
@@ -81,7 +81,9 @@ export class DuplicateLedger extends PeriodicFlush {
     for (let i = 0; i < entries.length; i += BATCH) {
       const batch = entries.slice(i, i + BATCH);
       try {
-        await sql.run(APPLY, [JSON.stringify(batch.map(([, p]) => ({ ...p, last_at: new Date(p.last_at).toISOString() })))]);
+        await sql.run(APPLY_DUPLICATES, [
+          JSON.stringify(batch.map(([, p]) => ({ ...p, last_at: new Date(p.last_at).toISOString() }))),
+        ]);
       } catch (error) {
         ok = false;
         for (const [id, p] of batch) this.merge(id, p);

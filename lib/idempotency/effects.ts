@@ -1,10 +1,12 @@
 import type pg from "pg";
 import type { Registry } from "prom-client";
-import { acquire, type Claim } from "./claim";
+import { type Acquired, acquire, type Claim } from "./claim";
+import { type BatchClaimInput, claimMany } from "./claim-batch";
 import type { EffectsCore } from "./core";
 import { type EffectsDb, sqlFor, type TransactionHandle } from "./db";
 import { countDelivery } from "./delivery";
 import { DuplicateLedger } from "./duplicates";
+import { InvalidEffectInputError } from "./errors";
 import { type JobContext, type JobDelivery, type JobResult, job } from "./job";
 import { createMetrics, defaultRegistry } from "./metrics";
 import { type OnceInput, once } from "./once";
@@ -39,6 +41,28 @@ export type ClaimOutcome =
     }
   | { kind: "abandoned"; attempt: number };
 
+/** One key's answer from effects.claimMany(): what claim() returns, or what it would have thrown. */
+export type BatchClaimOutcome = ClaimOutcome | { kind: "error"; error: unknown };
+
+function outcomeOf(acquired: Acquired): ClaimOutcome {
+  if (acquired.kind === "owned") return { kind: "owned", claim: acquired.claim };
+  if (acquired.kind === "abandoned") return { kind: "abandoned", attempt: acquired.row.attempt };
+  const marker = parseMarker(acquired.row.error);
+  return {
+    kind: "duplicate",
+    outcome: acquired.row.outcome ?? null,
+    attempt: acquired.row.attempt,
+    gapSeconds: acquired.row.gapSeconds,
+    status: acquired.row.status === "abandoned" ? "abandoned" : "completed",
+    missing:
+      marker === null || acquired.row.status === "abandoned"
+        ? null
+        : marker.kind === "too_large"
+          ? { kind: "too_large", detail: `${marker.bytes} bytes` }
+          : { kind: "not_storable", detail: marker.reason },
+  };
+}
+
 export interface Effects<Tx = TransactionHandle> {
   /** One effect: runs `fn` at most once per (tenant, key), or returns the stored outcome. */
   once<T>(input: OnceInput<Tx>, fn: (claim: Claim, tx: Tx | undefined) => T | Promise<T>): Promise<EffectResult<Awaited<T>>>;
@@ -49,6 +73,13 @@ export interface Effects<Tx = TransactionHandle> {
    * owned, call claim.complete(outcome) or claim.fail(error) yourself.
    */
   claim(input: Omit<OnceInput<Tx>, "policy"> & { policy?: OnceInput<Tx>["policy"] }): Promise<ClaimOutcome>;
+  /**
+   * Low level, batched: claims every input in one round trip and one commit, each key answered on
+   * its own (in input order) exactly as claim() would answer it, except that an in-flight key is
+   * not waited for and a thrown error becomes `{ kind: "error", error }` for that key only (key
+   * reuse, in flight, invalid input). External and at-most-once steps only (not transactional).
+   */
+  claimMany(inputs: readonly BatchClaimInput[]): Promise<BatchClaimOutcome[]>;
   /** Writes pending per-minute rollups and duplicate bookkeeping now; true when all were written. */
   flush(): Promise<boolean>;
   /** Stops new claims and the flush timers, then flushes. Call on shutdown. Does not close `db`. */
@@ -81,23 +112,13 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
       await beforeClaim(core, spec);
       countDelivery(core, delivery.jobType, delivery.redelivered);
       const sql = spec.tx ? sqlFor(spec.tx, true) : sqlFor(opts.db, false);
-      const acquired = await acquire(core, sql, spec);
-      if (acquired.kind === "owned") return { kind: "owned", claim: acquired.claim };
-      if (acquired.kind === "abandoned") return { kind: "abandoned", attempt: acquired.row.attempt };
-      const marker = parseMarker(acquired.row.error);
-      return {
-        kind: "duplicate",
-        outcome: acquired.row.outcome ?? null,
-        attempt: acquired.row.attempt,
-        gapSeconds: acquired.row.gapSeconds,
-        status: acquired.row.status === "abandoned" ? "abandoned" : "completed",
-        missing:
-          marker === null || acquired.row.status === "abandoned"
-            ? null
-            : marker.kind === "too_large"
-              ? { kind: "too_large", detail: `${marker.bytes} bytes` }
-              : { kind: "not_storable", detail: marker.reason },
-      };
+      return outcomeOf(await acquire(core, sql, spec));
+    },
+    async claimMany(inputs) {
+      if (!Array.isArray(inputs))
+        throw new InvalidEffectInputError("claimMany takes an array of claim inputs", { field: "inputs" });
+      const answers = await claimMany(core, inputs);
+      return answers.map((a) => (a.ok ? outcomeOf(a.acquired) : { kind: "error" as const, error: a.error }));
     },
     async flush() {
       const [a, b] = await Promise.all([duplicates.flush(), rollups?.flush() ?? true]);

@@ -4,13 +4,14 @@
  */
 
 export type { Claim } from "./claim";
+export type { BatchClaimInput } from "./claim-batch";
 export type { ClaimResultKind } from "./claim-sql";
 export { classifyError, type ErrorClass } from "./classify";
 export type { EffectsDb, PrismaClientLike, PrismaLike, TransactionHandle } from "./db";
 export type { Delivery } from "./delivery";
 export type { Duration } from "./duration";
 export { toMs } from "./duration";
-export type { ClaimOutcome, Effects, TxOf } from "./effects";
+export type { BatchClaimOutcome, ClaimOutcome, Effects, TxOf } from "./effects";
 export { createEffects } from "./effects";
 export {
   ClaimSettledError,

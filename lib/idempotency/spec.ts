@@ -14,6 +14,8 @@ export interface StepSpec {
   policy: DbPolicy;
   messageId: string | null;
   deliveryAttempt: number | null;
+  /** The broker delivered this message before: the effect is likely done (read-only claim first). */
+  redelivered: boolean;
   publishedAt: Date | null;
   /** sha256 of the canonical payload, null without a payload. */
   requestHash: string | null;
@@ -117,6 +119,7 @@ export function buildStepSpec(
     policy,
     messageId: delivery.messageId,
     deliveryAttempt: delivery.attempt,
+    redelivered: delivery.redelivered,
     publishedAt: delivery.publishedAt,
     requestHash: requestHash(input.payload),
     leaseMs: input.lease === undefined ? core.opts.leaseMs : leaseMsOf(input.lease),

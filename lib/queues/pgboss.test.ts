@@ -251,4 +251,38 @@ describe("pg-boss adapter (real pg-boss on the test database)", () => {
     expect(rows[0]?.data.reason).toMatch(/different payload/);
     expect(rows[0]?.data.data.amountCents).toBe(200);
   });
+  it("a batch is decided job by job: one job's failure retries that job only, duplicates in the batch run once", async () => {
+    const { boss, effects } = await worker();
+    const queue = unique("batch");
+    await boss.createQueue(queue, { name: queue, retryLimit: 2, retryDelay: 1 });
+    const runs = new Map<string, number>();
+    let failOnce = true;
+    const handler: IdempotentHandler<Msg, unknown> = {
+      kind: "once",
+      tenant: (m) => m.tenant,
+      key: (m) => `batch-capture:${m.orderId}`,
+      run: async (m) => {
+        runs.set(m.orderId, (runs.get(m.orderId) ?? 0) + 1);
+        if (m.orderId === "o-bad" && failOnce) {
+          failOnce = false;
+          throw new Error("provider timeout");
+        }
+        return { chargeId: `ch_${m.orderId}` };
+      },
+    };
+    // All jobs are queued before the worker starts, so its first fetch takes them as one batch.
+    const orders = ["o-1", "o-2", "o-bad", "o-3", "o-1"];
+    for (const orderId of orders) await boss.send(queue, { tenant: "acme", orderId, amountCents: 100 });
+    await workIdempotent(boss, queue, { effects, handler, batchSize: 10, pollingIntervalSeconds: 0.5 });
+
+    const jobs = await waitFor("every job to settle", () => settled(queue, orders.length));
+    expect(jobs.map((j) => j.state)).toEqual(["completed", "completed", "completed", "completed", "completed"]);
+    // Only the failing job was retried; the others completed in the first batch.
+    expect(jobs.map((j) => j.retry_count)).toEqual([0, 0, 1, 0, 0]);
+    expect(runs.get("o-bad")).toBe(2);
+    // The duplicate of o-1 in the same batch ran nothing twice (suppressed or retried later, then suppressed).
+    expect(runs.get("o-1")).toBe(1);
+    expect(runs.get("o-2")).toBe(1);
+    expect(runs.get("o-3")).toBe(1);
+  });
 });

@@ -40,6 +40,14 @@ export interface PgBossWorkOptions<T, R> {
   handler: IdempotentHandler<T, R>;
   /** Jobs processed at once in this process (one pg-boss poller each). Default 1. */
   concurrency?: number;
+  /**
+   * Jobs each poller fetches per poll (pg-boss `batchSize`). Default 1. pg-boss waits its polling
+   * interval between two fetches of one poller, so a batch is what lets one poller go faster than
+   * one job per interval. The jobs of a batch run concurrently and are decided one by one: a
+   * job's failure fails that job only (it is failed by id, the rest are completed together), so
+   * batching never fails a job for another's error. With batches, pg-boss stores no per-job output.
+   */
+  batchSize?: number;
   pollingIntervalSeconds?: number;
   /** Minimum delay before an in-flight duplicate is delivered again. Default 2 s. */
   inFlightDelayMs?: number;
@@ -135,19 +143,33 @@ export async function workIdempotent<T extends object, R>(
     }
   };
 
+  const batchSize = Math.max(1, Math.floor(options.batchSize ?? 1));
   const ids: string[] = [];
   for (let i = 0; i < (options.concurrency ?? 1); i++) {
     ids.push(
       await boss.work<T>(
         queue,
-        { includeMetadata: true, batchSize: 1, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1 },
+        { includeMetadata: true, batchSize, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1 },
         async (jobs) => {
-          // batchSize 1: one job per call, so one job's failure never fails another.
-          const job = jobs[0];
-          return job ? handle(job) : undefined;
+          // One job: its error fails it through pg-boss, its result is the job's output.
+          if (jobs.length <= 1) return jobs[0] ? handle(jobs[0]) : undefined;
+          // A batch: pg-boss would fail every job of the batch for one thrown error, so each
+          // failure is failed by id here (state retry/failed), and pg-boss then completes the
+          // jobs still active — the others — in one statement.
+          const settled = await Promise.allSettled(jobs.map((job) => handle(job)));
+          for (const [k, s] of settled.entries()) {
+            const job = jobs[k];
+            if (s.status === "rejected" && job) await boss.fail(queue, job.id, failureOutput(s.reason));
+          }
+          return undefined;
         },
       ),
     );
   }
   return ids;
+}
+
+/** What pg-boss stores as a failed job's output (it does the same for an error thrown by a handler). */
+function failureOutput(error: unknown): object {
+  return error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : { value: String(error) };
 }

@@ -1,0 +1,149 @@
+/**
+ * npm run bench:e2e — what users decide on: jobs per second through a real pg-boss worker, with
+ * and without the worker library wrapping the handler, on the same database in the same run.
+ *
+ * The handler does one small write (an INSERT of one narrow row). Without the library it runs it
+ * on the pool; with the library (lib/queues' workIdempotent, a `job` handler) the write is a
+ * transactional step, so claim, write and completion commit together — the pattern the library
+ * recommends for database effects. Both sides use the same pg-boss instance, the same number of
+ * pollers (BENCH_CONCURRENCY, default 4), the same batch size (BENCH_E2E_BATCH, default 100: pg-boss
+ * waits its polling interval between two fetches of a poller, so without batches both sides would
+ * measure the interval; a batch's jobs run concurrently) and the same
+ * jobs (BENCH_E2E_JOBS per phase, default 4000, inserted before the phase starts). A phase is
+ * timed from work() to the moment pg-boss reports every job of its queue completed. Phases
+ * alternate without / with / with / without so drift hits both sides equally.
+ *
+ * Last line: `e2e ratio=<with/without> with_per_s=<n> without_per_s=<n>`.
+ * Env: BENCH_E2E_JOBS, BENCH_E2E_BATCH, BENCH_CONCURRENCY, DATABASE_URL (else an embedded PostgreSQL).
+ */
+import pg from "pg";
+import type PgBoss from "pg-boss";
+import pino from "pino";
+import { Registry } from "prom-client";
+import { createEffects } from "../lib/idempotency";
+import { startBoss, workIdempotent } from "../lib/queues/pgboss";
+import { benchDatabase, machine } from "./support";
+
+const JOBS = Number(process.env.BENCH_E2E_JOBS ?? 4000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const BATCH = Number(process.env.BENCH_E2E_BATCH ?? 100);
+const log = (line: string) => console.log(`[bench:e2e] ${line}`);
+
+interface WriteJob {
+  id: string;
+}
+
+const WRITE = {
+  name: "bench_e2e_write",
+  text: "INSERT INTO e2e_writes (id, tenant_id, amount) VALUES ($1, 'bench', 1)",
+};
+
+async function completed(pool: pg.Pool, queue: string): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(
+    "SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state = 'completed'",
+    [queue],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Inserts the phase's jobs, starts the workers, and times until pg-boss has completed them all. */
+async function phase(boss: PgBoss, pool: pg.Pool, queue: string, start: () => Promise<unknown>): Promise<number> {
+  await boss.createQueue(queue);
+  for (let i = 0; i < JOBS; i += 500) {
+    const n = Math.min(500, JOBS - i);
+    await boss.insert(Array.from({ length: n }, (_, k) => ({ name: queue, data: { id: `${queue}:${i + k}` } })));
+  }
+  const started = performance.now();
+  await start();
+  for (;;) {
+    if ((await completed(pool, queue)) >= JOBS) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await boss.offWork(queue);
+  const failed = await pool.query("SELECT 1 FROM pgboss.job WHERE name = $1 AND state <> 'completed' LIMIT 1", [queue]);
+  if (failed.rowCount) throw new Error(`${queue}: a job did not complete`);
+  return JOBS / seconds;
+}
+
+async function main() {
+  log(`machine: ${machine()}; ${CONCURRENCY} pollers, batchSize ${BATCH}, ${JOBS} jobs per phase`);
+  const database = await benchDatabase(log);
+  const pool = new pg.Pool({ connectionString: database.url, max: Math.min(CONCURRENCY * BATCH + 4, 40) });
+  pool.on("error", () => {});
+  const effects = createEffects({
+    db: pool,
+    registry: new Registry(),
+    logger: pino({ level: "info" }, pino.destination("/dev/null")),
+  });
+  const boss = await startBoss({
+    connectionString: database.url,
+    max: CONCURRENCY + 2,
+    supervise: false,
+    schedule: false,
+    onError: (error) => log(`pg-boss: ${error.message}`),
+  });
+  try {
+    await pool.query(
+      "CREATE TABLE e2e_writes (id text PRIMARY KEY, tenant_id text NOT NULL, amount integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())",
+    );
+    const without = (queue: string) =>
+      phase(boss, pool, queue, async () => {
+        for (let i = 0; i < CONCURRENCY; i++) {
+          await boss.work<WriteJob>(queue, { batchSize: BATCH, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+            await Promise.all(jobs.map((job) => pool.query({ ...WRITE, values: [job.data.id] })));
+          });
+        }
+      });
+    const withLibrary = (queue: string) =>
+      phase(boss, pool, queue, () =>
+        workIdempotent<WriteJob, void>(boss, queue, {
+          effects,
+          concurrency: CONCURRENCY,
+          batchSize: BATCH,
+          pollingIntervalSeconds: 0.5,
+          deadLetterQueue: false,
+          handler: {
+            kind: "job",
+            tenant: () => "bench",
+            run: async (data, job) => {
+              await job.transaction(`write:${data.id}`, async (tx) => {
+                await tx.query({ ...WRITE, values: [data.id] });
+              });
+            },
+          },
+        }),
+      );
+
+    log("warming up");
+    await without("e2e-warm-without");
+    await withLibrary("e2e-warm-with");
+
+    const order: Array<"without" | "with"> = ["without", "with", "with", "without"];
+    const totals = { with: { jobs: 0, s: 0 }, without: { jobs: 0, s: 0 } };
+    for (const [i, side] of order.entries()) {
+      const queue = `e2e-${side}-${i}`;
+      const perS = side === "with" ? await withLibrary(queue) : await without(queue);
+      totals[side].jobs += JOBS;
+      totals[side].s += JOBS / perS;
+      log(`phase ${i + 1}: ${side} the library ${perS.toFixed(0)} jobs/s`);
+    }
+    const withPerS = totals.with.jobs / totals.with.s;
+    const withoutPerS = totals.without.jobs / totals.without.s;
+    const writes = await pool.query<{ n: string }>("SELECT count(*) AS n FROM e2e_writes");
+    log(`${writes.rows[0]?.n} rows written; PostgreSQL ${database.serverVersion} (${database.where})`);
+    await effects.close();
+    console.log(
+      `e2e ratio=${(withPerS / withoutPerS).toFixed(3)} with_per_s=${withPerS.toFixed(0)} without_per_s=${withoutPerS.toFixed(0)}`,
+    );
+  } finally {
+    await boss.stop({ graceful: false, wait: true }).catch(() => {});
+    await pool.end().catch(() => {});
+    await database.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

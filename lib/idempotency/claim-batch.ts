@@ -1,0 +1,100 @@
+import { randomUUID } from "node:crypto";
+import type { Acquired } from "./claim";
+import { acquire, settleClaim } from "./claim";
+import { type ClaimRow, runClaimBatch } from "./claim-sql";
+import type { EffectsCore } from "./core";
+import { sqlFor } from "./db";
+import { mapDbError } from "./db-errors";
+import { countDelivery } from "./delivery";
+import { InvalidEffectInputError } from "./errors";
+import type { OnceInput } from "./once";
+import { sqlStateOf, withRetry } from "./retryable";
+import { buildStepSpec, checkDelivery, checkObject, type StepSpec } from "./spec";
+import { beforeClaim } from "./step";
+
+export type BatchClaimInput = Omit<OnceInput, "policy" | "tx"> & { policy?: "external" | "atMostOnce" };
+
+/** One key's answer in a batch: what effects.claim() would have returned, or what it would have thrown. */
+export type BatchAnswer = { ok: true; acquired: Acquired } | { ok: false; error: unknown };
+
+/**
+ * effects.claimMany: claims every input in one round trip and one commit (onceboard_claim_batch),
+ * then settles each key on its own — a key reused with other data, an in-flight key or an invalid
+ * input is that key's answer (an error), never the others'. In-flight keys are not waited for (an
+ * adapter delivers them again later). Keys of one batch share job type and policy; mixed ones are
+ * split into one batch per (job type, policy). Transactional steps claim inside the caller's
+ * transaction and are not batched. If the batch as a whole fails (a lock wait past the timeout),
+ * its keys are claimed one by one.
+ */
+export async function claimMany(core: EffectsCore, inputs: readonly BatchClaimInput[]): Promise<BatchAnswer[]> {
+  const answers: BatchAnswer[] = new Array(inputs.length);
+  const groups = new Map<string, { index: number; spec: StepSpec }[]>();
+  for (const [index, input] of inputs.entries()) {
+    try {
+      checkObject(input, "input");
+      if ((input as { tx?: unknown }).tx !== undefined || (input as { policy?: unknown }).policy === "transactional") {
+        throw new InvalidEffectInputError("transactional claims join the caller's transaction and cannot be batched", {
+          field: "policy",
+        });
+      }
+      const delivery = checkDelivery(input);
+      const spec = buildStepSpec(core, delivery, input);
+      await beforeClaim(core, spec);
+      countDelivery(core, delivery.jobType, delivery.redelivered);
+      const group = `${spec.jobType}\u0001${spec.policy}`;
+      const list = groups.get(group) ?? [];
+      list.push({ index, spec });
+      groups.set(group, list);
+    } catch (error) {
+      answers[index] = { ok: false, error };
+    }
+  }
+
+  const sql = sqlFor(core.opts.db, false);
+  for (const members of groups.values()) {
+    const first = members[0];
+    if (!first) continue;
+    const started = performance.now();
+    let rows: ClaimRow[] | null = null;
+    try {
+      rows = await withRetry(() =>
+        runClaimBatch(sql, {
+          jobType: first.spec.jobType,
+          policy: first.spec.policy,
+          leaseMs: first.spec.leaseMs,
+          lockTimeoutMs: Math.max(1, Math.min(...members.map((m) => m.spec.waitMs))),
+          demo: core.opts.demo,
+          claims: members.map(({ spec }) => ({
+            tenant: spec.tenant,
+            key: spec.key,
+            owner: `${core.opts.workerId}:${randomUUID()}`,
+            messageId: spec.messageId,
+            requestHash: spec.requestHash,
+            requireExisting: spec.publishedAt !== null && Date.now() - spec.publishedAt.getTime() > core.opts.retentionMs,
+          })),
+        }),
+      );
+    } catch (error) {
+      // Lock timeout (55P03) on one key aborts the whole batch's transaction: claim them singly,
+      // each with its own bounded wait. Anything else is every key's error.
+      if (sqlStateOf(error) !== "55P03") {
+        const mapped = mapDbError(error);
+        for (const m of members) answers[m.index] = { ok: false, error: mapped };
+        continue;
+      }
+    }
+    const seconds = (performance.now() - started) / 1000 / members.length;
+    for (const [k, m] of members.entries()) {
+      const row = rows?.[k];
+      try {
+        answers[m.index] = {
+          ok: true,
+          acquired: row ? settleClaim(core, sql, m.spec, row, seconds) : await acquire(core, sql, m.spec),
+        };
+      } catch (error) {
+        answers[m.index] = { ok: false, error };
+      }
+    }
+  }
+  return answers;
+}
