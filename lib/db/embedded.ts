@@ -397,8 +397,7 @@ export async function startEmbeddedPostgres(options: Options): Promise<EmbeddedP
     if (existsSync(path.join(clusterDir, "PG_VERSION"))) {
       await assertClusterVersion(clusterDir);
       await recoverStaleServer(clusterDir);
-    }
-    else await initialise(binaries, clusterDir, user, log);
+    } else await initialise(binaries, clusterDir, user, log);
     server = await startServer(binaries, clusterDir, port, user, log);
     await fs.writeFile(path.join(clusterDir, OWNER_FILE), String(process.pid));
     const url = (password: string) => `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
