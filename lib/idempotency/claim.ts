@@ -5,7 +5,14 @@ import type { EffectsCore } from "./core";
 import type { Sql } from "./db";
 import { mapDbError } from "./db-errors";
 import { type Duration, toMs } from "./duration";
-import { EffectInFlightError, EffectKeyReuseError, LeaseLostError, OutcomeTooLargeError, RetentionWindowError } from "./errors";
+import {
+  EffectInFlightError,
+  EffectKeyReuseError,
+  LeaseLostError,
+  OutcomeTooLargeError,
+  PartitionMissingError,
+  RetentionWindowError,
+} from "./errors";
 import { providerKeyFor, requestHash } from "./keys";
 import { withRetry } from "./retryable";
 import { claimWithWait } from "./wait";
@@ -144,7 +151,9 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
     return sql.inTransaction ? runClaim(sql, params) : withRetry(() => runClaim(sql, params));
   };
   const row = await claimWithWait(claimOnce, spec.waitMs, { abortsOnLockTimeout: sql.inTransaction }).catch((error: unknown) => {
-    throw mapDbError(error);
+    const mapped = mapDbError(error);
+    if (mapped instanceof PartitionMissingError) metrics.partitionMissing.inc(labels);
+    throw mapped;
   });
 
   const seconds = (performance.now() - started) / 1000;
