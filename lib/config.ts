@@ -46,6 +46,8 @@ const configSchema = z.object({
   /** Comma-separated /metrics URLs of worker processes, scraped by the console's Workers panel. */
   WORKER_METRICS_URLS: z.preprocess(emptyAsUndefined, httpUrlList.optional()),
   CONSOLE_STATEMENT_TIMEOUT_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(100).max(600_000).default(5000)),
+  /** Seconds between the console's partition maintenance runs (lib/retention/schedule.ts); 0 turns it off. */
+  RETENTION_MAINTENANCE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
   LOG_LEVEL: z.preprocess(
     emptyAsUndefined,
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

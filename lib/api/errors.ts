@@ -1,5 +1,6 @@
 import { ConfigError } from "../config";
 import { ConsoleError, type ConsoleErrorCode } from "../console/errors";
+import { RetentionError, type RetentionErrorCode } from "../retention/errors";
 
 /** Every error code the HTTP API answers with, and its status. One table, one place. */
 export const ERROR_STATUS = {
@@ -10,7 +11,12 @@ export const ERROR_STATUS = {
   DATABASE_UNAVAILABLE: 503,
   DATABASE_NOT_CONFIGURED: 503,
   QUERY_TIMEOUT: 504,
-} as const satisfies Record<ConsoleErrorCode | ConfigError["code"] | "INVALID_INPUT" | "NOT_FOUND" | "INTERNAL", number>;
+  RETENTION_INVALID: 400,
+  RETENTION_REFUSED: 409,
+} as const satisfies Record<
+  ConsoleErrorCode | ConfigError["code"] | RetentionErrorCode | "INVALID_INPUT" | "NOT_FOUND" | "INTERNAL",
+  number
+>;
 
 export type ApiErrorCode = keyof typeof ERROR_STATUS;
 
@@ -36,6 +42,7 @@ export class ApiError extends Error {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof ConsoleError) return new ApiError(error.code, error.message);
+  if (error instanceof RetentionError) return new ApiError(error.code, error.message);
   // A malformed environment variable: the message names the variable (never a password), so it is shown.
   if (error instanceof ConfigError) return new ApiError(error.code, error.message);
   return new ApiError("INTERNAL", "internal error: see the console server's log");
