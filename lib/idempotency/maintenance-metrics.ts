@@ -7,6 +7,10 @@ import { Counter, Gauge, type Metric, type Registry } from "prom-client";
 export interface MaintenanceMetrics {
   /** Hours from now to the end of the contiguous premade partitions (the runway). */
   runwayHours: Gauge<string>;
+  /** Unix time at which the contiguous premade partitions end (alerting compares it with time()). */
+  runwayEnd: Gauge<string>;
+  /** The partition interval in seconds (the runway alert fires below two of them). */
+  intervalSeconds: Gauge<string>;
   /** Unix time of the last successful run. */
   lastSuccess: Gauge<string>;
   operations: Counter<"kind" | "result">;
@@ -26,6 +30,26 @@ export function maintenanceMetrics(registry: Registry): MaintenanceMetrics {
         new Gauge({
           name: "idem_partition_runway_hours",
           help: "Hours from now to the end of the effects partitions premade ahead (contiguous), as of the last maintenance run.",
+          registers: [registry],
+        }),
+    ),
+    runwayEnd: reuse(
+      registry,
+      "idem_partition_runway_end_timestamp_seconds",
+      () =>
+        new Gauge({
+          name: "idem_partition_runway_end_timestamp_seconds",
+          help: "Unix time at which the contiguous premade effects partitions end, as of the last maintenance run.",
+          registers: [registry],
+        }),
+    ),
+    intervalSeconds: reuse(
+      registry,
+      "idem_partition_interval_seconds",
+      () =>
+        new Gauge({
+          name: "idem_partition_interval_seconds",
+          help: "The effects partition interval (hour, day or week) in seconds, from the retention settings.",
           registers: [registry],
         }),
     ),

@@ -531,7 +531,11 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
     for (const op of ops) metrics?.operations.inc({ kind: op.kind, result: op.result });
     if (metrics) {
       const after = await planMaintenance(client, { now }).catch(() => null);
-      if (after) metrics.runwayHours.set(after.runwayHours);
+      if (after) {
+        metrics.runwayHours.set(after.runwayHours);
+        metrics.runwayEnd.set(now.getTime() / 1000 + after.runwayHours * 3600);
+        metrics.intervalSeconds.set(INTERVAL_MS[after.settings.interval] / 1000);
+      }
       if (!failure) metrics.lastSuccess.set(now.getTime() / 1000);
       metrics.runs.inc({ result });
     }

@@ -78,7 +78,12 @@ export async function updateRetentionSettings(input: RetentionSettingsInput, dep
     const message = `retention ${after.retentionDays}d is below the ${fmtSeconds(largest.maxRetryWindowSeconds)} retry window declared by live worker ${largest.workerId}: a late replay could run twice`;
     if (!input.force || !input.reason || input.reason.trim().length < 3) {
       await prisma.$transaction((tx) =>
-        deps.audit(tx, { action: "retention.settings", target: "retention_settings", result: "refused", detail: { ...detail, refused: message } }),
+        deps.audit(tx, {
+          action: "retention.settings",
+          target: "retention_settings",
+          result: "refused",
+          detail: { ...detail, refused: message },
+        }),
       );
       throw new RetentionError("RETENTION_REFUSED", `${message}; pass force with a reason to do it anyway`);
     }
@@ -86,7 +91,9 @@ export async function updateRetentionSettings(input: RetentionSettingsInput, dep
   }
   const gap = await getObservedMaxGapSeconds(pool);
   if (gap !== null && after.retentionDays * DAY < gap) {
-    warnings.push(`retention ${after.retentionDays}d is below the largest redelivery gap observed (${fmtSeconds(Math.ceil(gap))})`);
+    warnings.push(
+      `retention ${after.retentionDays}d is below the largest redelivery gap observed (${fmtSeconds(Math.ceil(gap))})`,
+    );
   }
   await prisma.$transaction(async (tx) => {
     await tx.retentionSettings.upsert({
