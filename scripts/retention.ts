@@ -22,13 +22,7 @@ const actor = `cli:${os.userInfo().username}`;
 /** The CLI has no token: its audit rows name the OS user. */
 const cliAudit: RetentionAudit = async (tx, entry) => {
   await tx.auditLog.create({
-    data: {
-      actor,
-      action: entry.action,
-      tenantId: null,
-      target: entry.target,
-      detail: { result: entry.result, ...(entry.detail as object) },
-    },
+    data: { actor, action: entry.action, tenantId: null, target: entry.target, result: entry.result, detail: entry.detail },
   });
 };
 
