@@ -482,7 +482,16 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
   const lockTimeoutMs = options.lockTimeoutMs ?? 2000;
   const attempts = options.attempts ?? 5;
 
-  const client = await pool.connect();
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    // The database is not there: a failed run (the schedule tries again), never a rejection.
+    const message = error instanceof Error ? error.message : String(error);
+    metrics?.runs.inc({ result: "failed" });
+    logger.warn({ err: message }, "maintenance run could not connect");
+    return { result: "failed", runId: null, operations: [], plan: null, error: message };
+  }
   let broken = false;
   const onError = () => {
     broken = true;

@@ -76,6 +76,20 @@ describe("partition maintenance", () => {
     expect(rows[0]?.n).toBe(61);
   });
 
+  it("a claim with no partition for now() fails with PartitionMissingError, counted; the next run recreates it", async () => {
+    const registry = new Registry();
+    const effects = testEffects(db.pool, { registry });
+    const current = `effects_p${new Date(Date.now()).toISOString().slice(0, 10).replaceAll("-", "")}`;
+    await db.pool.query(`DROP TABLE ${current}`);
+    const claim = () => effects.once({ tenant: "t1", key: "capture:o-1", jobType: "order.capture" }, async () => "done");
+    await expect(claim()).rejects.toMatchObject({ code: "PARTITION_MISSING" });
+    expect(await metricValue(registry, "idem_partition_missing_errors_total", { job_type: "order.capture" })).toBe(1);
+    const run = await maintain(db.pool, { logger: silentLogger() });
+    expect(run.operations).toContainEqual(expect.objectContaining({ kind: "create", partition: current, result: "ok" }));
+    await expect(claim()).resolves.toMatchObject({ result: "ran", outcome: "done" });
+    await effects.close();
+  });
+
   it("two runs started together: one acts, the other skips", async () => {
     await setSettings(db.pool, 3, 20);
     const other = newPool(db.url, 2);
