@@ -4,6 +4,8 @@ import { BASE_URL } from "./env";
 
 // The Retention page against the seeded console: partitions and the plan for everyone, the apply
 // button (behind a confirmation) only for a platform admin, and the API refusing a viewer.
+// A maintenance run can take seconds on a loaded machine.
+test.setTimeout(120_000);
 
 test("a viewer sees partitions and the plan, no apply button, and the API refuses apply", async ({ page, request }) => {
   await loginAs(page, "viewer");
