@@ -77,6 +77,37 @@ const configSchema = z.object({
   SOAK_WORKER_NODE_ARGS: z.preprocess(emptyAsUndefined, z.string().default("")),
   /** Set (to anything): command-line failures also print the stack. */
   ONCEBOARD_DEBUG: z.preprocess(emptyAsUndefined, z.string().optional()).transform((value) => value !== undefined),
+  /** Signs console session cookies; unset: a random one is generated once and kept in <ONCEBOARD_DATA_DIR>/session-secret (0600). */
+  ONCEBOARD_SECRET: z.preprocess(emptyAsUndefined, z.string().min(32, "must be at least 32 characters").optional()),
+  /** API requests per minute per token (a token bucket of this size, refilled evenly). */
+  ONCEBOARD_RATE_LIMIT_PER_MINUTE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1_000_000).default(600)),
+  /** How long a console session lasts (hours; never past its token's expiry). */
+  ONCEBOARD_SESSION_HOURS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 30)
+      .default(12),
+  ),
+  /** Outcome redaction before it leaves the server: default (card numbers, e-mail addresses) or off. */
+  ONCEBOARD_REDACT: z.preprocess(emptyAsUndefined, z.enum(["default", "off"]).default("default")),
+  /** Extra comma-separated outcome field names whose values are always redacted (e.g. "iban,phone"). */
+  ONCEBOARD_REDACT_FIELDS: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .transform((value) =>
+        value
+          .split(",")
+          .map((entry) => entry.trim())
+          .filter((entry) => entry !== ""),
+      )
+      .optional(),
+  ),
+  /** Seconds between the console's partition maintenance runs (lib/retention/schedule.ts); 0 turns it off. */
+  RETENTION_MAINTENANCE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -112,7 +143,7 @@ export function loadWorkerMetricsUrls(env: Env = process.env): string[] {
  * every route and page; while false, `npm start` warns when HOST exposes the console beyond loopback.
  * The auth work sets this to true (or replaces it with its own check) in the same change.
  */
-export const CONSOLE_AUTHENTICATION_ENABLED: boolean = false;
+export const CONSOLE_AUTHENTICATION_ENABLED: boolean = true;
 
 /** Whether a listen address is reachable from this machine only. */
 export function isLoopbackHost(host: string): boolean {

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { bootstrapLoginMessage } from "../lib/auth/bootstrap";
 import { CONSOLE_AUTHENTICATION_ENABLED, isLoopbackHost, loadConfig, loadWorkerMetricsUrls } from "../lib/config";
 import { assertPortFree, findFreePort } from "../lib/db/free-port";
 import { type ProvisionedDatabase, provisionDatabase } from "../lib/db/provision";
@@ -180,6 +181,7 @@ runMain(async () => {
         `warning: HOST=${config.HOST} lets other machines reach the console, which has no authentication yet: anyone who can reach port ${config.PORT} can read it`,
       );
     }
+    log(await bootstrapLoginMessage(database.url, `http://${shown}:${config.PORT}`));
     if (historySpanMs !== undefined) {
       const spanMs = historySpanMs;
       log(

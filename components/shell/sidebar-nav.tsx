@@ -12,6 +12,12 @@ function Icon({ name }: { name: NavIcon }) {
           <path fill="currentColor" d="M1 9h3v6H1zM6.5 5h3v10h-3zM12 1h3v14h-3z" />
         </svg>
       );
+    case "retention":
+      return (
+        <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
+          <path fill="currentColor" d="M1 2h14v3H1zM2 6h12v8H2zm3 2v1h6V8z" />
+        </svg>
+      );
   }
 }
 

@@ -12,6 +12,7 @@ import {
   LeaseLostError,
   OutcomeNotStorableError,
   OutcomeTooLargeError,
+  PartitionMissingError,
   RetentionWindowError,
 } from "./errors";
 import { providerKeyFor } from "./keys";
@@ -172,7 +173,9 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
     return sql.inTransaction ? runClaim(sql, params) : withRetry(() => runClaim(sql, params));
   };
   const row = await claimWithWait(claimOnce, spec.waitMs, { abortsOnLockTimeout: sql.inTransaction }).catch((error: unknown) => {
-    throw mapDbError(error);
+    const mapped = mapDbError(error);
+    if (mapped instanceof PartitionMissingError) core.metrics.partitionMissing.inc({ job_type: spec.jobType });
+    throw mapped;
   });
 
   return settleClaim(core, sql, spec, row, (performance.now() - started) / 1000);

@@ -12,6 +12,7 @@ import { createMetrics, defaultRegistry } from "./metrics";
 import { type OnceInput, once } from "./once";
 import { type EffectsOptions, type ResolvedOptions, resolveOptions } from "./options";
 import { parseMarker } from "./outcome";
+import { startRetentionParts } from "./retention-parts";
 import { Rollups } from "./rollups";
 import { buildStepSpec, checkDelivery, checkObject } from "./spec";
 import { beforeClaim, type EffectResult } from "./step";
@@ -82,6 +83,12 @@ export interface Effects<Tx = TransactionHandle> {
   claimMany(inputs: readonly BatchClaimInput[]): Promise<BatchClaimOutcome[]>;
   /** Writes pending per-minute rollups and duplicate bookkeeping now; true when all were written. */
   flush(): Promise<boolean>;
+  /**
+   * Resolves once this worker is registered and has read the database retention (at once when
+   * `register` is off); rejects with a one-line RetentionConfigError when its maxRetryWindow
+   * exceeds the retention: the worker must not start.
+   */
+  ready(): Promise<void>;
   /** Stops new claims and the flush timers, then flushes. Call on shutdown. Does not close `db`. */
   close(): Promise<void>;
   readonly registry: Registry;
@@ -101,6 +108,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
   const duplicates = new DuplicateLedger(opts.db, { logger, onFlushFailure: () => metrics.rollupFlushFailures.inc() });
   duplicates.start(opts.flushIntervalMs);
   const core: EffectsCore = { opts, metrics, rollups, duplicates, logger, closed: false };
+  const retention = startRetentionParts(core, registry);
 
   return {
     once: (input, fn) => once(core, input, fn),
@@ -124,8 +132,10 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
       const [a, b] = await Promise.all([duplicates.flush(), rollups?.flush() ?? true]);
       return a && b;
     },
+    ready: () => retention.ready,
     async close() {
       core.closed = true;
+      await retention.stop();
       rollups?.stop();
       duplicates.stop();
       await Promise.all([duplicates.flush(), rollups?.flush()]);

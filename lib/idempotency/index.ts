@@ -37,6 +37,32 @@ export {
 } from "./errors";
 export type { JobContext, JobDelivery, JobResult, StepOptions, StepReport, TransactionStepOptions } from "./job";
 export { codePointLength, MAX_KEY_LENGTH, providerKeyFor, requestHash, validateKey } from "./keys";
+// Retention and partition maintenance (issue 11): the manager runs from any worker or the console.
+export {
+  DEFAULT_RETENTION_SETTINGS,
+  fmtSeconds,
+  type Guard,
+  type LiveWorker,
+  type MaintainOptions,
+  type MaintenancePlan,
+  type MaintenanceRunResult,
+  type MaintenanceSchedule,
+  maintain,
+  NEWEST_KEPT,
+  type Operation,
+  type OperationKind,
+  PARTITION_INTERVALS,
+  type PartitionInterval,
+  type PartitionState,
+  type PlannedCreate,
+  partitionName,
+  planMaintenance,
+  type RetentionSettingsRow,
+  readLiveWorkers,
+  readRetentionSettings,
+  startMaintenance,
+} from "./maintenance";
+export { type MaintenanceMetrics, maintenanceMetrics, partitionMissingCounter } from "./maintenance-metrics";
 export { createMetrics, defaultRegistry, type EffectsMetrics, GAP_BUCKET_BOUNDS } from "./metrics";
 export type { OnceInput, StepPolicy } from "./once";
 export { type EffectsOptions, MAX_LEASE_MS, MAX_WAIT_MS, MIN_LEASE_MS, MIN_RETENTION_MS } from "./options";
@@ -54,3 +80,4 @@ export {
 export { isRetryable, RETRYABLE_SQLSTATES, withRetry } from "./retryable";
 export { type MetricsServer, serveMetrics } from "./serve-metrics";
 export type { EffectResult } from "./step";
+export { registerWorker, type WorkerRegistration, type WorkerRegistrationOptions } from "./worker-registry";

@@ -1,4 +1,5 @@
 import { Counter, Histogram, type Metric, Registry } from "prom-client";
+import { partitionMissingCounter } from "./maintenance-metrics";
 
 /**
  * Upper bounds (seconds) of the redelivery-gap histogram: 1 s … 30 d. The same list as the SQL
@@ -39,6 +40,8 @@ export interface EffectsMetrics {
   rollupFlushFailures: Counter<string>;
   redeliveryGap: Histogram<"job_type">;
   claimDuration: Histogram<"job_type">;
+  /** Claims refused with PartitionMissingError (issue 11: an alert of its own). */
+  partitionMissing: Counter<"job_type">;
 }
 
 function reuse<M extends Metric>(registry: Registry, name: string, make: () => M): M {
@@ -109,5 +112,6 @@ export function createMetrics(registry: Registry): EffectsMetrics {
           registers: [registry],
         }),
     ),
+    partitionMissing: partitionMissingCounter(registry),
   };
 }

@@ -35,6 +35,15 @@ export interface EffectsOptions {
   rollups?: boolean;
   /** Names this process in effects.owner. Default host:pid:random. */
   workerId?: string;
+  // --- Retention (issue 11) ---
+  /**
+   * Register this worker's maxRetryWindow in worker_registrations (heartbeat) and read the
+   * retention from the database; `ready()` rejects when the window exceeds it. Default false
+   * (true when `maintain` is set).
+   */
+  register?: boolean;
+  /** Run partition maintenance in this process on a schedule (needs a pg.Pool). Default off; `true` = every 5 min. */
+  maintain?: boolean | { interval?: Duration };
 }
 
 export interface ResolvedOptions {
@@ -50,6 +59,9 @@ export interface ResolvedOptions {
   flushIntervalMs: number;
   rollups: boolean;
   workerId: string;
+  register: boolean;
+  /** null: this process does not run maintenance. */
+  maintainIntervalMs: number | null;
 }
 
 const duration = z.union([z.number(), z.string()]).optional();
@@ -68,6 +80,8 @@ const schema = z.object({
   flushInterval: duration,
   rollups: z.boolean().optional(),
   workerId: z.string().min(1).max(200).optional(),
+  register: z.boolean().optional(),
+  maintain: z.union([z.boolean(), z.object({ interval: duration })]).optional(),
 });
 
 /**
@@ -144,5 +158,18 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
     flushIntervalMs: toMs(options.flushInterval ?? "10s", "flushInterval"),
     rollups: options.rollups ?? true,
     workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    ...resolveRetentionOptions(options),
   };
+}
+
+function resolveRetentionOptions(options: EffectsOptions): Pick<ResolvedOptions, "register" | "maintainIntervalMs"> {
+  const maintain = options.maintain ?? false;
+  const maintainIntervalMs =
+    maintain === false ? null : toMs((maintain === true ? undefined : maintain.interval) ?? "5m", "maintain.interval");
+  if (maintainIntervalMs !== null && !isPgPool(options.db)) {
+    throw new InvalidEffectsOptionsError(
+      "maintain needs `db` to be a pg.Pool (DETACH … CONCURRENTLY runs outside a transaction)",
+    );
+  }
+  return { register: options.register ?? maintainIntervalMs !== null, maintainIntervalMs };
 }

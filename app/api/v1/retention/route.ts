@@ -1,0 +1,8 @@
+import { jsonResponse } from "@/lib/api/errors";
+import { withAuth } from "@/lib/auth/with-auth";
+import { getRetention } from "@/lib/retention/get-retention";
+
+export const dynamic = "force-dynamic";
+
+/** GET /api/v1/retention → RetentionView: settings, plan (partitions and guards), live workers' windows, runs. */
+export const GET = withAuth("viewer", async () => jsonResponse(await getRetention()));

@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { ApiError, jsonResponse } from "@/lib/api/errors";
+import { appendAudit } from "@/lib/auth/audit";
+import { withAuth } from "@/lib/auth/with-auth";
+import { getRetentionSettings } from "@/lib/retention/get-retention";
+import { PARTITION_INTERVALS } from "@/lib/retention/retention-types";
+import { updateRetentionSettings } from "@/lib/retention/settings";
+
+export const dynamic = "force-dynamic";
+
+/** GET /api/v1/retention/settings → RetentionSettingsView. */
+export const GET = withAuth("viewer", async () => jsonResponse(await getRetentionSettings()));
+
+const body = z
+  .object({
+    retentionDays: z.number().int().min(1).max(3650).optional(),
+    maxRetryWindowDays: z.number().int().min(0).max(3650).optional(),
+    partitionInterval: z.enum(PARTITION_INTERVALS).optional(),
+    premakeCount: z.number().int().min(1).max(1000).optional(),
+    force: z.boolean().optional(),
+    reason: z.string().trim().min(3).max(500).optional(),
+  })
+  .strict();
+
+/**
+ * PUT /api/v1/retention/settings → SettingsUpdateView. Platform admins only; lowering the
+ * retention below a live worker's retry window answers 409 unless { force: true, reason }.
+ */
+export const PUT = withAuth("admin", async (request, { principal, ip }) => {
+  if (principal.tenantId !== null)
+    throw new ApiError("FORBIDDEN", "retention is platform-wide: this needs a platform admin token");
+  const parsed = body.safeParse(await request.json().catch(() => null));
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({ path: i.path.join(".") || "(body)", message: i.message }));
+    throw new ApiError("INVALID_INPUT", `invalid body: ${issues.map((i) => `${i.path} ${i.message}`).join("; ")}`, issues);
+  }
+  return jsonResponse(
+    await updateRetentionSettings(parsed.data, {
+      actor: principal.actor,
+      audit: (tx, entry) => appendAudit(tx, { principal, tenantId: null, ip, ...entry }),
+    }),
+  );
+});

@@ -1,0 +1,11 @@
+import { PageHeader } from "@/components/ui/page-header";
+import { Skeleton } from "@/components/ui/states";
+
+export default function Loading() {
+  return (
+    <>
+      <PageHeader title="Retention" />
+      <Skeleton className="h-64 w-full" />
+    </>
+  );
+}

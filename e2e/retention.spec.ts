@@ -1,0 +1,59 @@
+import { expect, test } from "@playwright/test";
+import { bearer, loginAs } from "./auth";
+import { BASE_URL } from "./env";
+
+// The Retention page against the seeded console: partitions and the plan for everyone, the apply
+// button (behind a confirmation) only for a platform admin, and the API refusing a viewer.
+// A maintenance run can take seconds on a loaded machine.
+test.setTimeout(120_000);
+
+test("a viewer sees partitions and the plan, no apply button, and the API refuses apply", async ({ page, request }) => {
+  await loginAs(page, "viewer");
+  await page.goto("/retention");
+  await expect(page.getByRole("heading", { name: "Retention", level: 1 })).toBeVisible();
+  const rows = page.getByTestId("partitions").locator("tbody tr");
+  await expect(rows.first()).toBeVisible();
+  expect(await rows.count()).toBeGreaterThan(3);
+  await expect(page.getByRole("heading", { name: "Plan" })).toBeVisible();
+  await expect(page.getByRole("button", { name: /Apply plan/ })).toHaveCount(0);
+
+  const refused = await request.post(`${BASE_URL}/api/v1/retention/apply`, {
+    headers: { ...bearer("viewer"), origin: BASE_URL },
+  });
+  expect(refused.status()).toBe(403);
+  const plan = await request.get(`${BASE_URL}/api/v1/retention/plan`, { headers: bearer("viewer") });
+  expect(plan.status()).toBe(200);
+  expect((await plan.json()).partitions.length).toBeGreaterThan(3);
+});
+
+test("a platform admin applies the plan after confirming, and the partition list changes", async ({ page, request }) => {
+  // More partitions ahead than exist: the plan now has partitions to create.
+  const headers = { ...bearer("platform-admin"), origin: BASE_URL, "content-type": "application/json" };
+  const before = await (await request.get(`${BASE_URL}/api/v1/retention/settings`, { headers })).json();
+  const raised = await request.put(`${BASE_URL}/api/v1/retention/settings`, {
+    headers,
+    data: { premakeCount: before.premakeCount + 3 },
+  });
+  expect(raised.status(), await raised.text()).toBe(200);
+
+  await loginAs(page, "platform-admin");
+  await page.goto("/retention");
+  const rows = page.getByTestId("partitions").locator("tbody tr");
+  await expect(rows.first()).toBeVisible();
+  const countBefore = await rows.count();
+  await expect(page.getByTestId("plan")).toContainText("create");
+
+  await page.getByRole("button", { name: "Apply plan…" }).click();
+  await page.getByRole("button", { name: "Confirm apply" }).click();
+  await expect(page.getByTestId("apply-result")).toContainText("success");
+  await expect.poll(() => rows.count()).toBeGreaterThanOrEqual(countBefore + 3);
+  await expect(page.getByTestId("plan-empty")).toBeVisible();
+  await expect(page.getByTestId("runs")).toContainText("api");
+
+  // An operator of a tenant cannot apply either: retention is platform-wide.
+  const tenantAdmin = await request.post(`${BASE_URL}/api/v1/retention/apply`, {
+    headers: { ...bearer("admin"), origin: BASE_URL },
+  });
+  expect(tenantAdmin.status()).toBe(403);
+  await request.put(`${BASE_URL}/api/v1/retention/settings`, { headers, data: { premakeCount: before.premakeCount } });
+});

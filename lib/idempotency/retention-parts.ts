@@ -1,0 +1,58 @@
+import type pg from "pg";
+import type { Registry } from "prom-client";
+import type { EffectsCore } from "./core";
+import { startMaintenance } from "./maintenance";
+import { registerWorker } from "./worker-registry";
+
+/**
+ * What createEffects starts for retention (issue 11), kept out of effects.ts: the worker's
+ * registration (its declared maxRetryWindow, heartbeat, the database retention replacing the
+ * local option) and, when asked, the maintenance schedule.
+ */
+export function startRetentionParts(core: EffectsCore, registry: Registry): { ready: Promise<void>; stop(): Promise<void> } {
+  const { opts, logger } = core;
+  const registration = opts.register
+    ? registerWorker(opts.db, {
+        workerId: opts.workerId,
+        maxRetryWindowMs: opts.maxRetryWindowMs,
+        logger,
+        onRetention: (retentionMs) => {
+          // The claim path reads opts.retentionMs: the database's value wins over the option.
+          (opts as { retentionMs: number }).retentionMs = retentionMs;
+        },
+      })
+    : null;
+  const ready = registration
+    ? registration.ready.then(
+        () => undefined,
+        (error: unknown) => {
+          // A refused worker takes no claims.
+          core.closed = true;
+          logger.error(error instanceof Error ? error.message : String(error));
+          throw error;
+        },
+      )
+    : Promise.resolve();
+  ready.catch(() => {});
+  // Maintenance waits for the registration: a refused worker must not drop anything either.
+  let schedule: ReturnType<typeof startMaintenance> | null = null;
+  if (opts.maintainIntervalMs !== null) {
+    const intervalMs = opts.maintainIntervalMs;
+    ready.then(
+      () => {
+        if (!core.closed) {
+          schedule = startMaintenance(opts.db as pg.Pool, { intervalMs, logger, registry, runner: opts.workerId });
+        }
+      },
+      () => {},
+    );
+  }
+  return {
+    ready,
+    async stop() {
+      await ready.catch(() => {});
+      await schedule?.stop();
+      await registration?.stop();
+    },
+  };
+}

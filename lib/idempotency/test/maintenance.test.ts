@@ -1,0 +1,294 @@
+import type pg from "pg";
+import { Registry } from "prom-client";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { maintain, planMaintenance, registerWorker } from "../index";
+import { metricValue, newPool, silentLogger, sleep, testEffects } from "./helpers";
+
+/**
+ * The partition manager against a real PostgreSQL: moved time, concurrent runs, an interrupted
+ * DETACH … CONCURRENTLY, each guard, and claims running while it detaches and drops.
+ */
+const DAY = 86_400_000;
+const dayStart = (t: number) => Math.floor(t / DAY) * DAY;
+const today = dayStart(Date.now());
+
+let db: TestDatabase;
+beforeEach(async () => {
+  db = await createTestDatabase({ poolSize: 20 });
+});
+afterEach(async () => {
+  await db?.drop();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+async function partitionNames(pool: pg.Pool): Promise<string[]> {
+  const { rows } = await pool.query<{ name: string }>(
+    "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'effects'::regclass ORDER BY 1",
+  );
+  return rows.map((r) => r.name);
+}
+
+const insertAt = (pool: pg.Pool | pg.PoolClient, at: Date, key: string, status = "completed", leaseUntil: Date | null = null) =>
+  pool.query(
+    `INSERT INTO effects (tenant_id, key, job_type, status, policy, created_at, lease_until) VALUES ('t1', $1, 'test', $2, 'once', $3, $4)`,
+    [key, status, at, leaseUntil],
+  );
+
+const setSettings = (pool: pg.Pool, retentionDays: number, premake = 3, window = 0) =>
+  pool.query(
+    "UPDATE retention_settings SET retention_days = $1, premake_count = $2, max_retry_window_days = $3, partition_interval = 'day' WHERE id = 1",
+    [retentionDays, premake, window],
+  );
+
+/** The daily partitions from `from` to `to` days from today (as the startup premake makes them). */
+const makeDays = (pool: pg.Pool, from: number, to: number) =>
+  pool.query("SELECT onceboard_ensure_partitions($1::date, $2::date)", [
+    new Date(today + from * DAY).toISOString().slice(0, 10),
+    new Date(today + to * DAY).toISOString().slice(0, 10),
+  ]);
+
+describe("partition maintenance", () => {
+  it("keeps premaking and dropping as time moves forward 30 days; an insert at the moved now never misses", async () => {
+    await setSettings(db.pool, 3, 3);
+    const registry = new Registry();
+    for (let hours = 0; hours <= 30 * 24; hours += 12) {
+      const now = new Date(Date.now() + hours * 3_600_000);
+      const run = await maintain(db.pool, { now, registry, logger: silentLogger(), trigger: "test" });
+      expect(run.result, run.error).toBe("success");
+      // The INSERT a claim makes at that moment (created_at = now) finds its partition.
+      await insertAt(db.pool, now, `k-${hours}`);
+      const plan = await planMaintenance(db.pool, { now });
+      expect(plan.runwayHours).toBeGreaterThanOrEqual(3 * 24);
+      // Bounded: retention + guard slack + premake, never an ever-growing table.
+      expect((await partitionNames(db.pool)).length).toBeLessThanOrEqual(3 + 2 + 1 + 3 + 1);
+      expect(plan.partitions.filter((p) => p.action === "drop")).toEqual([]);
+    }
+    const names = await partitionNames(db.pool);
+    expect(names).not.toContain(`effects_p${new Date(today).toISOString().slice(0, 10).replaceAll("-", "")}`);
+    expect(await metricValue(registry, "idem_maintenance_operations_total", { kind: "drop", result: "ok" })).toBeGreaterThan(20);
+    expect(await metricValue(registry, "idem_partition_runway_hours")).toBeGreaterThanOrEqual(72);
+    const { rows } = await db.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM maintenance_runs WHERE result = 'success'",
+    );
+    expect(rows[0]?.n).toBe(61);
+  });
+
+  it("a claim with no partition for now() fails with PartitionMissingError, counted; the next run recreates it", async () => {
+    const registry = new Registry();
+    const effects = testEffects(db.pool, { registry });
+    const current = `effects_p${new Date(Date.now()).toISOString().slice(0, 10).replaceAll("-", "")}`;
+    await db.pool.query(`DROP TABLE ${current}`);
+    const claim = () => effects.once({ tenant: "t1", key: "capture:o-1", jobType: "order.capture" }, async () => "done");
+    await expect(claim()).rejects.toMatchObject({ code: "PARTITION_MISSING" });
+    expect(await metricValue(registry, "idem_partition_missing_errors_total", { job_type: "order.capture" })).toBe(1);
+    const run = await maintain(db.pool, { logger: silentLogger() });
+    expect(run.operations).toContainEqual(expect.objectContaining({ kind: "create", partition: current, result: "ok" }));
+    await expect(claim()).resolves.toMatchObject({ result: "ran", outcome: "done" });
+    await effects.close();
+  });
+
+  it("two runs started together: one acts, the other skips", async () => {
+    await setSettings(db.pool, 3, 20);
+    const other = newPool(db.url, 2);
+    try {
+      let releaseFirst = () => {};
+      const held = new Promise<void>((resolve) => {
+        releaseFirst = resolve;
+      });
+      let lockedBy = 0;
+      const run = (pool: pg.Pool, n: number) =>
+        maintain(pool, {
+          logger: silentLogger(),
+          afterLock: async () => {
+            lockedBy = n;
+            await held; // hold the lock until the other run has returned
+          },
+        });
+      const first = run(db.pool, 1);
+      while (lockedBy === 0) await sleep(5);
+      const second = await run(other, 2);
+      releaseFirst();
+      const winner = await first;
+      expect(second.result).toBe("skipped");
+      expect(winner.result).toBe("success");
+      expect(winner.operations.filter((o) => o.kind === "create" && o.result === "ok").length).toBeGreaterThan(5);
+      // And once free, the next run acts (nothing left to create).
+      const third = await maintain(other, { logger: silentLogger() });
+      expect(third.result).toBe("success");
+      expect(third.operations).toEqual([]);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it("finishes an interrupted DETACH … CONCURRENTLY with FINALIZE, then drops the partition", async () => {
+    await setSettings(db.pool, 3, 3);
+    await makeDays(db.pool, -20, -20);
+    const name = `effects_p${new Date(today - 20 * DAY).toISOString().slice(0, 10).replaceAll("-", "")}`;
+    const holder = await db.pool.connect();
+    const detacher = await db.pool.connect();
+    try {
+      // An open transaction with a snapshot that can see the partition makes DETACH CONCURRENTLY
+      // wait in its second phase; cancelling it there leaves the partition detach-pending.
+      await holder.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+      await holder.query("SELECT count(*) FROM effects");
+      const pid = (await detacher.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid;
+      // What a run does first (marks the partition ours), then its detach, interrupted below.
+      await detacher.query(`COMMENT ON TABLE ${name} IS 'onceboard:retention detach run 0'`);
+      const detaching = detacher.query(`ALTER TABLE effects DETACH PARTITION ${name} CONCURRENTLY`).catch((e: Error) => e);
+      let pending = false;
+      for (let i = 0; i < 400 && !pending; i++) {
+        const { rows } = await db.pool.query<{ p: boolean }>(
+          "SELECT i.inhdetachpending AS p FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relname = $1",
+          [name],
+        );
+        pending = rows[0]?.p === true;
+        if (!pending) await sleep(25);
+      }
+      expect(pending).toBe(true);
+      await db.pool.query("SELECT pg_cancel_backend($1)", [pid]);
+      expect(String(await detaching)).toMatch(/cancel/i);
+      await holder.query("COMMIT");
+
+      const plan = await planMaintenance(db.pool);
+      expect(plan.partitions.find((p) => p.name === name)).toMatchObject({ action: "finalize", detachPending: true });
+      const run = await maintain(db.pool, { logger: silentLogger() });
+      expect(run.result, run.error).toBe("success");
+      expect(run.operations).toContainEqual(expect.objectContaining({ kind: "finalize", partition: name, result: "ok" }));
+      expect(await partitionNames(db.pool)).not.toContain(name);
+      const { rows } = await db.pool.query("SELECT to_regclass($1) AS t", [name]);
+      expect(rows[0]?.t).toBeNull();
+    } finally {
+      await holder.query("ROLLBACK").catch(() => {});
+      holder.release();
+      detacher.release();
+    }
+  });
+
+  it("guards: retention limit, live lease, newest, a missing partition in the middle is recreated", async () => {
+    await setSettings(db.pool, 5, 3);
+    await makeDays(db.pool, -12, -3);
+    const name = (offset: number) => `effects_p${new Date(today + offset * DAY).toISOString().slice(0, 10).replaceAll("-", "")}`;
+    // A live lease in an expired partition; a dead one in another.
+    await insertAt(db.pool, new Date(today - 10 * DAY + 1000), "live", "in_progress", new Date(Date.now() + 3_600_000));
+    await insertAt(db.pool, new Date(today - 9 * DAY + 1000), "dead", "in_progress", new Date(Date.now() - 3_600_000));
+    // Tomorrow + 1 goes missing (someone dropped it).
+    await db.pool.query(`DROP TABLE ${name(2)}`);
+
+    const plan = await planMaintenance(db.pool);
+    const byName = new Map(plan.partitions.map((p) => [p.name, p]));
+    expect(byName.get(name(-10))).toMatchObject({ action: "keep", guard: "in-flight", liveClaims: 1 });
+    expect(byName.get(name(-9))).toMatchObject({ action: "drop" });
+    expect(byName.get(name(-12))).toMatchObject({ action: "drop" });
+    // The limit is now − 5 days: a partition ending after it is kept by the retention guard.
+    expect(byName.get(name(-5))).toMatchObject({ action: "keep", guard: "retention" });
+    expect(byName.get(name(-6))).toMatchObject({ action: "drop" });
+    expect(byName.get(name(0))).toMatchObject({ action: "keep", guard: "current" });
+    expect(plan.create).toContainEqual(expect.objectContaining({ name: name(2), reason: "missing" }));
+
+    const run = await maintain(db.pool, { logger: silentLogger() });
+    expect(run.result, run.error).toBe("success");
+    const names = await partitionNames(db.pool);
+    expect(names).toContain(name(-10));
+    expect(names).toContain(name(2));
+    expect(names).not.toContain(name(-9));
+    expect(names).not.toContain(name(-12));
+    await insertAt(db.pool, new Date(today + 2 * DAY + 5000), "in-the-gap");
+
+    // Far in the future every partition is expired; the newest two still stay (plan only).
+    const far = await planMaintenance(db.pool, { now: new Date(today + 400 * DAY) });
+    const kept = far.partitions.filter((p) => p.guard === "newest").map((p) => p.name);
+    expect(kept).toEqual([name(6), name(7)]);
+  });
+
+  it("a live worker declaring a longer retry window holds partitions the retention alone would drop", async () => {
+    await setSettings(db.pool, 10, 3);
+    await makeDays(db.pool, -8, -3);
+    const worker = registerWorker(db.pool, { workerId: "w-long", maxRetryWindowMs: 10 * DAY, logger: silentLogger() });
+    await worker.ready;
+    // The retention is lowered afterwards (forced by an admin): the worker is still live.
+    await setSettings(db.pool, 2, 3);
+    const plan = await planMaintenance(db.pool);
+    const old = plan.partitions.find((p) =>
+      p.name.endsWith(new Date(today - 8 * DAY).toISOString().slice(0, 10).replaceAll("-", "")),
+    );
+    expect(old).toMatchObject({ action: "keep", guard: "retry-window" });
+    expect(plan.keepSeconds).toBe(10 * 86_400);
+    const run = await maintain(db.pool, { logger: silentLogger() });
+    expect(run.operations.filter((o) => o.kind === "drop")).toEqual([]);
+    // Once the worker stops (its row is removed), the same partitions expire.
+    await worker.stop();
+    const after = await maintain(db.pool, { logger: silentLogger() });
+    expect(after.operations.filter((o) => o.kind === "drop").length).toBeGreaterThanOrEqual(5);
+  });
+
+  it("a worker whose window exceeds the database retention refuses to start, with one line naming both", async () => {
+    await setSettings(db.pool, 7, 3);
+    const effects = testEffects(db.pool, { retention: "30d", maxRetryWindow: "14d", register: true });
+    await expect(effects.ready()).rejects.toThrow(
+      /^refusing to start: this worker's maxRetryWindow \(14d\) exceeds the database retention \(7d\)[^\n]*$/,
+    );
+    await effects.close();
+    const ok = testEffects(db.pool, { retention: "30d", maxRetryWindow: "3d", register: true });
+    await ok.ready();
+    // The database's retention replaced the local option.
+    expect(ok.options.retentionMs).toBe(7 * DAY);
+    const { rows } = await db.pool.query("SELECT max_retry_window_seconds FROM worker_registrations");
+    expect(rows).toEqual([{ max_retry_window_seconds: 3 * 86_400 }]);
+    await ok.close();
+  });
+
+  it("claims running in parallel with apply: no errors, no duplicate effects", async () => {
+    await setSettings(db.pool, 3, 10);
+    await makeDays(db.pool, -40, -10);
+    for (let d = -40; d <= -10; d++) await insertAt(db.pool, new Date(today + d * DAY + 1000), `old-${d}`);
+    const claimPool = newPool(db.url, 12);
+    const effects = testEffects(claimPool, { wait: "5s" });
+    const runs = new Map<string, number>();
+    const errors: unknown[] = [];
+    let stop = false;
+    let claimsDuringApply = 0;
+    let applying = false;
+    const worker = async (w: number) => {
+      for (let i = 0; !stop; i++) {
+        const key = `capture:o-${i % 40}-${Math.floor(i / 40)}-${w % 2}`; // two workers share each key
+        try {
+          await effects.once({ tenant: "t1", key, jobType: "test", policy: "external" }, async () => {
+            runs.set(key, (runs.get(key) ?? 0) + 1);
+          });
+          if (applying) claimsDuringApply++;
+        } catch (error) {
+          errors.push(error);
+          if (errors.length > 20) stop = true;
+        }
+      }
+    };
+    const workers = Array.from({ length: 6 }, (_, w) => worker(w));
+    try {
+      await sleep(50);
+      applying = true;
+      const run = await maintain(db.pool, { logger: silentLogger(), lockTimeoutMs: 500, attempts: 20 });
+      applying = false;
+      await sleep(50);
+      stop = true;
+      await Promise.all(workers);
+      expect(run.result, run.error).toBe("success");
+      expect(run.operations.filter((o) => o.kind === "drop" && o.result === "ok").length).toBe(31);
+      expect(errors.map(String)).toEqual([]);
+      expect(claimsDuringApply).toBeGreaterThan(0);
+      expect([...runs.values()].every((n) => n === 1)).toBe(true);
+      const { rows } = await db.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM (SELECT tenant_id, key FROM effects GROUP BY 1, 2 HAVING count(*) > 1) d",
+      );
+      expect(rows[0]?.n).toBe(0);
+    } finally {
+      stop = true;
+      await Promise.all(workers);
+      await effects.close();
+      await claimPool.end();
+    }
+  });
+});

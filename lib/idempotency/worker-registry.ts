@@ -1,0 +1,93 @@
+import os from "node:os";
+import type { Logger } from "pino";
+import { type EffectsDb, sqlFor } from "./db";
+import { RetentionConfigError } from "./errors";
+import { DELETE_WORKER, READ_SETTINGS, UPSERT_WORKER } from "./maintenance-sql";
+
+/**
+ * One truth for retention, on the worker's side. A worker registers the maxRetryWindow it
+ * declares (a row with a heartbeat; the partition manager never drops what a live worker may
+ * still be redelivered) and reads the retention from the database, cached and refreshed with
+ * each heartbeat, instead of trusting its own option. A worker whose window exceeds the
+ * retention refuses to start.
+ */
+
+export interface WorkerRegistrationOptions {
+  workerId: string;
+  maxRetryWindowMs: number;
+  /** Heartbeat (and settings refresh) period. Default 30 s; the row lives 4 heartbeats. */
+  heartbeatMs?: number;
+  logger?: Logger;
+  /** Called with the database retention on registration and after each refresh. */
+  onRetention?: (retentionMs: number) => void;
+}
+
+export interface WorkerRegistration {
+  /** Resolves once registered (the retention read); rejects with RetentionConfigError when refused. */
+  readonly ready: Promise<{ retentionMs: number }>;
+  /** Stops the heartbeat and removes the row (a stopped worker holds nothing back). */
+  stop(): Promise<void>;
+}
+
+const readSettings = { name: "onceboard_read_retention", text: READ_SETTINGS, returns: "rows" as const };
+const upsert = { name: "onceboard_upsert_worker", text: UPSERT_WORKER, returns: "count" as const };
+const remove = { name: "onceboard_delete_worker", text: DELETE_WORKER, returns: "count" as const };
+
+const fmt = (ms: number) =>
+  ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${ms / 1000}s`;
+
+export function registerWorker(db: EffectsDb, options: WorkerRegistrationOptions): WorkerRegistration {
+  const sql = sqlFor(db, false);
+  const heartbeatMs = options.heartbeatMs ?? 30_000;
+  const ttlSeconds = Math.max(1, Math.ceil((heartbeatMs * 4) / 1000));
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+
+  const readRetentionMs = async (): Promise<number> => {
+    const { rows } = await sql.run<{ retention_days: number }>(readSettings, []);
+    return (rows[0]?.retention_days ?? 7) * 86_400_000;
+  };
+  const beat = () =>
+    sql.run(upsert, [options.workerId, options.maxRetryWindowMs / 1000, os.hostname(), process.pid, ttlSeconds, null]);
+
+  const ready = (async () => {
+    const retentionMs = await readRetentionMs();
+    if (options.maxRetryWindowMs > retentionMs) {
+      stopped = true;
+      throw new RetentionConfigError(
+        `refusing to start: this worker's maxRetryWindow (${fmt(options.maxRetryWindowMs)}) exceeds the database retention (${fmt(retentionMs)}); raise the retention (npm run retention -- settings set --retention-days N) or shorten the window`,
+      );
+    }
+    await beat();
+    options.onRetention?.(retentionMs);
+    timer = setInterval(async () => {
+      if (stopped) return;
+      try {
+        await beat();
+        const fresh = await readRetentionMs();
+        options.onRetention?.(fresh);
+        if (options.maxRetryWindowMs > fresh) {
+          options.logger?.error(
+            { maxRetryWindowMs: options.maxRetryWindowMs, retentionMs: fresh },
+            `the database retention (${fmt(fresh)}) is now below this worker's maxRetryWindow (${fmt(options.maxRetryWindowMs)})`,
+          );
+        }
+      } catch (error) {
+        options.logger?.warn({ err: error instanceof Error ? error.message : String(error) }, "worker heartbeat failed");
+      }
+    }, heartbeatMs);
+    timer.unref?.();
+    return { retentionMs };
+  })();
+  ready.catch(() => {});
+
+  return {
+    ready,
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      await ready.catch(() => {});
+      await sql.run(remove, [options.workerId]).catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import type pg from "pg";
+import type { PrismaClient } from "../db/prisma";
+import { getPrisma } from "../db/prisma";
+import { type MaintenancePlan, planMaintenance } from "../idempotency";
+import { maintenancePool } from "./maintenance-pool";
+import type { MaintenanceRunView, PlanView, RetentionSettingsView, RetentionView } from "./retention-types";
+
+/** The Retention page's question: what is kept, why, what would the next run do, what did runs do? */
+export interface RetentionDeps {
+  pool?: pg.Pool;
+  prisma?: PrismaClient;
+  now?: Date;
+}
+
+export function toPlanView(plan: MaintenancePlan): PlanView {
+  return {
+    now: plan.now.toISOString(),
+    keepSeconds: plan.keepSeconds,
+    dropBefore: plan.dropBefore.toISOString(),
+    runwayHours: Math.round(plan.runwayHours * 10) / 10,
+    create: plan.create.map((c) => ({ name: c.name, from: c.from.toISOString(), to: c.to.toISOString(), reason: c.reason })),
+    partitions: plan.partitions.map((p) => ({
+      name: p.name,
+      from: p.from?.toISOString() ?? null,
+      to: p.to?.toISOString() ?? null,
+      estimatedRows: p.estimatedRows,
+      bytes: p.bytes,
+      liveClaims: p.liveClaims,
+      detachPending: p.detachPending,
+      action: p.action,
+      guard: p.guard,
+      reason: p.reason,
+    })),
+    orphans: plan.orphans,
+  };
+}
+
+/** GET /api/v1/retention/plan: exactly what a run would do now, and which guard keeps what. */
+export async function getRetentionPlan(deps: RetentionDeps = {}): Promise<PlanView> {
+  return toPlanView(await planMaintenance(deps.pool ?? maintenancePool(), { now: deps.now }));
+}
+
+export async function getRetentionSettings(prisma: PrismaClient = getPrisma()): Promise<RetentionSettingsView> {
+  const row = await prisma.retentionSettings.findUnique({ where: { id: 1 } });
+  return {
+    retentionDays: row?.retentionDays ?? 7,
+    maxRetryWindowDays: row?.maxRetryWindowDays ?? 3,
+    partitionInterval: (row?.partitionInterval ?? "day") as RetentionSettingsView["partitionInterval"],
+    premakeCount: row?.premakeCount ?? 7,
+    updatedAt: row?.updatedAt.toISOString() ?? null,
+    updatedBy: row?.updatedBy ?? null,
+  };
+}
+
+export async function getMaintenanceRuns(prisma: PrismaClient = getPrisma(), take = 20): Promise<MaintenanceRunView[]> {
+  const runs = await prisma.maintenanceRun.findMany({ orderBy: { id: "desc" }, take });
+  return runs.map((r) => ({
+    id: r.id.toString(),
+    runner: r.runner,
+    trigger: r.trigger,
+    startedAt: r.startedAt.toISOString(),
+    finishedAt: r.finishedAt?.toISOString() ?? null,
+    result: r.result,
+    operations: (Array.isArray(r.operations) ? r.operations : []) as MaintenanceRunView["operations"],
+    error: r.error,
+  }));
+}
+
+// The largest redelivery gap any effect has seen: the floor the retention should not go below
+// (the advisor of the gaps issue refines this into a recommendation).
+const OBSERVED_MAX_GAP_SQL = "SELECT max(max_gap_seconds)::float8 AS gap FROM effects";
+
+export async function getObservedMaxGapSeconds(pool: Pick<pg.Pool, "query">): Promise<number | null> {
+  const { rows } = await pool.query<{ gap: number | null }>(OBSERVED_MAX_GAP_SQL);
+  return rows[0]?.gap ?? null;
+}
+
+export async function getRetention(deps: RetentionDeps = {}): Promise<RetentionView> {
+  const pool = deps.pool ?? maintenancePool();
+  const prisma = deps.prisma ?? getPrisma();
+  const plan = await planMaintenance(pool, { now: deps.now });
+  const [settings, runs, observedMaxGapSeconds] = await Promise.all([
+    getRetentionSettings(prisma),
+    getMaintenanceRuns(prisma),
+    getObservedMaxGapSeconds(pool),
+  ]);
+  return {
+    settings,
+    plan: toPlanView(plan),
+    liveWorkers: plan.liveWorkers.map((w) => ({
+      workerId: w.workerId,
+      maxRetryWindowSeconds: w.maxRetryWindowSeconds,
+      host: w.host,
+      pid: w.pid,
+      heartbeatAt: w.heartbeatAt.toISOString(),
+    })),
+    observedMaxGapSeconds,
+    runs,
+  };
+}

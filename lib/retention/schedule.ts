@@ -1,0 +1,24 @@
+import { loadConfig } from "../config";
+import { defaultRegistry, type MaintenanceSchedule, startMaintenance } from "../idempotency";
+import { maintenancePool } from "./maintenance-pool";
+
+declare global {
+  var __onceboardMaintenanceSchedule: MaintenanceSchedule | undefined;
+}
+
+/**
+ * The console's maintenance loop (started from instrumentation.ts): a run at start, then every
+ * RETENTION_MAINTENANCE_INTERVAL_SECONDS. Workers run the same loop (createEffects({ maintain }));
+ * the advisory lock makes one act at a time. Idempotent per process.
+ */
+export function startConsoleMaintenance(): MaintenanceSchedule | null {
+  const config = loadConfig();
+  if (!config.DATABASE_URL || config.RETENTION_MAINTENANCE_INTERVAL_SECONDS === 0) return null;
+  globalThis.__onceboardMaintenanceSchedule ??= startMaintenance(maintenancePool(), {
+    intervalMs: config.RETENTION_MAINTENANCE_INTERVAL_SECONDS * 1000,
+    registry: defaultRegistry(),
+    runner: `console:${process.pid}`,
+    trigger: "schedule",
+  });
+  return globalThis.__onceboardMaintenanceSchedule;
+}

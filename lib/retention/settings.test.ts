@@ -1,0 +1,76 @@
+import { PrismaPg } from "@prisma/adapter-pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { PrismaClient } from "../db/generated/client";
+import { registerWorker } from "../idempotency";
+import { applyRetention } from "./apply";
+import { getRetention } from "./get-retention";
+import { type RetentionAudit, updateRetentionSettings } from "./settings";
+
+let db: TestDatabase;
+let prisma: PrismaClient;
+const audit: RetentionAudit = (tx, entry) =>
+  tx.auditLog
+    .create({ data: { actor: "test", action: entry.action, target: entry.target, result: entry.result, detail: entry.detail } })
+    .then(() => {});
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  prisma = new PrismaClient({ adapter: new PrismaPg(db.pool) });
+});
+afterAll(async () => {
+  await prisma?.$disconnect();
+  await db?.drop();
+});
+
+const auditRows = () =>
+  db.pool.query<{ result: string; detail: Record<string, unknown> }>(
+    "SELECT result, detail FROM audit_log WHERE action = 'retention.settings' ORDER BY id",
+  );
+
+describe("retention settings", () => {
+  it("refuses a retention below a live worker's declared window unless forced with a reason, auditing every attempt", async () => {
+    const deps = { prisma, pool: db.pool, actor: "admin@test", audit };
+    await updateRetentionSettings({ retentionDays: 10, maxRetryWindowDays: 1 }, deps);
+    const worker = registerWorker(db.pool, { workerId: "w-9d", maxRetryWindowMs: 9 * 86_400_000 });
+    await worker.ready;
+    try {
+      await expect(updateRetentionSettings({ retentionDays: 5 }, deps)).rejects.toMatchObject({ code: "RETENTION_REFUSED" });
+      await expect(updateRetentionSettings({ retentionDays: 5, force: true }, deps)).rejects.toMatchObject({
+        code: "RETENTION_REFUSED",
+      });
+      const forced = await updateRetentionSettings({ retentionDays: 5, force: true, reason: "disk full, incident 42" }, deps);
+      expect(forced.settings.retentionDays).toBe(5);
+      expect(forced.warnings.join()).toMatch(/forced: retention 5d is below the 9d retry window declared by live worker w-9d/);
+      const { rows } = await auditRows();
+      expect(rows.map((r) => r.result)).toEqual(["ok", "refused", "refused", "forced"]);
+      expect(rows[3]?.detail).toMatchObject({ reason: "disk full, incident 42", force: true, after: { retentionDays: 5 } });
+    } finally {
+      await worker.stop();
+    }
+    // Without the worker the same change needs no force.
+    await expect(updateRetentionSettings({ retentionDays: 4 }, deps)).resolves.toMatchObject({ settings: { retentionDays: 4 } });
+  });
+
+  it("warns below the observed maximum redelivery gap, and refuses a retention shorter than the fleet's window", async () => {
+    const deps = { prisma, pool: db.pool, actor: "admin@test", audit };
+    await db.pool.query(
+      `INSERT INTO effects (tenant_id, key, job_type, status, policy, created_at, max_gap_seconds) VALUES ('t', 'capture:o', 'j', 'completed', 'once', now(), $1)`,
+      [6 * 86_400],
+    );
+    const result = await updateRetentionSettings({ retentionDays: 3, maxRetryWindowDays: 1 }, deps);
+    expect(result.warnings).toEqual(["retention 3d is below the largest redelivery gap observed (6d)"]);
+    await expect(updateRetentionSettings({ retentionDays: 2, maxRetryWindowDays: 3 }, deps)).rejects.toMatchObject({
+      code: "RETENTION_INVALID",
+    });
+  });
+
+  it("the page's read model shows the plan, the observed gap and the runs; apply records a run", async () => {
+    const run = await applyRetention({ pool: db.pool, prisma, actor: "test", trigger: "api", audit });
+    expect(run.result).toBe("success");
+    const view = await getRetention({ pool: db.pool, prisma });
+    expect(view.plan.partitions.length).toBeGreaterThan(3);
+    expect(view.observedMaxGapSeconds).toBe(6 * 86_400);
+    expect(view.runs[0]).toMatchObject({ id: run.runId, trigger: "api", result: "success" });
+  });
+});

@@ -1,0 +1,90 @@
+import os from "node:os";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { PrismaClient } from "../lib/db/generated/client";
+import { provisionDatabase } from "../lib/db/provision";
+import { applyRetention } from "../lib/retention/apply";
+import { getRetentionPlan, getRetentionSettings } from "../lib/retention/get-retention";
+import { PARTITION_INTERVALS, type PartitionIntervalName, type PlanView } from "../lib/retention/retention-types";
+import { type RetentionAudit, type RetentionSettingsInput, updateRetentionSettings } from "../lib/retention/settings";
+import { log, runMain } from "./cli";
+
+/**
+ * npm run retention -- plan | apply | settings [show] | settings set [--retention-days N]
+ *   [--max-retry-window-days N] [--interval hour|day|week] [--premake N] [--force --reason "…"]
+ * (advise: see lib/retention/advise-command.ts once the gaps issue lands)
+ */
+const USAGE =
+  'usage: npm run retention -- plan | apply | settings [show] | settings set [--retention-days N] [--max-retry-window-days N] [--interval hour|day|week] [--premake N] [--force --reason "…"]';
+
+const actor = `cli:${os.userInfo().username}`;
+
+/** The CLI has no token: its audit rows name the OS user. */
+const cliAudit: RetentionAudit = async (tx, entry) => {
+  await tx.auditLog.create({
+    data: { actor, action: entry.action, tenantId: null, target: entry.target, result: entry.result, detail: entry.detail },
+  });
+};
+
+function printPlan(plan: PlanView): void {
+  log(`now ${plan.now}; nothing ending after ${plan.dropBefore} is dropped; runway ${plan.runwayHours}h`);
+  for (const c of plan.create) log(`create   ${c.name}  ${c.from} .. ${c.to}  (${c.reason})`);
+  for (const p of plan.partitions) {
+    const what = p.action === "keep" ? `keep     ${p.name}  [${p.guard}]` : `${p.action.padEnd(8)} ${p.name}`;
+    log(`${what}  ${p.from ?? "?"} .. ${p.to ?? "?"}  ~${Math.round(p.estimatedRows)} rows  ${p.reason}`);
+  }
+  for (const o of plan.orphans) log(`drop     ${o}  (detached by an earlier run)`);
+}
+
+function parseSet(args: string[]): RetentionSettingsInput {
+  const input: RetentionSettingsInput = {};
+  const int = (flag: string, value: string | undefined) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} needs a whole number, got ${value ?? "nothing"}`);
+    return n;
+  };
+  for (let i = 0; i < args.length; i++) {
+    const flag = args[i];
+    if (flag === "--retention-days") input.retentionDays = int(flag, args[++i]);
+    else if (flag === "--max-retry-window-days") input.maxRetryWindowDays = int(flag, args[++i]);
+    else if (flag === "--premake") input.premakeCount = int(flag, args[++i]);
+    else if (flag === "--interval") {
+      const value = args[++i] as PartitionIntervalName;
+      if (!PARTITION_INTERVALS.includes(value)) throw new Error(`--interval must be one of ${PARTITION_INTERVALS.join(", ")}`);
+      input.partitionInterval = value;
+    } else if (flag === "--force") input.force = true;
+    else if (flag === "--reason") input.reason = args[++i];
+    else throw new Error(`unknown option ${flag}\n${USAGE}`);
+  }
+  return input;
+}
+
+runMain(async () => {
+  const [command, ...rest] = process.argv.slice(2);
+  if (!command || !["plan", "apply", "settings"].includes(command)) throw new Error(USAGE);
+  const db = await provisionDatabase();
+  const pool = new pg.Pool({ connectionString: db.url, max: 3, application_name: "onceboard-retention-cli" });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  try {
+    if (command === "plan") {
+      printPlan(await getRetentionPlan({ pool }));
+    } else if (command === "apply") {
+      const run = await applyRetention({ pool, prisma, actor, trigger: "cli", audit: cliAudit });
+      for (const op of run.operations) log(`${op.kind} ${op.partition}: ${op.result}${op.detail ? ` (${op.detail})` : ""}`);
+      log(`run ${run.runId ?? "-"}: ${run.result}${run.error ? `: ${run.error}` : ""} (${run.operations.length} operations)`);
+      if (run.result === "failed") process.exitCode = 1;
+    } else if (rest[0] === "set") {
+      const result = await updateRetentionSettings(parseSet(rest.slice(1)), { prisma, pool, actor, audit: cliAudit });
+      for (const w of result.warnings) log(`warning: ${w}`);
+      log(`settings: ${JSON.stringify(result.settings)}`);
+    } else if (rest.length === 0 || rest[0] === "show") {
+      log(`settings: ${JSON.stringify(await getRetentionSettings(prisma))}`);
+    } else {
+      throw new Error(USAGE);
+    }
+  } finally {
+    await prisma.$disconnect();
+    await pool.end();
+    await db.stop();
+  }
+});
