@@ -11,6 +11,7 @@ test("an operator finds an order by its id fragment, reads the verdict, and rele
   await page.getByRole("searchbox", { name: "Key or fragment" }).fill(KEYS_SEED.orderId.slice(4));
   await page.getByRole("button", { name: "Search" }).click();
   await expect(page).toHaveURL(/\/keys\?q=e2e-4711/);
+  await expect(page.getByRole("main").getByRole("alert")).toHaveCount(0);
   const rows = page.getByTestId("key-row");
   await expect(rows).toHaveCount(3);
   await expect(page.getByRole("table")).toContainText(`capture:${KEYS_SEED.orderId}`);
@@ -66,7 +67,7 @@ test("a platform admin picks the tenant; the Overview's links open the Keys page
   await page.goto(`/keys?tenant=globex&q=${KEYS_SEED.orderId}&jobType=capture-payment`);
   await expect(page.getByTestId("key-row")).toHaveCount(1);
   await page.goto("/keys?status=bogus");
-  await expect(page.getByRole("alert")).toContainText("status");
+  await expect(page.getByRole("main").getByRole("alert")).toContainText("status");
 });
 
 test("keys with / % ? # spaces and non-ASCII round-trip through the URL", async ({ request }) => {
