@@ -140,3 +140,14 @@ describe("lib/auth", () => {
     expect(safeForLog('k\n{"level":"info"}\r\u001b[2J\u2028')).toBe('k\\u000a{"level":"info"}\\u000d\\u001b[2J\\u2028');
   });
 });
+
+describe("csrf", () => {
+  it("accepts a same-origin form POST whose Origin is null, refuses a null Origin from elsewhere", async () => {
+    const { csrfProblem } = await import("./csrf");
+    const req = (headers: Record<string, string>) =>
+      new Request("http://console.test/api/auth/login", { method: "POST", headers: { host: "console.test", ...headers } });
+    expect(csrfProblem(req({ origin: "null", "sec-fetch-site": "same-origin" }), "session")).toBeNull();
+    expect(csrfProblem(req({ origin: "null", "sec-fetch-site": "cross-site" }), "session")).not.toBeNull();
+    expect(csrfProblem(req({ origin: "null" }), "session")).not.toBeNull();
+  });
+});
