@@ -45,7 +45,7 @@ function query(params: Record<string, string | undefined>): string {
 }
 
 function time(iso: string | null): string {
-  return iso ? new Date(iso).toLocaleString("en-GB", { timeZone: "UTC", hour12: false }) + " UTC" : "–";
+  return iso ? `${new Date(iso).toLocaleString("en-GB", { timeZone: "UTC", hour12: false })} UTC` : "–";
 }
 
 /** The Keys page: search box (and tenant picker for platform tokens), results, the selected key's detail. */

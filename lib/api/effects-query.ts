@@ -12,11 +12,8 @@ const instant = z
 
 // PostgreSQL text cannot hold NUL; no tenant, key or job type contains a control character.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-const text = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .regex(/^[^\u0000-\u001f\u007f]*$/, "must not contain control characters");
+const CONTROL_FREE = /^[^\u0000-\u001f\u007f]*$/;
+const text = (max: number) => z.string().max(max).regex(CONTROL_FREE, "must not contain control characters");
 
 const tenant = text(255).min(1).optional();
 
