@@ -52,7 +52,7 @@ test("pages carry the security headers and a CSP whose nonce is on every script"
   const response = await page.goto("/login");
   const headers = response!.headers();
   expect(headers["x-content-type-options"]).toBe("nosniff");
-  expect(headers["referrer-policy"]).toBe("no-referrer");
+  expect(headers["referrer-policy"]).toBe("same-origin");
   expect(headers["x-frame-options"]).toBe("DENY");
   const csp = headers["content-security-policy"] ?? "";
   expect(csp).toContain("frame-ancestors 'none'");

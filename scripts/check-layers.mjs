@@ -44,9 +44,14 @@ export const LAYERS = [
   },
   { name: "lib/console", holds: "read models", may: ["lib/db", "lib/idempotency", "lib/config.ts"] },
   { name: "lib/retention", holds: "partition manager", may: ["lib/db", "lib/idempotency", "lib/config.ts"] },
-  { name: "lib/auth", holds: "tokens, sessions, audit", may: ["lib/db", "lib/config.ts"] },
+  // lib/auth wraps route handlers (withAuth), so it answers with lib/api's error table.
+  {
+    name: "lib/auth",
+    holds: "tokens, sessions, roles, audit, audited admin actions",
+    may: ["lib/api", "lib/console", "lib/db", "lib/idempotency", "lib/config.ts"],
+  },
   { name: "lib/demo", holds: "the demo workload", may: ["lib/idempotency", "lib/queues"] },
-  { name: "lib/api", holds: "HTTP helpers for route handlers", may: ["lib/console", "lib/auth", "lib/config.ts"] },
+  { name: "lib/api", holds: "HTTP helpers for route handlers", may: ["lib/console", "lib/retention", "lib/config.ts"] },
   {
     name: "app",
     holds: "routes",
@@ -56,7 +61,7 @@ export const LAYERS = [
   {
     name: "bench",
     holds: "benchmarks through public APIs",
-    may: ["lib/idempotency", "lib/queues", "lib/db", "lib/config.ts", "test"],
+    may: ["lib/idempotency", "lib/queues", "lib/db", "lib/auth", "lib/config.ts", "scripts", "test"],
   },
 ];
 

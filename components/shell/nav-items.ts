@@ -1,6 +1,7 @@
 /** The console's pages. Later issues add Delivery gaps, Keys and Retention here, with their pages. */
 export const NAV_ITEMS = [
   { href: "/overview", label: "Overview", icon: "overview" },
+  { href: "/keys", label: "Keys", icon: "keys" },
   { href: "/retention", label: "Retention", icon: "retention" },
 ] as const;
 

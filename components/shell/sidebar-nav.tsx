@@ -18,6 +18,15 @@ function Icon({ name }: { name: NavIcon }) {
           <path fill="currentColor" d="M1 2h14v3H1zM2 6h12v8H2zm3 2v1h6V8z" />
         </svg>
       );
+    case "keys":
+      return (
+        <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
+          <path
+            fill="currentColor"
+            d="M6.5 1a5.5 5.5 0 1 0 3.9 9.4l4.1 4.1 1.1-1.1-4.1-4.1A5.5 5.5 0 0 0 6.5 1Zm0 1.6a3.9 3.9 0 1 1 0 7.8 3.9 3.9 0 0 1 0-7.8Z"
+          />
+        </svg>
+      );
   }
 }
 

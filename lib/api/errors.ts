@@ -1,7 +1,7 @@
-import { logEvent } from "../auth/log-safe";
 import { ConfigError } from "../config";
 import { ConsoleError, type ConsoleErrorCode } from "../console/errors";
 import { RetentionError, type RetentionErrorCode } from "../retention/errors";
+import { logEvent } from "./log-safe";
 
 function errorText(error: unknown): string {
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
@@ -63,6 +63,9 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof ConsoleError) return new ApiError(error.code, error.message);
   if (error instanceof RetentionError) return new ApiError(error.code, error.message);
+  // Library input errors (a bad cursor, a bad token field) carry code INVALID_INPUT and a safe message.
+  if (error instanceof Error && (error as { code?: unknown }).code === "INVALID_INPUT")
+    return new ApiError("INVALID_INPUT", error.message);
   // A malformed environment variable: the message names the variable (never a password), so it is shown.
   if (error instanceof ConfigError) return new ApiError(error.code, error.message);
   return new ApiError("INTERNAL", "internal error: see the console server's log");

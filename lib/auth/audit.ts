@@ -43,3 +43,8 @@ export async function appendAudit(tx: AuditWriter, entry: AuditEntry): Promise<v
 export function audit(entry: AuditEntry): Promise<void> {
   return appendAudit(getPrisma(), entry);
 }
+
+/** An audit row on its own (no write to pair it with), e.g. a logout. */
+export function appendAuditAlone(entry: AuditEntry): Promise<void> {
+  return appendAudit(getPrisma(), entry);
+}

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { safeForLog } from "../api/log-safe";
 import { getPrisma } from "../db/prisma";
 import { appendAudit } from "./audit";
 import { authenticate } from "./authenticate";
 import { ensureBootstrapAdmin } from "./bootstrap";
-import { safeForLog } from "./log-safe";
 import { login } from "./login";
 import { resetRateLimits, takeToken } from "./rate-limit";
 import { decodeSession, encodeSession, SESSION_COOKIE } from "./session";
@@ -138,5 +138,16 @@ describe("lib/auth", () => {
 
   it("log values cannot forge lines", () => {
     expect(safeForLog('k\n{"level":"info"}\r\u001b[2J\u2028')).toBe('k\\u000a{"level":"info"}\\u000d\\u001b[2J\\u2028');
+  });
+});
+
+describe("csrf", () => {
+  it("accepts a same-origin form POST whose Origin is null, refuses a null Origin from elsewhere", async () => {
+    const { csrfProblem } = await import("./csrf");
+    const req = (headers: Record<string, string>) =>
+      new Request("http://console.test/api/auth/login", { method: "POST", headers: { host: "console.test", ...headers } });
+    expect(csrfProblem(req({ origin: "null", "sec-fetch-site": "same-origin" }), "session")).toBeNull();
+    expect(csrfProblem(req({ origin: "null", "sec-fetch-site": "cross-site" }), "session")).not.toBeNull();
+    expect(csrfProblem(req({ origin: "null" }), "session")).not.toBeNull();
   });
 });

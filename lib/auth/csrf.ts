@@ -16,7 +16,7 @@ export function csrfProblem(request: Request, via: "bearer" | "session" | "none"
   const site = request.headers.get("sec-fetch-site");
   if (site && site !== "same-origin" && site !== "none") return `cross-site request refused (Sec-Fetch-Site: ${site})`;
   const origin = request.headers.get("origin");
-  if (origin) {
+  if (origin && !(origin === "null" && site === "same-origin")) {
     const host = request.headers.get("x-forwarded-host") ?? request.headers.get("host");
     let originHost: string;
     try {

@@ -18,7 +18,9 @@ export function contentSecurityPolicy(nonce: string, dev: boolean): string {
 /** Headers every response carries (pages, API, errors). */
 export const SECURITY_HEADERS: Record<string, string> = {
   "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
+  // same-origin, not no-referrer: under no-referrer Chromium sends "Origin: null" on form POSTs,
+  // which the CSRF check cannot tell from a sandboxed cross-site page.
+  "referrer-policy": "same-origin",
   "x-frame-options": "DENY",
   "cross-origin-opener-policy": "same-origin",
   "permissions-policy": "camera=(), microphone=(), geolocation=()",

@@ -30,3 +30,19 @@ export function uniqueViolationConstraint(error: unknown): string | null {
   if (Array.isArray(target)) return target.join(",");
   return "unknown";
 }
+
+/**
+ * The last occurrence of an uncaught violation, so the console can link a violation count to the
+ * keys involved (uncaught_violations_minute.last_tenant_id / last_key / last_message_id, migration
+ * 20261201020000_auth). For the rollup's violation upsert: `ON CONFLICT … DO UPDATE SET
+ * last_tenant_id = EXCLUDED.last_tenant_id, last_key = EXCLUDED.last_key, last_message_id = EXCLUDED.last_message_id`.
+ */
+export interface ViolationOccurrence {
+  tenant: string;
+  key: string;
+  messageId: string | null;
+}
+
+export function violationOccurrence(spec: { tenant: string; key: string; messageId?: string | null }): ViolationOccurrence {
+  return { tenant: spec.tenant, key: spec.key, messageId: spec.messageId ?? null };
+}

@@ -1,10 +1,9 @@
 import { ApiError, errorResponse } from "@/lib/api/errors";
-import { appendAudit } from "@/lib/auth/audit";
+import { appendAuditAlone } from "@/lib/auth/audit";
 import { authenticate } from "@/lib/auth/authenticate";
 import { clientIp } from "@/lib/auth/client-ip";
 import { csrfProblem } from "@/lib/auth/csrf";
 import { clearSessionCookieHeader } from "@/lib/auth/session";
-import { getPrisma } from "@/lib/db/prisma";
 
 export const dynamic = "force-dynamic";
 
@@ -15,7 +14,7 @@ export async function POST(request: Request): Promise<Response> {
     if (csrf) throw new ApiError("FORBIDDEN", csrf);
     const auth = await authenticate(request.headers).catch(() => null);
     if (auth) {
-      await appendAudit(getPrisma(), {
+      await appendAuditAlone({
         principal: auth.principal,
         action: "logout",
         tenantId: auth.principal.tenantId,

@@ -1,0 +1,26 @@
+import { effectKeyFromPath } from "@/lib/api/effect-key";
+import { tenantQuery } from "@/lib/api/effects-query";
+import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
+import { parseSearchParams } from "@/lib/api/parse";
+import { audit } from "@/lib/auth/audit";
+import { requireTenant, withAuth } from "@/lib/auth/with-auth";
+import { getEffect } from "@/lib/console/get-effect";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * GET /api/v1/effects/{key} → EffectDetail (viewer). The tenant comes from the token (a platform
+ * token adds ?tenant=). Another tenant's key answers exactly like a missing one: same query, same
+ * audit write, same 404 body.
+ */
+export const GET = withAuth("viewer", async (request, { principal, ip }) => {
+  const key = effectKeyFromPath(request);
+  const { tenant: requested } = parseSearchParams(tenantQuery, new URL(request.url));
+  const tenant = requireTenant(principal, requested);
+  const detail = await getEffect({ tenant, key });
+  await audit({ principal, action: "effect.read", tenantId: tenant, target: key, result: detail ? "ok" : "not_found", ip });
+  if (!detail) throw new ApiError("NOT_FOUND", "no effect with this key");
+  return jsonResponse(detail);
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -1,0 +1,132 @@
+import pg from "pg";
+import { createToken } from "../lib/auth/tokens";
+import { findFreePort } from "../lib/db/free-port";
+import { ensureEffectPartitions } from "../lib/db/partitions";
+import { getPool } from "../lib/db/pool";
+import { getPrisma } from "../lib/db/prisma";
+import { hasProductionBuild, serveConsole } from "../scripts/next-server";
+import { benchDatabase, machine } from "./support";
+
+/**
+ * `npm run bench:lookup`: p95 of GET /api/v1/effects/{key} and of a fragment search, over HTTP
+ * against `next start`, with BENCH_LOOKUP_ROWS effect rows (default 10,000,000) over 30 daily
+ * partitions and 1,000 tenants, seeded with INSERT … SELECT generate_series, one statement per day.
+ * Needs a production build (npm run build). Last line: lookup p95_ms=<n> search_p95_ms=<n> rows=<n>.
+ */
+const log = (line: string) => process.stdout.write(`bench:lookup: ${line}\n`);
+const ROWS = Number(process.env.BENCH_LOOKUP_ROWS ?? 10_000_000);
+const DAYS = 30;
+const TENANTS = 1000;
+const LOOKUPS = Number(process.env.BENCH_LOOKUP_REQUESTS ?? 400);
+const SEARCHES = Number(process.env.BENCH_LOOKUP_SEARCHES ?? 150);
+
+function p95(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))]! * 10) / 10;
+}
+
+async function main() {
+  if (!hasProductionBuild()) throw new Error("no production build: run `npm run build` first");
+  const db = await benchDatabase(log);
+  const client = new pg.Client(db.url);
+  await client.connect();
+  let server: Awaited<ReturnType<typeof serveConsole>> | undefined;
+  try {
+    await ensureEffectPartitions(client, { back: DAYS, ahead: 1 });
+    const perDay = Math.ceil(ROWS / DAYS);
+    const started = Date.now();
+    for (let day = 0; day < DAYS; day++) {
+      // Row i of day d: tenant t<i % 1000>, key <step>:ord-<d>-<i / 3>; three steps of an order share a message id.
+      await client.query(
+        `INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, first_message_id, last_message_id,
+                              outcome, created_at, updated_at, completed_at, duplicate_count)
+         SELECT 't' || (i % ${TENANTS}),
+                (ARRAY['capture','mark-paid','receipt'])[1 + (i / ${TENANTS}) % 3] || ':ord-' || $1::int || '-' || (i / ${TENANTS * 3}) || '-' || (i % ${TENANTS}),
+                (ARRAY['capture-payment','mark-paid','send-receipt'])[1 + (i / ${TENANTS}) % 3],
+                'completed', 'external', 1,
+                'msg-' || $1::int || '-' || (i / ${TENANTS * 3}) || '-' || (i % ${TENANTS}),
+                'msg-' || $1::int || '-' || (i / ${TENANTS * 3}) || '-' || (i % ${TENANTS}),
+                '{"ok":true}'::jsonb,
+                ts, ts, ts, (i % 7 = 0)::int
+           FROM generate_series(0, $2::int - 1) AS i,
+                LATERAL (SELECT date_trunc('day', now()) - ($1::int * interval '1 day') + (i * interval '1 millisecond') * (86400000.0 / $2::int) AS ts) t`,
+        [day, perDay],
+      );
+      log(
+        `seeded day ${day + 1}/${DAYS} (${((day + 1) * perDay).toLocaleString("en-US")} rows, ${Math.round((Date.now() - started) / 1000)} s)`,
+      );
+    }
+    log("VACUUM ANALYZE effects");
+    await client.query("VACUUM ANALYZE effects");
+    const { rows: count } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM effects");
+    const rows = count[0]?.n ?? 0;
+
+    process.env.DATABASE_URL = db.url;
+    const token = (await createToken({ name: "bench", tenantId: null, role: "viewer" })).secret;
+    await getPrisma().$disconnect();
+    await getPool().end();
+
+    const port = await findFreePort();
+    server = await serveConsole({
+      mode: "start",
+      port,
+      env: {
+        DATABASE_URL: db.url,
+        PORT: String(port),
+        ONCEBOARD_RATE_LIMIT_PER_MINUTE: "1000000",
+        ONCEBOARD_SECRET: "b".repeat(40),
+      },
+      quiet: true,
+    });
+    const base = `http://127.0.0.1:${port}`;
+    const headers = { authorization: `Bearer ${token}` };
+    const timed = async (url: string, want: number) => {
+      const t = performance.now();
+      const response = await fetch(url, { headers });
+      await response.arrayBuffer();
+      if (response.status !== want) throw new Error(`${url} answered ${response.status}`);
+      return performance.now() - t;
+    };
+    // Warm up the server and the plan caches.
+    for (let i = 0; i < 20; i++)
+      await timed(`${base}/api/v1/effects/${encodeURIComponent(`capture:ord-0-0-${i}`)}?tenant=t${i}`, 200);
+
+    const lookups: number[] = [];
+    for (let n = 0; n < LOOKUPS; n++) {
+      const day = n % DAYS;
+      const tenant = (n * 7919) % TENANTS;
+      const order = (n * 104729) % Math.floor(perDay / (TENANTS * 3));
+      lookups.push(
+        await timed(
+          `${base}/api/v1/effects/${encodeURIComponent(`mark-paid:ord-${day}-${order}-${tenant}`)}?tenant=t${tenant}`,
+          200,
+        ),
+      );
+      if ((n + 1) % 100 === 0) log(`${n + 1}/${LOOKUPS} lookups, p95 so far ${p95(lookups)} ms`);
+    }
+    const searches: number[] = [];
+    for (let n = 0; n < SEARCHES; n++) {
+      const tenant = (n * 7919) % TENANTS;
+      const day = n % DAYS;
+      // An order-id fragment: finds that order's three steps within the tenant.
+      searches.push(
+        await timed(`${base}/api/v1/effects?tenant=t${tenant}&q=${encodeURIComponent(`ord-${day}-${n % 50}-${tenant}`)}`, 200),
+      );
+      if ((n + 1) % 50 === 0) log(`${n + 1}/${SEARCHES} searches, p95 so far ${p95(searches)} ms`);
+    }
+    log(`machine: ${machine()}; PostgreSQL ${db.serverVersion} (${db.where})`);
+    process.stdout.write(`lookup p95_ms=${p95(lookups)} search_p95_ms=${p95(searches)} rows=${rows}\n`);
+  } finally {
+    server?.kill("SIGTERM");
+    await client.end().catch(() => {});
+    await db.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench:lookup: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,82 @@
+import { expect, test } from "@playwright/test";
+import { KEYS_SEED } from "../lib/console/testing/seed-keys";
+import { bearer, loginAs } from "./auth";
+import { SCREENSHOT_DIR } from "./env";
+
+test.use({ colorScheme: "light" });
+
+test("an operator finds an order by its id fragment, reads the verdict, and releases a stuck claim", async ({ page }) => {
+  await loginAs(page, "operator");
+  await page.goto("/keys");
+  await page.getByRole("searchbox", { name: "Key or fragment" }).fill(KEYS_SEED.orderId.slice(4));
+  await page.getByRole("button", { name: "Search" }).click();
+  await expect(page).toHaveURL(/\/keys\?q=e2e-4711/);
+  await expect(page.getByRole("main").getByRole("alert")).toHaveCount(0);
+  const rows = page.getByTestId("key-row");
+  await expect(rows).toHaveCount(3);
+  await expect(page.getByRole("table")).toContainText(`capture:${KEYS_SEED.orderId}`);
+  await expect(page.getByRole("table")).toContainText(`receipt:${KEYS_SEED.orderId}`);
+  await expect(rows.first().getByTestId("status-badge")).toHaveText("completed");
+
+  await page.getByRole("link", { name: `capture:${KEYS_SEED.orderId}` }).click();
+  const detail = page.getByTestId("key-detail");
+  await expect(detail.getByTestId("verdict")).toHaveText("ran once, 3 duplicates suppressed, last 49 s after the first");
+  await expect(detail.getByTestId("steps").getByRole("link")).toHaveCount(3);
+  const outcome = detail.getByTestId("outcome");
+  await expect(outcome).toContainText("[card …1111]");
+  await expect(outcome).toContainText("[email]");
+  await expect(outcome).not.toContainText(KEYS_SEED.email);
+  await expect(outcome).not.toContainText("GLOBEX");
+  await expect(detail).toContainText("ledger_entries_order_id_key");
+  await expect(detail).not.toContainText("globex_only_key");
+  await page.screenshot({ path: `${SCREENSHOT_DIR}/keys-detail.png`, fullPage: true });
+
+  // The detail's URL is a shareable deep link.
+  const deepLink = page.url();
+  expect(deepLink).toContain(`key=${encodeURIComponent(`capture:${KEYS_SEED.orderId}`)}`);
+  await page.goto(deepLink);
+  await expect(page.getByTestId("verdict")).toHaveText("ran once, 3 duplicates suppressed, last 49 s after the first");
+
+  // Release the stuck claim, behind a confirmation.
+  await page.goto(`/keys?q=ord-e2e-stuck&key=${encodeURIComponent(KEYS_SEED.stuckKey)}`);
+  await expect(page.getByTestId("key-detail").getByTestId("status-badge").first()).toHaveText("stuck");
+  await page.getByRole("button", { name: "Release claim…" }).click();
+  await page.screenshot({ path: `${SCREENSHOT_DIR}/keys-release-confirm.png`, fullPage: true });
+  await page.getByRole("alertdialog", { name: "Confirm release" }).getByRole("button", { name: "Confirm release" }).click();
+  await expect(page.getByTestId("release")).toContainText("released");
+  await expect(page.getByTestId("key-detail").getByTestId("status-badge").first()).toHaveText("failed");
+});
+
+test("a viewer sees no release button, and the API refuses the viewer", async ({ page, request }) => {
+  await loginAs(page, "viewer");
+  await page.goto(`/keys?q=stuck&key=${encodeURIComponent(KEYS_SEED.stuckAtMostOnceKey)}`);
+  await expect(page.getByTestId("verdict")).toContainText("stuck");
+  await expect(page.getByRole("button", { name: /Release/ })).toHaveCount(0);
+  await page.screenshot({ path: `${SCREENSHOT_DIR}/keys-viewer.png`, fullPage: true });
+  const refused = await request.post(`/api/v1/effects/${encodeURIComponent(KEYS_SEED.stuckAtMostOnceKey)}/release`, {
+    headers: bearer("viewer"),
+  });
+  expect(refused.status()).toBe(403);
+  expect((await refused.json()).error.code).toBe("FORBIDDEN");
+});
+
+test("a platform admin picks the tenant; the Overview's links open the Keys page filtered", async ({ page }) => {
+  await loginAs(page, "platform-admin");
+  await page.goto("/keys");
+  await expect(page.getByRole("heading", { name: "Pick a tenant" })).toBeVisible();
+  await page.goto(`/keys?tenant=globex&q=${KEYS_SEED.orderId}&jobType=capture-payment`);
+  await expect(page.getByTestId("key-row")).toHaveCount(1);
+  await page.goto("/keys?status=bogus");
+  await expect(page.getByRole("main").getByRole("alert")).toContainText("status");
+});
+
+test("keys with / % ? # spaces and non-ASCII round-trip through the URL", async ({ request }) => {
+  for (const key of KEYS_SEED.oddKeys) {
+    const response = await request.get(`/api/v1/effects/${encodeURIComponent(key)}`, { headers: bearer("viewer") });
+    expect(response.status(), key).toBe(200);
+    expect((await response.json()).key).toBe(key);
+  }
+  const unknown = await request.get("/api/v1/effects/a/b/c", { headers: bearer("viewer") });
+  expect(unknown.status()).toBe(404);
+  expect((await unknown.json()).error.code).toBe("NOT_FOUND");
+});

@@ -1,0 +1,192 @@
+import { EFFECT_STATUSES } from "../console/effects-types";
+import { ERROR_STATUS } from "./errors";
+
+const error = { $ref: "#/components/schemas/Error" };
+const errors = (...codes: number[]) =>
+  Object.fromEntries(
+    codes.map((code) => [
+      String(code),
+      {
+        description: Object.entries(ERROR_STATUS)
+          .filter(([, status]) => status === code)
+          .map(([name]) => name)
+          .join(" | "),
+        content: { "application/json": { schema: error } },
+      },
+    ]),
+  );
+const json = (schema: unknown, description = "OK") => ({ description, content: { "application/json": { schema } } });
+const str = { type: "string" };
+const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: "null" }] });
+const time = { type: "string", format: "date-time" };
+const tenantParam = {
+  name: "tenant",
+  in: "query",
+  required: false,
+  description: "Platform tokens only (required for them on /effects); a tenant token always reads its own tenant.",
+  schema: str,
+};
+const keyParam = {
+  name: "key",
+  in: "path",
+  required: true,
+  description:
+    'The effect key, URL-encoded as one path segment (encodeURIComponent: "/" → %2F, "%" → %25, "?" → %3F, "#" → %23).',
+  schema: str,
+};
+
+/** GET /api/v1/openapi.json: the API as OpenAPI 3.1. */
+export const OPENAPI = {
+  openapi: "3.1.0",
+  info: {
+    title: "Onceboard admin API",
+    version: "1",
+    description:
+      "Tenant-scoped effect lookups. Authenticate with `Authorization: Bearer <token>` (npm run token -- create) or a console session. The tenant comes from the token; another tenant's key answers 404 exactly like a missing one. Every key read and every write is audited. Per-token rate limit: 429 with Retry-After.",
+  },
+  security: [{ bearer: [] }],
+  components: {
+    securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+    schemas: {
+      Error: {
+        type: "object",
+        required: ["error"],
+        properties: {
+          error: {
+            type: "object",
+            required: ["code", "message"],
+            properties: {
+              code: { type: "string", enum: Object.keys(ERROR_STATUS) },
+              message: str,
+              issues: { type: "array", items: { type: "object", properties: { path: str, message: str } } },
+            },
+          },
+        },
+      },
+      EffectSummary: {
+        type: "object",
+        properties: {
+          key: str,
+          jobType: str,
+          status: { type: "string", enum: EFFECT_STATUSES },
+          policy: str,
+          attempt: { type: "integer" },
+          createdAt: time,
+          completedAt: nullable(time),
+          duplicateCount: { type: "integer" },
+          firstMessageId: nullable(str),
+        },
+      },
+      EffectDetail: {
+        type: "object",
+        properties: {
+          tenant: str,
+          key: str,
+          jobType: str,
+          status: { type: "string", enum: EFFECT_STATUSES },
+          policy: str,
+          attempts: { type: "integer" },
+          outcome: { description: "The stored outcome after the redaction hook" },
+          error: nullable(str),
+          providerKey: str,
+          firstMessageId: nullable(str),
+          lastMessageId: nullable(str),
+          createdAt: time,
+          completedAt: nullable(time),
+          updatedAt: time,
+          duplicateCount: { type: "integer" },
+          lastDuplicateAt: nullable(time),
+          lastDuplicateGapSeconds: nullable({ type: "number" }),
+          owner: nullable(str),
+          leaseUntil: nullable(time),
+          stuck: { type: "boolean" },
+          verdict: str,
+          steps: { type: "array", items: { type: "object" } },
+          violations: { type: "array", items: { type: "object" } },
+        },
+      },
+    },
+  },
+  paths: {
+    "/api/v1/effects": {
+      get: {
+        summary: "Search one tenant's effects by key prefix or fragment, newest first (viewer)",
+        parameters: [
+          tenantParam,
+          {
+            name: "q",
+            in: "query",
+            schema: str,
+            description: 'A key prefix or fragment, case-insensitive: "ord-123" finds "capture:ord-123"',
+          },
+          { name: "status", in: "query", schema: { type: "string", enum: EFFECT_STATUSES } },
+          { name: "jobType", in: "query", schema: str },
+          { name: "from", in: "query", schema: time, description: "Default: 90 days ago" },
+          { name: "to", in: "query", schema: time },
+          { name: "cursor", in: "query", schema: str, description: "nextCursor of the previous page" },
+          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
+        ],
+        responses: {
+          "200": json({
+            type: "object",
+            properties: {
+              tenant: str,
+              effects: { type: "array", items: { $ref: "#/components/schemas/EffectSummary" } },
+              nextCursor: nullable(str),
+            },
+          }),
+          ...errors(400, 401, 403, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/effects/{key}": {
+      get: {
+        summary:
+          "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations (viewer; audited)",
+        parameters: [keyParam, tenantParam],
+        responses: { "200": json({ $ref: "#/components/schemas/EffectDetail" }), ...errors(400, 401, 403, 404, 429, 503, 504) },
+      },
+    },
+    "/api/v1/effects/{key}/release": {
+      post: {
+        summary:
+          "Release a stuck in-progress claim whose lease expired, so the next delivery retries it (operator; audited in the same transaction). 409 for a live lease, a completed effect, an at-most-once step (which becomes abandoned on the next delivery instead).",
+        parameters: [keyParam, tenantParam],
+        responses: {
+          "200": json({
+            type: "object",
+            properties: { released: { const: true }, key: str, status: { const: "failed" }, message: str },
+          }),
+          ...errors(400, 401, 403, 404, 409, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/audit": {
+      get: {
+        summary: "The audit log, newest first (admin; a tenant admin sees its tenant's rows)",
+        parameters: [
+          tenantParam,
+          { name: "from", in: "query", schema: time },
+          { name: "to", in: "query", schema: time },
+          { name: "cursor", in: "query", schema: str },
+          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 500, default: 100 } },
+        ],
+        responses: { "200": json({ type: "object" }), ...errors(400, 401, 403, 429, 503, 504) },
+      },
+    },
+    "/api/v1/overview": {
+      get: { summary: "Overview counts (viewer)", responses: { "200": json({ type: "object" }), ...errors(400, 401, 429) } },
+    },
+    "/api/v1/workers": {
+      get: { summary: "Workers' live counters (viewer)", responses: { "200": json({ type: "object" }), ...errors(401, 429) } },
+    },
+    "/api/v1/health": {
+      get: {
+        summary: "Whether PostgreSQL answers (public: polled before anyone can sign in)",
+        security: [],
+        responses: { "200": json({ type: "object" }), ...errors(503) },
+      },
+    },
+    "/api/v1/openapi.json": { get: { summary: "This document (viewer)", responses: { "200": json({ type: "object" }) } } },
+  },
+} as const;

@@ -1,0 +1,90 @@
+/** What /api/v1/effects answers (shared by route handlers and the Keys page's components). */
+
+export const EFFECT_STATUSES = ["in_progress", "completed", "failed", "abandoned"] as const;
+export type EffectStatus = (typeof EFFECT_STATUSES)[number];
+
+/** One row of a search result. */
+export interface EffectSummary {
+  key: string;
+  jobType: string;
+  status: EffectStatus;
+  policy: string;
+  attempt: number;
+  createdAt: string;
+  completedAt: string | null;
+  duplicateCount: number;
+  firstMessageId: string | null;
+}
+
+export interface EffectSearchResponse {
+  tenant: string;
+  effects: EffectSummary[];
+  /** Pass as ?cursor= for the next (older) page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** Another step of the same job: an effect sharing this one's first message id. */
+export interface JobStep {
+  key: string;
+  jobType: string;
+  status: EffectStatus;
+  policy: string;
+  attempt: number;
+  createdAt: string;
+  completedAt: string | null;
+  duplicateCount: number;
+}
+
+/** An uncaught unique violation recorded for this effect's job type (and, when known, this job). */
+export interface LinkedViolation {
+  minute: string;
+  jobType: string;
+  constraint: string;
+  count: number;
+  /** The last occurrence, when the worker library recorded it. */
+  lastKey: string | null;
+  lastMessageId: string | null;
+  /** true when the last occurrence was this job (its key or message id). */
+  thisJob: boolean;
+}
+
+export interface EffectDetail {
+  tenant: string;
+  key: string;
+  jobType: string;
+  status: EffectStatus;
+  policy: string;
+  /** How many times a worker claimed it (1 = ran once; more = taken over or retried). */
+  attempts: number;
+  /** The stored outcome, after the redaction hook. */
+  outcome: unknown;
+  error: string | null;
+  /** The idempotency key sent to third parties (derived from tenant + key). */
+  providerKey: string;
+  firstMessageId: string | null;
+  lastMessageId: string | null;
+  createdAt: string;
+  completedAt: string | null;
+  updatedAt: string;
+  duplicateCount: number;
+  lastDuplicateAt: string | null;
+  /** Seconds from the first claim to the last duplicate delivery. */
+  lastDuplicateGapSeconds: number | null;
+  /** While in progress: who holds it and until when. */
+  owner: string | null;
+  leaseUntil: string | null;
+  /** in_progress with an expired lease: a retry may take it over (or an operator may release it). */
+  stuck: boolean;
+  /** "ran once, 3 duplicates suppressed, last 49 s after the first". */
+  verdict: string;
+  /** The job's steps (this one included), oldest first. */
+  steps: JobStep[];
+  violations: LinkedViolation[];
+}
+
+export interface ReleaseResponse {
+  released: true;
+  key: string;
+  status: "failed";
+  message: string;
+}

@@ -1,0 +1,160 @@
+import type { Queryable } from "../../db/types";
+
+/** How far back the Keys seed sits: older than the Overview's longest window (7 d), so its counts stay as seeded. */
+export const KEYS_SEED_DAYS_BACK = 10;
+
+/** The order whose steps the Keys tests look up, in two tenants (the same keys in globex must never show up for acme). */
+export const KEYS_SEED = {
+  tenant: "acme",
+  otherTenant: "globex",
+  orderId: "ord-e2e-4711",
+  messageId: "msg-e2e-4711",
+  card: "4111 1111 1111 1111",
+  email: "ada@example.com",
+  /** A claim whose worker died (lease expired): an operator may release it. */
+  stuckKey: "capture:ord-e2e-stuck",
+  /** An at-most-once step whose worker died: never released. */
+  stuckAtMostOnceKey: "receipt:ord-e2e-stuck",
+  /** Keys with every character the API must round-trip. */
+  oddKeys: ["odd:a/b c%20?x#y", "odd:ünïcødé-✓", "odd:50% off & more"],
+} as const;
+
+/**
+ * Seeds effects for the Keys page and API tests: one order's three steps in acme (a capture that
+ * ran once with 3 duplicates suppressed, the last 49 s after the first; its outcome holds a card
+ * number and an e-mail address), the same keys in globex, two stuck claims, odd keys, and an
+ * uncaught violation whose last occurrence is this order. Needs partitions KEYS_SEED_DAYS_BACK back.
+ */
+export async function seedKeys(db: Queryable, now: Date = new Date()): Promise<void> {
+  const t0 = new Date(now.getTime() - KEYS_SEED_DAYS_BACK * 86_400_000);
+  const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+  const { tenant, otherTenant, orderId, messageId } = KEYS_SEED;
+  const insert = (row: {
+    tenant: string;
+    key: string;
+    jobType: string;
+    status: string;
+    policy: string;
+    attempt?: number;
+    owner?: string | null;
+    leaseUntil?: Date | null;
+    messageId: string;
+    outcome?: unknown;
+    createdAt: Date;
+    completedAt?: Date | null;
+    duplicates?: number;
+    lastDuplicateAt?: Date | null;
+    gap?: number | null;
+  }) =>
+    db.query(
+      `INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until, first_message_id,
+                            last_message_id, outcome, created_at, updated_at, completed_at, duplicate_count,
+                            last_duplicate_at, max_gap_seconds)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $11, $12, $13, $14, $15)`,
+      [
+        row.tenant,
+        row.key,
+        row.jobType,
+        row.status,
+        row.policy,
+        row.attempt ?? 1,
+        row.owner ?? null,
+        row.leaseUntil ?? null,
+        row.messageId,
+        row.outcome === undefined ? null : JSON.stringify(row.outcome),
+        row.createdAt,
+        row.completedAt ?? null,
+        row.duplicates ?? 0,
+        row.lastDuplicateAt ?? null,
+        row.gap ?? null,
+      ],
+    );
+  for (const tid of [tenant, otherTenant]) {
+    const mine = tid === tenant;
+    await insert({
+      tenant: tid,
+      key: `capture:${orderId}`,
+      jobType: "capture-payment",
+      status: "completed",
+      policy: "external",
+      messageId: mine ? messageId : `${messageId}-globex`,
+      outcome: mine
+        ? {
+            chargeId: "ch_e2e_1",
+            amount: 4200,
+            card: KEYS_SEED.card,
+            receiptTo: KEYS_SEED.email,
+            note: `paid by ${KEYS_SEED.email}`,
+          }
+        : { chargeId: "ch_GLOBEX_SECRET", amount: 1 },
+      createdAt: at(0),
+      completedAt: at(1),
+      duplicates: mine ? 3 : 0,
+      lastDuplicateAt: mine ? at(49) : null,
+      gap: mine ? 49 : null,
+    });
+    await insert({
+      tenant: tid,
+      key: `mark-paid:${orderId}`,
+      jobType: "mark-paid",
+      status: "completed",
+      policy: "transactional",
+      messageId: mine ? messageId : `${messageId}-globex`,
+      outcome: { paid: true },
+      createdAt: at(2),
+      completedAt: at(2),
+    });
+    await insert({
+      tenant: tid,
+      key: `receipt:${orderId}`,
+      jobType: "send-receipt",
+      status: "completed",
+      policy: "at_most_once",
+      messageId: mine ? messageId : `${messageId}-globex`,
+      outcome: { sent: true },
+      createdAt: at(3),
+      completedAt: at(3),
+    });
+  }
+  await insert({
+    tenant,
+    key: KEYS_SEED.stuckKey,
+    jobType: "capture-payment",
+    status: "in_progress",
+    policy: "external",
+    owner: "worker-dead",
+    leaseUntil: at(30),
+    messageId: "msg-e2e-stuck",
+    createdAt: at(10),
+  });
+  await insert({
+    tenant,
+    key: KEYS_SEED.stuckAtMostOnceKey,
+    jobType: "send-receipt",
+    status: "in_progress",
+    policy: "at_most_once",
+    owner: "worker-dead",
+    leaseUntil: at(30),
+    messageId: "msg-e2e-stuck",
+    createdAt: at(11),
+  });
+  for (const [i, key] of KEYS_SEED.oddKeys.entries()) {
+    await insert({
+      tenant,
+      key,
+      jobType: "odd",
+      status: "completed",
+      policy: "once",
+      messageId: `msg-odd-${i}`,
+      outcome: { i },
+      createdAt: at(20 + i),
+      completedAt: at(20 + i),
+    });
+  }
+  await db.query(
+    `INSERT INTO uncaught_violations_minute (minute, job_type, constraint_name, count, last_tenant_id, last_key, last_message_id)
+     VALUES (date_trunc('minute', $1::timestamptz), 'mark-paid', 'ledger_entries_order_id_key', 1, $2, $3, $4),
+            (date_trunc('minute', $1::timestamptz), 'mark-paid', 'globex_only_key', 5, $5, $6, $7)`,
+    [at(2), tenant, `mark-paid:${orderId}`, messageId, otherTenant, `mark-paid:${orderId}`, `${messageId}-globex`],
+  );
+}

@@ -1,0 +1,296 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resetRateLimits } from "../../lib/auth/rate-limit";
+import { releaseEffect } from "../../lib/auth/release-effect";
+import { createToken, revokeToken } from "../../lib/auth/tokens";
+import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/console/testing/seed-keys";
+import { ensureEffectPartitions } from "../../lib/db/partitions";
+import { getPrisma } from "../../lib/db/prisma";
+import { createTestDatabase, type TestDatabase } from "../database";
+import { call } from "./harness";
+
+/**
+ * The token × tenant × endpoint matrix: every kind of token (each role of a tenant, the other
+ * tenant, platform, expired, revoked, none) against every endpoint, with the status each must get
+ * and, where it reads, proof that only its own tenant's rows come back.
+ */
+const { tenant: ACME, otherTenant: GLOBEX, orderId } = KEYS_SEED;
+const CAPTURE = `capture:${orderId}`;
+const enc = encodeURIComponent;
+
+describe("API token × tenant × endpoint matrix", () => {
+  let db: TestDatabase;
+  const tokens: Record<string, string> = {};
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    process.env.DATABASE_URL = db.url;
+    process.env.ONCEBOARD_SECRET = "m".repeat(40);
+    process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
+    resetRateLimits();
+    await ensureEffectPartitions(db.pool, { back: KEYS_SEED_DAYS_BACK + 1, ahead: 1 });
+    await seedKeys(db.pool);
+    await db.pool.query(
+      `INSERT INTO effects (tenant_id, key, job_type, status, policy, first_message_id, outcome, created_at)
+       VALUES ('globex', 'secret:globex-only', 'x', 'completed', 'once', 'm', '{"GLOBEX":1}', now() - interval '1 hour')`,
+    );
+    const make = async (name: string, tenantId: string | null, role: "viewer" | "operator" | "admin", expiresAt?: Date) => {
+      tokens[name] = (await createToken({ name, tenantId, role, expiresAt })).secret;
+    };
+    await make("acme-viewer", ACME, "viewer");
+    await make("acme-operator", ACME, "operator");
+    await make("acme-admin", ACME, "admin");
+    await make("globex-viewer", GLOBEX, "viewer");
+    await make("globex-operator", GLOBEX, "operator");
+    await make("globex-admin", GLOBEX, "admin");
+    await make("platform-viewer", null, "viewer");
+    await make("platform-admin", null, "admin");
+    await make("expired", ACME, "admin", new Date(Date.now() - 60_000));
+    const revoked = await createToken({ name: "revoked", tenantId: ACME, role: "admin" });
+    await revokeToken(revoked.token.id);
+    tokens.revoked = revoked.secret;
+  });
+  afterAll(async () => {
+    await getPrisma().$disconnect();
+    await db.drop();
+  });
+
+  const as = (who: string): Record<string, string> =>
+    who === "none" ? {} : { authorization: `Bearer ${tokens[who] ?? "ob_unknown"}` };
+
+  // [endpoint, method, path, expected status per token]
+  const WHO = [
+    "none",
+    "expired",
+    "revoked",
+    "acme-viewer",
+    "acme-operator",
+    "acme-admin",
+    "globex-viewer",
+    "globex-operator",
+    "globex-admin",
+    "platform-viewer",
+    "platform-admin",
+  ] as const;
+  type Who = (typeof WHO)[number];
+  const row = (values: Partial<Record<Who, number>>, rest: number): Record<Who, number> =>
+    Object.fromEntries(
+      WHO.map((w) => [w, w === "none" || w === "expired" || w === "revoked" ? 401 : (values[w] ?? rest)]),
+    ) as Record<Who, number>;
+  const MATRIX: [string, string, string, Record<Who, number>][] = [
+    ["search", "GET", `/api/v1/effects?q=${orderId}`, row({ "platform-viewer": 400, "platform-admin": 400 }, 200)],
+    ["search in acme", "GET", `/api/v1/effects?q=${orderId}&tenant=acme`, row({}, 200)],
+    ["read", "GET", `/api/v1/effects/${enc(CAPTURE)}`, row({ "platform-viewer": 400, "platform-admin": 400 }, 200)],
+    ["read acme's", "GET", `/api/v1/effects/${enc(CAPTURE)}?tenant=acme`, row({}, 200)],
+    [
+      "read globex-only",
+      "GET",
+      `/api/v1/effects/${enc("secret:globex-only")}?tenant=globex`,
+      row({ "acme-viewer": 404, "acme-operator": 404, "acme-admin": 404 }, 200),
+    ],
+    [
+      "release at-most-once",
+      "POST",
+      `/api/v1/effects/${enc(KEYS_SEED.stuckAtMostOnceKey)}/release?tenant=acme`,
+      row(
+        {
+          "acme-viewer": 403,
+          "acme-operator": 409,
+          "acme-admin": 409,
+          "globex-viewer": 403,
+          "globex-operator": 404,
+          "globex-admin": 404,
+          "platform-viewer": 403,
+          "platform-admin": 409,
+        },
+        0,
+      ),
+    ],
+    [
+      "audit",
+      "GET",
+      "/api/v1/audit",
+      row(
+        { "acme-viewer": 403, "acme-operator": 403, "globex-viewer": 403, "globex-operator": 403, "platform-viewer": 403 },
+        200,
+      ),
+    ],
+    ["overview", "GET", "/api/v1/overview", row({}, 200)],
+    ["openapi", "GET", "/api/v1/openapi.json", row({}, 200)],
+    ["unknown", "GET", "/api/v1/nope/nothing", row({}, 404)],
+    ["wrong method", "DELETE", "/api/v1/effects", row({}, 405)],
+  ];
+
+  for (const [name, method, path, expected] of MATRIX) {
+    it(`${method} ${name}: the right status for every token`, async () => {
+      const got: Record<string, number> = {};
+      for (const who of WHO) {
+        const response = await call(method, path, as(who));
+        got[who] = response.status;
+        expect(response.headers.get("content-type") ?? "", `${who} ${path}`).toContain("application/json");
+        // Never another tenant's data: globex's secrets never reach an acme token, and acme's never reach globex.
+        if (who.startsWith("acme")) expect(response.text).not.toMatch(/GLOBEX|msg-e2e-4711-globex/);
+        if (who.startsWith("globex")) expect(response.text).not.toMatch(/ch_e2e_1|msg-e2e-4711"|ledger_entries_order_id_key/);
+      }
+      // 405 and unknown paths are answered by withAuth-less handlers behind the proxy; in-process they skip 401.
+      const want = method === "DELETE" ? Object.fromEntries(WHO.map((w) => [w, 405])) : expected;
+      expect(got).toEqual(want);
+    });
+  }
+
+  it("a tenant token asking for another tenant gets its own tenant's rows", async () => {
+    const response = await call("GET", `/api/v1/effects?q=${orderId}&tenant=globex`, as("acme-viewer"));
+    const body = JSON.parse(response.text);
+    expect(body.tenant).toBe(ACME);
+    expect(body.effects.map((e: { key: string }) => e.key).sort()).toEqual(
+      [`capture:${orderId}`, `mark-paid:${orderId}`, `receipt:${orderId}`].sort(),
+    );
+    const detail = JSON.parse((await call("GET", `/api/v1/effects/${enc(CAPTURE)}?tenant=globex`, as("acme-viewer"))).text);
+    expect(detail.outcome.chargeId).toBe("ch_e2e_1");
+  });
+
+  it("another tenant's key answers 404 byte-for-byte like a missing key", async () => {
+    const other = await call("GET", `/api/v1/effects/${enc("secret:globex-only")}`, as("acme-viewer"));
+    const missing = await call("GET", `/api/v1/effects/${enc("secret:nothing-here")}`, as("acme-viewer"));
+    expect(other.status).toBe(404);
+    expect(other.text).toBe(missing.text);
+    expect([...other.headers.entries()]).toEqual([...missing.headers.entries()]);
+  });
+
+  it("the detail answers the incident question: verdict, steps, redacted outcome, provider key, linked violation", async () => {
+    const detail = JSON.parse((await call("GET", `/api/v1/effects/${enc(CAPTURE)}`, as("acme-viewer"))).text);
+    expect(detail.verdict).toBe("ran once, 3 duplicates suppressed, last 49 s after the first");
+    expect(detail.steps.map((s: { key: string }) => s.key)).toEqual([
+      `capture:${orderId}`,
+      `mark-paid:${orderId}`,
+      `receipt:${orderId}`,
+    ]);
+    expect(detail.outcome.card).toBe("[card …1111]");
+    expect(detail.outcome.receiptTo).toBe("[email]");
+    expect(detail.outcome.note).toBe("paid by [email]");
+    expect(detail.outcome.amount).toBe(4200);
+    expect(detail.providerKey).toMatch(/\S/);
+    expect(detail.firstMessageId).toBe(KEYS_SEED.messageId);
+    expect(detail.violations).toEqual([
+      expect.objectContaining({ constraint: "ledger_entries_order_id_key", thisJob: true, lastKey: `mark-paid:${orderId}` }),
+    ]);
+  });
+
+  it("keys with / % ? # spaces and non-ASCII round-trip", async () => {
+    for (const key of KEYS_SEED.oddKeys) {
+      const response = await call("GET", `/api/v1/effects/${enc(key)}`, as("acme-viewer"));
+      expect(response.status, key).toBe(200);
+      expect(JSON.parse(response.text).key).toBe(key);
+    }
+    const bad = await call("GET", "/api/v1/effects/%E0%A4%A", as("acme-viewer"));
+    expect(bad.status).toBe(400);
+  });
+
+  it("search: fragment and prefix, filters, keyset pages newest first", async () => {
+    const all = JSON.parse((await call("GET", "/api/v1/effects?q=ODD:&limit=2", as("acme-viewer"))).text);
+    expect(all.effects).toHaveLength(2);
+    expect(all.nextCursor).toBeTruthy();
+    const next = JSON.parse(
+      (await call("GET", `/api/v1/effects?q=odd:&limit=2&cursor=${all.nextCursor}`, as("acme-viewer"))).text,
+    );
+    const keys = [...all.effects, ...next.effects].map((e: { key: string }) => e.key);
+    expect(keys).toEqual([...KEYS_SEED.oddKeys].reverse());
+    expect(next.nextCursor).toBeNull();
+    const stuck = JSON.parse(
+      (await call("GET", "/api/v1/effects?status=in_progress&jobType=capture-payment", as("acme-viewer"))).text,
+    );
+    expect(stuck.effects.map((e: { key: string }) => e.key)).toEqual([KEYS_SEED.stuckKey]);
+    expect((await call("GET", "/api/v1/effects?cursor=garbage", as("acme-viewer"))).status).toBe(400);
+    expect((await call("GET", "/api/v1/effects?from=yesterday", as("acme-viewer"))).status).toBe(400);
+    expect((await call("GET", "/api/v1/effects?q=50%25", as("acme-viewer"))).text).toContain("odd:50% off & more");
+  });
+
+  it("release: an expired external claim is released (audited); a second release and a completed effect are refused", async () => {
+    const path = `/api/v1/effects/${enc(KEYS_SEED.stuckKey)}/release`;
+    const first = await call("POST", path, as("acme-operator"));
+    expect(first.status).toBe(200);
+    expect(JSON.parse(first.text).message).toMatch(/attempt 2/);
+    const { rows } = await db.pool.query("SELECT status, lease_until, error FROM effects WHERE tenant_id = 'acme' AND key = $1", [
+      KEYS_SEED.stuckKey,
+    ]);
+    expect(rows[0]).toMatchObject({ status: "failed", lease_until: null });
+    const again = await call("POST", path, as("acme-operator"));
+    expect(again.status).toBe(409);
+    const completed = await call("POST", `/api/v1/effects/${enc(CAPTURE)}/release`, as("acme-admin"));
+    expect(completed.status).toBe(409);
+    expect(JSON.parse(completed.text).error.message).toMatch(/completed/);
+    const amo = await call("POST", `/api/v1/effects/${enc(KEYS_SEED.stuckAtMostOnceKey)}/release`, as("acme-admin"));
+    expect(JSON.parse(amo.text).error.message).toMatch(/abandoned/);
+    const audit = await db.pool.query(
+      "SELECT result FROM audit_log WHERE action = 'effect.release' AND target = $1 ORDER BY id",
+      [KEYS_SEED.stuckKey],
+    );
+    expect(audit.rows.map((r) => r.result)).toEqual(["ok", "not_in_progress"]);
+  });
+
+  it("a live lease is refused; a release whose audit row cannot be written does not happen", async () => {
+    await db.pool.query(
+      `INSERT INTO effects (tenant_id, key, job_type, status, policy, owner, lease_until, created_at)
+       VALUES ('acme', 'capture:live', 'capture-payment', 'in_progress', 'external', 'w1', now() + interval '1 hour', now()),
+              ('acme', 'capture:expired', 'capture-payment', 'in_progress', 'external', 'w2', now() - interval '1 minute', now())`,
+    );
+    const live = await call("POST", `/api/v1/effects/${enc("capture:live")}/release`, as("acme-operator"));
+    expect(live.status).toBe(409);
+    expect(JSON.parse(live.text).error.message).toMatch(/alive/);
+    // The audit insert fails (token id is not a uuid): the release in the same transaction rolls back.
+    await expect(
+      releaseEffect({
+        principal: { tokenId: "not-a-uuid", actor: "x", tenantId: "acme", role: "operator" },
+        tenant: "acme",
+        key: "capture:expired",
+        ip: null,
+      }),
+    ).rejects.toThrow();
+    const { rows } = await db.pool.query("SELECT status FROM effects WHERE key = 'capture:expired'");
+    expect(rows[0].status).toBe("in_progress");
+  });
+
+  it("every key read is audited, found or not, with who, token, tenant, key and address", async () => {
+    await call("GET", `/api/v1/effects/${enc("secret:globex-only")}`, { ...as("acme-viewer"), "x-forwarded-for": "203.0.113.9" });
+    const { rows } = await db.pool.query(
+      "SELECT actor, token_id, tenant_id, target, action, result, ip, at FROM audit_log WHERE ip = '203.0.113.9'",
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      tenant_id: "acme",
+      target: "secret:globex-only",
+      action: "effect.read",
+      result: "not_found",
+    });
+    expect(rows[0].actor).toMatch(/^acme-viewer \(…/);
+    expect(rows[0].token_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("audit: a tenant admin sees only its tenant's rows; pages by cursor", async () => {
+    const body = JSON.parse((await call("GET", "/api/v1/audit?limit=5", as("globex-admin"))).text);
+    expect(body.entries.length).toBeGreaterThan(0);
+    for (const entry of body.entries) expect(entry.tenantId).toBe(GLOBEX);
+    const platform = JSON.parse((await call("GET", "/api/v1/audit?limit=3", as("platform-admin"))).text);
+    const page2 = JSON.parse(
+      (await call("GET", `/api/v1/audit?limit=3&cursor=${platform.nextCursor}`, as("platform-admin"))).text,
+    );
+    expect(Number(page2.entries[0].id)).toBeLessThan(Number(platform.entries[2].id));
+  });
+
+  it("a slow query becomes a clear 504, not a hung request", async () => {
+    const { getPool } = await import("../../lib/db/pool");
+    const pool = getPool();
+    const original = pool.query.bind(pool);
+    // The console's queries carry statement_timeout; provoke one with a tiny timeout on the real server.
+    (pool as unknown as { query: unknown }).query = (text: string, values?: unknown[]) =>
+      typeof text === "string" && text.includes("FROM effects")
+        ? original("SET statement_timeout = 1; SELECT pg_sleep(0.2)").finally(() => original("SET statement_timeout = 0"))
+        : original(text, values);
+    try {
+      const response = await call("GET", "/api/v1/effects?q=x", as("acme-viewer"));
+      expect(response.status).toBe(504);
+      expect(JSON.parse(response.text).error.code).toBe("QUERY_TIMEOUT");
+    } finally {
+      (pool as unknown as { query: unknown }).query = original;
+    }
+  });
+});

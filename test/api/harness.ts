@@ -1,0 +1,49 @@
+import * as unknownRoute from "@/app/api/v1/[...path]/route";
+import * as auditRoute from "@/app/api/v1/audit/route";
+import * as releaseRoute from "@/app/api/v1/effects/[key]/release/route";
+import * as effectRoute from "@/app/api/v1/effects/[key]/route";
+import * as effectsRoute from "@/app/api/v1/effects/route";
+import * as openapiRoute from "@/app/api/v1/openapi.json/route";
+import * as overviewRoute from "@/app/api/v1/overview/route";
+
+type Handler = (request: Request, context: { params: Promise<Record<string, unknown>> }) => Promise<Response>;
+
+/**
+ * Routes a request to the App Router handler Next would pick (same table as app/api/v1), so the
+ * API can be tested in-process: withAuth, zod, the lib call and the JSON out, without a build.
+ */
+export function handlerFor(method: string, pathname: string): Handler | undefined {
+  const m = method.toUpperCase() as "GET" | "POST";
+  const segments = pathname.split("/").filter((s) => s !== "");
+  const route =
+    pathname === "/api/v1/effects"
+      ? effectsRoute
+      : /^\/api\/v1\/effects\/[^/]+$/.test(pathname)
+        ? effectRoute
+        : /^\/api\/v1\/effects\/[^/]+\/release$/.test(pathname)
+          ? releaseRoute
+          : pathname === "/api/v1/audit"
+            ? auditRoute
+            : pathname === "/api/v1/overview"
+              ? overviewRoute
+              : pathname === "/api/v1/openapi.json"
+                ? openapiRoute
+                : segments[0] === "api" && segments[1] === "v1"
+                  ? unknownRoute
+                  : undefined;
+  return (route as Record<string, Handler | undefined> | undefined)?.[m];
+}
+
+export async function call(
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; headers: Headers }> {
+  const url = new URL(path, "http://console.test");
+  const handler = handlerFor(method, url.pathname);
+  if (!handler) throw new Error(`no handler for ${method} ${url.pathname}`);
+  const response = await handler(new Request(url, { method, headers: { host: "console.test", ...headers } }), {
+    params: Promise.resolve({}),
+  });
+  return { status: response.status, text: await response.text(), headers: response.headers };
+}
