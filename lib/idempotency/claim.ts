@@ -151,6 +151,12 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
   metrics.claimDuration.observe(labels, seconds);
   metrics.claims.inc({ job_type: spec.jobType, result: row.result });
   rollups?.addClaim(spec.jobType, seconds);
+  // Issue 12: a delivery published longer ago than the retention. Counted whatever the result:
+  // where its record was already pruned, a duplicate among these cannot have been recognised.
+  if (requireExisting) {
+    metrics.claimsBeyondRetention.inc(labels);
+    rollups?.add(spec.jobType, { claimsBeyondRetention: 1 });
+  }
 
   switch (row.result) {
     case "claimed":
