@@ -246,16 +246,17 @@ const EFFECTS_MAX_GAP_SQL = `
 SELECT tenant_id, key, job_type, max_gap_seconds
   FROM effects
  WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds IS NOT NULL AND ($3::text IS NULL OR job_type = $3::text)
+   AND ($4::text IS NULL OR tenant_id = $4::text)
  ORDER BY max_gap_seconds DESC
  LIMIT 1`;
 
 export async function readEffectsMaxGap(
   db: Queryable,
-  input: { from: Date; to: Date; jobType?: string | null },
+  input: { from: Date; to: Date; jobType?: string | null; tenant?: string | null },
 ): Promise<AdviseInput["effectsMaxGap"]> {
   const { rows } = await db.query<{ tenant_id: string; key: string; job_type: string; max_gap_seconds: number }>(
     EFFECTS_MAX_GAP_SQL,
-    [input.from.toISOString(), input.to.toISOString(), input.jobType ?? null],
+    [input.from.toISOString(), input.to.toISOString(), input.jobType ?? null, input.tenant ?? null],
   );
   const r = rows[0];
   return r ? { seconds: Number(r.max_gap_seconds), jobType: r.job_type, tenant: r.tenant_id, key: r.key } : null;
