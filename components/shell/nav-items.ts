@@ -1,4 +1,7 @@
 /** The console's pages. Later issues add Delivery gaps, Keys and Retention here, with their pages. */
-export const NAV_ITEMS = [{ href: "/overview", label: "Overview", icon: "overview" }] as const;
+export const NAV_ITEMS = [
+  { href: "/overview", label: "Overview", icon: "overview" },
+  { href: "/gaps", label: "Delivery gaps", icon: "gaps" },
+] as const;
 
 export type NavIcon = (typeof NAV_ITEMS)[number]["icon"];

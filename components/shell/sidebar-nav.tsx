@@ -12,6 +12,12 @@ function Icon({ name }: { name: NavIcon }) {
           <path fill="currentColor" d="M1 9h3v6H1zM6.5 5h3v10h-3zM12 1h3v14h-3z" />
         </svg>
       );
+    case "gaps":
+      return (
+        <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
+          <path fill="currentColor" d="M1 14h14v1H1zM2 13V7h2v6zm3 0V3h2v10zm3 0V6h2v7zm3 0v-3h1.5v3zm2.5 0v-1.5H15V13z" />
+        </svg>
+      );
   }
 }
 
