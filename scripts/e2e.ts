@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { WORKER_EXPOSITION } from "../e2e/worker-metrics";
+import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/console/testing/seed-gaps";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overview";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { describeDatabaseError, redactUrl } from "../lib/db/errors";
@@ -192,8 +193,9 @@ async function main(): Promise<number> {
     const seeder = new pg.Client({ connectionString: url });
     await seeder.connect();
     try {
-      await ensureEffectPartitions(seeder, { back: SEED_DAYS_BACK + 1, ahead: 7 });
+      await ensureEffectPartitions(seeder, { back: Math.max(SEED_DAYS_BACK, GAPS_SEED_DAYS_BACK) + 1, ahead: 7 });
       await seedOverview(seeder);
+      await seedGaps(seeder);
     } finally {
       await seeder.end();
     }

@@ -85,11 +85,11 @@ export async function runAdviseCommand(args: string[], deps: AdviseCommandDeps =
       return openDemoDatabase(() => {});
     });
   let db: Awaited<ReturnType<typeof open>> | undefined;
-  const client = { current: undefined as pg.Client | undefined };
+  const client = { current: undefined as pg.Pool | undefined };
   try {
     db = await open();
-    client.current = new pg.Client({ connectionString: db.url, application_name: "onceboard-retention-advise" });
-    await client.current.connect();
+    // A pool: the loader runs its three reads at once.
+    client.current = new pg.Pool({ connectionString: db.url, max: 3, application_name: "onceboard-retention-advise" });
     const advice = await getRetentionAdvice(client.current, { ...options, now: deps.now });
     if (json) out(JSON.stringify(advice, null, 2));
     else for (const line of formatAdvice(advice)) out(line);

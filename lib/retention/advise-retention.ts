@@ -194,7 +194,7 @@ function compare(input: AdviseInput, recommendedSeconds: number | null): Retenti
       : "ok";
   const message =
     verdict === "below_observed_max"
-      ? `The retention (${formatGap(retention)}) is shorter than the longest observed gap (${formatGap(observedMax)}): ${late} duplicate${late === 1 ? "" : "s"} in the window arrived later than the retention allows${lateUpTo > late ? ` (up to ${lateUpTo})` : ""}; once pruned, each would have run as new work.`
+      ? `The retention (${formatGap(retention)}) is shorter than the longest observed gap (${exclusive ? "more than " : ""}${formatGap(observedMax)}): ${late} duplicate${late === 1 ? "" : "s"} in the window arrived later than the retention allows${lateUpTo > late ? ` (up to ${lateUpTo})` : ""}; once pruned, each would have run as new work.`
       : verdict === "below_recommendation"
         ? `The retention (${formatGap(retention)}) covers every observed gap but is below the recommendation (${formatGap(recommendedSeconds)}).`
         : `The retention (${formatGap(retention)}) covers every observed gap${recommendedSeconds !== null ? " and the recommendation" : ""}.`;
