@@ -2,11 +2,12 @@ import { dehydrate, HydrationBoundary, QueryClient } from "@tanstack/react-query
 import type { Metadata } from "next";
 import { Suspense } from "react";
 import type { GapsParams } from "@/components/gaps/gap-filters";
-import { GapsView, gapsQueryKey } from "@/components/gaps/gaps-view";
+import { GapsView } from "@/components/gaps/gaps-view";
 import { PageHeader } from "@/components/ui/page-header";
 import { ErrorState } from "@/components/ui/states";
 import { toApiError } from "@/lib/api/errors";
 import { parseGapsQuery } from "@/lib/console/gaps-query";
+import { gapsQueryKey } from "@/lib/console/gaps-types";
 import { getGaps } from "@/lib/console/get-gaps";
 
 export const metadata: Metadata = { title: "Delivery gaps" };

@@ -2,7 +2,7 @@
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import type { GapSeries, Gaps } from "@/lib/console/gaps-types";
+import { type GapSeries, type Gaps, gapsQueryKey } from "@/lib/console/gaps-types";
 import { formatGap } from "@/lib/retention/advice-types";
 import { ApiClientError, fetchJson } from "../api/fetch-json";
 import { EmptyState, ErrorState } from "../ui/states";
@@ -12,8 +12,6 @@ import { GapHistogramChart } from "./gap-histogram-chart";
 import { GapsOverTime } from "./gaps-over-time";
 
 const REFRESH_MS = 60_000;
-
-export const gapsQueryKey = (search: string) => ["gaps", search] as const;
 
 /** The URL of a key's detail page (the Keys page). */
 export const keyHref = (tenant: string, key: string) =>

@@ -99,3 +99,6 @@ export interface Gaps {
   /** Job types with gap data in the last 90 days (the filter's choices). */
   jobTypeOptions: string[];
 }
+
+/** The TanStack Query key of the page's data (the server prefetches under the same key). */
+export const gapsQueryKey = (search: string) => ["gaps", search] as const;
