@@ -27,6 +27,7 @@ WITH parts AS (
     FROM worker_stats_minute
    WHERE ((minute >= $1::timestamptz AND minute < $3::timestamptz) OR (minute >= $4::timestamptz AND minute <= $2::timestamptz))
      AND ($5::text IS NULL OR job_type = $5::text)
+     AND (cardinality(gap_buckets) > 0 OR claims_beyond_retention <> 0)
 )
 SELECT job_type, date_trunc('day', t, 'UTC') AS day, ${sumColumns}, sum(claims_beyond_retention)::float8 AS beyond
   FROM parts
