@@ -15,7 +15,8 @@ for (const colorScheme of ["light", "dark"] as const) {
       await page.goto("/gaps");
       await expect(page.getByRole("heading", { name: "Delivery gaps", level: 1 })).toBeVisible();
       const histogram = page.getByTestId("gap-histogram");
-      await expect(histogram.locator(".recharts-area-area")).toHaveCount(1);
+      // The first render of a responsive chart waits for its size; allow a loaded machine time.
+      await expect(histogram.locator(".recharts-area-area")).toHaveCount(1, { timeout: 30_000 });
       await expect(histogram.locator(".ref-retention")).toHaveCount(1);
       await expect(histogram.locator(".ref-retry-window")).toHaveCount(1);
       await expect(histogram.getByText("retention 7 d")).toBeVisible();
@@ -79,7 +80,7 @@ test("the advice API answers with the recommendation, its inputs and reasons", a
 test("is readable at 390 px", async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto("/gaps");
-  await expect(page.getByTestId("gap-histogram")).toBeVisible();
+  await expect(page.getByTestId("gap-histogram")).toBeVisible({ timeout: 30_000 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   expect(overflow).toBeLessThanOrEqual(1);
 });

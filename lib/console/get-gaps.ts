@@ -44,25 +44,24 @@ SELECT job_type, date_trunc('day', last_duplicate_at, 'UTC') AS day, ${effectBuc
    AND tenant_id = $3 AND ($4::text IS NULL OR job_type = $4::text)
  GROUP BY job_type, day`;
 
-// Top tenants by late redeliveries (effects whose largest gap exceeds the retry window): one
-// pass over the window's effects with a duplicate, all tenants.
-const TOP_TENANTS_SQL = `
-SELECT tenant_id, count(*) FILTER (WHERE max_gap_seconds > $3)::int AS late, max(max_gap_seconds) AS max_gap, ${effectBucketColumns}
-  FROM effects
- WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds IS NOT NULL AND ($4::text IS NULL OR job_type = $4::text)
-   AND ($5::text IS NULL OR tenant_id = $5::text)
- GROUP BY tenant_id
-HAVING count(*) FILTER (WHERE max_gap_seconds > $3) > 0
- ORDER BY late DESC, max_gap DESC, tenant_id
- LIMIT 5`;
-
-const LATEST_LATE_SQL = `
+// Late effects (largest gap beyond the retry window) in the window: one pass over the window's
+// effects with a cheap filter and a small result. The tenant ranking, the latest late duplicates and
+// the exact largest gap all come from it.
+const LATE_EFFECTS_SQL = `
 SELECT tenant_id, key, job_type, max_gap_seconds, last_duplicate_at
   FROM effects
  WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds > $3 AND ($4::text IS NULL OR job_type = $4::text)
    AND ($5::text IS NULL OR tenant_id = $5::text)
  ORDER BY last_duplicate_at DESC NULLS LAST
- LIMIT 20`;
+ LIMIT 5000`;
+
+// The histograms of the top tenants only (tenant_id = ANY: each partition's (tenant_id, key) index).
+const TENANT_HISTOGRAMS_SQL = `
+SELECT tenant_id, ${effectBucketColumns}
+  FROM effects
+ WHERE created_at >= $1 AND created_at <= $2 AND tenant_id = ANY($3::text[]) AND max_gap_seconds IS NOT NULL
+   AND ($4::text IS NULL OR job_type = $4::text)
+ GROUP BY tenant_id`;
 
 const JOB_TYPES_SQL = `
 SELECT DISTINCT job_type FROM worker_gaps_hour WHERE hour >= date_trunc('hour', $1::timestamptz) ORDER BY job_type LIMIT 200`;
@@ -98,7 +97,7 @@ export async function getGaps(input: GetGapsInput, db: Queryable = consoleDataba
   const settings = await readRetentionSettings(db);
   const late = settings.maxRetryWindowSeconds;
 
-  const [days, tenants, latest, effectsMaxGap, jobTypeRows] = await Promise.all([
+  const [days, lateRows, jobTypeRows] = await Promise.all([
     tenant === null
       ? loadGapHistogramDays(db, { from, to, jobType })
       : db
@@ -113,19 +112,44 @@ export async function getGaps(input: GetGapsInput, db: Queryable = consoleDataba
               }),
             ),
           ),
-    db.query<Record<string, unknown> & { tenant_id: string; late: number; max_gap: number }>(TOP_TENANTS_SQL, [
-      ...window,
-      late,
-      jobType,
-      tenant,
-    ]),
     db.query<{ tenant_id: string; key: string; job_type: string; max_gap_seconds: number; last_duplicate_at: Date }>(
-      LATEST_LATE_SQL,
+      LATE_EFFECTS_SQL,
       [...window, late, jobType, tenant],
     ),
-    readEffectsMaxGap(db, { from, to, jobType, tenant }),
     db.query<{ job_type: string }>(JOB_TYPES_SQL, [new Date(to.getTime() - 90 * 86_400_000).toISOString()]),
   ]);
+
+  const lateByTenant = new Map<string, { late: number; maxGap: number }>();
+  let largest: (typeof lateRows.rows)[number] | undefined;
+  for (const r of lateRows.rows) {
+    const t = lateByTenant.get(r.tenant_id) ?? { late: 0, maxGap: 0 };
+    t.late += 1;
+    t.maxGap = Math.max(t.maxGap, Number(r.max_gap_seconds));
+    lateByTenant.set(r.tenant_id, t);
+    if (!largest || Number(r.max_gap_seconds) > Number(largest.max_gap_seconds)) largest = r;
+  }
+  const topTenants = [...lateByTenant]
+    .sort(([a, x], [b, y]) => y.late - x.late || y.maxGap - x.maxGap || a.localeCompare(b))
+    .slice(0, 5);
+  const [tenantHistograms, effectsMaxGap] = await Promise.all([
+    topTenants.length === 0
+      ? Promise.resolve({ rows: [] as (Record<string, unknown> & { tenant_id: string })[] })
+      : db.query<Record<string, unknown> & { tenant_id: string }>(TENANT_HISTOGRAMS_SQL, [
+          ...window,
+          topTenants.map(([t]) => t),
+          jobType,
+        ]),
+    // No late effect: the largest gap is below the retry window; find it (a second pass, only then).
+    largest
+      ? Promise.resolve({
+          seconds: Number(largest.max_gap_seconds),
+          jobType: largest.job_type,
+          tenant: largest.tenant_id,
+          key: largest.key,
+        })
+      : readEffectsMaxGap(db, { from, to, jobType, tenant }),
+  ]);
+  const histogramOf = new Map(tenantHistograms.rows.map((r) => [r.tenant_id, bucketsOf(r)]));
 
   const byJobType = histogramsByJobType(days);
   const retention = settings.retentionSeconds;
@@ -154,17 +178,11 @@ export async function getGaps(input: GetGapsInput, db: Queryable = consoleDataba
       };
     });
 
-  const tenantSeries: TenantGaps[] = tenants.rows.map((r) => {
-    const buckets = bucketsOf(r);
-    return {
-      name: r.tenant_id,
-      buckets,
-      stats: stats(buckets, retention),
-      late: Number(r.late),
-      maxGapSeconds: Number(r.max_gap),
-    };
+  const tenantSeries: TenantGaps[] = topTenants.map(([name, t]) => {
+    const buckets = histogramOf.get(name) ?? emptyHistogram();
+    return { name, buckets, stats: stats(buckets, retention), late: t.late, maxGapSeconds: t.maxGap };
   });
-  const latestLate: LateDuplicate[] = latest.rows.map((r) => ({
+  const latestLate: LateDuplicate[] = lateRows.rows.slice(0, 20).map((r) => ({
     tenant: r.tenant_id,
     key: r.key,
     jobType: r.job_type,

@@ -25,7 +25,14 @@ WITH parts AS (
   UNION ALL
   SELECT minute, job_type, gap_buckets, claims_beyond_retention
     FROM worker_stats_minute
-   WHERE ((minute >= $1::timestamptz AND minute < $3::timestamptz) OR (minute >= $4::timestamptz AND minute <= $2::timestamptz))
+   WHERE minute >= $1::timestamptz AND minute < $3::timestamptz
+     AND ($5::text IS NULL OR job_type = $5::text)
+     AND (cardinality(gap_buckets) > 0 OR claims_beyond_retention <> 0)
+  UNION ALL
+  -- Two plain ranges, not one OR: each is an index range scan on the primary key (minute, job_type).
+  SELECT minute, job_type, gap_buckets, claims_beyond_retention
+    FROM worker_stats_minute
+   WHERE minute >= $4::timestamptz AND minute <= $2::timestamptz
      AND ($5::text IS NULL OR job_type = $5::text)
      AND (cardinality(gap_buckets) > 0 OR claims_beyond_retention <> 0)
 )
