@@ -1,7 +1,8 @@
 import pg from "pg";
 import { getGaps } from "../lib/console/get-gaps";
 import { ensureEffectPartitions } from "../lib/db/partitions";
-import { getRetentionAdvice } from "../lib/retention/advise-retention";
+import { getRetentionAdvice, readEffectsMaxGap } from "../lib/retention/advise-retention";
+import { loadGapHistogramDays } from "../lib/retention/load-gap-histograms";
 import { benchDatabase } from "./support";
 
 /**
@@ -59,13 +60,14 @@ async function main() {
     }
     await pool.query("VACUUM ANALYZE worker_stats_minute");
     await pool.query("VACUUM ANALYZE worker_gaps_hour");
+    await pool.query("VACUUM ANALYZE worker_gaps_day");
     await pool.query("ANALYZE effects");
-    const counts = await pool.query<{ minutes: string; hours: string; effects: string }>(
+    const counts = await pool.query<{ minutes: string; hours: string; days: string; effects: string }>(
       `SELECT (SELECT count(*) FROM worker_stats_minute) AS minutes, (SELECT count(*) FROM worker_gaps_hour) AS hours,
-              (SELECT count(*) FROM effects) AS effects`,
+              (SELECT count(*) FROM worker_gaps_day) AS days, (SELECT count(*) FROM effects) AS effects`,
     );
     const c = counts.rows[0]!;
-    log(`rows: ${c.minutes} minute rollups, ${c.hours} hour rollups, ${c.effects} effects`);
+    log(`rows: ${c.minutes} minute rollups, ${c.hours} hour and ${c.days} day summaries, ${c.effects} effects`);
 
     const time = async (fn: () => Promise<unknown>) => {
       const started = performance.now();
@@ -81,14 +83,23 @@ async function main() {
     await getRetentionAdvice(pool);
     const page: number[] = [];
     const advice: number[] = [];
+    const rollups: number[] = [];
+    const effects: number[] = [];
     for (let i = 0; i < ITERATIONS; i++) {
       page.push(await time(() => getGaps(query(), pool)));
       advice.push(await time(() => getRetentionAdvice(pool)));
-      log(`iteration ${i + 1}/${ITERATIONS}: page ${page.at(-1)!.toFixed(1)} ms, advice ${advice.at(-1)!.toFixed(1)} ms`);
+      // The two halves alone: the rollup histograms, and one pass over 30 days of effects.
+      rollups.push(await time(() => loadGapHistogramDays(pool, query())));
+      effects.push(await time(() => readEffectsMaxGap(pool, query())));
+      log(
+        `iteration ${i + 1}/${ITERATIONS}: page ${page.at(-1)!.toFixed(1)} ms, advice ${advice.at(-1)!.toFixed(1)} ms (rollups ${rollups.at(-1)!.toFixed(1)} ms, effects pass ${effects.at(-1)!.toFixed(1)} ms)`,
+      );
     }
     const pageP95 = p95(page);
     const adviceP95 = p95(advice);
-    log(`page p95 ${pageP95.toFixed(1)} ms, advice p95 ${adviceP95.toFixed(1)} ms (PostgreSQL ${db.serverVersion}, ${db.where})`);
+    log(
+      `page p95 ${pageP95.toFixed(1)} ms, advice p95 ${adviceP95.toFixed(1)} ms; rollups alone p95 ${p95(rollups).toFixed(1)} ms, one effects pass p95 ${p95(effects).toFixed(1)} ms (PostgreSQL ${db.serverVersion}, ${db.where})`,
+    );
     log(`gaps p95_ms=${Math.round(Math.max(pageP95, adviceP95))} rows=${c.minutes}`);
   } finally {
     await pool.end();

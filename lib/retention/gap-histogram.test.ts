@@ -105,6 +105,9 @@ describe("hourly gap rollups and claims beyond retention", () => {
       ["2026-11-20T09:59:30Z", "2026-11-20T11:10:00Z"],
       ["2026-11-20T10:15:00Z", "2026-11-20T10:45:00Z"],
       ["2026-11-20T10:00:00Z", "2026-11-20T11:00:00Z"],
+      ["2026-11-18T23:30:00Z", "2026-11-20T10:45:00Z"],
+      ["2026-11-18T00:00:00Z", "2026-11-21T00:00:00Z"],
+      ["2026-11-19T00:00:00Z", "2026-11-20T11:10:00Z"],
     ] as const) {
       const days = await loadGapHistogramDays(db.pool, { from: new Date(from), to: new Date(to), jobType: "edge.test" });
       const got = histogramsByJobType(days).get("edge.test");
