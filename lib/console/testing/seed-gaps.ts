@@ -6,7 +6,7 @@ import type { Queryable } from "../../db/types";
  * late; a largest per-effect gap of 3.46 days. Times are relative to `now`; the caller must have
  * made effects partitions reaching GAPS_SEED_DAYS_BACK days back.
  *
- * Rollup rows carry only gap buckets (no claims, no suppressions), under the Overview seed's job
+ * Rollup rows carry only gap buckets (no claims, no suppressions), outside the last 24 hours, under the Overview seed's job
  * type names, and the effects are older than 7 days: the Overview's seeded numbers do not move.
  */
 export const GAPS_SEED_DAYS_BACK = 21;
@@ -21,12 +21,12 @@ const ROLLUPS: Record<string, [number, Record<number, number>][]> = {
     [20, { 2: 2000, 12: 5 }],
     [12, { 2: 2980, 12: 5, 13: 10 }],
     [6, { 2: 3000, 12: 5, 13: 10 }],
-    [1, { 2: 2000, 12: 5, 13: 8 }],
+    [1.5, { 2: 2000, 12: 5, 13: 8 }],
   ],
   // 1,990 in (15 s, 1 min], 10 in (12 h, 1 d].
   "send-receipt": [
     [10, { 3: 1000, 9: 4 }],
-    [2, { 3: 990, 9: 6 }],
+    [2.5, { 3: 990, 9: 6 }],
   ],
 };
 
