@@ -1,10 +1,13 @@
 import type { Metadata, Viewport } from "next";
+import { headers } from "next/headers";
 import Link from "next/link";
 import type { ReactNode } from "react";
+import { SessionBadge } from "@/components/auth/session-badge";
 import { DatabaseStatus } from "@/components/shell/database-status";
 import { SidebarNav } from "@/components/shell/sidebar-nav";
 import { THEME_SCRIPT } from "@/components/theme/theme-script";
 import { ThemeToggle } from "@/components/theme/theme-toggle";
+import { currentPageSession } from "@/lib/auth/page-session";
 import { Providers } from "./providers";
 import "./globals.css";
 
@@ -20,13 +23,16 @@ export const viewport: Viewport = {
   ],
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  // The proxy's per-request CSP nonce (proxy.ts): the one inline script must carry it.
+  const nonce = (await headers()).get("x-nonce") ?? undefined;
+  const session = await currentPageSession().catch(() => null);
   return (
     // The inline script sets data-theme before the first paint, hence suppressHydrationWarning.
     <html lang="en" suppressHydrationWarning>
       <head>
         {/* biome-ignore lint/security/noDangerouslySetInnerHtml: a constant script, no user input */}
-        <script dangerouslySetInnerHTML={{ __html: THEME_SCRIPT }} />
+        <script nonce={nonce} dangerouslySetInnerHTML={{ __html: THEME_SCRIPT }} />
       </head>
       <body>
         <a href="#main" className="skip-link">
@@ -51,6 +57,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
               </Link>
               <SidebarNav />
               <div className="sidebar-footer">
+                <SessionBadge session={session} />
                 <DatabaseStatus />
                 <ThemeToggle />
               </div>

@@ -1,8 +1,10 @@
 import { expect, type Page, test } from "@playwright/test";
 import { SEED_EXPECTED } from "../lib/console/testing/seed-overview";
+import { bearer, loginAs } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
 
 test.use({ colorScheme: "light" });
+test.beforeEach(async ({ page }) => loginAs(page, "viewer"));
 
 async function expectStat(page: Page, id: string, value: number) {
   await expect(page.getByTestId(`stat-${id}`).locator(".stat-value")).toHaveText(value.toLocaleString("en-US"));
@@ -128,13 +130,13 @@ test("the time window lives in the URL", async ({ page }) => {
 });
 
 test("the API answers with typed errors for bad input", async ({ request }) => {
-  const response = await request.get("/api/v1/overview?window=5y");
+  const response = await request.get("/api/v1/overview?window=5y", { headers: bearer("viewer") });
   expect(response.status()).toBe(400);
   const body = await response.json();
   expect(body.error.code).toBe("INVALID_INPUT");
   expect(body.error.message).toMatch(/window/);
 
-  const ok = await request.get("/api/v1/overview?window=24h");
+  const ok = await request.get("/api/v1/overview?window=24h", { headers: bearer("viewer") });
   expect(ok.status()).toBe(200);
   expect((await ok.json()).totals.effects).toBe(SEED_EXPECTED["24h"].totals.effects);
   expect((await (await request.get("/api/v1/health")).json()).ok).toBe(true);

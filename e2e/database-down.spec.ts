@@ -1,8 +1,11 @@
 import { expect, test } from "@playwright/test";
+import { bearer, loginAs } from "./auth";
 import { BROKEN_URL, SCREENSHOT_DIR } from "./env";
 
 // A second console server whose DATABASE_URL points at a closed port: a real unreachable database.
 test.use({ baseURL: BROKEN_URL, colorScheme: "light" });
+// Signed in on the healthy console: the session stays valid while this one's database is down.
+test.beforeEach(async ({ page }) => loginAs(page, "viewer"));
 
 test("the Overview shows a clear error state when the database cannot be reached", async ({ page }) => {
   await page.goto("/overview");
@@ -22,7 +25,7 @@ test("the Overview shows a clear error state when the database cannot be reached
 
 test("the API answers 503 with a message and no stack trace", async ({ request }) => {
   for (const path of ["/api/v1/health", "/api/v1/overview"]) {
-    const response = await request.get(path);
+    const response = await request.get(path, { headers: bearer("viewer") });
     expect(response.status(), path).toBe(503);
     expect(response.headers()["content-type"]).toContain("application/json");
     const text = await response.text();

@@ -1,9 +1,14 @@
 import { expect, test } from "@playwright/test";
 import { GAPS_SEED_EXPECTED as E } from "../lib/console/testing/seed-gaps";
+import { bearer, E2E_TENANT, loginAs } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
 
 // The page reads 30 days of rollups and effects; on a loaded 2-core machine a first render is slow.
 test.describe.configure({ timeout: 90_000 });
+
+test.beforeEach(async ({ page }) => {
+  await loginAs(page, "platform-admin");
+});
 
 // The seed (lib/console/testing/seed-gaps.ts) reproduces the demo's finding: a 7-day retention,
 // 28 duplicates more than 7 days late, a largest per-effect gap of 3.46 days over a 3-day window.
@@ -67,7 +72,13 @@ test("keeps the filters in the URL and shows an invalid one as an error", async 
 });
 
 test("the advice API answers with the recommendation, its inputs and reasons", async ({ request }) => {
-  const response = await request.get("/api/v1/retention/advice");
+  expect((await request.get("/api/v1/retention/advice")).status()).toBe(401);
+  // A tenant token may not read the fleet-wide advice; its gaps are its own tenant's.
+  expect((await request.get("/api/v1/retention/advice", { headers: bearer("viewer") })).status()).toBe(403);
+  const own = await request.get("/api/v1/gaps?tenant=globex", { headers: bearer("viewer") });
+  expect(own.status()).toBe(200);
+  expect(await own.json()).toMatchObject({ tenant: E2E_TENANT, source: "effects" });
+  const response = await request.get("/api/v1/retention/advice", { headers: bearer("platform-admin") });
   expect(response.status()).toBe(200);
   const advice = await response.json();
   expect(advice.status).toBe("recommended");

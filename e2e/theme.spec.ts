@@ -1,6 +1,9 @@
 import { expect, test } from "@playwright/test";
 import { SEED_EXPECTED } from "../lib/console/testing/seed-overview";
+import { loginAs } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
+
+test.beforeEach(async ({ page }) => loginAs(page, "viewer"));
 
 const LIGHT_BG = "rgb(245, 246, 248)";
 const DARK_BG = "rgb(12, 16, 22)";

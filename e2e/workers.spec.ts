@@ -1,4 +1,5 @@
 import { expect, type Page, test } from "@playwright/test";
+import { bearer, loginAs } from "./auth";
 import { BROKEN_URL, SCREENSHOT_DIR, WORKER_DOWN_URL, WORKER_UP_URL } from "./env";
 import { WORKER_EXPECTED } from "./worker-metrics";
 
@@ -6,6 +7,8 @@ import { WORKER_EXPECTED } from "./worker-metrics";
 // and a closed port; the console with the unreachable database gets none.
 const panel = (page: Page) => page.getByRole("region", { name: /^Workers/ });
 const count = (n: number) => n.toLocaleString("en-US");
+
+test.beforeEach(async ({ page }) => loginAs(page, "viewer"));
 
 test.describe("in light", () => {
   test.use({ colorScheme: "light" });
@@ -37,7 +40,7 @@ test.describe("in light", () => {
   });
 
   test("the workers API scrapes live and is never cached", async ({ request }) => {
-    const response = await request.get("/api/v1/workers");
+    const response = await request.get("/api/v1/workers", { headers: bearer("viewer") });
     expect(response.status()).toBe(200);
     expect(response.headers()["cache-control"]).toBe("no-store");
     const body = await response.json();
@@ -99,7 +102,7 @@ test.describe("without WORKER_METRICS_URLS", () => {
   // The console whose database is unreachable: the panel does not need the database, and has no workers.
   test.use({ baseURL: BROKEN_URL, colorScheme: "light" });
 
-  test("the Workers panel explains how workers appear", async ({ page, request }) => {
+  test("the Workers panel explains how workers appear", async ({ page }) => {
     await page.goto("/overview");
     const workers = panel(page);
     await expect(workers).toContainText("No workers to show.");
@@ -107,7 +110,8 @@ test.describe("without WORKER_METRICS_URLS", () => {
     await expect(workers).toContainText("WORKER_METRICS_URLS");
     await expect(workers.getByRole("table")).toHaveCount(0);
 
-    const body = await (await request.get("/api/v1/workers")).json();
+    // The session cookie, honoured while the database is down (the token store cannot be read).
+    const body = await (await page.request.get("/api/v1/workers")).json();
     expect(body.workers).toEqual([]);
     expect(body.hint).toMatch(/WORKER_METRICS_URLS is not set/);
   });

@@ -46,6 +46,35 @@ const configSchema = z.object({
   /** Comma-separated /metrics URLs of worker processes, scraped by the console's Workers panel. */
   WORKER_METRICS_URLS: z.preprocess(emptyAsUndefined, httpUrlList.optional()),
   CONSOLE_STATEMENT_TIMEOUT_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(100).max(600_000).default(5000)),
+  /** Signs console session cookies; unset: a random one is generated once and kept in <ONCEBOARD_DATA_DIR>/session-secret (0600). */
+  ONCEBOARD_SECRET: z.preprocess(emptyAsUndefined, z.string().min(32, "must be at least 32 characters").optional()),
+  /** API requests per minute per token (a token bucket of this size, refilled evenly). */
+  ONCEBOARD_RATE_LIMIT_PER_MINUTE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1_000_000).default(600)),
+  /** How long a console session lasts (hours; never past its token's expiry). */
+  ONCEBOARD_SESSION_HOURS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 30)
+      .default(12),
+  ),
+  /** Outcome redaction before it leaves the server: default (card numbers, e-mail addresses) or off. */
+  ONCEBOARD_REDACT: z.preprocess(emptyAsUndefined, z.enum(["default", "off"]).default("default")),
+  /** Extra comma-separated outcome field names whose values are always redacted (e.g. "iban,phone"). */
+  ONCEBOARD_REDACT_FIELDS: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .transform((value) =>
+        value
+          .split(",")
+          .map((entry) => entry.trim())
+          .filter((entry) => entry !== ""),
+      )
+      .optional(),
+  ),
   LOG_LEVEL: z.preprocess(
     emptyAsUndefined,
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

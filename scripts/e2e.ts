@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import fs from "node:fs/promises";
 import http from "node:http";
@@ -6,7 +7,9 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { E2E_TENANT, type E2eRole } from "../e2e/roles";
 import { WORKER_EXPOSITION } from "../e2e/worker-metrics";
+import { createToken } from "../lib/auth/tokens";
 import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/console/testing/seed-gaps";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overview";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
@@ -14,6 +17,8 @@ import { describeDatabaseError, redactUrl } from "../lib/db/errors";
 import { findFreePort } from "../lib/db/free-port";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
+import { getPool } from "../lib/db/pool";
+import { getPrisma } from "../lib/db/prisma";
 import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-server";
 
 /**
@@ -29,7 +34,10 @@ import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-
  *    e2e/worker-metrics.ts on /metrics and a closed port (a down worker); the other's is empty.
  * 4. Playwright, with the two base URLs in ONCEBOARD_E2E_BASE_URL / ONCEBOARD_E2E_BROKEN_URL, the
  *    two worker URLs in ONCEBOARD_E2E_WORKER_UP_URL / ONCEBOARD_E2E_WORKER_DOWN_URL, and its JSON
- *    report written to ONCEBOARD_E2E_RESULTS when set.
+ *    report written to ONCEBOARD_E2E_RESULTS when set. Tokens for viewer, operator and admin of
+ *    tenant E2E_TENANT and a platform admin are in ONCEBOARD_E2E_TOKENS (JSON, role → secret);
+ *    e2e/auth.ts signs in with them. Both servers share one ONCEBOARD_SECRET (cookies are not
+ *    scoped by port, so a session made on the healthy one is honoured by the broken one).
  * 5. Everything torn down, the database dropped, whatever happened.
  */
 
@@ -120,6 +128,29 @@ async function serveWorkerMetrics(cleanups: (() => Promise<void>)[]): Promise<st
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
 }
 
+/** One token per role the browser tests sign in as (tenant E2E_TENANT, and a platform admin). */
+async function createE2eTokens(url: string): Promise<Record<E2eRole, string>> {
+  const previous = process.env.DATABASE_URL;
+  process.env.DATABASE_URL = url;
+  const make = async (role: "viewer" | "operator" | "admin", tenantId: string | null) =>
+    (await createToken({ name: `e2e ${role} ${tenantId ?? "platform"}`, tenantId, role })).secret;
+  try {
+    return {
+      viewer: await make("viewer", E2E_TENANT),
+      operator: await make("operator", E2E_TENANT),
+      admin: await make("admin", E2E_TENANT),
+      "platform-admin": await make("admin", null),
+    };
+  } finally {
+    await getPrisma().$disconnect();
+    await getPool().end();
+    globalThis.__onceboardPool = undefined;
+    globalThis.__onceboardPrisma = undefined;
+    if (previous === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = previous;
+  }
+}
+
 function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
@@ -200,6 +231,7 @@ async function main(): Promise<number> {
       await seeder.end();
     }
     log("migrated and seeded");
+    const tokens = await createE2eTokens(url);
 
     // 3. The console: built when needed, served twice (healthy and with an unreachable database).
     const stale = process.env.ONCEBOARD_E2E_REBUILD ? "ONCEBOARD_E2E_REBUILD is set" : buildIsStale();
@@ -214,19 +246,26 @@ async function main(): Promise<number> {
       findFreePort(),
     ]);
     const brokenDatabaseUrl = `postgresql://postgres:unused@127.0.0.1:${closedPort}/onceboard_unreachable`;
+    const secret = randomBytes(32).toString("base64url");
     const workerUpUrl = await serveWorkerMetrics(cleanups);
     const workerDownUrl = `http://127.0.0.1:${closedWorkerPort}/metrics`;
     const [healthy, broken] = await Promise.all([
       serveConsole({
         mode: "start",
         port,
-        env: { DATABASE_URL: url, PORT: String(port), WORKER_METRICS_URLS: `${workerUpUrl},${workerDownUrl}` },
+        env: {
+          DATABASE_URL: url,
+          PORT: String(port),
+          WORKER_METRICS_URLS: `${workerUpUrl},${workerDownUrl}`,
+          ONCEBOARD_SECRET: secret,
+          ONCEBOARD_RATE_LIMIT_PER_MINUTE: "100000",
+        },
         quiet: true,
       }),
       serveConsole({
         mode: "start",
         port: brokenPort,
-        env: { DATABASE_URL: brokenDatabaseUrl, PORT: String(brokenPort), WORKER_METRICS_URLS: "" },
+        env: { DATABASE_URL: brokenDatabaseUrl, PORT: String(brokenPort), WORKER_METRICS_URLS: "", ONCEBOARD_SECRET: secret },
         quiet: true,
       }),
     ]);
@@ -245,6 +284,7 @@ async function main(): Promise<number> {
           ONCEBOARD_E2E_BROKEN_URL: `http://127.0.0.1:${brokenPort}`,
           ONCEBOARD_E2E_WORKER_UP_URL: workerUpUrl,
           ONCEBOARD_E2E_WORKER_DOWN_URL: workerDownUrl,
+          ONCEBOARD_E2E_TOKENS: JSON.stringify(tokens),
           PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1",
         }),
       });

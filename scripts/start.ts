@@ -2,6 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { bootstrapLoginMessage } from "../lib/auth/bootstrap";
 import { loadConfig } from "../lib/config";
 import { assertPortFree } from "../lib/db/free-port";
 import { provisionDatabase } from "../lib/db/provision";
@@ -125,6 +126,7 @@ runMain(async () => {
       }
     });
     log(`console ready at http://localhost:${config.PORT}${db.embedded ? " (embedded PostgreSQL)" : ""}`);
+    log(await bootstrapLoginMessage(db.url, `http://localhost:${config.PORT}`));
     if (historySpanMs !== undefined) {
       const spanMs = historySpanMs;
       log(

@@ -6,6 +6,8 @@ import { GapsView } from "@/components/gaps/gaps-view";
 import { PageHeader } from "@/components/ui/page-header";
 import { ErrorState } from "@/components/ui/states";
 import { toApiError } from "@/lib/api/errors";
+import { requirePageSession } from "@/lib/auth/page-session";
+import { scopeTenant } from "@/lib/auth/with-auth";
 import { parseGapsQuery } from "@/lib/console/gaps-query";
 import { gapsQueryKey } from "@/lib/console/gaps-types";
 import { getGaps } from "@/lib/console/get-gaps";
@@ -20,6 +22,7 @@ export default async function GapsPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
+  const principal = await requirePageSession("viewer");
   const raw = await searchParams;
   const params: GapsParams = {};
   const search = new URLSearchParams();
@@ -51,7 +54,9 @@ export default async function GapsPage({
   }
   const queryClient = new QueryClient();
   // A failed prefetch is not cached as data: the client asks again and shows the error state.
-  await queryClient.prefetchQuery({ queryKey: gapsQueryKey(search.toString()), queryFn: () => getGaps(query) });
+  // A tenant session always sees its own tenant, as the API answers it.
+  const scoped = { ...query, tenant: scopeTenant(principal, query.tenant) };
+  await queryClient.prefetchQuery({ queryKey: gapsQueryKey(search.toString()), queryFn: () => getGaps(scoped) });
   return (
     <>
       {header}

@@ -1,16 +1,38 @@
+import { logEvent } from "../auth/log-safe";
 import { ConfigError } from "../config";
 import { ConsoleError, type ConsoleErrorCode } from "../console/errors";
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
 
 /** Every error code the HTTP API answers with, and its status. One table, one place. */
 export const ERROR_STATUS = {
   INVALID_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  RATE_LIMITED: 429,
   INTERNAL: 500,
   CONFIG_INVALID: 500,
   DATABASE_UNAVAILABLE: 503,
   DATABASE_NOT_CONFIGURED: 503,
   QUERY_TIMEOUT: 504,
-} as const satisfies Record<ConsoleErrorCode | ConfigError["code"] | "INVALID_INPUT" | "NOT_FOUND" | "INTERNAL", number>;
+} as const satisfies Record<
+  | ConsoleErrorCode
+  | ConfigError["code"]
+  | "INVALID_INPUT"
+  | "UNAUTHENTICATED"
+  | "FORBIDDEN"
+  | "NOT_FOUND"
+  | "METHOD_NOT_ALLOWED"
+  | "CONFLICT"
+  | "RATE_LIMITED"
+  | "INTERNAL",
+  number
+>;
 
 export type ApiErrorCode = keyof typeof ERROR_STATUS;
 
@@ -44,7 +66,8 @@ export function toApiError(error: unknown): ApiError {
 /** The JSON response for an error: a code, a message and never a stack trace. */
 export function errorResponse(error: unknown): Response {
   const apiError = toApiError(error);
-  if (apiError.code === "INTERNAL") console.error(error);
+  // One JSON line: a key or path inside an error message cannot forge a log entry.
+  if (apiError.code === "INTERNAL") logEvent("error", "unhandled error in a route handler", { err: errorText(error) });
   const body: ApiErrorBody = {
     error: { code: apiError.code, message: apiError.message, ...(apiError.issues ? { issues: apiError.issues } : {}) },
   };
@@ -66,6 +89,20 @@ export function handleErrors<A extends unknown[]>(handler: (...args: A) => Promi
 }
 
 /** A successful JSON answer; console data is live, so never cached. */
-export function jsonResponse(body: unknown, init: { status?: number } = {}): Response {
-  return Response.json(body, { status: init.status ?? 200, headers: { "cache-control": "no-store" } });
+export function jsonResponse(body: unknown, init: { status?: number; headers?: Record<string, string> } = {}): Response {
+  return Response.json(body, { status: init.status ?? 200, headers: { "cache-control": "no-store", ...init.headers } });
+}
+
+/**
+ * Handlers for the methods a route does not serve: JSON 405 with Allow, instead of Next's empty one.
+ *   export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
+ */
+export function otherMethods(allowed: string[]): Record<"GET" | "POST" | "PUT" | "PATCH" | "DELETE", () => Promise<Response>> {
+  const allow = [...allowed, ...(allowed.includes("GET") ? ["HEAD"] : [])].join(", ");
+  const handler = async () => {
+    const response = errorResponse(new ApiError("METHOD_NOT_ALLOWED", `method not allowed here; allowed: ${allow}`));
+    response.headers.set("allow", allow);
+    return response;
+  };
+  return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler };
 }

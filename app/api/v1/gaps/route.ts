@@ -1,10 +1,18 @@
-import { handleErrors, jsonResponse } from "@/lib/api/errors";
+import { jsonResponse, otherMethods } from "@/lib/api/errors";
+import { scopeTenant, withAuth } from "@/lib/auth/with-auth";
 import { parseGapsQuery } from "@/lib/console/gaps-query";
 import { getGaps } from "@/lib/console/get-gaps";
 
 export const dynamic = "force-dynamic";
 
-/** GET /api/v1/gaps?range=30d|…|1h or ?from=&to=, &jobType=, &tenant= → Gaps (lib/console/gaps-types.ts). */
-export const GET = handleErrors(async (request: Request) => {
-  return jsonResponse(await getGaps(parseGapsQuery(new URL(request.url))));
+/**
+ * GET /api/v1/gaps?range=30d|…|1h or ?from=&to=, &jobType=, &tenant= → Gaps (lib/console/gaps-types.ts).
+ * Viewer. A tenant token always gets its own tenant (per-effect gaps from the effects table): the
+ * rollups have no tenant dimension, so their fleet-wide numbers are for platform tokens only.
+ */
+export const GET = withAuth("viewer", async (request, { principal }) => {
+  const query = parseGapsQuery(new URL(request.url));
+  return jsonResponse(await getGaps({ ...query, tenant: scopeTenant(principal, query.tenant) }));
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -1,8 +1,11 @@
-import { handleErrors, jsonResponse } from "@/lib/api/errors";
+import { handleErrors, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { checkHealth } from "@/lib/console/check-health";
 
-// Always asked live: the start script and load balancers poll this.
+// Always asked live: the start script and load balancers poll this. Public (no token): they ask
+// before anyone can sign in, and the answer says only whether PostgreSQL answers (see proxy.ts).
 export const dynamic = "force-dynamic";
 
 /** 200 {ok:true, database:{latencyMs, serverVersion}} when PostgreSQL answers; 503 {error:{code,message}} when not. */
 export const GET = handleErrors(async () => jsonResponse(await checkHealth()));
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

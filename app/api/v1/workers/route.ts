@@ -1,4 +1,5 @@
-import { handleErrors, jsonResponse } from "@/lib/api/errors";
+import { jsonResponse, otherMethods } from "@/lib/api/errors";
+import { withAuth } from "@/lib/auth/with-auth";
 import { getWorkers } from "@/lib/console/get-workers";
 import type { WorkersResponse } from "@/lib/console/workers-types";
 
@@ -9,8 +10,10 @@ const UNCONFIGURED_HINT =
   "WORKER_METRICS_URLS is not set: `npm start` sets it to its demo workers' /metrics URLs, or set it to a comma-separated list of your workers' /metrics URLs.";
 
 /** GET /api/v1/workers → WorkersResponse (lib/console/workers-types.ts); a malformed WORKER_METRICS_URLS → 500 CONFIG_INVALID naming the entry. */
-export const GET = handleErrors(async () => {
+export const GET = withAuth("viewer", async () => {
   const { configured, workers } = await getWorkers();
   const body: WorkersResponse = configured ? { workers } : { workers: [], hint: UNCONFIGURED_HINT };
   return jsonResponse(body);
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

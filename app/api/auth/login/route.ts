@@ -1,0 +1,54 @@
+import { z } from "zod";
+import { ApiError, errorResponse, jsonResponse } from "@/lib/api/errors";
+import { clientIp } from "@/lib/auth/client-ip";
+import { csrfProblem } from "@/lib/auth/csrf";
+import { login } from "@/lib/auth/login";
+import { takeToken } from "@/lib/auth/rate-limit";
+import { sessionCookieHeader } from "@/lib/auth/session";
+
+export const dynamic = "force-dynamic";
+
+const body = z.union([z.object({ token: z.string().min(1).max(200) }), z.object({ code: z.string().min(1).max(200) })]);
+
+/**
+ * POST /api/auth/login {token} | {code} → 204 + session cookie (httpOnly, SameSite=Strict), or 401.
+ * Also accepts the login form (application/x-www-form-urlencoded): then 303 to `next` or /login?error=1.
+ * Public (it is how one gets a session), but same-origin only and rate limited per client address.
+ */
+export async function POST(request: Request): Promise<Response> {
+  try {
+    const csrf = csrfProblem(request, "session");
+    if (csrf) throw new ApiError("FORBIDDEN", csrf);
+    const ip = clientIp(request);
+    const rate = takeToken(`login:${ip ?? "unknown"}`, { perMinute: 30 });
+    if (!rate.allowed) {
+      const response = errorResponse(
+        new ApiError("RATE_LIMITED", `too many sign-in attempts: retry after ${rate.retryAfterSeconds} s`),
+      );
+      response.headers.set("retry-after", String(rate.retryAfterSeconds));
+      return response;
+    }
+    const isForm = (request.headers.get("content-type") ?? "").includes("application/x-www-form-urlencoded");
+    const raw = isForm ? Object.fromEntries(new URLSearchParams(await request.text())) : await request.json().catch(() => null);
+    const next = isForm && typeof raw?.next === "string" && /^\/(?!\/)/.test(raw.next) ? raw.next : "/overview";
+    const parsed = body.safeParse(isForm ? { token: raw?.token } : raw);
+    const result = parsed.success ? await login({ ...parsed.data, ip }) : null;
+    const secure = new URL(request.url).protocol === "https:";
+    if (isForm) {
+      const location = result ? next : `/login?error=1${next !== "/overview" ? `&next=${encodeURIComponent(next)}` : ""}`;
+      const response = new Response(null, { status: 303, headers: { location, "cache-control": "no-store" } });
+      if (result) response.headers.append("set-cookie", sessionCookieHeader(result.cookieValue, result.expiresAt, secure));
+      return response;
+    }
+    if (!result) throw new ApiError("UNAUTHENTICATED", "sign-in refused: the token or link is unknown, revoked, expired or used");
+    const response = jsonResponse({
+      actor: result.principal.actor,
+      role: result.principal.role,
+      tenantId: result.principal.tenantId,
+    });
+    response.headers.append("set-cookie", sessionCookieHeader(result.cookieValue, result.expiresAt, secure));
+    return response;
+  } catch (error) {
+    return errorResponse(error);
+  }
+}

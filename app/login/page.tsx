@@ -1,0 +1,61 @@
+import type { Metadata } from "next";
+import { LoginCode } from "@/components/auth/login-code";
+import { PageHeader } from "@/components/ui/page-header";
+
+export const metadata: Metadata = { title: "Sign in" };
+
+const REASONS: Record<string, string> = {
+  role: "Your token's role cannot open that page.",
+  unavailable: "The database cannot be reached, so sign-in cannot be checked right now.",
+};
+
+function safeNext(value: string | string[] | undefined): string {
+  const next = Array.isArray(value) ? value[0] : value;
+  return next && /^\/(?!\/)/.test(next) && !next.startsWith("/login") ? next : "/overview";
+}
+
+/** Sign in with an API token (or a one-time link: /login#code=…); the session is an httpOnly cookie. */
+export default async function LoginPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const params = await searchParams;
+  const next = safeNext(params.next);
+  const reason = typeof params.reason === "string" ? REASONS[params.reason] : undefined;
+  return (
+    <>
+      <PageHeader title="Sign in" description="Paste an Onceboard token. `npm run token -- create` makes one." />
+      <section className="panel login-panel">
+        {params.error ? (
+          <p className="login-error" role="alert">
+            Sign-in refused: the token is unknown, revoked or expired.
+          </p>
+        ) : null}
+        {reason ? (
+          <p className="login-error" role="alert">
+            {reason}
+          </p>
+        ) : null}
+        <LoginCode next={next} />
+        <form method="post" action="/api/auth/login" className="login-form">
+          <input type="hidden" name="next" value={next} />
+          <label htmlFor="token">Token</label>
+          <input
+            id="token"
+            name="token"
+            type="password"
+            autoComplete="off"
+            spellCheck={false}
+            required
+            placeholder="ob_…"
+            className="input"
+          />
+          <button type="submit" className="button">
+            Sign in
+          </button>
+        </form>
+      </section>
+    </>
+  );
+}

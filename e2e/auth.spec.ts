@@ -1,0 +1,65 @@
+import { expect, test } from "@playwright/test";
+import { bearer, tokenFor } from "./auth";
+import { SCREENSHOT_DIR } from "./env";
+
+test.use({ colorScheme: "light" });
+
+test("a signed-out page goes to the login page, and the form signs in and back", async ({ page }) => {
+  await page.goto("/overview?window=7d");
+  await expect(page).toHaveURL(/\/login\?next=%2Foverview%3Fwindow%3D7d$/);
+  await expect(page.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
+
+  await page.getByLabel("Token").fill("ob_not-a-real-token");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByRole("main").getByRole("alert")).toContainText("Sign-in refused");
+
+  await page.getByLabel("Token").fill(tokenFor("operator"));
+  await page.screenshot({ path: `${SCREENSHOT_DIR}/login.png` });
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).toHaveURL(/\/overview\?window=7d$/);
+  const badge = page.getByTestId("session-badge");
+  await expect(badge).toContainText("operator · acme");
+
+  const cookies = await page.context().cookies();
+  const session = cookies.find((c) => c.name === "onceboard_session");
+  expect(session?.httpOnly).toBe(true);
+  expect(session?.sameSite).toBe("Strict");
+
+  await badge.getByRole("button", { name: "Sign out" }).click();
+  await expect(page).toHaveURL(/\/login$/);
+  await page.goto("/overview");
+  await expect(page).toHaveURL(/\/login/);
+});
+
+test("the API answers 401 JSON without credentials and serves a Bearer token", async ({ request }) => {
+  for (const path of ["/api/v1/overview", "/api/v1/workers", "/api/v1/no-such-endpoint"]) {
+    const response = await request.get(path);
+    expect(response.status(), path).toBe(401);
+    expect((await response.json()).error.code).toBe("UNAUTHENTICATED");
+  }
+  expect((await request.get("/api/v1/overview", { headers: bearer("viewer") })).status()).toBe(200);
+  const missing = await request.get("/api/v1/no-such-endpoint", { headers: bearer("viewer") });
+  expect(missing.status()).toBe(404);
+  expect((await missing.json()).error.code).toBe("NOT_FOUND");
+  const wrongMethod = await request.delete("/api/v1/overview", { headers: bearer("viewer") });
+  expect(wrongMethod.status()).toBe(405);
+  expect((await wrongMethod.json()).error.code).toBe("METHOD_NOT_ALLOWED");
+  // Health stays public: `npm start` and load balancers poll it before anyone signs in.
+  expect((await request.get("/api/v1/health")).status()).toBe(200);
+});
+
+test("pages carry the security headers and a CSP whose nonce is on every script", async ({ page }) => {
+  const response = await page.goto("/login");
+  const headers = response!.headers();
+  expect(headers["x-content-type-options"]).toBe("nosniff");
+  expect(headers["referrer-policy"]).toBe("no-referrer");
+  expect(headers["x-frame-options"]).toBe("DENY");
+  const csp = headers["content-security-policy"] ?? "";
+  expect(csp).toContain("frame-ancestors 'none'");
+  const nonce = /'nonce-([^']+)'/.exec(csp)?.[1];
+  expect(nonce).toBeTruthy();
+  expect(csp).not.toMatch(/script-src[^;]*'unsafe-inline'/);
+  const scripts = await page.locator("script").evaluateAll((nodes) => nodes.map((n) => (n as HTMLScriptElement).nonce));
+  expect(scripts.length).toBeGreaterThan(0);
+  for (const value of scripts) expect(value).toBe(nonce);
+});

@@ -1,0 +1,34 @@
+import { expect, type Page } from "@playwright/test";
+import { BASE_URL } from "./env";
+import type { E2eRole } from "./roles";
+
+export { E2E_TENANT, type E2eRole } from "./roles";
+
+function tokens(): Record<E2eRole, string> {
+  const raw = process.env.ONCEBOARD_E2E_TOKENS;
+  if (!raw) throw new Error("ONCEBOARD_E2E_TOKENS is not set: run the browser tests with `npm run test:e2e`");
+  return JSON.parse(raw) as Record<E2eRole, string>;
+}
+
+/** The secret of the token scripts/e2e.ts made for a role. */
+export function tokenFor(role: E2eRole): string {
+  return tokens()[role];
+}
+
+/** `Authorization: Bearer …` headers for API calls as a role. */
+export function bearer(role: E2eRole): Record<string, string> {
+  return { authorization: `Bearer ${tokenFor(role)}` };
+}
+
+/**
+ * Signs the page's browser context in as a role: the session cookie is set by the healthy console
+ * (cookies are not scoped by port, and both consoles share ONCEBOARD_SECRET, so it works on the
+ * broken one too). Fast: one request, not the login form (e2e/auth.spec.ts tests the form).
+ */
+export async function loginAs(page: Page, role: E2eRole): Promise<void> {
+  const response = await page.request.post(`${BASE_URL}/api/auth/login`, {
+    data: { token: tokenFor(role) },
+    headers: { origin: BASE_URL },
+  });
+  expect(response.status(), `sign-in as ${role}`).toBe(200);
+}

@@ -1,0 +1,5 @@
+/** The roles the browser tests sign in as; scripts/e2e.ts makes one token for each. */
+export type E2eRole = "viewer" | "operator" | "admin" | "platform-admin";
+
+/** The tenant the viewer, operator and admin tokens belong to (one of the seed's tenants). */
+export const E2E_TENANT = "acme";

@@ -1,0 +1,45 @@
+import type { Prisma } from "../db/generated/client";
+import { getPrisma, type PrismaClient } from "../db/prisma";
+import type { Principal } from "./auth-types";
+
+/** Anything that can insert an audit row: the Prisma client, or the transaction client of the write being recorded. */
+export type AuditWriter = Pick<PrismaClient, "auditLog"> | Pick<Prisma.TransactionClient, "auditLog">;
+
+export interface AuditEntry {
+  /** null for an unauthenticated attempt (a refused login). */
+  principal: Principal | null;
+  /** e.g. "effect.read", "effect.search", "effect.release", "audit.read", "login", "logout". */
+  action: string;
+  tenantId: string | null;
+  /** What it was about, e.g. the effect key. */
+  target?: string | null;
+  /** ok | not_found | refused | conflict | … */
+  result: string;
+  detail?: Prisma.InputJsonValue | null;
+  ip?: string | null;
+}
+
+/**
+ * Appends one audit row. Call it with the transaction client of the write it records, so the row
+ * commits (or rolls back) with that write. Rows are never updated or deleted: the app has no code
+ * that would, and a trigger refuses UPDATE, DELETE and TRUNCATE on audit_log.
+ */
+export async function appendAudit(tx: AuditWriter, entry: AuditEntry): Promise<void> {
+  await (tx as Pick<PrismaClient, "auditLog">).auditLog.create({
+    data: {
+      tokenId: entry.principal?.tokenId ?? null,
+      actor: entry.principal?.actor ?? "anonymous",
+      tenantId: entry.tenantId,
+      action: entry.action,
+      target: entry.target ?? null,
+      result: entry.result,
+      detail: entry.detail ?? undefined,
+      ip: entry.ip ?? null,
+    },
+  });
+}
+
+/** appendAudit on its own (for reads, which have no write to share a transaction with). */
+export function audit(entry: AuditEntry): Promise<void> {
+  return appendAudit(getPrisma(), entry);
+}

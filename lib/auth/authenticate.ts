@@ -1,0 +1,113 @@
+import { ConsoleError, translateDatabaseError } from "../console/errors";
+import { getPrisma, type PrismaClient } from "../db/prisma";
+import type { Principal } from "./auth-types";
+import { decodeSession, readSessionCookie } from "./session";
+import { actorOf, findActiveToken, findActiveTokenById, type TokenSummary } from "./tokens";
+
+export interface Authenticated {
+  principal: Principal;
+  via: "bearer" | "session";
+}
+
+export function principalOf(token: TokenSummary): Principal {
+  return { tokenId: token.id, actor: actorOf(token), tenantId: token.tenantId, role: token.role };
+}
+
+/**
+ * Who a request is: `Authorization: Bearer <token>` first, else the session cookie. Either way the
+ * token is looked up (by hash, or by the id the signed cookie names) and must be neither revoked
+ * nor expired. A present but bad Authorization header is not rescued by a cookie.
+ */
+export async function authenticate(
+  headers: Headers,
+  db?: Pick<PrismaClient, "apiToken">,
+  now = new Date(),
+): Promise<Authenticated | null> {
+  try {
+    return await lookUp(headers, db ?? getPrisma(), now);
+  } catch (error) {
+    throw databaseError(error);
+  }
+}
+
+/**
+ * A Prisma/pg failure as the console's ConsoleError (DATABASE_UNAVAILABLE, QUERY_TIMEOUT…) when it is
+ * one: Prisma's driver adapter wraps the pg error, so the cause chain is searched.
+ */
+export function databaseError(error: unknown): unknown {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    const translated = translateDatabaseError(current);
+    if (translated instanceof ConsoleError) return translated;
+    const e = current as { cause?: unknown; meta?: { driverAdapterError?: unknown } };
+    current = e.cause ?? e.meta?.driverAdapterError;
+  }
+  // Prisma's pg adapter reports "kinds" rather than pg errors.
+  const cause = (error as { meta?: { driverAdapterError?: { cause?: Record<string, unknown> } } })?.meta?.driverAdapterError
+    ?.cause;
+  if (cause) {
+    const kind = String(cause.kind ?? "");
+    if (kind === "DatabaseNotReachable" || kind === "ConnectionClosed" || kind === "SocketTimeout") {
+      return new ConsoleError("DATABASE_UNAVAILABLE", "cannot reach PostgreSQL (connection refused)", { cause: error });
+    }
+    if (kind === "DatabaseDoesNotExist") {
+      return new ConsoleError("DATABASE_UNAVAILABLE", "the configured database does not exist", { cause: error });
+    }
+    if (kind === "AuthenticationFailed" || kind === "DatabaseAccessDenied") {
+      return new ConsoleError("DATABASE_UNAVAILABLE", "the database refused the console's login", { cause: error });
+    }
+    const code = cause.originalCode ?? cause.code;
+    if (typeof code === "string") {
+      const translated = translateDatabaseError({ code, message: String(cause.originalMessage ?? cause.message ?? "") });
+      if (translated instanceof ConsoleError) return translated;
+    }
+  }
+  if (error instanceof Error && /DATABASE_URL is not set/.test(error.message)) {
+    return new ConsoleError("DATABASE_NOT_CONFIGURED", error.message, { cause: error });
+  }
+  return error;
+}
+
+async function lookUp(headers: Headers, db: Pick<PrismaClient, "apiToken">, now: Date): Promise<Authenticated | null> {
+  const authorization = headers.get("authorization");
+  if (authorization !== null) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match) return null;
+    const token = await findActiveToken(match[1] ?? "", db, now);
+    if (!token) return null;
+    touch(token, db, now);
+    return { principal: principalOf(token), via: "bearer" };
+  }
+  const claims = decodeSession(readSessionCookie(headers.get("cookie")), now.getTime());
+  if (!claims) return null;
+  let token: TokenSummary | null;
+  try {
+    token = await findActiveTokenById(claims.tokenId, db, now);
+  } catch (error) {
+    // The database is down, so revocation cannot be checked. A well-signed, unexpired session
+    // still says who signed in: it opens what works without the database (the Workers panel,
+    // error states that explain the outage); everything that reads tenant data fails anyway.
+    const translated = databaseError(error);
+    if (translated instanceof ConsoleError && translated.code !== "QUERY_TIMEOUT" && claims.role && claims.actor) {
+      return {
+        principal: { tokenId: claims.tokenId, actor: claims.actor, tenantId: claims.tenantId ?? null, role: claims.role },
+        via: "session",
+      };
+    }
+    throw error;
+  }
+  if (!token) return null;
+  touch(token, db, now);
+  return { principal: principalOf(token), via: "session" };
+}
+
+/** last_used_at, at most once a minute per token, off the request's path (a failure only loses the stamp). */
+function touch(token: TokenSummary, db: Pick<PrismaClient, "apiToken">, now: Date): void {
+  if (token.lastUsedAt && now.getTime() - token.lastUsedAt.getTime() < 60_000) return;
+  void db.apiToken
+    .updateMany({
+      where: { id: token.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(now.getTime() - 60_000) } }] },
+      data: { lastUsedAt: now },
+    })
+    .catch(() => {});
+}

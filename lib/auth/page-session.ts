@@ -1,0 +1,25 @@
+import { cookies, headers } from "next/headers";
+import { redirect } from "next/navigation";
+import { type Principal, type Role, roleAtLeast } from "./auth-types";
+import { authenticate } from "./authenticate";
+import { SESSION_COOKIE } from "./session";
+
+/** The signed-in principal, or null (no redirect): for the shell, which renders on the login page too. */
+export async function currentPageSession(): Promise<Principal | null> {
+  const value = (await cookies()).get(SESSION_COOKIE)?.value;
+  if (!value) return null;
+  return (await authenticate(new Headers({ cookie: `${SESSION_COOKIE}=${value}` })))?.principal ?? null;
+}
+
+/**
+ * For server components: the signed-in principal, or a redirect to /login (back here afterwards).
+ * With `role`, a principal below it is sent to /login with the reason shown.
+ */
+export async function requirePageSession(role?: Role): Promise<Principal> {
+  const principal = await currentPageSession();
+  const back = (await headers()).get("x-onceboard-path");
+  const next = back && /^\/(?!\/)/.test(back) ? `next=${encodeURIComponent(back)}` : "";
+  if (!principal) redirect(`/login${next ? `?${next}` : ""}`);
+  if (role && !roleAtLeast(principal.role, role)) redirect(`/login?reason=role&needs=${role}${next ? `&${next}` : ""}`);
+  return principal;
+}

@@ -1,0 +1,69 @@
+import { type NextRequest, NextResponse } from "next/server";
+import { errorResponse } from "@/lib/api/errors";
+import { authenticate } from "@/lib/auth/authenticate";
+import { contentSecurityPolicy, SECURITY_HEADERS } from "@/lib/auth/security-headers";
+import { decodeSession, SESSION_COOKIE } from "@/lib/auth/session";
+
+/**
+ * The console's front door (Next 16 Proxy, Node.js runtime). Every request but static assets comes
+ * through here, so a new page or API route is behind authentication without remembering to be:
+ * - /api/** without a valid Bearer token or session → 401 JSON (withAuth checks again, with roles);
+ * - any page without a session → redirect to /login?next=<path>;
+ * - public: /login, /api/auth/login, /api/auth/logout, /api/v1/health (polled by `npm start` and
+ *   load balancers before anyone can sign in; it tells whether PostgreSQL answers, nothing else).
+ * Every response gets the security headers; pages get a CSP with a fresh nonce Next applies to its scripts.
+ */
+const PUBLIC_PATHS = new Set(["/login", "/api/auth/login", "/api/auth/logout", "/api/v1/health", "/icon.svg", "/favicon.ico"]);
+
+export async function proxy(request: NextRequest) {
+  const { pathname, search } = request.nextUrl;
+  const nonce = Buffer.from(crypto.randomUUID()).toString("base64");
+  const csp = contentSecurityPolicy(nonce, process.env.NODE_ENV === "development");
+  const finish = (response: Response) => {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.headers.set(name, value);
+    response.headers.set("content-security-policy", csp);
+    return response;
+  };
+
+  const isApi = pathname.startsWith("/api/");
+  if (!PUBLIC_PATHS.has(pathname)) {
+    let signedIn: boolean;
+    try {
+      signedIn = (await authenticate(request.headers)) !== null;
+    } catch (error) {
+      // The token store cannot be read. The API answers with the database's error (as its handlers
+      // would); a page is let through only on a well-signed session cookie, to show its error state.
+      if (isApi) return finish(errorResponse(error));
+      signedIn = decodeSession(request.cookies.get(SESSION_COOKIE)?.value) !== null;
+    }
+    if (!signedIn) {
+      if (isApi) {
+        const response = NextResponse.json(
+          {
+            error: { code: "UNAUTHENTICATED", message: "authentication required: send Authorization: Bearer <token> or sign in" },
+          },
+          { status: 401, headers: { "cache-control": "no-store", "www-authenticate": 'Bearer realm="onceboard"' } },
+        );
+        return finish(response);
+      }
+      const login = new URL("/login", request.url);
+      if (pathname !== "/") login.searchParams.set("next", `${pathname}${search}`);
+      return finish(NextResponse.redirect(login));
+    }
+  }
+
+  // The console opens on the Overview: an HTTP redirect here, not a redirect() while the (dynamic)
+  // layout streams, which would arrive as a 200 with a client-side redirect.
+  if (pathname === "/") return finish(NextResponse.redirect(new URL("/overview", request.url)));
+
+  const requestHeaders = new Headers(request.headers);
+  requestHeaders.set("x-nonce", nonce);
+  requestHeaders.set("content-security-policy", csp);
+  // Lets requirePageSession send a signed-out reader back to where they were.
+  requestHeaders.set("x-onceboard-path", `${pathname}${search}`);
+  return finish(NextResponse.next({ request: { headers: requestHeaders } }));
+}
+
+export const config = {
+  matcher: ["/((?!_next/static|_next/image).*)"],
+};

@@ -1,0 +1,98 @@
+import { parseArgs } from "node:util";
+import { ROLES, type Role } from "../lib/auth/auth-types";
+import { createLoginLink, loginLinkUrl } from "../lib/auth/login";
+import { createToken, listTokens, parseExpiry, revokeToken } from "../lib/auth/tokens";
+import { loadConfig } from "../lib/config";
+import { getPool } from "../lib/db/pool";
+import { getPrisma } from "../lib/db/prisma";
+import { runMain } from "./cli";
+
+const USAGE = `usage:
+  npm run token -- create (--tenant <id> | --platform) --role viewer|operator|admin [--name <text>] [--expires 30d|12h|90m]
+  npm run token -- list
+  npm run token -- revoke <id>
+  npm run token -- link <id>       a one-time console login link for that token (24 h)`;
+
+/** `npm run token`: API tokens for the console and /api/v1, on DATABASE_URL (or the embedded database of `npm start`). */
+runMain(async () => {
+  const [command, ...rest] = process.argv.slice(2);
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: {
+      tenant: { type: "string" },
+      platform: { type: "boolean", default: false },
+      role: { type: "string" },
+      name: { type: "string" },
+      expires: { type: "string" },
+      json: { type: "boolean", default: false },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (!loadConfig().DATABASE_URL) {
+    throw new Error("DATABASE_URL is not set: point it at the console's database (npm start prints it with LOG_LEVEL=debug)");
+  }
+  try {
+    switch (command) {
+      case "create": {
+        if (!values.role || !ROLES.includes(values.role as Role))
+          throw new Error(`--role must be one of ${ROLES.join(", ")}\n${USAGE}`);
+        if (values.platform === (values.tenant !== undefined))
+          throw new Error(`give exactly one of --tenant <id> and --platform\n${USAGE}`);
+        const tenantId = values.platform ? null : (values.tenant ?? null);
+        const expiresAt = values.expires ? parseExpiry(values.expires) : null;
+        const name = values.name ?? `${values.role} ${tenantId ?? "platform"}`;
+        const { token, secret } = await createToken({ name, tenantId, role: values.role as Role, expiresAt });
+        process.stdout.write(
+          `created token ${token.id}: ${token.role} for ${tenantId === null ? "the platform (all tenants)" : `tenant ${tenantId}`}` +
+            `${expiresAt ? `, expires ${expiresAt.toISOString()}` : ""}\n` +
+            "the token is shown once; only its hash is stored:\n",
+        );
+        process.stdout.write(`${secret}\n`);
+        return;
+      }
+      case "list": {
+        const tokens = await listTokens();
+        if (values.json) {
+          process.stdout.write(`${JSON.stringify(tokens)}\n`);
+          return;
+        }
+        if (tokens.length === 0) process.stdout.write("no tokens\n");
+        for (const t of tokens) {
+          const state = t.revokedAt ? "revoked" : t.expiresAt && t.expiresAt <= new Date() ? "expired" : "active";
+          process.stdout.write(
+            [t.id, `…${t.suffix}`, t.role.padEnd(8), (t.tenantId ?? "(platform)").padEnd(12), state.padEnd(7), t.name].join(
+              "  ",
+            ) +
+              `${t.expiresAt ? `  expires ${t.expiresAt.toISOString()}` : ""}${t.lastUsedAt ? `  last used ${t.lastUsedAt.toISOString()}` : ""}\n`,
+          );
+        }
+        return;
+      }
+      case "revoke": {
+        const id = positionals[0];
+        if (!id) throw new Error(`revoke needs a token id (npm run token -- list shows them)\n${USAGE}`);
+        if (!(await revokeToken(id))) throw new Error(`no token with id ${id}`);
+        process.stdout.write(`revoked ${id}\n`);
+        return;
+      }
+      case "link": {
+        const id = positionals[0];
+        if (!id) throw new Error(`link needs a token id\n${USAGE}`);
+        const { code, expiresAt } = await createLoginLink(id).catch(() => {
+          throw new Error(`no token with id ${id}`);
+        });
+        const base = `http://localhost:${loadConfig().PORT}`;
+        process.stdout.write(
+          `one-time login link (valid until ${expiresAt.toISOString()}, works once):\n${loginLinkUrl(base, code)}\n`,
+        );
+        return;
+      }
+      default:
+        throw new Error(USAGE);
+    }
+  } finally {
+    await getPrisma().$disconnect();
+    await getPool().end();
+  }
+});
