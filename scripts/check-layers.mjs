@@ -42,7 +42,7 @@ export const LAYERS = [
     holds: "pool, Prisma client, embedded Postgres, migrations",
     may: ["lib/config.ts", "lib/idempotency"],
   },
-  { name: "lib/console", holds: "read models", may: ["lib/db", "lib/idempotency", "lib/config.ts"] },
+  { name: "lib/console", holds: "read models", may: ["lib/db", "lib/idempotency", "lib/retention", "lib/config.ts"] },
   { name: "lib/retention", holds: "partition manager", may: ["lib/db", "lib/idempotency", "lib/config.ts"] },
   // lib/auth wraps route handlers (withAuth), so it answers with lib/api's error table.
   {
@@ -61,7 +61,17 @@ export const LAYERS = [
   {
     name: "bench",
     holds: "benchmarks through public APIs",
-    may: ["lib/idempotency", "lib/queues", "lib/db", "lib/auth", "lib/config.ts", "scripts", "test"],
+    may: [
+      "lib/idempotency",
+      "lib/queues",
+      "lib/db",
+      "lib/auth",
+      "lib/console",
+      "lib/retention",
+      "lib/config.ts",
+      "scripts",
+      "test",
+    ],
   },
 ];
 

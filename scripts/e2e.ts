@@ -11,6 +11,7 @@ import { E2E_TENANT, type E2eRole } from "../e2e/roles";
 import { WORKER_EXPOSITION } from "../e2e/worker-metrics";
 import { createToken } from "../lib/auth/tokens";
 import { type Config, loadConfig, loadDebugFlag } from "../lib/config";
+import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/console/testing/seed-gaps";
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../lib/console/testing/seed-keys";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overview";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
@@ -226,9 +227,13 @@ async function main(): Promise<number> {
     const seeder = new pg.Client({ connectionString: url });
     await seeder.connect();
     try {
-      await ensureEffectPartitions(seeder, { back: Math.max(SEED_DAYS_BACK, KEYS_SEED_DAYS_BACK) + 1, ahead: 7 });
+      await ensureEffectPartitions(seeder, {
+        back: Math.max(SEED_DAYS_BACK, KEYS_SEED_DAYS_BACK, GAPS_SEED_DAYS_BACK) + 1,
+        ahead: 7,
+      });
       await seedOverview(seeder);
       await seedKeys(seeder);
+      await seedGaps(seeder);
     } finally {
       await seeder.end();
     }

@@ -3,6 +3,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "../lib/db/generated/client";
 import { provisionDatabase } from "../lib/db/provision";
+import { runAdviseCommand } from "../lib/retention/advise-command";
 import { applyRetention } from "../lib/retention/apply";
 import { getRetentionPlan, getRetentionSettings } from "../lib/retention/get-retention";
 import { PARTITION_INTERVALS, type PartitionIntervalName, type PlanView } from "../lib/retention/retention-types";
@@ -12,10 +13,10 @@ import { log, runMain } from "./cli";
 /**
  * npm run retention -- plan | apply | settings [show] | settings set [--retention-days N]
  *   [--max-retry-window-days N] [--interval hour|day|week] [--premake N] [--force --reason "…"]
- * (advise: see lib/retention/advise-command.ts once the gaps issue lands)
+ *   | advise [--json …] (lib/retention/advise-command.ts)
  */
 const USAGE =
-  'usage: npm run retention -- plan | apply | settings [show] | settings set [--retention-days N] [--max-retry-window-days N] [--interval hour|day|week] [--premake N] [--force --reason "…"]';
+  'usage: npm run retention -- plan | apply | advise [--json] | settings [show] | settings set [--retention-days N] [--max-retry-window-days N] [--interval hour|day|week] [--premake N] [--force --reason "…"]';
 
 const actor = `cli:${os.userInfo().username}`;
 
@@ -61,7 +62,11 @@ function parseSet(args: string[]): RetentionSettingsInput {
 
 runMain(async () => {
   const [command, ...rest] = process.argv.slice(2);
-  if (!command || !["plan", "apply", "settings"].includes(command)) throw new Error(USAGE);
+  if (!command || !["plan", "apply", "advise", "settings"].includes(command)) throw new Error(USAGE);
+  if (command === "advise") {
+    process.exitCode = await runAdviseCommand(rest);
+    return;
+  }
   const db = await provisionDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 3, application_name: "onceboard-retention-cli" });
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });

@@ -27,6 +27,12 @@ function Icon({ name }: { name: NavIcon }) {
           />
         </svg>
       );
+    case "gaps":
+      return (
+        <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
+          <path fill="currentColor" d="M1 14h14v1H1zM2 13V7h2v6zm3 0V3h2v10zm3 0V6h2v7zm3 0v-3h1.5v3zm2.5 0v-1.5H15V13z" />
+        </svg>
+      );
   }
 }
 

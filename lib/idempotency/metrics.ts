@@ -39,6 +39,8 @@ export interface EffectsMetrics {
   messageIdKeys: Counter<"job_type">;
   rollupFlushFailures: Counter<string>;
   redeliveryGap: Histogram<"job_type">;
+  /** Claims whose delivery was published longer ago than the retention (issue 12). */
+  claimsBeyondRetention: Counter<"job_type">;
   claimDuration: Histogram<"job_type">;
   /** Claims refused with PartitionMissingError (issue 11: an alert of its own). */
   partitionMissing: Counter<"job_type">;
@@ -87,6 +89,11 @@ export function createMetrics(registry: Registry): EffectsMetrics {
       "idem_rollup_flush_failures_total",
       "Failed flushes of per-minute rollups (kept and retried).",
       [],
+    ),
+    claimsBeyondRetention: counter(
+      "idem_claims_beyond_retention_total",
+      "Claims of deliveries published longer ago than the effect retention: a duplicate among them is unrecognisable once its record is pruned.",
+      ["job_type"],
     ),
     redeliveryGap: reuse(
       registry,

@@ -18,6 +18,8 @@ export interface StatCounts {
   messageIdKeys: number;
   claimSecondsSum: number;
   gapSecondsSum: number;
+  /** Claims of deliveries published longer ago than the retention (issue 12). */
+  claimsBeyondRetention: number;
 }
 
 interface StatRow extends StatCounts {
@@ -49,6 +51,7 @@ const EMPTY: StatCounts = {
   messageIdKeys: 0,
   claimSecondsSum: 0,
   gapSecondsSum: 0,
+  claimsBeyondRetention: 0,
 };
 
 /** Index of the bucket a gap falls in: the first bound >= gap (Prometheus `le`), else +Inf. */
@@ -60,13 +63,14 @@ export function gapBucketIndex(seconds: number): number {
 // One upsert per (minute, job type) per flush; counters add up, gap buckets add element-wise
 // (onceboard_add_counts). A row is `demo` only while every contribution to it came from the demo.
 const UPSERT_STATS: Statement = {
-  name: "onceboard_rollup_stats_v1",
+  name: "onceboard_rollup_stats_v2",
   returns: "count",
   text: `INSERT INTO worker_stats_minute AS w (minute, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
        key_reuse, uncaught_violations, deliveries, redeliveries, message_id_keys, claim_seconds_sum, gap_buckets,
-       gap_seconds_sum, demo, updated_at)
+       gap_seconds_sum, demo, updated_at, claims_beyond_retention)
 VALUES ($1::timestamptz, $2::text, $3::bigint, $4::bigint, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint,
-        $10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::float8, $15::bigint[], $16::float8, $17::boolean, now())
+        $10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::float8, $15::bigint[], $16::float8, $17::boolean, now(),
+        $18::bigint)
 ON CONFLICT (minute, job_type) DO UPDATE SET
   claims = w.claims + EXCLUDED.claims,
   suppressed = w.suppressed + EXCLUDED.suppressed,
@@ -83,7 +87,8 @@ ON CONFLICT (minute, job_type) DO UPDATE SET
   gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
   gap_seconds_sum = w.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
   demo = w.demo AND EXCLUDED.demo,
-  updated_at = now()`,
+  updated_at = now(),
+  claims_beyond_retention = w.claims_beyond_retention + EXCLUDED.claims_beyond_retention`,
 };
 
 const UPSERT_VIOLATIONS: Statement = {
@@ -195,6 +200,7 @@ export class Rollups extends PeriodicFlush {
           `{${r.gapBuckets.join(",")}}`,
           r.gapSecondsSum,
           demo,
+          r.claimsBeyondRetention,
         ]);
       } catch (error) {
         ok = false;

@@ -1,0 +1,18 @@
+import { jsonResponse, otherMethods } from "@/lib/api/errors";
+import { parseGapsQuery } from "@/lib/api/gaps-query";
+import { scopeTenant, withAuth } from "@/lib/auth/with-auth";
+import { getGaps } from "@/lib/console/get-gaps";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * GET /api/v1/gaps?range=30d|…|1h or ?from=&to=, &jobType=, &tenant= → Gaps (lib/console/gaps-types.ts).
+ * Viewer. A tenant token always gets its own tenant (per-effect gaps from the effects table): the
+ * rollups have no tenant dimension, so their fleet-wide numbers are for platform tokens only.
+ */
+export const GET = withAuth("viewer", async (request, { principal }) => {
+  const query = parseGapsQuery(new URL(request.url));
+  return jsonResponse(await getGaps({ ...query, tenant: scopeTenant(principal, query.tenant) }));
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -1,0 +1,23 @@
+import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
+import { parseSearchParams } from "@/lib/api/parse";
+import { withAuth } from "@/lib/auth/with-auth";
+import { consoleDatabase } from "@/lib/console/database";
+import { adviceQuerySchema, toAdviceOptions } from "@/lib/retention/advice-query";
+import { getRetentionAdvice } from "@/lib/retention/advise-retention";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * GET /api/v1/retention/advice?window=30&basis=p99.9&safetyFactor=2&deadLetterDwell=0&jobType=
+ * → Advice (lib/retention/advice-types.ts): the recommendation, its inputs and its reasons.
+ * Viewer, platform tokens: the advice is about the fleet's retention, from every tenant's gaps.
+ */
+export const GET = withAuth("viewer", async (request, { principal }) => {
+  if (principal.tenantId !== null) {
+    throw new ApiError("FORBIDDEN", "the retention advice covers every tenant: it needs a platform token");
+  }
+  const query = parseSearchParams(adviceQuerySchema, new URL(request.url));
+  return jsonResponse(await getRetentionAdvice(consoleDatabase(), toAdviceOptions(query)));
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

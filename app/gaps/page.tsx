@@ -1,0 +1,70 @@
+import { dehydrate, HydrationBoundary, QueryClient } from "@tanstack/react-query";
+import type { Metadata } from "next";
+import { Suspense } from "react";
+import type { GapsParams } from "@/components/gaps/gap-filters";
+import { GapsView } from "@/components/gaps/gaps-view";
+import { PageHeader } from "@/components/ui/page-header";
+import { ErrorState } from "@/components/ui/states";
+import { toApiError } from "@/lib/api/errors";
+import { parseGapsQuery } from "@/lib/api/gaps-query";
+import { requirePageSession } from "@/lib/auth/page-session";
+import { scopeTenant } from "@/lib/auth/with-auth";
+import { gapsQueryKey } from "@/lib/console/gaps-types";
+import { getGaps } from "@/lib/console/get-gaps";
+
+export const metadata: Metadata = { title: "Delivery gaps" };
+export const dynamic = "force-dynamic";
+
+const KEYS = ["range", "from", "to", "jobType", "tenant"] as const;
+
+export default async function GapsPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const principal = await requirePageSession("viewer");
+  const raw = await searchParams;
+  const params: GapsParams = {};
+  const search = new URLSearchParams();
+  for (const k of KEYS) {
+    const v = raw[k];
+    const value = Array.isArray(v) ? v.at(-1) : v;
+    if (value) {
+      params[k] = value;
+      search.set(k, value);
+    }
+  }
+  const header = (
+    <PageHeader
+      title="Delivery gaps"
+      description="How late duplicates arrive after their effect was first claimed, and whether the retention keeps records long enough to recognise them."
+    />
+  );
+  let query: ReturnType<typeof parseGapsQuery>;
+  try {
+    query = parseGapsQuery(search);
+  } catch (error) {
+    const e = toApiError(error);
+    return (
+      <>
+        {header}
+        <ErrorState title="Invalid filter in the URL" message={e.message} code={e.code} />
+      </>
+    );
+  }
+  const queryClient = new QueryClient();
+  // A failed prefetch is not cached as data: the client asks again and shows the error state.
+  // A tenant session always sees its own tenant, as the API answers it.
+  const scoped = { ...query, tenant: scopeTenant(principal, query.tenant) };
+  await queryClient.prefetchQuery({ queryKey: gapsQueryKey(search.toString()), queryFn: () => getGaps(scoped) });
+  return (
+    <>
+      {header}
+      <HydrationBoundary state={dehydrate(queryClient)}>
+        <Suspense key={search.toString()} fallback={<p role="status">Loading delivery gaps…</p>}>
+          <GapsView search={search.toString()} params={params} />
+        </Suspense>
+      </HydrationBoundary>
+    </>
+  );
+}

@@ -1,0 +1,81 @@
+import type { Gaps } from "@/lib/console/gaps-types";
+import { formatGap } from "@/lib/retention/advice-types";
+
+/** The advisor's recommendation beside the current retention; red when the retention is below an observed gap. */
+export function AdvicePanel({ gaps }: { gaps: Gaps }) {
+  const { advice } = gaps;
+  const c = advice.comparison;
+  const red = c.verdict === "below_observed_max";
+  return (
+    <section
+      className={`panel advice ${red ? "advice-danger" : c.verdict === "below_recommendation" ? "advice-warning" : ""}`}
+      aria-labelledby="advice-heading"
+      data-testid="advice"
+      data-verdict={c.verdict}
+    >
+      <div className="panel-header">
+        <h2 id="advice-heading">Retention advice</h2>
+        <span className="panel-meta">
+          {advice.inputs.basis} × {advice.inputs.safetyFactor}
+          {advice.inputs.deadLetterDwellSeconds ? ` + ${formatGap(advice.inputs.deadLetterDwellSeconds)} dwell` : ""}, whole{" "}
+          {formatGap(advice.inputs.partitionSeconds)} partitions
+        </span>
+      </div>
+      <div className="panel-body advice-body">
+        <dl className="advice-numbers">
+          <div>
+            <dt>Recommended</dt>
+            <dd data-testid="advice-recommended">
+              {advice.status === "recommended" ? formatGap(advice.recommendedSeconds) : "no recommendation"}
+            </dd>
+          </div>
+          <div>
+            <dt>Current retention</dt>
+            <dd className={red ? "text-danger" : undefined} data-testid="advice-retention">
+              {formatGap(c.retentionSeconds)}
+            </dd>
+          </div>
+          <div>
+            <dt>Longest observed gap</dt>
+            <dd className={red ? "text-danger" : undefined}>
+              {c.observedMaxSeconds === null ? "—" : `> ${formatGap(c.observedMaxSeconds)}`}
+            </dd>
+          </div>
+          <div>
+            <dt>Largest declared retry window</dt>
+            <dd>{formatGap(advice.inputs.maxRetryWindowSeconds)}</dd>
+          </div>
+        </dl>
+        <p className={red ? "banner banner-danger" : "muted"} role={red ? "alert" : undefined} data-testid="advice-verdict">
+          {c.message}
+        </p>
+        {c.observedMaxSource ? <p className="muted">Longest gap: {c.observedMaxSource}.</p> : null}
+        <p className="muted" data-testid="claims-beyond-retention">
+          Claims of deliveries published before the retention (unrecognisable once pruned):{" "}
+          <strong>{c.claimsBeyondRetention.toLocaleString("en-US")}</strong>
+        </p>
+        {advice.refusals.length > 0 ? (
+          <div data-testid="advice-refusals">
+            <h3>Why there is no recommendation</h3>
+            <ul>
+              {advice.refusals.map((r) => (
+                <li key={`${r.code}:${r.jobType ?? ""}`}>
+                  <code>{r.code}</code> {r.message}
+                </li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
+        <ol className="advice-reasons">
+          {advice.reasons.map((r) => (
+            <li key={r}>{r}</li>
+          ))}
+        </ol>
+        <p className="muted">
+          Retry window from {advice.inputs.maxRetryWindowSource}. Percentiles are interpolated inside histogram buckets, as
+          Prometheus&apos; histogram_quantile does.
+        </p>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,129 @@
+"use client";
+
+import { Area, AreaChart, CartesianGrid, ReferenceLine, Tooltip, XAxis, YAxis } from "recharts";
+import { formatGap } from "@/lib/retention/advice-types";
+
+interface Point {
+  x: number;
+  count: number;
+  label: string;
+}
+
+// Log time axis: ticks at the units people think in.
+const TICKS = [1, 60, 3600, 86_400, 604_800, 2_592_000];
+
+/** The first bucket starts at 0, which a log axis cannot show: draw it from 0.5 s. */
+const LOG_FLOOR = 0.5;
+
+export function bucketLabel(bounds: number[], i: number): string {
+  if (i === 0) return `≤ ${formatGap(bounds[0])}`;
+  if (i >= bounds.length) return `> ${formatGap(bounds.at(-1))}`;
+  return `${formatGap(bounds[i - 1])} – ${formatGap(bounds[i])}`;
+}
+
+function toPoints(bounds: number[], buckets: number[]): Point[] {
+  const points: Point[] = buckets.map((count, i) => ({
+    x: i === 0 ? LOG_FLOOR : bounds[i - 1]!,
+    count,
+    label: bucketLabel(bounds, i),
+  }));
+  // The open-ended bucket is drawn one doubling wide; the step needs a closing point.
+  const last = bounds.at(-1)! * 2;
+  points.push({ x: last, count: buckets.at(-1) ?? 0, label: bucketLabel(bounds, bounds.length) });
+  return points;
+}
+
+function HistogramTooltip({ active, payload }: { active?: boolean; payload?: ReadonlyArray<{ payload?: Point }> }) {
+  const p = payload?.[0]?.payload;
+  if (!active || !p) return null;
+  return (
+    <div className="chart-tooltip">
+      <strong>{p.label}</strong>
+      <span>{p.count.toLocaleString("en-US")} duplicates</span>
+    </div>
+  );
+}
+
+/**
+ * A redelivery-gap histogram as a step area on a log time axis, with the current retention and the
+ * largest declared retry window as vertical reference lines. A symlog count axis keeps the rare
+ * late gaps visible next to the millions of fast ones.
+ */
+export function GapHistogramChart({
+  title,
+  bounds,
+  buckets,
+  retentionSeconds,
+  retryWindowSeconds,
+  height = 220,
+  testId,
+}: {
+  title: string;
+  bounds: number[];
+  buckets: number[];
+  retentionSeconds: number;
+  retryWindowSeconds: number;
+  height?: number;
+  testId?: string;
+}) {
+  const data = toPoints(bounds, buckets);
+  const summary = buckets
+    .map((n, i) => (n > 0 ? `${bucketLabel(bounds, i)}: ${n}` : null))
+    .filter(Boolean)
+    .join(", ");
+  return (
+    <figure className="chart" aria-label={`${title}. ${summary || "no gaps"}`} data-testid={testId}>
+      <AreaChart responsive data={data} style={{ width: "100%", height }} margin={{ top: 22, right: 16, bottom: 4, left: 0 }}>
+        <CartesianGrid stroke="var(--grid)" vertical={false} />
+        <XAxis
+          dataKey="x"
+          type="number"
+          scale="log"
+          domain={[LOG_FLOOR, bounds.at(-1)! * 2]}
+          ticks={TICKS}
+          tickFormatter={(v: number) => formatGap(v)}
+          allowDataOverflow
+          tick={{ fill: "var(--text-muted)", fontSize: 12 }}
+          stroke="var(--border)"
+        />
+        <YAxis
+          scale="symlog"
+          allowDecimals={false}
+          width={48}
+          tick={{ fill: "var(--text-muted)", fontSize: 12 }}
+          stroke="var(--border)"
+          tickLine={false}
+        />
+        <Tooltip content={HistogramTooltip} isAnimationActive={false} />
+        <Area
+          type="stepAfter"
+          dataKey="count"
+          name="Duplicates"
+          stroke="var(--chart-accent)"
+          fill="var(--chart-accent)"
+          fillOpacity={0.35}
+          isAnimationActive={false}
+        />
+        <ReferenceLine
+          x={retryWindowSeconds}
+          stroke="var(--warning)"
+          strokeDasharray="4 3"
+          label={{
+            value: `retry window ${formatGap(retryWindowSeconds)}`,
+            position: "insideTopLeft",
+            fill: "var(--warning)",
+            fontSize: 11,
+          }}
+          className="ref-retry-window"
+        />
+        <ReferenceLine
+          x={retentionSeconds}
+          stroke="var(--danger)"
+          strokeWidth={2}
+          label={{ value: `retention ${formatGap(retentionSeconds)}`, position: "top", fill: "var(--danger)", fontSize: 11 }}
+          className="ref-retention"
+        />
+      </AreaChart>
+    </figure>
+  );
+}

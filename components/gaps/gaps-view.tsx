@@ -1,0 +1,228 @@
+"use client";
+
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { type GapSeries, type Gaps, gapsQueryKey } from "@/lib/console/gaps-types";
+import { formatGap } from "@/lib/retention/advice-types";
+import { ApiClientError, fetchJson } from "../api/fetch-json";
+import { EmptyState, ErrorState } from "../ui/states";
+import { AdvicePanel } from "./advice-panel";
+import { describeRange, GapFilters, type GapsParams, gapsHref } from "./gap-filters";
+import { GapHistogramChart } from "./gap-histogram-chart";
+import { GapsOverTime } from "./gaps-over-time";
+
+const REFRESH_MS = 60_000;
+
+/** The URL of a key's detail page (the Keys page). */
+export const keyHref = (tenant: string, key: string) =>
+  `/keys?tenant=${encodeURIComponent(tenant)}&key=${encodeURIComponent(key)}`;
+
+function StatsRow({ s, params, kind }: { s: GapSeries; params: GapsParams; kind: "job_type" | "tenant" }) {
+  const st = s.stats;
+  return (
+    <tr>
+      <th scope="row">
+        <Link href={gapsHref(params, kind === "job_type" ? { jobType: s.name } : { tenant: s.name })} className="job-type">
+          {s.name}
+        </Link>
+      </th>
+      <td>{st.samples.toLocaleString("en-US")}</td>
+      <td>{formatGap(st.p50)}</td>
+      <td>{formatGap(st.p90)}</td>
+      <td>{formatGap(st.p99)}</td>
+      <td>{formatGap(st.p999)}</td>
+      <td>
+        {st.maxAtLeast === null ? "—" : st.maxAtMost === null ? `> ${formatGap(st.maxAtLeast)}` : `≤ ${formatGap(st.maxAtMost)}`}
+      </td>
+      <td className={st.beyondRetention > 0 ? "text-danger" : undefined}>{st.beyondRetention.toLocaleString("en-US")}</td>
+    </tr>
+  );
+}
+
+function StatsTable({
+  caption,
+  rows,
+  params,
+  kind,
+}: {
+  caption: string;
+  rows: GapSeries[];
+  params: GapsParams;
+  kind: "job_type" | "tenant";
+}) {
+  return (
+    <div className="table-scroll">
+      <table className="data-table" data-testid={`gap-stats-${kind}`}>
+        <caption className="sr-only">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{kind === "job_type" ? "Job type" : "Tenant"}</th>
+            <th scope="col">Gaps</th>
+            <th scope="col">p50</th>
+            <th scope="col">p90</th>
+            <th scope="col">p99</th>
+            <th scope="col">p99.9</th>
+            <th scope="col">max</th>
+            <th scope="col">beyond retention</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((s) => (
+            <StatsRow key={s.name} s={s} params={params} kind={kind} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The Delivery gaps page body; data prefetched on the server (same key), then polled. */
+export function GapsView({ search, params }: { search: string; params: GapsParams }) {
+  const query = useQuery({
+    queryKey: gapsQueryKey(search),
+    queryFn: ({ signal }) => fetchJson<Gaps>(`/api/v1/gaps${search ? `?${search}` : ""}`, signal),
+    placeholderData: keepPreviousData,
+    refetchInterval: REFRESH_MS,
+  });
+  const { data, error, isError, isPending, isFetching, refetch } = query;
+  if (isPending) return <p role="status">Loading delivery gaps…</p>;
+  if (!data) {
+    const e = error instanceof ApiClientError ? error : null;
+    return (
+      <ErrorState
+        title="The delivery gaps could not be loaded"
+        message={error instanceof Error ? error.message : String(error)}
+        code={e?.code}
+        onRetry={() => void refetch()}
+        retrying={isFetching}
+      />
+    );
+  }
+  const g = data;
+  return (
+    <div className="gaps" data-testid="gaps-page">
+      <GapFilters params={params} jobTypes={g.jobTypeOptions} />
+      <p className="muted" data-testid="gaps-range">
+        {describeRange(g)} · source:{" "}
+        {g.source === "rollups"
+          ? "worker rollups (every suppressed duplicate, all tenants)"
+          : `effects table, tenant ${g.tenant} (each effect's longest gap)`}
+        {isError ? (
+          <span className="badge" role="status">
+            stale: the last refresh failed
+          </span>
+        ) : null}
+      </p>
+      <AdvicePanel gaps={g} />
+      {g.all.stats.samples === 0 ? (
+        <EmptyState title="No redelivery gaps in this range">
+          <p>No duplicate arrived after its effect was claimed, or no worker has flushed rollups yet.</p>
+        </EmptyState>
+      ) : (
+        <>
+          <section className="panel" aria-labelledby="hist-heading">
+            <div className="panel-header">
+              <h2 id="hist-heading">Redelivery gaps: {g.all.name}</h2>
+              <span className="panel-meta">
+                p50 {formatGap(g.all.stats.p50)} · p90 {formatGap(g.all.stats.p90)} · p99 {formatGap(g.all.stats.p99)} · p99.9{" "}
+                {formatGap(g.all.stats.p999)} · max{" "}
+                {g.all.stats.maxAtMost === null
+                  ? `> ${formatGap(g.all.stats.maxAtLeast)}`
+                  : `≤ ${formatGap(g.all.stats.maxAtMost)}`}
+              </span>
+            </div>
+            <GapHistogramChart
+              title={`Redelivery gaps, ${g.all.name}`}
+              bounds={g.bounds}
+              buckets={g.all.buckets}
+              retentionSeconds={g.retentionSeconds}
+              retryWindowSeconds={g.maxRetryWindowSeconds}
+              height={260}
+              testId="gap-histogram"
+            />
+          </section>
+          <section className="panel" aria-labelledby="jt-heading">
+            <div className="panel-header">
+              <h2 id="jt-heading">By job type</h2>
+              <span className="panel-meta">first claim → a duplicate's arrival</span>
+            </div>
+            <StatsTable caption="Gap percentiles by job type" rows={g.jobTypes} params={params} kind="job_type" />
+            <div className="small-multiples">
+              {g.jobTypes.slice(0, 12).map((s) => (
+                <div key={s.name} className="small-multiple">
+                  <h3>{s.name}</h3>
+                  <GapHistogramChart
+                    title={`Redelivery gaps, ${s.name}`}
+                    bounds={g.bounds}
+                    buckets={s.buckets}
+                    retentionSeconds={g.retentionSeconds}
+                    retryWindowSeconds={g.maxRetryWindowSeconds}
+                    height={160}
+                  />
+                </div>
+              ))}
+            </div>
+          </section>
+          <section className="panel" aria-labelledby="time-heading">
+            <div className="panel-header">
+              <h2 id="time-heading">Gaps over time</h2>
+              <span className="panel-meta">p99 and max per UTC day</span>
+            </div>
+            <GapsOverTime daily={g.daily} retentionSeconds={g.retentionSeconds} />
+          </section>
+        </>
+      )}
+      <section className="panel" aria-labelledby="tenants-heading">
+        <div className="panel-header">
+          <h2 id="tenants-heading">Tenants with the most late redeliveries</h2>
+          <span className="panel-meta">
+            effects whose longest gap exceeds the {formatGap(g.lateThresholdSeconds)} retry window
+          </span>
+        </div>
+        {g.tenants.length === 0 ? (
+          <p className="panel-empty">No late redeliveries in this range.</p>
+        ) : (
+          <StatsTable caption="Gap percentiles by tenant" rows={g.tenants} params={params} kind="tenant" />
+        )}
+      </section>
+      <section className="panel" aria-labelledby="late-heading">
+        <div className="panel-header">
+          <h2 id="late-heading">Latest late duplicates</h2>
+          <span className="panel-meta">gap beyond {formatGap(g.lateThresholdSeconds)}</span>
+        </div>
+        {g.latestLate.length === 0 ? (
+          <p className="panel-empty">None in this range.</p>
+        ) : (
+          <div className="table-scroll">
+            <table className="data-table" data-testid="late-duplicates">
+              <thead>
+                <tr>
+                  <th scope="col">Tenant</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Job type</th>
+                  <th scope="col">Gap</th>
+                  <th scope="col">Arrived (UTC)</th>
+                </tr>
+              </thead>
+              <tbody>
+                {g.latestLate.map((l) => (
+                  <tr key={`${l.tenant}\u0001${l.key}`}>
+                    <td>{l.tenant}</td>
+                    <td>
+                      <Link href={keyHref(l.tenant, l.key)}>
+                        <code>{l.key}</code>
+                      </Link>
+                    </td>
+                    <td>{l.jobType}</td>
+                    <td className={l.gapSeconds > g.retentionSeconds ? "text-danger" : undefined}>{formatGap(l.gapSeconds)}</td>
+                    <td>{l.at.replace("T", " ").slice(0, 16)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </div>
+  );
+}

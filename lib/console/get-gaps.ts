@@ -1,0 +1,223 @@
+import type { Queryable } from "../db/types";
+import { adviseRetention, readEffectsMaxGap, readRetentionSettings } from "../retention/advise-retention";
+import {
+  addInto,
+  BUCKET_COUNT,
+  bucketLower,
+  bucketUpper,
+  countBeyond,
+  emptyHistogram,
+  GAP_BOUNDS,
+  maxBounds,
+  quantile,
+  total,
+} from "../retention/gap-histogram";
+import { type GapHistogramDay, histogramsByJobType, loadGapHistogramDays } from "../retention/load-gap-histograms";
+import { consoleDatabase } from "./database";
+import type { GapDay, GapRange, GapSeries, GapStats, Gaps, LateDuplicate, TenantGaps } from "./gaps-types";
+
+export interface GetGapsInput {
+  from: Date;
+  to: Date;
+  range: GapRange | "custom";
+  jobType?: string | null;
+  tenant?: string | null;
+}
+
+// Per-effect largest gaps, bucketed with the same bounds (one column per bucket, generated from
+// GAP_BOUNDS). Reads the effects created in the window (created_at prunes partitions); there is no
+// index on max_gap_seconds, so this costs one pass over the window's rows of the tenant (the
+// per-partition unique index (tenant_id, key) narrows a tenant filter) — see docs/benchmarks.md.
+const effectBucketColumns = Array.from({ length: BUCKET_COUNT }, (_, i) => {
+  const lower = bucketLower(i);
+  const upper = bucketUpper(i);
+  const cond = Number.isFinite(upper)
+    ? `max_gap_seconds > ${lower} AND max_gap_seconds <= ${upper}`
+    : `max_gap_seconds > ${lower}`;
+  return `count(*) FILTER (WHERE ${cond})::float8 AS b${i}`;
+}).join(", ");
+
+const EFFECTS_BY_DAY_SQL = `
+SELECT job_type, date_trunc('day', last_duplicate_at, 'UTC') AS day, ${effectBucketColumns}, 0::float8 AS beyond
+  FROM effects
+ WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds IS NOT NULL AND last_duplicate_at IS NOT NULL
+   AND tenant_id = $3 AND ($4::text IS NULL OR job_type = $4::text)
+ GROUP BY job_type, day`;
+
+// Late effects (largest gap beyond the retry window) in the window: one pass over the window's
+// effects with a cheap filter and a small result. The tenant ranking, the latest late duplicates and
+// the exact largest gap all come from it.
+const LATE_EFFECTS_SQL = `
+SELECT tenant_id, key, job_type, max_gap_seconds, last_duplicate_at
+  FROM effects
+ WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds > $3 AND ($4::text IS NULL OR job_type = $4::text)
+   AND ($5::text IS NULL OR tenant_id = $5::text)
+ ORDER BY last_duplicate_at DESC NULLS LAST
+ LIMIT 5000`;
+
+// The histograms of the top tenants only (tenant_id = ANY: each partition's (tenant_id, key) index).
+const TENANT_HISTOGRAMS_SQL = `
+SELECT tenant_id, ${effectBucketColumns}
+  FROM effects
+ WHERE created_at >= $1 AND created_at <= $2 AND tenant_id = ANY($3::text[]) AND max_gap_seconds IS NOT NULL
+   AND ($4::text IS NULL OR job_type = $4::text)
+ GROUP BY tenant_id`;
+
+const JOB_TYPES_SQL = `
+SELECT DISTINCT job_type FROM worker_gaps_hour WHERE hour >= date_trunc('hour', $1::timestamptz) ORDER BY job_type LIMIT 200`;
+
+function stats(h: number[], retentionSeconds: number): GapStats {
+  const q = (p: number) => quantile(h, p)?.seconds ?? null;
+  const m = maxBounds(h);
+  return {
+    samples: total(h),
+    p50: q(0.5),
+    p90: q(0.9),
+    p99: q(0.99),
+    p999: q(0.999),
+    maxAtLeast: m?.atLeast ?? null,
+    maxAtMost: m && Number.isFinite(m.atMost) ? m.atMost : null,
+    overflow: h[GAP_BOUNDS.length] ?? 0,
+    beyondRetention: countBeyond(h, retentionSeconds).atLeast,
+  };
+}
+
+const bucketsOf = (r: Record<string, unknown>) =>
+  addInto(
+    emptyHistogram(),
+    Array.from({ length: BUCKET_COUNT }, (_, i) => Number(r[`b${i}`] ?? 0)),
+  );
+
+/** The Delivery gaps page's question: how late do duplicates arrive, and is the retention long enough? */
+export async function getGaps(input: GetGapsInput, db: Queryable = consoleDatabase()): Promise<Gaps> {
+  const { from, to } = input;
+  const jobType = input.jobType ?? null;
+  const tenant = input.tenant ?? null;
+  const window = [from.toISOString(), to.toISOString()];
+  const settings = await readRetentionSettings(db);
+  const late = settings.maxRetryWindowSeconds;
+
+  const [days, lateRows, jobTypeRows] = await Promise.all([
+    tenant === null
+      ? loadGapHistogramDays(db, { from, to, jobType })
+      : db
+          .query<Record<string, unknown> & { job_type: string; day: Date }>(EFFECTS_BY_DAY_SQL, [...window, tenant, jobType])
+          .then(({ rows }) =>
+            rows.map(
+              (r): GapHistogramDay => ({
+                jobType: r.job_type,
+                day: new Date(r.day).toISOString(),
+                buckets: bucketsOf(r),
+                claimsBeyondRetention: 0,
+              }),
+            ),
+          ),
+    db.query<{ tenant_id: string; key: string; job_type: string; max_gap_seconds: number; last_duplicate_at: Date }>(
+      LATE_EFFECTS_SQL,
+      [...window, late, jobType, tenant],
+    ),
+    db.query<{ job_type: string }>(JOB_TYPES_SQL, [new Date(to.getTime() - 90 * 86_400_000).toISOString()]),
+  ]);
+
+  const lateByTenant = new Map<string, { late: number; maxGap: number }>();
+  let largest: (typeof lateRows.rows)[number] | undefined;
+  for (const r of lateRows.rows) {
+    const t = lateByTenant.get(r.tenant_id) ?? { late: 0, maxGap: 0 };
+    t.late += 1;
+    t.maxGap = Math.max(t.maxGap, Number(r.max_gap_seconds));
+    lateByTenant.set(r.tenant_id, t);
+    if (!largest || Number(r.max_gap_seconds) > Number(largest.max_gap_seconds)) largest = r;
+  }
+  const topTenants = [...lateByTenant]
+    .sort(([a, x], [b, y]) => y.late - x.late || y.maxGap - x.maxGap || a.localeCompare(b))
+    .slice(0, 5);
+  const [tenantHistograms, effectsMaxGap] = await Promise.all([
+    topTenants.length === 0
+      ? Promise.resolve({ rows: [] as (Record<string, unknown> & { tenant_id: string })[] })
+      : db.query<Record<string, unknown> & { tenant_id: string }>(TENANT_HISTOGRAMS_SQL, [
+          ...window,
+          topTenants.map(([t]) => t),
+          jobType,
+        ]),
+    // No late effect: the largest gap is below the retry window; find it (a second pass, only then).
+    largest
+      ? Promise.resolve({
+          seconds: Number(largest.max_gap_seconds),
+          jobType: largest.job_type,
+          tenant: largest.tenant_id,
+          key: largest.key,
+        })
+      : readEffectsMaxGap(db, { from, to, jobType, tenant }),
+  ]);
+  const histogramOf = new Map(tenantHistograms.rows.map((r) => [r.tenant_id, bucketsOf(r)]));
+
+  const byJobType = histogramsByJobType(days);
+  const retention = settings.retentionSeconds;
+  const jobTypes: GapSeries[] = [...byJobType]
+    .map(([name, h]) => ({ name, buckets: h.buckets, stats: stats(h.buckets, retention) }))
+    .sort((a, b) => b.stats.samples - a.stats.samples || a.name.localeCompare(b.name));
+  const allBuckets = emptyHistogram();
+  let claimsBeyondRetention = 0;
+  for (const h of byJobType.values()) {
+    addInto(allBuckets, h.buckets);
+    claimsBeyondRetention += h.claimsBeyondRetention;
+  }
+
+  const perDay = new Map<string, number[]>();
+  for (const d of days) addInto(perDay.get(d.day) ?? perDay.set(d.day, emptyHistogram()).get(d.day)!, d.buckets);
+  const daily: GapDay[] = [...perDay]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([day, h]) => {
+      const m = maxBounds(h);
+      return {
+        day,
+        samples: total(h),
+        p99: quantile(h, 0.99)?.seconds ?? null,
+        maxAtMost: m && Number.isFinite(m.atMost) ? m.atMost : null,
+        maxAtLeast: m?.atLeast ?? null,
+      };
+    });
+
+  const tenantSeries: TenantGaps[] = topTenants.map(([name, t]) => {
+    const buckets = histogramOf.get(name) ?? emptyHistogram();
+    return { name, buckets, stats: stats(buckets, retention), late: t.late, maxGapSeconds: t.maxGap };
+  });
+  const latestLate: LateDuplicate[] = lateRows.rows.slice(0, 20).map((r) => ({
+    tenant: r.tenant_id,
+    key: r.key,
+    jobType: r.job_type,
+    gapSeconds: Number(r.max_gap_seconds),
+    at: new Date(r.last_duplicate_at).toISOString(),
+  }));
+
+  const advice = adviseRetention({
+    from,
+    to,
+    jobTypes: [...byJobType].map(([name, h]) => ({ jobType: name, ...h })),
+    ...settings,
+    effectsMaxGap,
+  });
+
+  return {
+    range: input.range,
+    from: window[0]!,
+    to: window[1]!,
+    jobType,
+    tenant,
+    source: tenant === null ? "rollups" : "effects",
+    bounds: [...GAP_BOUNDS],
+    retentionSeconds: retention,
+    maxRetryWindowSeconds: settings.maxRetryWindowSeconds,
+    maxRetryWindowSource: settings.maxRetryWindowSource,
+    lateThresholdSeconds: late,
+    all: { name: jobType ?? "all job types", buckets: allBuckets, stats: stats(allBuckets, retention) },
+    jobTypes,
+    tenants: tenantSeries,
+    daily,
+    latestLate,
+    effectsMaxGap: effectsMaxGap ?? null,
+    claimsBeyondRetention,
+    advice,
+    jobTypeOptions: jobTypeRows.rows.map((r) => r.job_type),
+  };
+}

@@ -1,0 +1,295 @@
+import type { Queryable } from "../db/types";
+import {
+  ADVICE_DEFAULTS,
+  type Advice,
+  type AdviceBasis,
+  BASIS_QUANTILE,
+  formatGap,
+  type JobTypeAdvice,
+  type Refusal,
+  type RetentionComparison,
+} from "./advice-types";
+import { countBeyond, GAP_BOUNDS, maxBounds, quantile, total } from "./gap-histogram";
+import { histogramsByJobType, loadGapHistogramDays } from "./load-gap-histograms";
+
+const DAY = 86_400;
+
+export interface AdviceJobType {
+  jobType: string;
+  /** Counts per bucket of GAP_BOUNDS, then the open-ended bucket. */
+  buckets: number[];
+  claimsBeyondRetention?: number;
+}
+
+export interface AdviseInput {
+  from: Date;
+  to: Date;
+  jobTypes: AdviceJobType[];
+  retentionSeconds: number;
+  maxRetryWindowSeconds: number;
+  maxRetryWindowSource: string;
+  /** The largest per-effect gap (effects.max_gap_seconds) in the window, exact. */
+  effectsMaxGap?: { seconds: number; jobType: string; tenant: string; key: string } | null;
+  basis?: AdviceBasis;
+  safetyFactor?: number;
+  deadLetterDwellSeconds?: number;
+  minSamples?: number;
+  partitionSeconds?: number;
+}
+
+/**
+ * The retention advisor (pure). Recommended retention = the largest, over job types, of (the
+ * chosen percentile, or the observed maximum) × safetyFactor + the dead-letter dwell, rounded up
+ * to whole partitions, never below the largest declared retry window. Refuses, with reasons, when
+ * the data cannot support it: no gaps at all, too few samples, or gaps in the open-ended top
+ * bucket (the real gap is unknown). Compares the current retention with the observed maximum.
+ */
+export function adviseRetention(input: AdviseInput): Advice {
+  const basis = input.basis ?? ADVICE_DEFAULTS.basis;
+  const safetyFactor = input.safetyFactor ?? ADVICE_DEFAULTS.safetyFactor;
+  const dwell = input.deadLetterDwellSeconds ?? ADVICE_DEFAULTS.deadLetterDwellSeconds;
+  const minSamples = input.minSamples ?? ADVICE_DEFAULTS.minSamples;
+  const partitionSeconds = input.partitionSeconds ?? DAY;
+  const refusals: Refusal[] = [];
+  const reasons: string[] = [];
+
+  const withData = input.jobTypes.filter((j) => total(j.buckets) > 0);
+  const samples = withData.reduce((s, j) => s + total(j.buckets), 0);
+  if (withData.length === 0) {
+    refusals.push({ code: "NO_DATA", jobType: null, message: "no redelivery gaps were observed in the window" });
+  } else if (samples < minSamples) {
+    refusals.push({
+      code: "TOO_FEW_SAMPLES",
+      jobType: null,
+      message: `too few samples: ${samples} gaps observed in the window, at least ${minSamples} are needed for ${basis}`,
+    });
+  }
+
+  const jobTypes: JobTypeAdvice[] = withData.map((j) => {
+    const n = total(j.buckets);
+    const overflow = j.buckets[GAP_BOUNDS.length] ?? 0;
+    if (overflow > 0) {
+      refusals.push({
+        code: "OPEN_ENDED_BUCKET",
+        jobType: j.jobType,
+        message: `${j.jobType}: ${overflow} gap${overflow === 1 ? "" : "s"} longer than ${formatGap(GAP_BOUNDS.at(-1))} (the open-ended top bucket): the real gap is unknown`,
+      });
+    }
+    // A percentile needs enough samples in this job type too; below that, its observed maximum
+    // (the upper bound of its highest bucket, conservative) stands in for it.
+    let basisUsed: AdviceBasis = basis;
+    let note: string | null = null;
+    if (basis !== "max" && n < minSamples) {
+      basisUsed = "max";
+      note = `${n} samples: too few for ${basis}, its observed maximum is used`;
+    }
+    let basisSeconds: number | null;
+    if (basisUsed === "max") {
+      const m = maxBounds(j.buckets);
+      const exact =
+        input.effectsMaxGap && input.effectsMaxGap.jobType === j.jobType && m && input.effectsMaxGap.seconds > m.atLeast
+          ? input.effectsMaxGap.seconds
+          : null;
+      basisSeconds = m ? (Number.isFinite(m.atMost) ? (exact !== null ? Math.min(exact, m.atMost) : m.atMost) : m.atLeast) : null;
+    } else {
+      basisSeconds = quantile(j.buckets, BASIS_QUANTILE[basisUsed as keyof typeof BASIS_QUANTILE])?.seconds ?? null;
+    }
+    return {
+      jobType: j.jobType,
+      samples: n,
+      overflow,
+      basisUsed,
+      basisSeconds,
+      candidateSeconds: basisSeconds === null ? null : basisSeconds * safetyFactor + dwell,
+      note,
+    };
+  });
+
+  let recommendedSeconds: number | null = null;
+  let decidedBy: string | null = null;
+  if (refusals.length === 0) {
+    let best = -1;
+    for (const j of jobTypes) {
+      if (j.candidateSeconds !== null && j.candidateSeconds > best) {
+        best = j.candidateSeconds;
+        decidedBy = j.jobType;
+      }
+    }
+    const decider = jobTypes.find((j) => j.jobType === decidedBy);
+    if (decider) {
+      reasons.push(
+        `${decider.jobType} decides: ${decider.basisUsed} ${formatGap(decider.basisSeconds)} × ${safetyFactor}${dwell > 0 ? ` + ${formatGap(dwell)} dead-letter dwell` : ""} = ${formatGap(decider.candidateSeconds)}`,
+      );
+    }
+    const roundUp = (s: number) => Math.ceil(s / partitionSeconds - 1e-9) * partitionSeconds;
+    recommendedSeconds = roundUp(Math.max(best, 0));
+    reasons.push(`rounded up to whole ${formatGap(partitionSeconds)} partitions: ${formatGap(recommendedSeconds)}`);
+    if (recommendedSeconds < input.maxRetryWindowSeconds) {
+      recommendedSeconds = roundUp(input.maxRetryWindowSeconds);
+      decidedBy = "retry window";
+      reasons.push(
+        `raised to the largest declared retry window (${formatGap(input.maxRetryWindowSeconds)}, from ${input.maxRetryWindowSource}): ${formatGap(recommendedSeconds)}`,
+      );
+    }
+  } else {
+    for (const r of refusals) reasons.push(`no recommendation: ${r.message}`);
+  }
+
+  return {
+    status: refusals.length === 0 ? "recommended" : "refused",
+    recommendedSeconds,
+    decidedBy,
+    refusals,
+    reasons,
+    jobTypes,
+    comparison: compare(input, recommendedSeconds),
+    inputs: {
+      from: input.from.toISOString(),
+      to: input.to.toISOString(),
+      basis,
+      safetyFactor,
+      deadLetterDwellSeconds: dwell,
+      minSamples,
+      partitionSeconds,
+      retentionSeconds: input.retentionSeconds,
+      maxRetryWindowSeconds: input.maxRetryWindowSeconds,
+      maxRetryWindowSource: input.maxRetryWindowSource,
+      bounds: [...GAP_BOUNDS],
+    },
+  };
+}
+
+function compare(input: AdviseInput, recommendedSeconds: number | null): RetentionComparison {
+  const retention = input.retentionSeconds;
+  let observedMax: number | null = null;
+  let source: string | null = null;
+  // A histogram bound is exclusive: a gap in (3 d, 7 d] is longer than 3 d, so a 3-day retention is short.
+  let exclusive = false;
+  let late = 0;
+  let lateUpTo = 0;
+  let beyond = 0;
+  for (const j of input.jobTypes) {
+    const m = maxBounds(j.buckets);
+    if (m && m.atLeast > (observedMax ?? -1) && m.atLeast > 0) {
+      observedMax = m.atLeast;
+      exclusive = true;
+      source = `${j.jobType}: a redelivery gap longer than ${formatGap(m.atLeast)} (rollup histogram)`;
+    }
+    const c = countBeyond(j.buckets, retention);
+    late += c.atLeast;
+    lateUpTo += c.upTo;
+    beyond += j.claimsBeyondRetention ?? 0;
+  }
+  const e = input.effectsMaxGap;
+  if (e && e.seconds > (observedMax ?? -1)) {
+    observedMax = e.seconds;
+    exclusive = false;
+    source = `${e.jobType}: effect ${e.key} of tenant ${e.tenant} saw a duplicate ${formatGap(e.seconds)} after its first claim`;
+  }
+  const belowObservedMax = observedMax !== null && (retention < observedMax || (exclusive && retention === observedMax));
+  const verdict = belowObservedMax
+    ? "below_observed_max"
+    : recommendedSeconds !== null && retention < recommendedSeconds
+      ? "below_recommendation"
+      : "ok";
+  const message =
+    verdict === "below_observed_max"
+      ? `The retention (${formatGap(retention)}) is shorter than the longest observed gap (${exclusive ? "more than " : ""}${formatGap(observedMax)}): ${late} duplicate${late === 1 ? "" : "s"} in the window arrived later than the retention allows${lateUpTo > late ? ` (up to ${lateUpTo})` : ""}; once pruned, each would have run as new work.`
+      : verdict === "below_recommendation"
+        ? `The retention (${formatGap(retention)}) covers every observed gap but is below the recommendation (${formatGap(recommendedSeconds)}).`
+        : `The retention (${formatGap(retention)}) covers every observed gap${recommendedSeconds !== null ? " and the recommendation" : ""}.`;
+  return {
+    retentionSeconds: retention,
+    observedMaxSeconds: observedMax,
+    observedMaxSource: source,
+    belowObservedMax,
+    lateDuplicates: late,
+    lateDuplicatesUpTo: lateUpTo,
+    claimsBeyondRetention: beyond,
+    verdict,
+    message,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loader: reads the inputs from the database.
+
+export interface RetentionSettingsRead {
+  retentionSeconds: number;
+  maxRetryWindowSeconds: number;
+  maxRetryWindowSource: string;
+  partitionSeconds: number;
+}
+
+/**
+ * The current retention and the largest declared retry window. One truth: the retention_settings
+ * row (issue 11 makes it the only one). Until the worker registry of issue 11 exists, the largest
+ * declared retry window is retention_settings.max_retry_window_days. The partition interval is
+ * daily (the only one the manager makes today).
+ */
+export async function readRetentionSettings(db: Queryable): Promise<RetentionSettingsRead> {
+  const { rows } = await db.query<{ retention_days: number; max_retry_window_days: number }>(
+    "SELECT retention_days, max_retry_window_days FROM retention_settings WHERE id = 1",
+  );
+  const row = rows[0] ?? { retention_days: 7, max_retry_window_days: 3 };
+  return {
+    retentionSeconds: row.retention_days * DAY,
+    maxRetryWindowSeconds: row.max_retry_window_days * DAY,
+    maxRetryWindowSource: rows[0] ? "retention_settings.max_retry_window_days" : "the default (no retention_settings row)",
+    partitionSeconds: DAY,
+  };
+}
+
+// The exact largest per-effect gap among effects created in the window (created_at prunes to the
+// window's partitions; max_gap_seconds has no index, so this reads the window's rows once).
+const EFFECTS_MAX_GAP_SQL = `
+SELECT tenant_id, key, job_type, max_gap_seconds
+  FROM effects
+ WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds IS NOT NULL AND ($3::text IS NULL OR job_type = $3::text)
+   AND ($4::text IS NULL OR tenant_id = $4::text)
+ ORDER BY max_gap_seconds DESC
+ LIMIT 1`;
+
+export async function readEffectsMaxGap(
+  db: Queryable,
+  input: { from: Date; to: Date; jobType?: string | null; tenant?: string | null },
+): Promise<AdviseInput["effectsMaxGap"]> {
+  const { rows } = await db.query<{ tenant_id: string; key: string; job_type: string; max_gap_seconds: number }>(
+    EFFECTS_MAX_GAP_SQL,
+    [input.from.toISOString(), input.to.toISOString(), input.jobType ?? null, input.tenant ?? null],
+  );
+  const r = rows[0];
+  return r ? { seconds: Number(r.max_gap_seconds), jobType: r.job_type, tenant: r.tenant_id, key: r.key } : null;
+}
+
+export interface GetAdviceOptions {
+  now?: Date;
+  windowDays?: number;
+  jobType?: string | null;
+  basis?: AdviceBasis;
+  safetyFactor?: number;
+  deadLetterDwellSeconds?: number;
+  minSamples?: number;
+}
+
+/** Loads the inputs (rollups, effects, settings) and runs the advisor. */
+export async function getRetentionAdvice(db: Queryable, options: GetAdviceOptions = {}): Promise<Advice> {
+  const to = options.now ?? new Date();
+  const from = new Date(to.getTime() - (options.windowDays ?? ADVICE_DEFAULTS.windowDays) * DAY * 1000);
+  const [days, settings, effectsMaxGap] = await Promise.all([
+    loadGapHistogramDays(db, { from, to, jobType: options.jobType }),
+    readRetentionSettings(db),
+    readEffectsMaxGap(db, { from, to, jobType: options.jobType }),
+  ]);
+  return adviseRetention({
+    from,
+    to,
+    jobTypes: [...histogramsByJobType(days)].map(([jobType, h]) => ({ jobType, ...h })),
+    ...settings,
+    effectsMaxGap,
+    basis: options.basis,
+    safetyFactor: options.safetyFactor,
+    deadLetterDwellSeconds: options.deadLetterDwellSeconds,
+    minSamples: options.minSamples,
+  });
+}
