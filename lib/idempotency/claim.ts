@@ -168,6 +168,7 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
         rollups?.observeGap(spec.jobType, row.gapSeconds);
       }
       rollups?.add(spec.jobType, { suppressed: 1 });
+      rollups?.addTenantSuppression(spec.tenant, spec.jobType);
       return { kind: "duplicate", row };
     case "abandoned":
       metrics.abandoned.inc(labels);
