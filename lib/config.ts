@@ -45,6 +45,8 @@ const configSchema = z.object({
   ),
   /** Comma-separated /metrics URLs of worker processes, scraped by the console's Workers panel. */
   WORKER_METRICS_URLS: z.preprocess(emptyAsUndefined, httpUrlList.optional()),
+  /** Prometheus server the Overview's charts and alert states come from (default: the PostgreSQL rollups). */
+  PROMETHEUS_URL: z.preprocess(emptyAsUndefined, httpUrl.optional()),
   CONSOLE_STATEMENT_TIMEOUT_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(100).max(600_000).default(5000)),
   LOG_LEVEL: z.preprocess(
     emptyAsUndefined,

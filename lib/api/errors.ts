@@ -10,6 +10,7 @@ export const ERROR_STATUS = {
   DATABASE_UNAVAILABLE: 503,
   DATABASE_NOT_CONFIGURED: 503,
   QUERY_TIMEOUT: 504,
+  METRICS_SOURCE_FAILED: 502,
 } as const satisfies Record<ConsoleErrorCode | ConfigError["code"] | "INVALID_INPUT" | "NOT_FOUND" | "INTERNAL", number>;
 
 export type ApiErrorCode = keyof typeof ERROR_STATUS;

@@ -258,7 +258,8 @@ export class Rollups extends PeriodicFlush {
           r.gapSecondsSum,
           demo,
         ]);
-        if (r.claims > 0) await sql.run(UPSERT_LATENCY, [new Date(r.minute).toISOString(), r.jobType, `{${r.claimBuckets.join(",")}}`]);
+        if (r.claims > 0)
+          await sql.run(UPSERT_LATENCY, [new Date(r.minute).toISOString(), r.jobType, `{${r.claimBuckets.join(",")}}`]);
       } catch (error) {
         ok = false;
         this.mergeStats(id, r);
