@@ -57,7 +57,10 @@ export async function getTenantActivity(
   const totals = new Map<string, { suppressions: number; violations: number }>();
   const total = (tenant: string) => {
     let t = totals.get(tenant);
-    if (!t) totals.set(tenant, (t = { suppressions: 0, violations: 0 }));
+    if (!t) {
+      t = { suppressions: 0, violations: 0 };
+      totals.set(tenant, t);
+    }
     return t;
   };
   const perTenant = input.tenant != null;
@@ -68,7 +71,10 @@ export async function getTenantActivity(
     const i = bucketIndex(buckets, Math.max(new Date(r.hour).getTime(), buckets.originMs));
     if (i < 0) continue;
     let line = suppressionLines.get(r.job_type);
-    if (!line) suppressionLines.set(r.job_type, (line = new Array<number>(n).fill(0)));
+    if (!line) {
+      line = new Array<number>(n).fill(0);
+      suppressionLines.set(r.job_type, line);
+    }
     line[i] = (line[i] ?? 0) + Number(r.count);
   }
   const violationLines = new Map<string, ViolationSeries>();

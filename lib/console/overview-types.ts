@@ -198,3 +198,6 @@ export interface OverviewResponse {
 
 /** Upper bounds (s) of the claim-duration histogram (idem_claim_duration_seconds; claim_latency_minute). */
 export const CLAIM_DURATION_BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
+
+/** The TanStack Query key the Overview page prefetches on the server and polls on the client. */
+export const overviewQueryKey = (apiQuery: string) => ["overview", apiQuery] as const;

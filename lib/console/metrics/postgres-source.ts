@@ -101,7 +101,10 @@ export class PostgresSource implements MetricsSource {
       inFlight[r.b] = (inFlight[r.b] ?? 0) + Number(r.in_flight);
       takeovers[r.b] = (takeovers[r.b] ?? 0) + Number(r.takeovers);
       let line = suppressions.get(r.job_type);
-      if (!line) suppressions.set(r.job_type, (line = zeros(n)));
+      if (!line) {
+        line = zeros(n);
+        suppressions.set(r.job_type, line);
+      }
       line[r.b] = (line[r.b] ?? 0) + Number(r.suppressed);
       let a = activity.get(r.job_type);
       if (!a) {

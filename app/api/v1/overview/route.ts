@@ -1,15 +1,20 @@
-import { z } from "zod";
 import { handleErrors, jsonResponse } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { getOverview } from "@/lib/console/get-overview";
-import { DEFAULT_OVERVIEW_WINDOW, OVERVIEW_WINDOWS } from "@/lib/console/overview-types";
+import { getOverviewSeries } from "@/lib/console/get-overview-series";
+import { withHttpMetrics } from "@/lib/console/http-metrics";
+import { overviewQuerySchema } from "@/lib/console/overview-query";
 
 export const dynamic = "force-dynamic";
 
-const query = z.object({ window: z.enum(OVERVIEW_WINDOWS).default(DEFAULT_OVERVIEW_WINDOW) });
-
-/** GET /api/v1/overview?window=1h|24h|7d → Overview (lib/console/overview-types.ts). */
-export const GET = handleErrors(async (request: Request) => {
-  const { window } = parseSearchParams(query, new URL(request.url));
-  return jsonResponse(await getOverview({ window }));
-});
+/**
+ * GET /api/v1/overview?window=15m|1h|6h|24h|7d|30d | from=&to= (ISO 8601), &jobType=&tenant=&width=
+ * → OverviewResponse (lib/console/overview-types.ts). An invalid value → 400 INVALID_INPUT naming it;
+ * Prometheus failing → 502 METRICS_SOURCE_FAILED.
+ */
+export const GET = withHttpMetrics(
+  "/api/v1/overview",
+  handleErrors(async (request: Request) => {
+    const query = parseSearchParams(overviewQuerySchema, new URL(request.url));
+    return jsonResponse(await getOverviewSeries(query));
+  }),
+);
