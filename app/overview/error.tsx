@@ -9,7 +9,8 @@ export default function OverviewError({ error, retry }: { error: unknown; retry:
   useEffect(() => {
     console.error(error);
   }, [error]);
-  const digest = typeof error === "object" && error && "digest" in error ? String((error as { digest?: string }).digest) : undefined;
+  const digest =
+    typeof error === "object" && error && "digest" in error ? String((error as { digest?: string }).digest) : undefined;
   return (
     <>
       <PageHeader title="Overview" />

@@ -12,7 +12,6 @@ import { OverviewSkeleton } from "./overview-skeleton";
 import { TimeSeriesChart } from "./time-series-chart";
 import { WORKERS_QUERY_KEY, WorkersPanel } from "./workers-panel";
 
-
 const stepLabel = (s: number) => (s % 3600 === 0 ? `${s / 3600} h` : `${s / 60} min`);
 const utcRange = (iso: string) => `${iso.slice(0, 16).replace("T", " ")}`;
 
@@ -152,7 +151,11 @@ export function OverviewDashboard({ apiQuery }: { apiQuery: string }) {
                 {" · "}
               </>
             ) : null}
-            {isFetching ? "Refreshing…" : dataUpdatedAt > 0 ? `updated ${new Date(dataUpdatedAt).toISOString().slice(11, 19)} UTC` : ""}
+            {isFetching
+              ? "Refreshing…"
+              : dataUpdatedAt > 0
+                ? `updated ${new Date(dataUpdatedAt).toISOString().slice(11, 19)} UTC`
+                : ""}
           </span>
           <button type="button" className="button button-quiet" aria-pressed={paused} onClick={() => setPaused((p) => !p)}>
             {paused ? "Resume live" : "Pause live"}

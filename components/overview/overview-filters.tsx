@@ -44,7 +44,8 @@ export function OverviewFilters({
   const pathname = usePathname();
   const [custom, setCustom] = useState(range === null);
 
-  const go = (changes: Record<string, string | null>) => router.replace(`${pathname}${withParams(searchParams, changes)}`, { scroll: false });
+  const go = (changes: Record<string, string | null>) =>
+    router.replace(`${pathname}${withParams(searchParams, changes)}`, { scroll: false });
 
   const submitFilters = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -75,7 +76,13 @@ export function OverviewFilters({
             {r}
           </Link>
         ))}
-        <button type="button" className="segment" aria-pressed={custom} aria-current={range === null ? "true" : undefined} onClick={() => setCustom((c) => !c)}>
+        <button
+          type="button"
+          className="segment"
+          aria-pressed={custom}
+          aria-current={range === null ? "true" : undefined}
+          onClick={() => setCustom((c) => !c)}
+        >
           Custom
         </button>
       </nav>

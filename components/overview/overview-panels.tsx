@@ -36,7 +36,9 @@ export function AlertsPanel({ alerts, source }: { alerts: AlertStatus[]; source:
             </span>
           ) : null}
         </h2>
-        <span className="panel-meta">{source === "prometheus" ? "state from Prometheus" : "deploy/alerts.yml evaluated over the rollups"}</span>
+        <span className="panel-meta">
+          {source === "prometheus" ? "state from Prometheus" : "deploy/alerts.yml evaluated over the rollups"}
+        </span>
       </div>
       <ul className="alert-list">
         {alerts.map((a) => (
@@ -51,7 +53,12 @@ export function AlertsPanel({ alerts, source }: { alerts: AlertStatus[]; source:
               {a.instances.length > 0 ? (
                 <span className="alert-instances">
                   {a.instances
-                    .map((i) => Object.entries(i.labels).map(([k, v]) => `${k}=${v}`).join(", ") + (i.value !== null ? ` (${formatCount(Math.round(i.value))})` : ""))
+                    .map(
+                      (i) =>
+                        Object.entries(i.labels)
+                          .map(([k, v]) => `${k}=${v}`)
+                          .join(", ") + (i.value !== null ? ` (${formatCount(Math.round(i.value))})` : ""),
+                    )
                     .join("; ")}
                 </span>
               ) : null}
@@ -132,7 +139,11 @@ export function JobActivityTable({ jobTypes }: { jobTypes: JobTypeActivity[] }) 
                 <th scope="row">
                   <Link href={jobTypeHref(j.jobType)}>{j.jobType}</Link>
                   {j.notWiredUp ? (
-                    <span className="badge" data-tone="warning" title="Redelivered, yet nothing was suppressed: does the handler claim its effects?">
+                    <span
+                      className="badge"
+                      data-tone="warning"
+                      title="Redelivered, yet nothing was suppressed: does the handler claim its effects?"
+                    >
                       not wired up
                     </span>
                   ) : null}

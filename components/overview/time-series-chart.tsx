@@ -43,7 +43,12 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
     return row;
   });
   const points = series.reduce((n, s) => n + s.values.filter((v) => v !== null && v !== 0).length, 0);
-  const common = { data, style: { width: "100%", height: 220 }, margin: { top: 8, right: 12, bottom: 0, left: 0 }, responsive: true };
+  const common = {
+    data,
+    style: { width: "100%", height: 220 },
+    margin: { top: 8, right: 12, bottom: 0, left: 0 },
+    responsive: true,
+  };
   const axes = (
     <>
       <CartesianGrid stroke="var(--grid)" vertical={false} />
@@ -98,7 +103,14 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
       <BarChart {...common}>
         {axes}
         {series.map((s, k) => (
-          <Bar key={s.name} dataKey={`s${k}`} name={s.name} stackId="1" fill={tone === "danger" && k === 0 ? "var(--danger)" : seriesColor(k)} isAnimationActive={false} />
+          <Bar
+            key={s.name}
+            dataKey={`s${k}`}
+            name={s.name}
+            stackId="1"
+            fill={tone === "danger" && k === 0 ? "var(--danger)" : seriesColor(k)}
+            isAnimationActive={false}
+          />
         ))}
       </BarChart>
     );
@@ -107,7 +119,17 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
       <LineChart {...common}>
         {axes}
         {series.map((s, k) => (
-          <Line key={s.name} dataKey={`s${k}`} name={s.name} type="monotone" dot={false} stroke={seriesColor(k)} strokeWidth={2} connectNulls={false} isAnimationActive={false} />
+          <Line
+            key={s.name}
+            dataKey={`s${k}`}
+            name={s.name}
+            type="monotone"
+            dot={false}
+            stroke={seriesColor(k)}
+            strokeWidth={2}
+            connectNulls={false}
+            isAnimationActive={false}
+          />
         ))}
       </LineChart>
     );
@@ -118,7 +140,12 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
         <h2 id={`${id}-heading`}>{title}</h2>
         <span className="panel-meta">{unit}</span>
       </div>
-      <figure className="chart" data-testid={`chart-${id}`} data-points={points} aria-label={`${title}: ${series.map((s) => s.name).join(", ")}`}>
+      <figure
+        className="chart"
+        data-testid={`chart-${id}`}
+        data-points={points}
+        aria-label={`${title}: ${series.map((s) => s.name).join(", ")}`}
+      >
         {points === 0 && emptyText ? <p className="chart-empty muted">{emptyText}</p> : chart}
       </figure>
     </section>

@@ -30,7 +30,8 @@ export function describeApiError(error: unknown, what: string): DescribedError {
         hint: `Check that PostgreSQL is running and that the console's DATABASE_URL points at it. This page asks again every ${REFRESH_MS / 1000} seconds.`,
       };
     }
-    if (error.code === "QUERY_TIMEOUT") return { title: "The database is too slow to answer", message: error.message, code: error.code };
+    if (error.code === "QUERY_TIMEOUT")
+      return { title: "The database is too slow to answer", message: error.message, code: error.code };
     if (error.code === "METRICS_SOURCE_FAILED")
       return {
         title: "Prometheus did not answer",
@@ -38,14 +39,25 @@ export function describeApiError(error: unknown, what: string): DescribedError {
         code: error.code,
         hint: "Check PROMETHEUS_URL, or unset it to chart from the PostgreSQL rollups.",
       };
-    if (error.code === "INVALID_INPUT") return { title: "This view's address is invalid", message: error.message, code: error.code };
+    if (error.code === "INVALID_INPUT")
+      return { title: "This view's address is invalid", message: error.message, code: error.code };
     return { title: failed, message: error.message, code: error.code };
   }
   return { title: failed, message: error instanceof Error ? error.message : String(error) };
 }
 
 /** Shown over data kept from an earlier answer when the latest refresh failed. */
-export function StaleBanner({ error, updatedAt, onRetry, what }: { error: unknown; updatedAt: number; onRetry: () => void; what: string }) {
+export function StaleBanner({
+  error,
+  updatedAt,
+  onRetry,
+  what,
+}: {
+  error: unknown;
+  updatedAt: number;
+  onRetry: () => void;
+  what: string;
+}) {
   return (
     <div className="banner" data-tone="danger" role="alert" data-testid="stale-banner">
       <span>
