@@ -26,8 +26,8 @@ const unionOf = (minuteTable: string, hourTable: string, columns: string) => `
 const STATS_SQL = `
 SELECT floor((extract(epoch FROM t) - $6) / $7)::int AS b, job_type,
        sum(claims) AS claims, sum(suppressed) AS suppressed, sum(in_flight) AS in_flight, sum(takeovers) AS takeovers,
-       sum(deliveries) AS deliveries, sum(redeliveries) AS redeliveries, sum(uncaught_violations) AS violations
-  FROM (${unionOf("worker_stats_minute", "worker_stats_hour", "claims, suppressed, in_flight, takeovers, deliveries, redeliveries, uncaught_violations")}) s
+       sum(deliveries) AS deliveries, sum(redeliveries) AS redeliveries
+  FROM (${unionOf("worker_stats_minute", "worker_stats_hour", "claims, suppressed, in_flight, takeovers, deliveries, redeliveries")}) s
  GROUP BY 1, 2`;
 
 // Bucket counts summed element-wise per point, across job types (the chart is one line per quantile).
@@ -78,7 +78,6 @@ export class PostgresSource implements MetricsSource {
         takeovers: Num;
         deliveries: Num;
         redeliveries: Num;
-        violations: Num;
       }>(STATS_SQL, params),
       this.db.query<{ b: number; i: number; c: Num }>(LATENCY_SQL, params),
       this.db.query<{ b: number; job_type: string; constraint_name: string; n: Num }>(VIOLATIONS_SQL, [
@@ -123,7 +122,6 @@ export class PostgresSource implements MetricsSource {
       a.redeliveries += Number(r.redeliveries);
       a.suppressions += Number(r.suppressed);
       a.claims += Number(r.claims);
-      a.uncaughtViolations += Number(r.violations);
     }
 
     const histograms: number[][] = Array.from({ length: n }, () => []);
@@ -147,6 +145,19 @@ export class PostgresSource implements MetricsSource {
         violationLines.set(id, line);
       }
       line.values[r.b] = (line.values[r.b] ?? 0) + Number(r.n);
+      // From the violations table, like the chart and the tile, so the three always agree.
+      const a = activity.get(r.job_type);
+      if (a) a.uncaughtViolations += Number(r.n);
+      else
+        activity.set(r.job_type, {
+          jobType: r.job_type,
+          deliveries: 0,
+          redeliveries: 0,
+          suppressions: 0,
+          claims: 0,
+          uncaughtViolations: Number(r.n),
+          notWiredUp: false,
+        });
     }
 
     const jobTypes = [...activity.values()]
