@@ -1,7 +1,7 @@
 "use client";
 
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { type OverviewResponse, overviewQueryKey } from "@/lib/console/overview-types";
 import { fetchJson } from "../api/fetch-json";
 import { QueryStates, REFRESH_MS } from "../ui/query-state";
@@ -120,6 +120,9 @@ function Dashboard({ data }: { data: OverviewResponse }) {
 export function OverviewDashboard({ apiQuery }: { apiQuery: string }) {
   const queryClient = useQueryClient();
   const [paused, setPaused] = useState(false);
+  // "Refreshing…" and the update clock exist only in the browser: the server's HTML cannot know them.
+  const [mounted, setMounted] = useState(false);
+  useEffect(() => setMounted(true), []);
   const query = useQuery({
     queryKey: overviewQueryKey(apiQuery),
     queryFn: ({ signal }) => fetchJson<OverviewResponse>(`/api/v1/overview?${apiQuery}`, signal),

@@ -1,5 +1,6 @@
 "use client";
 
+import { useEffect, useState } from "react";
 import { Area, AreaChart, Bar, BarChart, CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
 import type { Series } from "@/lib/console/overview-types";
 
@@ -33,6 +34,9 @@ export interface TimeSeriesChartProps {
  * variables, so the chart follows the light and dark themes; it fills its container's width.
  */
 export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, format, emptyText, tone }: TimeSeriesChartProps) {
+  // Measured in the browser: the server has no width, and a chart hydrated from server HTML never sizes itself.
+  const [mounted, setMounted] = useState(false);
+  useEffect(() => setMounted(true), []);
   const fmt = format ?? ((v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(2)));
   const spanDays = timestamps.length > 1 ? ((timestamps[timestamps.length - 1] ?? 0) - (timestamps[0] ?? 0)) / 86_400_000 : 0;
   const data = timestamps.map((t, i) => {
@@ -142,11 +146,18 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
       </div>
       <figure
         className="chart"
+        data-mounted={mounted ? "yes" : "no"}
         data-testid={`chart-${id}`}
         data-points={points}
         aria-label={`${title}: ${series.map((s) => s.name).join(", ")}`}
       >
-        {points === 0 && emptyText ? <p className="chart-empty muted">{emptyText}</p> : chart}
+        {points === 0 && emptyText ? (
+          <p className="chart-empty muted">{emptyText}</p>
+        ) : mounted ? (
+          chart
+        ) : (
+          <div style={{ height: 220 }} />
+        )}
       </figure>
     </section>
   );

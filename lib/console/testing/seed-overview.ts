@@ -200,7 +200,11 @@ async function seedOnCallExtras(db: Queryable, t: number): Promise<void> {
     ]);
     const buckets = new Array(15).fill(0);
     buckets[3] = s.claims; // (5 ms, 10 ms]
-    await db.query(`INSERT INTO claim_latency_minute (minute, job_type, buckets) VALUES ($1, $2, $3)`, [minute, s.jobType, buckets]);
+    await db.query(`INSERT INTO claim_latency_minute (minute, job_type, buckets) VALUES ($1, $2, $3)`, [
+      minute,
+      s.jobType,
+      buckets,
+    ]);
     if (s.suppressed > 0)
       await db.query(
         `INSERT INTO tenant_suppressions_hour (hour, tenant_id, job_type, count) VALUES ($1, $2, $3, $4)
@@ -213,7 +217,15 @@ async function seedOnCallExtras(db: Queryable, t: number): Promise<void> {
     await db.query(
       `INSERT INTO tenant_violations_hour (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [hour(at.getTime()), TENANTS[(i + 1) % TENANTS.length], u.jobType, u.constraintName, u.count, `${u.jobType}:order-${100 + i}`, at],
+      [
+        hour(at.getTime()),
+        TENANTS[(i + 1) % TENANTS.length],
+        u.jobType,
+        u.constraintName,
+        u.count,
+        `${u.jobType}:order-${100 + i}`,
+        at,
+      ],
     );
   }
 }
