@@ -130,6 +130,11 @@ export function OverviewDashboard({ apiQuery }: { apiQuery: string }) {
     refetchInterval: paused ? false : REFRESH_MS,
   });
   const { data, isFetching, dataUpdatedAt, refetch } = query;
+  const refreshState = isFetching
+    ? "Refreshing…"
+    : dataUpdatedAt > 0
+      ? `updated ${new Date(dataUpdatedAt).toISOString().slice(11, 19)} UTC`
+      : "";
 
   return (
     <>
@@ -154,11 +159,7 @@ export function OverviewDashboard({ apiQuery }: { apiQuery: string }) {
                 {" · "}
               </>
             ) : null}
-            {isFetching
-              ? "Refreshing…"
-              : dataUpdatedAt > 0
-                ? `updated ${new Date(dataUpdatedAt).toISOString().slice(11, 19)} UTC`
-                : ""}
+            {mounted ? <span data-testid="refresh-state">{refreshState}</span> : null}
           </span>
           <button type="button" className="button button-quiet" aria-pressed={paused} onClick={() => setPaused((p) => !p)}>
             {paused ? "Resume live" : "Pause live"}

@@ -80,7 +80,7 @@ export function ViolationsBanner({ total, keys }: { total: number; keys: Violati
     <div className="banner" data-tone="danger" role="alert" data-testid="violations-banner">
       <div>
         <strong>
-          {formatCount(total)} uncaught unique violation{total === 1 ? "" : "s"} in this range.
+          {`${formatCount(total)} uncaught unique violation${total === 1 ? "" : "s"} in this range.`}
         </strong>{" "}
         A handler hit a unique constraint with its own writes: a duplicate got past its guard.
         {keys.length > 0 ? (
