@@ -17,18 +17,18 @@ const utcRange = (iso: string) => `${iso.slice(0, 16).replace("T", " ")}`;
 
 function Tiles({ data }: { data: OverviewResponse }) {
   const t = data.totals;
-  const tiles: [string, number, string | undefined][] = [
-    ["Deliveries", t.deliveries, undefined],
-    ["Redeliveries", t.redeliveries, undefined],
-    ["Claims", t.claims, undefined],
-    ["Duplicates suppressed", t.suppressions, undefined],
-    ["Uncaught violations", t.uncaughtViolations, t.uncaughtViolations > 0 ? "danger" : undefined],
-    ["Stuck claims (now)", t.stuck, t.stuck > 0 ? "warning" : undefined],
+  const tiles: [string, string, number, string | undefined][] = [
+    ["deliveries", "Deliveries", t.deliveries, undefined],
+    ["redeliveries", "Redeliveries", t.redeliveries, undefined],
+    ["claims", "Claims", t.claims, undefined],
+    ["suppressions", "Duplicates suppressed", t.suppressions, undefined],
+    ["uncaught", "Uncaught violations", t.uncaughtViolations, t.uncaughtViolations > 0 ? "danger" : undefined],
+    ["stuck", "Stuck claims (now)", t.stuck, t.stuck > 0 ? "warning" : undefined],
   ];
   return (
     <div className="stat-grid" data-testid="tiles">
-      {tiles.map(([label, value, tone]) => (
-        <div className="stat" key={label} data-tone={tone}>
+      {tiles.map(([id, label, value, tone]) => (
+        <div className="stat" key={id} data-tone={tone} data-testid={`stat-${id}`}>
           <span className="stat-label">{label}</span>
           <span className="stat-value">{formatCount(Math.round(value))}</span>
         </div>

@@ -79,10 +79,8 @@ export function ViolationsBanner({ total, keys }: { total: number; keys: Violati
   return (
     <div className="banner" data-tone="danger" role="alert" data-testid="violations-banner">
       <div>
-        <strong>
-          {`${formatCount(total)} uncaught unique violation${total === 1 ? "" : "s"} in this range.`}
-        </strong>{" "}
-        A handler hit a unique constraint with its own writes: a duplicate got past its guard.
+        <strong>{`${formatCount(total)} uncaught unique violation${total === 1 ? "" : "s"} in this range.`}</strong> A handler hit
+        a unique constraint with its own writes: a duplicate got past its guard.
         {keys.length > 0 ? (
           <ul className="violation-keys">
             {keys.slice(0, 8).map((k) => (
