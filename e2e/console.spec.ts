@@ -2,6 +2,7 @@ import { expect, type Page, test } from "@playwright/test";
 import { SEED_EXPECTED } from "../lib/console/testing/seed-overview";
 
 test.use({ colorScheme: "light" });
+test.describe.configure({ timeout: 120_000 });
 
 async function expectStat(page: Page, id: string, value: number) {
   await expect(page.getByTestId(`stat-${id}`).locator(".stat-value")).toHaveText(value.toLocaleString("en-US"));

@@ -7,6 +7,9 @@ import { SCREENSHOT_DIR } from "./env";
  * points, filters in the URL, a copied URL restoring the view, links to the Keys page, an invalid
  * window shown as an error, and screenshots in light, dark and at 390 px (test-results/screenshots).
  */
+// A shared, loaded machine: generous timeouts (tests never assert a duration).
+test.describe.configure({ timeout: 120_000 });
+
 const expected = SEED_EXPECTED["24h"].totals;
 
 test("loads with the seeded data and the charts have points", async ({ page }) => {
