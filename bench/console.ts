@@ -95,6 +95,7 @@ async function main() {
   log(machine());
   const db = await benchDatabase(log);
   const pool = new pg.Pool({ connectionString: db.url, max: 10 });
+  pool.on("error", (error) => log(`idle connection lost: ${error.message}`));
   try {
     const now = new Date();
     const rows = await seed(pool, now);
