@@ -20,7 +20,7 @@ test("loads with the seeded data and the charts have points", async ({ page }) =
   await expect(page.getByTestId("stat-uncaught").locator(".stat-value")).toHaveText(String(expected.uncaughtViolations));
   for (const chart of ["suppressions", "violations", "claim-rate", "latency"]) {
     const figure = page.getByTestId(`chart-${chart}`);
-    await expect(figure).toHaveAttribute("data-mounted", "yes");
+    await expect(figure).toHaveAttribute("data-mounted", "yes", { timeout: 60_000 });
     expect(Number(await figure.getAttribute("data-points")), chart).toBeGreaterThan(0);
     // recharts drew the series: an area, bar or line path inside the SVG.
     await expect(
@@ -85,7 +85,7 @@ test("screenshots: light, dark and 390 px", async ({ browser }) => {
     const context = await browser.newContext(options);
     const page = await context.newPage();
     await page.goto("/overview");
-    await expect(page.getByTestId("chart-suppressions")).toHaveAttribute("data-mounted", "yes");
+    await expect(page.getByTestId("chart-suppressions")).toHaveAttribute("data-mounted", "yes", { timeout: 60_000 });
     if (name === "390px") {
       // Nothing wider than the screen: the page does not scroll sideways.
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

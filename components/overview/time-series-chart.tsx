@@ -128,7 +128,7 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
             dataKey={`s${k}`}
             name={s.name}
             type="monotone"
-            dot={false}
+            dot={{ r: 2 }}
             stroke={seriesColor(k)}
             strokeWidth={2}
             connectNulls={false}
