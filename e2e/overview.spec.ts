@@ -39,8 +39,8 @@ test("filters change the URL, and a copied URL restores the same view", async ({
   await page.goto("/overview");
   await page.getByRole("navigation", { name: "Time range" }).getByRole("link", { name: "Last 6 hours" }).click();
   await expect(page).toHaveURL(/window=6h/);
-  await page.getByLabel("Job type").fill("capture-payment");
-  await page.getByLabel("Tenant").fill("globex");
+  await page.getByRole("combobox", { name: "Job type" }).fill("capture-payment");
+  await page.getByRole("combobox", { name: "Tenant" }).fill("globex");
   await page.getByRole("button", { name: "Apply", exact: true }).click();
   await expect(page).toHaveURL(/jobType=capture-payment/);
   await expect(page).toHaveURL(/tenant=globex/);
@@ -54,8 +54,8 @@ test("filters change the URL, and a copied URL restores the same view", async ({
     "aria-current",
     "true",
   );
-  await expect(other.getByLabel("Job type")).toHaveValue("capture-payment");
-  await expect(other.getByLabel("Tenant")).toHaveValue("globex");
+  await expect(other.getByRole("combobox", { name: "Job type" })).toHaveValue("capture-payment");
+  await expect(other.getByRole("combobox", { name: "Tenant" })).toHaveValue("globex");
   await expect(other.getByTestId("tiles")).toHaveText(shown);
 });
 

@@ -46,7 +46,16 @@ test.describe("in light", () => {
     const body = await response.json();
     expect(body.hint).toBeUndefined();
     expect(body.workers).toEqual([
-      { url: WORKER_UP_URL, up: true, scrapedAt: expect.any(String), ...WORKER_EXPECTED },
+      {
+        url: WORKER_UP_URL,
+        up: true,
+        scrapedAt: expect.any(String),
+        ...WORKER_EXPECTED,
+        startedAt: null,
+        uptimeSeconds: null,
+        restarts: 0,
+        proxyPath: "/api/v1/workers/0/metrics",
+      },
       {
         url: WORKER_DOWN_URL,
         up: false,
@@ -56,6 +65,8 @@ test.describe("in light", () => {
         duplicateSuppressions: null,
         redeliveries: null,
         uncaughtViolations: null,
+        restarts: 0,
+        proxyPath: "/api/v1/workers/1/metrics",
       },
     ]);
   });
