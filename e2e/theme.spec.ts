@@ -28,7 +28,7 @@ test.describe("with a light operating-system theme", () => {
     await page.waitForSelector("body");
     expect(await page.evaluate(() => document.documentElement.getAttribute("data-theme"))).toBe("dark");
     await expect(page.locator("body")).toHaveCSS("background-color", DARK_BG);
-    await expect(page.getByTestId("stat-effects").locator(".stat-value")).toHaveText(String(SEED_EXPECTED["24h"].totals.effects));
+    await expect(page.getByTestId("stat-claims").locator(".stat-value")).toHaveText(String(SEED_EXPECTED["24h"].totals.claims));
     await page.screenshot({ path: `${SCREENSHOT_DIR}/overview-dark.png`, fullPage: true });
 
     // And back, by keyboard.

@@ -23,16 +23,19 @@ test.describe("in light", () => {
     await expect(up.locator("th, td")).toHaveText([
       WORKER_UP_URL,
       "Up",
+      "–",
+      "0",
       count(WORKER_EXPECTED.claims),
       count(WORKER_EXPECTED.duplicateSuppressions),
       count(WORKER_EXPECTED.redeliveries),
       count(WORKER_EXPECTED.uncaughtViolations),
     ]);
-    await expect(up.getByRole("link", { name: WORKER_UP_URL })).toHaveAttribute("href", WORKER_UP_URL);
+    // Links go through the console (/api/v1/workers/<n>/metrics), so they work from another machine.
+    await expect(up.getByRole("link", { name: WORKER_UP_URL })).toHaveAttribute("href", "/api/v1/workers/0/metrics");
 
     const down = workers.locator('[data-testid="worker"][data-state="down"]');
-    await expect(down.locator("th, td")).toHaveText([WORKER_DOWN_URL, "Downconnection refused", "–", "–", "–", "–"]);
-    await expect(down.getByRole("link", { name: WORKER_DOWN_URL })).toHaveAttribute("href", WORKER_DOWN_URL);
+    await expect(down.locator("th, td")).toHaveText([WORKER_DOWN_URL, "Downconnection refused", "–", "0", "–", "–", "–", "–"]);
+    await expect(down.getByRole("link", { name: WORKER_DOWN_URL })).toHaveAttribute("href", "/api/v1/workers/1/metrics");
     await expect(workers.getByRole("heading", { name: /^Workers\s*1 down$/ })).toBeVisible();
     // Env order is kept: the up worker was listed first.
     await expect(rows.first()).toHaveAttribute("data-state", "up");
@@ -46,7 +49,16 @@ test.describe("in light", () => {
     const body = await response.json();
     expect(body.hint).toBeUndefined();
     expect(body.workers).toEqual([
-      { url: WORKER_UP_URL, up: true, scrapedAt: expect.any(String), ...WORKER_EXPECTED },
+      {
+        url: WORKER_UP_URL,
+        up: true,
+        scrapedAt: expect.any(String),
+        ...WORKER_EXPECTED,
+        startedAt: null,
+        uptimeSeconds: null,
+        restarts: 0,
+        proxyPath: "/api/v1/workers/0/metrics",
+      },
       {
         url: WORKER_DOWN_URL,
         up: false,
@@ -56,6 +68,8 @@ test.describe("in light", () => {
         duplicateSuppressions: null,
         redeliveries: null,
         uncaughtViolations: null,
+        restarts: 0,
+        proxyPath: "/api/v1/workers/1/metrics",
       },
     ]);
   });

@@ -59,6 +59,8 @@ const configSchema = z.object({
    * reason for the console's database (or anything else that reads the config) to fail.
    */
   WORKER_METRICS_URLS: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** Prometheus server the Overview's charts and alert states come from (default: the PostgreSQL rollups). */
+  PROMETHEUS_URL: z.preprocess(emptyAsUndefined, httpUrl.optional()),
   CONSOLE_STATEMENT_TIMEOUT_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(100).max(600_000).default(5000)),
   LOG_LEVEL: z.preprocess(emptyAsUndefined, logLevel.default("info")),
   /** The demo workers' log level (their logs go to ONCEBOARD_DATA_DIR/logs). */

@@ -1,22 +1,83 @@
+import { dehydrate, HydrationBoundary, QueryClient } from "@tanstack/react-query";
 import type { Metadata } from "next";
+import Link from "next/link";
 import { Suspense } from "react";
+import { OverviewDashboard } from "@/components/overview/overview-dashboard";
 import { OverviewSkeleton } from "@/components/overview/overview-skeleton";
-import { OverviewView } from "@/components/overview/overview-view";
 import { PageHeader } from "@/components/ui/page-header";
+import { ErrorState } from "@/components/ui/states";
+import { ApiError } from "@/lib/api/errors";
+import { parseSearchParams } from "@/lib/api/parse";
+import { getOverviewSeries } from "@/lib/console/get-overview-series";
+import { type OverviewQuery, overviewQuerySchema } from "@/lib/console/overview-query";
+import { overviewQueryKey } from "@/lib/console/overview-types";
 
 export const metadata: Metadata = { title: "Overview" };
+export const dynamic = "force-dynamic";
 
-export default function OverviewPage() {
+const QUERY_KEYS = ["window", "from", "to", "jobType", "tenant", "width"] as const;
+
+/** The page's own parameters, in a fixed order: the API query string and the TanStack Query key. */
+function canonical(params: URLSearchParams): string {
+  const out = new URLSearchParams();
+  for (const key of QUERY_KEYS) {
+    const value = params.get(key);
+    if (value !== null && value !== "") out.set(key, value);
+  }
+  return out.toString();
+}
+
+const header = (
+  <PageHeader
+    title="Overview"
+    description="Is it rising now, since when, which tenant, is an alert firing: duplicates suppressed, uncaught violations, stuck claims and workers."
+  />
+);
+
+export default async function OverviewPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const raw = await searchParams;
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(raw)) {
+    const last = Array.isArray(value) ? value[value.length - 1] : value;
+    if (last !== undefined && last !== "") params.set(key, last);
+  }
+
+  let query: OverviewQuery;
+  try {
+    query = parseSearchParams(overviewQuerySchema, params);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    // The same words as the API's 400: the address is wrong, and nothing is silently replaced.
+    return (
+      <>
+        {header}
+        <ErrorState title="This view's address is invalid" message={error.message} code={error.code} />
+        <p>
+          <Link href="/overview" className="button">
+            Open the default view (last 24 hours)
+          </Link>
+        </p>
+      </>
+    );
+  }
+
+  const apiQuery = canonical(params);
+  const queryClient = new QueryClient();
+  // A failure here is not thrown: the client asks again and shows the error state with a retry.
+  await queryClient.prefetchQuery({ queryKey: overviewQueryKey(apiQuery), queryFn: () => getOverviewSeries(query) });
+
   return (
     <>
-      <PageHeader
-        title="Overview"
-        description="Effects claimed by your workers, duplicates suppressed, and unique violations no guard caught."
-      />
-      {/* The view reads ?window= on the client; the boundary keeps the header in the static HTML. */}
-      <Suspense fallback={<OverviewSkeleton />}>
-        <OverviewView />
-      </Suspense>
+      {header}
+      <HydrationBoundary state={dehydrate(queryClient)}>
+        <Suspense key={apiQuery} fallback={<OverviewSkeleton />}>
+          <OverviewDashboard apiQuery={apiQuery} />
+        </Suspense>
+      </HydrationBoundary>
     </>
   );
 }

@@ -44,12 +44,23 @@ function Count({ value, tone }: { value: number | null; tone?: "danger" }) {
   );
 }
 
+/** "3 h 12 min": a worker's uptime. */
+function uptime(seconds: number): string {
+  if (seconds < 120) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 120) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  return hours < 48 ? `${hours} h ${minutes % 60} min` : `${Math.floor(hours / 24)} d ${hours % 24} h`;
+}
+
 function WorkerRow({ worker }: { worker: WorkerStatus }) {
   const state = worker.up ? "up" : "down";
+  const restarts = worker.restarts ?? 0;
   return (
     <tr data-testid="worker" data-state={state} data-url={worker.url}>
       <th scope="row">
-        <a className="worker-url" href={worker.url} target="_blank" rel="noreferrer">
+        {/* Through the console: the worker's own URL (often 127.0.0.1) means nothing to a browser elsewhere. */}
+        <a className="worker-url" href={worker.proxyPath ?? worker.url} target="_blank" rel="noreferrer">
           <code>{worker.url}</code>
         </a>
       </th>
@@ -59,6 +70,17 @@ function WorkerRow({ worker }: { worker: WorkerStatus }) {
           {worker.up ? "Up" : "Down"}
         </span>
         {worker.error ? <span className="worker-error">{worker.error}</span> : null}
+      </td>
+      <td className="num" data-testid="worker-uptime" title={worker.startedAt ? `started ${worker.startedAt}` : undefined}>
+        {worker.uptimeSeconds != null ? uptime(worker.uptimeSeconds) : "–"}
+      </td>
+      <td
+        className="num"
+        data-testid="worker-restarts"
+        data-tone={restarts > 0 ? "warning" : undefined}
+        title="restarts seen in the last hour"
+      >
+        {restarts}
       </td>
       <Count value={worker.claims} />
       <Count value={worker.duplicateSuppressions} />
@@ -124,6 +146,12 @@ export function WorkersPanel() {
               <tr>
                 <th scope="col">Metrics URL</th>
                 <th scope="col">Status</th>
+                <th scope="col" className="num" title="since process_start_time_seconds">
+                  Uptime
+                </th>
+                <th scope="col" className="num" title="new start times seen by the console's scrapes in the last hour">
+                  Restarts (1 h)
+                </th>
                 <th scope="col" className="num" title="idem_claims_total: claims, every result">
                   Claims
                 </th>

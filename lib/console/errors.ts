@@ -4,7 +4,7 @@
  */
 import { classifyDatabaseError } from "../idempotency";
 
-export type ConsoleErrorCode = "DATABASE_UNAVAILABLE" | "DATABASE_NOT_CONFIGURED" | "QUERY_TIMEOUT";
+export type ConsoleErrorCode = "DATABASE_UNAVAILABLE" | "DATABASE_NOT_CONFIGURED" | "QUERY_TIMEOUT" | "METRICS_SOURCE_FAILED";
 
 export class ConsoleError extends Error {
   readonly code: ConsoleErrorCode;

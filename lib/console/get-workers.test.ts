@@ -88,6 +88,10 @@ describe("getWorkers", () => {
       duplicateSuppressions: 3,
       redeliveries: 5,
       uncaughtViolations: 2,
+      startedAt: null,
+      uptimeSeconds: null,
+      restarts: 0,
+      proxyPath: "/api/v1/workers/0/metrics",
     });
     expect(Date.parse(up!.scrapedAt)).toBeGreaterThanOrEqual(before - 1000);
     expect(down).toEqual({
@@ -99,6 +103,8 @@ describe("getWorkers", () => {
       duplicateSuppressions: null,
       redeliveries: null,
       uncaughtViolations: null,
+      restarts: 0,
+      proxyPath: "/api/v1/workers/1/metrics",
     });
   });
 

@@ -1,6 +1,6 @@
 import { loadWorkerMetricsUrls } from "../config";
 import { parsePrometheusText, sumSamples } from "./prometheus-text";
-import type { WorkerStatus } from "./workers-types";
+import { RESTART_WINDOW_SECONDS, type WorkerStatus } from "./workers-types";
 
 /**
  * The worker library's counters the Workers panel shows, by the names lib/idempotency/metrics.ts
@@ -87,9 +87,13 @@ async function scrape(url: string, timeoutMs: number): Promise<WorkerStatus> {
   if (!isWorker) return down(url, "answered without the worker library's idem_* metrics: is this a worker's /metrics URL?");
 
   const total = (c: CounterSpec) => sumSamples(samples, c.metric, c.match);
+  const start = samples.find((x) => x.name === "process_start_time_seconds")?.value;
+  const started = start !== undefined && Number.isFinite(start) ? start : null;
   return {
     url,
     up: true,
+    startedAt: started === null ? null : new Date(started * 1000).toISOString(),
+    uptimeSeconds: started === null ? null : Math.max(0, Math.round(Date.now() / 1000 - started)),
     scrapedAt: new Date().toISOString(),
     claims: total(WORKER_COUNTERS.claims),
     duplicateSuppressions: total(WORKER_COUNTERS.duplicateSuppressions),
@@ -107,6 +111,62 @@ async function scrape(url: string, timeoutMs: number): Promise<WorkerStatus> {
 export async function getWorkers(input: GetWorkersInput = {}): Promise<Workers> {
   const urls = loadWorkerMetricsUrls(input.env ?? process.env);
   const timeoutMs = input.timeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS;
-  const workers = await Promise.all(urls.map((url) => scrape(url, timeoutMs)));
+  const workers = await Promise.all(
+    urls.map(async (url, i) => {
+      const status = await scrape(url, timeoutMs);
+      const restarts = recordStart(startHistory(), url, status.startedAt ? Date.parse(status.startedAt) : null, Date.now());
+      return { ...status, restarts, proxyPath: `/api/v1/workers/${i}/metrics` };
+    }),
+  );
   return { configured: urls.length > 0, workers };
+}
+
+// ---- Issue 13: restarts, from the process_start_time_seconds values the scrapes have seen.
+
+declare global {
+  var __onceboardWorkerStarts: Map<string, number[]> | undefined;
+}
+
+/** Start times seen per worker URL, kept on globalThis (route handlers load separate module copies). */
+export function startHistory(): Map<string, number[]> {
+  globalThis.__onceboardWorkerStarts ??= new Map();
+  return globalThis.__onceboardWorkerStarts;
+}
+
+/**
+ * Remembers a worker's start time (ms) and answers how many restarts were seen in the last
+ * RESTART_WINDOW_SECONDS: every start time after the first one seen, inside the window. A worker
+ * that restarts twice between two scrapes counts once: the panel polls every 15 s.
+ */
+export function recordStart(history: Map<string, number[]>, url: string, startMs: number | null, nowMs: number): number {
+  const windowStart = nowMs - RESTART_WINDOW_SECONDS * 1000;
+  const seen = history.get(url) ?? [];
+  if (startMs !== null && !seen.includes(startMs)) {
+    seen.push(startMs);
+    seen.sort((a, b) => a - b);
+  }
+  // Keep the newest start before the window (the "first seen" baseline) and everything inside it.
+  const inside = seen.filter((t) => t >= windowStart);
+  const before = seen.filter((t) => t < windowStart);
+  const kept = [...before.slice(-1), ...inside].slice(-200);
+  history.set(url, kept);
+  // The first start ever seen is the baseline, not a restart.
+  return before.length > 0 ? inside.length : Math.max(0, inside.length - 1);
+}
+
+/** The n-th configured worker's /metrics text, or null when there is no such worker (never an arbitrary URL). */
+export async function fetchWorkerMetrics(
+  index: number,
+  input: GetWorkersInput = {},
+): Promise<{ status: number; body: string } | null> {
+  const urls = loadWorkerMetricsUrls(input.env ?? process.env);
+  const url = urls[index];
+  if (url === undefined) return null;
+  const timeoutMs = input.timeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), cache: "no-store" });
+    return { status: response.ok ? 200 : 502, body: await response.text() };
+  } catch (error) {
+    return { status: 502, body: `worker ${index} did not answer: ${describeScrapeError(error, timeoutMs)}\n` };
+  }
 }

@@ -21,7 +21,18 @@ export interface WorkerStatus {
   redeliveries: number | null;
   /** idem_unique_violations_uncaught_total: unique violations a handler raised itself (a guard bug). */
   uncaughtViolations: number | null;
+  /** Issue 13: process_start_time_seconds of the latest start seen (ISO 8601), null when unknown. */
+  startedAt?: string | null;
+  /** Seconds since that start, at the scrape. */
+  uptimeSeconds?: number | null;
+  /** Restarts the console's scrapes saw in the last RESTART_WINDOW_SECONDS (a new start time each). */
+  restarts?: number;
+  /** This worker's /metrics through the console (works from any machine, unlike a 127.0.0.1 URL). */
+  proxyPath?: string;
 }
+
+/** The window the Workers panel counts restarts over. */
+export const RESTART_WINDOW_SECONDS = 3600;
 
 /** GET /api/v1/workers. `hint` is set when WORKER_METRICS_URLS is unset (and `workers` is empty). */
 export interface WorkersResponse {

@@ -26,9 +26,11 @@ export interface HistoryResult {
 
 const DAY_MS = 86_400_000;
 
-// Mean load per minute by job type (claims per minute at the daily average).
-const ROLLUP_JOB_TYPES = ["order.paid", "order.capture", "order.mark_paid", "order.receipt", "order.refund"];
-const ROLLUP_WEIGHTS = [2.4, 0.9, 0.9, 0.9, 0.2];
+// Mean load per minute by job type (claims per minute at the daily average). Only job types the
+// history also writes effect rows for: rollups for order.refund without a single refund effect made
+// the Overview show 2,056 refund claims against 24 effects (issue 13).
+const ROLLUP_JOB_TYPES = ["order.paid", "order.capture", "order.mark_paid", "order.receipt"];
+const ROLLUP_WEIGHTS = [2.4, 0.9, 0.9, 0.9];
 
 // Why random() sits in CTE columns: a volatile function in a CTE keeps it materialised, so each
 // row draws its own numbers once and the outer SELECT can reuse them consistently.

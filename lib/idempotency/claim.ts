@@ -216,6 +216,7 @@ export function settleClaim(core: EffectsCore, sql: Sql, spec: ClaimSpec, row: C
         rollups?.observeGap(spec.jobType, row.gapSeconds);
       }
       rollups?.add(spec.jobType, { suppressed: 1 });
+      rollups?.addTenantSuppression(spec.tenant, spec.jobType);
       return { kind: "duplicate", row };
     case "abandoned":
       metrics.abandoned.inc(labels);

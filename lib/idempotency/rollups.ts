@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { type EffectsDb, type Statement, sqlFor } from "./db";
-import { GAP_BUCKET_BOUNDS } from "./metrics";
+import { CLAIM_DURATION_BUCKETS, GAP_BUCKET_BOUNDS } from "./metrics";
 import { PeriodicFlush } from "./periodic-flush";
 
 /** The per-minute counters of one job type, as stored in worker_stats_minute. */
@@ -28,6 +28,8 @@ interface StatRow extends StatCounts {
   jobType: string;
   /** One count per bucket of GAP_BUCKET_BOUNDS, then +Inf. */
   gapBuckets: number[];
+  /** Issue 13: one count per bucket of CLAIM_DURATION_BOUNDS, then +Inf (claim_latency_minute). */
+  claimBuckets: number[];
 }
 
 interface ViolationRow {
@@ -101,6 +103,56 @@ ON CONFLICT (minute, job_type, constraint_name) DO UPDATE SET
   demo = u.demo AND EXCLUDED.demo`,
 };
 
+// ---- Issue 13: claim-latency buckets and the per-tenant hourly counters (tables in
+// prisma/migrations/20261201050000_overview_rollups; hourly sums of worker_stats_minute are kept
+// there by a trigger, so nothing here writes them).
+
+/** Index of the claim-duration bucket (CLAIM_DURATION_BUCKETS, then +Inf) a duration falls in. */
+export function claimBucketIndex(seconds: number): number {
+  const i = CLAIM_DURATION_BUCKETS.findIndex((bound) => seconds <= bound);
+  return i === -1 ? CLAIM_DURATION_BUCKETS.length : i;
+}
+
+const UPSERT_LATENCY: Statement = {
+  name: "onceboard_rollup_latency_v1",
+  returns: "count",
+  text: `INSERT INTO claim_latency_minute AS l (minute, job_type, buckets) VALUES ($1::timestamptz, $2::text, $3::bigint[])
+ON CONFLICT (minute, job_type) DO UPDATE SET buckets = onceboard_add_counts(l.buckets, EXCLUDED.buckets)`,
+};
+
+interface TenantSuppressionRow {
+  hour: number;
+  tenant: string;
+  jobType: string;
+  count: number;
+}
+
+interface TenantViolationRow extends TenantSuppressionRow {
+  constraint: string;
+  lastKey: string;
+  lastSeen: number;
+}
+
+const UPSERT_TENANT_SUPPRESSIONS: Statement = {
+  name: "onceboard_rollup_tenant_suppressions_v1",
+  returns: "count",
+  text: `INSERT INTO tenant_suppressions_hour AS t (hour, tenant_id, job_type, count)
+VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint)
+ON CONFLICT (hour, tenant_id, job_type) DO UPDATE SET count = t.count + EXCLUDED.count`,
+};
+
+const UPSERT_TENANT_VIOLATIONS: Statement = {
+  name: "onceboard_rollup_tenant_violations_v1",
+  returns: "count",
+  text: `INSERT INTO tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen)
+VALUES ($1::timestamptz, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::timestamptz)
+ON CONFLICT (hour, tenant_id, job_type, constraint_name) DO UPDATE SET
+  count = t.count + EXCLUDED.count,
+  last_key = CASE WHEN EXCLUDED.last_seen >= t.last_seen THEN EXCLUDED.last_key ELSE t.last_key END,
+  last_seen = greatest(t.last_seen, EXCLUDED.last_seen)`,
+};
+// ---- end of issue 13's statements
+
 /**
  * Per-minute rollups kept in memory and flushed to Postgres on an interval and on close().
  * A failed flush keeps its counts (merged back) for the next one; recording never touches the
@@ -132,7 +184,14 @@ export class Rollups extends PeriodicFlush {
     const id = `${minute}\u0001${jobType}`;
     let row = this.stats.get(id);
     if (!row) {
-      row = { ...EMPTY, id, minute, jobType, gapBuckets: new Array(GAP_BUCKET_BOUNDS.length + 1).fill(0) };
+      row = {
+        ...EMPTY,
+        id,
+        minute,
+        jobType,
+        gapBuckets: new Array(GAP_BUCKET_BOUNDS.length + 1).fill(0),
+        claimBuckets: new Array(CLAIM_DURATION_BUCKETS.length + 1).fill(0),
+      };
       this.stats.set(id, row);
     }
     this.last = row;
@@ -149,6 +208,8 @@ export class Rollups extends PeriodicFlush {
     const row = this.row(jobType);
     row.claims += 1;
     row.claimSecondsSum += seconds;
+    const i = claimBucketIndex(seconds);
+    row.claimBuckets[i] = (row.claimBuckets[i] ?? 0) + 1;
   }
 
   observeGap(jobType: string, seconds: number): void {
@@ -167,7 +228,7 @@ export class Rollups extends PeriodicFlush {
   }
 
   get pending(): number {
-    return this.stats.size + this.violations.size;
+    return this.stats.size + this.violations.size + this.tenantSuppressions.size + this.tenantViolations.size;
   }
 
   protected async flushOnce(): Promise<boolean> {
@@ -176,10 +237,11 @@ export class Rollups extends PeriodicFlush {
     this.stats = new Map();
     this.last = undefined;
     this.violations = new Map();
-    if (stats.size === 0 && violations.size === 0) return true;
+    const tenantOk = await this.flushTenants();
+    if (stats.size === 0 && violations.size === 0) return tenantOk;
     const sql = sqlFor(this.db, false);
     const demo = this.options.demo;
-    let ok = true;
+    let ok = tenantOk;
     for (const [id, r] of stats) {
       try {
         await sql.run(UPSERT_STATS, [
@@ -202,6 +264,8 @@ export class Rollups extends PeriodicFlush {
           demo,
           r.claimsBeyondRetention,
         ]);
+        if (r.claims > 0)
+          await sql.run(UPSERT_LATENCY, [new Date(r.minute).toISOString(), r.jobType, `{${r.claimBuckets.join(",")}}`]);
       } catch (error) {
         ok = false;
         this.mergeStats(id, r);
@@ -232,7 +296,83 @@ export class Rollups extends PeriodicFlush {
     r.gapBuckets.forEach((count, i) => {
       existing.gapBuckets[i] = (existing.gapBuckets[i] ?? 0) + count;
     });
+    r.claimBuckets.forEach((count, i) => {
+      existing.claimBuckets[i] = (existing.claimBuckets[i] ?? 0) + count;
+    });
   }
+
+  // ---- Issue 13: the tenant dimension, for the rare counters only (suppressions, uncaught
+  // violations), per hour. A map increment per event; one upsert per (hour, tenant, job type)
+  // with events per flush. Tenants with no events cost nothing. See docs/operations.md.
+  private tenantSuppressions = new Map<string, TenantSuppressionRow>();
+  private tenantViolations = new Map<string, TenantViolationRow>();
+
+  private hour(): number {
+    const now = this.options.now?.() ?? Date.now();
+    return now - (now % 3_600_000);
+  }
+
+  addTenantSuppression(tenant: string, jobType: string): void {
+    const hour = this.hour();
+    const id = `${hour}\u0001${tenant}\u0001${jobType}`;
+    const row = this.tenantSuppressions.get(id);
+    if (row) row.count += 1;
+    else this.tenantSuppressions.set(id, { hour, tenant, jobType, count: 1 });
+  }
+
+  addTenantViolation(tenant: string, jobType: string, constraint: string, key: string): void {
+    const hour = this.hour();
+    const id = `${hour}\u0001${tenant}\u0001${jobType}\u0001${constraint}`;
+    const at = this.options.now?.() ?? Date.now();
+    const row = this.tenantViolations.get(id);
+    if (row) {
+      row.count += 1;
+      row.lastKey = key;
+      row.lastSeen = at;
+    } else this.tenantViolations.set(id, { hour, tenant, jobType, constraint, count: 1, lastKey: key, lastSeen: at });
+  }
+
+  private async flushTenants(): Promise<boolean> {
+    const suppressions = this.tenantSuppressions;
+    const violations = this.tenantViolations;
+    if (suppressions.size === 0 && violations.size === 0) return true;
+    this.tenantSuppressions = new Map();
+    this.tenantViolations = new Map();
+    const sql = sqlFor(this.db, false);
+    let ok = true;
+    for (const [id, r] of suppressions) {
+      try {
+        await sql.run(UPSERT_TENANT_SUPPRESSIONS, [new Date(r.hour).toISOString(), r.tenant, r.jobType, r.count]);
+      } catch (error) {
+        ok = false;
+        const existing = this.tenantSuppressions.get(id);
+        if (existing) existing.count += r.count;
+        else this.tenantSuppressions.set(id, r);
+        this.failed(error);
+      }
+    }
+    for (const [id, r] of violations) {
+      try {
+        await sql.run(UPSERT_TENANT_VIOLATIONS, [
+          new Date(r.hour).toISOString(),
+          r.tenant,
+          r.jobType,
+          r.constraint,
+          r.count,
+          r.lastKey,
+          new Date(r.lastSeen).toISOString(),
+        ]);
+      } catch (error) {
+        ok = false;
+        const existing = this.tenantViolations.get(id);
+        if (existing) existing.count += r.count;
+        else this.tenantViolations.set(id, r);
+        this.failed(error);
+      }
+    }
+    return ok;
+  }
+  // ---- end of issue 13's tenant dimension
 
   private failed(error: unknown): void {
     this.options.onFlushFailure?.(error);

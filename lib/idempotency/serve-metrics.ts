@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Registry } from "prom-client";
+import { Gauge, type Registry } from "prom-client";
 import { defaultRegistry } from "./metrics";
 
 export interface MetricsServer {
@@ -15,6 +15,16 @@ export async function serveMetrics(
 ): Promise<MetricsServer> {
   const registry = options.registry ?? defaultRegistry();
   const metricsPath = options.path ?? "/metrics";
+  // Issue 13: the standard process_start_time_seconds, so the console (and Prometheus) can tell a
+  // restart from a quiet worker. Registered once per registry (prom-client's default-metrics name).
+  if (!registry.getSingleMetric("process_start_time_seconds")) {
+    const started = Math.round(Date.now() / 1000 - process.uptime());
+    new Gauge({
+      name: "process_start_time_seconds",
+      help: "Start time of the process since unix epoch in seconds.",
+      registers: [registry],
+    }).set(started);
+  }
   const server = http.createServer((req, res) => {
     if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== metricsPath) {
       res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");

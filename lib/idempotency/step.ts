@@ -157,6 +157,7 @@ async function runOwnedClaim(
       core.metrics.uncaughtViolations.inc({ ...labels, constraint });
       core.rollups?.add(spec.jobType, { uncaughtViolations: 1 });
       core.rollups?.addViolation(spec.jobType, constraint);
+      core.rollups?.addTenantViolation(spec.tenant, spec.jobType, constraint, spec.key);
       done("uncaught_unique_violation", { effectAttempt: claim.attempt, constraint }, "error");
     } else {
       done("failed", { effectAttempt: claim.attempt, err: error instanceof Error ? error.message : String(error) }, "warn");

@@ -181,4 +181,51 @@ export async function seedOverview(db: Queryable, now: Date = new Date()): Promi
       u.count,
     ]);
   }
+  await seedOnCallExtras(db, t);
+}
+
+/**
+ * Issue 13's tables for the same seed: per-tenant hourly suppressions and violations (with the
+ * key behind each violation), redeliveries (sync-search-index is redelivered and never suppressed:
+ * "not wired up") and claim-latency buckets, all agreeing with the rows above.
+ */
+async function seedOnCallExtras(db: Queryable, t: number): Promise<void> {
+  const hour = (ms: number) => new Date(Math.floor(ms / HOUR) * HOUR);
+  for (const [i, s] of WORKER_STATS.entries()) {
+    const minute = floorToMinute(t - s.ageMs);
+    await db.query(`UPDATE worker_stats_minute SET redeliveries = $3 WHERE minute = $1 AND job_type = $2`, [
+      minute,
+      s.jobType,
+      s.jobType === "sync-search-index" ? 2 : s.suppressed,
+    ]);
+    const buckets = new Array(15).fill(0);
+    buckets[3] = s.claims; // (5 ms, 10 ms]
+    await db.query(`INSERT INTO claim_latency_minute (minute, job_type, buckets) VALUES ($1, $2, $3)`, [
+      minute,
+      s.jobType,
+      buckets,
+    ]);
+    if (s.suppressed > 0)
+      await db.query(
+        `INSERT INTO tenant_suppressions_hour (hour, tenant_id, job_type, count) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (hour, tenant_id, job_type) DO UPDATE SET count = tenant_suppressions_hour.count + EXCLUDED.count`,
+        [hour(minute.getTime()), TENANTS[i % TENANTS.length], s.jobType, s.suppressed],
+      );
+  }
+  for (const [i, u] of UNCAUGHT.entries()) {
+    const at = floorToMinute(t - u.ageMs);
+    await db.query(
+      `INSERT INTO tenant_violations_hour (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [
+        hour(at.getTime()),
+        TENANTS[(i + 1) % TENANTS.length],
+        u.jobType,
+        u.constraintName,
+        u.count,
+        `${u.jobType}:order-${100 + i}`,
+        at,
+      ],
+    );
+  }
 }

@@ -1,18 +1,23 @@
-import { z } from "zod";
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { withAuth } from "@/lib/auth/with-auth";
-import { getOverview } from "@/lib/console/get-overview";
-import { DEFAULT_OVERVIEW_WINDOW, OVERVIEW_WINDOWS } from "@/lib/console/overview-types";
+import { scopeTenant, withAuth } from "@/lib/auth/with-auth";
+import { getOverviewSeries } from "@/lib/console/get-overview-series";
+import { withHttpMetrics } from "@/lib/console/http-metrics";
+import { overviewQuerySchema } from "@/lib/console/overview-query";
 
 export const dynamic = "force-dynamic";
 
-const query = z.object({ window: z.enum(OVERVIEW_WINDOWS).default(DEFAULT_OVERVIEW_WINDOW) });
-
-/** GET /api/v1/overview?window=1h|24h|7d → Overview (lib/console/overview-types.ts). Viewer; all tenants (aggregates, no keys). */
-export const GET = withAuth("viewer", async (request) => {
-  const { window } = parseSearchParams(query, new URL(request.url));
-  return jsonResponse(await getOverview({ window }));
-});
+/**
+ * GET /api/v1/overview?window=15m|1h|6h|24h|7d|30d | from=&to= (ISO 8601), &jobType=&tenant=&width=
+ * → OverviewResponse (lib/console/overview-types.ts). Viewer; a tenant token sees its own tenant
+ * only. An invalid value → 400 INVALID_INPUT naming it; Prometheus failing → 502 METRICS_SOURCE_FAILED.
+ */
+export const GET = withHttpMetrics(
+  "/api/v1/overview",
+  withAuth("viewer", async (request, { principal }) => {
+    const query = parseSearchParams(overviewQuerySchema, new URL(request.url));
+    return jsonResponse(await getOverviewSeries({ ...query, tenant: scopeTenant(principal, query.tenant) ?? undefined }));
+  }),
+);
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

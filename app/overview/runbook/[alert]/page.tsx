@@ -1,0 +1,27 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { PageHeader } from "@/components/ui/page-header";
+import { readRunbook } from "@/lib/console/read-runbook";
+
+export const metadata: Metadata = { title: "Runbook" };
+
+/** An alert's runbook: its section of docs/operations.md ("### <alert>"), served by the console so the link works anywhere. */
+export default async function RunbookPage({ params }: { params: Promise<{ alert: string }> }) {
+  const { alert } = await params;
+  const section = await readRunbook(decodeURIComponent(alert));
+  if (!section) notFound();
+  return (
+    <>
+      <PageHeader title={section.title} description="From docs/operations.md" />
+      <article className="panel runbook" data-testid="runbook">
+        {section.paragraphs.map((p) => (
+          <p key={p}>{p}</p>
+        ))}
+      </article>
+      <p>
+        <Link href="/overview">Back to the Overview</Link>
+      </p>
+    </>
+  );
+}

@@ -1,0 +1,97 @@
+import { expect, test } from "@playwright/test";
+import { SEED_EXPECTED } from "../lib/console/testing/seed-overview";
+import { SCREENSHOT_DIR } from "./env";
+
+/**
+ * The on-call Overview on the seeded database (lib/console/testing/seed-overview.ts): charts with
+ * points, filters in the URL, a copied URL restoring the view, links to the Keys page, an invalid
+ * window shown as an error, and screenshots in light, dark and at 390 px (test-results/screenshots).
+ */
+// A shared, loaded machine: generous timeouts (tests never assert a duration).
+test.describe.configure({ timeout: 120_000 });
+
+const expected = SEED_EXPECTED["24h"].totals;
+
+test("loads with the seeded data and the charts have points", async ({ page }) => {
+  await page.goto("/overview");
+  await expect(page.getByTestId("metrics-source")).toHaveText("PostgreSQL rollups");
+  await expect(page.getByTestId("stat-claims").locator(".stat-value")).toHaveText(String(expected.claims));
+  await expect(page.getByTestId("stat-suppressions").locator(".stat-value")).toHaveText(String(expected.duplicateSuppressions));
+  await expect(page.getByTestId("stat-uncaught").locator(".stat-value")).toHaveText(String(expected.uncaughtViolations));
+  for (const chart of ["suppressions", "violations", "claim-rate", "latency"]) {
+    const figure = page.getByTestId(`chart-${chart}`);
+    await expect(figure).toHaveAttribute("data-mounted", "yes", { timeout: 60_000 });
+    expect(Number(await figure.getAttribute("data-points")), chart).toBeGreaterThan(0);
+    // recharts drew the series: an area, bar or line path inside the SVG.
+    await expect(
+      figure.locator("svg .recharts-area-area, svg .recharts-bar-rectangle path, svg .recharts-line-curve").first(),
+    ).toBeAttached();
+  }
+  await expect(page.getByTestId("job-type-row").filter({ hasText: "sync-search-index" })).toContainText("not wired up");
+  await expect(page.getByTestId("alert")).toHaveCount(5);
+  await expect(page.getByTestId("alert").first().getByRole("link", { name: "Runbook" })).toHaveAttribute(
+    "href",
+    "/overview/runbook/OnceboardUncaughtUniqueViolation",
+  );
+});
+
+test("filters change the URL, and a copied URL restores the same view", async ({ page, context }) => {
+  await page.goto("/overview");
+  await page.getByRole("navigation", { name: "Time range" }).getByRole("link", { name: "Last 6 hours" }).click();
+  await expect(page).toHaveURL(/window=6h/);
+  await page.getByRole("combobox", { name: "Job type" }).fill("capture-payment");
+  await page.getByRole("combobox", { name: "Tenant" }).fill("globex");
+  await page.getByRole("button", { name: "Apply", exact: true }).click();
+  await expect(page).toHaveURL(/jobType=capture-payment/);
+  await expect(page).toHaveURL(/tenant=globex/);
+  await expect(page.getByTestId("job-type-row")).toHaveCount(1);
+  const copied = page.url();
+  const shown = (await page.getByTestId("tiles").textContent()) ?? "";
+
+  const other = await context.newPage();
+  await other.goto(copied);
+  await expect(other.getByRole("navigation", { name: "Time range" }).getByRole("link", { name: "Last 6 hours" })).toHaveAttribute(
+    "aria-current",
+    "true",
+  );
+  await expect(other.getByRole("combobox", { name: "Job type" })).toHaveValue("capture-payment");
+  await expect(other.getByRole("combobox", { name: "Tenant" })).toHaveValue("globex");
+  await expect(other.getByTestId("tiles")).toHaveText(shown);
+});
+
+test("a stuck claim and a violation link to the Keys page", async ({ page }) => {
+  await page.goto("/overview");
+  const stuck = page.getByTestId("stuck-claim").first().getByRole("link");
+  await expect(stuck).toHaveAttribute("href", /^\/keys\?tenant=[^&]+&key=capture-payment%3Ain_progress%3A/);
+  const violation = page.getByTestId("violation-key").first();
+  await expect(violation).toHaveAttribute("href", "/keys?tenant=globex&key=send-receipt%3Aorder-100");
+  await expect(page.getByTestId("violations-banner")).toContainText(`${expected.uncaughtViolations} uncaught unique violations`);
+});
+
+test("an invalid window is shown as the API's error, never replaced", async ({ page, request }) => {
+  const api = await (await request.get("/api/v1/overview?window=zzz")).json();
+  await page.goto("/overview?window=zzz");
+  const alert = page.getByRole("main").getByRole("alert");
+  await expect(alert).toContainText("This view's address is invalid");
+  await expect(alert).toContainText(api.error.message);
+});
+
+test("screenshots: light, dark and 390 px", async ({ browser }) => {
+  for (const [name, options] of [
+    ["light", { colorScheme: "light" as const, viewport: { width: 1360, height: 900 } }],
+    ["dark", { colorScheme: "dark" as const, viewport: { width: 1360, height: 900 } }],
+    ["390px", { colorScheme: "light" as const, viewport: { width: 390, height: 844 } }],
+  ] as const) {
+    const context = await browser.newContext(options);
+    const page = await context.newPage();
+    await page.goto("/overview");
+    await expect(page.getByTestId("chart-suppressions")).toHaveAttribute("data-mounted", "yes", { timeout: 60_000 });
+    if (name === "390px") {
+      // Nothing wider than the screen: the page does not scroll sideways.
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow).toBeLessThanOrEqual(1);
+    }
+    await page.screenshot({ path: `${SCREENSHOT_DIR}/overview-${name}.png`, fullPage: true });
+    await context.close();
+  }
+});

@@ -1,0 +1,227 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { ensureEffectPartitions } from "../db/partitions";
+import { getOverviewSeries } from "./get-overview-series";
+import { PostgresSource } from "./metrics/postgres-source";
+import { bucketsFor, chooseStep, histogramQuantile, notWiredUp, rankTenants } from "./metrics/series-math";
+import { overviewQuerySchema } from "./overview-query";
+import { CLAIM_DURATION_BOUNDS } from "./overview-types";
+
+const NOW = new Date("2026-11-30T12:00:30Z");
+const at = (iso: string) => new Date(iso);
+const q = (raw: Record<string, string>) => overviewQuerySchema.parse(raw);
+
+describe("series math", () => {
+  it("derives the step from the chart width, never under a minute nor above 11,000 points", () => {
+    expect(chooseStep(3600, 720)).toBe(60);
+    expect(chooseStep(86_400, 720)).toBe(120);
+    expect(chooseStep(30 * 86_400, 720)).toBe(3600);
+    expect(chooseStep(90 * 86_400, 4000)).toBe(3600);
+    for (const range of [900, 3600, 86_400, 30 * 86_400, 90 * 86_400])
+      for (const width of [100, 720, 4000, 100_000]) expect(range / chooseStep(range, width)).toBeLessThanOrEqual(11_000);
+  });
+
+  it("interpolates quantiles inside a bucket like histogram_quantile", () => {
+    const counts = new Array(CLAIM_DURATION_BOUNDS.length + 1).fill(0);
+    counts[3] = 10; // (0.005, 0.01]
+    counts[4] = 10; // (0.01, 0.025]
+    expect(histogramQuantile(0.5, CLAIM_DURATION_BOUNDS, counts)).toBeCloseTo(0.01, 10);
+    expect(histogramQuantile(0.99, CLAIM_DURATION_BOUNDS, counts)).toBeCloseTo(0.01 + 0.015 * (9.8 / 10), 10);
+    expect(histogramQuantile(0.5, CLAIM_DURATION_BOUNDS, new Array(15).fill(0))).toBeNull();
+    const inf = new Array(15).fill(0);
+    inf[14] = 3;
+    expect(histogramQuantile(0.5, CLAIM_DURATION_BOUNDS, inf)).toBe(30);
+  });
+
+  it("flags 'not wired up' only for redeliveries without suppressions", () => {
+    expect(notWiredUp(5, 0)).toBe(true);
+    expect(notWiredUp(5, 1)).toBe(false);
+    expect(notWiredUp(0, 0)).toBe(false);
+  });
+
+  it("ranks tenants by violations, then stuck, then suppressions, and drops quiet ones", () => {
+    const ranked = rankTenants([
+      { tenant: "quiet", suppressions: 0, violations: 0, stuck: 0 },
+      { tenant: "noisy", suppressions: 500, violations: 0, stuck: 0 },
+      { tenant: "stuck", suppressions: 1, violations: 0, stuck: 2 },
+      { tenant: "buggy", suppressions: 0, violations: 1, stuck: 0 },
+    ]);
+    expect(ranked.map((r) => r.tenant)).toEqual(["buggy", "stuck", "noisy"]);
+  });
+
+  it("buckets a range by the step, snapped to it, each point the end of its bucket", () => {
+    const b = bucketsFor(at("2026-11-30T11:00:30Z"), NOW, 60);
+    expect(b.originMs).toBe(at("2026-11-30T11:00:00Z").getTime());
+    expect(b.timestamps).toHaveLength(61);
+    expect(b.timestamps[0]).toBe(at("2026-11-30T11:01:00Z").getTime());
+  });
+
+  it("rejects an unknown window with the API's message", () => {
+    const parsed = overviewQuerySchema.safeParse({ window: "zzz" });
+    expect(parsed.success).toBe(false);
+    expect(overviewQuerySchema.safeParse({ from: "2026-11-30T10:00:00Z" }).success).toBe(false);
+    expect(overviewQuerySchema.safeParse({ from: "2026-11-30T10:00:00Z", to: "2026-11-30T09:00:00Z" }).success).toBe(false);
+  });
+});
+
+describe("getOverviewSeries over seeded rollups", () => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await ensureEffectPartitions(db.pool, { now: NOW, back: 2, ahead: 1 });
+    const stat = (minute: string, jobType: string, c: Record<string, number>) =>
+      db.pool.query(
+        `INSERT INTO worker_stats_minute (minute, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries, uncaught_violations)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (minute, job_type) DO UPDATE SET claims = worker_stats_minute.claims + EXCLUDED.claims,
+           suppressed = worker_stats_minute.suppressed + EXCLUDED.suppressed, deliveries = worker_stats_minute.deliveries + EXCLUDED.deliveries,
+           redeliveries = worker_stats_minute.redeliveries + EXCLUDED.redeliveries`,
+        [
+          minute,
+          jobType,
+          c.claims ?? 0,
+          c.suppressed ?? 0,
+          c.inFlight ?? 0,
+          c.takeovers ?? 0,
+          c.deliveries ?? 0,
+          c.redeliveries ?? 0,
+          c.violations ?? 0,
+        ],
+      );
+    // capture: 120 claims at 11:30, 6 suppressed; again at 11:30 through the ON CONFLICT path (the hourly trigger adds the delta).
+    await stat("2026-11-30T11:30:00Z", "capture", {
+      claims: 100,
+      suppressed: 5,
+      deliveries: 90,
+      redeliveries: 8,
+      inFlight: 2,
+      takeovers: 1,
+    });
+    await stat("2026-11-30T11:30:00Z", "capture", { claims: 20, suppressed: 1, deliveries: 10, redeliveries: 2 });
+    // receipt: redelivered, never suppressed (not wired up), 20 minutes ago with 25 redeliveries (the alert fires).
+    await stat("2026-11-30T11:40:00Z", "receipt", { claims: 25, deliveries: 25, redeliveries: 25, violations: 2 });
+    // Older: 3 days ago and 10 days ago, only in the 30-day range (read through the hourly table).
+    await stat("2026-11-27T05:17:00Z", "capture", { claims: 7, suppressed: 3, deliveries: 7, redeliveries: 3 });
+    await stat("2026-11-20T23:59:00Z", "capture", { claims: 1, suppressed: 1, deliveries: 1, redeliveries: 1 });
+    const latency = new Array(15).fill(0);
+    latency[3] = 10;
+    latency[4] = 10;
+    await db.pool.query(`INSERT INTO claim_latency_minute (minute, job_type, buckets) VALUES ($1, 'capture', $2)`, [
+      "2026-11-30T11:30:00Z",
+      latency,
+    ]);
+    await db.pool.query(
+      `INSERT INTO uncaught_violations_minute (minute, job_type, constraint_name, count) VALUES ('2026-11-30T11:55:00Z', 'receipt', 'receipts_order_key', 2)`,
+    );
+    await db.pool.query(
+      `INSERT INTO tenant_violations_hour (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen)
+       VALUES ('2026-11-30T11:00:00Z', 'globex', 'receipt', 'receipts_order_key', 2, 'receipt:order/7', '2026-11-30T11:55:10Z')`,
+    );
+    await db.pool.query(
+      `INSERT INTO tenant_suppressions_hour (hour, tenant_id, job_type, count)
+       VALUES ('2026-11-30T11:00:00Z', 'acme', 'capture', 5), ('2026-11-30T11:00:00Z', 'initech', 'capture', 1)`,
+    );
+    await db.pool.query(
+      `INSERT INTO effects (tenant_id, key, job_type, status, policy, lease_until, created_at)
+       VALUES ('initech', 'capture:order-9', 'capture', 'in_progress', 'external', '2026-11-30T11:50:00Z', '2026-11-30T11:45:00Z'),
+              ('acme', 'capture:order-1', 'capture', 'in_progress', 'external', '2026-11-30T12:10:00Z', '2026-11-30T11:59:00Z')`,
+    );
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  const get = (raw: Record<string, string>) =>
+    getOverviewSeries(q(raw), { db: db.pool, source: new PostgresSource(db.pool), now: NOW });
+
+  it("answers the last hour per minute: rates, quantiles, not wired up, totals that match the series", async () => {
+    const o = await get({ window: "1h" });
+    expect(o.series.stepSeconds).toBe(60);
+    expect(o.series.timestamps).toHaveLength(61);
+    const i = o.series.timestamps.indexOf(at("2026-11-30T11:31:00Z").getTime());
+    expect(o.series.claimRate[i]).toBe(2); // 120 claims in (11:30, 11:31]
+    expect(o.series.latencyP50[i]).toBeCloseTo(0.01, 10);
+    expect(o.series.latencyP99[i]).toBeCloseTo(0.0247, 10);
+    expect(o.series.inFlight[i]).toBe(2);
+    expect(o.series.takeovers[i]).toBe(1);
+    expect(o.series.suppressions).toEqual([{ name: "capture", values: expect.any(Array) }]);
+    expect(o.series.suppressions[0]?.values[i]).toBe(6);
+    expect(o.jobTypes).toEqual([
+      {
+        jobType: "capture",
+        deliveries: 100,
+        redeliveries: 10,
+        suppressions: 6,
+        claims: 120,
+        uncaughtViolations: 0,
+        notWiredUp: false,
+      },
+      {
+        jobType: "receipt",
+        deliveries: 25,
+        redeliveries: 25,
+        suppressions: 0,
+        claims: 25,
+        uncaughtViolations: 2,
+        notWiredUp: true,
+      },
+    ]);
+    expect(o.totals).toEqual({
+      deliveries: 125,
+      redeliveries: 35,
+      claims: 145,
+      suppressions: 6,
+      uncaughtViolations: 2,
+      stuck: 1,
+    });
+    expect(o.series.violations.map((v) => [v.name, v.values.reduce((a, b) => (a ?? 0) + (b ?? 0), 0)])).toEqual([
+      ["receipt · receipts_order_key", 2],
+    ]);
+  });
+
+  it("reads 30 days through the hourly table and agrees with the minutes", async () => {
+    const o = await get({ window: "30d" });
+    expect(o.series.stepSeconds).toBe(3600);
+    const capture = o.jobTypes.find((j) => j.jobType === "capture");
+    expect(capture).toMatchObject({ claims: 128, suppressions: 10, deliveries: 108, redeliveries: 14 });
+    const h = o.series.timestamps.indexOf(at("2026-11-30T12:00:00Z").getTime());
+    expect(o.series.claimRate[h]).toBeCloseTo(145 / 3600, 10);
+  });
+
+  it("ranks tenants, lists the stuck claim and the violation's key, and scopes ?tenant=", async () => {
+    const o = await get({ window: "1h" });
+    expect(o.topTenants).toEqual([
+      { tenant: "globex", suppressions: 0, violations: 2, stuck: 0 },
+      { tenant: "initech", suppressions: 1, violations: 0, stuck: 1 },
+      { tenant: "acme", suppressions: 5, violations: 0, stuck: 0 },
+    ]);
+    expect(o.stuck).toMatchObject([{ tenant: "initech", key: "capture:order-9", jobType: "capture", overdueSeconds: 630 }]);
+    expect(o.violationKeys).toMatchObject([{ tenant: "globex", lastKey: "receipt:order/7", constraint: "receipts_order_key" }]);
+
+    const acme = await get({ window: "1h", tenant: "acme" });
+    expect(acme.totals.suppressions).toBe(5);
+    expect(acme.totals.uncaughtViolations).toBe(0);
+    expect(acme.stuck).toEqual([]);
+    expect(acme.notes.join(" ")).toMatch(/per hour/);
+  });
+
+  it("filters by job type", async () => {
+    const o = await get({ window: "1h", jobType: "receipt" });
+    expect(o.jobTypes.map((j) => j.jobType)).toEqual(["receipt"]);
+    expect(o.totals.suppressions).toBe(0);
+  });
+
+  it("evaluates deploy/alerts.yml's rules over the rollups", async () => {
+    const o = await get({ window: "1h" });
+    const state = Object.fromEntries(o.alerts.map((a) => [a.name, a.state]));
+    expect(state).toEqual({
+      OnceboardUncaughtUniqueViolation: "firing",
+      OnceboardRedeliveriesNotSuppressed: "firing",
+      OnceboardKeyReuse: "inactive",
+      OnceboardLateDuplicates: "inactive",
+      OnceboardRollupFlushFailing: "unknown",
+    });
+    expect(o.alerts[0]?.runbook).toBe("/overview/runbook/OnceboardUncaughtUniqueViolation");
+  });
+});

@@ -1,0 +1,68 @@
+import type { Queryable } from "../db/types";
+import { consoleDatabase } from "./database";
+import type { StuckClaim } from "./overview-types";
+
+export interface GetStuckClaimsInput {
+  jobType?: string | null;
+  tenant?: string | null;
+  limit?: number;
+  now?: Date;
+}
+
+// in_progress past the lease: the worker holding it died and no redelivery has taken it over yet.
+// Current state, not a range: a claim stuck for ten days is still stuck. Uses
+// effects_status_lease_until_idx; the count per tenant is over every stuck claim, the list is the oldest first.
+const STUCK_SQL = `
+SELECT tenant_id, key, job_type, attempt, owner, created_at, lease_until
+  FROM effects
+ WHERE status = 'in_progress' AND lease_until < $1
+   AND ($2::text IS NULL OR job_type = $2) AND ($3::text IS NULL OR tenant_id = $3)
+ ORDER BY lease_until, tenant_id, key
+ LIMIT $4`;
+
+const STUCK_BY_TENANT_SQL = `
+SELECT tenant_id, count(*) AS n
+  FROM effects
+ WHERE status = 'in_progress' AND lease_until < $1
+   AND ($2::text IS NULL OR job_type = $2) AND ($3::text IS NULL OR tenant_id = $3)
+ GROUP BY tenant_id`;
+
+export interface StuckClaims {
+  claims: StuckClaim[];
+  total: number;
+  byTenant: Map<string, number>;
+}
+
+/** Which claims are stuck right now (oldest lease first), and how many per tenant. */
+export async function getStuckClaims(input: GetStuckClaimsInput = {}, db: Queryable = consoleDatabase()): Promise<StuckClaims> {
+  const now = input.now ?? new Date();
+  const params = [now, input.jobType ?? null, input.tenant ?? null];
+  const [list, counts] = await Promise.all([
+    db.query<{
+      tenant_id: string;
+      key: string;
+      job_type: string;
+      attempt: number;
+      owner: string | null;
+      created_at: Date;
+      lease_until: Date;
+    }>(STUCK_SQL, [...params, input.limit ?? 50]),
+    db.query<{ tenant_id: string; n: string | number }>(STUCK_BY_TENANT_SQL, params),
+  ]);
+  const byTenant = new Map(counts.rows.map((r) => [r.tenant_id, Number(r.n)]));
+  return {
+    total: [...byTenant.values()].reduce((a, b) => a + b, 0),
+    byTenant,
+    claims: list.rows.map((r) => ({
+      tenant: r.tenant_id,
+      key: r.key,
+      jobType: r.job_type,
+      attempt: r.attempt,
+      owner: r.owner,
+      createdAt: new Date(r.created_at).toISOString(),
+      leaseUntil: new Date(r.lease_until).toISOString(),
+      ageSeconds: Math.round((now.getTime() - new Date(r.created_at).getTime()) / 1000),
+      overdueSeconds: Math.round((now.getTime() - new Date(r.lease_until).getTime()) / 1000),
+    })),
+  };
+}

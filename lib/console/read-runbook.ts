@@ -1,0 +1,24 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+
+const OPERATIONS_MD = path.resolve(process.cwd(), "docs/operations.md");
+
+/** The "### <name>" section of docs/operations.md as plain paragraphs, or null when there is none. */
+export async function readRunbook(name: string, file = OPERATIONS_MD): Promise<{ title: string; paragraphs: string[] } | null> {
+  if (!/^[A-Za-z0-9]+$/.test(name)) return null;
+  const text = await fs.readFile(file, "utf8").catch(() => "");
+  const lines = text.split("\n");
+  const start = lines.findIndex((l) => l.trim() === `### ${name}`);
+  if (start === -1) return null;
+  const body: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (/^#{1,3} /.test(line)) break;
+    body.push(line);
+  }
+  const paragraphs = body
+    .join("\n")
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\s*\n\s*/g, " ").trim())
+    .filter((p) => p !== "");
+  return { title: name, paragraphs };
+}
