@@ -42,7 +42,22 @@ CREATE TABLE audit_log (
   target text,
   detail jsonb,
   ip text,
+  result text NOT NULL DEFAULT 'ok'::text,
   CONSTRAINT audit_log_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE claim_latency_hour (
+  hour timestamp with time zone NOT NULL,
+  job_type text NOT NULL,
+  buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
+  CONSTRAINT claim_latency_hour_pkey PRIMARY KEY (hour, job_type)
+);
+
+CREATE TABLE claim_latency_minute (
+  minute timestamp with time zone NOT NULL,
+  job_type text NOT NULL,
+  buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
+  CONSTRAINT claim_latency_minute_pkey PRIMARY KEY (minute, job_type)
 );
 
 CREATE TABLE demo_accounting_entries (
@@ -135,6 +150,29 @@ CREATE TABLE effects (
   CONSTRAINT effects_tenant_id_length CHECK (((length(tenant_id) >= 1) AND (length(tenant_id) <= 255)))
 ) PARTITION BY RANGE (created_at);
 
+CREATE TABLE login_links (
+  code_hash text NOT NULL,
+  token_id uuid NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  expires_at timestamp with time zone NOT NULL,
+  used_at timestamp with time zone,
+  CONSTRAINT login_links_pkey PRIMARY KEY (code_hash),
+  CONSTRAINT login_links_token_id_fkey FOREIGN KEY (token_id) REFERENCES api_tokens(id) ON DELETE CASCADE
+);
+
+CREATE TABLE maintenance_runs (
+  id bigint NOT NULL DEFAULT nextval('maintenance_runs_id_seq'::regclass),
+  runner text NOT NULL,
+  trigger text NOT NULL,
+  started_at timestamp with time zone NOT NULL DEFAULT now(),
+  finished_at timestamp with time zone,
+  result text NOT NULL DEFAULT 'running'::text,
+  operations jsonb NOT NULL DEFAULT '[]'::jsonb,
+  error text,
+  CONSTRAINT maintenance_runs_pkey PRIMARY KEY (id),
+  CONSTRAINT maintenance_runs_result_check CHECK ((result = ANY (ARRAY['running'::text, 'success'::text, 'failed'::text])))
+);
+
 CREATE TABLE retention_settings (
   id smallint NOT NULL DEFAULT 1,
   retention_days integer NOT NULL DEFAULT 7,
@@ -142,12 +180,35 @@ CREATE TABLE retention_settings (
   premake_days integer NOT NULL DEFAULT 7,
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_by text,
+  partition_interval text NOT NULL DEFAULT 'day'::text,
+  premake_count integer NOT NULL DEFAULT 7,
   CONSTRAINT retention_covers_retry_window CHECK ((retention_days >= max_retry_window_days)),
   CONSTRAINT retention_settings_id_check CHECK ((id = 1)),
   CONSTRAINT retention_settings_max_retry_window_days_check CHECK ((max_retry_window_days >= 0)),
+  CONSTRAINT retention_settings_partition_interval_check CHECK ((partition_interval = ANY (ARRAY['hour'::text, 'day'::text, 'week'::text]))),
   CONSTRAINT retention_settings_pkey PRIMARY KEY (id),
+  CONSTRAINT retention_settings_premake_count_check CHECK (((premake_count >= 1) AND (premake_count <= 1000))),
   CONSTRAINT retention_settings_premake_days_check CHECK (((premake_days >= 1) AND (premake_days <= 90))),
   CONSTRAINT retention_settings_retention_days_check CHECK ((retention_days >= 1))
+);
+
+CREATE TABLE tenant_suppressions_hour (
+  hour timestamp with time zone NOT NULL,
+  tenant_id text NOT NULL,
+  job_type text NOT NULL,
+  count bigint NOT NULL DEFAULT 0,
+  CONSTRAINT tenant_suppressions_hour_pkey PRIMARY KEY (hour, tenant_id, job_type)
+);
+
+CREATE TABLE tenant_violations_hour (
+  hour timestamp with time zone NOT NULL,
+  tenant_id text NOT NULL,
+  job_type text NOT NULL,
+  constraint_name text NOT NULL,
+  count bigint NOT NULL DEFAULT 0,
+  last_key text NOT NULL,
+  last_seen timestamp with time zone NOT NULL,
+  CONSTRAINT tenant_violations_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, constraint_name)
 );
 
 CREATE TABLE uncaught_violations_minute (
@@ -156,7 +217,58 @@ CREATE TABLE uncaught_violations_minute (
   constraint_name text NOT NULL,
   count bigint NOT NULL DEFAULT 0,
   demo boolean NOT NULL DEFAULT false,
+  last_tenant_id text,
+  last_key text,
+  last_message_id text,
   CONSTRAINT uncaught_violations_minute_pkey PRIMARY KEY (minute, job_type, constraint_name)
+);
+
+CREATE TABLE worker_gaps_day (
+  day timestamp with time zone NOT NULL,
+  job_type text NOT NULL,
+  gap_buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
+  gap_seconds_sum double precision NOT NULL DEFAULT 0,
+  claims_beyond_retention bigint NOT NULL DEFAULT 0,
+  CONSTRAINT worker_gaps_day_pkey PRIMARY KEY (day, job_type)
+);
+
+CREATE TABLE worker_gaps_hour (
+  hour timestamp with time zone NOT NULL,
+  job_type text NOT NULL,
+  gap_buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
+  gap_seconds_sum double precision NOT NULL DEFAULT 0,
+  claims_beyond_retention bigint NOT NULL DEFAULT 0,
+  CONSTRAINT worker_gaps_hour_pkey PRIMARY KEY (hour, job_type)
+);
+
+CREATE TABLE worker_registrations (
+  worker_id text NOT NULL,
+  max_retry_window_seconds double precision NOT NULL,
+  host text,
+  pid integer,
+  started_at timestamp with time zone NOT NULL DEFAULT now(),
+  heartbeat_at timestamp with time zone NOT NULL DEFAULT now(),
+  ttl_seconds integer NOT NULL DEFAULT 120,
+  CONSTRAINT worker_registrations_max_retry_window_seconds_check CHECK ((max_retry_window_seconds >= (0)::double precision)),
+  CONSTRAINT worker_registrations_pkey PRIMARY KEY (worker_id),
+  CONSTRAINT worker_registrations_ttl_seconds_check CHECK ((ttl_seconds > 0))
+);
+
+CREATE TABLE worker_stats_hour (
+  hour timestamp with time zone NOT NULL,
+  job_type text NOT NULL,
+  claims bigint NOT NULL DEFAULT 0,
+  suppressed bigint NOT NULL DEFAULT 0,
+  in_flight bigint NOT NULL DEFAULT 0,
+  takeovers bigint NOT NULL DEFAULT 0,
+  abandoned bigint NOT NULL DEFAULT 0,
+  failed bigint NOT NULL DEFAULT 0,
+  key_reuse bigint NOT NULL DEFAULT 0,
+  uncaught_violations bigint NOT NULL DEFAULT 0,
+  deliveries bigint NOT NULL DEFAULT 0,
+  redeliveries bigint NOT NULL DEFAULT 0,
+  claim_seconds_sum double precision NOT NULL DEFAULT 0,
+  CONSTRAINT worker_stats_hour_pkey PRIMARY KEY (hour, job_type)
 );
 
 CREATE TABLE worker_stats_minute (
@@ -178,6 +290,7 @@ CREATE TABLE worker_stats_minute (
   gap_seconds_sum double precision NOT NULL DEFAULT 0,
   demo boolean NOT NULL DEFAULT false,
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  claims_beyond_retention bigint NOT NULL DEFAULT 0,
   CONSTRAINT worker_stats_minute_pkey PRIMARY KEY (minute, job_type)
 );
 
@@ -189,7 +302,12 @@ CREATE INDEX demo_mailer_outbox_order_idx ON public.demo_mailer_outbox USING btr
 CREATE INDEX demo_orders_created_at_idx ON public.demo_orders USING btree (created_at);
 CREATE INDEX demo_provider_ledger_order_idx ON public.demo_provider_ledger USING btree (tenant_id, order_id, kind);
 CREATE INDEX effects_in_progress_lease_until_idx ON ONLY public.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
+CREATE INDEX maintenance_runs_started_at_idx ON public.maintenance_runs USING btree (started_at);
+CREATE INDEX tenant_suppressions_hour_tenant_idx ON public.tenant_suppressions_hour USING btree (tenant_id, hour);
+CREATE INDEX tenant_violations_hour_tenant_idx ON public.tenant_violations_hour USING btree (tenant_id, hour);
+CREATE INDEX worker_registrations_heartbeat_at_idx ON public.worker_registrations USING btree (heartbeat_at);
 CREATE INDEX worker_stats_minute_job_type_minute_idx ON public.worker_stats_minute USING btree (job_type, minute);
+CREATE INDEX worker_stats_minute_late_gap_idx ON public.worker_stats_minute USING btree (minute) WHERE (gap_seconds_sum >= (172800)::double precision);
 
 CREATE OR REPLACE FUNCTION public.onceboard_add_counts(a bigint[], b bigint[])
  RETURNS bigint[]
@@ -198,6 +316,15 @@ CREATE OR REPLACE FUNCTION public.onceboard_add_counts(a bigint[], b bigint[])
 AS $function$
   SELECT coalesce(array_agg(coalesce(a[i], 0) + coalesce(b[i], 0) ORDER BY i), '{}')
   FROM generate_series(1, greatest(coalesce(array_length(a, 1), 0), coalesce(array_length(b, 1), 0))) AS i
+$function$;
+
+CREATE OR REPLACE FUNCTION public.onceboard_audit_log_append_only()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  RAISE EXCEPTION 'audit_log is append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
+END;
 $function$;
 
 CREATE OR REPLACE FUNCTION public.onceboard_claim(p_tenant text, p_key text, p_job_type text, p_policy text, p_owner text, p_message_id text, p_request_hash text, p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean, p_demo boolean)
@@ -368,6 +495,14 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION public.onceboard_claim_bucket_bounds()
+ RETURNS double precision[]
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT ARRAY[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]::double precision[]
+$function$;
+
 CREATE OR REPLACE FUNCTION public.onceboard_ensure_partitions(from_day date, to_day date)
  RETURNS integer
  LANGUAGE plpgsql
@@ -375,6 +510,8 @@ AS $function$
 DECLARE
   day date;
   name text;
+  lo timestamptz;
+  hi timestamptz;
   created integer := 0;
 BEGIN
   IF to_day < from_day THEN
@@ -384,13 +521,22 @@ BEGIN
   day := from_day;
   WHILE day <= to_day LOOP
     name := 'effects_p' || to_char(day, 'YYYYMMDD');
-    IF to_regclass(name) IS NULL THEN
+    lo := day::timestamp AT TIME ZONE 'UTC';
+    hi := (day + 1)::timestamp AT TIME ZONE 'UTC';
+    IF to_regclass(name) IS NULL AND NOT EXISTS (
+      SELECT 1
+        FROM pg_inherits i
+       WHERE i.inhparent = 'effects'::regclass
+         AND tstzrange(lo, hi) && tstzrange(
+               (regexp_match(pg_get_expr((SELECT relpartbound FROM pg_class WHERE oid = i.inhrelid), i.inhrelid),
+                             'FROM \(''([^'']+)''\) TO'))[1]::timestamptz,
+               (regexp_match(pg_get_expr((SELECT relpartbound FROM pg_class WHERE oid = i.inhrelid), i.inhrelid),
+                             'TO \(''([^'']+)''\)'))[1]::timestamptz)
+    ) THEN
+      EXECUTE format('CREATE TABLE %I PARTITION OF effects FOR VALUES FROM (%L) TO (%L)', name, lo, hi);
+      EXECUTE format('CREATE UNIQUE INDEX IF NOT EXISTS %I ON %I (tenant_id, key)', name || '_tenant_key_uq', name);
       created := created + 1;
     END IF;
-    EXECUTE format(
-      'CREATE TABLE IF NOT EXISTS %I PARTITION OF effects FOR VALUES FROM (%L) TO (%L)',
-      name, (day::timestamp AT TIME ZONE 'UTC'), ((day + 1)::timestamp AT TIME ZONE 'UTC'));
-    EXECUTE format('CREATE UNIQUE INDEX IF NOT EXISTS %I ON %I (tenant_id, key)', name || '_tenant_key_uq', name);
     day := day + 1;
   END LOOP;
   RETURN created;
@@ -403,4 +549,152 @@ CREATE OR REPLACE FUNCTION public.onceboard_gap_bucket_bounds()
  IMMUTABLE
 AS $function$
   SELECT ARRAY[1, 5, 15, 60, 300, 900, 3600, 14400, 43200, 86400, 172800, 259200, 604800, 1209600, 2592000]::double precision[]
+$function$;
+
+CREATE OR REPLACE FUNCTION public.onceboard_gaps_apply(deltas text)
+ RETURNS text[]
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT ARRAY[onceboard_gaps_upsert(deltas, 'hour', 'worker_gaps_hour'), onceboard_gaps_upsert(deltas, 'day', 'worker_gaps_day')]
+$function$;
+
+CREATE OR REPLACE FUNCTION public.onceboard_gaps_hour_on_delete()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  stmt text;
+BEGIN
+  FOREACH stmt IN ARRAY onceboard_gaps_apply(
+    'SELECT minute, job_type, onceboard_sub_counts(''{}'', gap_buckets) AS gap_buckets,
+            -gap_seconds_sum AS gap_seconds_sum, -claims_beyond_retention AS claims_beyond_retention
+       FROM old_rows') LOOP
+    EXECUTE stmt;
+  END LOOP;
+  RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.onceboard_gaps_hour_on_insert()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  stmt text;
+BEGIN
+  FOREACH stmt IN ARRAY onceboard_gaps_apply(
+    'SELECT minute, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention FROM new_rows
+      WHERE cardinality(gap_buckets) > 0 OR gap_seconds_sum <> 0 OR claims_beyond_retention <> 0') LOOP
+    EXECUTE stmt;
+  END LOOP;
+  RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.onceboard_gaps_hour_on_update()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  stmt text;
+BEGIN
+  -- Old and new rows are matched by the primary key (minute, job_type), which upserts never change.
+  FOREACH stmt IN ARRAY onceboard_gaps_apply(
+    'SELECT n.minute, n.job_type, onceboard_sub_counts(n.gap_buckets, o.gap_buckets) AS gap_buckets,
+            n.gap_seconds_sum - o.gap_seconds_sum AS gap_seconds_sum,
+            n.claims_beyond_retention - o.claims_beyond_retention AS claims_beyond_retention
+       FROM new_rows n JOIN old_rows o USING (minute, job_type)
+      WHERE n.gap_buckets <> o.gap_buckets OR n.gap_seconds_sum <> o.gap_seconds_sum
+         OR n.claims_beyond_retention <> o.claims_beyond_retention') LOOP
+    EXECUTE stmt;
+  END LOOP;
+  RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.onceboard_gaps_upsert(deltas text, unit text, target text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT format('WITH d AS (SELECT date_trunc(%L, minute, ''UTC'') AS t, job_type, gap_buckets, gap_seconds_sum,
+                            claims_beyond_retention FROM (%s) AS x),
+  elems AS (
+    SELECT d.t, d.job_type, u.i, sum(u.b)::bigint AS b
+      FROM d, unnest(d.gap_buckets) WITH ORDINALITY AS u(b, i)
+     GROUP BY d.t, d.job_type, u.i
+  ), arrays AS (
+    SELECT t, job_type, array_agg(b ORDER BY i) AS buckets FROM elems GROUP BY t, job_type
+  ), totals AS (
+    SELECT t, job_type, sum(gap_seconds_sum) AS gap_sum, sum(claims_beyond_retention)::bigint AS beyond
+      FROM d GROUP BY t, job_type
+  )
+  INSERT INTO %I AS g (%I, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention)
+  SELECT tt.t, tt.job_type, coalesce(a.buckets, ''{}''), tt.gap_sum, tt.beyond
+    FROM totals tt LEFT JOIN arrays a USING (t, job_type)
+  ON CONFLICT (%I, job_type) DO UPDATE SET
+    gap_buckets = onceboard_add_counts(g.gap_buckets, EXCLUDED.gap_buckets),
+    gap_seconds_sum = g.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
+    claims_beyond_retention = g.claims_beyond_retention + EXCLUDED.claims_beyond_retention', unit, deltas, target, unit, unit)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.onceboard_latency_to_hour()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  INSERT INTO claim_latency_hour AS h (hour, job_type, buckets)
+  VALUES (date_trunc('hour', NEW.minute), NEW.job_type,
+          CASE WHEN TG_OP = 'UPDATE' THEN onceboard_sub_counts(NEW.buckets, OLD.buckets) ELSE NEW.buckets END)
+  ON CONFLICT (hour, job_type) DO UPDATE SET buckets = onceboard_add_counts(h.buckets, EXCLUDED.buckets);
+  RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.onceboard_stats_to_hour()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    INSERT INTO worker_stats_hour AS h (hour, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
+           key_reuse, uncaught_violations, deliveries, redeliveries, claim_seconds_sum)
+    VALUES (date_trunc('hour', NEW.minute), NEW.job_type, NEW.claims - OLD.claims, NEW.suppressed - OLD.suppressed,
+            NEW.in_flight - OLD.in_flight, NEW.takeovers - OLD.takeovers, NEW.abandoned - OLD.abandoned,
+            NEW.failed - OLD.failed, NEW.key_reuse - OLD.key_reuse, NEW.uncaught_violations - OLD.uncaught_violations,
+            NEW.deliveries - OLD.deliveries, NEW.redeliveries - OLD.redeliveries,
+            NEW.claim_seconds_sum - OLD.claim_seconds_sum)
+    ON CONFLICT (hour, job_type) DO UPDATE SET
+      claims = h.claims + EXCLUDED.claims, suppressed = h.suppressed + EXCLUDED.suppressed,
+      in_flight = h.in_flight + EXCLUDED.in_flight, takeovers = h.takeovers + EXCLUDED.takeovers,
+      abandoned = h.abandoned + EXCLUDED.abandoned, failed = h.failed + EXCLUDED.failed,
+      key_reuse = h.key_reuse + EXCLUDED.key_reuse, uncaught_violations = h.uncaught_violations + EXCLUDED.uncaught_violations,
+      deliveries = h.deliveries + EXCLUDED.deliveries, redeliveries = h.redeliveries + EXCLUDED.redeliveries,
+      claim_seconds_sum = h.claim_seconds_sum + EXCLUDED.claim_seconds_sum;
+  ELSE
+    INSERT INTO worker_stats_hour AS h (hour, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
+           key_reuse, uncaught_violations, deliveries, redeliveries, claim_seconds_sum)
+    VALUES (date_trunc('hour', NEW.minute), NEW.job_type, NEW.claims, NEW.suppressed, NEW.in_flight, NEW.takeovers,
+            NEW.abandoned, NEW.failed, NEW.key_reuse, NEW.uncaught_violations, NEW.deliveries, NEW.redeliveries,
+            NEW.claim_seconds_sum)
+    ON CONFLICT (hour, job_type) DO UPDATE SET
+      claims = h.claims + EXCLUDED.claims, suppressed = h.suppressed + EXCLUDED.suppressed,
+      in_flight = h.in_flight + EXCLUDED.in_flight, takeovers = h.takeovers + EXCLUDED.takeovers,
+      abandoned = h.abandoned + EXCLUDED.abandoned, failed = h.failed + EXCLUDED.failed,
+      key_reuse = h.key_reuse + EXCLUDED.key_reuse, uncaught_violations = h.uncaught_violations + EXCLUDED.uncaught_violations,
+      deliveries = h.deliveries + EXCLUDED.deliveries, redeliveries = h.redeliveries + EXCLUDED.redeliveries,
+      claim_seconds_sum = h.claim_seconds_sum + EXCLUDED.claim_seconds_sum;
+  END IF;
+  RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.onceboard_sub_counts(a bigint[], b bigint[])
+ RETURNS bigint[]
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT coalesce(array_agg(coalesce(a[i], 0) - coalesce(b[i], 0) ORDER BY i), '{}')
+  FROM generate_series(1, greatest(coalesce(array_length(a, 1), 0), coalesce(array_length(b, 1), 0))) AS i
 $function$;

@@ -2,16 +2,17 @@
 -- `npm run db:stamp -- <name>` (scripts/stamp-sql-migration.ts); never edit a migration.
 -- scripts/sql-sources.test.ts checks the migrated database defines it exactly so.
 
--- Creates the daily partitions covering [from_day, to_day], each with its own unique index on
--- (tenant_id, key) so same-partition duplicates are caught natively by ON CONFLICT.
--- Concurrent callers (two workers starting together) are serialised by a transaction-level
--- advisory lock: CREATE TABLE IF NOT EXISTS alone still races on the catalog.
+-- Startup's premake (onceboard_ensure_partitions, daily) must not collide with partitions the
+-- manager made at another interval: a day already overlapped by any partition is left alone
+-- (the manager fills any gap). Same signature, same advisory lock as before.
 CREATE OR REPLACE FUNCTION onceboard_ensure_partitions(from_day date, to_day date)
 RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
   day date;
   name text;
+  lo timestamptz;
+  hi timestamptz;
   created integer := 0;
 BEGIN
   IF to_day < from_day THEN
@@ -21,13 +22,22 @@ BEGIN
   day := from_day;
   WHILE day <= to_day LOOP
     name := 'effects_p' || to_char(day, 'YYYYMMDD');
-    IF to_regclass(name) IS NULL THEN
+    lo := day::timestamp AT TIME ZONE 'UTC';
+    hi := (day + 1)::timestamp AT TIME ZONE 'UTC';
+    IF to_regclass(name) IS NULL AND NOT EXISTS (
+      SELECT 1
+        FROM pg_inherits i
+       WHERE i.inhparent = 'effects'::regclass
+         AND tstzrange(lo, hi) && tstzrange(
+               (regexp_match(pg_get_expr((SELECT relpartbound FROM pg_class WHERE oid = i.inhrelid), i.inhrelid),
+                             'FROM \(''([^'']+)''\) TO'))[1]::timestamptz,
+               (regexp_match(pg_get_expr((SELECT relpartbound FROM pg_class WHERE oid = i.inhrelid), i.inhrelid),
+                             'TO \(''([^'']+)''\)'))[1]::timestamptz)
+    ) THEN
+      EXECUTE format('CREATE TABLE %I PARTITION OF effects FOR VALUES FROM (%L) TO (%L)', name, lo, hi);
+      EXECUTE format('CREATE UNIQUE INDEX IF NOT EXISTS %I ON %I (tenant_id, key)', name || '_tenant_key_uq', name);
       created := created + 1;
     END IF;
-    EXECUTE format(
-      'CREATE TABLE IF NOT EXISTS %I PARTITION OF effects FOR VALUES FROM (%L) TO (%L)',
-      name, (day::timestamp AT TIME ZONE 'UTC'), ((day + 1)::timestamp AT TIME ZONE 'UTC'));
-    EXECUTE format('CREATE UNIQUE INDEX IF NOT EXISTS %I ON %I (tenant_id, key)', name || '_tenant_key_uq', name);
     day := day + 1;
   END LOOP;
   RETURN created;
