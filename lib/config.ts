@@ -143,7 +143,7 @@ export function loadWorkerMetricsUrls(env: Env = process.env): string[] {
 /**
  * Whether the console asks for credentials. False until the auth seam (lib/auth, issue 10) guards
  * every route and page; while false, `npm start` warns when HOST exposes the console beyond loopback.
- * The auth work sets this to true (or replaces it with its own check) in the same change.
+ * True since lib/auth: the proxy and withAuth refuse every unauthenticated page and API route.
  */
 export const CONSOLE_AUTHENTICATION_ENABLED: boolean = true;
 
