@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { type EffectsDb, type Statement, sqlFor } from "./db";
 import { CLAIM_DURATION_BUCKETS, GAP_BUCKET_BOUNDS } from "./metrics";
 import { PeriodicFlush } from "./periodic-flush";
+import type { ViolationOccurrence } from "./violations";
 
 /** The per-minute counters of one job type, as stored in worker_stats_minute. */
 export interface StatCounts {
@@ -37,6 +38,8 @@ interface ViolationRow {
   jobType: string;
   constraint: string;
   count: number;
+  /** The minute's last occurrence, so the console links a violation count to a key. */
+  last: ViolationOccurrence | null;
 }
 
 const EMPTY: StatCounts = {
@@ -94,13 +97,17 @@ ON CONFLICT (minute, job_type) DO UPDATE SET
 };
 
 const UPSERT_VIOLATIONS: Statement = {
-  name: "onceboard_rollup_violations_v1",
+  name: "onceboard_rollup_violations_v2",
   returns: "count",
-  text: `INSERT INTO uncaught_violations_minute AS u (minute, job_type, constraint_name, count, demo)
-VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint, $5::boolean)
+  text: `INSERT INTO uncaught_violations_minute AS u
+  (minute, job_type, constraint_name, count, demo, last_tenant_id, last_key, last_message_id)
+VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint, $5::boolean, $6::text, $7::text, $8::text)
 ON CONFLICT (minute, job_type, constraint_name) DO UPDATE SET
   count = u.count + EXCLUDED.count,
-  demo = u.demo AND EXCLUDED.demo`,
+  demo = u.demo AND EXCLUDED.demo,
+  last_tenant_id = coalesce(EXCLUDED.last_tenant_id, u.last_tenant_id),
+  last_key = coalesce(EXCLUDED.last_key, u.last_key),
+  last_message_id = CASE WHEN EXCLUDED.last_key IS NULL THEN u.last_message_id ELSE EXCLUDED.last_message_id END`,
 };
 
 // ---- Issue 13: claim-latency buckets and the per-tenant hourly counters (tables in
@@ -219,11 +226,12 @@ export class Rollups extends PeriodicFlush {
     row.gapSecondsSum += seconds;
   }
 
-  addViolation(jobType: string, constraint: string): void {
+  addViolation(jobType: string, constraint: string, occurrence: ViolationOccurrence | null = null): void {
     const minute = this.minute();
     const id = `${minute}\u0001${jobType}\u0001${constraint}`;
-    const row = this.violations.get(id) ?? { minute, jobType, constraint, count: 0 };
+    const row = this.violations.get(id) ?? { minute, jobType, constraint, count: 0, last: null };
     row.count += 1;
+    if (occurrence) row.last = occurrence;
     this.violations.set(id, row);
   }
 
@@ -274,12 +282,23 @@ export class Rollups extends PeriodicFlush {
     }
     for (const [id, r] of violations) {
       try {
-        await sql.run(UPSERT_VIOLATIONS, [new Date(r.minute).toISOString(), r.jobType, r.constraint, r.count, demo]);
+        await sql.run(UPSERT_VIOLATIONS, [
+          new Date(r.minute).toISOString(),
+          r.jobType,
+          r.constraint,
+          r.count,
+          demo,
+          r.last?.tenant ?? null,
+          r.last?.key ?? null,
+          r.last?.messageId ?? null,
+        ]);
       } catch (error) {
         ok = false;
         const existing = this.violations.get(id);
-        if (existing) existing.count += r.count;
-        else this.violations.set(id, r);
+        if (existing) {
+          existing.count += r.count;
+          existing.last ??= r.last;
+        } else this.violations.set(id, r);
         this.failed(error);
       }
     }

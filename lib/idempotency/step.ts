@@ -8,7 +8,7 @@ import { encodeOutcome, parseMarker } from "./outcome";
 import { isConnectionError } from "./pg-errors";
 import { withRetry } from "./retryable";
 import type { StepSpec } from "./spec";
-import { uniqueViolationConstraint } from "./violations";
+import { uniqueViolationConstraint, violationOccurrence } from "./violations";
 
 export type { StepSpec } from "./spec";
 
@@ -156,7 +156,7 @@ async function runOwnedClaim(
     if (constraint !== null) {
       core.metrics.uncaughtViolations.inc({ ...labels, constraint });
       core.rollups?.add(spec.jobType, { uncaughtViolations: 1 });
-      core.rollups?.addViolation(spec.jobType, constraint);
+      core.rollups?.addViolation(spec.jobType, constraint, violationOccurrence(spec));
       core.rollups?.addTenantViolation(spec.tenant, spec.jobType, constraint, spec.key);
       done("uncaught_unique_violation", { effectAttempt: claim.attempt, constraint }, "error");
     } else {

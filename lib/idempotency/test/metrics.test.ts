@@ -85,7 +85,7 @@ describe("per-minute rollups", () => {
     await effects.once({ ...input, attempt: 3 }, () => 1);
     await effects.once({ tenant: "demo", key: "other:r-1", jobType: "rollup.b" }, () => 1);
     await effects
-      .once({ tenant: "demo", key: "insert:r-1", jobType: "rollup.a" }, () =>
+      .once({ tenant: "demo", key: "insert:r-1", jobType: "rollup.a", messageId: "m-violating" }, () =>
         db.pool.query("INSERT INTO things VALUES ('a'), ('a')"),
       )
       .catch(() => {});
@@ -112,9 +112,19 @@ describe("per-minute rollups", () => {
     expect(total).toBe(3);
     expect(rows.every((r) => r.demo === true)).toBe(true);
     const violations = await db.pool.query(
-      "SELECT constraint_name, count::int AS count, demo FROM uncaught_violations_minute WHERE job_type = 'rollup.a'",
+      "SELECT constraint_name, count::int AS count, demo, last_tenant_id, last_key, last_message_id FROM uncaught_violations_minute WHERE job_type = 'rollup.a'",
     );
-    expect(violations.rows).toEqual([{ constraint_name: "things_pkey", count: 1, demo: true }]);
+    // The last occurrence names the key, so the console links the count to the Keys page.
+    expect(violations.rows).toEqual([
+      {
+        constraint_name: "things_pkey",
+        count: 1,
+        demo: true,
+        last_tenant_id: "demo",
+        last_key: "insert:r-1",
+        last_message_id: "m-violating",
+      },
+    ]);
     const effectRow = await db.pool.query("SELECT demo FROM effects WHERE key = 'capture:r-1'");
     expect(effectRow.rows[0]?.demo).toBe(true);
   });
