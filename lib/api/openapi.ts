@@ -175,7 +175,80 @@ export const OPENAPI = {
       },
     },
     "/api/v1/overview": {
-      get: { summary: "Overview counts (viewer)", responses: { "200": json({ type: "object" }), ...errors(400, 401, 429) } },
+      get: {
+        summary:
+          "The Overview's series: suppressions, deliveries, violations, claim rate and latency, tenants, stuck claims, alerts (viewer; a tenant token sees its own tenant)",
+        parameters: [
+          { name: "window", in: "query", schema: { type: "string", enum: ["15m", "1h", "6h", "24h", "7d", "30d"] } },
+          { name: "from", in: "query", schema: time, description: "With to: a custom range instead of window" },
+          { name: "to", in: "query", schema: time },
+          { name: "jobType", in: "query", schema: str },
+          tenantParam,
+          {
+            name: "width",
+            in: "query",
+            schema: { type: "integer" },
+            description: "Chart width in px: bounds the points asked for",
+          },
+        ],
+        responses: { "200": json({ type: "object" }), ...errors(400, 401, 429, 502, 503, 504) },
+      },
+    },
+    "/api/v1/gaps": {
+      get: {
+        summary: "Redelivery gap histograms, percentiles, gaps per day and the latest late duplicates (viewer)",
+        parameters: [
+          { name: "range", in: "query", schema: { type: "string", enum: ["1h", "6h", "24h", "7d", "30d"] } },
+          { name: "from", in: "query", schema: time },
+          { name: "to", in: "query", schema: time },
+          { name: "jobType", in: "query", schema: str },
+          tenantParam,
+        ],
+        responses: { "200": json({ type: "object" }), ...errors(400, 401, 429, 503, 504) },
+      },
+    },
+    "/api/v1/retention": {
+      get: {
+        summary: "The Retention page's data: partitions, settings, live workers, plan, run history (viewer)",
+        responses: { "200": json({ type: "object" }), ...errors(401, 429, 503, 504) },
+      },
+    },
+    "/api/v1/retention/plan": {
+      get: {
+        summary: "What the partition manager would do now, and the guard that keeps each partition (viewer)",
+        responses: { "200": json({ type: "object" }), ...errors(401, 429, 503, 504) },
+      },
+    },
+    "/api/v1/retention/apply": {
+      post: {
+        summary: "One maintenance run now: premake, detach concurrently, drop (platform admin; audited)",
+        responses: { "200": json({ type: "object" }), ...errors(401, 403, 409, 429, 503, 504) },
+      },
+    },
+    "/api/v1/retention/settings": {
+      get: {
+        summary: "Retention, partition interval and premake count (viewer)",
+        responses: { "200": json({ type: "object" }), ...errors(401, 429, 503) },
+      },
+      put: {
+        summary:
+          "Change the retention settings (platform admin; audited). Below a live worker's retry window: 409 unless force with a reason",
+        requestBody: { content: { "application/json": { schema: { type: "object" } } } },
+        responses: { "200": json({ type: "object" }), ...errors(400, 401, 403, 409, 429, 503) },
+      },
+    },
+    "/api/v1/retention/advice": {
+      get: {
+        summary: "The retention advisor's recommendation, its inputs and its reasons (viewer; platform tokens)",
+        responses: { "200": json({ type: "object" }), ...errors(400, 401, 403, 429, 503, 504) },
+      },
+    },
+    "/api/v1/workers/{index}/metrics": {
+      get: {
+        summary: "The n-th configured worker's /metrics text, fetched by the console (viewer)",
+        parameters: [{ name: "index", in: "path", required: true, schema: { type: "integer" } }],
+        responses: { "200": { description: "Prometheus text" }, ...errors(401, 404, 429) },
+      },
     },
     "/api/v1/workers": {
       get: { summary: "Workers' live counters (viewer)", responses: { "200": json({ type: "object" }), ...errors(401, 429) } },

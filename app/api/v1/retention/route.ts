@@ -1,4 +1,4 @@
-import { jsonResponse } from "@/lib/api/errors";
+import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { withAuth } from "@/lib/auth/with-auth";
 import { getRetention } from "@/lib/retention/get-retention";
 
@@ -6,3 +6,5 @@ export const dynamic = "force-dynamic";
 
 /** GET /api/v1/retention → RetentionView: settings, plan (partitions and guards), live workers' windows, runs. */
 export const GET = withAuth("viewer", async () => jsonResponse(await getRetention()));
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

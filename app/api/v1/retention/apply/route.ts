@@ -1,4 +1,4 @@
-import { ApiError, jsonResponse } from "@/lib/api/errors";
+import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { appendAudit } from "@/lib/auth/audit";
 import { withAuth } from "@/lib/auth/with-auth";
 import { applyRetention } from "@/lib/retention/apply";
@@ -20,3 +20,5 @@ export const POST = withAuth("admin", async (_request, { principal, ip }) => {
     }),
   );
 });
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

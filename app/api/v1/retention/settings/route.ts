@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApiError, jsonResponse } from "@/lib/api/errors";
+import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { appendAudit } from "@/lib/auth/audit";
 import { withAuth } from "@/lib/auth/with-auth";
 import { getRetentionSettings } from "@/lib/retention/get-retention";
@@ -41,3 +41,5 @@ export const PUT = withAuth("admin", async (request, { principal, ip }) => {
     }),
   );
 });
+
+export const { POST, PATCH, DELETE } = otherMethods(["GET", "PUT"]);

@@ -1,4 +1,5 @@
-import { ApiError, handleErrors } from "@/lib/api/errors";
+import { ApiError, otherMethods } from "@/lib/api/errors";
+import { withAuth } from "@/lib/auth/with-auth";
 import { fetchWorkerMetrics } from "@/lib/console/get-workers";
 
 export const dynamic = "force-dynamic";
@@ -8,10 +9,12 @@ export const dynamic = "force-dynamic";
  * console, so the Workers panel's links work from another machine (a 127.0.0.1 URL would not).
  * Only configured URLs can be fetched.
  */
-export const GET = handleErrors(async (_request: Request, context: { params: Promise<{ index: string }> }) => {
-  const { index } = await context.params;
+export const GET = withAuth<{ index: string }>("viewer", async (_request, { params }) => {
+  const { index } = params;
   if (!/^\d{1,4}$/.test(index)) throw new ApiError("NOT_FOUND", "no such worker");
   const result = await fetchWorkerMetrics(Number(index));
   if (!result) throw new ApiError("NOT_FOUND", `no worker number ${index} in WORKER_METRICS_URLS`);
   return new Response(result.body, { status: result.status, headers: { "content-type": "text/plain; charset=utf-8" } });
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
