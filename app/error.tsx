@@ -1,21 +1,7 @@
 "use client";
 
-import { useEffect } from "react";
-import { ErrorState } from "@/components/ui/states";
+import { RouteError, type RouteErrorProps } from "@/components/ui/route-error";
 
-/** A page that threw while rendering. Data errors are shown by the page itself; this is the last resort. */
-export default function ErrorPage({ error, retry }: { error: unknown; retry: () => void }) {
-  useEffect(() => {
-    console.error(error);
-  }, [error]);
-  const digest =
-    typeof error === "object" && error && "digest" in error ? String((error as { digest?: string }).digest) : undefined;
-  return (
-    <ErrorState
-      title="This page failed to render"
-      message="Something went wrong while showing this page. Retrying reloads it from the server; if it keeps failing, the console server's log has the details."
-      code={digest}
-      onRetry={retry}
-    />
-  );
+export default function ErrorPage(props: RouteErrorProps) {
+  return <RouteError {...props} />;
 }

@@ -1,7 +1,7 @@
 "use client";
 
-import { ErrorState } from "@/components/ui/states";
+import { RouteError, type RouteErrorProps } from "@/components/ui/route-error";
 
-export default function KeysError({ error, reset }: { error: Error & { digest?: string }; reset: () => void }) {
-  return <ErrorState title="The Keys page failed to load" message={error.message} onRetry={reset} />;
+export default function KeysError(props: RouteErrorProps) {
+  return <RouteError {...props} page="Keys" />;
 }

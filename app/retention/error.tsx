@@ -1,22 +1,7 @@
 "use client";
 
-import { ErrorState } from "@/components/ui/states";
+import { RouteError, type RouteErrorProps } from "@/components/ui/route-error";
 
-export default function RetentionError({
-  error,
-  retry,
-  reset,
-}: {
-  error: Error & { digest?: string };
-  retry?: () => void;
-  reset?: () => void;
-}) {
-  return (
-    <ErrorState
-      title="The Retention page failed to render"
-      message="Retrying reloads it from the server; if it keeps failing, the console server's log has the details."
-      code={error.digest}
-      onRetry={retry ?? reset}
-    />
-  );
+export default function RetentionError(props: RouteErrorProps) {
+  return <RouteError {...props} page="Retention" />;
 }
