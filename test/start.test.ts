@@ -1,4 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
 import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import net from "node:net";
@@ -249,8 +250,13 @@ describe("npm start on the embedded PostgreSQL", () => {
     const tmpBefore = pgPasswordFiles();
     // Item 17: a malformed WORKER_METRICS_URLS is named once at startup and is the Workers panel's
     // error; the database-backed API still answers.
+    // Every API route but health needs a token: plant one (hashed, as npm run token stores it).
+    const secret = `ob_${randomBytes(32).toString("base64url")}`;
+    const bearer = { authorization: `Bearer ${secret}` };
+    const tokenHash = createHash("sha256").update(secret).digest("hex");
     const first = await startAndQuery(
-      `INSERT INTO audit_log (actor, action, target) VALUES ('start-test', 'marker', 'first-start') RETURNING id`,
+      `WITH token AS (INSERT INTO api_tokens (name, role, token_hash, prefix) VALUES ('start-test', 'viewer', '${tokenHash}', '${secret.slice(-6)}') RETURNING id)
+       INSERT INTO audit_log (actor, action, target) SELECT 'start-test', 'marker', 'first-start' FROM token RETURNING id`,
       { WORKER_METRICS_URLS: "http://127.0.0.1:9/metrics, 127.0.0.1:9464/metrics" },
     );
     const named = first.run
@@ -260,10 +266,10 @@ describe("npm start on the embedded PostgreSQL", () => {
     expect(named).toEqual([
       'onceboard: warning: invalid configuration: WORKER_METRICS_URLS has an entry that is not an http(s) URL: "127.0.0.1:9464/metrics" (the Workers panel shows this until it is fixed)',
     ]);
-    const workers = await fetch(`http://127.0.0.1:${first.consolePort}/api/v1/workers`);
+    const workers = await fetch(`http://127.0.0.1:${first.consolePort}/api/v1/workers`, { headers: bearer });
     expect(workers.status).toBe(500);
     expect(((await workers.json()) as { error: { code: string } }).error.code).toBe("CONFIG_INVALID");
-    const overview = await fetch(`http://127.0.0.1:${first.consolePort}/api/v1/overview`);
+    const overview = await fetch(`http://127.0.0.1:${first.consolePort}/api/v1/overview`, { headers: bearer });
     expect(overview.status).toBe(200);
 
     // Item 18: loopback only by default.
