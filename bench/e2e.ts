@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 /**
  * npm run bench:e2e — what users decide on: jobs per second through a real pg-boss worker, with
  * and without the worker library wrapping the handler, on the same database in the same run.
@@ -57,7 +58,7 @@ async function phase(boss: PgBoss, pool: pg.Pool, queue: string, start: () => Pr
   await start();
   for (;;) {
     if ((await completed(pool, queue)) >= JOBS) break;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   const seconds = (performance.now() - started) / 1000;
   await boss.offWork(queue);

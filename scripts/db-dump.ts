@@ -1,11 +1,12 @@
-import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { loadConfig } from "../lib/config";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 import { dumpSchema } from "../lib/db/schema-dump";
+import { createScratchDatabase } from "../lib/db/scratch";
 
 /**
  * npm run db:dump — migrates a scratch database (on DATABASE_URL's server when set, else an
@@ -14,7 +15,7 @@ import { dumpSchema } from "../lib/db/schema-dump";
 export const SCHEMA_DUMP_FILE = path.resolve(import.meta.dirname, "../prisma/schema.sql");
 
 async function main() {
-  let adminUrl = process.env.DATABASE_URL;
+  let adminUrl = loadConfig().DATABASE_URL;
   let stop = async () => {};
   if (!adminUrl) {
     const handle = await startEmbeddedPostgres({
@@ -24,15 +25,10 @@ async function main() {
     adminUrl = handle.url;
     stop = () => handle.stop();
   }
-  const name = `onceboard_dump_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client(adminUrl);
-  await admin.connect();
+  const scratch = await createScratchDatabase(adminUrl, { prefix: "onceboard_dump" });
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    await migrate(url.toString());
-    const client = new pg.Client(url.toString());
+    await migrate(scratch.url);
+    const client = new pg.Client(scratch.url);
     await client.connect();
     try {
       await fs.writeFile(SCHEMA_DUMP_FILE, await dumpSchema(client));
@@ -41,8 +37,7 @@ async function main() {
     }
     console.log(`wrote ${path.relative(process.cwd(), SCHEMA_DUMP_FILE)}`);
   } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-    await admin.end();
+    await scratch.drop().catch(() => {});
     await stop();
   }
 }

@@ -6,6 +6,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { E2E_TENANT, type E2eRole } from "../e2e/roles";
 import { WORKER_EXPOSITION } from "../e2e/worker-metrics";
@@ -17,10 +18,9 @@ import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overvi
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { describeDatabaseError, redactUrl } from "../lib/db/errors";
 import { findFreePort } from "../lib/db/free-port";
+import { PrismaClient } from "../lib/db/generated/client";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
-import { getPool } from "../lib/db/pool";
-import { getPrisma } from "../lib/db/prisma";
 import { createScratchDatabase } from "../lib/db/scratch";
 import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-server";
 
@@ -137,10 +137,11 @@ async function serveWorkerMetrics(cleanups: (() => Promise<void>)[]): Promise<st
 
 /** One token per role the browser tests sign in as (tenant E2E_TENANT, and a platform admin). */
 async function createE2eTokens(url: string): Promise<Record<E2eRole, string>> {
-  const previous = process.env.DATABASE_URL;
-  process.env.DATABASE_URL = url;
+  // A client of its own on the e2e database: the process-wide one follows DATABASE_URL.
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const make = async (role: "viewer" | "operator" | "admin", tenantId: string | null) =>
-    (await createToken({ name: `e2e ${role} ${tenantId ?? "platform"}`, tenantId, role })).secret;
+    (await createToken({ name: `e2e ${role} ${tenantId ?? "platform"}`, tenantId, role }, prisma)).secret;
   try {
     return {
       viewer: await make("viewer", E2E_TENANT),
@@ -149,12 +150,8 @@ async function createE2eTokens(url: string): Promise<Record<E2eRole, string>> {
       "platform-admin": await make("admin", null),
     };
   } finally {
-    await getPrisma().$disconnect();
-    await getPool().end();
-    globalThis.__onceboardPool = undefined;
-    globalThis.__onceboardPrisma = undefined;
-    if (previous === undefined) delete process.env.DATABASE_URL;
-    else process.env.DATABASE_URL = previous;
+    await prisma.$disconnect();
+    await pool.end();
   }
 }
 

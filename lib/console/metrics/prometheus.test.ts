@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
@@ -33,7 +34,7 @@ const until = async <T>(what: string, probe: () => Promise<T | undefined>, deadl
     const value = await probe().catch(() => undefined);
     if (value !== undefined) return value;
     if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 };
 
@@ -119,7 +120,7 @@ describe.skipIf(!hasPrometheus)("PostgreSQL rollups and Prometheus agree", () =>
   it("counts the same claims, suppressions, redeliveries and violations, and the same latency quantile", async () => {
     // Keep the burst inside one STEP bucket: never start within 20 s of a boundary.
     const intoStep = (Date.now() / 1000) % STEP;
-    if (intoStep > STEP - 20) await new Promise((r) => setTimeout(r, (STEP - intoStep + 1) * 1000));
+    if (intoStep > STEP - 20) await sleep((STEP - intoStep + 1) * 1000);
     const started = new Date();
     const [a, b] = workers as [ReturnType<typeof createEffects>, ReturnType<typeof createEffects>];
     for (let i = 0; i < 30; i++) {
