@@ -6,6 +6,24 @@ import { defineConfig, devices } from "@playwright/test";
  */
 const results = process.env.ONCEBOARD_E2E_RESULTS;
 
+/** Debian's Chromium, never a downloaded one. */
+const chromium = {
+  ...devices["Desktop Chrome"],
+  viewport: { width: 1360, height: 900 },
+  launchOptions: {
+    executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  },
+};
+
 export default defineConfig({
   testDir: "e2e",
   outputDir: "test-results",
@@ -22,24 +40,8 @@ export default defineConfig({
     screenshot: "only-on-failure",
   },
   projects: [
-    {
-      name: "chromium",
-      use: {
-        ...devices["Desktop Chrome"],
-        viewport: { width: 1360, height: 900 },
-        launchOptions: {
-          executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
-          args: [
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-          ],
-        },
-      },
-    },
+    { name: "chromium", testIgnore: /retention\.spec\.ts/, use: chromium },
+    // Drops the seeded history past the retention: runs after every other spec.
+    { name: "chromium-destructive", testMatch: /retention\.spec\.ts/, dependencies: ["chromium"], use: chromium },
   ],
 });

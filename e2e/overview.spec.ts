@@ -1,5 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { SEED_EXPECTED } from "../lib/console/testing/seed-overview";
+import { loginAs } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
 
 /**
@@ -9,6 +10,8 @@ import { SCREENSHOT_DIR } from "./env";
  */
 // A shared, loaded machine: generous timeouts (tests never assert a duration).
 test.describe.configure({ timeout: 120_000 });
+// The Overview across every tenant: a platform token (a tenant token sees its own tenant only).
+test.beforeEach(async ({ page }) => loginAs(page, "platform-admin"));
 
 const expected = SEED_EXPECTED["24h"].totals;
 
