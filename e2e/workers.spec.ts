@@ -105,7 +105,8 @@ test.describe("in dark", () => {
 
   test("the Workers panel reads in the dark theme", async ({ page }) => {
     await page.goto("/overview");
-    await expect(panel(page).locator('[data-testid="worker"][data-state="up"] td').nth(1)).toHaveText(
+    // Columns after the URL: state, uptime, restarts, then claims.
+    await expect(panel(page).locator('[data-testid="worker"][data-state="up"] td').nth(3)).toHaveText(
       count(WORKER_EXPECTED.claims),
     );
     await panel(page).screenshot({ path: `${SCREENSHOT_DIR}/workers-dark.png` });
