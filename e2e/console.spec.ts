@@ -1,7 +1,6 @@
 import { expect, type Page, test } from "@playwright/test";
 import { SEED_EXPECTED } from "../lib/console/testing/seed-overview";
 import { bearer, loginAs } from "./auth";
-import { SCREENSHOT_DIR } from "./env";
 
 test.use({ colorScheme: "light" });
 test.beforeEach(async ({ page }) => loginAs(page, "viewer"));
