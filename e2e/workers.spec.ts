@@ -89,7 +89,8 @@ test.describe("in light", () => {
     );
     await page.goto("/overview");
     const alert = panel(page).getByRole("alert");
-    await expect(alert).toContainText("The workers' addresses are misconfigured");
+    // The query retries a failed load with backoff before it shows the error: allow for that.
+    await expect(alert).toContainText("The workers' addresses are misconfigured", { timeout: 30_000 });
     await expect(alert).toContainText('not an http(s) URL: "nope"');
     await expect(alert).toContainText("CONFIG_INVALID");
 
