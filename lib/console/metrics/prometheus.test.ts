@@ -174,8 +174,9 @@ describe.skipIf(!hasPrometheus)("PostgreSQL rollups and Prometheus agree", () =>
       { tenant_id: "t1", job_type: "receipt.write", constraint_name: "receipts_order_key", count: 3, last_key: "receipt:3" },
     ]);
 
-    // increase() extrapolates its samples by half a scrape interval at each end of the window: the
-    // error is at most the events of one scrape interval, want × 1 s / (seconds the samples cover).
+    // increase() extrapolates its samples towards each end of the window, by up to one scrape
+    // interval when scrapes run late (a loaded machine): the error is at most the events of one
+    // scrape interval at each end, 2 × want × 1 s / (seconds the samples cover).
     // A long-running Prometheus covers the whole step; this one only ran `covered` seconds.
     const covered = Math.min(STEP, (Date.now() - promStartedAt) / 1000 - 2);
     for (const jobType of ["order.capture", "mail.send", "receipt.write"]) {
@@ -187,7 +188,7 @@ describe.skipIf(!hasPrometheus)("PostgreSQL rollups and Prometheus agree", () =>
         expect(
           Math.abs((prom?.[field] ?? 0) - want),
           `${jobType} ${field}: prometheus ${prom?.[field]} vs rollups ${want}`,
-        ).toBeLessThanOrEqual(Math.ceil(want / covered) + 1);
+        ).toBeLessThanOrEqual(2 * Math.ceil(want / covered) + 1);
       }
       expect(prom?.notWiredUp).toBe(pg?.notWiredUp);
     }
