@@ -171,6 +171,9 @@ describe("item 6: a transactional step's tx must be in a transaction block", () 
       }
       await client.query("BEGIN");
       await client.query("SELECT 1/0").catch(() => {});
+      // pg settles a failed query on its ErrorResponse, before the ReadyForQuery that marks the
+      // transaction failed; a second statement is answered only after that one is read.
+      await client.query("SELECT 1").catch(() => {});
       const failed = await attempt(client);
       expect(failed.error).toBeInstanceOf(NotInTransactionError);
       await client.query("ROLLBACK");
