@@ -46,6 +46,15 @@ const configSchema = z.object({
       .default("127.0.0.1"),
   ),
   ONCEBOARD_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default(".onceboard")),
+  /** The PostgreSQL schema holding the worker library's tables and the console's (default onceboard). */
+  ONCEBOARD_SCHEMA: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, "a lower-case PostgreSQL identifier (letters, digits, _)")
+      .refine((s) => !s.startsWith("pg_"), "must not start with pg_")
+      .default("onceboard"),
+  ),
   REDIS_URL: z.preprocess(
     emptyAsUndefined,
     z

@@ -2,8 +2,9 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LIBRARY_MIGRATIONS_DIR, readLibraryMigrations } from "../lib/idempotency";
 import { createTestDatabase, type TestDatabase } from "../test/database";
-import { readSqlSources, SQL_SOURCES_DIR, stampMigration } from "./sql-sources";
+import { CONSOLE_SQL_SOURCES_DIR, readSqlSources, SQL_SOURCES_DIR, stampMigration } from "./sql-sources";
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -40,8 +41,9 @@ async function definedBy(name: string, sql: string): Promise<string[]> {
 
 describe("SQL function sources (lib/idempotency/sql)", () => {
   it("the migrated database defines each function exactly as its source file does", async () => {
-    const sources = await readSqlSources();
+    const sources = [...(await readSqlSources()), ...(await readSqlSources(CONSOLE_SQL_SOURCES_DIR))];
     expect(sources.map((s) => s.name)).toContain("onceboard_claim");
+    expect(sources.map((s) => s.name)).toContain("onceboard_audit_log_append_only");
     for (const source of sources) {
       const migrated = await functionDef(source.name);
       expect(migrated, `${source.name} is not defined by the migrations`).toHaveLength(1);
@@ -56,7 +58,7 @@ describe("SQL function sources (lib/idempotency/sql)", () => {
     const { rows } = await db.pool.query<{ name: string }>(
       "SELECT DISTINCT p.proname AS name FROM pg_proc p WHERE p.proname LIKE 'onceboard\\_%' ORDER BY 1",
     );
-    const sources = (await readSqlSources()).map((s) => s.name);
+    const sources = [...(await readSqlSources()), ...(await readSqlSources(CONSOLE_SQL_SOURCES_DIR))].map((s) => s.name);
     expect(rows.map((r) => r.name).filter((n) => !sources.includes(n))).toEqual([]);
   });
 
@@ -78,28 +80,23 @@ describe("npm run db:stamp", () => {
     const sourcesDir = path.join(root, "sql");
     const migrationsDir = path.join(root, "migrations");
     await fs.cp(SQL_SOURCES_DIR, sourcesDir, { recursive: true });
-    await fs.cp(path.resolve(import.meta.dirname, "../prisma/migrations"), migrationsDir, { recursive: true });
+    await fs.cp(LIBRARY_MIGRATIONS_DIR, migrationsDir, { recursive: true });
     return { sourcesDir, migrationsDir };
   }
 
   it("stamps only the edited function, after the latest migration, and then nothing is left to stamp", async () => {
     const dirs = await scratch();
     await expect(stampMigration({ name: "noop", ...dirs })).rejects.toThrow(/nothing to stamp/);
-    const file = path.join(dirs.sourcesDir, "onceboard_add_counts.sql");
-    await fs.writeFile(file, (await fs.readFile(file, "utf8")).replace("AS i", "AS i -- edited"));
-    await expect(stampMigration({ name: "early", timestamp: "20200101000000", ...dirs })).rejects.toThrow(/not after the latest/);
-    const { dir, functions } = await stampMigration({
-      name: "add_counts",
-      timestamp: "29990101000000",
-      note: "why: a test",
-      ...dirs,
-    });
+    const source = path.join(dirs.sourcesDir, "onceboard_add_counts.sql");
+    await fs.writeFile(source, (await fs.readFile(source, "utf8")).replace("AS i", "AS i -- edited"));
+    const next = String(readLibraryMigrations(dirs.migrationsDir).length + 1).padStart(4, "0");
+    const { file, functions } = await stampMigration({ name: "add_counts", note: "why: a test", ...dirs });
     expect(functions).toEqual(["onceboard_add_counts"]);
-    expect(path.basename(dir)).toBe("29990101000000_add_counts");
-    const sql = await fs.readFile(path.join(dir, "migration.sql"), "utf8");
+    expect(path.basename(file)).toBe(`${next}_add_counts.sql`);
+    const sql = await fs.readFile(file, "utf8");
     expect(sql).toMatch(/^-- why: a test\n/);
     expect(sql).toContain("AS i -- edited");
     expect(sql).not.toContain("onceboard_claim(");
-    await expect(stampMigration({ name: "again", timestamp: "29990101000100", ...dirs })).rejects.toThrow(/nothing to stamp/);
+    await expect(stampMigration({ name: "again", ...dirs })).rejects.toThrow(/nothing to stamp/);
   });
 });

@@ -1,6 +1,9 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { DEFAULT_MIGRATIONS_DIR, type MigrationFile, readMigrations } from "../lib/db/migrate";
+import { functionDefinitions } from "../lib/db/sql-functions";
+import { LIBRARY_MIGRATIONS_DIR, readLibraryMigrations } from "../lib/idempotency";
+
+export { functionDefinitions };
 
 /**
  * The worker library's SQL functions each live in one source file, lib/idempotency/sql/<name>.sql
@@ -10,6 +13,8 @@ import { DEFAULT_MIGRATIONS_DIR, type MigrationFile, readMigrations } from "../l
  * its source does.
  */
 export const SQL_SOURCES_DIR = path.resolve(import.meta.dirname, "../lib/idempotency/sql");
+/** The console's own functions (the audit log's guard), created by prisma/migrations. */
+export const CONSOLE_SQL_SOURCES_DIR = path.resolve(import.meta.dirname, "../prisma/sql");
 
 export interface SqlSource {
   /** The function's name, = the file's name without .sql. */
@@ -19,22 +24,6 @@ export interface SqlSource {
   text: string;
   /** From `CREATE` to the closing `$$;`. */
   definition: string;
-}
-
-const CREATE_FUNCTION = /CREATE (?:OR REPLACE )?FUNCTION (\w+)\(/g;
-
-/** Every `CREATE [OR REPLACE] FUNCTION name(…) … $$ … $$;` in a SQL text, in order. */
-export function functionDefinitions(sql: string): { name: string; definition: string }[] {
-  const found: { name: string; definition: string }[] = [];
-  for (const m of sql.matchAll(CREATE_FUNCTION)) {
-    const start = m.index ?? 0;
-    const open = sql.indexOf("$$", start);
-    const close = sql.indexOf("$$", open + 2);
-    const end = sql.indexOf(";", close);
-    if (open < 0 || close < 0 || end < 0) throw new Error(`unterminated function ${m[1]}`);
-    found.push({ name: m[1] ?? "", definition: sql.slice(start, end + 1) });
-  }
-  return found;
 }
 
 /** Same function text whether created or replaced. */
@@ -60,8 +49,10 @@ export async function readSqlSources(dir = SQL_SOURCES_DIR): Promise<SqlSource[]
   );
 }
 
-/** The last definition of each function across the migrations, and the migration holding it. */
-export function lastDefinitions(migrations: MigrationFile[]): Map<string, { migration: string; definition: string }> {
+/** The last definition of each function across the library's migrations, and the migration holding it. */
+export function lastDefinitions(
+  migrations: { name: string; sql: string }[],
+): Map<string, { migration: string; definition: string }> {
   const last = new Map<string, { migration: string; definition: string }>();
   for (const m of migrations)
     for (const d of functionDefinitions(m.sql)) last.set(d.name, { migration: m.name, definition: d.definition });
@@ -69,10 +60,8 @@ export function lastDefinitions(migrations: MigrationFile[]): Map<string, { migr
 }
 
 export interface StampOptions {
-  /** The migration's name after the timestamp: lowercase letters, digits, underscores. */
+  /** The migration's name after its number: lowercase letters, digits, underscores. */
   name: string;
-  /** YYYYMMDDHHMMSS; default now (UTC), and always after the latest migration. */
-  timestamp?: string;
   /** Functions to stamp; default those whose source differs from their last migration. */
   functions?: string[];
   /** A comment saying why, put at the top of the migration. */
@@ -81,15 +70,14 @@ export interface StampOptions {
   migrationsDir?: string;
 }
 
-function utcStamp(date: Date): string {
-  return date.toISOString().replace(/[-:T]/g, "").slice(0, 14);
-}
-
-/** Writes prisma/migrations/<timestamp>_<name>/migration.sql from the sources; returns its directory. */
-export async function stampMigration(options: StampOptions): Promise<{ dir: string; functions: string[] }> {
+/**
+ * Writes lib/idempotency/migrations/<NNNN>_<name>.sql (the next number) from the library's
+ * function sources; returns the file. The library's migrate() applies it, in any schema.
+ */
+export async function stampMigration(options: StampOptions): Promise<{ file: string; functions: string[] }> {
   if (!/^[a-z0-9_]+$/.test(options.name)) throw new Error(`migration name "${options.name}": use a-z, 0-9 and _`);
-  const migrationsDir = options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR;
-  const migrations = await readMigrations(migrationsDir);
+  const migrationsDir = options.migrationsDir ?? LIBRARY_MIGRATIONS_DIR;
+  const migrations = readLibraryMigrations(migrationsDir);
   const sources = await readSqlSources(options.sourcesDir);
   const last = lastDefinitions(migrations);
   const chosen = options.functions
@@ -101,21 +89,16 @@ export async function stampMigration(options: StampOptions): Promise<{ dir: stri
     : sources.filter((s) => normalizeDefinition(s.definition) !== normalizeDefinition(last.get(s.name)?.definition ?? ""));
   if (chosen.length === 0) throw new Error("no function source differs from its last migration: nothing to stamp");
 
-  const latest = migrations.at(-1)?.name.slice(0, 14) ?? "0";
-  const timestamp = options.timestamp ?? utcStamp(new Date());
-  if (!/^\d{14}$/.test(timestamp)) throw new Error(`timestamp ${timestamp}: expected YYYYMMDDHHMMSS`);
-  if (timestamp <= latest) throw new Error(`timestamp ${timestamp} is not after the latest migration (${latest})`);
-
-  const dir = path.join(migrationsDir, `${timestamp}_${options.name}`);
+  const version = (migrations.at(-1)?.version ?? 0) + 1;
+  const file = path.join(migrationsDir, `${String(version).padStart(4, "0")}_${options.name}.sql`);
   const note = options.note ? `${options.note.replace(/^/gm, "-- ")}\n--\n` : "";
   const body = [
     `${note}-- Stamped by \`npm run db:stamp\` from lib/idempotency/sql/ (${chosen.map((s) => `${s.name}.sql`).join(", ")}):`,
-    "-- edit those sources, never this migration.",
+    "-- edit those sources, never this migration. Objects are named onceboard.<name>: migrate() rewrites that.",
     "",
     ...chosen.map((s) => s.text.trimEnd()),
     "",
   ].join("\n");
-  await fs.mkdir(dir);
-  await fs.writeFile(path.join(dir, "migration.sql"), body);
-  return { dir, functions: chosen.map((s) => s.name) };
+  await fs.writeFile(file, body, { flag: "wx" });
+  return { file, functions: chosen.map((s) => s.name) };
 }

@@ -6,8 +6,10 @@ import pg from "pg";
 import { bootstrapLoginMessage } from "../lib/auth/bootstrap";
 import { CONSOLE_AUTHENTICATION_ENABLED, isLoopbackHost, loadConfig, loadWorkerMetricsUrls } from "../lib/config";
 import { assertPortFree, findFreePort } from "../lib/db/free-port";
+import { withSearchPath } from "../lib/db/pool";
 import { type ProvisionedDatabase, provisionDatabase } from "../lib/db/provision";
 import { backfillHistory, isDatabaseEmpty } from "../lib/demo/history";
+import { DEMO_SCHEMA, installDemoSchema } from "../lib/demo/schema";
 import { demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
 import { type DemoProcesses, startDemoProcesses } from "../lib/demo/supervisor";
 import { log, runMain } from "./cli";
@@ -122,6 +124,9 @@ runMain(async () => {
   }
   if (shuttingDown) return; // a signal came while the database started: shutdown() stops it
   const database = db;
+  // The demo names its tables and the library's unqualified: its connections put the demo's schema
+  // and the library's first on the search_path.
+  const demoUrl = withSearchPath(database.url, [config.ONCEBOARD_SCHEMA, DEMO_SCHEMA]);
 
   try {
     // Decide on history before the live demo writes its first rows (an empty database gets 14
@@ -129,12 +134,13 @@ runMain(async () => {
     // as it is built, the live demo gives it data within a minute, and history fills in behind.
     let historySpanMs: number | undefined = historyMs;
     if (historySpanMs === undefined && flags.demo && flags.history === undefined) {
-      historySpanMs = (await withClient(database.url, isDatabaseEmpty)) ? 14 * 86_400_000 : undefined;
+      historySpanMs = (await withClient(demoUrl, isDatabaseEmpty)) ? 14 * 86_400_000 : undefined;
     }
+    if ((demoSettings || historySpanMs !== undefined) && !shuttingDown) await withClient(demoUrl, installDemoSchema);
     if (demoSettings && !shuttingDown) {
       const logDir = path.join(config.ONCEBOARD_DATA_DIR, "logs");
       demo = await startDemoProcesses({
-        url: database.url,
+        url: demoUrl,
         settings: demoSettings,
         logDir,
         onSpawn: (pid, marker) => registry.add(pid, marker),
@@ -188,7 +194,7 @@ runMain(async () => {
         `backfilling ${Math.round(spanMs / 86_400_000) || "<1"} day(s) of demo history (marked demo; npm run demo:reset removes it)`,
       );
       try {
-        const r = await withClient(database.url, (client) => backfillHistory(client, { spanMs, onProgress: log }));
+        const r = await withClient(demoUrl, (client) => backfillHistory(client, { spanMs, onProgress: log }));
         log(`history ready: ${r.effects} effects, ${r.rollupRows} rollup rows over ${r.days} day(s)`);
       } catch (error) {
         // Each day is its own transaction: what was written is whole. The live console goes on.

@@ -6,6 +6,7 @@ import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { createScratchDatabase, dropDatabase } from "../lib/db/scratch";
+import { installDemoSchema } from "../lib/demo/schema";
 
 /**
  * One PostgreSQL for the whole run: DATABASE_URL when set, otherwise an embedded server in a
@@ -59,6 +60,8 @@ async function prepare(): Promise<SharedDatabase> {
   const client = new pg.Client(templateUrl);
   await client.connect();
   await ensureEffectPartitions(client, { back: 2, ahead: 7 });
+  // As the demo does when it starts: tests of the demo and the test kit's examples use its tables.
+  await installDemoSchema(client);
   await client.end();
 
   process.env.ONCEBOARD_TEST_ADMIN_URL = adminUrl;

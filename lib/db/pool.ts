@@ -8,6 +8,11 @@ declare global {
   var __onceboardPool: pg.Pool | undefined;
 }
 
+/** A libpq `options` fragment that puts the library's schema first on the search_path. */
+export function searchPathOption(schema: string, ...more: string[]): string {
+  return `-c search_path=${[schema, ...more, "public"].join(",")}`;
+}
+
 /**
  * The console's one pg pool per process. Anchored on globalThis because Next.js loads route
  * handlers and instrumentation as separate module copies. Console queries carry a
@@ -24,11 +29,25 @@ export function getPool(): pg.Pool {
       max: 10,
       connectionTimeoutMillis: 5000,
       application_name: "onceboard-console",
-      options: `-c statement_timeout=${config.CONSOLE_STATEMENT_TIMEOUT_MS}`,
+      // The console's SQL names tables unqualified: they resolve in the library's schema.
+      options: `-c statement_timeout=${config.CONSOLE_STATEMENT_TIMEOUT_MS} ${searchPathOption(config.ONCEBOARD_SCHEMA)}`,
     });
     globalThis.__onceboardPool.on("error", () => {
       // An idle client lost its connection; the pool replaces it. Queries report their own errors.
     });
   }
   return globalThis.__onceboardPool;
+}
+
+/**
+ * `url` with the schemas put first on the search_path of every connection made from it (libpq's
+ * `options` parameter): for code that names tables unqualified — the console's read models, the
+ * demo, tests and benchmarks. The worker library never needs it: it names its schema itself.
+ */
+export function withSearchPath(url: string, schemas: string[]): string {
+  const parsed = new URL(url);
+  const existing = parsed.searchParams.get("options");
+  const option = searchPathOption(schemas[0] ?? "onceboard", ...schemas.slice(1));
+  parsed.searchParams.set("options", existing ? `${existing} ${option}` : option);
+  return parsed.toString();
 }

@@ -1,4 +1,5 @@
 import { PrismaPg } from "@prisma/adapter-pg";
+import { loadConfig } from "../config";
 import { PrismaClient } from "./generated/client";
 import { getPool } from "./pool";
 
@@ -8,7 +9,9 @@ declare global {
 
 /** The one Prisma client per process, sharing the console's pg pool through the pg adapter. */
 export function getPrisma(): PrismaClient {
-  globalThis.__onceboardPrisma ??= new PrismaClient({ adapter: new PrismaPg(getPool()) });
+  globalThis.__onceboardPrisma ??= new PrismaClient({
+    adapter: new PrismaPg(getPool(), { schema: loadConfig().ONCEBOARD_SCHEMA }),
+  });
   return globalThis.__onceboardPrisma;
 }
 

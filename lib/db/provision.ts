@@ -5,6 +5,7 @@ import { startEmbeddedPostgres } from "./embedded";
 import { describeDatabaseError } from "./errors";
 import { migrate } from "./migrate";
 import { ensureEffectPartitions } from "./partitions";
+import { withSearchPath } from "./pool";
 
 export interface ProvisionedDatabase {
   url: string;
@@ -57,9 +58,12 @@ export async function provisionDatabase(
   }
   try {
     await assertReachable(url);
-    const result = await migrate(url, { onApplied: (name) => log(`applied migration ${name}`) });
+    const result = await migrate(url, {
+      schema: config.ONCEBOARD_SCHEMA,
+      onApplied: (name) => log(`applied migration ${name}`),
+    });
     if (result.applied.length === 0) log(`migrations up to date (${result.alreadyApplied.length} applied)`);
-    const client = new pg.Client({ connectionString: url });
+    const client = new pg.Client({ connectionString: withSearchPath(url, [config.ONCEBOARD_SCHEMA]) });
     await client.connect();
     try {
       const created = await ensureEffectPartitions(client);

@@ -1,5 +1,10 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { DEFAULT_SCHEMA } from "../idempotency";
+import { withSearchPath } from "./pool";
+
+/** The demo's schema (lib/demo/schema.ts), on scratch databases' search_path too. */
+const DEMO_SCHEMA = "onceboard_demo";
 
 /** A throw-away database: tests, the soak, the benchmarks and the browser tests each make theirs with this. */
 export interface ScratchDatabase {
@@ -43,7 +48,9 @@ export async function createScratchDatabase(
     if (options.name) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); // a killed run's leftover
     await admin.query(`CREATE DATABASE ${name}${options.template ? ` TEMPLATE ${options.template}` : ""}`);
   });
-  return { name, url: withDatabase(adminUrl, name), drop: () => dropDatabase(adminUrl, name) };
+  // Tests, benchmarks and the soak name tables unqualified, as the console's read models do.
+  const url = withSearchPath(withDatabase(adminUrl, name), [DEFAULT_SCHEMA, DEMO_SCHEMA]);
+  return { name, url, drop: () => dropDatabase(adminUrl, name) };
 }
 
 /** DROP DATABASE IF EXISTS … WITH (FORCE): a scratch database, also one a killed run left behind. */

@@ -1,4 +1,5 @@
 import type { Queryable } from "./db-types";
+import { DEMO_SCHEMA } from "./schema";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";
 
 export interface ResetResult {
@@ -13,8 +14,8 @@ export class DemoRunningError extends Error {
 }
 
 /**
- * Removes exactly the demo's data: effects and rollup rows marked demo, the demo tables and the
- * demo's pg-boss schema. Nothing else is touched. Refuses while demo workers are connected,
+ * Removes exactly the demo's data: effects and rollup rows marked demo, the demo's own schema
+ * (its tables) and the demo's pg-boss schema. Nothing else is touched. Refuses while demo workers are connected,
  * since they would write again at once. `db` must be a single connection (it runs a transaction).
  */
 export async function resetDemo(db: Queryable): Promise<ResetResult> {
@@ -32,10 +33,13 @@ export async function resetDemo(db: Queryable): Promise<ResetResult> {
     const effects = await db.query("DELETE FROM effects WHERE demo");
     const rollups = await db.query("DELETE FROM worker_stats_minute WHERE demo");
     const violations = await db.query("DELETE FROM uncaught_violations_minute WHERE demo");
-    const orders = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM demo_orders");
-    await db.query(
-      "TRUNCATE demo_orders, demo_provider_ledger, demo_accounting_entries, demo_mailer_outbox, demo_dead_letters RESTART IDENTITY",
+    const orders = await db.query<{ n: number }>(
+      `SELECT CASE WHEN to_regclass('${DEMO_SCHEMA}.demo_orders') IS NULL THEN 0
+                   ELSE (xpath('/row/n/text()', query_to_xml('SELECT count(*) AS n FROM ${DEMO_SCHEMA}.demo_orders', false, true, '')))[1]::text::int
+              END AS n`,
     );
+    // The demo's tables live in their own schema: it goes whole (the demo makes it again at start).
+    await db.query(`DROP SCHEMA IF EXISTS ${DEMO_SCHEMA} CASCADE`);
     await db.query(`DROP SCHEMA IF EXISTS ${DEMO_BOSS_SCHEMA} CASCADE`);
     await db.query("COMMIT");
     return {

@@ -50,7 +50,7 @@ export async function claimMany(core: EffectsCore, inputs: readonly BatchClaimIn
     }
   }
 
-  const sql = sqlFor(core.opts.db, false);
+  const sql = sqlFor(core.opts.db, false, core.opts.schema);
   for (const members of groups.values()) {
     const first = members[0];
     if (!first) continue;

@@ -54,7 +54,7 @@ export const CLAIM: Statement = {
   returns: "rows",
   text: `SELECT result, status, attempt, owner, policy, created_at, lease_until, outcome, error, gap_seconds,
        duplicate_count, first_message_id, db_now
-  FROM onceboard_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
+  FROM onceboard.onceboard_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
                        $8::int, $9::int, $10::boolean, $11::boolean)`,
 };
 
@@ -72,7 +72,7 @@ export const CLAIM_REDELIVERY: Statement = {
   text: `WITH done AS MATERIALIZED (
   SELECT f.status, f.attempt, f.owner, f.policy, f.created_at, f.lease_until, f.outcome, f.error, f.request_hash,
          f.duplicate_count, f.first_message_id
-    FROM effects f
+    FROM onceboard.effects f
    WHERE f.tenant_id = $1::text AND f.key = $2::text AND f.created_at <= now() + interval '1 day'
      AND f.status IN ('completed', 'abandoned')
 )
@@ -85,7 +85,7 @@ SELECT CASE WHEN $7::text IS NOT NULL AND d.request_hash IS NOT NULL AND d.reque
 UNION ALL
 SELECT c.result, c.status, c.attempt, c.owner, c.policy, c.created_at, c.lease_until, c.outcome, c.error, c.gap_seconds,
        c.duplicate_count, c.first_message_id, c.db_now
-  FROM onceboard_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
+  FROM onceboard.onceboard_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
                        $8::int, $9::int, $10::boolean, $11::boolean) c
  WHERE NOT EXISTS (SELECT 1 FROM done)`,
 };
@@ -155,7 +155,7 @@ export const CLAIM_BATCH: Statement = {
   name: "onceboard_claim_batch_v1",
   returns: "rows",
   text: `SELECT b.ord, (b.claim).*
-  FROM onceboard_claim_batch($1::text[], $2::text[], $3::text, $4::text, $5::text[], $6::text[], $7::text[],
+  FROM onceboard.onceboard_claim_batch($1::text[], $2::text[], $3::text, $4::text, $5::text[], $6::text[], $7::text[],
                              $8::int, $9::int, $10::boolean[], $11::boolean) b`,
 };
 

@@ -24,7 +24,7 @@ const WHERE = `tenant_id = $1::text AND key = $2::text AND created_at = $3::time
 export const COMPLETE: Statement = {
   name: "onceboard_complete_v2",
   returns: "count",
-  text: `UPDATE effects
+  text: `UPDATE onceboard.effects
    SET outcome = CASE WHEN status = 'completed' THEN outcome ELSE $6::jsonb END,
        error = CASE WHEN status = 'completed' THEN error ELSE $7::text END,
        completed_at = CASE WHEN status = 'completed' THEN completed_at ELSE clock_timestamp() END,
@@ -37,7 +37,7 @@ export const COMPLETE: Statement = {
 export const FAIL: Statement = {
   name: "onceboard_fail_v1",
   returns: "count",
-  text: `UPDATE effects
+  text: `UPDATE onceboard.effects
    SET status = 'failed', error = $6::text, lease_until = NULL, updated_at = clock_timestamp()
  WHERE ${WHERE} AND status IN ('in_progress', 'failed')`,
 };
@@ -45,7 +45,7 @@ export const FAIL: Statement = {
 export const EXTEND_LEASE: Statement = {
   name: "onceboard_extend_lease_v1",
   returns: "rows",
-  text: `UPDATE effects
+  text: `UPDATE onceboard.effects
    SET lease_until = clock_timestamp() + $6::int * interval '1 millisecond', updated_at = clock_timestamp()
  WHERE ${WHERE} AND status = 'in_progress'
 RETURNING lease_until`,

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { NotInTransactionError } from "./errors";
+import { DEFAULT_SCHEMA, inSchema, statementNameIn } from "./schema";
 
 /**
  * The two database handles the library accepts, and a small common interface over them.
@@ -47,16 +48,18 @@ export function isPgPool(db: unknown): db is pg.Pool {
   return typeof d?.connect === "function" && typeof d?.query === "function" && typeof d?.totalCount === "number";
 }
 
-export function sqlFor(handle: EffectsDb | TransactionHandle, inTransaction: boolean): Sql {
+/** Runs the library's statements on a handle, in the library's schema (see schema.ts). */
+export function sqlFor(handle: EffectsDb | TransactionHandle, inTransaction: boolean, schema = DEFAULT_SCHEMA): Sql {
   if (isPrisma(handle)) {
     return {
       inTransaction,
       async run<R>(statement: Statement, values: unknown[]) {
+        const text = inSchema(statement.text, schema);
         if (statement.returns === "rows") {
-          const rows = await handle.$queryRawUnsafe<R[]>(statement.text, ...values);
+          const rows = await handle.$queryRawUnsafe<R[]>(text, ...values);
           return { rows, rowCount: rows.length };
         }
-        const rowCount = await handle.$executeRawUnsafe(statement.text, ...values);
+        const rowCount = await handle.$executeRawUnsafe(text, ...values);
         return { rows: [], rowCount };
       },
     };
@@ -65,7 +68,11 @@ export function sqlFor(handle: EffectsDb | TransactionHandle, inTransaction: boo
   return {
     inTransaction,
     async run<R>(statement: Statement, values: unknown[]) {
-      const result = await q.query({ name: statement.name, text: statement.text, values });
+      const result = await q.query({
+        name: statementNameIn(statement.name, schema),
+        text: inSchema(statement.text, schema),
+        values,
+      });
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
     },
   };
@@ -100,10 +107,11 @@ export function connectListening(pool: pg.Pool, onError: (error: Error) => void)
 export async function inNewTransaction<T>(
   db: EffectsDb,
   fn: (sql: Sql, tx: TransactionHandle) => Promise<T>,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; schema?: string } = {},
 ): Promise<T> {
+  const schema = options.schema ?? DEFAULT_SCHEMA;
   if (isPrisma(db)) {
-    return (db as PrismaClientLike).$transaction((tx) => fn(sqlFor(tx, true), tx), {
+    return (db as PrismaClientLike).$transaction((tx) => fn(sqlFor(tx, true, schema), tx), {
       isolationLevel: "ReadCommitted",
       timeout: options.timeoutMs,
     });
@@ -118,7 +126,7 @@ export async function inNewTransaction<T>(
   try {
     await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
     try {
-      const value = await fn(sqlFor(client, true), client);
+      const value = await fn(sqlFor(client, true, schema), client);
       await client.query("COMMIT");
       return value;
     } catch (error) {

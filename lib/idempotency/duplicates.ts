@@ -22,7 +22,7 @@ interface Pending {
 export const APPLY_DUPLICATES: Statement = {
   name: "onceboard_apply_duplicates_v1",
   returns: "count",
-  text: `UPDATE effects f
+  text: `UPDATE onceboard.effects f
    SET duplicate_count = f.duplicate_count + d.n,
        last_duplicate_at = greatest(f.last_duplicate_at, d.last_at),
        max_gap_seconds = greatest(coalesce(f.max_gap_seconds, 0), d.max_gap),
@@ -40,7 +40,7 @@ export class DuplicateLedger extends PeriodicFlush {
 
   constructor(
     private readonly db: EffectsDb,
-    private readonly options: { logger: Logger; onFlushFailure?: (error: unknown) => void },
+    private readonly options: { schema?: string; logger: Logger; onFlushFailure?: (error: unknown) => void },
   ) {
     super();
   }
@@ -76,7 +76,7 @@ export class DuplicateLedger extends PeriodicFlush {
     if (this.pending.size === 0) return true;
     const entries = [...this.pending.entries()];
     this.pending = new Map();
-    const sql = sqlFor(this.db, false);
+    const sql = sqlFor(this.db, false, this.options.schema);
     let ok = true;
     for (let i = 0; i < entries.length; i += BATCH) {
       const batch = entries.slice(i, i + BATCH);

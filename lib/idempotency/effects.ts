@@ -102,10 +102,10 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
   const metrics = createMetrics(registry);
   const logger = opts.logger;
   const rollups = opts.rollups
-    ? new Rollups(opts.db, { demo: opts.demo, logger, onFlushFailure: () => metrics.rollupFlushFailures.inc() })
+    ? new Rollups(opts.db, { demo: opts.demo, schema: opts.schema, logger, onFlushFailure: () => metrics.rollupFlushFailures.inc() })
     : null;
   rollups?.start(opts.flushIntervalMs);
-  const duplicates = new DuplicateLedger(opts.db, { logger, onFlushFailure: () => metrics.rollupFlushFailures.inc() });
+  const duplicates = new DuplicateLedger(opts.db, { schema: opts.schema, logger, onFlushFailure: () => metrics.rollupFlushFailures.inc() });
   duplicates.start(opts.flushIntervalMs);
   const core: EffectsCore = { opts, metrics, rollups, duplicates, logger, closed: false };
   const retention = startRetentionParts(core, registry);
@@ -119,7 +119,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
       const spec = buildStepSpec(core, delivery, input);
       await beforeClaim(core, spec);
       countDelivery(core, delivery.jobType, delivery.redelivered);
-      const sql = spec.tx ? sqlFor(spec.tx, true) : sqlFor(opts.db, false);
+      const sql = spec.tx ? sqlFor(spec.tx, true, opts.schema) : sqlFor(opts.db, false, opts.schema);
       return outcomeOf(await acquire(core, sql, spec));
     },
     async claimMany(inputs) {

@@ -78,6 +78,17 @@ export {
   sqlStateOf,
 } from "./pg-errors";
 export { isRetryable, RETRYABLE_SQLSTATES, withRetry } from "./retryable";
+// The library's own schema (default onceboard) and its installer.
+export {
+  LIBRARY_MIGRATIONS_DIR,
+  type LibraryMigrateResult,
+  LibraryMigrationError,
+  type MigrateOptions,
+  migrate,
+  migrationsTableSql,
+  readLibraryMigrations,
+} from "./migrate";
+export { DEFAULT_SCHEMA, inSchema, schemaNameOf } from "./schema";
 export { type MetricsServer, serveMetrics } from "./serve-metrics";
 export type { EffectResult } from "./step";
 export { registerWorker, type WorkerRegistration, type WorkerRegistrationOptions } from "./worker-registry";

@@ -1,6 +1,7 @@
 /**
  * The partition manager's SQL (lib/idempotency/maintenance.ts). One statement per constant, each
  * with its why. DDL is built with quoted identifiers by the caller (quoteIdent); values are bound.
+ * Objects are named `onceboard.<name>`; maintain() runs them through queryingIn() for another schema.
  */
 
 /** The session advisory lock one maintenance run holds: one runner acts across the cluster. */
@@ -34,22 +35,22 @@ SELECT c.relname AS name,
        coalesce(obj_description(c.oid, 'pg_class'), '') AS comment
   FROM pg_inherits i
   JOIN pg_class c ON c.oid = i.inhrelid
- WHERE i.inhparent = 'effects'::regclass
+ WHERE i.inhparent = 'onceboard.effects'::regclass
  ORDER BY range_from NULLS FIRST, c.relname`;
 
 /** Tables we detached but did not drop yet (a crash between DETACH and DROP): ours by comment. */
 export const LIST_DETACHED_ORPHANS = `
 SELECT c.relname AS name
   FROM pg_class c
-  JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema()
- WHERE c.relkind = 'r' AND NOT c.relispartition
+ WHERE c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = 'onceboard.effects'::regclass)
+   AND c.relkind = 'r' AND NOT c.relispartition
    AND obj_description(c.oid, 'pg_class') LIKE '${DETACH_COMMENT_PREFIX}%'
  ORDER BY c.relname`;
 
 /** The one settings row; defaults when it is missing (a database migrated before issue 11). */
 export const READ_SETTINGS = `
 SELECT retention_days, max_retry_window_days, partition_interval, premake_count
-  FROM retention_settings WHERE id = 1`;
+  FROM onceboard.retention_settings WHERE id = 1`;
 
 /**
  * Live workers' declared retry windows at `$1` (the manager's clock): a row is live while its
@@ -57,30 +58,30 @@ SELECT retention_days, max_retry_window_days, partition_interval, premake_count
  */
 export const LIVE_WINDOWS = `
 SELECT worker_id, max_retry_window_seconds, host, pid, started_at, heartbeat_at
-  FROM worker_registrations
+  FROM onceboard.worker_registrations
  WHERE heartbeat_at + ttl_seconds * interval '1 second' > $1
  ORDER BY max_retry_window_seconds DESC, worker_id`;
 
 /** Registration and heartbeat in one upsert: the row exists exactly while the worker beats. */
 export const UPSERT_WORKER = `
-INSERT INTO worker_registrations (worker_id, max_retry_window_seconds, host, pid, ttl_seconds, started_at, heartbeat_at)
+INSERT INTO onceboard.worker_registrations (worker_id, max_retry_window_seconds, host, pid, ttl_seconds, started_at, heartbeat_at)
 VALUES ($1, $2, $3, $4, $5, coalesce($6, now()), coalesce($6, now()))
 ON CONFLICT (worker_id) DO UPDATE
    SET max_retry_window_seconds = excluded.max_retry_window_seconds,
        ttl_seconds = excluded.ttl_seconds,
        heartbeat_at = excluded.heartbeat_at`;
 
-export const DELETE_WORKER = "DELETE FROM worker_registrations WHERE worker_id = $1";
+export const DELETE_WORKER = "DELETE FROM onceboard.worker_registrations WHERE worker_id = $1";
 
 export const INSERT_RUN = `
-INSERT INTO maintenance_runs (runner, trigger, started_at) VALUES ($1, $2, $3) RETURNING id::text AS id`;
+INSERT INTO onceboard.maintenance_runs (runner, trigger, started_at) VALUES ($1, $2, $3) RETURNING id::text AS id`;
 
 export const FINISH_RUN = `
-UPDATE maintenance_runs SET finished_at = $2, result = $3, operations = $4::jsonb, error = $5 WHERE id = $1::bigint`;
+UPDATE onceboard.maintenance_runs SET finished_at = $2, result = $3, operations = $4::jsonb, error = $5 WHERE id = $1::bigint`;
 
 /** Effects still being worked on in a partition: an in-progress claim whose lease is alive. */
 export function countLiveClaimsSql(table: string): string {
-  return `SELECT count(*)::int AS n FROM ${quoteIdent(table)} WHERE status = 'in_progress' AND lease_until > $1`;
+  return `SELECT count(*)::int AS n FROM onceboard.${quoteIdent(table)} WHERE status = 'in_progress' AND lease_until > $1`;
 }
 
 /** PostgreSQL's quote_ident, for the partition names we build (and read back from the catalog). */

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import pino from "pino";
 import type { Registry } from "prom-client";
 import { type MaintenanceMetrics, maintenanceMetrics } from "./maintenance-metrics";
+import { queryingIn, schemaNameOf } from "./schema";
 import {
   countLiveClaimsSql,
   DETACH_COMMENT_PREFIX,
@@ -139,6 +140,8 @@ export interface MaintainOptions {
   attempts?: number;
   /** Test hook: runs while the maintenance lock is held, before anything else. */
   afterLock?: () => Promise<void>;
+  /** The library's schema (schema.ts). Default onceboard. */
+  schema?: string;
 }
 
 const floorTo = (t: number, interval: PartitionInterval): number => {
@@ -175,7 +178,8 @@ interface PartitionRow {
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
 
-export async function readRetentionSettings(db: Queryable): Promise<RetentionSettingsRow> {
+export async function readRetentionSettings(queryable: Queryable, schema?: string): Promise<RetentionSettingsRow> {
+  const db = queryingIn(queryable, schemaNameOf(schema));
   const { rows } = await db.query<{
     retention_days: number;
     max_retry_window_days: number;
@@ -192,7 +196,8 @@ export async function readRetentionSettings(db: Queryable): Promise<RetentionSet
   };
 }
 
-export async function readLiveWorkers(db: Queryable, now: Date): Promise<LiveWorker[]> {
+export async function readLiveWorkers(queryable: Queryable, now: Date, schema?: string): Promise<LiveWorker[]> {
+  const db = queryingIn(queryable, schemaNameOf(schema));
   const { rows } = await db.query<{
     worker_id: string;
     max_retry_window_seconds: number;
@@ -260,8 +265,12 @@ function runwayHours(now: Date, rows: PartitionRow[]): number {
 }
 
 /** What a run would do at `now`, and why. Reads only (catalog, settings, live workers, in-flight counts). */
-export async function planMaintenance(db: Queryable, options: { now?: Date } = {}): Promise<MaintenancePlan> {
+export async function planMaintenance(
+  queryable: Queryable,
+  options: { now?: Date; schema?: string } = {},
+): Promise<MaintenancePlan> {
   const now = options.now ?? new Date();
+  const db = queryingIn(queryable, schemaNameOf(options.schema));
   // One after another: `db` may be a single client.
   const settings = await readRetentionSettings(db);
   const liveWorkers = await readLiveWorkers(db, now);
@@ -355,7 +364,7 @@ const RETRY_DDL = new Set(["55P03", "57014", "40P01"]);
  * the gap is re-checked under it, so a concurrent startup premake never collides.
  */
 async function createPartition(client: pg.PoolClient, part: PlannedCreate, lockTimeoutMs: number): Promise<Operation> {
-  const name = quoteIdent(part.name);
+  const name = `onceboard.${quoteIdent(part.name)}`;
   const from = quoteLiteral(part.from.toISOString());
   const to = quoteLiteral(part.to.toISOString());
   await client.query("BEGIN");
@@ -369,12 +378,12 @@ async function createPartition(client: pg.PoolClient, part: PlannedCreate, lockT
       return { kind: "create", partition: part.name, result: "skipped", detail: "already covered" };
     }
     await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
-    await client.query(`CREATE TABLE ${name} (LIKE effects INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`);
+    await client.query(`CREATE TABLE ${name} (LIKE onceboard.effects INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`);
     await client.query(
       `ALTER TABLE ${name} ADD CONSTRAINT ${quoteIdent(`${part.name}_range`)} CHECK (created_at >= ${from} AND created_at < ${to})`,
     );
     await client.query(`CREATE UNIQUE INDEX ${quoteIdent(`${part.name}_tenant_key_uq`)} ON ${name} (tenant_id, key)`);
-    await client.query(`ALTER TABLE effects ATTACH PARTITION ${name} FOR VALUES FROM (${from}) TO (${to})`);
+    await client.query(`ALTER TABLE onceboard.effects ATTACH PARTITION ${name} FOR VALUES FROM (${from}) TO (${to})`);
     // The CHECK only served to skip ATTACH's validation scan; the bound now enforces it.
     await client.query(`ALTER TABLE ${name} DROP CONSTRAINT ${quoteIdent(`${part.name}_range`)}`);
     await client.query("COMMIT");
@@ -392,7 +401,7 @@ async function createPartition(client: pg.PoolClient, part: PlannedCreate, lockT
 
 async function isDetachPending(client: pg.PoolClient, name: string): Promise<boolean | null> {
   const { rows } = await client.query<{ pending: boolean }>(
-    "SELECT i.inhdetachpending AS pending FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'effects'::regclass AND c.relname = $1",
+    "SELECT i.inhdetachpending AS pending FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'onceboard.effects'::regclass AND c.relname = $1",
     [name],
   );
   return rows[0] ? rows[0].pending : null;
@@ -404,7 +413,7 @@ async function isDetachPending(client: pg.PoolClient, name: string): Promise<boo
  * (or the next run) completes it with FINALIZE.
  */
 async function detach(client: pg.PoolClient, name: string, lockTimeoutMs: number, attempts: number, ops: Operation[]) {
-  const table = quoteIdent(name);
+  const table = `onceboard.${quoteIdent(name)}`;
   await client.query(`SET lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
   try {
     for (let attempt = 1; ; attempt++) {
@@ -414,8 +423,8 @@ async function detach(client: pg.PoolClient, name: string, lockTimeoutMs: number
       try {
         await client.query(
           pending
-            ? `ALTER TABLE effects DETACH PARTITION ${table} FINALIZE`
-            : `ALTER TABLE effects DETACH PARTITION ${table} CONCURRENTLY`,
+            ? `ALTER TABLE onceboard.effects DETACH PARTITION ${table} FINALIZE`
+            : `ALTER TABLE onceboard.effects DETACH PARTITION ${table} CONCURRENTLY`,
         );
         ops.push({ kind, partition: name, result: "ok", ...(attempt > 1 ? { detail: `attempt ${attempt}` } : {}) });
         return;
@@ -446,13 +455,13 @@ async function expire(
   runId: string,
   ops: Operation[],
 ) {
-  const table = quoteIdent(p.name);
+  const table = `onceboard.${quoteIdent(p.name)}`;
   if (p.action === "drop") {
     await client.query(`COMMENT ON TABLE ${table} IS ${quoteLiteral(`${DETACH_COMMENT_PREFIX} run ${runId}`)}`);
   }
   await detach(client, p.name, opts.lockTimeoutMs, opts.attempts, ops);
   const { rows } = await client.query<{ comment: string | null }>(
-    "SELECT obj_description(to_regclass($1), 'pg_class') AS comment",
+    "SELECT obj_description(to_regclass('onceboard.' || quote_ident($1)), 'pg_class') AS comment",
     [p.name],
   );
   if (!rows[0]?.comment?.startsWith(DETACH_COMMENT_PREFIX)) {
@@ -464,7 +473,7 @@ async function expire(
   const live = p.from && p.to ? ((await client.query<{ n: number }>(countLiveClaimsSql(p.name), [now])).rows[0]?.n ?? 0) : 0;
   if (live > 0 && p.from && p.to) {
     await client.query(`COMMENT ON TABLE ${table} IS NULL`);
-    await client.query(`ALTER TABLE effects ATTACH PARTITION ${table} ${boundsOf(p)}`);
+    await client.query(`ALTER TABLE onceboard.effects ATTACH PARTITION ${table} ${boundsOf(p)}`);
     ops.push({ kind: "reattach", partition: p.name, result: "ok", detail: `${live} live claim(s) appeared` });
     return;
   }
@@ -482,9 +491,10 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
   const lockTimeoutMs = options.lockTimeoutMs ?? 2000;
   const attempts = options.attempts ?? 5;
 
+  const schema = schemaNameOf(options.schema);
   let client: pg.PoolClient;
   try {
-    client = await pool.connect();
+    client = queryingIn(await pool.connect(), schema);
   } catch (error) {
     // The database is not there: a failed run (the schedule tries again), never a rejection.
     const message = error instanceof Error ? error.message : String(error);
@@ -510,7 +520,7 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
     let plan: MaintenancePlan | null = null;
     let failure: unknown = null;
     try {
-      plan = await planMaintenance(client, { now });
+      plan = await planMaintenance(client, { now, schema });
       for (const part of plan.create) ops.push(await createPartition(client, part, lockTimeoutMs));
       for (const p of plan.partitions) {
         if (p.action === "keep") continue;
@@ -522,7 +532,7 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
         }
       }
       for (const orphan of plan.orphans) {
-        await client.query(`DROP TABLE IF EXISTS ${quoteIdent(orphan)}`);
+        await client.query(`DROP TABLE IF EXISTS onceboard.${quoteIdent(orphan)}`);
         ops.push({ kind: "drop", partition: orphan, result: "ok", detail: "detached by an earlier run" });
       }
     } catch (error) {
@@ -539,7 +549,7 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
     ]);
     for (const op of ops) metrics?.operations.inc({ kind: op.kind, result: op.result });
     if (metrics) {
-      const after = await planMaintenance(client, { now }).catch(() => null);
+      const after = await planMaintenance(client, { now, schema }).catch(() => null);
       if (after) {
         metrics.runwayHours.set(after.runwayHours);
         metrics.runwayEnd.set(now.getTime() / 1000 + after.runwayHours * 3600);

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { type EffectsDb, isPgPool, isPrisma } from "./db";
 import { type Duration, toMs } from "./duration";
 import { InvalidEffectsOptionsError, RetentionConfigError } from "./errors";
+import { schemaNameOf } from "./schema";
 
 export interface EffectsOptions {
   /** A pg.Pool, or a PrismaClient (claims then go through $queryRawUnsafe). */
@@ -35,6 +36,8 @@ export interface EffectsOptions {
   rollups?: boolean;
   /** Names this process in effects.owner. Default host:pid:random. */
   workerId?: string;
+  /** The PostgreSQL schema `migrate()` installed the library into. Default "onceboard". */
+  schema?: string;
   // --- Retention (issue 11) ---
   /**
    * Register this worker's maxRetryWindow in worker_registrations (heartbeat) and read the
@@ -59,6 +62,7 @@ export interface ResolvedOptions {
   flushIntervalMs: number;
   rollups: boolean;
   workerId: string;
+  schema: string;
   register: boolean;
   /** null: this process does not run maintenance. */
   maintainIntervalMs: number | null;
@@ -158,6 +162,7 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
     flushIntervalMs: toMs(options.flushInterval ?? "10s", "flushInterval"),
     rollups: options.rollups ?? true,
     workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    schema: schemaNameOf(options.schema),
     ...resolveRetentionOptions(options),
   };
 }

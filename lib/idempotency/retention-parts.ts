@@ -14,6 +14,7 @@ export function startRetentionParts(core: EffectsCore, registry: Registry): { re
   const registration = opts.register
     ? registerWorker(opts.db, {
         workerId: opts.workerId,
+        schema: opts.schema,
         maxRetryWindowMs: opts.maxRetryWindowMs,
         logger,
         onRetention: (retentionMs) => {
@@ -41,7 +42,7 @@ export function startRetentionParts(core: EffectsCore, registry: Registry): { re
     ready.then(
       () => {
         if (!core.closed) {
-          schedule = startMaintenance(opts.db as pg.Pool, { intervalMs, logger, registry, runner: opts.workerId });
+          schedule = startMaintenance(opts.db as pg.Pool, { intervalMs, logger, registry, runner: opts.workerId, schema: opts.schema });
         }
       },
       () => {},

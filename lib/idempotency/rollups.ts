@@ -70,7 +70,7 @@ export function gapBucketIndex(seconds: number): number {
 const UPSERT_STATS: Statement = {
   name: "onceboard_rollup_stats_v2",
   returns: "count",
-  text: `INSERT INTO worker_stats_minute AS w (minute, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
+  text: `INSERT INTO onceboard.worker_stats_minute AS w (minute, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
        key_reuse, uncaught_violations, deliveries, redeliveries, message_id_keys, claim_seconds_sum, gap_buckets,
        gap_seconds_sum, demo, updated_at, claims_beyond_retention)
 VALUES ($1::timestamptz, $2::text, $3::bigint, $4::bigint, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint,
@@ -89,7 +89,7 @@ ON CONFLICT (minute, job_type) DO UPDATE SET
   redeliveries = w.redeliveries + EXCLUDED.redeliveries,
   message_id_keys = w.message_id_keys + EXCLUDED.message_id_keys,
   claim_seconds_sum = w.claim_seconds_sum + EXCLUDED.claim_seconds_sum,
-  gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
+  gap_buckets = onceboard.onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
   gap_seconds_sum = w.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
   demo = w.demo AND EXCLUDED.demo,
   updated_at = now(),
@@ -99,7 +99,7 @@ ON CONFLICT (minute, job_type) DO UPDATE SET
 const UPSERT_VIOLATIONS: Statement = {
   name: "onceboard_rollup_violations_v2",
   returns: "count",
-  text: `INSERT INTO uncaught_violations_minute AS u
+  text: `INSERT INTO onceboard.uncaught_violations_minute AS u
   (minute, job_type, constraint_name, count, demo, last_tenant_id, last_key, last_message_id)
 VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint, $5::boolean, $6::text, $7::text, $8::text)
 ON CONFLICT (minute, job_type, constraint_name) DO UPDATE SET
@@ -123,8 +123,8 @@ export function claimBucketIndex(seconds: number): number {
 const UPSERT_LATENCY: Statement = {
   name: "onceboard_rollup_latency_v1",
   returns: "count",
-  text: `INSERT INTO claim_latency_minute AS l (minute, job_type, buckets) VALUES ($1::timestamptz, $2::text, $3::bigint[])
-ON CONFLICT (minute, job_type) DO UPDATE SET buckets = onceboard_add_counts(l.buckets, EXCLUDED.buckets)`,
+  text: `INSERT INTO onceboard.claim_latency_minute AS l (minute, job_type, buckets) VALUES ($1::timestamptz, $2::text, $3::bigint[])
+ON CONFLICT (minute, job_type) DO UPDATE SET buckets = onceboard.onceboard_add_counts(l.buckets, EXCLUDED.buckets)`,
 };
 
 interface TenantSuppressionRow {
@@ -143,7 +143,7 @@ interface TenantViolationRow extends TenantSuppressionRow {
 const UPSERT_TENANT_SUPPRESSIONS: Statement = {
   name: "onceboard_rollup_tenant_suppressions_v1",
   returns: "count",
-  text: `INSERT INTO tenant_suppressions_hour AS t (hour, tenant_id, job_type, count)
+  text: `INSERT INTO onceboard.tenant_suppressions_hour AS t (hour, tenant_id, job_type, count)
 VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint)
 ON CONFLICT (hour, tenant_id, job_type) DO UPDATE SET count = t.count + EXCLUDED.count`,
 };
@@ -151,7 +151,7 @@ ON CONFLICT (hour, tenant_id, job_type) DO UPDATE SET count = t.count + EXCLUDED
 const UPSERT_TENANT_VIOLATIONS: Statement = {
   name: "onceboard_rollup_tenant_violations_v1",
   returns: "count",
-  text: `INSERT INTO tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen)
+  text: `INSERT INTO onceboard.tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen)
 VALUES ($1::timestamptz, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::timestamptz)
 ON CONFLICT (hour, tenant_id, job_type, constraint_name) DO UPDATE SET
   count = t.count + EXCLUDED.count,
@@ -171,7 +171,7 @@ export class Rollups extends PeriodicFlush {
 
   constructor(
     private readonly db: EffectsDb,
-    private readonly options: { demo: boolean; logger: Logger; onFlushFailure?: (error: unknown) => void; now?: () => number },
+    private readonly options: { demo: boolean; schema?: string; logger: Logger; onFlushFailure?: (error: unknown) => void; now?: () => number },
   ) {
     super();
   }
@@ -247,7 +247,7 @@ export class Rollups extends PeriodicFlush {
     this.violations = new Map();
     const tenantOk = await this.flushTenants();
     if (stats.size === 0 && violations.size === 0) return tenantOk;
-    const sql = sqlFor(this.db, false);
+    const sql = sqlFor(this.db, false, this.options.schema);
     const demo = this.options.demo;
     let ok = tenantOk;
     for (const [id, r] of stats) {
@@ -357,7 +357,7 @@ export class Rollups extends PeriodicFlush {
     if (suppressions.size === 0 && violations.size === 0) return true;
     this.tenantSuppressions = new Map();
     this.tenantViolations = new Map();
-    const sql = sqlFor(this.db, false);
+    const sql = sqlFor(this.db, false, this.options.schema);
     let ok = true;
     for (const [id, r] of suppressions) {
       try {

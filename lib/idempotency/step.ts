@@ -242,8 +242,8 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
   };
 
   let settled: Awaited<ReturnType<typeof body>>;
-  if (spec.policy !== "transactional") settled = await body(sqlFor(core.opts.db, false), undefined);
-  else if (spec.tx) settled = await body(sqlFor(spec.tx, true), spec.tx);
+  if (spec.policy !== "transactional") settled = await body(sqlFor(core.opts.db, false, core.opts.schema), undefined);
+  else if (spec.tx) settled = await body(sqlFor(spec.tx, true, core.opts.schema), spec.tx);
   else settled = await inOwnTransaction(core, body);
   if ("error" in settled) throw settled.error;
   return settled.result;
@@ -258,7 +258,7 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
  */
 async function inOwnTransaction<R>(core: EffectsCore, body: (sql: Sql, tx: TransactionHandle) => Promise<R>): Promise<R> {
   try {
-    return await withRetry(() => inNewTransaction(core.opts.db, body));
+    return await withRetry(() => inNewTransaction(core.opts.db, body, { schema: core.opts.schema }));
   } catch (error) {
     if (error instanceof EffectsError || !isConnectionError(error)) throw error;
     throw mapDbError(error);

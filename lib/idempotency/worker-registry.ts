@@ -14,6 +14,8 @@ import { DELETE_WORKER, READ_SETTINGS, UPSERT_WORKER } from "./maintenance-sql";
 
 export interface WorkerRegistrationOptions {
   workerId: string;
+  /** The library's schema (schema.ts). Default onceboard. */
+  schema?: string;
   maxRetryWindowMs: number;
   /** Heartbeat (and settings refresh) period. Default 30 s; the row lives 4 heartbeats. */
   heartbeatMs?: number;
@@ -37,7 +39,7 @@ const fmt = (ms: number) =>
   ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${ms / 1000}s`;
 
 export function registerWorker(db: EffectsDb, options: WorkerRegistrationOptions): WorkerRegistration {
-  const sql = sqlFor(db, false);
+  const sql = sqlFor(db, false, options.schema);
   const heartbeatMs = options.heartbeatMs ?? 30_000;
   const ttlSeconds = Math.max(1, Math.ceil((heartbeatMs * 4) / 1000));
   let timer: NodeJS.Timeout | null = null;

@@ -3,7 +3,7 @@
 -- scripts/sql-sources.test.ts checks the migrated database defines it exactly so.
 
 -- Element-wise sum of two count arrays of possibly different lengths (for rollup upserts).
-CREATE OR REPLACE FUNCTION onceboard_add_counts(a bigint[], b bigint[])
+CREATE OR REPLACE FUNCTION onceboard.onceboard_add_counts(a bigint[], b bigint[])
 RETURNS bigint[]
 LANGUAGE sql IMMUTABLE AS $$
   SELECT coalesce(array_agg(coalesce(a[i], 0) + coalesce(b[i], 0) ORDER BY i), '{}')

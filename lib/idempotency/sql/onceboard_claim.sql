@@ -9,7 +9,7 @@
 -- or abandoned row (immutable) is answered at once. The advisory-lock key
 -- hashtextextended(tenant || chr(1) || key, 0) must never change: claims from libraries built
 -- against earlier migrations must stay serialised with these.
-CREATE OR REPLACE FUNCTION onceboard_claim(
+CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(
   p_tenant            text,
   p_key               text,
   p_job_type          text,
@@ -22,10 +22,10 @@ CREATE OR REPLACE FUNCTION onceboard_claim(
   p_require_existing  boolean,
   p_demo              boolean
 )
-RETURNS onceboard_claim_result
+RETURNS onceboard.onceboard_claim_result
 LANGUAGE plpgsql AS $$
 DECLARE
-  r        onceboard_claim_result;
+  r        onceboard.onceboard_claim_result;
   e        record;
   saved    text;
   ts       timestamptz;
@@ -50,7 +50,7 @@ BEGIN
     SELECT f.status, f.attempt, f.owner, f.policy, f.created_at, f.lease_until, f.outcome, f.error,
            f.request_hash, f.duplicate_count, f.first_message_id
       INTO e
-      FROM effects f
+      FROM onceboard.effects f
      WHERE f.tenant_id = p_tenant AND f.key = p_key AND f.created_at <= ts + interval '1 day'
        AND f.status IN ('completed', 'abandoned');
     IF FOUND THEN
@@ -78,7 +78,7 @@ BEGIN
     SELECT f.status, f.attempt, f.owner, f.policy, f.created_at, f.lease_until, f.outcome, f.error,
            f.request_hash, f.duplicate_count, f.first_message_id
       INTO e
-      FROM effects f
+      FROM onceboard.effects f
      WHERE f.tenant_id = p_tenant AND f.key = p_key AND f.created_at <= ts + interval '1 day';
 
     IF NOT FOUND THEN
@@ -89,7 +89,7 @@ BEGIN
         RETURN r;
       END IF;
       -- created_at is truncated to milliseconds so a JavaScript Date names the row exactly.
-      INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until,
+      INSERT INTO onceboard.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until,
                            first_message_id, last_message_id, request_hash, created_at, updated_at, demo)
       VALUES (p_tenant, p_key, p_job_type, 'in_progress', p_policy, 1, p_owner, lease,
               p_message_id, p_message_id, p_request_hash, ts, ts, p_demo);
@@ -127,7 +127,7 @@ BEGIN
     IF e.status = 'in_progress' AND e.policy = 'at_most_once' THEN
       -- A worker died between claim and completion of an at-most-once step: it may or may not
       -- have sent. By design we never send again; the claim is marked abandoned.
-      UPDATE effects f
+      UPDATE onceboard.effects f
          SET status = 'abandoned', attempt = f.attempt + 1, owner = p_owner, lease_until = NULL,
              completed_at = ts, updated_at = ts, last_message_id = coalesce(p_message_id, f.last_message_id),
              error = 'abandoned: lease of attempt ' || f.attempt || ' (' || coalesce(f.owner, '?') || ') expired'
@@ -145,7 +145,7 @@ BEGIN
     -- An expired lease (the owner crashed) or a failed attempt: exactly one claimer, the one
     -- holding the advisory lock, takes it over with attempt + 1. The attempt/status guard makes a
     -- completion that landed after our read win.
-    UPDATE effects f
+    UPDATE onceboard.effects f
        SET status = 'in_progress', attempt = f.attempt + 1, owner = p_owner,
            lease_until = lease, updated_at = ts, error = NULL,
            last_message_id = coalesce(p_message_id, f.last_message_id)

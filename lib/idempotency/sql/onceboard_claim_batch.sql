@@ -10,7 +10,7 @@
 -- take those locks in the same order and cannot deadlock. The locks are held until the batch
 -- commits. A lock wait past p_lock_timeout_ms raises (55P03) for the whole batch: the library
 -- then claims those keys one by one.
-CREATE OR REPLACE FUNCTION onceboard_claim_batch(
+CREATE OR REPLACE FUNCTION onceboard.onceboard_claim_batch(
   p_tenants           text[],
   p_keys              text[],
   p_job_type          text,
@@ -23,7 +23,7 @@ CREATE OR REPLACE FUNCTION onceboard_claim_batch(
   p_require_existing  boolean[],
   p_demo              boolean
 )
-RETURNS TABLE (ord integer, claim onceboard_claim_result)
+RETURNS TABLE (ord integer, claim onceboard.onceboard_claim_result)
 LANGUAGE plpgsql AS $$
 DECLARE
   i integer;
@@ -40,7 +40,7 @@ BEGIN
      ORDER BY hashtextextended(u.t || chr(1) || u.k, 0), u.o
   LOOP
     ord := i;
-    claim := onceboard_claim(p_tenants[i], p_keys[i], p_job_type, p_policy, p_owners[i], p_message_ids[i],
+    claim := onceboard.onceboard_claim(p_tenants[i], p_keys[i], p_job_type, p_policy, p_owners[i], p_message_ids[i],
                              p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_demo);
     RETURN NEXT;
   END LOOP;

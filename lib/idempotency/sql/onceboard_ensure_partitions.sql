@@ -5,7 +5,7 @@
 -- Startup's premake (onceboard_ensure_partitions, daily) must not collide with partitions the
 -- manager made at another interval: a day already overlapped by any partition is left alone
 -- (the manager fills any gap). Same signature, same advisory lock as before.
-CREATE OR REPLACE FUNCTION onceboard_ensure_partitions(from_day date, to_day date)
+CREATE OR REPLACE FUNCTION onceboard.onceboard_ensure_partitions(from_day date, to_day date)
 RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -24,18 +24,18 @@ BEGIN
     name := 'effects_p' || to_char(day, 'YYYYMMDD');
     lo := day::timestamp AT TIME ZONE 'UTC';
     hi := (day + 1)::timestamp AT TIME ZONE 'UTC';
-    IF to_regclass(name) IS NULL AND NOT EXISTS (
+    IF to_regclass('onceboard.' || quote_ident(name)) IS NULL AND NOT EXISTS (
       SELECT 1
         FROM pg_inherits i
-       WHERE i.inhparent = 'effects'::regclass
+       WHERE i.inhparent = 'onceboard.effects'::regclass
          AND tstzrange(lo, hi) && tstzrange(
                (regexp_match(pg_get_expr((SELECT relpartbound FROM pg_class WHERE oid = i.inhrelid), i.inhrelid),
                              'FROM \(''([^'']+)''\) TO'))[1]::timestamptz,
                (regexp_match(pg_get_expr((SELECT relpartbound FROM pg_class WHERE oid = i.inhrelid), i.inhrelid),
                              'TO \(''([^'']+)''\)'))[1]::timestamptz)
     ) THEN
-      EXECUTE format('CREATE TABLE %I PARTITION OF effects FOR VALUES FROM (%L) TO (%L)', name, lo, hi);
-      EXECUTE format('CREATE UNIQUE INDEX IF NOT EXISTS %I ON %I (tenant_id, key)', name || '_tenant_key_uq', name);
+      EXECUTE format('CREATE TABLE onceboard.%I PARTITION OF onceboard.effects FOR VALUES FROM (%L) TO (%L)', name, lo, hi);
+      EXECUTE format('CREATE UNIQUE INDEX IF NOT EXISTS %I ON onceboard.%I (tenant_id, key)', name || '_tenant_key_uq', name);
       created := created + 1;
     END IF;
     day := day + 1;

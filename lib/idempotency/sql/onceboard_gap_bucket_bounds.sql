@@ -4,7 +4,7 @@
 
 -- Upper bounds, in seconds, of the redelivery-gap buckets stored in worker_stats_minute.gap_buckets
 -- (1 s … 30 d, then +Inf). Kept in one place so the worker, the console and Prometheus agree.
-CREATE OR REPLACE FUNCTION onceboard_gap_bucket_bounds()
+CREATE OR REPLACE FUNCTION onceboard.onceboard_gap_bucket_bounds()
 RETURNS double precision[]
 LANGUAGE sql IMMUTABLE AS $$
   SELECT ARRAY[1, 5, 15, 60, 300, 900, 3600, 14400, 43200, 86400, 172800, 259200, 604800, 1209600, 2592000]::double precision[]

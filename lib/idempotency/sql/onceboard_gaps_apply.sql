@@ -3,8 +3,8 @@
 -- scripts/sql-sources.test.ts checks the migrated database defines it exactly so.
 
 -- Both tables from one delta query.
-CREATE OR REPLACE FUNCTION onceboard_gaps_apply(deltas text)
+CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_apply(deltas text)
 RETURNS text[]
 LANGUAGE sql IMMUTABLE AS $$
-  SELECT ARRAY[onceboard_gaps_upsert(deltas, 'hour', 'worker_gaps_hour'), onceboard_gaps_upsert(deltas, 'day', 'worker_gaps_day')]
+  SELECT ARRAY[onceboard.onceboard_gaps_upsert(deltas, 'hour', 'worker_gaps_hour'), onceboard.onceboard_gaps_upsert(deltas, 'day', 'worker_gaps_day')]
 $$;

@@ -2,13 +2,13 @@
 -- `npm run db:stamp -- <name>` (scripts/stamp-sql-migration.ts); never edit a migration.
 -- scripts/sql-sources.test.ts checks the migrated database defines it exactly so.
 
-CREATE OR REPLACE FUNCTION onceboard_gaps_hour_on_delete() RETURNS trigger
+CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_hour_on_delete() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
   stmt text;
 BEGIN
-  FOREACH stmt IN ARRAY onceboard_gaps_apply(
-    'SELECT minute, job_type, onceboard_sub_counts(''{}'', gap_buckets) AS gap_buckets,
+  FOREACH stmt IN ARRAY onceboard.onceboard_gaps_apply(
+    'SELECT minute, job_type, onceboard.onceboard_sub_counts(''{}'', gap_buckets) AS gap_buckets,
             -gap_seconds_sum AS gap_seconds_sum, -claims_beyond_retention AS claims_beyond_retention
        FROM old_rows') LOOP
     EXECUTE stmt;

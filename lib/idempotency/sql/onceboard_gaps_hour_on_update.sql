@@ -2,14 +2,14 @@
 -- `npm run db:stamp -- <name>` (scripts/stamp-sql-migration.ts); never edit a migration.
 -- scripts/sql-sources.test.ts checks the migrated database defines it exactly so.
 
-CREATE OR REPLACE FUNCTION onceboard_gaps_hour_on_update() RETURNS trigger
+CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_hour_on_update() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
   stmt text;
 BEGIN
   -- Old and new rows are matched by the primary key (minute, job_type), which upserts never change.
-  FOREACH stmt IN ARRAY onceboard_gaps_apply(
-    'SELECT n.minute, n.job_type, onceboard_sub_counts(n.gap_buckets, o.gap_buckets) AS gap_buckets,
+  FOREACH stmt IN ARRAY onceboard.onceboard_gaps_apply(
+    'SELECT n.minute, n.job_type, onceboard.onceboard_sub_counts(n.gap_buckets, o.gap_buckets) AS gap_buckets,
             n.gap_seconds_sum - o.gap_seconds_sum AS gap_seconds_sum,
             n.claims_beyond_retention - o.claims_beyond_retention AS claims_beyond_retention
        FROM new_rows n JOIN old_rows o USING (minute, job_type)

@@ -5,7 +5,7 @@
 -- The statement that adds a set of per-minute deltas (a query yielding minute, job_type,
 -- gap_buckets, gap_seconds_sum, claims_beyond_retention) to worker_gaps_hour and worker_gaps_day.
 -- Built as text and EXECUTEd inside each trigger function, where the transition tables are visible.
-CREATE OR REPLACE FUNCTION onceboard_gaps_upsert(deltas text, unit text, target text)
+CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_upsert(deltas text, unit text, target text)
 RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
   SELECT format('WITH d AS (SELECT date_trunc(%L, minute, ''UTC'') AS t, job_type, gap_buckets, gap_seconds_sum,
@@ -20,11 +20,11 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT t, job_type, sum(gap_seconds_sum) AS gap_sum, sum(claims_beyond_retention)::bigint AS beyond
       FROM d GROUP BY t, job_type
   )
-  INSERT INTO %I AS g (%I, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention)
+  INSERT INTO onceboard.%I AS g (%I, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention)
   SELECT tt.t, tt.job_type, coalesce(a.buckets, ''{}''), tt.gap_sum, tt.beyond
     FROM totals tt LEFT JOIN arrays a USING (t, job_type)
   ON CONFLICT (%I, job_type) DO UPDATE SET
-    gap_buckets = onceboard_add_counts(g.gap_buckets, EXCLUDED.gap_buckets),
+    gap_buckets = onceboard.onceboard_add_counts(g.gap_buckets, EXCLUDED.gap_buckets),
     gap_seconds_sum = g.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
     claims_beyond_retention = g.claims_beyond_retention + EXCLUDED.claims_beyond_retention', unit, deltas, target, unit, unit)
 $$;

@@ -2,11 +2,11 @@
 -- `npm run db:stamp -- <name>` (scripts/stamp-sql-migration.ts); never edit a migration.
 -- scripts/sql-sources.test.ts checks the migrated database defines it exactly so.
 
-CREATE OR REPLACE FUNCTION onceboard_stats_to_hour() RETURNS trigger
+CREATE OR REPLACE FUNCTION onceboard.onceboard_stats_to_hour() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'UPDATE' THEN
-    INSERT INTO worker_stats_hour AS h (hour, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
+    INSERT INTO onceboard.worker_stats_hour AS h (hour, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
            key_reuse, uncaught_violations, deliveries, redeliveries, claim_seconds_sum)
     VALUES (date_trunc('hour', NEW.minute), NEW.job_type, NEW.claims - OLD.claims, NEW.suppressed - OLD.suppressed,
             NEW.in_flight - OLD.in_flight, NEW.takeovers - OLD.takeovers, NEW.abandoned - OLD.abandoned,
@@ -21,7 +21,7 @@ BEGIN
       deliveries = h.deliveries + EXCLUDED.deliveries, redeliveries = h.redeliveries + EXCLUDED.redeliveries,
       claim_seconds_sum = h.claim_seconds_sum + EXCLUDED.claim_seconds_sum;
   ELSE
-    INSERT INTO worker_stats_hour AS h (hour, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
+    INSERT INTO onceboard.worker_stats_hour AS h (hour, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
            key_reuse, uncaught_violations, deliveries, redeliveries, claim_seconds_sum)
     VALUES (date_trunc('hour', NEW.minute), NEW.job_type, NEW.claims, NEW.suppressed, NEW.in_flight, NEW.takeovers,
             NEW.abandoned, NEW.failed, NEW.key_reuse, NEW.uncaught_violations, NEW.deliveries, NEW.redeliveries,

@@ -3,7 +3,7 @@
 -- scripts/sql-sources.test.ts checks the migrated database defines it exactly so.
 
 -- Element-wise a - b (for the hourly trigger: an upsert's increment is NEW minus OLD).
-CREATE OR REPLACE FUNCTION onceboard_sub_counts(a bigint[], b bigint[])
+CREATE OR REPLACE FUNCTION onceboard.onceboard_sub_counts(a bigint[], b bigint[])
 RETURNS bigint[]
 LANGUAGE sql IMMUTABLE AS $$
   SELECT coalesce(array_agg(coalesce(a[i], 0) - coalesce(b[i], 0) ORDER BY i), '{}')
