@@ -20,7 +20,7 @@ export const LAYERS = [
     name: "lib/idempotency",
     holds: "the worker library (its own package)",
     may: [],
-    packages: ["pg", "pino", "prom-client"],
+    packages: ["pg", "prom-client"],
     public: ["lib/idempotency/index.ts", "lib/idempotency/testing/index.ts"],
   },
   {
@@ -81,8 +81,6 @@ export const LAYERS = [
  * is no longer needed (remove it here).
  */
 export const KNOWN_EXCEPTIONS = [
-  // zod is not one of the library's dependencies (pg, pino, prom-client).
-  "lib/idempotency/options.ts -> zod",
   // The Prisma transaction test uses the console's generated client.
   "lib/idempotency/test/transactional.test.ts -> lib/db/generated/client.ts",
   "lib/idempotency/test/hardening.test.ts -> lib/db/generated/client.ts",

@@ -6,7 +6,6 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { E2E_TENANT, type E2eRole } from "../e2e/roles";
 import { WORKER_EXPOSITION } from "../e2e/worker-metrics";
@@ -18,9 +17,9 @@ import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overvi
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { describeDatabaseError, redactUrl } from "../lib/db/errors";
 import { findFreePort } from "../lib/db/free-port";
-import { PrismaClient } from "../lib/db/generated/client";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
+import { createPrismaClient } from "../lib/db/prisma";
 import { createScratchDatabase } from "../lib/db/scratch";
 import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-server";
 
@@ -139,7 +138,7 @@ async function serveWorkerMetrics(cleanups: (() => Promise<void>)[]): Promise<st
 async function createE2eTokens(url: string): Promise<Record<E2eRole, string>> {
   // A client of its own on the e2e database: the process-wide one follows DATABASE_URL.
   const pool = new pg.Pool({ connectionString: url, max: 2 });
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const prisma = createPrismaClient(pool);
   const make = async (role: "viewer" | "operator" | "admin", tenantId: string | null) =>
     (await createToken({ name: `e2e ${role} ${tenantId ?? "platform"}`, tenantId, role }, prisma)).secret;
   try {

@@ -1,7 +1,6 @@
 import os from "node:os";
-import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { PrismaClient } from "../lib/db/generated/client";
+import { createPrismaClient } from "../lib/db/prisma";
 import { provisionDatabase } from "../lib/db/provision";
 import { runAdviseCommand } from "../lib/retention/advise-command";
 import { applyRetention } from "../lib/retention/apply";
@@ -69,7 +68,7 @@ runMain(async () => {
   }
   const db = await provisionDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 3, application_name: "onceboard-retention-cli" });
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const prisma = createPrismaClient(pool);
   try {
     if (command === "plan") {
       printPlan(await getRetentionPlan({ pool }));

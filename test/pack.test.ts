@@ -3,21 +3,24 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "./database";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createScratchDatabase } from "../lib/db/scratch";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "..");
 
 /** A user's worker, outside this repository, written against the installed package only. */
 const WORKER = `import pg from "pg";
-import { createEffects, type EffectResult } from "@onceboard/idempotency";
+import { createEffects, type EffectResult, migrate } from "@onceboard/idempotency";
 import { checkIdempotent } from "@onceboard/idempotency/testing";
 import type { PgBossWorkOptions } from "@onceboard/idempotency/pgboss";
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4 });
 pool.on("error", () => {});
-const effects = createEffects({ db: pool, lease: "30s", wait: "5s", retention: "7d", maxRetryWindow: "3d" });
+// The user's own database: the library installs its schema, under the name the user chose.
+const installed = await migrate(pool, { schema: "app_effects" });
+const effects = createEffects({ db: pool, schema: "app_effects", lease: "30s", wait: "5s", retention: "7d", maxRetryWindow: "3d" });
 let charges = 0;
 const capture = (messageId: string): Promise<EffectResult<{ chargeId: string }>> =>
   effects.once({ tenant: "acme", key: "capture:order-1", jobType: "order.capture", messageId }, async (claim) => {
@@ -31,7 +34,7 @@ for (const entry of ["pgboss", "bullmq"]) {
   adapters[entry] = await import(\`@onceboard/idempotency/\${entry}\`).then(() => "loaded", (error: Error) => error.message);
 }
 const options: Partial<PgBossWorkOptions<unknown, unknown>> = {};
-console.log(JSON.stringify({ first, second, charges, kit: typeof checkIdempotent, adapters, options }));
+console.log(JSON.stringify({ installed: installed.applied, first, second, charges, kit: typeof checkIdempotent, adapters, options, metrics: effects.registry === undefined }));
 await effects.close();
 await pool.end();
 `;
@@ -42,13 +45,20 @@ await pool.end();
  */
 describe("the worker library as a package", () => {
   let project: string;
-  let db: TestDatabase;
+  // An empty database (not the migrated template), reached without any search_path help.
+  let empty: { pool: pg.Pool; drop(): Promise<void> };
+  let plainUrl: string;
   beforeAll(async () => {
     project = await fs.mkdtemp(path.join(os.tmpdir(), "onceboard-pack-"));
-    db = await createTestDatabase();
+    const scratch = await createScratchDatabase(inject("adminDatabaseUrl"), { prefix: "onceboard_pack" });
+    const url = new URL(scratch.url);
+    url.searchParams.delete("options");
+    plainUrl = url.toString();
+    const pool = new pg.Pool({ connectionString: plainUrl, max: 2 });
+    empty = { pool, drop: async () => (await pool.end(), await scratch.drop()) };
   });
   afterAll(async () => {
-    await db?.drop();
+    await empty?.drop();
     if (project) await fs.rm(project, { recursive: true, force: true });
   });
 
@@ -58,7 +68,7 @@ describe("the worker library as a package", () => {
     expect(tarball).toMatch(/onceboard-idempotency-[\d.]+\.tgz$/);
 
     await fs.writeFile(path.join(project, "package.json"), JSON.stringify({ name: "pack-user", private: true, type: "module" }));
-    // pg (and the library's other dependencies) come from npm's cache or the registry; pg-boss, bullmq and ioredis are not installed.
+    // pg, the one dependency, comes from npm's cache or the registry; prom-client, pg-boss, bullmq and ioredis are not installed.
     await run(
       "npm",
       [
@@ -76,8 +86,8 @@ describe("the worker library as a package", () => {
     const installed = JSON.parse(
       await fs.readFile(path.join(project, "node_modules/@onceboard/idempotency/package.json"), "utf8"),
     ) as { dependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional: boolean }> };
-    expect(Object.keys(installed.dependencies)).toContain("pg");
-    expect(Object.keys(installed.peerDependenciesMeta).sort()).toEqual(["bullmq", "ioredis", "pg-boss"]);
+    expect(Object.keys(installed.dependencies)).toEqual(["pg"]);
+    expect(Object.keys(installed.peerDependenciesMeta).sort()).toEqual(["bullmq", "ioredis", "pg-boss", "prom-client"]);
 
     await fs.writeFile(path.join(project, "worker.mts"), WORKER);
     await fs.writeFile(
@@ -104,15 +114,20 @@ describe("the worker library as a package", () => {
 
     const result = await run(process.execPath, [path.join(project, "out/worker.mjs")], {
       cwd: project,
-      env: { ...process.env, DATABASE_URL: db.url },
+      env: { ...process.env, DATABASE_URL: plainUrl },
     });
     const report = JSON.parse(result.stdout.trim().split("\n").at(-1)!) as {
+      installed: string[];
+      metrics: boolean;
       first: { result: string; outcome: { chargeId: string } };
       second: { result: string; outcome: { chargeId: string } };
       charges: number;
       kit: string;
       adapters: Record<string, string>;
     };
+    expect(report.installed).toEqual(["0001_baseline"]);
+    // No prom-client installed: claims run, metrics count nothing.
+    expect(report.metrics).toBe(true);
     expect(report.first.result).toBe("ran");
     expect(report.second).toMatchObject({ result: "duplicate", outcome: report.first.outcome });
     expect(report.charges).toBe(1);
@@ -120,7 +135,15 @@ describe("the worker library as a package", () => {
     // Each adapter is its own entry point: without its broker installed, only it fails to load.
     expect(report.adapters.pgboss).toMatch(/Cannot find (package|module) 'pg-boss'/);
     expect(report.adapters.bullmq).toMatch(/Cannot find (package|module) 'bullmq'/);
-    const { rows } = await db.pool.query("SELECT status FROM effects WHERE tenant_id = 'acme' AND key = 'capture:order-1'");
+    const { rows } = await empty.pool.query(
+      "SELECT status FROM app_effects.effects WHERE tenant_id = 'acme' AND key = 'capture:order-1'",
+    );
     expect(rows).toEqual([{ status: "completed" }]);
+    // Nothing of the console or the demo, and nothing outside the library's schema.
+    const { rows: outside } = await empty.pool.query(
+      `SELECT n.nspname || '.' || c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('app_effects', 'pg_catalog', 'information_schema', 'pg_toast')`,
+    );
+    expect(outside).toEqual([]);
   }, 300_000);
 });

@@ -255,8 +255,8 @@ describe("npm start on the embedded PostgreSQL", () => {
     const bearer = { authorization: `Bearer ${secret}` };
     const tokenHash = createHash("sha256").update(secret).digest("hex");
     const first = await startAndQuery(
-      `WITH token AS (INSERT INTO api_tokens (name, role, token_hash, prefix) VALUES ('start-test', 'viewer', '${tokenHash}', '${secret.slice(-6)}') RETURNING id)
-       INSERT INTO audit_log (actor, action, target) SELECT 'start-test', 'marker', 'first-start' FROM token RETURNING id`,
+      `WITH token AS (INSERT INTO onceboard.api_tokens (name, role, token_hash, prefix) VALUES ('start-test', 'viewer', '${tokenHash}', '${secret.slice(-6)}') RETURNING id)
+       INSERT INTO onceboard.audit_log (actor, action, target) SELECT 'start-test', 'marker', 'first-start' FROM token RETURNING id`,
       { WORKER_METRICS_URLS: "http://127.0.0.1:9/metrics, 127.0.0.1:9464/metrics" },
     );
     const named = first.run
@@ -288,7 +288,7 @@ describe("npm start on the embedded PostgreSQL", () => {
     expect(await first.run.exited).toBe(0);
 
     // Item 18: HOST exposes it; every route now needs a session or a token, so no "no authentication" warning.
-    const second = await startAndQuery(`SELECT count(*)::int AS n FROM audit_log WHERE target = 'first-start'`, {
+    const second = await startAndQuery(`SELECT count(*)::int AS n FROM onceboard.audit_log WHERE target = 'first-start'`, {
       HOST: "0.0.0.0",
     });
     expect(second.rows[0]!.n).toBe(1);
@@ -304,7 +304,7 @@ describe("npm start on the embedded PostgreSQL", () => {
     killed.run.child.kill("SIGKILL"); // its postgres child lives on, holding postmaster.pid
     await killed.run.exited;
     expect(await answers(`http://127.0.0.1:${killed.consolePort}/api/v1/health`)).toBe(true);
-    const again = await startAndQuery(`SELECT count(*)::int AS n FROM audit_log WHERE target = 'first-start'`);
+    const again = await startAndQuery(`SELECT count(*)::int AS n FROM onceboard.audit_log WHERE target = 'first-start'`);
     expect(again.rows[0]!.n).toBe(1);
     // The new start shut down the console the killed run left listening.
     expect(await answers(`http://127.0.0.1:${killed.consolePort}/api/v1/health`)).toBe(false);

@@ -1,7 +1,6 @@
-import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { PrismaClient } from "../db/generated/client";
-import { getPrisma } from "../db/prisma";
+import type { PrismaClient } from "../db/generated/client";
+import { createPrismaClient, getPrisma } from "../db/prisma";
 import { createLoginLink, loginLinkUrl } from "./login";
 import { createToken } from "./tokens";
 
@@ -29,7 +28,7 @@ export async function ensureBootstrapAdmin(
  */
 export async function bootstrapLoginMessage(databaseUrl: string, baseUrl: string): Promise<string> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1, application_name: "onceboard-bootstrap" });
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const prisma = createPrismaClient(pool);
   try {
     const made = await ensureBootstrapAdmin(baseUrl, prisma);
     if (!made) return "sign in with a token (npm run token -- create --platform --role admin makes one)";

@@ -1,5 +1,5 @@
-import type { Logger } from "pino";
 import type { DuplicateLedger } from "./duplicates";
+import type { Logger } from "./logger";
 import type { EffectsMetrics } from "./metrics";
 import type { ResolvedOptions } from "./options";
 import type { Rollups } from "./rollups";

@@ -1,5 +1,5 @@
-import type { Logger } from "pino";
 import { type EffectsDb, type Statement, sqlFor } from "./db";
+import type { Logger } from "./logger";
 import { PeriodicFlush } from "./periodic-flush";
 
 interface Pending {

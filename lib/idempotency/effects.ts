@@ -8,7 +8,7 @@ import { countDelivery } from "./delivery";
 import { DuplicateLedger } from "./duplicates";
 import { InvalidEffectInputError } from "./errors";
 import { type JobContext, type JobDelivery, type JobResult, job } from "./job";
-import { createMetrics, defaultRegistry } from "./metrics";
+import { createMetrics, registryFor } from "./metrics";
 import { type OnceInput, once } from "./once";
 import { type EffectsOptions, type ResolvedOptions, resolveOptions } from "./options";
 import { parseMarker } from "./outcome";
@@ -91,21 +91,31 @@ export interface Effects<Tx = TransactionHandle> {
   ready(): Promise<void>;
   /** Stops new claims and the flush timers, then flushes. Call on shutdown. Does not close `db`. */
   close(): Promise<void>;
-  readonly registry: Registry;
+  /** Where the idem_* metrics are registered; undefined when prom-client is not installed and none was given. */
+  readonly registry: Registry | undefined;
   readonly options: Readonly<ResolvedOptions>;
   readonly demo: boolean;
 }
 
 export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { db: Db }): Effects<TxOf<Db>> {
   const opts = resolveOptions(options);
-  const registry = opts.registry ?? defaultRegistry();
+  const registry = registryFor(opts.registry);
   const metrics = createMetrics(registry);
   const logger = opts.logger;
   const rollups = opts.rollups
-    ? new Rollups(opts.db, { demo: opts.demo, schema: opts.schema, logger, onFlushFailure: () => metrics.rollupFlushFailures.inc() })
+    ? new Rollups(opts.db, {
+        demo: opts.demo,
+        schema: opts.schema,
+        logger,
+        onFlushFailure: () => metrics.rollupFlushFailures.inc(),
+      })
     : null;
   rollups?.start(opts.flushIntervalMs);
-  const duplicates = new DuplicateLedger(opts.db, { schema: opts.schema, logger, onFlushFailure: () => metrics.rollupFlushFailures.inc() });
+  const duplicates = new DuplicateLedger(opts.db, {
+    schema: opts.schema,
+    logger,
+    onFlushFailure: () => metrics.rollupFlushFailures.inc(),
+  });
   duplicates.start(opts.flushIntervalMs);
   const core: EffectsCore = { opts, metrics, rollups, duplicates, logger, closed: false };
   const retention = startRetentionParts(core, registry);

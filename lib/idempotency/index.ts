@@ -37,6 +37,7 @@ export {
 } from "./errors";
 export type { JobContext, JobDelivery, JobResult, StepOptions, StepReport, TransactionStepOptions } from "./job";
 export { codePointLength, MAX_KEY_LENGTH, providerKeyFor, requestHash, validateKey } from "./keys";
+export { defaultLogger, type LogFn, type Logger, type LogLevel } from "./logger";
 // Retention and partition maintenance (issue 11): the manager runs from any worker or the console.
 export {
   DEFAULT_RETENTION_SETTINGS,
@@ -63,7 +64,17 @@ export {
   startMaintenance,
 } from "./maintenance";
 export { type MaintenanceMetrics, maintenanceMetrics, partitionMissingCounter } from "./maintenance-metrics";
-export { createMetrics, defaultRegistry, type EffectsMetrics, GAP_BUCKET_BOUNDS } from "./metrics";
+export { createMetrics, createRegistry, defaultRegistry, type EffectsMetrics, GAP_BUCKET_BOUNDS } from "./metrics";
+// The library's own schema (default onceboard) and its installer.
+export {
+  LIBRARY_MIGRATIONS_DIR,
+  type LibraryMigrateResult,
+  LibraryMigrationError,
+  type MigrateOptions,
+  migrate,
+  migrationsTableSql,
+  readLibraryMigrations,
+} from "./migrate";
 export type { OnceInput, StepPolicy } from "./once";
 export { type EffectsOptions, MAX_LEASE_MS, MAX_WAIT_MS, MIN_LEASE_MS, MIN_RETENTION_MS } from "./options";
 export {
@@ -78,16 +89,6 @@ export {
   sqlStateOf,
 } from "./pg-errors";
 export { isRetryable, RETRYABLE_SQLSTATES, withRetry } from "./retryable";
-// The library's own schema (default onceboard) and its installer.
-export {
-  LIBRARY_MIGRATIONS_DIR,
-  type LibraryMigrateResult,
-  LibraryMigrationError,
-  type MigrateOptions,
-  migrate,
-  migrationsTableSql,
-  readLibraryMigrations,
-} from "./migrate";
 export { DEFAULT_SCHEMA, inSchema, schemaNameOf } from "./schema";
 export { type MetricsServer, serveMetrics } from "./serve-metrics";
 export type { EffectResult } from "./step";

@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Metric, type Registry } from "prom-client";
+import type { Counter, Gauge, Metric, Registry } from "prom-client";
+import { requirePromClient } from "./prom";
 
 /**
  * The partition manager's metrics. Registered on the same registry as the idem_* claim metrics,
@@ -22,6 +23,7 @@ function reuse<M extends Metric>(registry: Registry, name: string, make: () => M
 }
 
 export function maintenanceMetrics(registry: Registry): MaintenanceMetrics {
+  const { Counter, Gauge } = requirePromClient("maintenance metrics");
   return {
     runwayHours: reuse(
       registry,
@@ -93,6 +95,7 @@ export function maintenanceMetrics(registry: Registry): MaintenanceMetrics {
  * result) because it means the runway ran out, which is an alert.
  */
 export function partitionMissingCounter(registry: Registry): Counter<"job_type"> {
+  const { Counter } = requirePromClient("metrics");
   return reuse(
     registry,
     "idem_partition_missing_errors_total",

@@ -1,10 +1,8 @@
 import os from "node:os";
 import type pg from "pg";
-import type { Logger } from "pino";
-import pino from "pino";
 import type { Registry } from "prom-client";
+import { defaultLogger, type Logger } from "./logger";
 import { type MaintenanceMetrics, maintenanceMetrics } from "./maintenance-metrics";
-import { queryingIn, schemaNameOf } from "./schema";
 import {
   countLiveClaimsSql,
   DETACH_COMMENT_PREFIX,
@@ -22,6 +20,7 @@ import {
   RELEASE_MAINTENANCE_LOCK,
   TRY_MAINTENANCE_LOCK,
 } from "./maintenance-sql";
+import { queryingIn, schemaNameOf } from "./schema";
 
 /**
  * The partition manager of the effects table, in the library so that every worker can run it
@@ -378,7 +377,9 @@ async function createPartition(client: pg.PoolClient, part: PlannedCreate, lockT
       return { kind: "create", partition: part.name, result: "skipped", detail: "already covered" };
     }
     await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
-    await client.query(`CREATE TABLE ${name} (LIKE onceboard.effects INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`);
+    await client.query(
+      `CREATE TABLE ${name} (LIKE onceboard.effects INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`,
+    );
     await client.query(
       `ALTER TABLE ${name} ADD CONSTRAINT ${quoteIdent(`${part.name}_range`)} CHECK (created_at >= ${from} AND created_at < ${to})`,
     );
@@ -484,7 +485,7 @@ async function expire(
 /** One maintenance run. Never throws for a failed run: the result says so (and it is recorded). */
 export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Promise<MaintenanceRunResult> {
   const now = options.now ?? new Date();
-  const logger = options.logger ?? pino({ name: "onceboard-maintenance", level: process.env.LOG_LEVEL ?? "info" });
+  const logger = options.logger ?? defaultLogger("onceboard-maintenance");
   const metrics: MaintenanceMetrics | null = options.registry ? maintenanceMetrics(options.registry) : null;
   const runner = options.runner ?? `${os.hostname()}:${process.pid}`;
   const trigger = options.trigger ?? "manual";

@@ -1,5 +1,6 @@
-import { Counter, Histogram, type Metric, Registry } from "prom-client";
+import type { Counter, Histogram, Metric, Registry } from "prom-client";
 import { partitionMissingCounter } from "./maintenance-metrics";
+import { noMetrics, promClient, requirePromClient } from "./prom";
 
 /**
  * Upper bounds (seconds) of the redelivery-gap histogram: 1 s … 30 d. The same list as the SQL
@@ -21,8 +22,19 @@ declare global {
  * test runners) load separate copies of a module, which would otherwise each register metrics.
  */
 export function defaultRegistry(): Registry {
-  globalThis.__onceboardIdemRegistry ??= new Registry();
+  globalThis.__onceboardIdemRegistry ??= new (requirePromClient("the default metrics registry").Registry)();
   return globalThis.__onceboardIdemRegistry;
+}
+
+/** A registry of its own (tests, the kit), or undefined when prom-client is not installed. */
+export function createRegistry(): Registry | undefined {
+  const prom = promClient();
+  return prom ? new prom.Registry() : undefined;
+}
+
+/** The registry metrics go to: the one given, else the default one, else none (no prom-client). */
+export function registryFor(given: Registry | undefined): Registry | undefined {
+  return given ?? (promClient() ? defaultRegistry() : undefined);
 }
 
 /** No tenant or key labels: per-tenant views come from Postgres, not Prometheus. */
@@ -50,8 +62,13 @@ function reuse<M extends Metric>(registry: Registry, name: string, make: () => M
   return (registry.getSingleMetric(name) as M | undefined) ?? make();
 }
 
-/** Registers the idem_* metrics on `registry`, or returns those already registered there. */
-export function createMetrics(registry: Registry): EffectsMetrics {
+/**
+ * Registers the idem_* metrics on `registry`, or returns those already registered there; with no
+ * registry (prom-client not installed), metrics that count nothing.
+ */
+export function createMetrics(registry: Registry | undefined): EffectsMetrics {
+  if (!registry) return noMetrics<EffectsMetrics>();
+  const { Counter, Histogram } = requirePromClient("metrics");
   const counter = <L extends string>(name: string, help: string, labelNames: L[]) =>
     reuse(registry, name, () => new Counter<L>({ name, help, labelNames, registers: [registry] }));
   return {

@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
-import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
-import { z } from "zod";
 import { type EffectsDb, isPgPool, isPrisma } from "./db";
 import { type Duration, toMs } from "./duration";
 import { InvalidEffectsOptionsError, RetentionConfigError } from "./errors";
+import { defaultLogger, type Logger } from "./logger";
 import { schemaNameOf } from "./schema";
 
 export interface EffectsOptions {
@@ -23,7 +22,7 @@ export interface EffectsOptions {
   maxOutcomeBytes?: number;
   /** prom-client registry; default one anchored on globalThis. */
   registry?: Registry;
-  /** pino logger; default pino at LOG_LEVEL (info). */
+  /** A pino logger (or any with its methods); default JSON lines on stderr at LOG_LEVEL (info). */
   logger?: Logger;
   /** Mark effect rows and rollups as demo data (the demo workload). Default false. */
   demo?: boolean;
@@ -68,25 +67,47 @@ export interface ResolvedOptions {
   maintainIntervalMs: number | null;
 }
 
-const duration = z.union([z.number(), z.string()]).optional();
-const schema = z.object({
-  lease: duration,
-  wait: duration,
-  retention: duration,
-  maxRetryWindow: duration,
-  maxOutcomeBytes: z
-    .number()
-    .int()
-    .min(16)
-    .max(100 * 1024 * 1024)
-    .optional(),
-  demo: z.boolean().optional(),
-  flushInterval: duration,
-  rollups: z.boolean().optional(),
-  workerId: z.string().min(1).max(200).optional(),
-  register: z.boolean().optional(),
-  maintain: z.union([z.boolean(), z.object({ interval: duration })]).optional(),
-});
+type Check = (value: unknown) => string | null;
+const isDuration: Check = (v) =>
+  typeof v === "number" || typeof v === "string" ? null : "must be a number of ms or a string like 30s";
+const isBoolean: Check = (v) => (typeof v === "boolean" ? null : "must be true or false");
+const isOutcomeBytes: Check = (v) =>
+  Number.isInteger(v) && (v as number) >= 16 && (v as number) <= 100 * 1024 * 1024
+    ? null
+    : "must be an integer from 16 to 104857600";
+const isWorkerId: Check = (v) =>
+  typeof v === "string" && v.length >= 1 && v.length <= 200 ? null : "must be a string of 1 to 200 characters";
+const isMaintain: Check = (v) =>
+  typeof v === "boolean" ||
+  (typeof v === "object" && v !== null && isDuration((v as { interval?: unknown }).interval ?? 0) === null)
+    ? null
+    : "must be true, false or { interval }";
+
+/** The shape of each optional field (values are range-checked by their own validators below). */
+const FIELD_CHECKS: Record<string, Check> = {
+  lease: isDuration,
+  wait: isDuration,
+  retention: isDuration,
+  maxRetryWindow: isDuration,
+  maxOutcomeBytes: isOutcomeBytes,
+  demo: isBoolean,
+  flushInterval: isDuration,
+  rollups: isBoolean,
+  workerId: isWorkerId,
+  register: isBoolean,
+  maintain: isMaintain,
+};
+
+function shapeProblems(options: EffectsOptions): string[] {
+  const problems: string[] = [];
+  for (const [field, check] of Object.entries(FIELD_CHECKS)) {
+    const value = (options as unknown as Record<string, unknown>)[field];
+    if (value === undefined) continue;
+    const problem = check(value);
+    if (problem) problems.push(`${field} ${problem}`);
+  }
+  return problems;
+}
 
 /**
  * Lease bounds, the same for createEffects and every per-call `lease`. Below 100 ms a lease runs
@@ -127,12 +148,8 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
   if (!isPgPool(options?.db) && !isPrisma(options?.db)) {
     throw new InvalidEffectsOptionsError("createEffects needs `db`: a pg.Pool or a PrismaClient");
   }
-  const parsed = schema.safeParse(options);
-  if (!parsed.success) {
-    throw new InvalidEffectsOptionsError(
-      `invalid createEffects options: ${parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`).join("; ")}`,
-    );
-  }
+  const problems = shapeProblems(options);
+  if (problems.length > 0) throw new InvalidEffectsOptionsError(`invalid createEffects options: ${problems.join("; ")}`);
   const leaseMs = leaseMsOf(options.lease ?? "30s");
   const waitMs = waitMsOf(options.wait ?? "10s");
   const retentionMs = toMs(options.retention ?? "7d", "retention");
@@ -157,7 +174,7 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
     maxRetryWindowMs,
     maxOutcomeBytes: options.maxOutcomeBytes ?? 64 * 1024,
     registry: options.registry,
-    logger: options.logger ?? pino({ name: "onceboard-effects", level: process.env.LOG_LEVEL ?? "info" }),
+    logger: options.logger ?? defaultLogger("onceboard-effects"),
     demo: options.demo ?? false,
     flushIntervalMs: toMs(options.flushInterval ?? "10s", "flushInterval"),
     rollups: options.rollups ?? true,

@@ -9,7 +9,10 @@ import { registerWorker } from "./worker-registry";
  * registration (its declared maxRetryWindow, heartbeat, the database retention replacing the
  * local option) and, when asked, the maintenance schedule.
  */
-export function startRetentionParts(core: EffectsCore, registry: Registry): { ready: Promise<void>; stop(): Promise<void> } {
+export function startRetentionParts(
+  core: EffectsCore,
+  registry: Registry | undefined,
+): { ready: Promise<void>; stop(): Promise<void> } {
   const { opts, logger } = core;
   const registration = opts.register
     ? registerWorker(opts.db, {
@@ -42,7 +45,13 @@ export function startRetentionParts(core: EffectsCore, registry: Registry): { re
     ready.then(
       () => {
         if (!core.closed) {
-          schedule = startMaintenance(opts.db as pg.Pool, { intervalMs, logger, registry, runner: opts.workerId, schema: opts.schema });
+          schedule = startMaintenance(opts.db as pg.Pool, {
+            intervalMs,
+            logger,
+            registry,
+            runner: opts.workerId,
+            schema: opts.schema,
+          });
         }
       },
       () => {},

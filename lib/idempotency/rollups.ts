@@ -1,5 +1,5 @@
-import type { Logger } from "pino";
 import { type EffectsDb, type Statement, sqlFor } from "./db";
+import type { Logger } from "./logger";
 import { CLAIM_DURATION_BUCKETS, GAP_BUCKET_BOUNDS } from "./metrics";
 import { PeriodicFlush } from "./periodic-flush";
 import type { ViolationOccurrence } from "./violations";
@@ -171,7 +171,13 @@ export class Rollups extends PeriodicFlush {
 
   constructor(
     private readonly db: EffectsDb,
-    private readonly options: { demo: boolean; schema?: string; logger: Logger; onFlushFailure?: (error: unknown) => void; now?: () => number },
+    private readonly options: {
+      demo: boolean;
+      schema?: string;
+      logger: Logger;
+      onFlushFailure?: (error: unknown) => void;
+      now?: () => number;
+    },
   ) {
     super();
   }

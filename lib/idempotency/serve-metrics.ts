@@ -1,7 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { Gauge, type Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import { defaultRegistry } from "./metrics";
+import { requirePromClient } from "./prom";
 
 export interface MetricsServer {
   url: string;
@@ -19,7 +20,7 @@ export async function serveMetrics(
   // restart from a quiet worker. Registered once per registry (prom-client's default-metrics name).
   if (!registry.getSingleMetric("process_start_time_seconds")) {
     const started = Math.round(Date.now() / 1000 - process.uptime());
-    new Gauge({
+    new (requirePromClient("serveMetrics").Gauge)({
       name: "process_start_time_seconds",
       help: "Start time of the process since unix epoch in seconds.",
       registers: [registry],

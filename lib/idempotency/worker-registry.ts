@@ -1,7 +1,7 @@
 import os from "node:os";
-import type { Logger } from "pino";
 import { type EffectsDb, sqlFor } from "./db";
 import { RetentionConfigError } from "./errors";
+import type { Logger } from "./logger";
 import { DELETE_WORKER, READ_SETTINGS, UPSERT_WORKER } from "./maintenance-sql";
 
 /**

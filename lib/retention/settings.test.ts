@@ -1,7 +1,7 @@
-import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { PrismaClient } from "../db/generated/client";
+import type { PrismaClient } from "../db/generated/client";
+import { createPrismaClient } from "../db/prisma";
 import { registerWorker } from "../idempotency";
 import { applyRetention } from "./apply";
 import { getRetention } from "./get-retention";
@@ -16,7 +16,7 @@ const audit: RetentionAudit = (tx, entry) =>
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  prisma = new PrismaClient({ adapter: new PrismaPg(db.pool) });
+  prisma = createPrismaClient(db.pool);
 });
 afterAll(async () => {
   await prisma?.$disconnect();

@@ -13,10 +13,10 @@ const ROOT = path.resolve(HERE, "../..");
 const BUILD = path.join(HERE, "build");
 const OUT = path.join(BUILD, "dist");
 
-/** The package's dependencies: what lib/idempotency imports at run time. */
-const DEPENDENCIES = ["pg", "pino", "prom-client", "zod"];
-/** Optional peers: only the adapter entry point that uses one loads it. */
-const PEERS = ["pg-boss", "bullmq", "ioredis"];
+/** The package's one dependency: what lib/idempotency needs at run time. */
+const DEPENDENCIES = ["pg"];
+/** Optional peers: prom-client only for metrics, each broker only for its adapter's entry point. */
+const PEERS = ["prom-client", "pg-boss", "bullmq", "ioredis"];
 
 fs.rmSync(BUILD, { recursive: true, force: true });
 execFileSync(
@@ -50,6 +50,8 @@ function addExtensions(dir) {
   }
 }
 addExtensions(OUT);
+// The schema's migrations ship beside the compiled migrate.js, which reads them at run time.
+fs.cpSync(path.join(ROOT, "lib/idempotency/migrations"), path.join(OUT, "lib/idempotency/migrations"), { recursive: true });
 
 // Nothing outside the two library folders may have been pulled into the package.
 const emitted = fs

@@ -35,8 +35,12 @@ export function testEffects<Db extends pg.Pool>(db: Db, options: Partial<Omit<Ef
 }
 
 /** The value of one counter/histogram series in a registry (0 when absent). */
-export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const metric = registry.getSingleMetric(name);
+export async function metricValue(
+  registry: Registry | undefined,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const metric = registry?.getSingleMetric(name);
   if (!metric) return 0;
   const { values } = await metric.get();
   return values

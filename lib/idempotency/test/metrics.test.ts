@@ -46,7 +46,7 @@ describe("metrics", () => {
     expect(a.registry).toBe(defaultRegistry());
     expect(b.registry).toBe(globalThis.__onceboardIdemRegistry);
     await b.once({ tenant: "acme", key: "capture:global-1", jobType: "global.test" }, () => 1);
-    expect(await a.registry.getSingleMetricAsString("idem_claims_total")).toContain('job_type="global.test"');
+    expect(await defaultRegistry().getSingleMetricAsString("idem_claims_total")).toContain('job_type="global.test"');
   });
 
   it("serves /metrics for a worker process", async () => {

@@ -1,8 +1,15 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import pino from "pino";
-import { Registry } from "prom-client";
-import { classifyError, createEffects, type Duration, type Effects, type EffectsOptions, toMs } from "../index";
+import {
+  classifyError,
+  createEffects,
+  createRegistry,
+  type Duration,
+  defaultLogger,
+  type Effects,
+  type EffectsOptions,
+  toMs,
+} from "../index";
 import { diffSnapshots, normalizeSnapshot } from "./diff";
 import {
   BOUNDARIES,
@@ -162,7 +169,7 @@ class Harness<M> {
   constructor(private readonly o: CheckIdempotentOptions<M>) {
     this.control = new pg.Pool({ connectionString: o.databaseUrl, max: 2 });
     this.control.on("error", () => {});
-    this.logger = o.effects?.logger ?? pino({ level: "silent" });
+    this.logger = o.effects?.logger ?? defaultLogger("onceboard-kit", "silent");
     this.crashLeaseMs = toMs(o.crashLease ?? "250ms", "crashLease");
     this.timeoutMs = toMs(o.deliveryTimeout ?? "60s", "deliveryTimeout");
   }
@@ -217,7 +224,7 @@ class Harness<M> {
       ...this.o.effects,
       ...(crashAt ? { lease: this.crashLeaseMs } : {}),
       db: pool,
-      registry: new Registry(),
+      registry: createRegistry(),
       logger: this.logger,
       rollups: false,
       flushInterval: 0,

@@ -8,14 +8,13 @@ const KIT = path.resolve(import.meta.dirname, "..");
 const kitFiles = fs.readdirSync(KIT).filter((f) => f.endsWith(".ts"));
 
 describe("the kit's imports", () => {
-  it("are the worker library, pg, pino, prom-client and node: — no test framework, no console, no Next/React", () => {
+  it("are the worker library, pg, prom-client and node: — no test framework, no console, no Next/React", () => {
     expect(kitFiles.sort()).toEqual(["check.ts", "diff.ts", "index.ts", "observe-steps.ts", "report.ts"]);
     for (const file of kitFiles) {
       const source = fs.readFileSync(path.join(KIT, file), "utf8");
       const specifiers = [...source.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1]!);
       for (const spec of specifiers) {
-        const ok =
-          spec.startsWith("node:") || ["pg", "pino", "prom-client", "../index"].includes(spec) || /^\.\/[\w-]+$/.test(spec);
+        const ok = spec.startsWith("node:") || ["pg", "prom-client", "../index"].includes(spec) || /^\.\/[\w-]+$/.test(spec);
         expect(ok, `${file} imports ${spec}`).toBe(true);
       }
     }

@@ -1,0 +1,100 @@
+import pg from "pg";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { createEffects, InvalidEffectsOptionsError, maintain, migrate, planMaintenance } from "../index";
+import { silentLogger } from "./helpers";
+
+/**
+ * Issue 9: the library owns its schema. Everything here runs on a pool whose connections have the
+ * server's default search_path (no `onceboard`, no custom schema on it), in a schema of another
+ * name: a statement or function body that names a table without its schema fails here.
+ */
+const SCHEMA = "jobs_once";
+
+let db: TestDatabase;
+let pool: pg.Pool;
+beforeAll(async () => {
+  db = await createTestDatabase({ poolSize: 2 });
+  const plain = new URL(db.url);
+  plain.searchParams.delete("options");
+  pool = new pg.Pool({ connectionString: plain.toString(), max: 6 });
+  pool.on("error", () => {});
+});
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+describe("the library in a schema of its own name", () => {
+  it("migrate() installs it, idempotently and concurrently; createEffects, steps, batches, rollups, registration and maintenance all work there", async () => {
+    const runs = await Promise.all([migrate(pool, { schema: SCHEMA }), migrate(pool, { schema: SCHEMA })]);
+    expect(runs.map((r) => r.applied.length).sort()).toEqual([0, 1]);
+    expect((await migrate(pool, { schema: SCHEMA })).applied).toEqual([]);
+    expect((await pool.query("SHOW search_path")).rows[0].search_path).not.toContain(SCHEMA);
+
+    const effects = createEffects({
+      db: pool,
+      schema: SCHEMA,
+      registry: new Registry(),
+      logger: silentLogger(),
+      flushInterval: 0,
+      register: true,
+    });
+    try {
+      await effects.ready();
+      let charges = 0;
+      const charge = (messageId: string) =>
+        effects.once(
+          { tenant: "acme", key: "capture:ord-1", jobType: "order.capture", messageId, redelivered: messageId !== "m1" },
+          () => {
+            charges++;
+            return { chargeId: "ch_1" };
+          },
+        );
+      expect((await charge("m1")).result).toBe("ran");
+      expect((await charge("m2")).result).toBe("duplicate");
+      expect(charges).toBe(1);
+
+      await effects.job({ tenant: "acme", jobType: "order.paid", messageId: "m3" }, async (job) => {
+        await job.transaction("mark-paid:ord-1", async (tx) => {
+          await (tx as pg.PoolClient).query("SELECT 1");
+          return { paid: true };
+        });
+        await job.external("receipt:ord-1", () => "sent");
+      });
+      const batch = await effects.claimMany([
+        { tenant: "acme", key: "capture:ord-1", jobType: "order.capture" },
+        { tenant: "acme", key: "capture:ord-2", jobType: "order.capture" },
+      ]);
+      expect(batch.map((b) => b.kind)).toEqual(["duplicate", "owned"]);
+      expect(await effects.flush()).toBe(true);
+    } finally {
+      await effects.close();
+    }
+
+    const counts = await pool.query(
+      `SELECT (SELECT count(*)::int FROM ${SCHEMA}.effects) AS effects,
+              (SELECT coalesce(sum(claims), 0)::int FROM ${SCHEMA}.worker_stats_minute) AS claims,
+              (SELECT coalesce(sum(claims), 0)::int FROM ${SCHEMA}.worker_stats_hour) AS hourly,
+              (SELECT count(*)::int FROM onceboard.effects) AS default_schema_effects`,
+    );
+    expect(counts.rows[0]).toMatchObject({ effects: 4, default_schema_effects: 0 });
+    expect(counts.rows[0].claims).toBeGreaterThan(0);
+    expect(counts.rows[0].hourly).toBe(counts.rows[0].claims);
+
+    const run = await maintain(pool, { schema: SCHEMA, trigger: "test" });
+    expect(run.result).toBe("success");
+    const plan = await planMaintenance(pool, { schema: SCHEMA });
+    expect(plan.runwayHours).toBeGreaterThan(24);
+    const { rows: runs2 } = await pool.query(`SELECT result FROM ${SCHEMA}.maintenance_runs`);
+    expect(runs2.map((r) => r.result)).toEqual(["success"]);
+  });
+
+  it("refuses a schema name that is not a plain lower-case identifier, naming the field", async () => {
+    for (const schema of ["Jobs", "a;drop", "pg_x", "", "x".repeat(64)]) {
+      expect(() => createEffects({ db: pool, schema })).toThrow(InvalidEffectsOptionsError);
+      await expect(migrate(pool, { schema })).rejects.toThrow(/schema must be a lower-case PostgreSQL identifier/);
+    }
+  });
+});
