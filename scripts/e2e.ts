@@ -154,12 +154,6 @@ async function createE2eTokens(url: string): Promise<Record<E2eRole, string>> {
   }
 }
 
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
 async function main(): Promise<number> {
   const chromium = findChromium();
   if (!chromium) {

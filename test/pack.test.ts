@@ -55,7 +55,13 @@ describe("the worker library as a package", () => {
     url.searchParams.delete("options");
     plainUrl = url.toString();
     const pool = new pg.Pool({ connectionString: plainUrl, max: 2 });
-    empty = { pool, drop: async () => (await pool.end(), await scratch.drop()) };
+    empty = {
+      pool,
+      drop: async () => {
+        await pool.end();
+        await scratch.drop();
+      },
+    };
   });
   afterAll(async () => {
     await empty?.drop();

@@ -34,7 +34,10 @@ const rewritten = new Map<string, Map<string, string>>();
 export function inSchema(text: string, schema: string): string {
   if (schema === DEFAULT_SCHEMA) return text;
   let bySchema = rewritten.get(schema);
-  if (!bySchema) rewritten.set(schema, (bySchema = new Map()));
+  if (!bySchema) {
+    bySchema = new Map();
+    rewritten.set(schema, bySchema);
+  }
   let out = bySchema.get(text);
   if (out === undefined) {
     out = text.replace(QUALIFIER, `${schema}.`);
