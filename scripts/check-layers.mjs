@@ -80,16 +80,7 @@ export const LAYERS = [
  * change removes; each is `from -> to`. A new arrow fails the check, and so does an exception that
  * is no longer needed (remove it here).
  */
-export const KNOWN_EXCEPTIONS = [
-  // The Prisma transaction test uses the console's generated client.
-  "lib/idempotency/test/transactional.test.ts -> lib/db/generated/client.ts",
-  "lib/idempotency/test/hardening.test.ts -> lib/db/generated/client.ts",
-  // The test kit's examples and its test run the demo's handlers: a folder cycle library -> demo -> library.
-  "lib/idempotency/testing/examples/order-handlers.ts -> lib/demo/handlers.ts",
-  "lib/idempotency/testing/examples/order-handlers.ts -> lib/demo/provider.ts",
-  "lib/idempotency/testing/examples/order-handlers.ts -> lib/demo/settings.ts",
-  "lib/idempotency/testing/test/kit.test.ts -> lib/demo/provider.ts",
-];
+export const KNOWN_EXCEPTIONS = [];
 
 /** Tests and their harness may reach any layer's files for setup (the rules are about shipped code). */
 const isTestFile = (file) => /\.test\.tsx?$|\.node-test\.ts$|(^|\/)test\/|(^|\/)testing\/(?!index\.ts$)/.test(file);

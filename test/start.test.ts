@@ -418,7 +418,7 @@ describe("npm start as root from a clone other users cannot enter (mode 0700)", 
       expect(run.output()).not.toMatch(/\n\s+at /);
       const dataDir = path.join(app, ".onceboard");
       const client = await connectTo(dataDir, pgPort!);
-      const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM _prisma_migrations");
+      const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM onceboard._prisma_migrations");
       expect(rows[0]!.n).toBeGreaterThan(0);
       await client.end();
       expect((await fetch(`http://127.0.0.1:${port}/api/v1/health`)).status).toBe(200);

@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
-import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { PrismaClient } from "../../db/generated/client";
+import { testPrismaClient } from "../../../test/prisma";
 import { runComplete } from "../complete-sql";
 import { sqlFor } from "../db";
 import {
@@ -149,7 +148,7 @@ describe("item 6: a transactional step's tx must be in a transaction block", () 
     const client = await db.pool.connect();
     const prismaPool = new pg.Pool({ connectionString: db.url, max: 2 });
     prismaPool.on("error", () => {});
-    const prisma = new PrismaClient({ adapter: new PrismaPg(prismaPool) });
+    const prisma = testPrismaClient(prismaPool);
     try {
       let runs = 0;
       const attempt = (tx: unknown) => {

@@ -1,14 +1,13 @@
-import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { PrismaClient } from "../../db/generated/client";
+import { testPrismaClient } from "../../../test/prisma";
 import { createEffects, EffectInFlightError, IsolationLevelError } from "../index";
 import { PROVIDER_DDL, silentLogger, sleep, testEffects } from "./helpers";
 
 let db: TestDatabase;
-let prisma: PrismaClient;
+let prisma: ReturnType<typeof testPrismaClient>;
 let prismaPool: pg.Pool;
 let n = 0;
 const uniq = (prefix: string) => `${prefix}-${++n}-${Math.random().toString(36).slice(2, 7)}`;
@@ -18,7 +17,7 @@ beforeAll(async () => {
   await db.pool.query(PROVIDER_DDL);
   prismaPool = new pg.Pool({ connectionString: db.url, max: 5 });
   prismaPool.on("error", () => {});
-  prisma = new PrismaClient({ adapter: new PrismaPg(prismaPool) });
+  prisma = testPrismaClient(prismaPool);
 });
 afterAll(async () => {
   await prisma?.$disconnect();

@@ -1,8 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../../test/database";
-import { FakePaymentProvider } from "../../../demo/provider";
-import { checkThenAct, demoPipeline, keyedOnMessageId, orderCheck, orderMessage, sharedKey } from "../examples/order-handlers";
-import { assertIdempotent, checkIdempotent, formatReport, IdempotencyCheckError, type IdempotencyReport } from "../index";
+import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import {
+  assertIdempotent,
+  checkIdempotent,
+  formatReport,
+  IdempotencyCheckError,
+  type IdempotencyReport,
+} from "../../idempotency/testing";
+import { FakePaymentProvider } from "../provider";
+import { checkThenAct, demoPipeline, keyedOnMessageId, orderCheck, orderMessage, sharedKey } from "./order-handlers";
 
 let db: TestDatabase;
 

@@ -4,10 +4,10 @@
  * the kit passes, and three classic mistakes, which it flags.
  */
 import type pg from "pg";
-import { demoSteps, NO_FAULTS } from "../../../demo/handlers";
-import { FakeMailer, FakePaymentProvider } from "../../../demo/provider";
-import type { OrderMessage } from "../../../demo/settings";
-import type { CheckIdempotentOptions, HandlerContext } from "../index";
+import type { CheckIdempotentOptions, HandlerContext } from "../../idempotency/testing";
+import { demoSteps, NO_FAULTS } from "../handlers";
+import { FakeMailer, FakePaymentProvider } from "../provider";
+import type { OrderMessage } from "../settings";
 
 export function orderMessage(orderId: string, tenant = "acme"): OrderMessage {
   return { tenant, orderId, amountCents: 1299, msgId: `msg-${orderId}`, publishedAt: new Date().toISOString() };

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../../test/database";
+import { createTestDatabase, type TestDatabase } from "../../../test/database";
 
 let db: TestDatabase;
 
@@ -12,7 +12,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const EXAMPLE = path.join(import.meta.dirname, "../examples/demo-pipeline.node-test.ts");
+const EXAMPLE = path.join(import.meta.dirname, "demo-pipeline.node-test.ts");
 
 describe("no framework lock-in", () => {
   // The example file is run directly (`node file` runs its node:test tests in that process and
@@ -20,7 +20,7 @@ describe("no framework lock-in", () => {
   it("the kit runs under node:test (a child `node --import tsx` on the example file)", async () => {
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
       const child = spawn(process.execPath, ["--import", "tsx", EXAMPLE], {
-        cwd: path.resolve(import.meta.dirname, "../../../.."),
+        cwd: path.resolve(import.meta.dirname, "../../.."),
         env: { ...process.env, KIT_DATABASE_URL: db.url, NODE_OPTIONS: "" },
         stdio: ["ignore", "pipe", "pipe"],
       });

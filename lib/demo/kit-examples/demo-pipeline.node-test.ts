@@ -1,12 +1,12 @@
 /**
  * The kit under node:test, no Vitest or Jest involved:
- *   KIT_DATABASE_URL=postgresql://… node --import tsx --test lib/idempotency/testing/examples/demo-pipeline.node-test.ts
+ *   KIT_DATABASE_URL=postgresql://… node --import tsx --test lib/demo/kit-examples/demo-pipeline.node-test.ts
  * (or without --test: node runs the file's tests directly).
  * The database must carry Onceboard's migrations (the effects table and the demo tables).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { assertIdempotent, IdempotencyCheckError } from "../index";
+import { assertIdempotent, IdempotencyCheckError } from "../../idempotency/testing";
 import { checkThenAct, demoPipeline, orderCheck, orderMessage } from "./order-handlers";
 
 const url = process.env.KIT_DATABASE_URL ?? process.env.DATABASE_URL;
