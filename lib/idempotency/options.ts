@@ -40,8 +40,8 @@ export interface EffectsOptions {
   // --- Retention (issue 11) ---
   /**
    * Register this worker's maxRetryWindow in worker_registrations (heartbeat) and read the
-   * retention from the database; `ready()` rejects when the window exceeds it. Default false
-   * (true when `maintain` is set).
+   * retention from the database, which then replaces the `retention` option; `ready()` rejects
+   * when the window exceeds it. Default true; false keeps the local option (tests, one-off tools).
    */
   register?: boolean;
   /** Run partition maintenance in this process on a schedule (needs a pg.Pool). Default off; `true` = every 5 min. */
@@ -193,5 +193,5 @@ function resolveRetentionOptions(options: EffectsOptions): Pick<ResolvedOptions,
       "maintain needs `db` to be a pg.Pool (DETACH … CONCURRENTLY runs outside a transaction)",
     );
   }
-  return { register: options.register ?? maintainIntervalMs !== null, maintainIntervalMs };
+  return { register: options.register ?? true, maintainIntervalMs };
 }

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Registry } from "prom-client";
 import type { EffectsCore } from "./core";
+import { RetentionConfigError } from "./errors";
 import { startMaintenance } from "./maintenance";
 import { registerWorker } from "./worker-registry";
 
@@ -30,9 +31,17 @@ export function startRetentionParts(
     ? registration.ready.then(
         () => undefined,
         (error: unknown) => {
-          // A refused worker takes no claims.
-          core.closed = true;
-          logger.error(error instanceof Error ? error.message : String(error));
+          if (error instanceof RetentionConfigError) {
+            // A refused worker takes no claims.
+            core.closed = true;
+            logger.error(error.message);
+            throw error;
+          }
+          // Not registered (e.g. the schema was never migrated): claims go on with the local option.
+          logger.error(
+            { err: error instanceof Error ? error.message : String(error) },
+            "worker registration failed: the retention is the local option until the next start",
+          );
           throw error;
         },
       )

@@ -3,6 +3,7 @@ import { type EffectsDb, sqlFor } from "./db";
 import { RetentionConfigError } from "./errors";
 import type { Logger } from "./logger";
 import { DELETE_WORKER, READ_SETTINGS, UPSERT_WORKER } from "./maintenance-sql";
+import { isTransientDatabaseError } from "./pg-errors";
 
 /**
  * One truth for retention, on the worker's side. A worker registers the maxRetryWindow it
@@ -52,8 +53,25 @@ export function registerWorker(db: EffectsDb, options: WorkerRegistrationOptions
   const beat = () =>
     sql.run(upsert, [options.workerId, options.maxRetryWindowMs / 1000, os.hostname(), process.pid, ttlSeconds, null]);
 
+  // The database may not be there yet when a worker starts (a deploy racing a failover): keep
+  // trying on transient errors, meanwhile the local option stands; anything else is reported.
+  const firstRead = async (): Promise<number> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await readRetentionMs();
+      } catch (error) {
+        if (stopped || !isTransientDatabaseError(error)) throw error;
+        options.logger?.warn(
+          { err: error instanceof Error ? error.message : String(error), attempt },
+          "worker registration: database not reachable, trying again",
+        );
+        await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** attempt, 30_000)).unref?.());
+      }
+    }
+  };
+
   const ready = (async () => {
-    const retentionMs = await readRetentionMs();
+    const retentionMs = await firstRead();
     if (options.maxRetryWindowMs > retentionMs) {
       stopped = true;
       throw new RetentionConfigError(

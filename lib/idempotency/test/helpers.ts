@@ -30,6 +30,8 @@ export function testEffects<Db extends pg.Pool>(db: Db, options: Partial<Omit<Ef
     logger: silentLogger(),
     rollups: false,
     flushInterval: 0,
+    // Tests that set their own retention keep it (registration would replace it with the database's).
+    register: false,
     ...options,
   });
 }
