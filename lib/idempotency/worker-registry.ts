@@ -1,4 +1,5 @@
 import os from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import { type EffectsDb, sqlFor } from "./db";
 import { RetentionConfigError } from "./errors";
 import type { Logger } from "./logger";
@@ -65,7 +66,7 @@ export function registerWorker(db: EffectsDb, options: WorkerRegistrationOptions
           { err: error instanceof Error ? error.message : String(error), attempt },
           "worker registration: database not reachable, trying again",
         );
-        await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** attempt, 30_000)).unref?.());
+        await sleep(Math.min(500 * 2 ** attempt, 30_000), undefined, { ref: false });
       }
     }
   };

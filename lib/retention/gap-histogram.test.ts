@@ -46,6 +46,8 @@ describe("hourly gap rollups and claims beyond retention", () => {
       flushInterval: 0,
       retention: "1d",
       maxRetryWindow: "1d",
+      // This test is about the local option; registration would replace it with the database's 7 days.
+      register: false,
     });
     const old = new Date(Date.now() - 2 * 86_400_000);
     const fresh = new Date();

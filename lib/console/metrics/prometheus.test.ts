@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { findFreePort } from "../../db/free-port";
 import { createEffects, type MetricsServer, serveMetrics } from "../../idempotency";
+import { CLAIM_DURATION_BUCKETS } from "../../idempotency/metrics";
 import { silentLogger } from "../../idempotency/test/helpers";
 import { PostgresSource } from "./postgres-source";
 import { PrometheusSource } from "./prometheus-source";
@@ -194,7 +195,10 @@ describe.skipIf(!hasPrometheus)("PostgreSQL rollups and Prometheus agree", () =>
     }
     const p50 = (r: typeof fromPg) => r.series.latencyP50.find((v) => v !== null) ?? null;
     expect(p50(fromPg)).not.toBeNull();
-    expect(p50(fromProm)).toBeCloseTo(p50(fromPg) ?? 0, 3);
+    // Both interpolate inside the same histogram; increase()'s extrapolation may move the rank a
+    // little, never out of the bucket the median falls in.
+    const bucketOf = (v: number | null) => CLAIM_DURATION_BUCKETS.findIndex((bound) => (v ?? 0) <= bound);
+    expect(bucketOf(p50(fromProm))).toBe(bucketOf(p50(fromPg)));
   }, 180_000);
 
   it("reads the alert states of deploy/alerts.yml from Prometheus", async () => {

@@ -3,6 +3,7 @@
  * provider's ledger, demo_accounting_entries, the fake mailer's outbox): the demo pipeline, which
  * the kit passes, and three classic mistakes, which it flags.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import type { CheckIdempotentOptions, HandlerContext } from "../../idempotency/testing";
 import { demoSteps, NO_FAULTS } from "../handlers";
@@ -63,7 +64,7 @@ export async function demoPipeline(m: OrderMessage, { db, effects, delivery }: H
   });
 }
 
-const providerLatency = () => new Promise((resolve) => setTimeout(resolve, 20));
+const providerLatency = () => sleep(20);
 
 /** The seed's "obvious build": check the status, then act. Safe twice in a row, not twice at once. */
 export async function checkThenAct(m: OrderMessage, { db }: HandlerContext) {
