@@ -31,6 +31,15 @@ export interface DeliveryInfo {
   publishedAt?: Date;
 }
 
+/** What an adapter hands `onDeadLetter`: the message, why retrying cannot help, and its delivery. */
+export interface DeadLetterInfo<T> {
+  queue: string;
+  data: T;
+  reason: string;
+  code: string;
+  delivery: DeliveryInfo;
+}
+
 /** A createEffects() instance on a pg.Pool (transactional steps get a PoolClient). */
 export type EffectsRunner = Pick<Effects<pg.PoolClient>, "once" | "job">;
 

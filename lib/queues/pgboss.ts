@@ -1,6 +1,7 @@
 import PgBoss from "pg-boss";
 import {
   type BatchEffectsRunner,
+  type DeadLetterInfo,
   type Decision,
   type DeliveryInfo,
   type IdempotentHandler,
@@ -25,6 +26,8 @@ import {
  *   stuck past expireInSeconds) is failed and retried by pg-boss the same way.
  */
 
+export type { DeadLetterInfo } from "./core";
+
 /** Delivery metadata carried inside a re-enqueued copy; stripped before the handler sees the data. */
 export const CARRY_FIELD = "_onceboard";
 
@@ -32,14 +35,6 @@ interface Carried {
   messageId: string;
   publishedAt: string;
   attempt: number;
-}
-
-export interface DeadLetterInfo<T> {
-  queue: string;
-  data: T;
-  reason: string;
-  code: string;
-  delivery: DeliveryInfo;
 }
 
 export interface PgBossWorkOptions<T, R> {
