@@ -143,8 +143,9 @@ export interface BatchItem<T> {
  * is that delivery's decision and never the others'. A key owned elsewhere (in flight) is not
  * waited for: it is retried later, as a single claim is once its wait runs out; a key that appears
  * twice in the batch is claimed again, singly, once its first copy has settled. The owned keys run
- * concurrently, each stored or released as effects.once would (runOwned). A `job` handler claims several keys per
- * delivery, one step at a time, so its deliveries run through processDelivery, concurrently.
+ * concurrently, each stored or released as effects.once would (runOwned). A `job` handler claims
+ * several keys per delivery, one step at a time, so its deliveries run through processDelivery,
+ * concurrently.
  */
 export async function processBatch<T, R>(
   effects: BatchEffectsRunner,
