@@ -14,20 +14,31 @@ import { setTimeout as sleep } from "node:timers/promises";
  * timed from work() to the moment pg-boss reports every job of its queue completed. Phases
  * alternate without / with / with / without so drift hits both sides equally.
  *
+ * BENCH_E2E_HANDLER=once instead wraps the write in a `once` handler (policy external: the write
+ * runs on the pool after the claim, and the completion follows it). That is the handler whose
+ * fetched batches the adapter claims with effects.claimMany, one claim round trip per batch; a
+ * `job` handler's transactional step claims inside its own transaction, one delivery at a time.
+ *
  * Last line: `e2e ratio=<with/without> with_per_s=<n> without_per_s=<n>`.
- * Env: BENCH_E2E_JOBS, BENCH_E2E_BATCH, BENCH_CONCURRENCY, DATABASE_URL (else an embedded PostgreSQL).
+ * Env: BENCH_E2E_JOBS, BENCH_E2E_BATCH, BENCH_CONCURRENCY, BENCH_E2E_HANDLER (job | once, default
+ * job), DATABASE_URL (else an embedded PostgreSQL).
  */
 import pg from "pg";
 import type PgBoss from "pg-boss";
 import pino from "pino";
 import { Registry } from "prom-client";
 import { createEffects } from "../lib/idempotency";
+import type { IdempotentHandler } from "../lib/queues/core";
 import { startBoss, workIdempotent } from "../lib/queues/pgboss";
 import { benchDatabase, machine } from "./support";
 
 const JOBS = Number(process.env.BENCH_E2E_JOBS ?? 4000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const BATCH = Number(process.env.BENCH_E2E_BATCH ?? 100);
+const HANDLER = process.env.BENCH_E2E_HANDLER ?? "job";
+if (HANDLER !== "job" && HANDLER !== "once") {
+  throw new Error(`BENCH_E2E_HANDLER must be job or once; got ${JSON.stringify(HANDLER)}`);
+}
 const log = (line: string) => console.log(`[bench:e2e] ${line}`);
 
 interface WriteJob {
@@ -68,7 +79,7 @@ async function phase(boss: PgBoss, pool: pg.Pool, queue: string, start: () => Pr
 }
 
 async function main() {
-  log(`machine: ${machine()}; ${CONCURRENCY} pollers, batchSize ${BATCH}, ${JOBS} jobs per phase`);
+  log(`machine: ${machine()}; ${CONCURRENCY} pollers, batchSize ${BATCH}, ${JOBS} jobs per phase, ${HANDLER} handler`);
   const database = await benchDatabase(log);
   const pool = new pg.Pool({ connectionString: database.url, max: Math.min(CONCURRENCY * BATCH + 4, 40) });
   pool.on("error", () => {});
@@ -96,6 +107,23 @@ async function main() {
           });
         }
       });
+    const jobHandler: IdempotentHandler<WriteJob, void> = {
+      kind: "job",
+      tenant: () => "bench",
+      run: async (data, job) => {
+        await job.transaction(`write:${data.id}`, async (tx) => {
+          await tx.query({ ...WRITE, values: [data.id] });
+        });
+      },
+    };
+    const onceHandler: IdempotentHandler<WriteJob, void> = {
+      kind: "once",
+      tenant: () => "bench",
+      key: (data) => `write:${data.id}`,
+      run: async (data) => {
+        await pool.query({ ...WRITE, values: [data.id] });
+      },
+    };
     const withLibrary = (queue: string) =>
       phase(boss, pool, queue, () =>
         workIdempotent<WriteJob, void>(boss, queue, {
@@ -104,15 +132,7 @@ async function main() {
           batchSize: BATCH,
           pollingIntervalSeconds: 0.5,
           deadLetterQueue: false,
-          handler: {
-            kind: "job",
-            tenant: () => "bench",
-            run: async (data, job) => {
-              await job.transaction(`write:${data.id}`, async (tx) => {
-                await tx.query({ ...WRITE, values: [data.id] });
-              });
-            },
-          },
+          handler: HANDLER === "once" ? onceHandler : jobHandler,
         }),
       );
 

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type PgBoss from "pg-boss";
-import { startBoss } from "../queues";
+import { startBoss } from "../queues/pgboss";
 import { createDemoQueues } from "./handlers";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA, DEMO_TENANTS, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
 

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startBoss } from "../queues";
+import { startBoss } from "../queues/pgboss";
 import { createDemoQueues } from "./handlers";
 import type { DemoSettings } from "./settings";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";

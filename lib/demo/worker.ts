@@ -1,7 +1,7 @@
 import pg from "pg";
 import pino from "pino";
 import { createEffects, serveMetrics } from "../idempotency";
-import { startBoss, workIdempotent } from "../queues";
+import { startBoss, workIdempotent } from "../queues/pgboss";
 import { createDemoQueues, createFaults, demoHandlers } from "./handlers";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
 

@@ -1,7 +1,13 @@
 import { DelayedError, type Job, UnrecoverableError, Worker, type WorkerOptions } from "bullmq";
 import { Redis } from "ioredis";
-import { type Decision, type DeliveryInfo, type EffectsRunner, type IdempotentHandler, processDelivery } from "./core";
-import type { DeadLetterInfo } from "./pgboss";
+import {
+  type DeadLetterInfo,
+  type Decision,
+  type DeliveryInfo,
+  type EffectsRunner,
+  type IdempotentHandler,
+  processDelivery,
+} from "./core";
 
 /**
  * BullMQ adapter (Redis, REDIS_URL).

@@ -1,5 +1,15 @@
 import type pg from "pg";
-import { type Claim, classifyError, type Effects, type JobContext } from "../idempotency";
+import {
+  type BatchClaimInput,
+  type BatchClaimOutcome,
+  type Claim,
+  classifyError,
+  createMetrics,
+  type Effects,
+  type JobContext,
+  OutcomeNotStorableError,
+  OutcomeTooLargeError,
+} from "../idempotency";
 
 /**
  * The broker-independent half of every adapter: run one delivery through the worker library and
@@ -21,8 +31,20 @@ export interface DeliveryInfo {
   publishedAt?: Date;
 }
 
+/** What an adapter hands `onDeadLetter`: the message, why retrying cannot help, and its delivery. */
+export interface DeadLetterInfo<T> {
+  queue: string;
+  data: T;
+  reason: string;
+  code: string;
+  delivery: DeliveryInfo;
+}
+
 /** A createEffects() instance on a pg.Pool (transactional steps get a PoolClient). */
 export type EffectsRunner = Pick<Effects<pg.PoolClient>, "once" | "job">;
+
+/** What processBatch needs besides: the batched claim, and the registry and logger the library counts and logs to. */
+export type BatchEffectsRunner = EffectsRunner & Pick<Effects<pg.PoolClient>, "claimMany" | "registry" | "options">;
 
 /**
  * An idempotent handler, in one of two shapes:
@@ -65,6 +87,26 @@ export type Decision<R> =
 
 export const DEFAULT_IN_FLIGHT_DELAY_MS = 2000;
 
+function deliveryMeta(handler: IdempotentHandler<unknown, unknown>, delivery: DeliveryInfo) {
+  return {
+    jobType: handler.jobType ?? delivery.queue,
+    messageId: delivery.messageId,
+    attempt: delivery.attempt,
+    redelivered: delivery.redelivered,
+    publishedAt: delivery.publishedAt ?? null,
+  };
+}
+
+/** The claim input of a `once` handler for one delivery (the handler's tenant / key / payload may throw). */
+function onceInput<T>(handler: Extract<IdempotentHandler<T, unknown>, { kind: "once" }>, data: T, delivery: DeliveryInfo) {
+  return {
+    ...deliveryMeta(handler as IdempotentHandler<unknown, unknown>, delivery),
+    tenant: handler.tenant(data),
+    key: handler.key(data),
+    payload: handler.payload ? handler.payload(data) : data,
+  };
+}
+
 /** Runs one delivery through the library and maps the result onto a broker-neutral decision. */
 export async function processDelivery<T, R>(
   effects: EffectsRunner,
@@ -73,24 +115,10 @@ export async function processDelivery<T, R>(
   delivery: DeliveryInfo,
   options: { inFlightDelayMs?: number } = {},
 ): Promise<Decision<R>> {
-  const meta = {
-    jobType: handler.jobType ?? delivery.queue,
-    messageId: delivery.messageId,
-    attempt: delivery.attempt,
-    redelivered: delivery.redelivered,
-    publishedAt: delivery.publishedAt ?? null,
-  };
+  const meta = deliveryMeta(handler as IdempotentHandler<unknown, unknown>, delivery);
   try {
     if (handler.kind === "once") {
-      const r = await effects.once(
-        {
-          ...meta,
-          tenant: handler.tenant(data),
-          key: handler.key(data),
-          payload: handler.payload ? handler.payload(data) : data,
-        },
-        (claim) => handler.run(data, claim, delivery),
-      );
+      const r = await effects.once(onceInput(handler, data, delivery), (claim) => handler.run(data, claim, delivery));
       return { action: "ack", result: r.outcome as R | undefined, duplicate: r.duplicate };
     }
     const r = await effects.job({ ...meta, tenant: handler.tenant(data) }, (job) => handler.run(data, job, delivery));
@@ -98,6 +126,200 @@ export async function processDelivery<T, R>(
   } catch (error) {
     return decide<R>(error, options.inFlightDelayMs ?? DEFAULT_IN_FLIGHT_DELAY_MS);
   }
+}
+
+/** One delivery of a batch: the message as the handler sees it, and its metadata. */
+export interface BatchItem<T> {
+  data: T;
+  delivery: DeliveryInfo;
+}
+
+/**
+ * Runs a batch of deliveries; one decision per delivery, in input order, never a rejection.
+ *
+ * A `once` handler's keys are claimed together with effects.claimMany: one round trip and one
+ * commit for the whole batch, each key answered on its own exactly as a single claim would answer
+ * it (owned, duplicate with the stored outcome, abandoned, key reuse, invalid), so one key's error
+ * is that delivery's decision and never the others'. A key owned elsewhere (in flight) is not
+ * waited for: it is retried later, as a single claim is once its wait runs out; a key that appears
+ * twice in the batch is claimed again, singly, once its first copy has settled. The owned keys run
+ * concurrently, each stored or released as effects.once would (runOwned). A `job` handler claims
+ * several keys per delivery, one step at a time, so its deliveries run through processDelivery,
+ * concurrently.
+ */
+export async function processBatch<T, R>(
+  effects: BatchEffectsRunner,
+  handler: IdempotentHandler<T, R>,
+  items: readonly BatchItem<T>[],
+  options: { inFlightDelayMs?: number } = {},
+): Promise<Decision<R>[]> {
+  const inFlightDelayMs = options.inFlightDelayMs ?? DEFAULT_IN_FLIGHT_DELAY_MS;
+  if (handler.kind === "job" || items.length <= 1) {
+    return Promise.all(items.map((item) => processDelivery(effects, handler, item.data, item.delivery, options)));
+  }
+  const decisions: (Decision<R> | undefined)[] = new Array(items.length);
+  const inputs: BatchClaimInput[] = [];
+  const claimed: number[] = []; // the item index of each input
+  // A key twice in one batch: the later copies wait for the first to settle and are then claimed
+  // singly (duplicate, or owned again if it failed), as a single claim would have waited for it.
+  const firstOfKey = new Map<string, number>();
+  const later: { index: number; after: number }[] = [];
+  for (const [index, { data, delivery }] of items.entries()) {
+    try {
+      const input = onceInput(handler, data, delivery);
+      const id = JSON.stringify([input.tenant, input.key]);
+      const first = firstOfKey.get(id);
+      if (first !== undefined) {
+        later.push({ index, after: first });
+        continue;
+      }
+      firstOfKey.set(id, index);
+      inputs.push(input);
+      claimed.push(index);
+    } catch (error) {
+      decisions[index] = decide<R>(error, inFlightDelayMs);
+    }
+  }
+  const settled = new Map<number, Promise<unknown>>();
+  let answers: BatchClaimOutcome[] | null = null;
+  let batchError: unknown = null;
+  try {
+    answers = inputs.length > 0 ? await effects.claimMany(inputs) : [];
+  } catch (error) {
+    // The batch call itself failed (effects closed, a bad argument): every claimed delivery's decision.
+    batchError = error;
+  }
+  for (const [k, index] of claimed.entries()) {
+    const item = items[index] as BatchItem<T>;
+    const input = inputs[k] as BatchClaimInput;
+    const decided = answers
+      ? decideAnswer(effects, handler, item, input, answers[k], inFlightDelayMs)
+      : Promise.resolve(decide<R>(batchError, inFlightDelayMs));
+    settled.set(
+      index,
+      decided.then((d) => {
+        decisions[index] = d;
+      }),
+    );
+  }
+  for (const { index, after } of later) {
+    const item = items[index] as BatchItem<T>;
+    const previous = settled.get(after) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      decisions[index] = await processDelivery(effects, handler, item.data, item.delivery, options);
+    });
+    settled.set(after, next); // the next copy of this key waits for this one
+    settled.set(index, next);
+  }
+  await Promise.all(settled.values());
+  return decisions as Decision<R>[];
+}
+
+/** One key's claimMany answer, as effects.once would have settled it (settleExisting / runOwnedClaim / storeOutcome). */
+async function decideAnswer<T, R>(
+  effects: BatchEffectsRunner,
+  handler: Extract<IdempotentHandler<T, R>, { kind: "once" }>,
+  { data, delivery }: BatchItem<T>,
+  input: BatchClaimInput,
+  answer: BatchClaimOutcome | undefined,
+  inFlightDelayMs: number,
+): Promise<Decision<R>> {
+  if (!answer) return decide<R>(new Error(`effects.claimMany gave no answer for key ${input.key}`), inFlightDelayMs);
+  switch (answer.kind) {
+    case "error":
+      return decide<R>(answer.error, inFlightDelayMs);
+    case "abandoned":
+      // An at-most-once step whose owner died mid-way: not run again, no outcome (as once's "abandoned").
+      return { action: "ack", result: undefined, duplicate: true };
+    case "duplicate": {
+      if (answer.status === "abandoned") return { action: "ack", result: undefined, duplicate: true };
+      // A completed effect recorded without its outcome: the typed error its first run got.
+      if (answer.missing?.kind === "too_large") {
+        const bytes = Number.parseInt(answer.missing.detail, 10);
+        return decide<R>(new OutcomeTooLargeError(input.key, bytes, effects.options.maxOutcomeBytes), inFlightDelayMs);
+      }
+      if (answer.missing?.kind === "not_storable") {
+        return decide<R>(new OutcomeNotStorableError(input.key, answer.missing.detail, true), inFlightDelayMs);
+      }
+      return { action: "ack", result: (answer.outcome ?? null) as R, duplicate: true };
+    }
+    case "owned":
+      return runOwned(effects, handler, data, delivery, answer.claim, inFlightDelayMs);
+  }
+}
+
+/**
+ * This delivery owns the key: run the handler, then store its outcome with the claim, or release the
+ * claim as failed (so the next delivery retries at once) and count the failure as effects.once does.
+ */
+async function runOwned<T, R>(
+  effects: BatchEffectsRunner,
+  handler: Extract<IdempotentHandler<T, R>, { kind: "once" }>,
+  data: T,
+  delivery: DeliveryInfo,
+  claim: Claim,
+  inFlightDelayMs: number,
+): Promise<Decision<R>> {
+  const logger = effects.options.logger;
+  const fields = {
+    tenant: claim.tenant,
+    key: claim.key,
+    jobType: claim.jobType,
+    messageId: delivery.messageId,
+    attempt: delivery.attempt,
+  };
+  let value: R;
+  try {
+    value = await handler.run(data, claim, delivery);
+  } catch (error) {
+    const metrics = createMetrics(effects.registry);
+    metrics.stepFailures.inc({ job_type: claim.jobType });
+    const constraint = uniqueViolationConstraint(error);
+    if (constraint !== null) {
+      metrics.uncaughtViolations.inc({ job_type: claim.jobType, constraint });
+      logger.error(
+        { ...fields, result: "uncaught_unique_violation", effectAttempt: claim.attempt, constraint },
+        "effect uncaught_unique_violation",
+      );
+    } else {
+      logger.warn(
+        {
+          ...fields,
+          result: "failed",
+          effectAttempt: claim.attempt,
+          err: error instanceof Error ? error.message : String(error),
+        },
+        "effect failed",
+      );
+    }
+    await claim.fail(error).catch((failError: unknown) => logger.error({ err: failError }, "could not release a failed claim"));
+    return decide<R>(error, inFlightDelayMs);
+  }
+  try {
+    // Stores the outcome; one that cannot be kept is recorded with its marker and its typed error thrown.
+    await claim.complete(value);
+  } catch (error) {
+    return decide<R>(error, inFlightDelayMs);
+  }
+  if (logger.isLevelEnabled("info"))
+    logger.info({ ...fields, result: "ran", effectAttempt: claim.attempt, how: claim.how }, "effect ran");
+  // The same value every later duplicate gets: the outcome round-tripped through JSON, null for nothing.
+  return { action: "ack", result: JSON.parse(JSON.stringify(value ?? null)) as R, duplicate: false };
+}
+
+/**
+ * A unique violation from the handler's own writes (pg SQLSTATE 23505, Prisma P2002): the violated
+ * constraint's name ("unknown" when the driver does not say); otherwise null. Looks through `cause`.
+ */
+function uniqueViolationConstraint(error: unknown, depth = 0): string | null {
+  if (!error || typeof error !== "object" || depth > 4) return null;
+  const e = error as { code?: unknown; constraint?: unknown; meta?: { target?: unknown }; cause?: unknown };
+  if (e.code === "23505") return typeof e.constraint === "string" ? e.constraint : "unknown";
+  if (e.code === "P2002") {
+    const target = e.meta?.target;
+    return typeof target === "string" ? target : Array.isArray(target) ? target.join(",") : "unknown";
+  }
+  return uniqueViolationConstraint(e.cause, depth + 1);
 }
 
 /** The one place a library error becomes a broker action. Anything else is the handler's own failure. */

@@ -1,13 +1,21 @@
-/** Broker adapters over the worker library: pg-boss, BullMQ and a generic one. See docs/adapters.md. */
-export { type BullWorkOptions, createIdempotentWorker, deliveryOfBullJob, redisConnection } from "./bullmq";
+/**
+ * Broker adapters over the worker library: what every adapter shares (core) and the generic one.
+ * Nothing broker-specific: each broker has its own entry point, so importing this one never loads
+ * a broker client that may not be installed. See docs/adapters.md.
+ *   pg-boss: lib/queues/pgboss.ts (startBoss, workIdempotent, deliveryOf, CARRY_FIELD)
+ *   BullMQ:  lib/queues/bullmq.ts (createIdempotentWorker, redisConnection, deliveryOfBullJob)
+ */
 export {
+  type BatchEffectsRunner,
+  type BatchItem,
   DEFAULT_IN_FLIGHT_DELAY_MS,
+  type DeadLetterInfo,
   type Decision,
   type DeliveryInfo,
   decide,
   type EffectsRunner,
   type IdempotentHandler,
+  processBatch,
   processDelivery,
 } from "./core";
 export { createDeliveryHandler } from "./generic";
-export { CARRY_FIELD, type DeadLetterInfo, deliveryOf, type PgBossWorkOptions, startBoss, workIdempotent } from "./pgboss";

@@ -5,8 +5,8 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { createEffects, type Duration } from "../idempotency";
-import type { Decision, DeliveryInfo, IdempotentHandler } from "./core";
-import { startBoss, workIdempotent } from "./pgboss";
+import { type Decision, type DeliveryInfo, type IdempotentHandler, processBatch } from "./core";
+import { deliveryOf, startBoss, workIdempotent } from "./pgboss";
 import { sleep, waitFor } from "./testing/wait";
 
 interface Msg {
@@ -30,10 +30,24 @@ afterAll(async () => {
 const silent = pino({ level: "silent" });
 const unique = (name: string) => `${name}-${randomBytes(4).toString("hex")}`;
 
+/** Counts the library's claim statements through a pool, by prepared-statement name (batched vs single). */
+function countClaims(pool: pg.Pool) {
+  const counts = { batch: 0, single: 0 };
+  const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const name = (args[0] as { name?: string } | null)?.name ?? "";
+    if (name.startsWith("onceboard_claim_batch")) counts.batch++;
+    else if (name.startsWith("onceboard_claim")) counts.single++;
+    return original(...args);
+  };
+  return counts;
+}
+
 /** A worker "process" of its own: its own pg pool, effects instance, metrics registry and pg-boss. */
 async function worker(options: { wait?: Duration; lease?: Duration } = {}) {
   const pool = new pg.Pool({ connectionString: db.url, max: 4 });
   pool.on("error", () => {});
+  const claims = countClaims(pool);
   const registry = new Registry();
   const effects = createEffects({
     db: pool,
@@ -49,7 +63,7 @@ async function worker(options: { wait?: Duration; lease?: Duration } = {}) {
     () => effects.close(),
     () => pool.end(),
   );
-  return { pool, registry, effects, boss };
+  return { pool, registry, effects, boss, claims };
 }
 
 async function metric(registry: Registry, name: string, labels: Record<string, string>): Promise<number> {
@@ -284,5 +298,152 @@ describe("pg-boss adapter (real pg-boss on the test database)", () => {
     expect(runs.get("o-1")).toBe(1);
     expect(runs.get("o-2")).toBe(1);
     expect(runs.get("o-3")).toBe(1);
+  });
+
+  it("a batch is claimed in one round trip: new keys run, completed ones answer their stored outcome, a reused key is dead-lettered alone, a failure retries alone", async () => {
+    const { boss, effects, claims, registry } = await worker();
+    const queue = unique("claim-many");
+    await boss.createQueue(queue, { name: queue, retryLimit: 2, retryDelay: 1 });
+    const runs = new Map<string, number>();
+    let failOnce = true;
+    const handler: IdempotentHandler<Msg, unknown> = {
+      kind: "once",
+      tenant: (m) => m.tenant,
+      key: (m) => `capture:${m.orderId}`,
+      payload: (m) => ({ amountCents: m.amountCents }),
+      run: async (m) => {
+        runs.set(m.orderId, (runs.get(m.orderId) ?? 0) + 1);
+        if (m.orderId === "o-flaky" && failOnce) {
+          failOnce = false;
+          throw Object.assign(new Error("duplicate key value violates unique constraint"), {
+            code: "23505",
+            constraint: "ledger_pkey",
+          });
+        }
+        return { chargeId: `ch_${m.orderId}` };
+      },
+    };
+    // Effects completed before: two duplicates to suppress, and the key the reused message collides with.
+    for (const orderId of ["o-done-1", "o-done-2", "o-reused"]) {
+      await effects.once({ tenant: "acme", key: `capture:${orderId}`, jobType: queue, payload: { amountCents: 100 } }, () => ({
+        chargeId: `ch_${orderId}_before`,
+      }));
+    }
+    const messages: Msg[] = [
+      { tenant: "acme", orderId: "o-new-1", amountCents: 100 },
+      { tenant: "acme", orderId: "o-done-1", amountCents: 100 },
+      { tenant: "acme", orderId: "o-reused", amountCents: 999 },
+      { tenant: "acme", orderId: "o-flaky", amountCents: 100 },
+      { tenant: "acme", orderId: "o-done-2", amountCents: 100 },
+      { tenant: "globex", orderId: "o-new-2", amountCents: 100 },
+    ];
+    const ids: string[] = [];
+    for (const m of messages) ids.push((await boss.send(queue, m)) as string);
+    const claimsBefore = { ...claims };
+    const decisions = new Map<string, Decision<unknown>>();
+    let claimsAtBatchEnd: typeof claimsBefore | null = null;
+    const deadLetters: string[] = [];
+    // All jobs are queued before the worker starts, so its first fetch takes them as one batch.
+    await workIdempotent<Msg, unknown>(boss, queue, {
+      effects,
+      handler,
+      batchSize: 10,
+      pollingIntervalSeconds: 0.5,
+      onDeadLetter: ({ data }) => {
+        deadLetters.push(data.orderId);
+      },
+      onDecision: (d, delivery) => {
+        if (!decisions.has(delivery.messageId)) decisions.set(delivery.messageId, d);
+        if (decisions.size === messages.length && claimsAtBatchEnd === null) claimsAtBatchEnd = { ...claims };
+      },
+    });
+
+    const jobs = await waitFor("every job to settle", async () => {
+      const all = await settled(queue, messages.length);
+      return all && runs.get("o-flaky") === 2 ? all : null;
+    });
+    // One claim statement for the whole batch of six, no single claims.
+    expect(claimsAtBatchEnd).toEqual({ batch: claimsBefore.batch + 1, single: claimsBefore.single });
+    const byOrder = (orderId: string) => decisions.get(ids[messages.findIndex((m) => m.orderId === orderId)] as string);
+    expect(byOrder("o-new-1")).toEqual({ action: "ack", result: { chargeId: "ch_o-new-1" }, duplicate: false });
+    expect(byOrder("o-new-2")).toEqual({ action: "ack", result: { chargeId: "ch_o-new-2" }, duplicate: false });
+    expect(byOrder("o-done-1")).toEqual({ action: "ack", result: { chargeId: "ch_o-done-1_before" }, duplicate: true });
+    expect(byOrder("o-done-2")).toEqual({ action: "ack", result: { chargeId: "ch_o-done-2_before" }, duplicate: true });
+    expect(byOrder("o-reused")).toMatchObject({ action: "dead-letter", code: "EFFECT_KEY_REUSE" });
+    expect(byOrder("o-flaky")).toMatchObject({ action: "fail", fault: "handler" });
+    expect(deadLetters).toEqual(["o-reused"]);
+    // Only the failing job was retried (then ran), every job completed; nothing completed before ran again.
+    expect(jobs.map((j) => j.state)).toEqual(messages.map(() => "completed"));
+    expect(jobs.map((j) => j.retry_count)).toEqual([0, 0, 0, 1, 0, 0]);
+    expect(Object.fromEntries(runs)).toEqual({ "o-new-1": 1, "o-new-2": 1, "o-flaky": 2 });
+    // The handler's unique violation is counted as uncaught with its constraint, as effects.once counts it.
+    expect(await metric(registry, "idem_unique_violations_uncaught_total", { job_type: queue, constraint: "ledger_pkey" })).toBe(
+      1,
+    );
+    expect(await metric(registry, "idem_step_failures_total", { job_type: queue })).toBe(1);
+    expect(await metric(registry, "idem_key_reuse_total", { job_type: queue })).toBe(1);
+    const { rows } = await db.pool.query<{ key: string; status: string; attempt: number; outcome: unknown }>(
+      "SELECT key, status, attempt, outcome FROM effects WHERE job_type = $1 ORDER BY key",
+      [queue],
+    );
+    expect(rows.find((r) => r.key === "capture:o-flaky")).toMatchObject({ status: "completed", attempt: 2 });
+    expect(rows.find((r) => r.key === "capture:o-reused")).toMatchObject({ outcome: { chargeId: "ch_o-reused_before" } });
+  });
+
+  it("a batch redelivered whole after its worker died before the ack runs no effect twice", async () => {
+    const live = await worker();
+    const crashed = await worker();
+    const queue = unique("batch-redelivered");
+    await live.boss.createQueue(queue, { name: queue, retryLimit: 3, retryDelay: 1, expireInSeconds: 1 });
+    const runs = new Map<string, number>();
+    const handler: IdempotentHandler<Msg, unknown> = {
+      kind: "once",
+      tenant: (m) => m.tenant,
+      key: (m) => `capture:${m.orderId}`,
+      run: async (m) => {
+        runs.set(m.orderId, (runs.get(m.orderId) ?? 0) + 1);
+        return { chargeId: `ch_${m.orderId}` };
+      },
+    };
+    const orders = ["o-1", "o-2", "o-3", "o-4"].map((o) => `${queue}:${o}`);
+    await live.boss.insert(orders.map((orderId) => ({ name: queue, data: { tenant: "acme", orderId, amountCents: 100 } })));
+
+    // The crashing worker takes the whole batch and runs it through the adapter's batch path, then
+    // dies without acking: pg-boss expires every job of the batch and retries them.
+    const taken = await crashed.boss.fetch<Msg>(queue, { batchSize: 10, includeMetadata: true });
+    expect(taken).toHaveLength(orders.length);
+    const first = await processBatch(
+      crashed.effects,
+      handler,
+      taken.map((job) => deliveryOf(queue, job)),
+    );
+    expect(first.map((d) => d.action)).toEqual(orders.map(() => "ack"));
+    await crashed.boss.stop({ graceful: false, wait: true, timeout: 2000 });
+
+    const decisions: { decision: Decision<unknown>; delivery: DeliveryInfo }[] = [];
+    await workIdempotent<Msg, unknown>(live.boss, queue, {
+      effects: live.effects,
+      handler,
+      batchSize: 10,
+      pollingIntervalSeconds: 0.5,
+      onDecision: (decision, delivery) => decisions.push({ decision, delivery }),
+    });
+    const jobs = await waitFor("the expired batch to be redelivered and completed", async () => {
+      const all = await settled(queue, orders.length);
+      return all?.every((j) => j.state === "completed") ? all : null;
+    });
+    expect(jobs.every((j) => j.retry_count >= 1)).toBe(true);
+    // The redelivered jobs are fetched together and claimed with the batched claim.
+    expect(live.claims.batch).toBeGreaterThanOrEqual(1);
+    expect(Object.fromEntries(runs)).toEqual(Object.fromEntries(orders.map((o) => [o, 1])));
+    expect(decisions).toHaveLength(orders.length);
+    for (const { decision, delivery } of decisions) {
+      expect(delivery.redelivered).toBe(true);
+      expect(decision).toMatchObject({ action: "ack", duplicate: true });
+    }
+    expect(decisions.map((d) => d.decision).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual(
+      orders.map((o) => ({ action: "ack", result: { chargeId: `ch_${o}` }, duplicate: true })),
+    );
+    expect(await metric(live.registry, "idem_duplicate_suppressions_total", { job_type: queue })).toBe(orders.length);
   });
 });

@@ -1,5 +1,13 @@
 import PgBoss from "pg-boss";
-import { type Decision, type DeliveryInfo, type EffectsRunner, type IdempotentHandler, processDelivery } from "./core";
+import {
+  type BatchEffectsRunner,
+  type DeadLetterInfo,
+  type Decision,
+  type DeliveryInfo,
+  type IdempotentHandler,
+  processBatch,
+  processDelivery,
+} from "./core";
 
 /**
  * pg-boss 10 adapter. pg-boss lives on the same PostgreSQL as the effects table, in its own
@@ -18,6 +26,8 @@ import { type Decision, type DeliveryInfo, type EffectsRunner, type IdempotentHa
  *   stuck past expireInSeconds) is failed and retried by pg-boss the same way.
  */
 
+export type { DeadLetterInfo } from "./core";
+
 /** Delivery metadata carried inside a re-enqueued copy; stripped before the handler sees the data. */
 export const CARRY_FIELD = "_onceboard";
 
@@ -27,24 +37,19 @@ interface Carried {
   attempt: number;
 }
 
-export interface DeadLetterInfo<T> {
-  queue: string;
-  data: T;
-  reason: string;
-  code: string;
-  delivery: DeliveryInfo;
-}
-
 export interface PgBossWorkOptions<T, R> {
-  effects: EffectsRunner;
+  /** A createEffects() instance on a pg.Pool. */
+  effects: BatchEffectsRunner;
   handler: IdempotentHandler<T, R>;
   /** Jobs processed at once in this process (one pg-boss poller each). Default 1. */
   concurrency?: number;
   /**
    * Jobs each poller fetches per poll (pg-boss `batchSize`). Default 1. pg-boss waits its polling
    * interval between two fetches of one poller, so a batch is what lets one poller go faster than
-   * one job per interval. The jobs of a batch run concurrently and are decided one by one: a
-   * job's failure fails that job only (it is failed by id, the rest are completed together), so
+   * one job per interval. A `once` handler's batch is claimed with effects.claimMany (one round
+   * trip and one commit per batch); each job is then decided on its own, exactly as a single
+   * delivery (an in-flight key is re-sent later without waiting). The owned jobs run concurrently.
+   * A job's failure fails that job only (it is failed by id, the rest are completed together), so
    * batching never fails a job for another's error. With batches, pg-boss stores no per-job output.
    */
   batchSize?: number;
@@ -107,11 +112,8 @@ export async function workIdempotent<T extends object, R>(
   const deadLetterQueue = options.deadLetterQueue === undefined ? `${queue}.dead-letter` : options.deadLetterQueue;
   if (deadLetterQueue) await boss.createQueue(deadLetterQueue);
 
-  const handle = async (job: PgBoss.JobWithMetadata<T>): Promise<unknown> => {
-    const { data, delivery } = deliveryOf(queue, job, options);
-    const decision = await processDelivery(options.effects, options.handler, data, delivery, {
-      inFlightDelayMs: options.inFlightDelayMs,
-    });
+  /** Applies a decision with pg-boss's verbs; the job's output, or a throw for pg-boss to fail the job. */
+  const apply = async (decision: Decision<R>, data: T, delivery: DeliveryInfo): Promise<unknown> => {
     options.onDecision?.(decision, delivery);
     switch (decision.action) {
       case "ack":
@@ -142,6 +144,31 @@ export async function workIdempotent<T extends object, R>(
         throw decision.error;
     }
   };
+  const processOptions = { inFlightDelayMs: options.inFlightDelayMs };
+
+  /** One job: a single claim (which waits, bounded, for an in-flight duplicate). */
+  const handleOne = async (job: PgBoss.JobWithMetadata<T>): Promise<unknown> => {
+    const { data, delivery } = deliveryOf(queue, job, options);
+    return apply(await processDelivery(options.effects, options.handler, data, delivery, processOptions), data, delivery);
+  };
+
+  /**
+   * A batch: claimed in one round trip (processBatch), then each job's decision applied on its own.
+   * pg-boss would fail every job of the batch for one thrown error, so each failure is failed by id
+   * here (state retry/failed), and pg-boss then completes the jobs still active — the others — in
+   * one statement.
+   */
+  const handleBatch = async (jobs: PgBoss.JobWithMetadata<T>[]): Promise<void> => {
+    const items = jobs.map((job) => deliveryOf(queue, job, options));
+    const decisions = await processBatch(options.effects, options.handler, items, processOptions);
+    const settled = await Promise.allSettled(
+      items.map(({ data, delivery }, k) => apply(decisions[k] as Decision<R>, data, delivery)),
+    );
+    for (const [k, s] of settled.entries()) {
+      const job = jobs[k];
+      if (s.status === "rejected" && job) await boss.fail(queue, job.id, failureOutput(s.reason));
+    }
+  };
 
   const batchSize = Math.max(1, Math.floor(options.batchSize ?? 1));
   const ids: string[] = [];
@@ -152,15 +179,8 @@ export async function workIdempotent<T extends object, R>(
         { includeMetadata: true, batchSize, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1 },
         async (jobs) => {
           // One job: its error fails it through pg-boss, its result is the job's output.
-          if (jobs.length <= 1) return jobs[0] ? handle(jobs[0]) : undefined;
-          // A batch: pg-boss would fail every job of the batch for one thrown error, so each
-          // failure is failed by id here (state retry/failed), and pg-boss then completes the
-          // jobs still active — the others — in one statement.
-          const settled = await Promise.allSettled(jobs.map((job) => handle(job)));
-          for (const [k, s] of settled.entries()) {
-            const job = jobs[k];
-            if (s.status === "rejected" && job) await boss.fail(queue, job.id, failureOutput(s.reason));
-          }
+          if (jobs.length <= 1) return jobs[0] ? handleOne(jobs[0]) : undefined;
+          await handleBatch(jobs);
           return undefined;
         },
       ),
