@@ -1,13 +1,15 @@
 import { randomUUID } from "node:crypto";
-import type { Acquired } from "./claim";
+import type { Acquired, Claim } from "./claim";
 import { acquire, settleClaim } from "./claim";
 import { type ClaimRow, runClaimBatch } from "./claim-sql";
+import { runCompleteBatch } from "./complete-sql";
 import type { EffectsCore } from "./core";
 import { sqlFor } from "./db";
 import { mapDbError } from "./db-errors";
 import { countDelivery } from "./delivery";
-import { InvalidEffectInputError } from "./errors";
+import { EffectsError, InvalidEffectInputError } from "./errors";
 import type { OnceInput } from "./once";
+import { type EncodedOutcome, encodeOutcome } from "./outcome";
 import { sqlStateOf, withRetry } from "./retryable";
 import { buildStepSpec, checkDelivery, checkObject, type StepSpec } from "./spec";
 import { beforeClaim } from "./step";
@@ -95,6 +97,60 @@ export async function claimMany(core: EffectsCore, inputs: readonly BatchClaimIn
         answers[m.index] = { ok: false, error };
       }
     }
+  }
+  return answers;
+}
+
+/** One claim's answer from completeMany: stored, or what claim.complete() would have thrown. */
+export type BatchCompleteAnswer = { ok: true } | { ok: false; error: unknown };
+
+/**
+ * effects.completeMany: stores the outcomes of many owned claims (from claimMany) in one round trip
+ * and one commit, each claim answered as claim.complete() would answer it: an outcome that cannot be
+ * kept is stored with its marker and answered with its typed error; a claim taken over meanwhile is
+ * answered LeaseLostError; a claim already settled ClaimSettledError. If the statement itself fails,
+ * every claim of the batch gets that error (none was stored: it is one statement).
+ */
+export async function completeMany(
+  core: EffectsCore,
+  items: readonly { claim: Claim; outcome: unknown }[],
+): Promise<BatchCompleteAnswer[]> {
+  const answers: BatchCompleteAnswer[] = new Array(items.length);
+  const rows: { index: number; claim: Claim; encoded: EncodedOutcome }[] = [];
+  for (const [index, { claim, outcome }] of items.entries()) {
+    try {
+      claim.assertOpen();
+      rows.push({ index, claim, encoded: encodeOutcome(outcome, core.opts.maxOutcomeBytes) });
+    } catch (error) {
+      answers[index] = { ok: false, error };
+    }
+  }
+  if (rows.length === 0) return answers;
+  const sql = sqlFor(core.opts.db, false, core.opts.schema);
+  let stored: boolean[];
+  try {
+    stored = await withRetry(() =>
+      runCompleteBatch(
+        sql,
+        rows.map(({ claim, encoded }) => ({
+          ref: claim.ref,
+          outcomeJson: encoded.ok ? encoded.json : "null",
+          error: encoded.ok ? null : encoded.marker,
+        })),
+      ),
+    );
+  } catch (error) {
+    const mapped = error instanceof EffectsError ? error : mapDbError(error);
+    for (const { index } of rows) answers[index] = { ok: false, error: mapped };
+    return answers;
+  }
+  for (const [k, { index, claim, encoded }] of rows.entries()) {
+    if (!stored[k]) {
+      answers[index] = { ok: false, error: claim.leaseLost() };
+      continue;
+    }
+    claim.markCompleted();
+    answers[index] = encoded.ok ? { ok: true } : { ok: false, error: claim.markerError(encoded, false) };
   }
   return answers;
 }

@@ -130,6 +130,22 @@ export class Claim {
     this.settled = "completed";
   }
 
+  /** Throws ClaimSettledError when this claim was already completed or failed. */
+  assertOpen(): void {
+    if (this.settled) throw new ClaimSettledError(this.key, this.settled);
+  }
+
+  /** A batched completion (effects.completeMany) stored this claim's outcome: it is never written again. */
+  markCompleted(): void {
+    this.settled = "completed";
+  }
+
+  /** Counts and returns the LeaseLostError of a completion that found the claim taken over. */
+  leaseLost(): LeaseLostError {
+    this.core.metrics.leaseLost.inc({ job_type: this.jobType });
+    return new LeaseLostError(this.key, this.attempt);
+  }
+
   /** Releases the claim as failed so the next delivery retries it at once. */
   async fail(error: unknown): Promise<void> {
     if (this.settled) throw new ClaimSettledError(this.key, this.settled);

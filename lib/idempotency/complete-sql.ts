@@ -32,6 +32,24 @@ export const COMPLETE: Statement = {
  WHERE ${WHERE} AND status IN ('in_progress', 'completed')`,
 };
 
+// Many completions in one round trip and one commit (a batch's owned claims, effects.completeMany):
+// each row is named and guarded exactly as COMPLETE names it. RETURNING lists the rows still ours;
+// a claim missing from it was taken over (LeaseLostError for that claim only).
+export const COMPLETE_BATCH: Statement = {
+  name: "onceboard_complete_batch_v1",
+  returns: "rows",
+  text: `UPDATE onceboard.effects e
+   SET outcome = CASE WHEN e.status = 'completed' THEN e.outcome ELSE c.outcome END,
+       error = CASE WHEN e.status = 'completed' THEN e.error ELSE c.error END,
+       completed_at = CASE WHEN e.status = 'completed' THEN e.completed_at ELSE clock_timestamp() END,
+       status = 'completed', lease_until = NULL, updated_at = clock_timestamp()
+  FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::int[], $6::jsonb[], $7::text[])
+         AS c(tenant_id, key, created_at, owner, attempt, outcome, error)
+ WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
+   AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'completed')
+RETURNING e.tenant_id, e.key`,
+};
+
 // A failed attempt releases the claim at once: the next delivery retries it (attempt + 1)
 // without waiting for the lease to run out.
 export const FAIL: Statement = {
@@ -59,6 +77,24 @@ function refValues(ref: ClaimRef): unknown[] {
 export async function runComplete(sql: Sql, ref: ClaimRef, outcomeJson: string, error: string | null): Promise<boolean> {
   const { rowCount } = await sql.run(COMPLETE, [...refValues(ref), outcomeJson, error]);
   return rowCount === 1;
+}
+
+/** Which of `items` were completed (still ours), by index. */
+export async function runCompleteBatch(
+  sql: Sql,
+  items: readonly { ref: ClaimRef; outcomeJson: string; error: string | null }[],
+): Promise<boolean[]> {
+  const { rows } = await sql.run<{ tenant_id: string; key: string }>(COMPLETE_BATCH, [
+    items.map((i) => i.ref.tenant),
+    items.map((i) => i.ref.key),
+    items.map((i) => i.ref.createdAt.toISOString()),
+    items.map((i) => i.ref.owner),
+    items.map((i) => i.ref.attempt),
+    items.map((i) => i.outcomeJson),
+    items.map((i) => i.error),
+  ]);
+  const done = new Set(rows.map((r) => JSON.stringify([r.tenant_id, r.key])));
+  return items.map((i) => done.has(JSON.stringify([i.ref.tenant, i.ref.key])));
 }
 
 export async function runFail(sql: Sql, ref: ClaimRef, error: string): Promise<boolean> {

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { Registry } from "prom-client";
 import { type Acquired, acquire, type Claim } from "./claim";
-import { type BatchClaimInput, claimMany } from "./claim-batch";
+import { type BatchClaimInput, type BatchCompleteAnswer, claimMany, completeMany } from "./claim-batch";
 import type { EffectsCore } from "./core";
 import { type EffectsDb, sqlFor, type TransactionHandle } from "./db";
 import { countDelivery } from "./delivery";
@@ -81,6 +81,11 @@ export interface Effects<Tx = TransactionHandle> {
    * reuse, in flight, invalid input). External and at-most-once steps only (not transactional).
    */
   claimMany(inputs: readonly BatchClaimInput[]): Promise<BatchClaimOutcome[]>;
+  /**
+   * Low level, batched: stores the outcomes of owned claims (from claimMany) in one round trip and
+   * one commit, each answered on its own (in input order) as claim.complete() would answer it.
+   */
+  completeMany(items: readonly { claim: Claim; outcome: unknown }[]): Promise<BatchCompleteAnswer[]>;
   /** Writes pending per-minute rollups and duplicate bookkeeping now; true when all were written. */
   flush(): Promise<boolean>;
   /**
@@ -137,6 +142,11 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
         throw new InvalidEffectInputError("claimMany takes an array of claim inputs", { field: "inputs" });
       const answers = await claimMany(core, inputs);
       return answers.map((a) => (a.ok ? outcomeOf(a.acquired) : { kind: "error" as const, error: a.error }));
+    },
+    async completeMany(items) {
+      if (!Array.isArray(items))
+        throw new InvalidEffectInputError("completeMany takes an array of { claim, outcome }", { field: "items" });
+      return completeMany(core, items);
     },
     async flush() {
       const [a, b] = await Promise.all([duplicates.flush(), rollups?.flush() ?? true]);

@@ -4,7 +4,7 @@
  */
 
 export type { Claim } from "./claim";
-export type { BatchClaimInput } from "./claim-batch";
+export type { BatchClaimInput, BatchCompleteAnswer } from "./claim-batch";
 export type { ClaimResultKind } from "./claim-sql";
 export { classifyError, type ErrorClass } from "./classify";
 export type { EffectsDb, PrismaClientLike, PrismaLike, TransactionHandle } from "./db";

@@ -44,7 +44,8 @@ export interface DeadLetterInfo<T> {
 export type EffectsRunner = Pick<Effects<pg.PoolClient>, "once" | "job">;
 
 /** What processBatch needs besides: the batched claim, and the registry and logger the library counts and logs to. */
-export type BatchEffectsRunner = EffectsRunner & Pick<Effects<pg.PoolClient>, "claimMany" | "registry" | "options">;
+export type BatchEffectsRunner = EffectsRunner &
+  Pick<Effects<pg.PoolClient>, "claimMany" | "completeMany" | "registry" | "options">;
 
 /**
  * An idempotent handler, in one of two shapes:
@@ -189,11 +190,12 @@ export async function processBatch<T, R>(
     // The batch call itself failed (effects closed, a bad argument): every claimed delivery's decision.
     batchError = error;
   }
+  const completer = completionBatch(effects, answers?.filter((a) => a.kind === "owned").length ?? 0);
   for (const [k, index] of claimed.entries()) {
     const item = items[index] as BatchItem<T>;
     const input = inputs[k] as BatchClaimInput;
     const decided = answers
-      ? decideAnswer(effects, handler, item, input, answers[k], inFlightDelayMs)
+      ? decideAnswer(effects, handler, item, input, answers[k], inFlightDelayMs, completer)
       : Promise.resolve(decide<R>(batchError, inFlightDelayMs));
     settled.set(
       index,
@@ -223,6 +225,7 @@ async function decideAnswer<T, R>(
   input: BatchClaimInput,
   answer: BatchClaimOutcome | undefined,
   inFlightDelayMs: number,
+  completer: Completer,
 ): Promise<Decision<R>> {
   if (!answer) return decide<R>(new Error(`effects.claimMany gave no answer for key ${input.key}`), inFlightDelayMs);
   switch (answer.kind) {
@@ -244,7 +247,7 @@ async function decideAnswer<T, R>(
       return { action: "ack", result: (answer.outcome ?? null) as R, duplicate: true };
     }
     case "owned":
-      return runOwned(effects, handler, data, delivery, answer.claim, inFlightDelayMs);
+      return runOwned(effects, handler, data, delivery, answer.claim, inFlightDelayMs, completer);
   }
 }
 
@@ -259,6 +262,7 @@ async function runOwned<T, R>(
   delivery: DeliveryInfo,
   claim: Claim,
   inFlightDelayMs: number,
+  completer: Completer,
 ): Promise<Decision<R>> {
   const logger = effects.options.logger;
   const fields = {
@@ -292,12 +296,14 @@ async function runOwned<T, R>(
         "effect failed",
       );
     }
+    completer.skip();
     await claim.fail(error).catch((failError: unknown) => logger.error({ err: failError }, "could not release a failed claim"));
     return decide<R>(error, inFlightDelayMs);
   }
   try {
-    // Stores the outcome; one that cannot be kept is recorded with its marker and its typed error thrown.
-    await claim.complete(value);
+    // Stored with the batch's other outcomes; one that cannot be kept is recorded with its marker
+    // and its typed error thrown, as claim.complete() does.
+    await completer.complete(claim, value);
   } catch (error) {
     return decide<R>(error, inFlightDelayMs);
   }
@@ -305,6 +311,51 @@ async function runOwned<T, R>(
     logger.info({ ...fields, result: "ran", effectAttempt: claim.attempt, how: claim.how }, "effect ran");
   // The same value every later duplicate gets: the outcome round-tripped through JSON, null for nothing.
   return { action: "ack", result: JSON.parse(JSON.stringify(value ?? null)) as R, duplicate: false };
+}
+
+interface Completer {
+  /** Resolves once this claim's outcome is stored with the batch's others (rejects with its own error). */
+  complete(claim: Claim, outcome: unknown): Promise<void>;
+  /** This owned claim will not complete (its handler failed). */
+  skip(): void;
+}
+
+/**
+ * Stores the outcomes of a batch's owned claims together: one effects.completeMany (one round trip,
+ * one commit) once every owned claim's handler has returned or failed. Each claim still gets its own
+ * answer (stored, LeaseLostError, a marker's typed error).
+ */
+function completionBatch(effects: BatchEffectsRunner, owned: number): Completer {
+  const waiting: { claim: Claim; outcome: unknown; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  let left = owned;
+  const flushWhenAllRan = () => {
+    if (left > 0 || waiting.length === 0) return;
+    const batch = waiting.splice(0);
+    effects.completeMany(batch.map(({ claim, outcome }) => ({ claim, outcome }))).then(
+      (answers) => {
+        for (const [k, w] of batch.entries()) {
+          const answer = answers[k];
+          if (answer?.ok) w.resolve();
+          else w.reject(answer ? answer.error : new Error(`effects.completeMany gave no answer for key ${w.claim.key}`));
+        }
+      },
+      (error: unknown) => {
+        for (const w of batch) w.reject(error);
+      },
+    );
+  };
+  return {
+    complete: (claim, outcome) =>
+      new Promise<void>((resolve, reject) => {
+        waiting.push({ claim, outcome, resolve, reject });
+        left--;
+        flushWhenAllRan();
+      }),
+    skip: () => {
+      left--;
+      flushWhenAllRan();
+    },
+  };
 }
 
 /**

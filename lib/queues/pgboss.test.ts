@@ -32,12 +32,14 @@ const unique = (name: string) => `${name}-${randomBytes(4).toString("hex")}`;
 
 /** Counts the library's claim statements through a pool, by prepared-statement name (batched vs single). */
 function countClaims(pool: pg.Pool) {
-  const counts = { batch: 0, single: 0 };
+  const counts = { batch: 0, single: 0, completeBatch: 0, complete: 0 };
   const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
     const name = (args[0] as { name?: string } | null)?.name ?? "";
     if (name.startsWith("onceboard_claim_batch")) counts.batch++;
     else if (name.startsWith("onceboard_claim")) counts.single++;
+    else if (name.startsWith("onceboard_complete_batch")) counts.completeBatch++;
+    else if (name.startsWith("onceboard_complete")) counts.complete++;
     return original(...args);
   };
   return counts;
@@ -362,8 +364,13 @@ describe("pg-boss adapter (real pg-boss on the test database)", () => {
       const all = await settled(queue, messages.length);
       return all && runs.get("o-flaky") === 2 ? all : null;
     });
-    // One claim statement for the whole batch of six, no single claims.
-    expect(claimsAtBatchEnd).toEqual({ batch: claimsBefore.batch + 1, single: claimsBefore.single });
+    // One claim statement and one completion statement for the whole batch of six, nothing per job.
+    expect(claimsAtBatchEnd).toEqual({
+      batch: claimsBefore.batch + 1,
+      single: claimsBefore.single,
+      completeBatch: claimsBefore.completeBatch + 1,
+      complete: claimsBefore.complete,
+    });
     const byOrder = (orderId: string) => decisions.get(ids[messages.findIndex((m) => m.orderId === orderId)] as string);
     expect(byOrder("o-new-1")).toEqual({ action: "ack", result: { chargeId: "ch_o-new-1" }, duplicate: false });
     expect(byOrder("o-new-2")).toEqual({ action: "ack", result: { chargeId: "ch_o-new-2" }, duplicate: false });

@@ -29,10 +29,11 @@ import {
  * IPC. When the supervisor arms it, it SIGKILLs itself at the next kill point it draws, leaving a
  * note with the number of runs that died with it.
  *
- * Why not lib/queues' workIdempotent: it polls with batchSize 1 per poller, which costs a fetch
- * round trip per delivery; the soak fetches up to `concurrency` jobs at once and acks them in
- * batches. Each job is still decided by the adapters' processDelivery and deliveryOf, and the
- * in-flight copy is sent exactly as the pg-boss adapter sends it.
+ * Why not lib/queues' workIdempotent: it works a fetched batch to the end before the next fetch,
+ * while the soak keeps `concurrency` runs in flight across fetches (the kill points need runs at
+ * every stage at once) and acks as runs finish. Each job is still decided by the adapters'
+ * processDelivery and deliveryOf, and the in-flight copy is sent exactly as the pg-boss adapter
+ * sends it.
  */
 export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMessage) => void): Promise<() => Promise<void>> {
   const name = `${SOAK_APP_PREFIX}-worker-${config.index}`;

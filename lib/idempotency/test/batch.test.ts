@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { EffectInFlightError, EffectKeyReuseError, InvalidEffectKeyError } from "../index";
+import {
+  ClaimSettledError,
+  EffectInFlightError,
+  EffectKeyReuseError,
+  InvalidEffectKeyError,
+  LeaseLostError,
+  OutcomeTooLargeError,
+} from "../index";
 import { countingPool, testEffects } from "./helpers";
 
 let db: TestDatabase;
@@ -107,6 +114,49 @@ describe("effects.claimMany (batched claims)", () => {
       });
       await Promise.all([...batches, ...singles]);
       for (const key of keys) expect({ key, owned: owners.get(key) ?? 0 }).toEqual({ key, owned: 1 });
+    } finally {
+      await effects.close();
+    }
+  });
+
+  it("completeMany stores a batch's outcomes in one round trip, each claim answered on its own: stored, taken over, too large", async () => {
+    const counted = countingPool(db.pool);
+    const effects = testEffects(counted.pool, { maxOutcomeBytes: 100, lease: "1s" });
+    try {
+      const keys = [uniq("capture"), uniq("capture"), uniq("capture")];
+      const claimed = await effects.claimMany(keys.map((key) => ({ tenant: "t", key, jobType: "j" })));
+      const claims = claimed.map((a) => (a.kind === "owned" ? a.claim : null));
+      const [kept, lost, large] = claims;
+      if (!kept || !lost || !large) throw new Error("expected three owned claims");
+      // The second claim's lease runs out and another delivery takes it over.
+      await db.pool.query("UPDATE effects SET lease_until = now() - interval '1 second' WHERE key = $1", [keys[1]]);
+      expect((await effects.claim({ tenant: "t", key: keys[1] ?? "", jobType: "j", attempt: 2 })).kind).toBe("owned");
+
+      counted.reset();
+      const answers = await effects.completeMany([
+        { claim: kept, outcome: { chargeId: "ch_1" } },
+        { claim: lost, outcome: { chargeId: "ch_2" } },
+        { claim: large, outcome: "x".repeat(500) },
+      ]);
+      expect(counted.count()).toBe(1);
+      expect(answers[0]).toEqual({ ok: true });
+      expect(answers[1]).toMatchObject({ ok: false, error: expect.any(LeaseLostError) });
+      expect(answers[2]).toMatchObject({ ok: false, error: expect.any(OutcomeTooLargeError) });
+      // Stored as claim.complete() stores: the next claim is a duplicate with the outcome, or with the marker.
+      expect(await effects.claim({ tenant: "t", key: keys[0] ?? "", jobType: "j" })).toMatchObject({
+        kind: "duplicate",
+        outcome: { chargeId: "ch_1" },
+      });
+      expect(await effects.claim({ tenant: "t", key: keys[2] ?? "", jobType: "j" })).toMatchObject({
+        kind: "duplicate",
+        missing: { kind: "too_large" },
+      });
+      // A settled claim is never written again, batched or not.
+      await expect(kept.complete({ chargeId: "other" })).rejects.toBeInstanceOf(ClaimSettledError);
+      expect((await effects.completeMany([{ claim: kept, outcome: 1 }]))[0]).toMatchObject({
+        ok: false,
+        error: expect.any(ClaimSettledError),
+      });
     } finally {
       await effects.close();
     }
