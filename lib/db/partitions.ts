@@ -1,3 +1,4 @@
+import { DEFAULT_SCHEMA, schemaNameOf } from "../idempotency";
 import type { Queryable } from "./types";
 
 /** Days are UTC calendar days: partition bounds are UTC midnights. */
@@ -12,11 +13,16 @@ export function utcDay(date: Date, offsetDays = 0): string {
  */
 export async function ensureEffectPartitions(
   db: Queryable,
-  { back = 1, ahead = 7, now = new Date() }: { back?: number; ahead?: number; now?: Date } = {},
+  {
+    back = 1,
+    ahead = 7,
+    now = new Date(),
+    schema = DEFAULT_SCHEMA,
+  }: { back?: number; ahead?: number; now?: Date; schema?: string } = {},
 ): Promise<number> {
-  const { rows } = await db.query<{ created: number }>("SELECT onceboard_ensure_partitions($1::date, $2::date) AS created", [
-    utcDay(now, -back),
-    utcDay(now, ahead),
-  ]);
+  const { rows } = await db.query<{ created: number }>(
+    `SELECT ${schemaNameOf(schema)}.onceboard_ensure_partitions($1::date, $2::date) AS created`,
+    [utcDay(now, -back), utcDay(now, ahead)],
+  );
   return rows[0]?.created ?? 0;
 }

@@ -66,7 +66,7 @@ export async function provisionDatabase(
     const client = new pg.Client({ connectionString: withSearchPath(url, [config.ONCEBOARD_SCHEMA]) });
     await client.connect();
     try {
-      const created = await ensureEffectPartitions(client);
+      const created = await ensureEffectPartitions(client, { schema: config.ONCEBOARD_SCHEMA });
       if (created > 0) log(`created ${created} effects partitions`);
     } finally {
       await client.end();

@@ -8,8 +8,11 @@ import { redactUrl } from "../db/errors";
 import { findFreePort } from "../db/free-port";
 import { migrate } from "../db/migrate";
 import { ensureEffectPartitions } from "../db/partitions";
+import { withSearchPath } from "../db/pool";
 import { assertReachable } from "../db/provision";
 import { createScratchDatabase } from "../db/scratch";
+import { DEMO_SCHEMA, installDemoSchema } from "../demo/schema";
+import { DEFAULT_SCHEMA } from "../idempotency";
 
 /** What the outage in the middle of the run did. */
 export interface OutageReport {
@@ -38,6 +41,8 @@ async function prepare(url: string, synchronousCommit: boolean): Promise<void> {
   await client.connect();
   try {
     await ensureEffectPartitions(client, { back: 1, ahead: 3 });
+    // The soak runs the demo's order pipeline, whose tables the demo installs when it starts.
+    await installDemoSchema(client);
     // Why: the soak is bound by commits (about seven per order) and this VM's fsync takes ~1.5 ms.
     // Asynchronous commit changes nothing a client can observe unless the server itself crashes;
     // the soak's restart is a clean fast shutdown, which writes all WAL first.
@@ -86,14 +91,15 @@ async function openEmbedded(options: { synchronousCommit: boolean }, log: (line:
   let handle: EmbeddedPostgresHandle = await startEmbeddedPostgres({ dataDir, persistent: true, port });
   log(`started embedded PostgreSQL in ${dataDir} on 127.0.0.1:${port}`);
   try {
-    await prepare(handle.url, options.synchronousCommit);
+    await prepare(withSearchPath(handle.url, [DEFAULT_SCHEMA, DEMO_SCHEMA]), options.synchronousCommit);
   } catch (error) {
     await handle.stop().catch(() => {});
     await fs.rm(dir, { recursive: true, force: true });
     throw error;
   }
   return {
-    url: handle.url,
+    // The soak's handlers name the demo's tables and the library's unqualified.
+    url: withSearchPath(handle.url, [DEFAULT_SCHEMA, DEMO_SCHEMA]),
     describe: `embedded PostgreSQL on 127.0.0.1:${port} (${dataDir})`,
     outageKind: "restart",
     async outage() {
