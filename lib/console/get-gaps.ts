@@ -31,9 +31,8 @@ export interface GetGapsInput {
 }
 
 // Per-effect largest gaps, bucketed with the same bounds (one column per bucket, generated from
-// GAP_BOUNDS). Reads the effects created in the window (created_at prunes partitions); there is no
-// index on max_gap_seconds, so this costs one pass over the window's rows of the tenant (the
-// per-partition unique index (tenant_id, key) narrows a tenant filter) — see docs/benchmarks.md.
+// GAP_BOUNDS). Reads the effects created in the window (created_at prunes partitions); the
+// per-partition unique index (tenant_id, key) narrows to the tenant's rows — see docs/gaps.md.
 const effectBucketColumns = Array.from({ length: BUCKET_COUNT }, (_, i) => {
   const lower = bucketLower(i);
   const upper = bucketUpper(i);
@@ -51,9 +50,10 @@ SELECT job_type, date_trunc('day', last_duplicate_at, 'UTC') AS day, ${effectBuc
  GROUP BY job_type, day
  ORDER BY job_type, day`;
 
-// Late effects (largest gap beyond the retry window) in the window: one pass over the window's
-// effects with a cheap filter and a small result. The tenant ranking, the latest late duplicates and
-// the exact largest gap all come from it. The retention settings ride along (the threshold is
+// Late effects (largest gap beyond the retry window) in the window: a range on the partial index
+// effects_max_gap_seconds_idx in each partition (without it, one pass over the window's effects),
+// with a small result. The tenant ranking, the latest late duplicates and the exact largest gap all
+// come from it. The retention settings ride along (the threshold is
 // theirs): one statement, one snapshot, no round trip before it. The outer row exists even when
 // no effect is late (LEFT JOIN LATERAL … ON true), with NULL effect columns.
 interface LateEffect {

@@ -255,7 +255,8 @@ export async function readRetentionSettings(db: Queryable): Promise<RetentionSet
 }
 
 // The exact largest per-effect gap among effects created in the window (created_at prunes to the
-// window's partitions; max_gap_seconds has no index, so this reads the window's rows once).
+// window's partitions): one backward step on the partial index effects_max_gap_seconds_idx per
+// partition (without it, a pass over the window's rows).
 const EFFECTS_MAX_GAP_SQL = `
 SELECT tenant_id, key, job_type, max_gap_seconds
   FROM effects
