@@ -115,38 +115,12 @@ const bucketsOf = (r: Record<string, unknown>) =>
     Array.from({ length: BUCKET_COUNT }, (_, i) => Number(r[`b${i}`] ?? 0)),
   );
 
-/** The Delivery gaps page's question: how late do duplicates arrive, and is the retention long enough? */
-export async function getGaps(input: GetGapsInput, db: Queryable = consoleDatabase()): Promise<Gaps> {
-  const { from, to } = input;
-  const jobType = input.jobType ?? null;
-  const tenant = input.tenant ?? null;
+/** The late effects with the settings, then the top tenants' histograms or the largest gap. */
+async function readLateEffects(db: Queryable, input: { from: Date; to: Date; jobType: string | null; tenant: string | null }) {
+  const { from, to, jobType, tenant } = input;
   const window = [from.toISOString(), to.toISOString()];
-  const optionsSince = Math.floor((to.getTime() - 90 * 86_400_000) / 3_600_000) * 3_600_000;
-  const optionsDays = Math.ceil(optionsSince / 86_400_000) * 86_400_000;
-
-  // Everything that does not need the late effects, at once with them.
-  const [histograms, lateResult, jobTypeRows] = await Promise.all([
-    tenant === null
-      ? loadGapHistograms(db, { from, to, jobType, perDay: true })
-      : db
-          .query<Record<string, unknown> & { job_type: string; day: Date }>(EFFECTS_BY_DAY_SQL, [...window, tenant, jobType])
-          .then(({ rows }) =>
-            summariseDays(
-              rows.map(
-                (r): GapHistogramDay => ({
-                  jobType: r.job_type,
-                  day: new Date(r.day).toISOString(),
-                  buckets: bucketsOf(r),
-                  claimsBeyondRetention: 0,
-                }),
-              ),
-            ),
-          ),
-    db.query<RetentionSettingsRow & Partial<LateEffect>>(LATE_EFFECTS_SQL, [...window, jobType, tenant]),
-    db.query<{ job_type: string }>(JOB_TYPES_SQL, [new Date(optionsSince).toISOString(), new Date(optionsDays).toISOString()]),
-  ]);
+  const lateResult = await db.query<RetentionSettingsRow & Partial<LateEffect>>(LATE_EFFECTS_SQL, [...window, jobType, tenant]);
   const settings = toRetentionSettings(lateResult.rows[0]!);
-  const late = settings.maxRetryWindowSeconds;
   // key is NOT NULL in effects: a NULL key is the settings-only row of a window without late effects.
   const lateRows = lateResult.rows.filter((r): r is RetentionSettingsRow & LateEffect => r.key != null);
 
@@ -170,7 +144,7 @@ export async function getGaps(input: GetGapsInput, db: Queryable = consoleDataba
           topTenants.map(([t]) => t),
           jobType,
         ]),
-    // No late effect: the largest gap is below the retry window; find it (a second pass, only then).
+    // No late effect: the largest gap is below the retry window; find it (a second read, only then).
     largest
       ? Promise.resolve({
           seconds: Number(largest.max_gap_seconds),
@@ -181,6 +155,43 @@ export async function getGaps(input: GetGapsInput, db: Queryable = consoleDataba
       : readEffectsMaxGap(db, { from, to, jobType, tenant }),
   ]);
   const histogramOf = new Map(tenantHistograms.rows.map((r) => [r.tenant_id, bucketsOf(r)]));
+  return { settings, lateRows, topTenants, histogramOf, effectsMaxGap };
+}
+
+/** The Delivery gaps page's question: how late do duplicates arrive, and is the retention long enough? */
+export async function getGaps(input: GetGapsInput, db: Queryable = consoleDatabase()): Promise<Gaps> {
+  const { from, to } = input;
+  const jobType = input.jobType ?? null;
+  const tenant = input.tenant ?? null;
+  const window = [from.toISOString(), to.toISOString()];
+  const optionsSince = Math.floor((to.getTime() - 90 * 86_400_000) / 3_600_000) * 3_600_000;
+  const optionsDays = Math.ceil(optionsSince / 86_400_000) * 86_400_000;
+
+  // Two chains at once: the rollups (or the tenant's effects) and the job-type choices; and the
+  // late effects, then what depends on them (the top tenants' histograms, or the largest gap when
+  // none is late). The page waits for the longer chain, not for the sum.
+  const [histograms, effects, jobTypeRows] = await Promise.all([
+    tenant === null
+      ? loadGapHistograms(db, { from, to, jobType, perDay: true })
+      : db
+          .query<Record<string, unknown> & { job_type: string; day: Date }>(EFFECTS_BY_DAY_SQL, [...window, tenant, jobType])
+          .then(({ rows }) =>
+            summariseDays(
+              rows.map(
+                (r): GapHistogramDay => ({
+                  jobType: r.job_type,
+                  day: new Date(r.day).toISOString(),
+                  buckets: bucketsOf(r),
+                  claimsBeyondRetention: 0,
+                }),
+              ),
+            ),
+          ),
+    readLateEffects(db, { from, to, jobType, tenant }),
+    db.query<{ job_type: string }>(JOB_TYPES_SQL, [new Date(optionsSince).toISOString(), new Date(optionsDays).toISOString()]),
+  ]);
+  const { settings, lateRows, topTenants, histogramOf, effectsMaxGap } = effects;
+  const late = settings.maxRetryWindowSeconds;
 
   const byJobType = histograms.byJobType;
   const retention = settings.retentionSeconds;
