@@ -1,5 +1,11 @@
 import type { Queryable } from "../db/types";
-import { adviseRetention, readEffectsMaxGap, readRetentionSettings } from "../retention/advise-retention";
+import {
+  adviseRetention,
+  RETENTION_SETTINGS_SQL,
+  type RetentionSettingsRow,
+  readEffectsMaxGap,
+  toRetentionSettings,
+} from "../retention/advise-retention";
 import {
   addInto,
   BUCKET_COUNT,
@@ -12,7 +18,7 @@ import {
   quantile,
   total,
 } from "../retention/gap-histogram";
-import { type GapHistogramDay, histogramsByJobType, loadGapHistogramDays } from "../retention/load-gap-histograms";
+import { type GapHistogramDay, loadGapHistograms, summariseDays } from "../retention/load-gap-histograms";
 import { consoleDatabase } from "./database";
 import type { GapDay, GapRange, GapSeries, GapStats, Gaps, LateDuplicate, TenantGaps } from "./gaps-types";
 
@@ -25,9 +31,8 @@ export interface GetGapsInput {
 }
 
 // Per-effect largest gaps, bucketed with the same bounds (one column per bucket, generated from
-// GAP_BOUNDS). Reads the effects created in the window (created_at prunes partitions); there is no
-// index on max_gap_seconds, so this costs one pass over the window's rows of the tenant (the
-// per-partition unique index (tenant_id, key) narrows a tenant filter) — see docs/benchmarks.md.
+// GAP_BOUNDS). Reads the effects created in the window (created_at prunes partitions); the
+// per-partition unique index (tenant_id, key) narrows to the tenant's rows — see docs/gaps.md.
 const effectBucketColumns = Array.from({ length: BUCKET_COUNT }, (_, i) => {
   const lower = bucketLower(i);
   const upper = bucketUpper(i);
@@ -42,18 +47,33 @@ SELECT job_type, date_trunc('day', last_duplicate_at, 'UTC') AS day, ${effectBuc
   FROM effects
  WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds IS NOT NULL AND last_duplicate_at IS NOT NULL
    AND tenant_id = $3 AND ($4::text IS NULL OR job_type = $4::text)
- GROUP BY job_type, day`;
+ GROUP BY job_type, day
+ ORDER BY job_type, day`;
 
-// Late effects (largest gap beyond the retry window) in the window: one pass over the window's
-// effects with a cheap filter and a small result. The tenant ranking, the latest late duplicates and
-// the exact largest gap all come from it.
+// Late effects (largest gap beyond the retry window) in the window: a range on the partial index
+// effects_max_gap_seconds_idx in each partition (without it, one pass over the window's effects),
+// with a small result. The tenant ranking, the latest late duplicates and the exact largest gap all
+// come from it. The retention settings ride along (the threshold is
+// theirs): one statement, one snapshot, no round trip before it. The outer row exists even when
+// no effect is late (LEFT JOIN LATERAL … ON true), with NULL effect columns.
+interface LateEffect {
+  tenant_id: string;
+  key: string;
+  job_type: string;
+  max_gap_seconds: number;
+  last_duplicate_at: Date;
+}
 const LATE_EFFECTS_SQL = `
-SELECT tenant_id, key, job_type, max_gap_seconds, last_duplicate_at
-  FROM effects
- WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds > $3 AND ($4::text IS NULL OR job_type = $4::text)
-   AND ($5::text IS NULL OR tenant_id = $5::text)
- ORDER BY last_duplicate_at DESC NULLS LAST
- LIMIT 5000`;
+WITH s AS (${RETENTION_SETTINGS_SQL})
+SELECT s.retention_days, s.max_retry_window_days, s.found, l.tenant_id, l.key, l.job_type, l.max_gap_seconds, l.last_duplicate_at
+  FROM s LEFT JOIN LATERAL (
+    SELECT tenant_id, key, job_type, max_gap_seconds, last_duplicate_at
+      FROM effects
+     WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds > s.max_retry_window_days * 86400::float8
+       AND ($3::text IS NULL OR job_type = $3::text) AND ($4::text IS NULL OR tenant_id = $4::text)
+     ORDER BY last_duplicate_at DESC NULLS LAST
+     LIMIT 5000) l ON true
+ ORDER BY l.last_duplicate_at DESC NULLS LAST`;
 
 // The histograms of the top tenants only (tenant_id = ANY: each partition's (tenant_id, key) index).
 const TENANT_HISTOGRAMS_SQL = `
@@ -63,8 +83,15 @@ SELECT tenant_id, ${effectBucketColumns}
    AND ($4::text IS NULL OR job_type = $4::text)
  GROUP BY tenant_id`;
 
+// Job types with gap data since a time: whole days from worker_gaps_day (90 days × 50 job types is
+// 4,500 rows), the hours before the first whole day from worker_gaps_hour. Both summaries get a
+// row from the same trigger statements, so this is the set of job types with an hour row since $1.
 const JOB_TYPES_SQL = `
-SELECT DISTINCT job_type FROM worker_gaps_hour WHERE hour >= date_trunc('hour', $1::timestamptz) ORDER BY job_type LIMIT 200`;
+SELECT job_type FROM worker_gaps_day WHERE day >= $2::timestamptz
+ UNION
+SELECT job_type FROM worker_gaps_hour WHERE hour >= $1::timestamptz AND hour < $2::timestamptz
+ ORDER BY job_type
+ LIMIT 200`;
 
 function stats(h: number[], retentionSeconds: number): GapStats {
   const q = (p: number) => quantile(h, p)?.seconds ?? null;
@@ -88,40 +115,18 @@ const bucketsOf = (r: Record<string, unknown>) =>
     Array.from({ length: BUCKET_COUNT }, (_, i) => Number(r[`b${i}`] ?? 0)),
   );
 
-/** The Delivery gaps page's question: how late do duplicates arrive, and is the retention long enough? */
-export async function getGaps(input: GetGapsInput, db: Queryable = consoleDatabase()): Promise<Gaps> {
-  const { from, to } = input;
-  const jobType = input.jobType ?? null;
-  const tenant = input.tenant ?? null;
+/** The late effects with the settings, then the top tenants' histograms or the largest gap. */
+async function readLateEffects(db: Queryable, input: { from: Date; to: Date; jobType: string | null; tenant: string | null }) {
+  const { from, to, jobType, tenant } = input;
   const window = [from.toISOString(), to.toISOString()];
-  const settings = await readRetentionSettings(db);
-  const late = settings.maxRetryWindowSeconds;
-
-  const [days, lateRows, jobTypeRows] = await Promise.all([
-    tenant === null
-      ? loadGapHistogramDays(db, { from, to, jobType })
-      : db
-          .query<Record<string, unknown> & { job_type: string; day: Date }>(EFFECTS_BY_DAY_SQL, [...window, tenant, jobType])
-          .then(({ rows }) =>
-            rows.map(
-              (r): GapHistogramDay => ({
-                jobType: r.job_type,
-                day: new Date(r.day).toISOString(),
-                buckets: bucketsOf(r),
-                claimsBeyondRetention: 0,
-              }),
-            ),
-          ),
-    db.query<{ tenant_id: string; key: string; job_type: string; max_gap_seconds: number; last_duplicate_at: Date }>(
-      LATE_EFFECTS_SQL,
-      [...window, late, jobType, tenant],
-    ),
-    db.query<{ job_type: string }>(JOB_TYPES_SQL, [new Date(to.getTime() - 90 * 86_400_000).toISOString()]),
-  ]);
+  const lateResult = await db.query<RetentionSettingsRow & Partial<LateEffect>>(LATE_EFFECTS_SQL, [...window, jobType, tenant]);
+  const settings = toRetentionSettings(lateResult.rows[0]!);
+  // key is NOT NULL in effects: a NULL key is the settings-only row of a window without late effects.
+  const lateRows = lateResult.rows.filter((r): r is RetentionSettingsRow & LateEffect => r.key != null);
 
   const lateByTenant = new Map<string, { late: number; maxGap: number }>();
-  let largest: (typeof lateRows.rows)[number] | undefined;
-  for (const r of lateRows.rows) {
+  let largest: (typeof lateRows)[number] | undefined;
+  for (const r of lateRows) {
     const t = lateByTenant.get(r.tenant_id) ?? { late: 0, maxGap: 0 };
     t.late += 1;
     t.maxGap = Math.max(t.maxGap, Number(r.max_gap_seconds));
@@ -139,7 +144,7 @@ export async function getGaps(input: GetGapsInput, db: Queryable = consoleDataba
           topTenants.map(([t]) => t),
           jobType,
         ]),
-    // No late effect: the largest gap is below the retry window; find it (a second pass, only then).
+    // No late effect: the largest gap is below the retry window; find it (a second read, only then).
     largest
       ? Promise.resolve({
           seconds: Number(largest.max_gap_seconds),
@@ -150,8 +155,45 @@ export async function getGaps(input: GetGapsInput, db: Queryable = consoleDataba
       : readEffectsMaxGap(db, { from, to, jobType, tenant }),
   ]);
   const histogramOf = new Map(tenantHistograms.rows.map((r) => [r.tenant_id, bucketsOf(r)]));
+  return { settings, lateRows, topTenants, histogramOf, effectsMaxGap };
+}
 
-  const byJobType = histogramsByJobType(days);
+/** The Delivery gaps page's question: how late do duplicates arrive, and is the retention long enough? */
+export async function getGaps(input: GetGapsInput, db: Queryable = consoleDatabase()): Promise<Gaps> {
+  const { from, to } = input;
+  const jobType = input.jobType ?? null;
+  const tenant = input.tenant ?? null;
+  const window = [from.toISOString(), to.toISOString()];
+  const optionsSince = Math.floor((to.getTime() - 90 * 86_400_000) / 3_600_000) * 3_600_000;
+  const optionsDays = Math.ceil(optionsSince / 86_400_000) * 86_400_000;
+
+  // Two chains at once: the rollups (or the tenant's effects) and the job-type choices; and the
+  // late effects, then what depends on them (the top tenants' histograms, or the largest gap when
+  // none is late). The page waits for the longer chain, not for the sum.
+  const [histograms, effects, jobTypeRows] = await Promise.all([
+    tenant === null
+      ? loadGapHistograms(db, { from, to, jobType, perDay: true })
+      : db
+          .query<Record<string, unknown> & { job_type: string; day: Date }>(EFFECTS_BY_DAY_SQL, [...window, tenant, jobType])
+          .then(({ rows }) =>
+            summariseDays(
+              rows.map(
+                (r): GapHistogramDay => ({
+                  jobType: r.job_type,
+                  day: new Date(r.day).toISOString(),
+                  buckets: bucketsOf(r),
+                  claimsBeyondRetention: 0,
+                }),
+              ),
+            ),
+          ),
+    readLateEffects(db, { from, to, jobType, tenant }),
+    db.query<{ job_type: string }>(JOB_TYPES_SQL, [new Date(optionsSince).toISOString(), new Date(optionsDays).toISOString()]),
+  ]);
+  const { settings, lateRows, topTenants, histogramOf, effectsMaxGap } = effects;
+  const late = settings.maxRetryWindowSeconds;
+
+  const byJobType = histograms.byJobType;
   const retention = settings.retentionSeconds;
   const jobTypes: GapSeries[] = [...byJobType]
     .map(([name, h]) => ({ name, buckets: h.buckets, stats: stats(h.buckets, retention) }))
@@ -163,26 +205,22 @@ export async function getGaps(input: GetGapsInput, db: Queryable = consoleDataba
     claimsBeyondRetention += h.claimsBeyondRetention;
   }
 
-  const perDay = new Map<string, number[]>();
-  for (const d of days) addInto(perDay.get(d.day) ?? perDay.set(d.day, emptyHistogram()).get(d.day)!, d.buckets);
-  const daily: GapDay[] = [...perDay]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([day, h]) => {
-      const m = maxBounds(h);
-      return {
-        day,
-        samples: total(h),
-        p99: quantile(h, 0.99)?.seconds ?? null,
-        maxAtMost: m && Number.isFinite(m.atMost) ? m.atMost : null,
-        maxAtLeast: m?.atLeast ?? null,
-      };
-    });
+  const daily: GapDay[] = [...histograms.byDay].map(([day, h]) => {
+    const m = maxBounds(h);
+    return {
+      day,
+      samples: total(h),
+      p99: quantile(h, 0.99)?.seconds ?? null,
+      maxAtMost: m && Number.isFinite(m.atMost) ? m.atMost : null,
+      maxAtLeast: m?.atLeast ?? null,
+    };
+  });
 
   const tenantSeries: TenantGaps[] = topTenants.map(([name, t]) => {
     const buckets = histogramOf.get(name) ?? emptyHistogram();
     return { name, buckets, stats: stats(buckets, retention), late: t.late, maxGapSeconds: t.maxGap };
   });
-  const latestLate: LateDuplicate[] = lateRows.rows.slice(0, 20).map((r) => ({
+  const latestLate: LateDuplicate[] = lateRows.slice(0, 20).map((r) => ({
     tenant: r.tenant_id,
     key: r.key,
     jobType: r.job_type,

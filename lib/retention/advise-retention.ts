@@ -10,7 +10,7 @@ import {
   type RetentionComparison,
 } from "./advice-types";
 import { countBeyond, GAP_BOUNDS, maxBounds, quantile, total } from "./gap-histogram";
-import { histogramsByJobType, loadGapHistogramDays } from "./load-gap-histograms";
+import { loadGapHistograms } from "./load-gap-histograms";
 
 const DAY = 86_400;
 
@@ -221,6 +221,28 @@ export interface RetentionSettingsRead {
   partitionSeconds: number;
 }
 
+// The retention_settings row, or its defaults (7 d, 3 d) when there is none: always exactly one
+// row, so another statement can carry it as a CTE (the gaps page reads it with its late effects).
+export const RETENTION_SETTINGS_SQL = `
+SELECT coalesce(r.retention_days, 7) AS retention_days, coalesce(r.max_retry_window_days, 3) AS max_retry_window_days,
+       r.id IS NOT NULL AS found
+  FROM (SELECT 1) AS one LEFT JOIN retention_settings r ON r.id = 1`;
+
+export interface RetentionSettingsRow {
+  retention_days: number;
+  max_retry_window_days: number;
+  found: boolean;
+}
+
+export function toRetentionSettings(row: RetentionSettingsRow): RetentionSettingsRead {
+  return {
+    retentionSeconds: row.retention_days * DAY,
+    maxRetryWindowSeconds: row.max_retry_window_days * DAY,
+    maxRetryWindowSource: row.found ? "retention_settings.max_retry_window_days" : "the default (no retention_settings row)",
+    partitionSeconds: DAY,
+  };
+}
+
 /**
  * The current retention and the largest declared retry window. One truth: the retention_settings
  * row (issue 11 makes it the only one). Until the worker registry of issue 11 exists, the largest
@@ -228,20 +250,13 @@ export interface RetentionSettingsRead {
  * daily (the only one the manager makes today).
  */
 export async function readRetentionSettings(db: Queryable): Promise<RetentionSettingsRead> {
-  const { rows } = await db.query<{ retention_days: number; max_retry_window_days: number }>(
-    "SELECT retention_days, max_retry_window_days FROM retention_settings WHERE id = 1",
-  );
-  const row = rows[0] ?? { retention_days: 7, max_retry_window_days: 3 };
-  return {
-    retentionSeconds: row.retention_days * DAY,
-    maxRetryWindowSeconds: row.max_retry_window_days * DAY,
-    maxRetryWindowSource: rows[0] ? "retention_settings.max_retry_window_days" : "the default (no retention_settings row)",
-    partitionSeconds: DAY,
-  };
+  const { rows } = await db.query<RetentionSettingsRow>(RETENTION_SETTINGS_SQL);
+  return toRetentionSettings(rows[0]!);
 }
 
 // The exact largest per-effect gap among effects created in the window (created_at prunes to the
-// window's partitions; max_gap_seconds has no index, so this reads the window's rows once).
+// window's partitions): one backward step on the partial index effects_max_gap_seconds_idx per
+// partition (without it, a pass over the window's rows).
 const EFFECTS_MAX_GAP_SQL = `
 SELECT tenant_id, key, job_type, max_gap_seconds
   FROM effects
@@ -276,15 +291,15 @@ export interface GetAdviceOptions {
 export async function getRetentionAdvice(db: Queryable, options: GetAdviceOptions = {}): Promise<Advice> {
   const to = options.now ?? new Date();
   const from = new Date(to.getTime() - (options.windowDays ?? ADVICE_DEFAULTS.windowDays) * DAY * 1000);
-  const [days, settings, effectsMaxGap] = await Promise.all([
-    loadGapHistogramDays(db, { from, to, jobType: options.jobType }),
+  const [histograms, settings, effectsMaxGap] = await Promise.all([
+    loadGapHistograms(db, { from, to, jobType: options.jobType }),
     readRetentionSettings(db),
     readEffectsMaxGap(db, { from, to, jobType: options.jobType }),
   ]);
   return adviseRetention({
     from,
     to,
-    jobTypes: [...histogramsByJobType(days)].map(([jobType, h]) => ({ jobType, ...h })),
+    jobTypes: [...histograms.byJobType].map(([jobType, h]) => ({ jobType, ...h })),
     ...settings,
     effectsMaxGap,
     basis: options.basis,

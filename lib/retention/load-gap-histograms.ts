@@ -9,32 +9,78 @@ export interface GapHistogramDay {
   claimsBeyondRetention: number;
 }
 
+/** One job type's histogram over a window, and its claims beyond retention. */
+export interface JobTypeHistogram {
+  buckets: number[];
+  claimsBeyondRetention: number;
+}
+
+/** A window's gap histograms: per job type, and (when asked) per UTC day over all job types. */
+export interface GapHistograms {
+  byJobType: Map<string, JobTypeHistogram>;
+  /** UTC midnight (ISO 8601) → histogram, ascending by day; empty unless `perDay` was asked. */
+  byDay: Map<string, number[]>;
+}
+
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 // Whole UTC days from worker_gaps_day, whole hours at the window's edges from worker_gaps_hour,
 // minutes at the very edges from worker_stats_minute (both summaries kept exact by triggers on
 // it, migration 20261201040000_gap_hours): 30 days × 50 job types is about 1,500 day rows, at most
-// 2 × 23 × 50 hour rows and 2 × 59 × 50 minute rows, instead of 2.16 million minute rows. One
-// column per bucket (gap_buckets[i]) instead of unnest: no row multiplication. Grouped by job
-// type and UTC day, so one query feeds both the histograms and the per-day series. Every part is a
-// plain range on its table's primary key.
-const sumColumns = Array.from({ length: BUCKET_COUNT }, (_, i) => `sum(gap_buckets[${i + 1}])::float8 AS b${i}`).join(", ");
-const part = (table: string, column: string, from: string, to: string, upper: "<" | "<=") => `
-  SELECT ${column} AS t, job_type, gap_buckets, claims_beyond_retention
-    FROM ${table}
-   WHERE ${column} >= ${from}::timestamptz AND ${column} ${upper} ${to}::timestamptz AND ($1::text IS NULL OR job_type = $1::text)
-     AND (cardinality(gap_buckets) > 0 OR claims_beyond_retention <> 0)`;
-const GAP_DAYS_SQL = `
+// 2 × 23 × 50 hour rows and 2 × 59 × 50 minute rows, instead of 2.16 million minute rows. The
+// bucket arrays are summed in SQL, one subscript per bucket (no unnest: no row multiplication),
+// into as many rows as the caller needs: one per job type for the advice, one per job type plus
+// one per day for the page (GROUPING SETS), one per job type and day for loadGapHistogramDays.
+//
+// Each part is a list of half-open ranges (unnest) driving one primary-key range scan per range
+// (LATERAL, kept a subquery by OFFSET 0). A scan parameterised by an outer row cannot run under a
+// Gather, so the plan is serial by construction. It has to be: written as plain ranges the planner
+// chose a parallel plan for these ~5,600 rows, and on a busy server starting its two workers cost
+// more than the work (EXPLAIN ANALYZE under load: 14 ms of scanning, 195-350 ms in Gather Merge;
+// serial median 23-38 ms against 105-132 ms parallel). The right edge is closed (minute <= to):
+// its bound is to + 1 µs, exact at timestamptz's microsecond resolution.
+const sumBuckets = `ARRAY[${Array.from({ length: BUCKET_COUNT }, (_, i) => `coalesce(sum(gap_buckets[${i + 1}]), 0)`).join(", ")}]::float8[]`;
+const part = (table: string, column: string, lows: string[], highs: string[]) => `
+  SELECT x.* FROM unnest(ARRAY[${lows.join(", ")}]::timestamptz[], ARRAY[${highs.join(", ")}]::timestamptz[]) AS r(lo, hi)
+   CROSS JOIN LATERAL (
+     SELECT ${column} AS t, job_type, gap_buckets, claims_beyond_retention
+       FROM ${table}
+      WHERE ${column} >= r.lo AND ${column} < r.hi AND ($1::text IS NULL OR job_type = $1::text)
+        AND (cardinality(gap_buckets) > 0 OR claims_beyond_retention <> 0)
+     OFFSET 0) x`;
+const PARTS = `
 WITH parts AS (${[
-  part("worker_gaps_day", "day", "$2", "$3", "<"),
-  part("worker_gaps_hour", "hour", "$4", "$5", "<"),
-  part("worker_gaps_hour", "hour", "$6", "$7", "<"),
-  part("worker_stats_minute", "minute", "$8", "$9", "<"),
-  part("worker_stats_minute", "minute", "$10", "$11", "<="),
+  part("worker_gaps_day", "day", ["$2::timestamptz"], ["$3::timestamptz"]),
+  part("worker_gaps_hour", "hour", ["$4::timestamptz", "$6::timestamptz"], ["$5::timestamptz", "$7::timestamptz"]),
+  part(
+    "worker_stats_minute",
+    "minute",
+    ["$8::timestamptz", "$10::timestamptz"],
+    ["$9::timestamptz", "$11::timestamptz + interval '1 microsecond'"],
+  ),
 ].join("\n  UNION ALL")}
-)
-SELECT job_type, date_trunc('day', t, 'UTC') AS day, ${sumColumns}, sum(claims_beyond_retention)::float8 AS beyond
+)`;
+const totals = `${sumBuckets} AS buckets, coalesce(sum(claims_beyond_retention), 0)::float8 AS beyond`;
+
+/** Per job type: the advice's input. */
+export const GAPS_BY_JOB_TYPE_SQL = `${PARTS}
+SELECT job_type, NULL::timestamptz AS day, ${totals}
+  FROM parts
+ GROUP BY job_type
+ ORDER BY job_type`;
+
+/** Per job type, and per UTC day over all job types (day IS NULL: a job type's row; job_type IS NULL: a day's). */
+export const GAPS_BY_JOB_TYPE_OR_DAY_SQL = `${PARTS}
+SELECT CASE WHEN grouping(job_type) = 0 THEN job_type END AS job_type,
+       date_trunc('day', t, 'UTC') AS day, ${totals}
+  FROM parts
+ GROUP BY GROUPING SETS ((job_type), (date_trunc('day', t, 'UTC')))
+ ORDER BY 1, 2`;
+
+/** Per job type and UTC day. */
+export const GAPS_BY_JOB_TYPE_AND_DAY_SQL = `${PARTS}
+SELECT job_type, date_trunc('day', t, 'UTC') AS day, ${totals}
   FROM parts
  GROUP BY job_type, day
  ORDER BY job_type, day`;
@@ -74,39 +120,82 @@ export function splitWindow(fromMs: number, toMs: number) {
   return { days: none(f), hoursLeft: none(f), hoursRight: none(f), minutesLeft: none(f), minutesRight: [f, toMs] as Range };
 }
 
+interface Row {
+  job_type: string | null;
+  day: Date | null;
+  buckets: (number | null)[];
+  beyond: number;
+}
+
+async function query(db: Queryable, sql: string, input: { from: Date; to: Date; jobType?: string | null }): Promise<Row[]> {
+  const w = splitWindow(input.from.getTime(), input.to.getTime());
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const { rows } = await db.query<Row & Record<string, unknown>>(sql, [
+    input.jobType ?? null,
+    ...[w.days, w.hoursLeft, w.hoursRight, w.minutesLeft, w.minutesRight].flatMap(([a, b]) => [iso(a), iso(b)]),
+  ]);
+  return rows;
+}
+
+const histogramOf = (r: Row) =>
+  addInto(
+    emptyHistogram(),
+    r.buckets.map((n) => n ?? 0),
+  );
+
+/**
+ * The rollups' gap histograms in [from, to]: one per job type, and with `perDay` one per UTC day
+ * over all job types (the page's daily series). One statement; the sums are made in SQL.
+ */
+export async function loadGapHistograms(
+  db: Queryable,
+  input: { from: Date; to: Date; jobType?: string | null; perDay?: boolean },
+): Promise<GapHistograms> {
+  const rows = await query(db, input.perDay ? GAPS_BY_JOB_TYPE_OR_DAY_SQL : GAPS_BY_JOB_TYPE_SQL, input);
+  const byJobType = new Map<string, JobTypeHistogram>();
+  const byDay = new Map<string, number[]>();
+  for (const r of rows) {
+    if (r.job_type !== null) byJobType.set(r.job_type, { buckets: histogramOf(r), claimsBeyondRetention: Number(r.beyond) });
+    else if (r.day !== null) byDay.set(new Date(r.day).toISOString(), histogramOf(r));
+  }
+  return { byJobType, byDay };
+}
+
 /** The rollups' gap histograms in [from, to], per job type and UTC day. */
 export async function loadGapHistogramDays(
   db: Queryable,
   input: { from: Date; to: Date; jobType?: string | null },
 ): Promise<GapHistogramDay[]> {
-  const w = splitWindow(input.from.getTime(), input.to.getTime());
-  const iso = (ms: number) => new Date(ms).toISOString();
-  const { rows } = await db.query<Record<string, unknown> & { job_type: string; day: Date; beyond: number }>(GAP_DAYS_SQL, [
-    input.jobType ?? null,
-    ...[w.days, w.hoursLeft, w.hoursRight, w.minutesLeft, w.minutesRight].flatMap(([a, b]) => [iso(a), iso(b)]),
-  ]);
+  const rows = await query(db, GAPS_BY_JOB_TYPE_AND_DAY_SQL, input);
   return rows.map((r) => ({
-    jobType: r.job_type,
-    day: new Date(r.day).toISOString(),
-    buckets: addInto(
-      emptyHistogram(),
-      Array.from({ length: BUCKET_COUNT }, (_, i) => Number(r[`b${i}`] ?? 0)),
-    ),
-    claimsBeyondRetention: Number(r.beyond ?? 0),
+    jobType: r.job_type ?? "",
+    day: new Date(r.day ?? 0).toISOString(),
+    buckets: histogramOf(r),
+    claimsBeyondRetention: Number(r.beyond),
   }));
 }
 
-/** Sums the days into one histogram per job type. */
-export function histogramsByJobType(days: GapHistogramDay[]): Map<string, { buckets: number[]; claimsBeyondRetention: number }> {
-  const out = new Map<string, { buckets: number[]; claimsBeyondRetention: number }>();
+/**
+ * Sums per-day histograms into one per job type (in the order they first appear) and one per UTC
+ * day over all job types (ascending).
+ */
+export function summariseDays(days: GapHistogramDay[]): GapHistograms {
+  const byJobType = new Map<string, JobTypeHistogram>();
+  const byDay = new Map<string, number[]>();
   for (const d of days) {
-    let entry = out.get(d.jobType);
+    let entry = byJobType.get(d.jobType);
     if (!entry) {
       entry = { buckets: emptyHistogram(), claimsBeyondRetention: 0 };
-      out.set(d.jobType, entry);
+      byJobType.set(d.jobType, entry);
     }
     addInto(entry.buckets, d.buckets);
     entry.claimsBeyondRetention += d.claimsBeyondRetention;
+    addInto(byDay.get(d.day) ?? byDay.set(d.day, emptyHistogram()).get(d.day)!, d.buckets);
   }
-  return out;
+  return { byJobType, byDay: new Map([...byDay].sort(([a], [b]) => a.localeCompare(b))) };
+}
+
+/** Sums the days into one histogram per job type. */
+export function histogramsByJobType(days: GapHistogramDay[]): Map<string, JobTypeHistogram> {
+  return summariseDays(days).byJobType;
 }

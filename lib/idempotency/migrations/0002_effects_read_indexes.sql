@@ -1,0 +1,15 @@
+-- Two indexes on effects for the console's reads at scale (issues 10 and 12), each paid for by a
+-- write path: see docs/benchmarks.md for bench:claims before and after.
+--
+-- effects_max_gap_seconds_idx: the Delivery gaps page and the retention advice ask the effects of a
+-- window which saw a duplicate later than the retry window, and which saw the longest gap. Without
+-- it each is a pass over every row of the window (620,000 rows for 30 days at 20,000 a day); with it,
+-- a range or one backward step per partition. Partial: a claim inserts max_gap_seconds NULL and
+-- completing it leaves it NULL, so the claim path writes no entry; only the batched duplicate
+-- bookkeeping (off the claim path) adds one per effect it touches.
+--
+-- Both are created on the partitioned table, so every partition made later (PARTITION OF, or
+-- ATTACH by the partition manager) gets its own. On a large existing table this blocks writes while
+-- it builds: there, build each partition's index CONCURRENTLY first, then CREATE INDEX … ON ONLY and
+-- ALTER INDEX … ATTACH PARTITION.
+CREATE INDEX effects_max_gap_seconds_idx ON onceboard.effects (max_gap_seconds) WHERE max_gap_seconds IS NOT NULL;
