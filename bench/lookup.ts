@@ -1,3 +1,4 @@
+import os from "node:os";
 import pg from "pg";
 import { audit } from "../lib/auth/audit";
 import { createToken, findActiveToken } from "../lib/auth/tokens";
@@ -99,6 +100,13 @@ async function main() {
       if (response.status !== want) throw new Error(`${url} answered ${response.status}`);
       return performance.now() - t;
     };
+    // Numbers on a shared machine measure its queue as much as the request: say how busy it was.
+    const load = () =>
+      os
+        .loadavg()
+        .map((n) => n.toFixed(2))
+        .join(" ");
+    log(`load average before measuring: ${load()}`);
     // Warm up the server and the plan caches.
     for (let i = 0; i < 20; i++)
       await timed(`${base}/api/v1/effects/${encodeURIComponent(`capture:ord-0-0-${i}`)}?tenant=t${i}`, 200);
@@ -128,7 +136,7 @@ async function main() {
     }
     log(`HTTP: lookup p95 ${p95(lookups)} ms, search p95 ${p95(searches)} ms; now the phases`);
     await phases({ base, headers, token, url: db.url, perDay });
-    log(`machine: ${machine()}; PostgreSQL ${db.serverVersion} (${db.where})`);
+    log(`machine: ${machine()}; PostgreSQL ${db.serverVersion} (${db.where}); load average after: ${load()}`);
     process.stdout.write(`lookup p95_ms=${p95(lookups)} search_p95_ms=${p95(searches)} rows=${rows}\n`);
   } finally {
     server?.kill("SIGTERM");
