@@ -1,6 +1,7 @@
 import { type NextRequest, NextResponse } from "next/server";
 import { errorResponse } from "@/lib/api/errors";
-import { authenticate } from "@/lib/auth/authenticate";
+import { type Authenticated, authenticate } from "@/lib/auth/authenticate";
+import { HANDOVER_HEADER, handOver } from "@/lib/auth/proxy-handover";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "@/lib/auth/security-headers";
 import { decodeSession, SESSION_COOKIE } from "@/lib/auth/session";
 
@@ -12,6 +13,8 @@ import { decodeSession, SESSION_COOKIE } from "@/lib/auth/session";
  * - public: /login, /api/auth/login, /api/auth/logout, /api/v1/health (polled by `npm start` and
  *   load balancers before anyone can sign in; it tells whether PostgreSQL answers, nothing else).
  * Every response gets the security headers; pages get a CSP with a fresh nonce Next applies to its scripts.
+ * An API request's answer to "who is this" is handed to withAuth (lib/auth/proxy-handover.ts), so
+ * the token is looked up once per request, not twice.
  */
 const PUBLIC_PATHS = new Set(["/login", "/api/auth/login", "/api/auth/logout", "/api/v1/health", "/icon.svg", "/favicon.ico"]);
 
@@ -26,10 +29,12 @@ export async function proxy(request: NextRequest) {
   };
 
   const isApi = pathname.startsWith("/api/");
+  let auth: Authenticated | null = null;
   if (!PUBLIC_PATHS.has(pathname)) {
     let signedIn: boolean;
     try {
-      signedIn = (await authenticate(request.headers)) !== null;
+      auth = await authenticate(request.headers);
+      signedIn = auth !== null;
     } catch (error) {
       // The token store cannot be read. The API answers with the database's error (as its handlers
       // would); a page is let through only on a well-signed session cookie, to show its error state.
@@ -57,6 +62,10 @@ export async function proxy(request: NextRequest) {
   if (pathname === "/") return finish(NextResponse.redirect(new URL("/overview", request.url)));
 
   const requestHeaders = new Headers(request.headers);
+  // withAuth takes this answer instead of asking the database again (lib/auth/proxy-handover.ts);
+  // a reference the client sent itself is never forwarded.
+  requestHeaders.delete(HANDOVER_HEADER);
+  if (auth && isApi) requestHeaders.set(HANDOVER_HEADER, handOver(auth, request.headers));
   requestHeaders.set("x-nonce", nonce);
   requestHeaders.set("content-security-policy", csp);
   // Lets requirePageSession send a signed-out reader back to where they were.

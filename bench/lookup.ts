@@ -1,5 +1,9 @@
+import os from "node:os";
 import pg from "pg";
-import { createToken } from "../lib/auth/tokens";
+import { audit } from "../lib/auth/audit";
+import { createToken, findActiveToken } from "../lib/auth/tokens";
+import { getEffect } from "../lib/console/get-effect";
+import { searchEffects } from "../lib/console/search-effects";
 import { findFreePort } from "../lib/db/free-port";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { getPool } from "../lib/db/pool";
@@ -11,7 +15,10 @@ import { benchDatabase, machine } from "./support";
  * `npm run bench:lookup`: p95 of GET /api/v1/effects/{key} and of a fragment search, over HTTP
  * against `next start`, with BENCH_LOOKUP_ROWS effect rows (default 10,000,000) over 30 daily
  * partitions and 1,000 tenants, seeded with INSERT … SELECT generate_series, one statement per day.
- * Needs a production build (npm run build). Last line: lookup p95_ms=<n> search_p95_ms=<n> rows=<n>.
+ * Needs a production build (npm run build). Then the same questions in process, one phase at a
+ * time (token lookup, the read model, the audit insert) and two requests that stop early (the
+ * proxy's 401, an authenticated 400), so the HTTP numbers can be split into where the time goes.
+ * Last line: lookup p95_ms=<n> search_p95_ms=<n> rows=<n>.
  */
 const log = (line: string) => process.stdout.write(`bench:lookup: ${line}\n`);
 const ROWS = Number(process.env.BENCH_LOOKUP_ROWS ?? 10_000_000);
@@ -35,7 +42,12 @@ async function main() {
     await ensureEffectPartitions(client, { back: DAYS, ahead: 1 });
     const perDay = Math.ceil(ROWS / DAYS);
     const started = Date.now();
+    // The console's retention maintenance runs when it starts: with the default 7 days it would
+    // drop 23 of the 30 seeded days before the first request.
+    await client.query("UPDATE retention_settings SET retention_days = $1 WHERE id = 1", [DAYS + 5]);
     for (let day = 0; day < DAYS; day++) {
+      // Day d is the (d + 1)th day before today: 30 whole days in the past, none after now (a key
+      // lookup does not look past now).
       // Row i of day d: tenant t<i % 1000>, key <step>:ord-<d>-<i / 3>; three steps of an order share a message id.
       await client.query(
         `INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, first_message_id, last_message_id,
@@ -49,11 +61,12 @@ async function main() {
                 '{"ok":true}'::jsonb,
                 ts, ts, ts, (i % 7 = 0)::int
            FROM generate_series(0, $2::int - 1) AS i,
-                LATERAL (SELECT date_trunc('day', now()) - ($1::int * interval '1 day') + (i * interval '1 millisecond') * (86400000.0 / $2::int) AS ts) t`,
+                LATERAL (SELECT date_trunc('day', now()) - (($1::int + 1) * interval '1 day') + (i * interval '1 millisecond') * (86400000.0 / $2::int) AS ts) t`,
         [day, perDay],
       );
+      const seconds = (Date.now() - started) / 1000;
       log(
-        `seeded day ${day + 1}/${DAYS} (${((day + 1) * perDay).toLocaleString("en-US")} rows, ${Math.round((Date.now() - started) / 1000)} s)`,
+        `seeded day ${day + 1}/${DAYS} (${((day + 1) * perDay).toLocaleString("en-US")} rows, ${Math.round(seconds)} s, ${Math.round(((day + 1) * perDay) / seconds).toLocaleString("en-US")} rows/s)`,
       );
     }
     log("VACUUM ANALYZE effects");
@@ -87,6 +100,13 @@ async function main() {
       if (response.status !== want) throw new Error(`${url} answered ${response.status}`);
       return performance.now() - t;
     };
+    // Numbers on a shared machine measure its queue as much as the request: say how busy it was.
+    const load = () =>
+      os
+        .loadavg()
+        .map((n) => n.toFixed(2))
+        .join(" ");
+    log(`load average before measuring: ${load()}`);
     // Warm up the server and the plan caches.
     for (let i = 0; i < 20; i++)
       await timed(`${base}/api/v1/effects/${encodeURIComponent(`capture:ord-0-0-${i}`)}?tenant=t${i}`, 200);
@@ -114,12 +134,77 @@ async function main() {
       );
       if ((n + 1) % 50 === 0) log(`${n + 1}/${SEARCHES} searches, p95 so far ${p95(searches)} ms`);
     }
-    log(`machine: ${machine()}; PostgreSQL ${db.serverVersion} (${db.where})`);
+    log(`HTTP: lookup p95 ${p95(lookups)} ms, search p95 ${p95(searches)} ms; now the phases`);
+    await phases({ base, headers, token, url: db.url, perDay });
+    log(`machine: ${machine()}; PostgreSQL ${db.serverVersion} (${db.where}); load average after: ${load()}`);
     process.stdout.write(`lookup p95_ms=${p95(lookups)} search_p95_ms=${p95(searches)} rows=${rows}\n`);
   } finally {
     server?.kill("SIGTERM");
     await client.end().catch(() => {});
     await db.close();
+  }
+}
+
+/**
+ * Where a request's time goes: each phase of GET /effects/{key} and of a search, run in this
+ * process against the same database (the server's pool is another process; these share nothing
+ * with it but PostgreSQL), and two requests that end early, for the cost of Next.js and the proxy.
+ */
+async function phases(input: { base: string; headers: Record<string, string>; token: string; url: string; perDay: number }) {
+  const { base, headers, token, perDay } = input;
+  const runs = Math.min(LOOKUPS, 200);
+  const orders = Math.floor(perDay / (TENANTS * 3));
+  const pool = new pg.Pool({ connectionString: input.url, max: 1 });
+  const bare = async (url: string, init: RequestInit, want: number) => {
+    const t = performance.now();
+    const response = await fetch(url, init);
+    await response.arrayBuffer();
+    if (response.status !== want) throw new Error(`${url} answered ${response.status}`);
+    return performance.now() - t;
+  };
+  const measure = async (name: string, op: (n: number) => Promise<unknown>) => {
+    for (let n = 0; n < 5; n++) await op(n);
+    const samples: number[] = [];
+    for (let n = 0; n < runs; n++) {
+      const t = performance.now();
+      await op(n);
+      samples.push(performance.now() - t);
+    }
+    return `${name} ${p95(samples)}`;
+  };
+  const principal = {
+    tokenId: (await findActiveToken(token, pool))!.id,
+    actor: "bench",
+    tenantId: null,
+    role: "viewer" as const,
+  };
+  try {
+    const parts = [
+      await measure("http_401_no_token", () => bare(`${base}/api/v1/effects/x?tenant=t1`, {}, 401)),
+      await measure("http_400_after_auth", () => bare(`${base}/api/v1/effects?tenant=t1&from=yesterday`, { headers }, 400)),
+      await measure("token_lookup", () => findActiveToken(token, pool)),
+      await measure("get_effect", (n) =>
+        getEffect(
+          {
+            tenant: `t${(n * 7919) % TENANTS}`,
+            key: `mark-paid:ord-${(n + 7) % DAYS}-${(n * 104729) % orders}-${(n * 7919) % TENANTS}`,
+          },
+          pool,
+        ),
+      ),
+      await measure("search", (n) =>
+        searchEffects(
+          { tenant: `t${(n * 7919) % TENANTS}`, q: `ord-${(n + 11) % DAYS}-${n % 50}-${(n * 7919) % TENANTS}`, limit: 50 },
+          pool,
+        ),
+      ),
+      await measure("audit_insert", () =>
+        audit({ principal, action: "effect.read", tenantId: "t1", target: "bench", result: "ok", ip: "127.0.0.1" }, pool),
+      ),
+    ];
+    log(`phases, p95 ms over ${runs} runs each: ${parts.join(", ")}`);
+  } finally {
+    await pool.end();
   }
 }
 

@@ -50,6 +50,44 @@ test("an operator finds an order by its id fragment, reads the verdict, and rele
   await expect(page.getByTestId("key-detail")).toContainText("released by e2e operator");
 });
 
+test("a deep link's first HTML already holds the results and the key's verdict; the client takes over from there", async ({
+  page,
+}) => {
+  await loginAs(page, "viewer");
+  const capture = `capture:${KEYS_SEED.orderId}`;
+  const deepLink = `/keys?q=${KEYS_SEED.orderId}&key=${encodeURIComponent(capture)}`;
+  // The server's answer itself, before any script runs: rendered rows and the verdict element.
+  const first = await page.request.get(deepLink);
+  expect(first.status()).toBe(200);
+  const html = await first.text();
+  expect(html).toMatch(/data-testid="verdict"[^>]*>ran once, 3 duplicates suppressed, last 49 s after the first</);
+  expect(html).toMatch(new RegExp(`data-testid="key-row"[^]*?>receipt:${KEYS_SEED.orderId}<`));
+  expect(html).not.toContain("Searching…");
+  expect(html).not.toContain(KEYS_SEED.email);
+  // Read on the server, audited as the API audits it.
+  const audit = await page.request.get(`/api/v1/audit?limit=500`, { headers: bearer("admin") });
+  const reads = ((await audit.json()).entries as { action: string; target: string }[]).filter(
+    (e) => e.action === "effect.read" && e.target === capture,
+  );
+  expect(reads.length).toBeGreaterThan(0);
+
+  // In the browser the hydrated page keeps working: another step opens from the client.
+  await page.goto(deepLink);
+  await expect(page.getByTestId("verdict")).toHaveText("ran once, 3 duplicates suppressed, last 49 s after the first");
+  await page
+    .getByTestId("steps")
+    .getByRole("link", { name: new RegExp(`mark-paid:${KEYS_SEED.orderId}`) })
+    .click();
+  await expect(page).toHaveURL(new RegExp(`key=${encodeURIComponent(`mark-paid:${KEYS_SEED.orderId}`)}`));
+  await expect(page.getByTestId("key-detail").getByRole("heading", { level: 2 })).toContainText(`mark-paid:${KEYS_SEED.orderId}`);
+
+  // An invalid value in the URL: the API's 400 text, visible on the page (and in its first HTML).
+  const bad = await page.request.get("/keys?status=bogus");
+  expect(await bad.text()).toContain("invalid query: status");
+  await page.goto(`/keys?q=${KEYS_SEED.orderId}&key=${"k".repeat(300)}`);
+  await expect(page.getByRole("main").getByRole("alert")).toContainText("invalid query: key");
+});
+
 test("a viewer sees no release button, and the API refuses the viewer", async ({ page, request }) => {
   await loginAs(page, "viewer");
   await page.goto(`/keys?q=stuck&key=${encodeURIComponent(KEYS_SEED.stuckAtMostOnceKey)}`);

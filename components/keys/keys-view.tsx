@@ -14,14 +14,16 @@ import {
   type EffectStatus,
   type ReleaseResponse,
 } from "@/lib/console/effects-types";
+import {
+  type KeysViewParams,
+  keyDetailQueryKey,
+  keyDetailUrl,
+  keysQueryString,
+  keysSearchQueryKey,
+  keysSearchUrl,
+} from "@/lib/console/keys-types";
 
-export interface KeysViewParams {
-  tenant?: string;
-  q?: string;
-  status?: EffectStatus;
-  jobType?: string;
-  key?: string;
-}
+export type { KeysViewParams };
 
 const STATUS_TONE: Record<EffectStatus, "success" | "warning" | "danger" | undefined> = {
   completed: "success",
@@ -38,12 +40,6 @@ export function StatusBadge({ status, stuck }: { status: EffectStatus; stuck?: b
   );
 }
 
-function query(params: Record<string, string | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value) search.set(name, value);
-  return search.toString();
-}
-
 function time(iso: string | null): string {
   return iso ? `${new Date(iso).toLocaleString("en-GB", { timeZone: "UTC", hour12: false })} UTC` : "–";
 }
@@ -58,15 +54,16 @@ export function KeysView({
 }) {
   const platform = session.tenantId === null;
   const tenant = params.tenant;
-  const searchUrl = `/api/v1/effects?${query({ tenant: platform ? tenant : undefined, q: params.q, status: params.status, jobType: params.jobType, limit: "50" })}`;
+  // The server prefetched under the same key (app/keys/page.tsx): the first HTML has the results.
+  const searchUrl = keysSearchUrl(params, platform);
   const search = useQuery({
-    queryKey: ["effects", searchUrl],
+    queryKey: keysSearchQueryKey(searchUrl),
     queryFn: ({ signal }) => fetchJson<EffectSearchResponse>(searchUrl, signal),
     enabled: tenant !== undefined,
     refetchInterval: 15_000,
   });
   const linkTo = (key?: string) =>
-    `/keys?${query({ tenant: platform ? tenant : undefined, q: params.q, status: params.status, jobType: params.jobType, key })}`;
+    `/keys?${keysQueryString({ tenant: platform ? tenant : undefined, q: params.q, status: params.status, jobType: params.jobType, key })}`;
 
   return (
     <div className="keys-layout">
@@ -187,9 +184,9 @@ function KeyDetail({
   role: Role;
   linkTo: (key?: string) => string;
 }) {
-  const url = `/api/v1/effects/${encodeURIComponent(effectKey)}${platform ? `?${query({ tenant })}` : ""}`;
+  const url = keyDetailUrl(tenant, effectKey, platform);
   const detail = useQuery({
-    queryKey: ["effect", url],
+    queryKey: keyDetailQueryKey(url),
     queryFn: ({ signal }) => fetchJson<EffectDetail>(url, signal),
     refetchInterval: 10_000,
   });

@@ -3,8 +3,13 @@
  * behind a reverse proxy the proxy's X-Forwarded-For / X-Real-IP names the client (first entry).
  */
 export function clientIp(request: Request): string | null {
-  const forwarded = request.headers.get("x-forwarded-for");
+  return clientIpOf(request.headers);
+}
+
+/** clientIp from the headers alone (a server component has no Request). */
+export function clientIpOf(headers: Pick<Headers, "get">): string | null {
+  const forwarded = headers.get("x-forwarded-for");
   const first = forwarded?.split(",")[0]?.trim();
-  const value = first || request.headers.get("x-real-ip")?.trim() || null;
+  const value = first || headers.get("x-real-ip")?.trim() || null;
   return value ? value.slice(0, 100) : null;
 }

@@ -38,10 +38,10 @@ export async function login(
   now = new Date(),
 ): Promise<LoginResult | null> {
   let token: TokenSummary | null = null;
-  if (input.token) token = await findActiveToken(input.token.trim(), db, now);
+  if (input.token) token = await findActiveToken(input.token.trim(), undefined, now);
   else if (input.code) {
     const tokenId = await consumeLoginLink(input.code.trim(), db, now);
-    token = tokenId ? await findActiveTokenById(tokenId, db, now) : null;
+    token = tokenId ? await findActiveTokenById(tokenId, undefined, now) : null;
   }
   const result = token ? sessionFor(token, now) : null;
   await appendAudit(db, {

@@ -3,6 +3,7 @@ import { type Principal, type Role, roleAtLeast } from "./auth-types";
 import { authenticate, databaseError } from "./authenticate";
 import { clientIp } from "./client-ip";
 import { csrfProblem } from "./csrf";
+import { takeOver } from "./proxy-handover";
 import { takeToken } from "./rate-limit";
 
 /** What a wrapped handler receives besides the request. */
@@ -20,7 +21,8 @@ export const WITH_AUTH = Symbol.for("onceboard.withAuth");
 
 /**
  * The one seam every /api/v1 route goes through (the proxy in proxy.ts is the second lock):
- * 1. who: Bearer token or session cookie, token neither revoked nor expired → else 401;
+ * 1. who: Bearer token or session cookie, token neither revoked nor expired → else 401 (the proxy's
+ *    answer for this very request when it handed one over, lib/auth/proxy-handover.ts);
  * 2. CSRF: a state-changing request must come from the console's own origin → else 403;
  * 3. role: at least `role` → else 403;
  * 4. rate: per-token token bucket → else 429 with Retry-After;
@@ -34,7 +36,7 @@ export function withAuth<P = Record<string, string>>(
 ): (request: Request, context: NextRouteContext<P>) => Promise<Response> {
   const wrapped = async (request: Request, context: NextRouteContext<P>): Promise<Response> => {
     try {
-      const auth = await authenticate(request.headers);
+      const auth = takeOver(request.headers) ?? (await authenticate(request.headers));
       if (!auth) {
         const response = errorResponse(
           new ApiError("UNAUTHENTICATED", "authentication required: send Authorization: Bearer <token> or sign in"),

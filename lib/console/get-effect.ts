@@ -1,4 +1,4 @@
-import type { Queryable } from "../db/types";
+import type { StatementQueryable } from "../db/types";
 import { providerKeyFor } from "../idempotency";
 import { consoleDatabase } from "./database";
 import { effectVerdict } from "./effect-verdict";
@@ -25,77 +25,118 @@ interface EffectRow {
   max_gap_seconds: number | null;
 }
 
-// One effect of one tenant. (tenant_id, key) is unique across partitions (onceboard_claim's
-// advisory lock), and each partition's unique index answers it; the upper bound on created_at
-// prunes the premade future partitions. Another tenant's key and a missing key take the same path
-// and return the same nothing.
-const EFFECT_SQL = `
-SELECT key, job_type, status, policy, attempt, owner, lease_until, first_message_id, last_message_id, outcome, error,
-       created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds
-  FROM effects
- WHERE tenant_id = $1 AND key = $2 AND created_at <= $3::timestamptz + interval '1 minute'
- LIMIT 1`;
+// GET /api/v1/effects/{key} in one round trip (a named statement: planned once per connection,
+// not once per request over ~40 partitions). Each round trip costs most on a busy machine, where
+// the server waits for a CPU to answer; this used to be three (bench:lookup, docs/benchmarks.md).
+//  - effect: one effect of one tenant. (tenant_id, key) is unique across partitions
+//    (onceboard_claim's advisory lock), and each partition's unique index answers it; the upper
+//    bound on created_at prunes the premade future partitions. Another tenant's key and a missing
+//    key take the same path and return the same nothing.
+//  - found/steps: the job's other steps, effects of the same tenant first claimed by this effect's
+//    first or last message, within 3 days of it (the default maxRetryWindow).
+//    effects_tenant_created_at_idx holds (tenant_id, created_at, key) and includes
+//    first_message_id, so the tenant's entries of those days are read from the index alone (about
+//    2,300 at 10M rows and 1,000 tenants); only the steps found are read from the table, each by
+//    its exact (tenant, key, created_at), which prunes to its one partition. A step whose *last*
+//    message is one of these but whose first is not is not listed: matching it would need
+//    last_message_id in the index, and the duplicate bookkeeping that updates that column would
+//    then never be a HOT update.
+//  - violations: uncaught violations of the job's types around its lifetime whose last occurrence
+//    was in this tenant (the rollup spans tenants; a row not attributed to this tenant is never
+//    shown to it).
+const EFFECT_DETAIL = {
+  name: "console_get_effect",
+  text: `
+WITH effect AS MATERIALIZED (
+  SELECT key, job_type, status, policy, attempt, owner, lease_until, first_message_id, last_message_id, outcome, error,
+         created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds
+    FROM effects
+   WHERE tenant_id = $1 AND key = $2 AND created_at <= $3::timestamptz + interval '1 minute'
+   LIMIT 1
+), found AS MATERIALIZED (
+  SELECT s.key, s.created_at
+    FROM effect e
+    JOIN effects s
+      ON s.tenant_id = $1
+     AND s.created_at BETWEEN e.created_at - interval '3 days' AND e.created_at + interval '3 days'
+     AND s.first_message_id IN (e.first_message_id, e.last_message_id)
+   ORDER BY s.created_at, s.key
+   LIMIT 50
+), steps AS MATERIALIZED (
+  SELECT st.*
+    FROM found f
+   CROSS JOIN LATERAL (
+          SELECT key, job_type, status, policy, attempt, created_at, completed_at, duplicate_count
+            FROM effects
+           WHERE tenant_id = $1 AND key = f.key AND created_at = f.created_at
+           LIMIT 1) st
+), span AS (
+  SELECT array_agg(DISTINCT job_type) AS job_types, max(touched) AS last_touched
+    FROM (SELECT job_type, updated_at AS touched FROM effect
+          UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM effect
+          UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM steps) t
+), violations AS (
+  SELECT v.minute, v.job_type, v.constraint_name, v.count, v.last_key, v.last_message_id
+    FROM effect e, span, uncaught_violations_minute v
+   WHERE v.job_type = ANY(span.job_types)
+     AND v.minute BETWEEN e.created_at - interval '1 minute' AND span.last_touched + interval '1 minute'
+     AND v.last_tenant_id = $1
+   ORDER BY v.minute DESC
+   LIMIT 20
+)
+SELECT e.*,
+       (SELECT coalesce(json_agg(s ORDER BY s.created_at, s.key), '[]') FROM steps s) AS steps,
+       (SELECT coalesce(json_agg(v ORDER BY v.minute DESC), '[]') FROM violations v) AS violations
+  FROM effect e`,
+};
 
-// The job's other steps: effects of the same tenant that share a message id with this one. A
-// bounded scan (the tenant's rows within 3 days of this effect, through the per-partition
-// (tenant_id, key) index) instead of an index on first_message_id that every claim would pay for.
-const STEPS_SQL = `
-SELECT key, job_type, status, policy, attempt, created_at, completed_at, duplicate_count
-  FROM effects
- WHERE tenant_id = $1
-   AND created_at BETWEEN $2::timestamptz - interval '3 days' AND $2::timestamptz + interval '3 days'
-   AND (first_message_id = ANY($3::text[]) OR last_message_id = ANY($3::text[]))
- ORDER BY created_at, key
- LIMIT 50`;
-
-// Uncaught violations of the job's types around its lifetime whose last occurrence was in this
-// tenant (the rollup spans tenants; a row not attributed to this tenant is never shown to it).
-const VIOLATIONS_SQL = `
-SELECT minute, job_type, constraint_name, count, last_key, last_message_id
-  FROM uncaught_violations_minute
- WHERE job_type = ANY($1::text[])
-   AND minute BETWEEN $2::timestamptz - interval '1 minute' AND $3::timestamptz + interval '1 minute'
-   AND last_tenant_id = $4
- ORDER BY minute DESC
- LIMIT 20`;
+/** A step or a violation as json_agg writes it: timestamps are ISO 8601 strings. */
+interface StepJson {
+  key: string;
+  job_type: string;
+  status: EffectStatus;
+  policy: string;
+  attempt: number;
+  created_at: string;
+  completed_at: string | null;
+  duplicate_count: number;
+}
+interface ViolationJson {
+  minute: string;
+  job_type: string;
+  constraint_name: string;
+  count: number;
+  last_key: string | null;
+  last_message_id: string | null;
+}
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** GET /api/v1/effects/{key}: the effect, its job's steps and linked violations; null when the tenant has no such key. */
 export async function getEffect(
   input: { tenant: string; key: string; now?: Date },
-  db: Queryable = consoleDatabase(),
+  db: StatementQueryable = consoleDatabase(),
 ): Promise<EffectDetail | null> {
   const now = input.now ?? new Date();
-  const { rows } = await db.query<EffectRow>(EFFECT_SQL, [input.tenant, input.key, now]);
+  const { rows } = await db.query<EffectRow & { steps: StepJson[]; violations: ViolationJson[] }>({
+    ...EFFECT_DETAIL,
+    values: [input.tenant, input.key, now],
+  });
   const row = rows[0];
   if (!row) return null;
 
   const messageIds = [row.first_message_id, row.last_message_id].filter((m): m is string => m !== null);
-  const steps: JobStep[] =
-    messageIds.length === 0
-      ? []
-      : (
-          await db.query<{
-            key: string;
-            job_type: string;
-            status: EffectStatus;
-            policy: string;
-            attempt: number;
-            created_at: Date;
-            completed_at: Date | null;
-            duplicate_count: number;
-          }>(STEPS_SQL, [input.tenant, row.created_at, messageIds])
-        ).rows.map((s) => ({
-          key: s.key,
-          jobType: s.job_type,
-          status: s.status,
-          policy: s.policy,
-          attempt: s.attempt,
-          createdAt: s.created_at.toISOString(),
-          completedAt: iso(s.completed_at),
-          duplicateCount: s.duplicate_count,
-        }));
+  const isoOf = (text: string) => new Date(text).toISOString();
+  const steps: JobStep[] = row.steps.map((s) => ({
+    key: s.key,
+    jobType: s.job_type,
+    status: s.status,
+    policy: s.policy,
+    attempt: s.attempt,
+    createdAt: isoOf(s.created_at),
+    completedAt: s.completed_at === null ? null : isoOf(s.completed_at),
+    duplicateCount: s.duplicate_count,
+  }));
   if (!steps.some((s) => s.key === row.key)) {
     steps.push({
       key: row.key,
@@ -109,20 +150,9 @@ export async function getEffect(
     });
   }
 
-  const jobTypes = [...new Set(steps.map((s) => s.jobType))];
-  const lastTouched = new Date(Math.max(row.updated_at.getTime(), ...steps.map((s) => Date.parse(s.completedAt ?? s.createdAt))));
   const stepKeys = new Set(steps.map((s) => s.key));
-  const violations: LinkedViolation[] = (
-    await db.query<{
-      minute: Date;
-      job_type: string;
-      constraint_name: string;
-      count: number;
-      last_key: string | null;
-      last_message_id: string | null;
-    }>(VIOLATIONS_SQL, [jobTypes, row.created_at, lastTouched, input.tenant])
-  ).rows.map((v) => ({
-    minute: v.minute.toISOString(),
+  const violations: LinkedViolation[] = row.violations.map((v) => ({
+    minute: isoOf(v.minute),
     jobType: v.job_type,
     constraint: v.constraint_name,
     count: Number(v.count),

@@ -8,13 +8,18 @@ import { EFFECT_STATUSES } from "./effects-types";
  */
 // The search form submits its empty fields ("status=&jobType="): empty means "any".
 const blank = (value: unknown) => (value === "" ? undefined : value);
+// As the API refuses them: no tenant, key or job type holds a control character (text cannot hold NUL).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const CONTROL_FREE = /^[^\u0000-\u001f\u007f]*$/;
+const text = (min: number) =>
+  z.preprocess(blank, z.string().min(min).max(255).regex(CONTROL_FREE, "must not contain control characters").optional());
 
 export const keysPageParams = z.object({
-  tenant: z.preprocess(blank, z.string().min(1).max(255).optional()),
-  q: z.preprocess(blank, z.string().max(255).optional()),
+  tenant: text(1),
+  q: text(0),
   status: z.preprocess(blank, z.enum(EFFECT_STATUSES).optional()),
-  jobType: z.preprocess(blank, z.string().min(1).max(255).optional()),
-  key: z.preprocess(blank, z.string().min(1).max(255).optional()),
+  jobType: text(1),
+  key: text(1),
 });
 
 export type KeysPageParams = z.infer<typeof keysPageParams>;

@@ -281,10 +281,11 @@ describe("API token × tenant × endpoint matrix", () => {
     const pool = getPool();
     const original = pool.query.bind(pool);
     // The console's queries carry statement_timeout; provoke one with a tiny timeout on the real server.
-    (pool as unknown as { query: unknown }).query = (text: string, values?: unknown[]) =>
-      typeof text === "string" && text.includes("FROM effects")
+    // A query is its text, or a named statement ({ name, text, values }).
+    (pool as unknown as { query: unknown }).query = (query: string | { text: string }, values?: unknown[]) =>
+      (typeof query === "string" ? query : query.text).includes("FROM effects")
         ? original("SET statement_timeout = 1; SELECT pg_sleep(0.2)").finally(() => original("SET statement_timeout = 0"))
-        : original(text, values);
+        : original(query as string, values);
     try {
       const response = await call("GET", "/api/v1/effects?q=x", as("acme-viewer"));
       expect(response.status).toBe(504);

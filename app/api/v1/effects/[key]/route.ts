@@ -2,9 +2,8 @@ import { effectKeyFromPath } from "@/lib/api/effect-key";
 import { tenantQuery } from "@/lib/api/effects-query";
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { audit } from "@/lib/auth/audit";
+import { readEffectAudited } from "@/lib/auth/audited-reads";
 import { requireTenant, withAuth } from "@/lib/auth/with-auth";
-import { getEffect } from "@/lib/console/get-effect";
 
 export const dynamic = "force-dynamic";
 
@@ -17,8 +16,7 @@ export const GET = withAuth("viewer", async (request, { principal, ip }) => {
   const key = effectKeyFromPath(request);
   const { tenant: requested } = parseSearchParams(tenantQuery, new URL(request.url));
   const tenant = requireTenant(principal, requested);
-  const detail = await getEffect({ tenant, key });
-  await audit({ principal, action: "effect.read", tenantId: tenant, target: key, result: detail ? "ok" : "not_found", ip });
+  const detail = await readEffectAudited({ principal, tenant, key, ip });
   if (!detail) throw new ApiError("NOT_FOUND", "no effect with this key");
   return jsonResponse(detail);
 });

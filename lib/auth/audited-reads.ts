@@ -1,0 +1,50 @@
+import type { EffectDetail, EffectSearchResponse } from "../console/effects-types";
+import { getEffect } from "../console/get-effect";
+import { type EffectSearch, searchEffects } from "../console/search-effects";
+import { audit } from "./audit";
+import type { Principal } from "./auth-types";
+
+/**
+ * The key reads, each with its audit row: what GET /api/v1/effects/{key} and GET /api/v1/effects
+ * answer, and what the Keys page renders on the server. One function per read, so the page cannot
+ * read a key without the audit row the API writes. The row is committed before the data is returned.
+ */
+
+/** One effect's detail, or null when the tenant has none (audited as not_found). */
+export async function readEffectAudited(input: {
+  principal: Principal;
+  tenant: string;
+  key: string;
+  ip: string | null;
+}): Promise<EffectDetail | null> {
+  const detail = await getEffect({ tenant: input.tenant, key: input.key });
+  await audit({
+    principal: input.principal,
+    action: "effect.read",
+    tenantId: input.tenant,
+    target: input.key,
+    result: detail ? "ok" : "not_found",
+    ip: input.ip,
+  });
+  return detail;
+}
+
+/** One page of a tenant's search. */
+export async function searchEffectsAudited(input: {
+  principal: Principal;
+  search: EffectSearch;
+  ip: string | null;
+}): Promise<EffectSearchResponse> {
+  const { search } = input;
+  const result = await searchEffects(search);
+  await audit({
+    principal: input.principal,
+    action: "effect.search",
+    tenantId: search.tenant,
+    target: search.q ?? null,
+    result: "ok",
+    detail: { results: result.effects.length, status: search.status ?? null, jobType: search.jobType ?? null },
+    ip: input.ip,
+  });
+  return result;
+}

@@ -1,0 +1,43 @@
+import type { EffectStatus } from "./effects-types";
+
+/** The Keys page's parameters, after lib/console/keys-params.ts; `tenant` resolved for tenant tokens. */
+export interface KeysViewParams {
+  tenant?: string;
+  q?: string;
+  status?: EffectStatus;
+  jobType?: string;
+  key?: string;
+}
+
+/** How many keys a search page shows. */
+export const KEYS_PAGE_SIZE = 50;
+
+/** A query string of the set values, in the order given. */
+export function keysQueryString(params: Record<string, string | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value) search.set(name, value);
+  return search.toString();
+}
+
+/**
+ * The API URL of the page's search, which is also its TanStack Query key: the server prefetches
+ * under it (app/keys/page.tsx) and the client reads the same entry (components/keys/keys-view.tsx).
+ * A platform token names the tenant; a tenant token's own tenant is implied.
+ */
+export function keysSearchUrl(params: KeysViewParams, platform: boolean): string {
+  return `/api/v1/effects?${keysQueryString({
+    tenant: platform ? params.tenant : undefined,
+    q: params.q,
+    status: params.status,
+    jobType: params.jobType,
+    limit: String(KEYS_PAGE_SIZE),
+  })}`;
+}
+
+/** The API URL of a key's detail (its query key too). */
+export function keyDetailUrl(tenant: string, key: string, platform: boolean): string {
+  return `/api/v1/effects/${encodeURIComponent(key)}${platform ? `?${keysQueryString({ tenant })}` : ""}`;
+}
+
+export const keysSearchQueryKey = (url: string) => ["effects", url] as const;
+export const keyDetailQueryKey = (url: string) => ["effect", url] as const;
