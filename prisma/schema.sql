@@ -49,6 +49,13 @@ CREATE TABLE audit_log (
   CONSTRAINT audit_log_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE claim_latency_10m (
+  bucket timestamp with time zone NOT NULL,
+  job_type text NOT NULL,
+  buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
+  CONSTRAINT claim_latency_10m_pkey PRIMARY KEY (bucket, job_type)
+);
+
 CREATE TABLE claim_latency_hour (
   hour timestamp with time zone NOT NULL,
   job_type text NOT NULL,
@@ -132,6 +139,13 @@ CREATE TABLE retention_settings (
   CONSTRAINT retention_settings_retention_days_check CHECK ((retention_days >= 1))
 );
 
+CREATE TABLE tenant_suppressions_day (
+  day timestamp with time zone NOT NULL,
+  tenant_id text NOT NULL,
+  count bigint NOT NULL DEFAULT 0,
+  CONSTRAINT tenant_suppressions_day_pkey PRIMARY KEY (day, tenant_id)
+);
+
 CREATE TABLE tenant_suppressions_hour (
   hour timestamp with time zone NOT NULL,
   tenant_id text NOT NULL,
@@ -194,6 +208,18 @@ CREATE TABLE worker_registrations (
   CONSTRAINT worker_registrations_ttl_seconds_check CHECK ((ttl_seconds > 0))
 );
 
+CREATE TABLE worker_stats_10m (
+  bucket timestamp with time zone NOT NULL,
+  job_type text NOT NULL,
+  claims bigint NOT NULL DEFAULT 0,
+  suppressed bigint NOT NULL DEFAULT 0,
+  in_flight bigint NOT NULL DEFAULT 0,
+  takeovers bigint NOT NULL DEFAULT 0,
+  deliveries bigint NOT NULL DEFAULT 0,
+  redeliveries bigint NOT NULL DEFAULT 0,
+  CONSTRAINT worker_stats_10m_pkey PRIMARY KEY (bucket, job_type)
+);
+
 CREATE TABLE worker_stats_hour (
   hour timestamp with time zone NOT NULL,
   job_type text NOT NULL,
@@ -239,6 +265,7 @@ CREATE INDEX audit_log_at_idx ON onceboard.audit_log USING btree (at);
 CREATE INDEX audit_log_tenant_id_at_idx ON onceboard.audit_log USING btree (tenant_id, at);
 CREATE INDEX effects_in_progress_lease_until_idx ON ONLY onceboard.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
 CREATE INDEX effects_max_gap_seconds_idx ON ONLY onceboard.effects USING btree (max_gap_seconds) WHERE (max_gap_seconds IS NOT NULL);
+CREATE INDEX effects_tenant_created_at_idx ON ONLY onceboard.effects USING btree (tenant_id, created_at, key) INCLUDE (first_message_id, status, job_type);
 CREATE INDEX maintenance_runs_started_at_idx ON onceboard.maintenance_runs USING btree (started_at);
 CREATE INDEX tenant_suppressions_hour_tenant_idx ON onceboard.tenant_suppressions_hour USING btree (tenant_id, hour);
 CREATE INDEX tenant_violations_hour_tenant_idx ON onceboard.tenant_violations_hour USING btree (tenant_id, hour);
@@ -576,6 +603,19 @@ AS $function$
     claims_beyond_retention = g.claims_beyond_retention + EXCLUDED.claims_beyond_retention', unit, deltas, target, unit, unit)
 $function$;
 
+CREATE OR REPLACE FUNCTION onceboard.onceboard_latency_to_10m()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  INSERT INTO onceboard.claim_latency_10m AS t (bucket, job_type, buckets)
+  VALUES (date_bin('10 minutes', NEW.minute, timestamptz '2000-01-01 00:00:00+00'), NEW.job_type,
+          CASE WHEN TG_OP = 'UPDATE' THEN onceboard.onceboard_sub_counts(NEW.buckets, OLD.buckets) ELSE NEW.buckets END)
+  ON CONFLICT (bucket, job_type) DO UPDATE SET buckets = onceboard.onceboard_add_counts(t.buckets, EXCLUDED.buckets);
+  RETURN NULL;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION onceboard.onceboard_latency_to_hour()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -585,6 +625,33 @@ BEGIN
   VALUES (date_trunc('hour', NEW.minute), NEW.job_type,
           CASE WHEN TG_OP = 'UPDATE' THEN onceboard.onceboard_sub_counts(NEW.buckets, OLD.buckets) ELSE NEW.buckets END)
   ON CONFLICT (hour, job_type) DO UPDATE SET buckets = onceboard.onceboard_add_counts(h.buckets, EXCLUDED.buckets);
+  RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION onceboard.onceboard_stats_to_10m()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    INSERT INTO onceboard.worker_stats_10m AS t (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
+    VALUES (date_bin('10 minutes', NEW.minute, timestamptz '2000-01-01 00:00:00+00'), NEW.job_type,
+            NEW.claims - OLD.claims, NEW.suppressed - OLD.suppressed, NEW.in_flight - OLD.in_flight,
+            NEW.takeovers - OLD.takeovers, NEW.deliveries - OLD.deliveries, NEW.redeliveries - OLD.redeliveries)
+    ON CONFLICT (bucket, job_type) DO UPDATE SET
+      claims = t.claims + EXCLUDED.claims, suppressed = t.suppressed + EXCLUDED.suppressed,
+      in_flight = t.in_flight + EXCLUDED.in_flight, takeovers = t.takeovers + EXCLUDED.takeovers,
+      deliveries = t.deliveries + EXCLUDED.deliveries, redeliveries = t.redeliveries + EXCLUDED.redeliveries;
+  ELSE
+    INSERT INTO onceboard.worker_stats_10m AS t (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
+    VALUES (date_bin('10 minutes', NEW.minute, timestamptz '2000-01-01 00:00:00+00'), NEW.job_type,
+            NEW.claims, NEW.suppressed, NEW.in_flight, NEW.takeovers, NEW.deliveries, NEW.redeliveries)
+    ON CONFLICT (bucket, job_type) DO UPDATE SET
+      claims = t.claims + EXCLUDED.claims, suppressed = t.suppressed + EXCLUDED.suppressed,
+      in_flight = t.in_flight + EXCLUDED.in_flight, takeovers = t.takeovers + EXCLUDED.takeovers,
+      deliveries = t.deliveries + EXCLUDED.deliveries, redeliveries = t.redeliveries + EXCLUDED.redeliveries;
+  END IF;
   RETURN NULL;
 END;
 $function$;
@@ -636,10 +703,26 @@ AS $function$
   FROM generate_series(1, greatest(coalesce(array_length(a, 1), 0), coalesce(array_length(b, 1), 0))) AS i
 $function$;
 
+CREATE OR REPLACE FUNCTION onceboard.onceboard_tenant_suppressions_to_day()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  INSERT INTO onceboard.tenant_suppressions_day AS t (day, tenant_id, count)
+  VALUES (date_bin('1 day', NEW.hour, timestamptz '2000-01-01 00:00:00+00'), NEW.tenant_id,
+          NEW.count - CASE WHEN TG_OP = 'UPDATE' THEN OLD.count ELSE 0 END)
+  ON CONFLICT (day, tenant_id) DO UPDATE SET count = t.count + EXCLUDED.count;
+  RETURN NULL;
+END;
+$function$;
+
 CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON onceboard.audit_log FOR EACH ROW EXECUTE FUNCTION onceboard_audit_log_append_only();
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON onceboard.audit_log FOR EACH STATEMENT EXECUTE FUNCTION onceboard_audit_log_append_only();
+CREATE TRIGGER claim_latency_minute_to_10m AFTER INSERT OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_10m();
 CREATE TRIGGER claim_latency_minute_to_hour AFTER INSERT OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_hour();
+CREATE TRIGGER tenant_suppressions_hour_to_day AFTER INSERT OR UPDATE ON onceboard.tenant_suppressions_hour FOR EACH ROW EXECUTE FUNCTION onceboard_tenant_suppressions_to_day();
 CREATE TRIGGER worker_stats_minute_gaps_delete AFTER DELETE ON onceboard.worker_stats_minute REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION onceboard_gaps_hour_on_delete();
 CREATE TRIGGER worker_stats_minute_gaps_insert AFTER INSERT ON onceboard.worker_stats_minute REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION onceboard_gaps_hour_on_insert();
 CREATE TRIGGER worker_stats_minute_gaps_update AFTER UPDATE ON onceboard.worker_stats_minute REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION onceboard_gaps_hour_on_update();
+CREATE TRIGGER worker_stats_minute_to_10m AFTER INSERT OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_10m();
 CREATE TRIGGER worker_stats_minute_to_hour AFTER INSERT OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_hour();
