@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createScratchDatabase } from "../lib/db/scratch";
+import { readLibraryMigrations } from "../lib/idempotency";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -131,7 +132,7 @@ describe("the worker library as a package", () => {
       kit: string;
       adapters: Record<string, string>;
     };
-    expect(report.installed).toEqual(["0001_baseline"]);
+    expect(report.installed).toEqual(readLibraryMigrations().map((m) => m.name));
     // No prom-client installed: claims run, metrics count nothing.
     expect(report.metrics).toBe(true);
     expect(report.first.result).toBe("ran");

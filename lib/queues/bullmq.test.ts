@@ -91,10 +91,10 @@ describe.skipIf(!redisUrl)("BullMQ adapter (real Redis)", () => {
     return { worker: w, registry, pool };
   }
 
+  // The state first, then the job: a job read before it completed carries no return value yet.
   const finished = async (queue: Queue, id: string) => {
-    const job = await queue.getJob(id);
-    const state = await job?.getState();
-    return state === "completed" || state === "failed" ? (job as Job) : null;
+    const state = await queue.getJobState(id);
+    return state === "completed" || state === "failed" ? ((await queue.getJob(id)) as Job) : null;
   };
 
   it("a job BullMQ retries after a failure is suppressed, completes, and returns the stored outcome", async () => {

@@ -2,7 +2,7 @@ import pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { createEffects, InvalidEffectsOptionsError, maintain, migrate, planMaintenance } from "../index";
+import { createEffects, InvalidEffectsOptionsError, maintain, migrate, planMaintenance, readLibraryMigrations } from "../index";
 import { silentLogger } from "./helpers";
 
 /**
@@ -29,7 +29,7 @@ afterAll(async () => {
 describe("the library in a schema of its own name", () => {
   it("migrate() installs it, idempotently and concurrently; createEffects, steps, batches, rollups, registration and maintenance all work there", async () => {
     const runs = await Promise.all([migrate(pool, { schema: SCHEMA }), migrate(pool, { schema: SCHEMA })]);
-    expect(runs.map((r) => r.applied.length).sort()).toEqual([0, 1]);
+    expect(runs.map((r) => r.applied.length).sort()).toEqual([0, readLibraryMigrations().length]);
     expect((await migrate(pool, { schema: SCHEMA })).applied).toEqual([]);
     expect((await pool.query("SHOW search_path")).rows[0].search_path).not.toContain(SCHEMA);
 
