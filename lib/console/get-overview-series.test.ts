@@ -12,11 +12,13 @@ const at = (iso: string) => new Date(iso);
 const q = (raw: Record<string, string>) => overviewQuerySchema.parse(raw);
 
 describe("series math", () => {
-  it("derives the step from the chart width, never under a minute nor above 11,000 points", () => {
+  it("derives the step from the chart width (a point per 3 px), never under a minute nor above 11,000 points", () => {
     expect(chooseStep(3600, 720)).toBe(60);
-    expect(chooseStep(86_400, 720)).toBe(120);
-    expect(chooseStep(30 * 86_400, 720)).toBe(3600);
-    expect(chooseStep(90 * 86_400, 4000)).toBe(3600);
+    expect(chooseStep(6 * 3600, 720)).toBe(120);
+    expect(chooseStep(86_400, 720)).toBe(600);
+    expect(chooseStep(86_400, 2160)).toBe(120);
+    expect(chooseStep(30 * 86_400, 720)).toBe(10_800);
+    expect(chooseStep(90 * 86_400, 4000)).toBe(7200);
     for (const range of [900, 3600, 86_400, 30 * 86_400, 90 * 86_400])
       for (const width of [100, 720, 4000, 100_000]) expect(range / chooseStep(range, width)).toBeLessThanOrEqual(11_000);
   });
@@ -182,11 +184,16 @@ describe("getOverviewSeries over seeded rollups", () => {
 
   it("reads 30 days through the hourly table and agrees with the minutes", async () => {
     const o = await get({ window: "30d" });
-    expect(o.series.stepSeconds).toBe(3600);
+    expect(o.series.stepSeconds).toBe(10_800);
     const capture = o.jobTypes.find((j) => j.jobType === "capture");
     expect(capture).toMatchObject({ claims: 128, suppressions: 10, deliveries: 108, redeliveries: 14 });
+    // (09:00, 12:00]: the 11:00 hour's rows, 120 capture claims and 25 receipt claims.
     const h = o.series.timestamps.indexOf(at("2026-11-30T12:00:00Z").getTime());
-    expect(o.series.claimRate[h]).toBeCloseTo(145 / 3600, 10);
+    expect(o.series.claimRate[h]).toBeCloseTo(145 / 10_800, 10);
+    expect(o.series.suppressions).toEqual([{ name: "capture", values: expect.any(Array) }]);
+    expect(o.series.suppressions[0]?.values.reduce((a, b) => (a ?? 0) + (b ?? 0), 0)).toBe(10);
+    // Every (09:00, 12:00] latency sample sits in that point: 10 in (0.005, 0.01], 10 in (0.01, 0.025].
+    expect(o.series.latencyP50[h]).toBeCloseTo(0.01, 10);
   });
 
   it("ranks tenants, lists the stuck claim and the violation's key, and scopes ?tenant=", async () => {
