@@ -8,57 +8,81 @@ import type { MetricsSource, SeriesQuery, SourceResult } from "./source";
 const HOUR_MS = 3_600_000;
 
 /**
- * The minute rows at the edges and the hourly rows in between (when the step is whole hours, so
- * an hour never splits across two points). Three index range scans instead of one over every
- * minute: a 30-day chart reads 720 hourly rows per job type. Each row is put in its point by
- * date_bin (a timestamp: cheap to hash) rather than by epoch arithmetic (numeric, on every row).
- * Params: $1 origin, $2 end, $3 hours from, $4 hours to, $5 job type or null, $6 step s.
+ * A rollup level: the minute tables the worker library writes, and the ten-minute and hourly sums
+ * triggers keep of them. A chart reads the coarsest level whose unit divides its step (the origin
+ * is aligned to the step, so each point is whole rows): 24 h at 10-minute steps reads 144 rows per
+ * job type, 30 d at 6-hour steps 720 hourly ones, never a day of minutes.
  */
-const unionOf = (minuteTable: string, hourTable: string, columns: string) => `
-  SELECT date_bin(make_interval(secs => $6), t, $1) AS b, job_type, ${columns} FROM (
-    SELECT minute AS t, job_type, ${columns} FROM ${minuteTable}
-     WHERE minute >= $1 AND minute < least($3::timestamptz, $2) AND ($5::text IS NULL OR job_type = $5)
-    UNION ALL
-    SELECT hour AS t, job_type, ${columns} FROM ${hourTable}
-     WHERE hour >= $3 AND hour < $4 AND ($5::text IS NULL OR job_type = $5)
-    UNION ALL
-    SELECT minute AS t, job_type, ${columns} FROM ${minuteTable}
-     WHERE minute >= greatest($4::timestamptz, $1) AND minute < $2 AND ($5::text IS NULL OR job_type = $5)) u`;
+export interface RollupLevel {
+  unitSeconds: number;
+  stats: string;
+  latency: string;
+  /** The level's time column. */
+  at: string;
+}
+
+export const ROLLUP_LEVELS: readonly RollupLevel[] = [
+  { unitSeconds: 3600, stats: "worker_stats_hour", latency: "claim_latency_hour", at: "hour" },
+  { unitSeconds: 600, stats: "worker_stats_10m", latency: "claim_latency_10m", at: "bucket" },
+  { unitSeconds: 60, stats: "worker_stats_minute", latency: "claim_latency_minute", at: "minute" },
+];
+
+/** The coarsest level whose unit divides both the step and the origin. */
+export function levelFor(buckets: Buckets): RollupLevel {
+  const fits = (l: RollupLevel) => buckets.stepSeconds % l.unitSeconds === 0 && buckets.originMs % (l.unitSeconds * 1000) === 0;
+  const level = ROLLUP_LEVELS.find(fits);
+  if (!level)
+    throw new Error(`no rollup level fits a ${buckets.stepSeconds} s step from ${new Date(buckets.originMs).toISOString()}`);
+  return level;
+}
+
+/**
+ * A level's rows in [origin, end), each put in its point by date_bin (a timestamp: cheap to hash)
+ * rather than by epoch arithmetic (numeric, on every row).
+ * Params: $1 origin, $2 end, $3 job type or null, $4 step s.
+ */
+const rowsOf = (table: string, at: string, columns: string) => `
+  SELECT date_bin(make_interval(secs => $4), ${at}, $1) AS b, job_type, ${columns} FROM ${table}
+   WHERE ${at} >= $1 AND ${at} < $2 AND ($3::text IS NULL OR job_type = $3)`;
 
 /** A point's index from its date_bin start (evaluated once per point, not per row). */
-const POINT = "(extract(epoch FROM b - $1) / $6)::int";
+const POINT = "(extract(epoch FROM b - $1) / $4)::int";
 
-// Per point across job types (claims, in-flight waits, takeovers) and per job type over the range
-// (the table's totals): a few hundred groups, hashed in one pass. float8 sums: a by-value
-// transition state (bigint's is allocated per group), exact below 2^53. job_type NULL marks a
-// point's row, i NULL a job type's.
-const STATS_SQL = `
+const SERIES_SQL = new Map(
+  ROLLUP_LEVELS.map((l) => [
+    l,
+    {
+      // Per point across job types (claims, in-flight waits, takeovers) and per job type over the
+      // range (the table's totals): a few hundred groups, hashed in one pass. float8 sums: a
+      // by-value transition state (bigint's is allocated per group), exact below 2^53. job_type
+      // NULL marks a point's row, i NULL a job type's.
+      stats: `
 SELECT job_type, ${POINT} AS i, sum(claims::float8) AS claims, sum(suppressed::float8) AS suppressed,
        sum(in_flight::float8) AS in_flight, sum(takeovers::float8) AS takeovers,
        sum(deliveries::float8) AS deliveries, sum(redeliveries::float8) AS redeliveries
-  FROM (${unionOf("worker_stats_minute", "worker_stats_hour", "claims, suppressed, in_flight, takeovers, deliveries, redeliveries")}) s
- GROUP BY GROUPING SETS ((b), (job_type))`;
-
-// The stacked chart: suppressions per point and job type, only where there are some. A query of its
-// own (in parallel with the others) so its hash carries one sum, not six: a 24-hour chart of 50 job
-// types is 7,200 (point, job type) cells. One row per job type, its points as JSON ([i, n] pairs):
-// one parsed string instead of thousands of result rows.
-const LINES_SQL = `
-SELECT job_type, json_agg(json_build_array(i, n)) AS points FROM (
+  FROM (${rowsOf(l.stats, l.at, "claims, suppressed, in_flight, takeovers, deliveries, redeliveries")}) s
+ GROUP BY GROUPING SETS ((b), (job_type))`,
+      // The stacked chart: suppressions per point and job type, only where there are some. A query
+      // of its own (in parallel with the others) so its hash carries one sum, not six. One row per
+      // job type, its points as JSON ([[i…], [n…]]): one parsed string, not thousands of rows.
+      lines: `
+SELECT job_type, json_build_array(array_agg(i), array_agg(n)) AS points FROM (
   SELECT ${POINT} AS i, job_type, sum(suppressed::float8) AS n
-    FROM (${unionOf("worker_stats_minute", "worker_stats_hour", "suppressed")}) s
+    FROM (${rowsOf(l.stats, l.at, "suppressed")}) s
    WHERE suppressed > 0
    GROUP BY b, job_type) g
- GROUP BY job_type`;
-
-// Bucket counts summed element-wise per point, across job types (the chart is one line per
-// quantile): one subscript per bucket, no unnest, so a day of minutes is one aggregate pass.
-const LATENCY_SQL = `
+ GROUP BY job_type`,
+      // Bucket counts summed element-wise per point, across job types (the chart is one line per
+      // quantile): one subscript per bucket, no unnest, one aggregate pass.
+      latency: `
 SELECT coalesce(json_agg(json_build_array(i, c)), '[]') AS points FROM (
   SELECT ${POINT} AS i,
          ARRAY[${Array.from({ length: CLAIM_DURATION_BOUNDS.length + 1 }, (_, i) => `coalesce(sum(buckets[${i + 1}]::float8), 0)`).join(", ")}] AS c
-    FROM (${unionOf("claim_latency_minute", "claim_latency_hour", "buckets")}) s
-   GROUP BY b) p`;
+    FROM (${rowsOf(l.latency, l.at, "buckets")}) s
+   GROUP BY b) p`,
+    },
+  ]),
+);
 
 // Violations are rare: the minute table alone, whatever the range. Params: $1 origin, $2 end,
 // $3 job type or null, $4 step s.
@@ -90,15 +114,6 @@ SELECT
       WHERE minute >= $5 AND minute <= $1 AND gap_seconds_sum >= 172800 GROUP BY 1
      HAVING sum((SELECT coalesce(sum(x), 0) FROM unnest(gap_buckets[12:]) x)) > 0) l) AS late`;
 
-/** The hourly range usable for these buckets: whole hours inside [origin, end), or an empty one. */
-export function hourWindow(buckets: Buckets): [Date, Date] {
-  const end = buckets.timestamps[buckets.timestamps.length - 1] ?? buckets.originMs;
-  if (buckets.stepSeconds % 3600 !== 0) return [new Date(end), new Date(end)];
-  const from = Math.ceil(buckets.originMs / HOUR_MS) * HOUR_MS;
-  const to = Math.floor(end / HOUR_MS) * HOUR_MS;
-  return to > from ? [new Date(from), new Date(to)] : [new Date(end), new Date(end)];
-}
-
 const zeros = (n: number) => new Array<number>(n).fill(0);
 
 export class PostgresSource implements MetricsSource {
@@ -110,8 +125,10 @@ export class PostgresSource implements MetricsSource {
     const n = buckets.timestamps.length;
     const end = new Date(buckets.timestamps[n - 1] ?? buckets.originMs);
     const origin = new Date(buckets.originMs);
-    const [hFrom, hTo] = hourWindow(buckets);
-    const params = [origin, end, hFrom, hTo, jobType, buckets.stepSeconds];
+    const level = levelFor(buckets);
+    const sql = SERIES_SQL.get(level);
+    if (!sql) throw new Error(`no statements for ${level.stats}`);
+    const params = [origin, end, jobType, buckets.stepSeconds];
     const [stats, lines, latency, violations] = await Promise.all([
       this.db.query<{
         job_type: string | null;
@@ -122,15 +139,10 @@ export class PostgresSource implements MetricsSource {
         takeovers: number;
         deliveries: number;
         redeliveries: number;
-      }>(STATS_SQL, params),
-      this.db.query<{ job_type: string; points: [number, number][] }>(LINES_SQL, params),
-      this.db.query<{ points: [number, number[]][] }>(LATENCY_SQL, params),
-      this.db.query<{ b: number; job_type: string; constraint_name: string; n: number }>(VIOLATIONS_SQL, [
-        origin,
-        end,
-        jobType,
-        buckets.stepSeconds,
-      ]),
+      }>(sql.stats, params),
+      this.db.query<{ job_type: string; points: [number[], number[]] }>(sql.lines, params),
+      this.db.query<{ points: [number, number[]][] }>(sql.latency, params),
+      this.db.query<{ b: number; job_type: string; constraint_name: string; n: number }>(VIOLATIONS_SQL, params),
     ]);
 
     const claims = zeros(n);
@@ -157,7 +169,10 @@ export class PostgresSource implements MetricsSource {
     }
     const suppressionSeries: Series[] = lines.rows.map((r) => {
       const values = zeros(n);
-      for (const [i, v] of r.points) if (i >= 0 && i < n) values[i] = v;
+      const [points, counts] = r.points;
+      points.forEach((i, k) => {
+        if (i >= 0 && i < n) values[i] = counts[k] ?? 0;
+      });
       return { name: r.job_type, values };
     });
 

@@ -4,11 +4,11 @@ import { MAX_POINTS, type TenantRow } from "../overview-types";
 export const NICE_STEPS = [60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400] as const;
 
 /**
- * Pixels per point: a point every 3 px is as fine as a line or a stacked area can show (a 720 px
- * chart of 24 h steps 10 min: 144 points, not 720), and the read and the answer shrink with it
- * (a stacked chart of 50 job types is points × 50 cells).
+ * Pixels per point: a point every 4 px is as fine as a line or a stacked area can show (a 720 px
+ * chart of 24 h steps 10 min: 144 points, not 720; 30 d steps 6 h), and the read and the answer
+ * shrink with it (a stacked chart of 50 job types is points × 50 cells).
  */
-export const PIXELS_PER_POINT = 3;
+export const PIXELS_PER_POINT = 4;
 
 /**
  * The step (seconds) for a chart `width` pixels wide over `rangeSeconds`: about one point per
