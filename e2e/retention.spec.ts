@@ -36,11 +36,11 @@ test("the first HTML already holds the partitions (server-rendered, then polled)
   const html = await first.text();
   expect(html).toContain('data-testid="partitions"');
   expect(html.match(/<tr data-partition="[a-z0-9_]+"/g)?.length ?? 0).toBeGreaterThan(3);
-  expect(html).toMatch(/data-testid="run-counts"[^]*?<strong aria-current="true">20<\/strong>/);
+  expect(html).toMatch(/data-testid="run-counts"[\s\S]*?<strong aria-current="true">20<\/strong>/);
 
   // The runs count from the address, on the server too; an invalid one is the API's 400, shown.
   const five = await (await page.request.get(`${BASE_URL}/retention?runs=5`)).text();
-  expect(five).toMatch(/data-testid="run-counts"[^]*?<strong aria-current="true">5<\/strong>/);
+  expect(five).toMatch(/data-testid="run-counts"[\s\S]*?<strong aria-current="true">5<\/strong>/);
   const bad = await (await page.request.get(`${BASE_URL}/retention?runs=banana`)).text();
   expect(bad).toContain("This view&#x27;s address is invalid");
   expect(bad).toContain("invalid query: runs");
