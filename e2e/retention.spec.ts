@@ -26,6 +26,38 @@ test("a viewer sees partitions and the plan, no apply button, and the API refuse
   expect((await plan.json()).partitions.length).toBeGreaterThan(3);
 });
 
+test("the first HTML already holds the partitions (server-rendered, then polled), and ?runs= is read on the server", async ({
+  page,
+}) => {
+  await loginAs(page, "viewer");
+  // The document as the server sends it, before any script runs: the rows are in it.
+  const first = await page.request.get(`${BASE_URL}/retention`);
+  expect(first.status()).toBe(200);
+  const html = await first.text();
+  expect(html).toContain('data-testid="partitions"');
+  expect(html.match(/<tr data-partition="[a-z0-9_]+"/g)?.length ?? 0).toBeGreaterThan(3);
+  expect(html).toMatch(/data-testid="run-counts"[\s\S]*?<strong aria-current="true">20<\/strong>/);
+
+  // The runs count from the address, on the server too; an invalid one is the API's 400, shown.
+  const five = await (await page.request.get(`${BASE_URL}/retention?runs=5`)).text();
+  expect(five).toMatch(/data-testid="run-counts"[\s\S]*?<strong aria-current="true">5<\/strong>/);
+  const bad = await (await page.request.get(`${BASE_URL}/retention?runs=banana`)).text();
+  expect(bad).toContain("This view&#x27;s address is invalid");
+  expect(bad).toContain("invalid query: runs");
+  const api = await page.request.get(`${BASE_URL}/api/v1/retention?runs=banana`);
+  expect(api.status()).toBe(400);
+  expect((await api.json()).error.message).toContain("invalid query: runs");
+
+  // Hydrated: the client polls the same view (same query string) and keeps the rows.
+  const polled = page.waitForResponse((r) => r.url().includes("/api/v1/retention?runs=5") && r.status() === 200, {
+    timeout: 60_000,
+  });
+  await page.goto("/retention?runs=5");
+  await expect(page.getByTestId("partitions").locator("tbody tr").first()).toBeVisible();
+  await polled;
+  await expect(page.getByTestId("partitions").locator("tbody tr").first()).toBeVisible();
+});
+
 test("a platform admin applies the plan after confirming, and the partition list changes", async ({ page, request }) => {
   // More partitions ahead than exist: the plan now has partitions to create.
   const headers = { ...bearer("platform-admin"), origin: BASE_URL, "content-type": "application/json" };

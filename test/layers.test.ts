@@ -34,8 +34,8 @@ describe("layer rules", () => {
     [
       "lib/db importing a read model",
       "lib/db/planted.ts",
-      `import { getOverview } from "../console/get-overview";`,
-      "lib/console/get-overview.ts",
+      `import { getOverviewSeries } from "../console/get-overview-series";`,
+      "lib/console/get-overview-series.ts",
     ],
     ["a route importing lib/db", "app/api/v1/planted/route.ts", `import { getPool } from "@/lib/db/pool";`, "lib/db/pool.ts"],
     [
@@ -94,17 +94,17 @@ describe("layer rules", () => {
   it("makes the lint command fail on a planted upward import", async () => {
     await fs.mkdir(path.join(scratch, "lib/idempotency"), { recursive: true });
     await fs.mkdir(path.join(scratch, "lib/console"), { recursive: true });
-    await fs.writeFile(path.join(scratch, "lib/console/get-overview.ts"), "export const getOverview = 1;\n");
+    await fs.writeFile(path.join(scratch, "lib/console/get-overview-series.ts"), "export const getOverviewSeries = 1;\n");
     await fs.writeFile(
       path.join(scratch, "lib/idempotency/index.ts"),
-      `export { getOverview } from "../console/get-overview";\n`,
+      `export { getOverviewSeries } from "../console/get-overview-series";\n`,
     );
     const failure = await promisify(execFile)("node", [path.join(ROOT, "scripts/check-layers.mjs"), "--root", scratch]).then(
       () => undefined,
       (error: { code: number; stderr: string }) => error,
     );
     expect(failure?.code).toBe(1);
-    expect(failure?.stderr).toContain("layers: lib/idempotency/index.ts imports lib/console/get-overview.ts");
+    expect(failure?.stderr).toContain("layers: lib/idempotency/index.ts imports lib/console/get-overview-series.ts");
     const manifest = JSON.parse(await fs.readFile(path.join(ROOT, "package.json"), "utf8")) as {
       scripts: Record<string, string>;
     };

@@ -1,27 +1,74 @@
 import { dehydrate, HydrationBoundary, QueryClient } from "@tanstack/react-query";
 import type { Metadata } from "next";
-import { RETENTION_QUERY_KEY, RetentionPanel } from "@/components/retention/retention-panel";
+import Link from "next/link";
+import { Suspense } from "react";
+import { RetentionPanel } from "@/components/retention/retention-panel";
 import { PageHeader } from "@/components/ui/page-header";
+import { ErrorState, Skeleton } from "@/components/ui/states";
+import { ApiError } from "@/lib/api/errors";
+import { DEFAULT_RETENTION_RUNS, parseRetentionQuery, type RetentionQuery } from "@/lib/api/retention-query";
 import { requirePageSession } from "@/lib/auth/page-session";
 import { getRetention } from "@/lib/retention/get-retention";
+import { retentionQueryKey } from "@/lib/retention/retention-types";
 
 export const metadata: Metadata = { title: "Retention" };
 export const dynamic = "force-dynamic";
 
-export default async function RetentionPage() {
+const KEYS = ["runs"] as const;
+
+const header = (
+  <PageHeader
+    title="Retention"
+    description="Effects partitions premade ahead and expired ones detached and dropped; what keeps each one, and every maintenance run."
+  />
+);
+
+export default async function RetentionPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const principal = await requirePageSession("viewer");
+  const raw = await searchParams;
+  // The page's own parameters, in a fixed order: the API query string and the TanStack Query key.
+  const search = new URLSearchParams();
+  for (const key of KEYS) {
+    const value = raw[key];
+    const last = Array.isArray(value) ? value.at(-1) : value;
+    if (last !== undefined && last !== "") search.set(key, last);
+  }
+
+  let query: RetentionQuery;
+  try {
+    query = parseRetentionQuery(search);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    // The same words as the API's 400: the address is wrong, and nothing is silently replaced.
+    return (
+      <>
+        {header}
+        <ErrorState title="This view's address is invalid" message={error.message} code={error.code} />
+        <p>
+          <Link href="/retention" className="button">
+            Open the default view
+          </Link>
+        </p>
+      </>
+    );
+  }
+
   const queryClient = new QueryClient();
-  // Prefetched on the server; a failure here is left to the client, which shows the error state and retries.
-  await queryClient.prefetchQuery({ queryKey: RETENTION_QUERY_KEY, queryFn: () => getRetention() }).catch(() => {});
+  // Prefetched on the server, so the first HTML carries the partitions; a failure is not cached as
+  // data: the client asks again and shows the error state with a retry.
+  await queryClient.prefetchQuery({ queryKey: retentionQueryKey(search.toString()), queryFn: () => getRetention(query) });
   const canApply = principal.role === "admin" && principal.tenantId === null;
   return (
     <>
-      <PageHeader
-        title="Retention"
-        description="Effects partitions premade ahead and expired ones detached and dropped; what keeps each one, and every maintenance run."
-      />
+      {header}
       <HydrationBoundary state={dehydrate(queryClient)}>
-        <RetentionPanel canApply={canApply} />
+        <Suspense key={search.toString()} fallback={<Skeleton className="skeleton-chart" />}>
+          <RetentionPanel canApply={canApply} search={search.toString()} runs={query.runs} defaultRuns={DEFAULT_RETENTION_RUNS} />
+        </Suspense>
       </HydrationBoundary>
     </>
   );

@@ -1,14 +1,16 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
 import { useState } from "react";
-import type { ApplyResultView, RetentionView } from "@/lib/retention/retention-types";
+import { type ApplyResultView, type RetentionView, retentionQueryKey } from "@/lib/retention/retention-types";
 import { ApiClientError, fetchJson, shouldRetry } from "../api/fetch-json";
 import { EmptyState, ErrorState, Skeleton } from "../ui/states";
 import { formatBytes, formatSeconds, formatUtc } from "./format";
 
-export const RETENTION_QUERY_KEY = ["retention"] as const;
 const REFRESH_MS = 30_000;
+/** The run counts offered beside the runs table (?runs=), besides the default. */
+const RUN_COUNTS = [20, 50, 200];
 
 async function postApply(): Promise<ApplyResultView> {
   const response = await fetch("/api/v1/retention/apply", { method: "POST", headers: { accept: "application/json" } });
@@ -22,12 +24,27 @@ async function postApply(): Promise<ApplyResultView> {
   return body as ApplyResultView;
 }
 
-/** The Retention page: settings, runway, partitions with their guard, the plan, apply (admins), runs. */
-export function RetentionPanel({ canApply }: { canApply: boolean }) {
+/**
+ * The Retention page: settings, runway, partitions with their guard, the plan, apply (admins), the
+ * last `runs` maintenance runs. Data prefetched on the server under the same key, then polled.
+ * `search` is the page's canonical query string.
+ */
+export function RetentionPanel({
+  canApply,
+  search,
+  runs,
+  defaultRuns,
+}: {
+  canApply: boolean;
+  search: string;
+  runs: number;
+  defaultRuns: number;
+}) {
+  const counts = [...new Set([defaultRuns, ...RUN_COUNTS, runs])].sort((a, b) => a - b);
   const queryClient = useQueryClient();
   const query = useQuery({
-    queryKey: RETENTION_QUERY_KEY,
-    queryFn: ({ signal }) => fetchJson<RetentionView>("/api/v1/retention", signal),
+    queryKey: retentionQueryKey(search),
+    queryFn: ({ signal }) => fetchJson<RetentionView>(`/api/v1/retention${search ? `?${search}` : ""}`, signal),
     refetchInterval: REFRESH_MS,
     retry: shouldRetry,
   });
@@ -36,7 +53,7 @@ export function RetentionPanel({ canApply }: { canApply: boolean }) {
     mutationFn: postApply,
     onSettled: () => {
       setConfirming(false);
-      void queryClient.invalidateQueries({ queryKey: RETENTION_QUERY_KEY });
+      void queryClient.invalidateQueries({ queryKey: ["retention"] });
     },
   });
 
@@ -243,6 +260,19 @@ export function RetentionPanel({ canApply }: { canApply: boolean }) {
       <section className="panel panel-flush" aria-labelledby="retention-runs">
         <div className="panel-header">
           <h2 id="retention-runs">Maintenance runs</h2>
+          <span className="panel-meta" data-testid="run-counts">
+            last{" "}
+            {counts.map((n, i) => (
+              <span key={n}>
+                {i > 0 ? " · " : null}
+                {n === runs ? (
+                  <strong aria-current="true">{n}</strong>
+                ) : (
+                  <Link href={n === defaultRuns ? "/retention" : `/retention?runs=${n}`}>{n}</Link>
+                )}
+              </span>
+            ))}
+          </span>
         </div>
         {data.runs.length === 0 ? (
           <EmptyState title="No maintenance run yet">

@@ -209,8 +209,9 @@ export const OPENAPI = {
     },
     "/api/v1/retention": {
       get: {
-        summary: "The Retention page's data: partitions, settings, live workers, plan, run history (viewer)",
-        responses: { "200": json({ type: "object" }), ...errors(401, 429, 503, 504) },
+        summary: "The Retention page's data: partitions, settings, live workers, plan, the last runs (viewer)",
+        parameters: [{ name: "runs", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 20 } }],
+        responses: { "200": json({ type: "object" }), ...errors(400, 401, 429, 503, 504) },
       },
     },
     "/api/v1/retention/plan": {

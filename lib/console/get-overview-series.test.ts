@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { ensureEffectPartitions } from "../db/partitions";
 import { getOverviewSeries } from "./get-overview-series";
-import { PostgresSource } from "./metrics/postgres-source";
+import { tenantWindows } from "./get-tenant-activity";
+import { levelFor, PostgresSource } from "./metrics/postgres-source";
 import { bucketsFor, chooseStep, histogramQuantile, notWiredUp, rankTenants } from "./metrics/series-math";
 import { overviewQuerySchema } from "./overview-query";
 import { CLAIM_DURATION_BOUNDS } from "./overview-types";
@@ -12,13 +13,48 @@ const at = (iso: string) => new Date(iso);
 const q = (raw: Record<string, string>) => overviewQuerySchema.parse(raw);
 
 describe("series math", () => {
-  it("derives the step from the chart width, never under a minute nor above 11,000 points", () => {
+  it("derives the step from the chart width (a point per 4 px), never under a minute nor above 11,000 points", () => {
     expect(chooseStep(3600, 720)).toBe(60);
-    expect(chooseStep(86_400, 720)).toBe(120);
-    expect(chooseStep(30 * 86_400, 720)).toBe(3600);
-    expect(chooseStep(90 * 86_400, 4000)).toBe(3600);
+    expect(chooseStep(6 * 3600, 720)).toBe(120);
+    expect(chooseStep(86_400, 720)).toBe(600);
+    expect(chooseStep(86_400, 2880)).toBe(120);
+    expect(chooseStep(7 * 86_400, 720)).toBe(3600);
+    expect(chooseStep(30 * 86_400, 720)).toBe(21_600);
+    expect(chooseStep(90 * 86_400, 4000)).toBe(10_800);
     for (const range of [900, 3600, 86_400, 30 * 86_400, 90 * 86_400])
       for (const width of [100, 720, 4000, 100_000]) expect(range / chooseStep(range, width)).toBeLessThanOrEqual(11_000);
+  });
+
+  it("reads the coarsest rollup level whose unit divides the step and the origin", () => {
+    const level = (from: string, to: string, step: number) => levelFor(bucketsFor(at(from), at(to), step)).stats;
+    expect(level("2026-11-30T11:00:30Z", "2026-11-30T12:00:30Z", 60)).toBe("worker_stats_minute");
+    expect(level("2026-11-29T12:00:30Z", "2026-11-30T12:00:30Z", 300)).toBe("worker_stats_minute");
+    expect(level("2026-11-29T12:00:30Z", "2026-11-30T12:00:30Z", 600)).toBe("worker_stats_10m");
+    expect(level("2026-11-29T12:00:30Z", "2026-11-30T12:00:30Z", 900)).toBe("worker_stats_minute");
+    expect(level("2026-11-29T12:00:30Z", "2026-11-30T12:00:30Z", 1800)).toBe("worker_stats_10m");
+    expect(level("2026-10-31T12:00:30Z", "2026-11-30T12:00:30Z", 10_800)).toBe("worker_stats_hour");
+  });
+
+  it("sums tenants over whole UTC days and the hours at either edge, and over hours alone for a job type", () => {
+    const w = tenantWindows(at("2026-10-31T12:00:00Z").getTime(), at("2026-11-30T15:00:00Z").getTime(), null);
+    expect(Object.values(w).map((d) => d.toISOString())).toEqual([
+      "2026-10-31T12:00:00.000Z",
+      "2026-11-30T15:00:00.000Z",
+      "2026-11-01T00:00:00.000Z",
+      "2026-11-30T00:00:00.000Z",
+    ]);
+    // A partial hour at either end counts whole (the hours overlapping the range).
+    const partial = tenantWindows(at("2026-11-29T11:50:00Z").getTime(), at("2026-11-30T12:10:00Z").getTime(), null);
+    expect(partial.hourFrom.toISOString()).toBe("2026-11-29T11:00:00.000Z");
+    expect(partial.hourTo.toISOString()).toBe("2026-11-30T13:00:00.000Z");
+    // No whole day inside: both day bounds at the hours' end, every hour read from the hourly table.
+    expect(partial.dayFrom.toISOString()).toBe("2026-11-30T13:00:00.000Z");
+    expect(partial.dayTo.toISOString()).toBe("2026-11-30T13:00:00.000Z");
+    const byJob = tenantWindows(at("2026-10-31T12:00:00Z").getTime(), at("2026-11-30T15:00:00Z").getTime(), "capture");
+    expect([byJob.dayFrom, byJob.dayTo].map((d) => d.toISOString())).toEqual([
+      "2026-11-30T15:00:00.000Z",
+      "2026-11-30T15:00:00.000Z",
+    ]);
   });
 
   it("interpolates quantiles inside a bucket like histogram_quantile", () => {
@@ -122,6 +158,14 @@ describe("getOverviewSeries over seeded rollups", () => {
       `INSERT INTO tenant_suppressions_hour (hour, tenant_id, job_type, count)
        VALUES ('2026-11-30T11:00:00Z', 'acme', 'capture', 5), ('2026-11-30T11:00:00Z', 'initech', 'capture', 1)`,
     );
+    // Three days ago, written by two flushes (the second through ON CONFLICT): only in the 30-day
+    // range, where whole days are read from tenant_suppressions_day.
+    for (const count of [3, 4])
+      await db.pool.query(
+        `INSERT INTO tenant_suppressions_hour AS t (hour, tenant_id, job_type, count) VALUES ('2026-11-27T05:00:00Z', 'acme', 'capture', $1)
+         ON CONFLICT (hour, tenant_id, job_type) DO UPDATE SET count = t.count + EXCLUDED.count`,
+        [count],
+      );
     await db.pool.query(
       `INSERT INTO effects (tenant_id, key, job_type, status, policy, lease_until, created_at)
        VALUES ('initech', 'capture:order-9', 'capture', 'in_progress', 'external', '2026-11-30T11:50:00Z', '2026-11-30T11:45:00Z'),
@@ -180,13 +224,68 @@ describe("getOverviewSeries over seeded rollups", () => {
     ]);
   });
 
+  it("reads 24 hours per 10 minutes through the ten-minute table, and agrees with the minutes", async () => {
+    const o = await get({ window: "24h" });
+    expect(o.series.stepSeconds).toBe(600);
+    // (11:30, 11:40]: the 11:30 minute's 120 capture claims, 6 suppressed, its latency samples.
+    const i = o.series.timestamps.indexOf(at("2026-11-30T11:40:00Z").getTime());
+    expect(o.series.claimRate[i]).toBeCloseTo(120 / 600, 10);
+    expect(o.series.inFlight[i]).toBe(2);
+    expect(o.series.takeovers[i]).toBe(1);
+    expect(o.series.suppressions).toEqual([{ name: "capture", values: expect.any(Array) }]);
+    expect(o.series.suppressions[0]?.values[i]).toBe(6);
+    expect(o.series.latencyP50[i]).toBeCloseTo(0.01, 10);
+    expect(o.series.latencyP99[i]).toBeCloseTo(0.0247, 10);
+    const j = o.series.timestamps.indexOf(at("2026-11-30T11:50:00Z").getTime());
+    expect(o.series.claimRate[j]).toBeCloseTo(25 / 600, 10);
+    const hour = await get({ window: "1h" });
+    expect(o.jobTypes).toEqual(hour.jobTypes);
+    expect(o.totals).toEqual(hour.totals);
+  });
+
+  it("keeps the ten-minute and per-tenant-day tables equal to what they sum, through inserts and upserts", async () => {
+    const { rows } = await db.pool.query<Record<string, string>>(
+      `SELECT (SELECT sum(claims)::text FROM worker_stats_minute) AS minute_claims, (SELECT sum(claims)::text FROM worker_stats_10m) AS ten_claims,
+              (SELECT sum(suppressed)::text FROM worker_stats_minute) AS minute_suppressed, (SELECT sum(suppressed)::text FROM worker_stats_10m) AS ten_suppressed,
+              (SELECT sum(deliveries)::text FROM worker_stats_minute) AS minute_deliveries, (SELECT sum(deliveries)::text FROM worker_stats_10m) AS ten_deliveries,
+              (SELECT string_agg(buckets::text, ' ') FROM claim_latency_minute) AS minute_latency,
+              (SELECT string_agg(buckets::text, ' ') FROM claim_latency_10m) AS ten_latency,
+              (SELECT string_agg(tenant_id || '=' || n, ' ' ORDER BY tenant_id) FROM (SELECT tenant_id, sum(count) AS n FROM tenant_suppressions_hour GROUP BY 1) h) AS hours,
+              (SELECT string_agg(tenant_id || '=' || n, ' ' ORDER BY tenant_id) FROM (SELECT tenant_id, sum(count) AS n FROM tenant_suppressions_day GROUP BY 1) d) AS days,
+              (SELECT string_agg(day::date::text, ' ' ORDER BY day) FROM (SELECT DISTINCT day FROM tenant_suppressions_day) d) AS day_list`,
+    );
+    expect(rows[0]).toEqual({
+      minute_claims: "153",
+      ten_claims: "153",
+      minute_suppressed: "10",
+      ten_suppressed: "10",
+      minute_deliveries: "133",
+      ten_deliveries: "133",
+      minute_latency: "{0,0,0,10,10,0,0,0,0,0,0,0,0,0,0}",
+      ten_latency: "{0,0,0,10,10,0,0,0,0,0,0,0,0,0,0}",
+      hours: "acme=12 initech=1",
+      days: "acme=12 initech=1",
+      day_list: "2026-11-27 2026-11-30",
+    });
+  });
+
   it("reads 30 days through the hourly table and agrees with the minutes", async () => {
     const o = await get({ window: "30d" });
-    expect(o.series.stepSeconds).toBe(3600);
+    expect(o.series.stepSeconds).toBe(21_600);
     const capture = o.jobTypes.find((j) => j.jobType === "capture");
     expect(capture).toMatchObject({ claims: 128, suppressions: 10, deliveries: 108, redeliveries: 14 });
+    // (06:00, 12:00]: the 11:00 hour's rows, 120 capture claims and 25 receipt claims.
     const h = o.series.timestamps.indexOf(at("2026-11-30T12:00:00Z").getTime());
-    expect(o.series.claimRate[h]).toBeCloseTo(145 / 3600, 10);
+    expect(o.series.claimRate[h]).toBeCloseTo(145 / 21_600, 10);
+    expect(o.series.suppressions).toEqual([{ name: "capture", values: expect.any(Array) }]);
+    expect(o.series.suppressions[0]?.values.reduce((a, b) => (a ?? 0) + (b ?? 0), 0)).toBe(10);
+    // Every (06:00, 12:00] latency sample sits in that point: 10 in (0.005, 0.01], 10 in (0.01, 0.025].
+    expect(o.series.latencyP50[h]).toBeCloseTo(0.01, 10);
+    // acme: 5 today (an hour at the range's end) and 7 three days ago (a whole day, from the day table).
+    expect(o.topTenants.find((t) => t.tenant === "acme")).toMatchObject({ suppressions: 12 });
+    // With a job type the day table (all job types together) cannot answer: the hours do, alike.
+    const byJob = await get({ window: "30d", jobType: "capture" });
+    expect(byJob.topTenants.find((t) => t.tenant === "acme")).toMatchObject({ suppressions: 12 });
   });
 
   it("ranks tenants, lists the stuck claim and the violation's key, and scopes ?tenant=", async () => {

@@ -11,21 +11,23 @@ export interface GetStuckClaimsInput {
 
 // in_progress past the lease: the worker holding it died and no redelivery has taken it over yet.
 // Current state, not a range: a claim stuck for ten days is still stuck. Uses
-// effects_status_lease_until_idx; the count per tenant is over every stuck claim, the list is the oldest first.
+// effects_status_lease_until_idx; the count per tenant is over every stuck claim, the list is the
+// oldest first. Both in one round trip, as JSON. Params: $1 now, $2 job type, $3 tenant, $4 limit.
 const STUCK_SQL = `
-SELECT tenant_id, key, job_type, attempt, owner, created_at, lease_until
-  FROM effects
- WHERE status = 'in_progress' AND lease_until < $1
-   AND ($2::text IS NULL OR job_type = $2) AND ($3::text IS NULL OR tenant_id = $3)
- ORDER BY lease_until, tenant_id, key
- LIMIT $4`;
-
-const STUCK_BY_TENANT_SQL = `
-SELECT tenant_id, count(*) AS n
-  FROM effects
- WHERE status = 'in_progress' AND lease_until < $1
-   AND ($2::text IS NULL OR job_type = $2) AND ($3::text IS NULL OR tenant_id = $3)
- GROUP BY tenant_id`;
+SELECT
+  (SELECT coalesce(json_agg(c ORDER BY lease_until, tenant_id, key), '[]') FROM (
+     SELECT tenant_id, key, job_type, attempt, owner, created_at, lease_until
+       FROM effects
+      WHERE status = 'in_progress' AND lease_until < $1
+        AND ($2::text IS NULL OR job_type = $2) AND ($3::text IS NULL OR tenant_id = $3)
+      ORDER BY lease_until, tenant_id, key
+      LIMIT $4) c) AS claims,
+  (SELECT coalesce(json_agg(json_build_array(tenant_id, n)), '[]') FROM (
+     SELECT tenant_id, count(*)::float8 AS n
+       FROM effects
+      WHERE status = 'in_progress' AND lease_until < $1
+        AND ($2::text IS NULL OR job_type = $2) AND ($3::text IS NULL OR tenant_id = $3)
+      GROUP BY tenant_id) t) AS by_tenant`;
 
 export interface StuckClaims {
   claims: StuckClaim[];
@@ -36,24 +38,25 @@ export interface StuckClaims {
 /** Which claims are stuck right now (oldest lease first), and how many per tenant. */
 export async function getStuckClaims(input: GetStuckClaimsInput = {}, db: Queryable = consoleDatabase()): Promise<StuckClaims> {
   const now = input.now ?? new Date();
-  const params = [now, input.jobType ?? null, input.tenant ?? null];
-  const [list, counts] = await Promise.all([
-    db.query<{
+  const { rows } = await db.query<{
+    claims: {
       tenant_id: string;
       key: string;
       job_type: string;
       attempt: number;
       owner: string | null;
-      created_at: Date;
-      lease_until: Date;
-    }>(STUCK_SQL, [...params, input.limit ?? 50]),
-    db.query<{ tenant_id: string; n: string | number }>(STUCK_BY_TENANT_SQL, params),
-  ]);
-  const byTenant = new Map(counts.rows.map((r) => [r.tenant_id, Number(r.n)]));
+      created_at: string;
+      lease_until: string;
+    }[];
+    by_tenant: [string, number][];
+  }>(STUCK_SQL, [now, input.jobType ?? null, input.tenant ?? null, input.limit ?? 50]);
+  const stuck = rows[0];
+  if (!stuck) throw new Error("the stuck claims query answered no row");
+  const byTenant = new Map(stuck.by_tenant);
   return {
     total: [...byTenant.values()].reduce((a, b) => a + b, 0),
     byTenant,
-    claims: list.rows.map((r) => ({
+    claims: stuck.claims.map((r) => ({
       tenant: r.tenant_id,
       key: r.key,
       jobType: r.job_type,

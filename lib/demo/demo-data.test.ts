@@ -4,7 +4,10 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { backfillHistory, isDatabaseEmpty } from "./history";
+import { getOverviewSeries } from "../console/get-overview-series";
+import { PostgresSource } from "../console/metrics/postgres-source";
+import { overviewQuerySchema } from "../console/overview-query";
+import { backfillHistory, HISTORY_OUTAGE, isDatabaseEmpty } from "./history";
 import { FakeMailer, FakePaymentProvider } from "./provider";
 import { DemoRunningError, resetDemo } from "./reset";
 import { parseSpan } from "./settings";
@@ -85,6 +88,124 @@ describe("demo:verify", () => {
   });
 });
 
+/**
+ * Issue 13: every number the Overview shows for the history agrees with the effect rows it wrote.
+ * The rollups count claims as the worker library does: an effect's first claim, each suppressed
+ * duplicate, each takeover, each abandoned redelivery, each in-flight duplicate and each reused key.
+ */
+async function expectHistoryAgrees(now: Date) {
+  const { rows: perType } = await db.pool.query<{
+    job_type: string;
+    effects: number;
+    duplicates: number;
+    takeovers: number;
+    abandoned: number;
+    claims: number | null;
+    suppressed: number | null;
+    in_flight: number | null;
+    rollup_takeovers: number | null;
+    rollup_abandoned: number | null;
+    key_reuse: number | null;
+    deliveries: number | null;
+    redeliveries: number | null;
+    gap_samples: number | null;
+  }>(
+    `WITH e AS (
+       SELECT job_type, count(*)::int AS effects, sum(duplicate_count)::int AS duplicates,
+              count(*) FILTER (WHERE attempt = 2 AND status <> 'abandoned')::int AS takeovers,
+              count(*) FILTER (WHERE status = 'abandoned')::int AS abandoned
+         FROM effects WHERE demo GROUP BY 1
+     ), w AS (
+       SELECT job_type, sum(claims)::int AS claims, sum(suppressed)::int AS suppressed, sum(in_flight)::int AS in_flight,
+              sum(takeovers)::int AS rollup_takeovers, sum(abandoned)::int AS rollup_abandoned, sum(key_reuse)::int AS key_reuse,
+              sum(deliveries)::int AS deliveries, sum(redeliveries)::int AS redeliveries,
+              sum((SELECT sum(b) FROM unnest(gap_buckets) AS b))::int AS gap_samples
+         FROM worker_stats_minute WHERE demo GROUP BY 1
+     )
+     SELECT * FROM e FULL JOIN w USING (job_type) ORDER BY job_type`,
+  );
+  // Only job types the history wrote effects for, and each of them counted.
+  expect(perType.map((t) => [t.job_type, t.effects > 0, t.claims !== null])).toEqual(
+    ["order.capture", "order.mark_paid", "order.paid", "order.receipt"].map((j) => [j, true, true]),
+  );
+  for (const t of perType) {
+    const claims = t.claims ?? 0;
+    const firstClaims =
+      claims -
+      (t.suppressed ?? 0) -
+      (t.in_flight ?? 0) -
+      (t.rollup_takeovers ?? 0) -
+      (t.rollup_abandoned ?? 0) -
+      (t.key_reuse ?? 0);
+    expect({
+      jobType: t.job_type,
+      firstClaims,
+      suppressed: t.suppressed,
+      takeovers: t.rollup_takeovers,
+      abandoned: t.rollup_abandoned,
+    }).toEqual({
+      jobType: t.job_type,
+      firstClaims: t.effects,
+      suppressed: t.duplicates,
+      takeovers: t.takeovers,
+      abandoned: t.abandoned,
+    });
+    expect(t.gap_samples).toBe(t.duplicates);
+    expect(t.deliveries).toBe(claims);
+    expect(t.redeliveries).toBe((t.suppressed ?? 0) + (t.in_flight ?? 0) + (t.rollup_takeovers ?? 0) + (t.rollup_abandoned ?? 0));
+  }
+
+  // Latency samples: one per claim (only the history writes them in this database).
+  const latency = await db.pool.query<{ samples: number; claims: number }>(
+    `SELECT (SELECT sum((SELECT sum(b) FROM unnest(buckets) AS b)) FROM claim_latency_minute)::int AS samples,
+            (SELECT sum(claims) FROM worker_stats_minute WHERE demo)::int AS claims`,
+  );
+  expect(latency.rows[0]?.samples).toBe(latency.rows[0]?.claims);
+
+  // Per tenant: the hourly suppressions are the effects' duplicates, tenant by tenant and job type by job type.
+  const tenants = await db.pool.query<{ tenant_id: string; job_type: string; rolled: number | null; duplicates: number | null }>(
+    `SELECT tenant_id, job_type, r.n AS rolled, e.n AS duplicates
+       FROM (SELECT tenant_id, job_type, sum(count)::int AS n FROM tenant_suppressions_hour GROUP BY 1, 2) r
+       FULL JOIN (SELECT tenant_id, job_type, sum(duplicate_count)::int AS n FROM effects WHERE demo AND duplicate_count > 0 GROUP BY 1, 2) e
+       USING (tenant_id, job_type) ORDER BY 1, 2`,
+  );
+  expect(tenants.rows.length).toBeGreaterThan(0);
+  for (const t of tenants.rows) expect(t.rolled, `${t.tenant_id} ${t.job_type}`).toBe(t.duplicates);
+
+  // Uncaught violations: the same count per job type in the minute rollups, the violations table and
+  // the tenants' hours, and every key the Overview links to is an effect the history wrote.
+  const violations = await db.pool.query<{
+    job_type: string;
+    stats: number;
+    minutes: number;
+    tenants: number;
+    unknown_keys: number;
+  }>(
+    `SELECT job_type,
+            (SELECT sum(uncaught_violations) FROM worker_stats_minute w WHERE w.demo AND w.job_type = j.job_type)::int AS stats,
+            (SELECT sum(count) FROM uncaught_violations_minute u WHERE u.demo AND u.job_type = j.job_type)::int AS minutes,
+            (SELECT sum(count) FROM tenant_violations_hour t WHERE t.job_type = j.job_type)::int AS tenants,
+            (SELECT count(*) FROM tenant_violations_hour t WHERE t.job_type = j.job_type
+                AND NOT EXISTS (SELECT 1 FROM effects e WHERE e.demo AND e.key = t.last_key AND e.tenant_id = t.tenant_id))::int AS unknown_keys
+       FROM (SELECT DISTINCT job_type FROM uncaught_violations_minute WHERE demo) j ORDER BY 1`,
+  );
+  expect(violations.rows.length).toBeGreaterThan(0);
+  for (const v of violations.rows)
+    expect(v).toEqual({ job_type: v.job_type, stats: v.minutes, minutes: v.minutes, tenants: v.minutes, unknown_keys: 0 });
+
+  // And as the Overview reads them (hourly tables for a week): suppressions by job type and by tenant add up alike.
+  const overview = await getOverviewSeries(overviewQuerySchema.parse({ window: "7d" }), {
+    db: db.pool,
+    source: new PostgresSource(db.pool),
+    now,
+  });
+  const duplicates = await db.pool.query<{ job_type: string; n: number }>(
+    "SELECT job_type, sum(duplicate_count)::int AS n FROM effects WHERE demo GROUP BY 1",
+  );
+  for (const d of duplicates.rows) expect(overview.jobTypes.find((j) => j.jobType === d.job_type)?.suppressions).toBe(d.n);
+  expect(overview.topTenants.reduce((a, t) => a + t.suppressions, 0)).toBe(overview.totals.suppressions);
+}
+
 describe("history backfill and demo:reset", () => {
   it("backfills days of demo effects and rollups (gap buckets, an outage hole, violations), and reset removes exactly the demo data", async () => {
     // Real data the reset must leave alone.
@@ -97,8 +218,9 @@ describe("history backfill and demo:reset", () => {
     expect(await isDatabaseEmpty(db.pool)).toBe(false);
 
     const progress: string[] = [];
+    const now = new Date();
     const result = await withClient((client) =>
-      backfillHistory(client, { spanMs: 3 * 86_400_000, ordersPerDay: 50, onProgress: (l) => progress.push(l) }),
+      backfillHistory(client, { spanMs: 3 * 86_400_000, ordersPerDay: 50, now, onProgress: (l) => progress.push(l) }),
     );
     expect(result.days).toBe(3);
     expect(progress).toHaveLength(3);
@@ -112,8 +234,8 @@ describe("history backfill and demo:reset", () => {
     expect(effects.rows[0]!.oldest.getTime()).toBeLessThan(Date.now() - 2.9 * 86_400_000);
     expect(effects.rows[0]?.dups).toBeGreaterThan(0);
 
-    const rollups = await db.pool.query<{ rows: number; minutes: number; suppressed: number; bucketed: number; buckets: number }>(
-      `SELECT count(*)::int AS rows, count(DISTINCT minute)::int AS minutes, sum(suppressed)::int AS suppressed,
+    const rollups = await db.pool.query<{ rows: number; suppressed: number; bucketed: number; buckets: number }>(
+      `SELECT count(*)::int AS rows, sum(suppressed)::int AS suppressed,
               sum((SELECT sum(b) FROM unnest(gap_buckets) AS b))::int AS bucketed, max(array_length(gap_buckets, 1)) AS buckets
          FROM worker_stats_minute WHERE demo`,
     );
@@ -122,10 +244,24 @@ describe("history backfill and demo:reset", () => {
     expect(r.suppressed).toBeGreaterThan(0);
     expect(r.bucketed).toBe(r.suppressed);
     expect(r.buckets).toBe(16);
-    // A 25-minute outage: fewer distinct minutes than the span holds.
-    expect(r.minutes).toBeLessThan(3 * 1440 - 20);
+    // The outage of day 2 (02:10-02:35 after its start): no effect, no rollup, no duplicate in it.
+    const end = Math.floor(now.getTime() / 60_000) * 60_000 - 60_000;
+    const outageFrom = new Date(end - 3 * 86_400_000 + 2 * 86_400_000 + HISTORY_OUTAGE.fromMs);
+    const outageTo = new Date(end - 3 * 86_400_000 + 2 * 86_400_000 + HISTORY_OUTAGE.toMs);
+    const inOutage = await db.pool.query<{ effects: number; duplicates: number; rollups: number; around: number }>(
+      `SELECT (SELECT count(*) FROM effects WHERE demo AND created_at >= $1 AND created_at < $2)::int AS effects,
+              (SELECT count(*) FROM effects WHERE demo AND last_duplicate_at >= $1 AND last_duplicate_at < $2)::int AS duplicates,
+              (SELECT count(*) FROM worker_stats_minute WHERE demo AND minute >= $1 AND minute < $2)::int AS rollups,
+              (SELECT count(*) FROM worker_stats_minute WHERE demo AND minute >= $1::timestamptz - interval '3 hours'
+                  AND minute < $2::timestamptz + interval '3 hours')::int AS around`,
+      [outageFrom, outageTo],
+    );
+    expect(inOutage.rows[0]).toEqual({ effects: 0, duplicates: 0, rollups: 0, around: expect.any(Number) });
+    expect(inOutage.rows[0]?.around).toBeGreaterThan(0);
     const violations = await db.pool.query("SELECT 1 FROM uncaught_violations_minute WHERE demo");
     expect(violations.rowCount).toBeGreaterThan(0);
+
+    await expectHistoryAgrees(now);
 
     await db.pool.query("INSERT INTO demo_orders (tenant_id, order_id, amount_cents) VALUES ('acme', 'r-1', 1)");
 

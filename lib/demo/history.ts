@@ -4,9 +4,12 @@ import { DEMO_TENANTS } from "./settings";
 
 /**
  * Backfills weeks of demo history so the gap, retention and trend views have data on a fresh
- * machine: effects (with duplicates whose gaps span seconds to days) and per-minute rollups with
- * a daily rhythm, gap histograms, an outage (minutes with no rows at all) and an incident burst of
- * uncaught unique violations. Every row is marked demo. Days are written oldest first, one
+ * machine: effects (with duplicates whose gaps span seconds to days, takeovers, abandoned
+ * receipts), an outage (minutes with no rows at all) and an incident of uncaught unique violations
+ * and key reuse. The rollups are not drawn on their own: they are counted from the effect rows the
+ * same statement writes, claim by claim as the worker library counts them (see HISTORY_SQL), so
+ * the Overview's claims, suppressions, gaps, tenants and violations agree with the effects. Every
+ * row that has a `demo` column is marked demo. Days are written oldest first, one statement and
  * transaction each, so progress is visible and an interrupted backfill leaves whole days.
  */
 export interface HistoryOptions {
@@ -20,21 +23,38 @@ export interface HistoryOptions {
 export interface HistoryResult {
   days: number;
   effects: number;
+  /** worker_stats_minute rows the backfill created (a later day's duplicates may add to a row made earlier). */
   rollupRows: number;
   violationRows: number;
 }
 
 const DAY_MS = 86_400_000;
 
-// Mean load per minute by job type (claims per minute at the daily average). Only job types the
-// history also writes effect rows for: rollups for order.refund without a single refund effect made
-// the Overview show 2,056 refund claims against 24 effects (issue 13).
-const ROLLUP_JOB_TYPES = ["order.paid", "order.capture", "order.mark_paid", "order.receipt"];
-const ROLLUP_WEIGHTS = [2.4, 0.9, 0.9, 0.9];
+/** Where history's outages fall: day k (from the start) with k % 4 = 2, 02:10 to 02:35 after the day's start. */
+export const HISTORY_OUTAGE = { everyDays: 4, onDay: 2, fromMs: 130 * 60_000, toMs: 155 * 60_000 };
 
+// One statement per day. Effects as before (66% of orders run their three steps in one
+// `order.paid` job, the rest as three job types of their own); then every claim the library would
+// have counted for them, as events:
+//   claim      the first delivery's claim, at created_at;
+//   takeover   attempt 2 of an effect that completed: its lease expired, a redelivery took it over;
+//   abandoned  an abandoned receipt: the redelivery found the at-most-once step's lease expired;
+//   in_flight  2% of effects: a duplicate that arrived while the step was running;
+//   duplicate  duplicate_count suppressed claims, at last_duplicate_at, each with the effect's gap
+//              (a duplicate due in an outage arrives at its end: no worker was there to claim it);
+//   key_reuse  during the incident, a fifth of the order.paid / order.mark_paid mark-paid steps got
+//              a second message reusing the key with another payload (a claim that threw);
+//   violation  during the incident, half of those mark-paid steps hit the accounting entry's
+//              unique key with their own insert (no claim of its own: counted, not claimed).
+// Every delivery here claims once (deliveries = claims; the live demo's order.paid job claims its
+// three steps per delivery), and every claim but the first delivery's and key reuse's came from a
+// redelivery. The rollups are those events summed per minute (per
+// hour for tenants); latency samples are drawn per claim event, so their count is the claims'.
 // Why random() sits in CTE columns: a volatile function in a CTE keeps it materialised, so each
-// row draws its own numbers once and the outer SELECT can reuse them consistently.
-const EFFECTS_SQL = `
+// row draws its own numbers once and the later CTEs reuse them consistently.
+// Params: $1 day from, $2 day to, $3 orders, $4 tenants, $5 end, $6 outage from, $7 outage to,
+// $8 run, $9 day index, $10 incident from, $11 incident to, $12 history start.
+const HISTORY_SQL = `
 WITH orders AS (
   SELECT t.tenant, g.n,
          $1::timestamptz + (g.n + random()) * (($2::timestamptz - $1::timestamptz) / $3::int) AS at,
@@ -50,77 +70,109 @@ WITH orders AS (
   SELECT *,
          CASE WHEN r_dup < 0.22 THEN 1 + floor(power(r_dup / 0.22, 3) * 3)::int ELSE 0 END AS dups,
          -- log-skewed gap: mostly seconds, some minutes and hours, a few days
-         0.3 * power(10, power(r_gap, 3) * 6) AS gap
+         least(at + 0.3 * power(10, power(r_gap, 3) * 6) * interval '1 second', $5::timestamptz) AS due
     FROM steps
-)
-INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until, first_message_id, last_message_id,
-                     outcome, error, created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds, demo)
-SELECT tenant,
-       step || ':hist-' || $8::text || '-' || tenant || '-' || $9::int || '-' || n,
-       CASE WHEN combined THEN 'order.paid' WHEN step = 'capture' THEN 'order.capture'
-            WHEN step = 'mark-paid' THEN 'order.mark_paid' ELSE 'order.receipt' END,
-       CASE WHEN step = 'receipt' AND r_status < 0.004 THEN 'abandoned' ELSE 'completed' END,
-       policy,
-       CASE WHEN r_attempt < 0.03 THEN 2 ELSE 1 END,
-       'history',
-       NULL,
-       'hist-msg-' || $8::text || '-' || tenant || '-' || $9::int || '-' || n,
-       'hist-msg-' || $8::text || '-' || tenant || '-' || $9::int || '-' || n || CASE WHEN dups > 0 THEN '-r' || dups ELSE '' END,
-       CASE WHEN step = 'capture' THEN jsonb_build_object('chargeId', 'ch_hist_' || md5(tenant || n || at)::text)
-            WHEN step = 'mark-paid' THEN jsonb_build_object('paid', true)
-            WHEN step = 'receipt' AND r_status < 0.004 THEN NULL
-            ELSE jsonb_build_object('emailId', n) END,
-       CASE WHEN step = 'receipt' AND r_status < 0.004 THEN 'abandoned: lease of attempt 1 (history) expired' END,
-       at, at + interval '120 milliseconds', at + interval '120 milliseconds',
-       dups,
-       CASE WHEN dups > 0 THEN least(at + gap * interval '1 second', $5::timestamptz) END,
-       CASE WHEN dups > 0 THEN least(gap, extract(epoch FROM $5::timestamptz - at)) END,
-       true
-  FROM shaped`;
-
-const ROLLUPS_SQL = `
-WITH m AS (
-  SELECT minute, jt,
-         w * (1 + 0.55 * sin(2 * pi() * (extract(hour FROM minute) + extract(minute FROM minute) / 60.0 - 9) / 24))
-           * (0.6 + 0.8 * random()) AS load,
-         (minute >= $7::timestamptz AND minute < $8::timestamptz AND jt IN ('order.paid', 'order.mark_paid')) AS incident,
-         ARRAY[
-           floor(w * 0.050 * 2 * random() + random()), floor(w * 0.045 * 2 * random() + random()),
-           floor(w * 0.030 * 2 * random() + random()), floor(w * 0.025 * 2 * random() + random()),
-           floor(w * 0.015 * 2 * random() + random()), floor(w * 0.010 * 2 * random() + random()),
-           floor(w * 0.008 * 2 * random() + random()), floor(w * 0.005 * 2 * random() + random()),
-           floor(w * 0.003 * 2 * random() + random()), floor(w * 0.002 * 2 * random() + random()),
-           floor(w * 0.0012 * 2 * random() + random()), floor(w * 0.0008 * 2 * random() + random()),
-           floor(w * 0.0004 * 2 * random() + random()), floor(w * 0.0002 * 2 * random() + random()),
-           -- the open-ended top bucket (> 30 d) stays empty: weeks of history cannot hold a gap longer
-           -- than 30 days, and a count there makes the retention advisor refuse (the gap is unknown)
-           floor(w * 0.0001 * 2 * random() + random()), 0
-         ]::bigint[] AS buckets,
-         random() AS r1, random() AS r2, random() AS r3, random() AS r4, random() AS r5, random() AS r6, random() AS r7
-    FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 minute', interval '1 minute') AS minute
-   CROSS JOIN unnest($3::text[], $4::float8[]) AS j(jt, w)
-   WHERE minute < $5::timestamptz AND NOT (minute >= $6::timestamptz AND minute < $9::timestamptz)
-), c AS (
-  SELECT minute, jt, buckets, incident,
-         floor(load + r1)::bigint AS claims,
-         (SELECT sum(b) FROM unnest(buckets) AS b)::bigint AS suppressed,
-         floor(load * 0.02 + r2)::bigint AS in_flight,
-         floor(load * 0.004 + r3)::bigint AS takeovers,
-         CASE WHEN jt IN ('order.paid', 'order.receipt') THEN floor(load * 0.003 + r4)::bigint ELSE 0 END AS abandoned,
-         floor(load * 0.01 + r5)::bigint AS failed,
-         floor(load * (CASE WHEN incident THEN 0.3 ELSE 0.001 END) + r6)::bigint AS key_reuse,
-         CASE WHEN jt IN ('order.paid', 'order.mark_paid')
-              THEN floor((CASE WHEN incident THEN 1.5 ELSE 0.004 END) + r7)::bigint ELSE 0 END AS uncaught,
-         (SELECT sum(b * mid) FROM unnest(buckets, ARRAY[0.5, 3, 10, 37, 180, 600, 2250, 9000, 28800, 64800, 129600, 216000,
-                 432000, 907200, 1900800, 3000000]::float8[]) AS x(b, mid)) AS gap_sum
-    FROM m
+), timed AS (
+  -- A duplicate that would arrive in an outage arrives when the workers are back.
+  SELECT *, CASE WHEN mod(day, ${HISTORY_OUTAGE.everyDays}) = ${HISTORY_OUTAGE.onDay}
+                      AND due - day_start >= ${HISTORY_OUTAGE.fromMs / 1000} * interval '1 second'
+                      AND due - day_start < ${HISTORY_OUTAGE.toMs / 1000} * interval '1 second'
+                 THEN least(day_start + ${HISTORY_OUTAGE.toMs / 1000} * interval '1 second', $5::timestamptz)
+                 ELSE due END AS dup_at
+    FROM (SELECT *, floor(extract(epoch FROM due - $12::timestamptz) / 86400)::int AS day,
+                 $12::timestamptz + floor(extract(epoch FROM due - $12::timestamptz) / 86400) * interval '1 day' AS day_start
+            FROM shaped) d
+), effects_in AS (
+  INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until, first_message_id, last_message_id,
+                       outcome, error, created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds, demo)
+  SELECT tenant,
+         step || ':hist-' || $8::text || '-' || tenant || '-' || $9::int || '-' || n,
+         CASE WHEN combined THEN 'order.paid' WHEN step = 'capture' THEN 'order.capture'
+              WHEN step = 'mark-paid' THEN 'order.mark_paid' ELSE 'order.receipt' END,
+         CASE WHEN step = 'receipt' AND r_status < 0.004 THEN 'abandoned' ELSE 'completed' END,
+         policy,
+         CASE WHEN r_attempt < 0.03 THEN 2 ELSE 1 END,
+         'history',
+         NULL,
+         'hist-msg-' || $8::text || '-' || tenant || '-' || $9::int || '-' || n,
+         'hist-msg-' || $8::text || '-' || tenant || '-' || $9::int || '-' || n || CASE WHEN dups > 0 THEN '-r' || dups ELSE '' END,
+         CASE WHEN step = 'capture' THEN jsonb_build_object('chargeId', 'ch_hist_' || md5(tenant || n || at)::text)
+              WHEN step = 'mark-paid' THEN jsonb_build_object('paid', true)
+              WHEN step = 'receipt' AND r_status < 0.004 THEN NULL
+              ELSE jsonb_build_object('emailId', n) END,
+         CASE WHEN step = 'receipt' AND r_status < 0.004 THEN 'abandoned: lease of attempt 1 (history) expired' END,
+         at, at + interval '120 milliseconds', at + interval '120 milliseconds',
+         dups,
+         CASE WHEN dups > 0 THEN dup_at END,
+         CASE WHEN dups > 0 THEN extract(epoch FROM dup_at - at) END,
+         true
+    FROM timed
+  RETURNING tenant_id, key, job_type, status, attempt, created_at, duplicate_count, last_duplicate_at, max_gap_seconds, first_message_id
+), e AS (
+  SELECT *, random() AS r_in_flight, random() AS r_incident,
+         created_at >= $10::timestamptz AND created_at < $11::timestamptz
+           AND job_type IN ('order.paid', 'order.mark_paid') AND key LIKE 'mark-paid:%' AS in_incident
+    FROM effects_in
+), events AS (
+  SELECT tenant_id, key, job_type, created_at AS at, 'claim' AS kind, 1 AS n, NULL::float8 AS gap, first_message_id FROM e
+  UNION ALL
+  SELECT tenant_id, key, job_type, created_at, 'takeover', 1, NULL, first_message_id FROM e WHERE attempt = 2 AND status <> 'abandoned'
+  UNION ALL
+  SELECT tenant_id, key, job_type, created_at, 'abandoned', 1, NULL, first_message_id FROM e WHERE status = 'abandoned'
+  UNION ALL
+  SELECT tenant_id, key, job_type, created_at, 'in_flight', 1, NULL, first_message_id FROM e WHERE r_in_flight < 0.02
+  UNION ALL
+  SELECT tenant_id, key, job_type, last_duplicate_at, 'duplicate', duplicate_count, max_gap_seconds, first_message_id
+    FROM e WHERE duplicate_count > 0
+  UNION ALL
+  SELECT tenant_id, key, job_type, created_at, 'key_reuse', 1, NULL, first_message_id FROM e WHERE in_incident AND r_incident < 0.2
+  UNION ALL
+  SELECT tenant_id, key, job_type, created_at, 'violation', 1, NULL, first_message_id FROM e WHERE in_incident AND r_incident >= 0.5
+), claims AS (
+  -- Latency of each claim event (its n claims alike): mostly 2.5-25 ms, a tail to 250 ms. lb is the
+  -- 0-based bucket of onceboard_claim_bucket_bounds(); mid its midpoint, for claim_seconds_sum.
+  SELECT minute, job_type, lb, sum(n) AS n,
+         sum(n) * (ARRAY[0.0005, 0.00175, 0.00375, 0.0075, 0.0175, 0.0375, 0.075, 0.175]::float8[])[lb + 1] AS seconds
+    FROM (SELECT date_trunc('minute', at) AS minute, job_type, n,
+                 CASE WHEN r < 0.30 THEN 2 WHEN r < 0.75 THEN 3 WHEN r < 0.93 THEN 4 WHEN r < 0.99 THEN 5 ELSE 7 END AS lb
+            FROM (SELECT *, random() AS r FROM events WHERE kind <> 'violation') x) y
+   GROUP BY 1, 2, 3
+), latency_rows AS (
+  SELECT m.minute, m.job_type, array_agg(coalesce(c.n, 0) ORDER BY k)::bigint[] AS buckets, coalesce(sum(c.seconds), 0) AS seconds
+    FROM (SELECT DISTINCT minute, job_type FROM claims) m
+   CROSS JOIN generate_series(0, 14) AS k
+    LEFT JOIN claims c ON c.minute = m.minute AND c.job_type = m.job_type AND c.lb = k
+   GROUP BY 1, 2
+), gaps AS (
+  -- The bucket a gap falls in: the first bound >= gap (Prometheus le), as the library's gapBucketIndex.
+  SELECT date_trunc('minute', at) AS minute, job_type,
+         (SELECT count(*) FROM unnest(onceboard_gap_bucket_bounds()) AS b WHERE b < gap)::int AS gb, sum(n) AS n, sum(n * gap) AS seconds
+    FROM events WHERE kind = 'duplicate'
+   GROUP BY 1, 2, 3
+), gap_rows AS (
+  SELECT m.minute, m.job_type, array_agg(coalesce(g.n, 0) ORDER BY k)::bigint[] AS buckets, coalesce(sum(g.seconds), 0) AS seconds
+    FROM (SELECT DISTINCT minute, job_type FROM gaps) m
+   CROSS JOIN generate_series(0, 15) AS k
+    LEFT JOIN gaps g ON g.minute = m.minute AND g.job_type = m.job_type AND g.gb = k
+   GROUP BY 1, 2
+), per_minute AS (
+  SELECT date_trunc('minute', at) AS minute, job_type,
+         sum(n) FILTER (WHERE kind <> 'violation') AS claims,
+         coalesce(sum(n) FILTER (WHERE kind = 'duplicate'), 0) AS suppressed,
+         coalesce(sum(n) FILTER (WHERE kind = 'in_flight'), 0) AS in_flight,
+         coalesce(sum(n) FILTER (WHERE kind = 'takeover'), 0) AS takeovers,
+         coalesce(sum(n) FILTER (WHERE kind = 'abandoned'), 0) AS abandoned,
+         coalesce(sum(n) FILTER (WHERE kind = 'key_reuse'), 0) AS key_reuse,
+         coalesce(sum(n) FILTER (WHERE kind = 'violation'), 0) AS uncaught,
+         coalesce(sum(n) FILTER (WHERE kind IN ('duplicate', 'takeover', 'abandoned', 'in_flight')), 0) AS redeliveries
+    FROM events GROUP BY 1, 2
 ), stats AS (
   INSERT INTO worker_stats_minute AS w (minute, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed, key_reuse,
          uncaught_violations, deliveries, redeliveries, message_id_keys, claim_seconds_sum, gap_buckets, gap_seconds_sum, demo)
-  SELECT minute, jt, claims, suppressed, in_flight, takeovers, abandoned, failed, key_reuse, uncaught,
-         claims + suppressed + in_flight + failed, suppressed + in_flight + failed, 0,
-         claims * 0.0035, buckets, coalesce(gap_sum, 0), true
-    FROM c
+  SELECT p.minute, p.job_type, coalesce(p.claims, 0), p.suppressed, p.in_flight, p.takeovers, p.abandoned, 0, p.key_reuse,
+         p.uncaught, coalesce(p.claims, 0), p.redeliveries, 0, coalesce(l.seconds, 0),
+         coalesce(g.buckets, array_fill(0::bigint, ARRAY[16])), coalesce(g.seconds, 0), true
+    FROM per_minute p LEFT JOIN gap_rows g USING (minute, job_type) LEFT JOIN latency_rows l USING (minute, job_type)
   ON CONFLICT (minute, job_type) DO UPDATE SET
     claims = w.claims + EXCLUDED.claims, suppressed = w.suppressed + EXCLUDED.suppressed,
     in_flight = w.in_flight + EXCLUDED.in_flight, takeovers = w.takeovers + EXCLUDED.takeovers,
@@ -131,14 +183,46 @@ WITH m AS (
     gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
     gap_seconds_sum = w.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
     demo = w.demo AND EXCLUDED.demo, updated_at = now()
+  RETURNING (xmax = 0) AS created
+), latency AS (
+  INSERT INTO claim_latency_minute AS l (minute, job_type, buckets)
+  SELECT minute, job_type, buckets FROM latency_rows
+  ON CONFLICT (minute, job_type) DO UPDATE SET buckets = onceboard_add_counts(l.buckets, EXCLUDED.buckets)
+  RETURNING 1
+), tenant_suppressions AS (
+  INSERT INTO tenant_suppressions_hour AS t (hour, tenant_id, job_type, count)
+  SELECT date_trunc('hour', at), tenant_id, job_type, sum(n) FROM events WHERE kind = 'duplicate' GROUP BY 1, 2, 3
+  ON CONFLICT (hour, tenant_id, job_type) DO UPDATE SET count = t.count + EXCLUDED.count
   RETURNING 1
 ), violations AS (
-  INSERT INTO uncaught_violations_minute AS u (minute, job_type, constraint_name, count, demo)
-  SELECT minute, jt, 'demo_accounting_entries_entry_key', uncaught, true FROM c WHERE uncaught > 0
-  ON CONFLICT (minute, job_type, constraint_name) DO UPDATE SET count = u.count + EXCLUDED.count, demo = u.demo AND EXCLUDED.demo
+  INSERT INTO uncaught_violations_minute AS u (minute, job_type, constraint_name, count, demo, last_tenant_id, last_key, last_message_id)
+  SELECT DISTINCT ON (date_trunc('minute', at), job_type)
+         date_trunc('minute', at), job_type, 'demo_accounting_entries_entry_key',
+         count(*) OVER (PARTITION BY date_trunc('minute', at), job_type), true, tenant_id, key, first_message_id
+    FROM events WHERE kind = 'violation'
+   ORDER BY date_trunc('minute', at), job_type, at DESC
+  ON CONFLICT (minute, job_type, constraint_name) DO UPDATE SET count = u.count + EXCLUDED.count, demo = u.demo AND EXCLUDED.demo,
+    last_tenant_id = EXCLUDED.last_tenant_id, last_key = EXCLUDED.last_key, last_message_id = EXCLUDED.last_message_id
+  RETURNING 1
+), tenant_violations AS (
+  INSERT INTO tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen)
+  SELECT DISTINCT ON (date_trunc('hour', at), tenant_id, job_type)
+         date_trunc('hour', at), tenant_id, job_type, 'demo_accounting_entries_entry_key',
+         count(*) OVER (PARTITION BY date_trunc('hour', at), tenant_id, job_type), key, at
+    FROM events WHERE kind = 'violation'
+   ORDER BY date_trunc('hour', at), tenant_id, job_type, at DESC
+  ON CONFLICT (hour, tenant_id, job_type, constraint_name) DO UPDATE SET
+    count = t.count + EXCLUDED.count,
+    last_key = CASE WHEN EXCLUDED.last_seen >= t.last_seen THEN EXCLUDED.last_key ELSE t.last_key END,
+    last_seen = greatest(t.last_seen, EXCLUDED.last_seen)
   RETURNING 1
 )
-SELECT (SELECT count(*) FROM stats)::int AS stats, (SELECT count(*) FROM violations)::int AS violations`;
+SELECT (SELECT count(*) FROM effects_in)::int AS effects,
+       (SELECT count(*) FILTER (WHERE created) FROM stats)::int AS stats,
+       (SELECT count(*) FROM violations)::int AS violations,
+       (SELECT count(*) FROM latency)::int AS latency,
+       (SELECT count(*) FROM tenant_suppressions)::int AS tenant_suppressions,
+       (SELECT count(*) FROM tenant_violations)::int AS tenant_violations`;
 
 /** True when there is nothing yet: no effects and no rollups (the default trigger for a backfill). */
 export async function isDatabaseEmpty(db: Queryable): Promise<boolean> {
@@ -171,8 +255,9 @@ export async function backfillHistory(db: Queryable, options: HistoryOptions): P
     if (to <= from) break;
     // One 25-minute outage every few days (no rows at all: the charts show the hole) and one
     // 30-minute incident of uncaught unique violations and key reuse, five days back.
-    const outageFrom = i % 4 === 2 ? new Date(from.getTime() + 2 * 3_600_000 + 10 * 60_000) : new Date(0);
-    const outageTo = new Date(outageFrom.getTime() + 25 * 60_000);
+    const outageFrom =
+      i % HISTORY_OUTAGE.everyDays === HISTORY_OUTAGE.onDay ? new Date(from.getTime() + HISTORY_OUTAGE.fromMs) : new Date(0);
+    const outageTo = new Date(outageFrom.getTime() + HISTORY_OUTAGE.toMs - HISTORY_OUTAGE.fromMs);
     const incidentFrom = i === Math.max(0, days - 5) ? new Date(from.getTime() + 14 * 3_600_000) : new Date(0);
     const incidentTo = new Date(incidentFrom.getTime() + 30 * 60_000);
     const fraction = (to.getTime() - from.getTime()) / DAY_MS;
@@ -180,23 +265,25 @@ export async function backfillHistory(db: Queryable, options: HistoryOptions): P
 
     await db.query("BEGIN");
     try {
-      const effects = await db.query(EFFECTS_SQL, [from, to, orders, DEMO_TENANTS, end, outageFrom, outageTo, run, i]);
-      const rollups = await db.query<{ stats: number; violations: number }>(ROLLUPS_SQL, [
+      const written = await db.query<{ effects: number; stats: number; violations: number }>(HISTORY_SQL, [
         from,
         to,
-        ROLLUP_JOB_TYPES,
-        ROLLUP_WEIGHTS,
+        orders,
+        DEMO_TENANTS,
         end,
         outageFrom,
+        outageTo,
+        run,
+        i,
         incidentFrom,
         incidentTo,
-        outageTo,
+        start,
       ]);
       await db.query("COMMIT");
       result.days += 1;
-      result.effects += effects.rowCount ?? 0;
-      result.rollupRows += rollups.rows[0]?.stats ?? 0;
-      result.violationRows += rollups.rows[0]?.violations ?? 0;
+      result.effects += written.rows[0]?.effects ?? 0;
+      result.rollupRows += written.rows[0]?.stats ?? 0;
+      result.violationRows += written.rows[0]?.violations ?? 0;
     } catch (error) {
       await db.query("ROLLBACK").catch(() => {});
       throw error;

@@ -17,6 +17,8 @@ export class DemoRunningError extends Error {
  * Removes exactly the demo's data: effects and rollup rows marked demo, the demo's own schema
  * (its tables) and the demo's pg-boss schema. Nothing else is touched. Refuses while demo workers are connected,
  * since they would write again at once. `db` must be a single connection (it runs a transaction).
+ * Rollup tables without a `demo` column keep the demo's counts (live and history alike): the hourly
+ * sums the triggers keep, claim_latency_minute, tenant_suppressions_hour and tenant_violations_hour.
  */
 export async function resetDemo(db: Queryable): Promise<ResetResult> {
   const running = await db.query<{ n: number }>(

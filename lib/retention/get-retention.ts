@@ -10,6 +10,8 @@ export interface RetentionDeps {
   pool?: pg.Pool;
   prisma?: PrismaClient;
   now?: Date;
+  /** Maintenance runs to list, newest first (default 20). */
+  runs?: number;
 }
 
 export function toPlanView(plan: MaintenancePlan): PlanView {
@@ -81,7 +83,7 @@ export async function getRetention(deps: RetentionDeps = {}): Promise<RetentionV
   const plan = await planMaintenance(pool, { now: deps.now });
   const [settings, runs, observedMaxGapSeconds] = await Promise.all([
     getRetentionSettings(prisma),
-    getMaintenanceRuns(prisma),
+    getMaintenanceRuns(prisma, deps.runs),
     getObservedMaxGapSeconds(pool),
   ]);
   return {

@@ -1,5 +1,11 @@
 /** What the Retention page and /api/v1/retention/* return (JSON: dates as ISO strings). */
 
+/**
+ * The TanStack Query key of the Retention page: prefetched on the server, polled on the client.
+ * `search` is the page's canonical query string (?runs=); ["retention"] alone matches every view.
+ */
+export const retentionQueryKey = (search: string) => ["retention", search] as const;
+
 export const PARTITION_INTERVALS = ["hour", "day", "week"] as const;
 export type PartitionIntervalName = (typeof PARTITION_INTERVALS)[number];
 

@@ -72,5 +72,11 @@ describe("retention settings", () => {
     expect(view.plan.partitions.length).toBeGreaterThan(3);
     expect(view.observedMaxGapSeconds).toBe(6 * 86_400);
     expect(view.runs[0]).toMatchObject({ id: run.runId, trigger: "api", result: "success" });
+
+    // ?runs= (the page and the API): the newest first, as many as asked.
+    const second = await applyRetention({ pool: db.pool, prisma, actor: "test", trigger: "api", audit });
+    const one = await getRetention({ pool: db.pool, prisma, runs: 1 });
+    expect(one.runs.map((r) => r.id)).toEqual([second.runId]);
+    expect((await getRetention({ pool: db.pool, prisma, runs: 2 })).runs.map((r) => r.id)).toEqual([second.runId, run.runId]);
   });
 });

@@ -8,53 +8,111 @@ import type { MetricsSource, SeriesQuery, SourceResult } from "./source";
 const HOUR_MS = 3_600_000;
 
 /**
- * The minute rows at the edges and the hourly rows in between (when the step is whole hours, so
- * an hour never splits across two points). Three index range scans instead of one over every
- * minute: a 30-day chart reads 720 hourly rows per job type.
- * Params: $1 origin, $2 end, $3 hours from, $4 hours to, $5 job type or null, $6 origin epoch s, $7 step s.
+ * A rollup level: the minute tables the worker library writes, and the ten-minute and hourly sums
+ * triggers keep of them. A chart reads the coarsest level whose unit divides its step (the origin
+ * is aligned to the step, so each point is whole rows): 24 h at 10-minute steps reads 144 rows per
+ * job type, 30 d at 6-hour steps 720 hourly ones, never a day of minutes.
  */
-const unionOf = (minuteTable: string, hourTable: string, columns: string) => `
-  SELECT minute AS t, job_type, ${columns} FROM ${minuteTable}
-   WHERE minute >= $1 AND minute < least($3::timestamptz, $2) AND ($5::text IS NULL OR job_type = $5)
-  UNION ALL
-  SELECT hour AS t, job_type, ${columns} FROM ${hourTable}
-   WHERE hour >= $3 AND hour < $4 AND ($5::text IS NULL OR job_type = $5)
-  UNION ALL
-  SELECT minute AS t, job_type, ${columns} FROM ${minuteTable}
-   WHERE minute >= greatest($4::timestamptz, $1) AND minute < $2 AND ($5::text IS NULL OR job_type = $5)`;
+export interface RollupLevel {
+  unitSeconds: number;
+  stats: string;
+  latency: string;
+  /** The level's time column. */
+  at: string;
+}
 
-const STATS_SQL = `
-SELECT floor((extract(epoch FROM t) - $6) / $7)::int AS b, job_type,
-       sum(claims) AS claims, sum(suppressed) AS suppressed, sum(in_flight) AS in_flight, sum(takeovers) AS takeovers,
-       sum(deliveries) AS deliveries, sum(redeliveries) AS redeliveries
-  FROM (${unionOf("worker_stats_minute", "worker_stats_hour", "claims, suppressed, in_flight, takeovers, deliveries, redeliveries")}) s
- GROUP BY 1, 2`;
+export const ROLLUP_LEVELS: readonly RollupLevel[] = [
+  { unitSeconds: 3600, stats: "worker_stats_hour", latency: "claim_latency_hour", at: "hour" },
+  { unitSeconds: 600, stats: "worker_stats_10m", latency: "claim_latency_10m", at: "bucket" },
+  { unitSeconds: 60, stats: "worker_stats_minute", latency: "claim_latency_minute", at: "minute" },
+];
 
-// Bucket counts summed element-wise per point, across job types (the chart is one line per
-// quantile): one subscript per bucket, no unnest, so a day of minutes is one aggregate pass.
-const LATENCY_SQL = `
-SELECT floor((extract(epoch FROM t) - $6) / $7)::int AS b,
-       ARRAY[${Array.from({ length: CLAIM_DURATION_BOUNDS.length + 1 }, (_, i) => `sum(coalesce(buckets[${i + 1}], 0))`).join(", ")}]::float8[] AS c
-  FROM (${unionOf("claim_latency_minute", "claim_latency_hour", "buckets")}) s
- GROUP BY 1`;
+/** The coarsest level whose unit divides both the step and the origin. */
+export function levelFor(buckets: Buckets): RollupLevel {
+  const fits = (l: RollupLevel) => buckets.stepSeconds % l.unitSeconds === 0 && buckets.originMs % (l.unitSeconds * 1000) === 0;
+  const level = ROLLUP_LEVELS.find(fits);
+  if (!level)
+    throw new Error(`no rollup level fits a ${buckets.stepSeconds} s step from ${new Date(buckets.originMs).toISOString()}`);
+  return level;
+}
 
-// Violations are rare: the minute table alone, whatever the range.
+/**
+ * A level's rows in [origin, end), each put in its point by date_bin (a timestamp: cheap to hash)
+ * rather than by epoch arithmetic (numeric, on every row).
+ * Params: $1 origin, $2 end, $3 job type or null, $4 step s.
+ */
+const rowsOf = (table: string, at: string, columns: string) => `
+  SELECT date_bin(make_interval(secs => $4), ${at}, $1) AS b, job_type, ${columns} FROM ${table}
+   WHERE ${at} >= $1 AND ${at} < $2 AND ($3::text IS NULL OR job_type = $3)`;
+
+/** A point's index from its date_bin start (evaluated once per point, not per row). */
+const POINT = "(extract(epoch FROM b - $1) / $4)::int";
+
+const SERIES_SQL = new Map(
+  ROLLUP_LEVELS.map((l) => [
+    l,
+    {
+      // Per point across job types (claims, in-flight waits, takeovers) and per job type over the
+      // range (the table's totals): a few hundred groups, hashed in one pass. float8 sums: a
+      // by-value transition state (bigint's is allocated per group), exact below 2^53. job_type
+      // NULL marks a point's row, i NULL a job type's.
+      stats: `
+SELECT job_type, ${POINT} AS i, sum(claims::float8) AS claims, sum(suppressed::float8) AS suppressed,
+       sum(in_flight::float8) AS in_flight, sum(takeovers::float8) AS takeovers,
+       sum(deliveries::float8) AS deliveries, sum(redeliveries::float8) AS redeliveries
+  FROM (${rowsOf(l.stats, l.at, "claims, suppressed, in_flight, takeovers, deliveries, redeliveries")}) s
+ GROUP BY GROUPING SETS ((b), (job_type))`,
+      // The stacked chart: suppressions per point and job type, only where there are some. A query
+      // of its own (in parallel with the others) so its hash carries one sum, not six. One row per
+      // job type, its points as JSON ([[i…], [n…]]): one parsed string, not thousands of rows.
+      lines: `
+SELECT job_type, json_build_array(array_agg(i), array_agg(n)) AS points FROM (
+  SELECT ${POINT} AS i, job_type, sum(suppressed::float8) AS n
+    FROM (${rowsOf(l.stats, l.at, "suppressed")}) s
+   WHERE suppressed > 0
+   GROUP BY b, job_type) g
+ GROUP BY job_type`,
+      // Bucket counts summed element-wise per point, across job types (the chart is one line per
+      // quantile): one subscript per bucket, no unnest, one aggregate pass.
+      latency: `
+SELECT coalesce(json_agg(json_build_array(i, c)), '[]') AS points FROM (
+  SELECT ${POINT} AS i,
+         ARRAY[${Array.from({ length: CLAIM_DURATION_BOUNDS.length + 1 }, (_, i) => `coalesce(sum(buckets[${i + 1}]::float8), 0)`).join(", ")}] AS c
+    FROM (${rowsOf(l.latency, l.at, "buckets")}) s
+   GROUP BY b) p`,
+    },
+  ]),
+);
+
+// Violations are rare: the minute table alone, whatever the range. Params: $1 origin, $2 end,
+// $3 job type or null, $4 step s.
 const VIOLATIONS_SQL = `
-SELECT floor((extract(epoch FROM minute) - $3) / $4)::int AS b, job_type, constraint_name, sum(count) AS n
+SELECT (extract(epoch FROM date_bin(make_interval(secs => $4), minute, $1) - $1) / $4)::int AS b,
+       job_type, constraint_name, sum(count)::float8 AS n
   FROM uncaught_violations_minute
- WHERE minute >= $1 AND minute < $2 AND ($5::text IS NULL OR job_type = $5)
+ WHERE minute >= $1 AND minute < $2 AND ($3::text IS NULL OR job_type = $3)
  GROUP BY 1, 2, 3`;
 
-type Num = string | number;
-
-/** The hourly range usable for these buckets: whole hours inside [origin, end), or an empty one. */
-export function hourWindow(buckets: Buckets): [Date, Date] {
-  const end = buckets.timestamps[buckets.timestamps.length - 1] ?? buckets.originMs;
-  if (buckets.stepSeconds % 3600 !== 0) return [new Date(end), new Date(end)];
-  const from = Math.ceil(buckets.originMs / HOUR_MS) * HOUR_MS;
-  const to = Math.floor(end / HOUR_MS) * HOUR_MS;
-  return to > from ? [new Date(from), new Date(to)] : [new Date(end), new Date(end)];
-}
+// The four rules' inputs in one round trip (see alerts()). Params: $1 now, $2 10 min ago,
+// $3 46 min ago, $4 15 min ago, $5 a day ago (each a whole minute).
+const ALERTS_SQL = `
+SELECT
+  -- sum by (job_type, constraint) (increase(idem_unique_violations_uncaught_total[10m])) > 0
+  (SELECT coalesce(json_agg(v), '[]') FROM (
+     SELECT job_type, constraint_name, sum(count)::float8 AS n FROM uncaught_violations_minute
+      WHERE minute >= $2 AND minute <= $1 GROUP BY 1, 2 HAVING sum(count) > 0) v) AS violations,
+  -- redeliveries[30m] > 20 unless suppressions[30m] > 0, for 15m: evaluated at each of the last 16 minutes.
+  (SELECT coalesce(json_agg(r), '[]') FROM (
+     SELECT (extract(epoch FROM minute) * 1000)::float8 AS minute, job_type, redeliveries::float8 AS redeliveries, suppressed::float8 AS suppressed
+       FROM worker_stats_minute WHERE minute >= $3 AND minute <= $1 AND (redeliveries > 0 OR suppressed > 0)) r) AS redeliveries,
+  (SELECT coalesce(json_agg(k), '[]') FROM (
+     SELECT job_type, sum(key_reuse)::float8 AS n FROM worker_stats_minute
+      WHERE minute >= $4 AND minute <= $1 AND key_reuse > 0 GROUP BY 1) k) AS key_reuse,
+  -- Gap buckets above 172800 s (1-based index 12 onwards); a minute whose gaps sum below 2 days cannot hold one.
+  (SELECT coalesce(json_agg(l), '[]') FROM (
+     SELECT job_type, sum((SELECT coalesce(sum(x), 0) FROM unnest(gap_buckets[12:]) x))::float8 AS n FROM worker_stats_minute
+      WHERE minute >= $5 AND minute <= $1 AND gap_seconds_sum >= 172800 GROUP BY 1
+     HAVING sum((SELECT coalesce(sum(x), 0) FROM unnest(gap_buckets[12:]) x)) > 0) l) AS late`;
 
 const zeros = (n: number) => new Array<number>(n).fill(0);
 
@@ -67,66 +125,59 @@ export class PostgresSource implements MetricsSource {
     const n = buckets.timestamps.length;
     const end = new Date(buckets.timestamps[n - 1] ?? buckets.originMs);
     const origin = new Date(buckets.originMs);
-    const [hFrom, hTo] = hourWindow(buckets);
-    const params = [origin, end, hFrom, hTo, jobType, buckets.originMs / 1000, buckets.stepSeconds];
-    const [stats, latency, violations] = await Promise.all([
+    const level = levelFor(buckets);
+    const sql = SERIES_SQL.get(level);
+    if (!sql) throw new Error(`no statements for ${level.stats}`);
+    const params = [origin, end, jobType, buckets.stepSeconds];
+    const [stats, lines, latency, violations] = await Promise.all([
       this.db.query<{
-        b: number;
-        job_type: string;
-        claims: Num;
-        suppressed: Num;
-        in_flight: Num;
-        takeovers: Num;
-        deliveries: Num;
-        redeliveries: Num;
-      }>(STATS_SQL, params),
-      this.db.query<{ b: number; c: number[] }>(LATENCY_SQL, params),
-      this.db.query<{ b: number; job_type: string; constraint_name: string; n: Num }>(VIOLATIONS_SQL, [
-        origin,
-        end,
-        buckets.originMs / 1000,
-        buckets.stepSeconds,
-        jobType,
-      ]),
+        job_type: string | null;
+        i: number | null;
+        claims: number;
+        suppressed: number;
+        in_flight: number;
+        takeovers: number;
+        deliveries: number;
+        redeliveries: number;
+      }>(sql.stats, params),
+      this.db.query<{ job_type: string; points: [number[], number[]] }>(sql.lines, params),
+      this.db.query<{ points: [number, number[]][] }>(sql.latency, params),
+      this.db.query<{ b: number; job_type: string; constraint_name: string; n: number }>(VIOLATIONS_SQL, params),
     ]);
 
     const claims = zeros(n);
     const inFlight = zeros(n);
     const takeovers = zeros(n);
-    const suppressions = new Map<string, number[]>();
     const activity = new Map<string, JobTypeActivity>();
     for (const r of stats.rows) {
-      if (r.b < 0 || r.b >= n) continue;
-      claims[r.b] = (claims[r.b] ?? 0) + Number(r.claims);
-      inFlight[r.b] = (inFlight[r.b] ?? 0) + Number(r.in_flight);
-      takeovers[r.b] = (takeovers[r.b] ?? 0) + Number(r.takeovers);
-      let line = suppressions.get(r.job_type);
-      if (!line) {
-        line = zeros(n);
-        suppressions.set(r.job_type, line);
+      if (r.job_type === null) {
+        if (r.i === null || r.i < 0 || r.i >= n) continue;
+        claims[r.i] = r.claims;
+        inFlight[r.i] = r.in_flight;
+        takeovers[r.i] = r.takeovers;
+        continue;
       }
-      line[r.b] = (line[r.b] ?? 0) + Number(r.suppressed);
-      let a = activity.get(r.job_type);
-      if (!a) {
-        a = {
-          jobType: r.job_type,
-          deliveries: 0,
-          redeliveries: 0,
-          suppressions: 0,
-          claims: 0,
-          uncaughtViolations: 0,
-          notWiredUp: false,
-        };
-        activity.set(r.job_type, a);
-      }
-      a.deliveries += Number(r.deliveries);
-      a.redeliveries += Number(r.redeliveries);
-      a.suppressions += Number(r.suppressed);
-      a.claims += Number(r.claims);
+      activity.set(r.job_type, {
+        jobType: r.job_type,
+        deliveries: r.deliveries,
+        redeliveries: r.redeliveries,
+        suppressions: r.suppressed,
+        claims: r.claims,
+        uncaughtViolations: 0,
+        notWiredUp: false,
+      });
     }
+    const suppressionSeries: Series[] = lines.rows.map((r) => {
+      const values = zeros(n);
+      const [points, counts] = r.points;
+      points.forEach((i, k) => {
+        if (i >= 0 && i < n) values[i] = counts[k] ?? 0;
+      });
+      return { name: r.job_type, values };
+    });
 
     const histograms: number[][] = Array.from({ length: n }, () => []);
-    for (const r of latency.rows) if (r.b >= 0 && r.b < n) histograms[r.b] = r.c.map(Number);
+    for (const [i, c] of latency.rows[0]?.points ?? []) if (i >= 0 && i < n) histograms[i] = c;
 
     const violationLines = new Map<string, ViolationSeries>();
     for (const r of violations.rows) {
@@ -142,10 +193,10 @@ export class PostgresSource implements MetricsSource {
         };
         violationLines.set(id, line);
       }
-      line.values[r.b] = (line.values[r.b] ?? 0) + Number(r.n);
+      line.values[r.b] = (line.values[r.b] ?? 0) + r.n;
       // From the violations table, like the chart and the tile, so the three always agree.
       const a = activity.get(r.job_type);
-      if (a) a.uncaughtViolations += Number(r.n);
+      if (a) a.uncaughtViolations += r.n;
       else
         activity.set(r.job_type, {
           jobType: r.job_type,
@@ -153,7 +204,7 @@ export class PostgresSource implements MetricsSource {
           redeliveries: 0,
           suppressions: 0,
           claims: 0,
-          uncaughtViolations: Number(r.n),
+          uncaughtViolations: r.n,
           notWiredUp: false,
         });
     }
@@ -161,10 +212,7 @@ export class PostgresSource implements MetricsSource {
     const jobTypes = [...activity.values()]
       .map((a) => ({ ...a, notWiredUp: notWiredUp(a.redeliveries, a.suppressions) }))
       .sort((a, b) => b.deliveries - a.deliveries || b.claims - a.claims || a.jobType.localeCompare(b.jobType));
-    const suppressionSeries: Series[] = [...suppressions]
-      .filter(([, values]) => values.some((v) => v > 0))
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([name, values]) => ({ name, values }));
+    suppressionSeries.sort((a, b) => a.name.localeCompare(b.name));
 
     return {
       jobTypes,
@@ -185,38 +233,21 @@ export class PostgresSource implements MetricsSource {
   /** The rules of deploy/alerts.yml evaluated over the minute rollups at `now` (see each rule's comment). */
   async alerts(now: Date): Promise<AlertStatus[]> {
     const minute = (ms: number) => new Date(Math.floor((now.getTime() - ms) / 60_000) * 60_000);
-    const [violations, redeliveries, keyReuse, late] = await Promise.all([
-      // sum by (job_type, constraint) (increase(idem_unique_violations_uncaught_total[10m])) > 0
-      this.db.query<{ job_type: string; constraint_name: string; n: Num }>(
-        `SELECT job_type, constraint_name, sum(count) AS n FROM uncaught_violations_minute
-          WHERE minute >= $1 AND minute <= $2 GROUP BY 1, 2 HAVING sum(count) > 0`,
-        [minute(10 * 60_000), now],
-      ),
-      // redeliveries[30m] > 20 unless suppressions[30m] > 0, for 15m: evaluated at each of the last 16 minutes.
-      this.db.query<{ minute: Date; job_type: string; redeliveries: Num; suppressed: Num }>(
-        `SELECT minute, job_type, redeliveries, suppressed FROM worker_stats_minute
-          WHERE minute >= $1 AND minute <= $2 AND (redeliveries > 0 OR suppressed > 0)`,
-        [minute(46 * 60_000), now],
-      ),
-      this.db.query<{ job_type: string; n: Num }>(
-        `SELECT job_type, sum(key_reuse) AS n FROM worker_stats_minute
-          WHERE minute >= $1 AND minute <= $2 AND key_reuse > 0 GROUP BY 1`,
-        [minute(15 * 60_000), now],
-      ),
-      // Gap buckets above 172800 s (1-based index 12 onwards); a minute whose gaps sum below 2 days cannot hold one.
-      this.db.query<{ job_type: string; n: Num }>(
-        `SELECT job_type, sum((SELECT coalesce(sum(x), 0) FROM unnest(gap_buckets[12:]) x)) AS n FROM worker_stats_minute
-          WHERE minute >= $1 AND minute <= $2 AND gap_seconds_sum >= 172800 GROUP BY 1 HAVING sum((SELECT coalesce(sum(x), 0) FROM unnest(gap_buckets[12:]) x)) > 0`,
-        [minute(24 * HOUR_MS), now],
-      ),
-    ]);
+    const { rows } = await this.db.query<{
+      violations: { job_type: string; constraint_name: string; n: number }[];
+      redeliveries: { minute: number; job_type: string; redeliveries: number; suppressed: number }[];
+      key_reuse: { job_type: string; n: number }[];
+      late: { job_type: string; n: number }[];
+    }>(ALERTS_SQL, [now, minute(10 * 60_000), minute(46 * 60_000), minute(15 * 60_000), minute(24 * HOUR_MS)]);
+    const inputs = rows[0];
+    if (!inputs) throw new Error("the alerts query answered no row");
 
     const notSuppressed = evaluateNotSuppressed(
-      redeliveries.rows.map((r) => ({
-        minute: new Date(r.minute).getTime(),
+      inputs.redeliveries.map((r) => ({
+        minute: r.minute,
         jobType: r.job_type,
-        redeliveries: Number(r.redeliveries),
-        suppressed: Number(r.suppressed),
+        redeliveries: r.redeliveries,
+        suppressed: r.suppressed,
       })),
       now,
     );
@@ -225,10 +256,10 @@ export class PostgresSource implements MetricsSource {
       const base = { name: rule.name, severity: rule.severity, summary: rule.summary, runbook: runbookHref(rule.name) };
       switch (rule.name) {
         case "OnceboardUncaughtUniqueViolation": {
-          const instances = violations.rows.map((r) => ({
+          const instances = inputs.violations.map((r) => ({
             labels: { job_type: r.job_type, constraint: r.constraint_name },
             state: "firing" as const,
-            value: Number(r.n),
+            value: r.n,
           }));
           return { ...base, state: instances.length > 0 ? "firing" : "inactive", instances };
         }
@@ -241,18 +272,18 @@ export class PostgresSource implements MetricsSource {
           return { ...base, state, instances: notSuppressed };
         }
         case "OnceboardKeyReuse": {
-          const instances = keyReuse.rows.map((r) => ({
+          const instances = inputs.key_reuse.map((r) => ({
             labels: { job_type: r.job_type },
             state: "firing" as const,
-            value: Number(r.n),
+            value: r.n,
           }));
           return { ...base, state: instances.length > 0 ? "firing" : "inactive", instances };
         }
         case "OnceboardLateDuplicates": {
-          const instances = late.rows.map((r) => ({
+          const instances = inputs.late.map((r) => ({
             labels: { job_type: r.job_type },
             state: "firing" as const,
-            value: Number(r.n),
+            value: r.n,
           }));
           return { ...base, state: instances.length > 0 ? "firing" : "inactive", instances };
         }
@@ -279,7 +310,11 @@ export function evaluateNotSuppressed(
 ): AlertStatus["instances"] {
   const nowMinute = Math.floor(now.getTime() / 60_000) * 60_000;
   const byType = new Map<string, typeof rows>();
-  for (const r of rows) byType.set(r.jobType, [...(byType.get(r.jobType) ?? []), r]);
+  for (const r of rows) {
+    const list = byType.get(r.jobType);
+    if (list) list.push(r);
+    else byType.set(r.jobType, [r]);
+  }
   const out: AlertStatus["instances"] = [];
   for (const [jobType, list] of byType) {
     const holds = (m: number) => {

@@ -4,12 +4,20 @@ import { MAX_POINTS, type TenantRow } from "../overview-types";
 export const NICE_STEPS = [60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400] as const;
 
 /**
+ * Pixels per point: a point every 4 px is as fine as a line or a stacked area can show (a 720 px
+ * chart of 24 h steps 10 min: 144 points, not 720; 30 d steps 6 h), and the read and the answer
+ * shrink with it (a stacked chart of 50 job types is points × 50 cells).
+ */
+export const PIXELS_PER_POINT = 4;
+
+/**
  * The step (seconds) for a chart `width` pixels wide over `rangeSeconds`: about one point per
- * pixel, never finer than the rollups' minute, never more than MAX_POINTS points (Prometheus
- * query_range refuses more than 11,000).
+ * PIXELS_PER_POINT pixels, never finer than the rollups' minute, never more than MAX_POINTS points
+ * (Prometheus query_range refuses more than 11,000).
  */
 export function chooseStep(rangeSeconds: number, width: number): number {
-  const wanted = Math.max(60, rangeSeconds / Math.max(1, width), rangeSeconds / MAX_POINTS);
+  const points = Math.max(1, width / PIXELS_PER_POINT);
+  const wanted = Math.max(60, rangeSeconds / points, rangeSeconds / MAX_POINTS);
   for (const step of NICE_STEPS) if (step >= wanted) return step;
   return Math.ceil(wanted / 86_400) * 86_400;
 }

@@ -2,9 +2,8 @@ import type { Queryable } from "../../db/types";
 import type { EffectStatus, OverviewWindow } from "../overview-types";
 
 /**
- * A small, known data set for the Overview: used by the read-model tests and by the browser tests
- * (scripts/e2e.ts). Times are relative to `now`; the caller must have made partitions reaching
- * SEED_DAYS_BACK days into the past.
+ * A small, known data set for the Overview: used by the browser tests (scripts/e2e.ts). Times are
+ * relative to `now`; the caller must have made partitions reaching SEED_DAYS_BACK days into the past.
  */
 export const SEED_DAYS_BACK = 4;
 

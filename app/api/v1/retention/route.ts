@@ -1,10 +1,17 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
+import { parseRetentionQuery } from "@/lib/api/retention-query";
 import { withAuth } from "@/lib/auth/with-auth";
 import { getRetention } from "@/lib/retention/get-retention";
 
 export const dynamic = "force-dynamic";
 
-/** GET /api/v1/retention → RetentionView: settings, plan (partitions and guards), live workers' windows, runs. */
-export const GET = withAuth("viewer", async () => jsonResponse(await getRetention()));
+/**
+ * GET /api/v1/retention?runs=1-200 → RetentionView: settings, plan (partitions and guards), live
+ * workers' windows, the last `runs` maintenance runs (default 20).
+ */
+export const GET = withAuth("viewer", async (request) => {
+  const { runs } = parseRetentionQuery(new URL(request.url));
+  return jsonResponse(await getRetention({ runs }));
+});
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
