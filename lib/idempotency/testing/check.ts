@@ -228,6 +228,9 @@ class Harness<M> {
       logger: this.logger,
       rollups: false,
       flushInterval: 0,
+      // One delivery of a test, not a worker of the fleet: it registers nothing and keeps the
+      // retention it was given.
+      register: false,
     });
     const ctx: HandlerContext = { db: pool, effects: instrumentEffects(real, rec), delivery };
     const start = async (): Promise<{ kind: "ok" | "crashed" | "error"; error?: unknown }> => {
