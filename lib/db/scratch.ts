@@ -2,9 +2,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { DEFAULT_SCHEMA } from "../idempotency";
 import { withSearchPath } from "./pool";
-
-/** The demo's schema (lib/demo/schema.ts), on scratch databases' search_path too. */
-const DEMO_SCHEMA = "onceboard_demo";
+import { DEMO_SCHEMA } from "./upgrade-legacy";
 
 /** A throw-away database: tests, the soak, the benchmarks and the browser tests each make theirs with this. */
 export interface ScratchDatabase {

@@ -32,6 +32,7 @@ export const LEGACY_LIBRARY_TABLES = [
   "worker_stats_minute",
 ] as const;
 export const LEGACY_CONSOLE_TABLES = ["api_tokens", "login_links", "audit_log"] as const;
+/** The demo's schema, as lib/demo/schema.ts names it (lib/db may not import lib/demo). */
 export const DEMO_SCHEMA = "onceboard_demo";
 
 const CONSOLE_BASELINE = "20261202000000_console";
