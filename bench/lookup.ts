@@ -7,7 +7,7 @@ import { searchEffects } from "../lib/console/search-effects";
 import { findFreePort } from "../lib/db/free-port";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { getPool } from "../lib/db/pool";
-import { getPrisma } from "../lib/db/prisma";
+import { createPrismaClient, getPrisma } from "../lib/db/prisma";
 import { hasProductionBuild, serveConsole } from "../scripts/next-server";
 import { benchDatabase, machine } from "./support";
 
@@ -155,6 +155,7 @@ async function phases(input: { base: string; headers: Record<string, string>; to
   const runs = Math.min(LOOKUPS, 200);
   const orders = Math.floor(perDay / (TENANTS * 3));
   const pool = new pg.Pool({ connectionString: input.url, max: 1 });
+  const prisma = createPrismaClient(pool);
   const bare = async (url: string, init: RequestInit, want: number) => {
     const t = performance.now();
     const response = await fetch(url, init);
@@ -173,7 +174,7 @@ async function phases(input: { base: string; headers: Record<string, string>; to
     return `${name} ${p95(samples)}`;
   };
   const principal = {
-    tokenId: (await findActiveToken(token, pool))!.id,
+    tokenId: (await findActiveToken(token, prisma))!.id,
     actor: "bench",
     tenantId: null,
     role: "viewer" as const,
@@ -182,7 +183,7 @@ async function phases(input: { base: string; headers: Record<string, string>; to
     const parts = [
       await measure("http_401_no_token", () => bare(`${base}/api/v1/effects/x?tenant=t1`, {}, 401)),
       await measure("http_400_after_auth", () => bare(`${base}/api/v1/effects?tenant=t1&from=yesterday`, { headers }, 400)),
-      await measure("token_lookup", () => findActiveToken(token, pool)),
+      await measure("token_lookup", () => findActiveToken(token, prisma)),
       await measure("get_effect", (n) =>
         getEffect(
           {
@@ -199,7 +200,7 @@ async function phases(input: { base: string; headers: Record<string, string>; to
         ),
       ),
       await measure("audit_insert", () =>
-        audit({ principal, action: "effect.read", tenantId: "t1", target: "bench", result: "ok", ip: "127.0.0.1" }, pool),
+        audit({ principal, action: "effect.read", tenantId: "t1", target: "bench", result: "ok", ip: "127.0.0.1" }, prisma),
       ),
     ];
     log(`phases, p95 ms over ${runs} runs each: ${parts.join(", ")}`);

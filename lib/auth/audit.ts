@@ -1,7 +1,5 @@
 import type { Prisma } from "../db/generated/client";
-import { getPool } from "../db/pool";
 import { getPrisma, type PrismaClient } from "../db/prisma";
-import type { StatementQueryable } from "../db/types";
 import type { Principal } from "./auth-types";
 
 /** Anything that can insert an audit row: the Prisma client, or the transaction client of the write being recorded. */
@@ -27,47 +25,26 @@ export interface AuditEntry {
  * that would, and a trigger refuses UPDATE, DELETE and TRUNCATE on audit_log.
  */
 export async function appendAudit(tx: AuditWriter, entry: AuditEntry): Promise<void> {
-  await (tx as Pick<PrismaClient, "auditLog">).auditLog.create({
-    data: {
-      tokenId: entry.principal?.tokenId ?? null,
-      actor: entry.principal?.actor ?? "anonymous",
-      tenantId: entry.tenantId,
-      action: entry.action,
-      target: entry.target ?? null,
-      result: entry.result,
-      detail: entry.detail ?? undefined,
-      ip: entry.ip ?? null,
-    },
-  });
+  await (tx as Pick<PrismaClient, "auditLog">).auditLog.create({ data: auditRow(entry), select: { id: true } });
 }
 
-// A read's row (reads have no write to share a transaction with): every key lookup and search
-// writes one, so it is a named statement on the console's pool, the columns appendAudit writes,
-// without the ORM round trip or the RETURNING of the whole row (bench:lookup, docs/benchmarks.md).
-const INSERT_AUDIT = {
-  name: "console_audit_insert",
-  text: `INSERT INTO audit_log (token_id, actor, tenant_id, action, target, result, detail, ip)
-         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7::jsonb, $8)`,
-};
-
-/** appendAudit on its own, for reads: the row is committed before this resolves. */
-export async function audit(entry: AuditEntry, db: StatementQueryable = getPool()): Promise<void> {
-  await db.query({
-    ...INSERT_AUDIT,
-    values: [
-      entry.principal?.tokenId ?? null,
-      entry.principal?.actor ?? "anonymous",
-      entry.tenantId,
-      entry.action,
-      entry.target ?? null,
-      entry.result,
-      entry.detail === undefined || entry.detail === null ? null : JSON.stringify(entry.detail),
-      entry.ip ?? null,
-    ],
-  });
+function auditRow(entry: AuditEntry): Prisma.AuditLogUncheckedCreateInput {
+  return {
+    tokenId: entry.principal?.tokenId ?? null,
+    actor: entry.principal?.actor ?? "anonymous",
+    tenantId: entry.tenantId,
+    action: entry.action,
+    target: entry.target ?? null,
+    result: entry.result,
+    detail: entry.detail ?? undefined,
+    ip: entry.ip ?? null,
+  };
 }
 
-/** An audit row on its own (no write to pair it with), e.g. a logout. */
-export function appendAuditAlone(entry: AuditEntry): Promise<void> {
-  return appendAudit(getPrisma(), entry);
+/**
+ * An audit row on its own, for what has no write to share a transaction with (a read, a logout):
+ * the row is committed before this resolves.
+ */
+export async function audit(entry: AuditEntry, db: Pick<PrismaClient, "auditLog"> = getPrisma()): Promise<void> {
+  await db.auditLog.create({ data: auditRow(entry), select: { id: true } });
 }

@@ -1,9 +1,11 @@
 import { ConsoleError, translateDatabaseError } from "../console/errors";
-import { getPool } from "../db/pool";
-import type { StatementQueryable } from "../db/types";
+import { getPrisma, type PrismaClient } from "../db/prisma";
 import type { Principal } from "./auth-types";
 import { decodeSession, readSessionCookie } from "./session";
 import { actorOf, findActiveToken, findActiveTokenById, type TokenSummary } from "./tokens";
+
+/** The admin table authentication reads (and stamps last use on), through Prisma Client. */
+export type TokenReader = Pick<PrismaClient, "apiToken">;
 
 export interface Authenticated {
   principal: Principal;
@@ -19,9 +21,13 @@ export function principalOf(token: TokenSummary): Principal {
  * token is looked up (by hash, or by the id the signed cookie names) and must be neither revoked
  * nor expired. A present but bad Authorization header is not rescued by a cookie.
  */
-export async function authenticate(headers: Headers, db?: StatementQueryable, now = new Date()): Promise<Authenticated | null> {
+export async function authenticate(
+  headers: Headers,
+  db: TokenReader = getPrisma(),
+  now = new Date(),
+): Promise<Authenticated | null> {
   try {
-    return await lookUp(headers, db ?? getPool(), now);
+    return await lookUp(headers, db, now);
   } catch (error) {
     throw databaseError(error);
   }
@@ -65,7 +71,7 @@ export function databaseError(error: unknown): unknown {
   return error;
 }
 
-async function lookUp(headers: Headers, db: StatementQueryable, now: Date): Promise<Authenticated | null> {
+async function lookUp(headers: Headers, db: TokenReader, now: Date): Promise<Authenticated | null> {
   const authorization = headers.get("authorization");
   if (authorization !== null) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
@@ -98,15 +104,18 @@ async function lookUp(headers: Headers, db: StatementQueryable, now: Date): Prom
   return { principal: principalOf(token), via: "session" };
 }
 
-// The WHERE makes a second stamp within the minute (another console process, a concurrent request) a no-op.
-const TOUCH_TOKEN = {
-  name: "console_token_touch",
-  text: `UPDATE api_tokens SET last_used_at = $2
-          WHERE id = $1::uuid AND (last_used_at IS NULL OR last_used_at < $2::timestamptz - interval '1 minute')`,
-};
-
-/** last_used_at, at most once a minute per token, off the request's path (a failure only loses the stamp). */
-function touch(token: TokenSummary, db: StatementQueryable, now: Date): void {
+/**
+ * last_used_at, at most once a minute per token, off the request's path (a failure only loses the
+ * stamp). The WHERE makes a second stamp within the minute (another console process, a concurrent
+ * request) a no-op.
+ */
+function touch(token: TokenSummary, db: TokenReader, now: Date): void {
   if (token.lastUsedAt && now.getTime() - token.lastUsedAt.getTime() < 60_000) return;
-  void db.query({ ...TOUCH_TOKEN, values: [token.id, now] }).catch(() => {});
+  const aMinuteAgo = new Date(now.getTime() - 60_000);
+  void db.apiToken
+    .updateMany({
+      where: { id: token.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: aMinuteAgo } }] },
+      data: { lastUsedAt: now },
+    })
+    .catch(() => {});
 }

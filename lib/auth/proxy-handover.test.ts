@@ -51,14 +51,15 @@ describe("proxy → withAuth handover", () => {
       await db.drop();
     });
 
-    /** Counts the token lookups (by hash) sent through the console's pool. */
+    /** Counts the token lookups (by hash) that Prisma sends through the console's pool. */
     function countLookups(): () => number {
       const pool = getPool();
       const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
       let n = 0;
       (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        const first = args[0] as { name?: string } | string;
-        if (typeof first === "object" && first?.name === "console_token_by_hash") n++;
+        const first = args[0] as { text?: string } | string;
+        const text = typeof first === "string" ? first : (first?.text ?? "");
+        if (/WHERE[^;]*"token_hash"\s*=/.test(text)) n++;
         return original(...args);
       };
       return () => n;

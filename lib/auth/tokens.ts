@@ -1,7 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { getPool } from "../db/pool";
 import { getPrisma, type PrismaClient } from "../db/prisma";
-import type { StatementQueryable } from "../db/types";
 import { ROLES, type Role } from "./auth-types";
 
 /**
@@ -82,36 +80,37 @@ export async function revokeToken(id: string, db: Pick<PrismaClient, "apiToken">
   return (await db.apiToken.count({ where: { id } })) === 1;
 }
 
-// Every request asks one of these twice (the proxy, then withAuth), so they are named statements
-// on the console's pool: one index probe each. Through Prisma the same read cost 1.5-7 ms more
-// (measured on the loaded 2-core machine, docs/benchmarks.md, bench:lookup).
-const TOKEN_COLUMNS = `id, name, tenant_id AS "tenantId", role, prefix, created_at AS "createdAt", expires_at AS "expiresAt",
-       revoked_at AS "revokedAt", last_used_at AS "lastUsedAt"`;
-const TOKEN_BY_HASH = { name: "console_token_by_hash", text: `SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE token_hash = $1` };
-const TOKEN_BY_ID = { name: "console_token_by_id", text: `SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE id = $1::uuid` };
-
-type TokenRow = Parameters<typeof toSummary>[0];
+// What a request's authentication reads of a token: the columns of a TokenSummary, no hash.
+const TOKEN_SUMMARY_COLUMNS = {
+  id: true,
+  name: true,
+  tenantId: true,
+  role: true,
+  prefix: true,
+  createdAt: true,
+  expiresAt: true,
+  revokedAt: true,
+  lastUsedAt: true,
+} as const;
 
 /** The token a secret names, when it is neither revoked nor expired. */
 export async function findActiveToken(
   secret: string,
-  db: StatementQueryable = getPool(),
+  db: Pick<PrismaClient, "apiToken"> = getPrisma(),
   now = new Date(),
 ): Promise<TokenSummary | null> {
   if (!looksLikeToken(secret)) return null;
-  const { rows } = await db.query<TokenRow>({ ...TOKEN_BY_HASH, values: [hashSecret(secret)] });
-  const row = rows[0];
+  const row = await db.apiToken.findUnique({ where: { tokenHash: hashSecret(secret) }, select: TOKEN_SUMMARY_COLUMNS });
   return row && isActive(row, now) ? toSummary(row) : null;
 }
 
 export async function findActiveTokenById(
   id: string,
-  db: StatementQueryable = getPool(),
+  db: Pick<PrismaClient, "apiToken"> = getPrisma(),
   now = new Date(),
 ): Promise<TokenSummary | null> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
-  const { rows } = await db.query<TokenRow>({ ...TOKEN_BY_ID, values: [id] });
-  const row = rows[0];
+  const row = await db.apiToken.findUnique({ where: { id }, select: TOKEN_SUMMARY_COLUMNS });
   return row && isActive(row, now) ? toSummary(row) : null;
 }
 

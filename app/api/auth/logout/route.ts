@@ -1,5 +1,5 @@
 import { ApiError, errorResponse } from "@/lib/api/errors";
-import { appendAuditAlone } from "@/lib/auth/audit";
+import { audit } from "@/lib/auth/audit";
 import { authenticate } from "@/lib/auth/authenticate";
 import { clientIp } from "@/lib/auth/client-ip";
 import { csrfProblem } from "@/lib/auth/csrf";
@@ -14,7 +14,7 @@ export async function POST(request: Request): Promise<Response> {
     if (csrf) throw new ApiError("FORBIDDEN", csrf);
     const auth = await authenticate(request.headers).catch(() => null);
     if (auth) {
-      await appendAuditAlone({
+      await audit({
         principal: auth.principal,
         action: "logout",
         tenantId: auth.principal.tenantId,
