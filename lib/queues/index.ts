@@ -2,7 +2,7 @@
  * Broker adapters over the worker library: what every adapter shares (core) and the generic one.
  * Nothing broker-specific: each broker has its own entry point, so importing this one never loads
  * a broker client that may not be installed. See docs/adapters.md.
- *   pg-boss: lib/queues/pgboss.ts (startBoss, workIdempotent, deliveryOf, CARRY_FIELD)
+ *   pg-boss: lib/queues/pgboss.ts (startBoss, workIdempotent, consumeIdempotent, deliveryOf, CARRY_FIELD)
  *   BullMQ:  lib/queues/bullmq.ts (createIdempotentWorker, redisConnection, deliveryOfBullJob)
  */
 export {

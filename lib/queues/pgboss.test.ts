@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { createEffects, type Duration } from "../idempotency";
 import { type Decision, type DeliveryInfo, type IdempotentHandler, processBatch } from "./core";
-import { deliveryOf, startBoss, workIdempotent } from "./pgboss";
+import { consumeIdempotent, deliveryOf, startBoss, workIdempotent } from "./pgboss";
 import { sleep, waitFor } from "./testing/wait";
 
 interface Msg {
@@ -452,5 +452,196 @@ describe("pg-boss adapter (real pg-boss on the test database)", () => {
       orders.map((o) => ({ action: "ack", result: { chargeId: `ch_${o}` }, duplicate: true })),
     );
     expect(await metric(live.registry, "idem_duplicate_suppressions_total", { job_type: queue })).toBe(orders.length);
+  });
+
+  describe("consumeIdempotent (deliveries in flight across fetches, batched acks)", () => {
+    it("keeps localConcurrency runs in flight across fetches: a slow run holds back no later fetch, and stop() waits for it", async () => {
+      const { boss, effects } = await worker();
+      const queue = unique("consume-slots");
+      await boss.createQueue(queue, { name: queue, retryLimit: 2, retryDelay: 1 });
+      let running = 0;
+      let mostAtOnce = 0;
+      const ran: string[] = [];
+      let releaseSlow = () => {};
+      const slowHeld = new Promise<void>((r) => {
+        releaseSlow = r;
+      });
+      const handler: IdempotentHandler<Msg, unknown> = {
+        kind: "job",
+        tenant: (m) => m.tenant,
+        run: async (m, job) => {
+          running++;
+          mostAtOnce = Math.max(mostAtOnce, running);
+          try {
+            if (m.orderId === "o-slow") await Promise.race([slowHeld, sleep(30_000)]);
+            await job.external(`capture:${queue}:${m.orderId}`, async () => ({ chargeId: `ch_${m.orderId}` }));
+            ran.push(m.orderId);
+          } finally {
+            running--;
+          }
+        },
+      };
+      // Sent one by one, so pg-boss hands them out in this order: the slow one first.
+      const orders = ["o-slow", "o-1", "o-2", "o-3", "o-4", "o-5"];
+      const ids: string[] = [];
+      for (const orderId of orders) ids.push((await boss.send(queue, { tenant: "acme", orderId, amountCents: 100 })) as string);
+      const consumer = await consumeIdempotent<Msg, unknown>(boss, queue, {
+        effects,
+        handler,
+        localConcurrency: 2,
+        pollingIntervalMs: 100,
+      });
+
+      // Two slots: o-slow holds one the whole time, the other is refilled fetch after fetch.
+      const jobs = await waitFor("every job but the slow one to complete", async () => {
+        const all = await jobsOf(queue);
+        return all.filter((j) => j.state === "completed").length === orders.length - 1 ? all : null;
+      });
+      expect(jobs.find((j) => j.id === ids[0])?.state).toBe("active");
+      expect(ran).toEqual(["o-1", "o-2", "o-3", "o-4", "o-5"]);
+      expect(mostAtOnce).toBe(2);
+      expect(consumer.inFlight).toBe(1);
+
+      // stop() waits for the run still in flight and acks it, then fetches nothing more.
+      const stopped = consumer.stop();
+      releaseSlow();
+      await stopped;
+      expect(consumer.inFlight).toBe(0);
+      expect((await jobsOf(queue)).find((j) => j.id === ids[0])?.state).toBe("completed");
+      expect(ran).toHaveLength(orders.length);
+      const late = (await boss.send(queue, { tenant: "acme", orderId: "o-late", amountCents: 100 })) as string;
+      await sleep(500);
+      expect((await jobsOf(queue)).find((j) => j.id === late)?.state).toBe("created");
+    });
+
+    it("acks wait to be completed together (stop() flushes them in one statement); a failure is failed by id at once and retried", async () => {
+      const { boss, effects, claims } = await worker();
+      const queue = unique("consume-acks");
+      await boss.createQueue(queue, { name: queue, retryLimit: 2, retryDelay: 1 });
+      const runs = new Map<string, number>();
+      let failOnce = true;
+      const handler: IdempotentHandler<Msg, unknown> = {
+        kind: "once",
+        tenant: (m) => m.tenant,
+        key: (m) => `consume-capture:${m.orderId}`,
+        run: async (m) => {
+          runs.set(m.orderId, (runs.get(m.orderId) ?? 0) + 1);
+          if (m.orderId === "o-bad" && failOnce) {
+            failOnce = false;
+            throw new Error("provider timeout");
+          }
+          return { chargeId: `ch_${m.orderId}` };
+        },
+      };
+      // All queued before the consumer starts, so its first fetch takes them as one batch.
+      const orders = ["o-1", "o-2", "o-bad", "o-3", "o-1"];
+      const ids: string[] = [];
+      for (const orderId of orders) ids.push((await boss.send(queue, { tenant: "acme", orderId, amountCents: 100 })) as string);
+      const claimsBefore = { ...claims };
+      const decisions: { decision: Decision<unknown>; delivery: DeliveryInfo }[] = [];
+      const consumer = await consumeIdempotent<Msg, unknown>(boss, queue, {
+        effects,
+        handler,
+        localConcurrency: 8,
+        pollingIntervalMs: 100,
+        // Longer than the test: nothing is completed until stop() flushes.
+        ackIntervalMs: 600_000,
+        onDecision: (decision, delivery) => decisions.push({ decision, delivery }),
+      });
+
+      await waitFor("every job decided, the failed one retried and acked", () =>
+        decisions.length === orders.length + 1 && consumer.inFlight === 0 ? true : null,
+      );
+      const bad = ids[2] as string;
+      expect(decisions.filter((d) => d.decision.action === "fail").map((d) => d.delivery.messageId)).toEqual([bad]);
+      expect(decisions.filter((d) => d.decision.action === "ack")).toHaveLength(orders.length);
+      // The fetched batch was claimed in one statement and stored in one.
+      expect(claims.batch).toBeGreaterThan(claimsBefore.batch);
+      expect(claims.completeBatch).toBeGreaterThan(claimsBefore.completeBatch);
+      // Decided and acked, but the completion has not gone out: pg-boss still sees them active.
+      const held = await jobsOf(queue);
+      expect(held.map((j) => j.state)).toEqual(orders.map(() => "active"));
+      expect(held.find((j) => j.id === bad)?.retry_count).toBe(1);
+
+      await consumer.stop();
+      const { rows } = await db.pool.query<{ id: string; state: string; completed_on: Date }>(
+        `SELECT id, state, completed_on FROM ${SCHEMA}.job WHERE name = $1`,
+        [queue],
+      );
+      expect(rows.map((r) => r.state)).toEqual(orders.map(() => "completed"));
+      // One statement completed them all: one transaction timestamp.
+      expect(new Set(rows.map((r) => r.completed_on.toISOString())).size).toBe(1);
+      // The duplicate of o-1 in the batch ran nothing twice; only the failing job ran again.
+      expect(Object.fromEntries(runs)).toEqual({ "o-1": 1, "o-2": 1, "o-bad": 2, "o-3": 1 });
+    });
+
+    it("an in-flight duplicate on another consumer is re-sent as a copy of the same message, then suppressed", async () => {
+      const a = await worker({ wait: "100ms" });
+      const b = await worker({ wait: "100ms" });
+      const queue = unique("consume-inflight");
+      await a.boss.createQueue(queue, { name: queue, retryLimit: 3, retryDelay: 1 });
+      let runs = 0;
+      let release = () => {};
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      const decisions: { decision: Decision<unknown>; delivery: DeliveryInfo }[] = [];
+      const handler: IdempotentHandler<Msg, unknown> = {
+        kind: "once",
+        tenant: (m) => m.tenant,
+        key: (m) => `capture:${m.orderId}`,
+        run: async () => {
+          runs++;
+          // Hold the effect in flight until the other consumer has seen it in flight (bounded).
+          await Promise.race([held, sleep(15_000)]);
+          return { chargeId: "ch_only" };
+        },
+      };
+      const consumers = [];
+      for (const w of [a, b]) {
+        consumers.push(
+          await consumeIdempotent<Msg, unknown>(w.boss, queue, {
+            effects: w.effects,
+            handler,
+            localConcurrency: 1,
+            pollingIntervalMs: 100,
+            inFlightDelayMs: 500,
+            onDecision: (decision, delivery) => {
+              decisions.push({ decision, delivery });
+              if (decision.action === "retry-later") release();
+            },
+          }),
+        );
+      }
+      // Its own order id: the effects table is shared with the other tests.
+      const message: Msg = { tenant: "initech", orderId: queue, amountCents: 999 };
+      // The same message twice in one insert: each consumer (one slot each) fetches one copy.
+      await a.boss.insert([
+        { name: queue, data: message },
+        { name: queue, data: message },
+      ]);
+      const jobs = await waitFor("both copies and the re-sent one to complete", async () => {
+        const all = await settled(queue, 3);
+        return all?.every((j) => j.state === "completed") ? all : null;
+      });
+      for (const c of consumers) await c.stop();
+      expect(runs).toBe(1);
+      const retried = decisions.filter((d) => d.decision.action === "retry-later");
+      expect(retried.length).toBeGreaterThanOrEqual(1);
+      expect(jobs).toHaveLength(2 + retried.length);
+      // The copy is the same message redelivered: its id and a later attempt, not a new message.
+      const copies = decisions.filter((d) => d.delivery.attempt > 1);
+      expect(copies.length).toBeGreaterThanOrEqual(1);
+      for (const c of copies) {
+        expect(c.delivery.redelivered).toBe(true);
+        expect(jobs.map((j) => j.id)).toContain(c.delivery.messageId);
+      }
+      expect(decisions.filter((d) => d.decision.action === "ack").map((d) => d.decision)).toEqual(
+        expect.arrayContaining([
+          { action: "ack", result: { chargeId: "ch_only" }, duplicate: false },
+          { action: "ack", result: { chargeId: "ch_only" }, duplicate: true },
+        ]),
+      );
+    });
   });
 });

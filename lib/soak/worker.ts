@@ -1,5 +1,4 @@
 import fs from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type PgBoss from "pg-boss";
 import pino from "pino";
@@ -7,8 +6,8 @@ import { loadConfig } from "../config";
 import { demoSteps, type Faults } from "../demo/handlers";
 import type { OrderMessage } from "../demo/settings";
 import { createEffects, type JobContext } from "../idempotency";
-import { type Decision, type IdempotentHandler, processDelivery } from "../queues/core";
-import { CARRY_FIELD, deliveryOf, startBoss } from "../queues/pgboss";
+import type { Decision, IdempotentHandler } from "../queues/core";
+import { consumeIdempotent, startBoss } from "../queues/pgboss";
 import {
   addCounters,
   emptyCounters,
@@ -23,17 +22,19 @@ import {
 } from "./protocol";
 
 /**
- * One soak worker process: a pg-boss consumer of the soak queue that fetches in batches and keeps
- * `concurrency` handler runs in flight, each run the demo's order pipeline (capture → mark paid →
- * receipt, from lib/demo) through the worker library. It reports counters to the supervisor over
- * IPC. When the supervisor arms it, it SIGKILLs itself at the next kill point it draws, leaving a
- * note with the number of runs that died with it.
+ * One soak worker process: a pg-boss consumer of the soak queue through the pg-boss adapter's
+ * consumeIdempotent (lib/queues), which keeps `concurrency` handler runs in flight across batch
+ * fetches and completes finished jobs in batches; each run is the demo's order pipeline (capture →
+ * mark paid → receipt, from lib/demo) through the worker library. It reports counters to the
+ * supervisor over IPC. When the supervisor arms it, it SIGKILLs itself at the next kill point it
+ * draws, leaving a note with the number of runs that died with it.
  *
- * Why not lib/queues' workIdempotent: it works a fetched batch to the end before the next fetch,
- * while the soak keeps `concurrency` runs in flight across fetches (the kill points need runs at
- * every stage at once) and acks as runs finish. Each job is still decided by the adapters'
- * processDelivery and deliveryOf, and the in-flight copy is sent exactly as the pg-boss adapter
- * sends it.
+ * Not workIdempotent: its pg-boss pollers work each fetched batch to the end and then wait out
+ * their polling interval, so runs would move through the pipeline in lockstep per batch, while the
+ * kill points need runs at every stage at once and the soak needs the throughput.
+ * consumeIdempotent refills the free slots while the other runs go on. Every kill point is inside
+ * the handler (the pipeline wrapper below and lib/demo's fault hooks); a kill also takes the jobs
+ * whose runs finished but whose batched ack had not gone out.
  */
 export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMessage) => void): Promise<() => Promise<void>> {
   const name = `${SOAK_APP_PREFIX}-worker-${config.index}`;
@@ -70,12 +71,13 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     workerId: `${name}:${process.pid}`,
   });
   let pending = emptyCounters();
-  let inflight = 0;
   let armed = false;
+  // Set once the consumer runs; a kill point can only be reached by one of its runs.
+  let inFlight = () => 0;
 
   // The SIGKILL: every run in flight dies wherever it is; the note says how many.
   const die = (where: string) => {
-    const note: KillNote = { pid: process.pid, inflight, where, unreported: pending };
+    const note: KillNote = { pid: process.pid, inflight: inFlight(), where, unreported: pending };
     fs.writeFileSync(config.noteFile, JSON.stringify(note));
     process.kill(process.pid, "SIGKILL");
   };
@@ -108,6 +110,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     kind: "job",
     tenant: (m) => m.tenant,
     run: async (m, job) => {
+      pending.runs++;
       point("before the first claim");
       const charge = await steps.capture(job, m);
       point("between capture and mark-paid");
@@ -120,115 +123,42 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     },
   };
 
-  // Acks go out in batches: one UPDATE for every job finished since the last flush.
-  let toComplete: string[] = [];
-  const flushCompletions = async () => {
-    if (toComplete.length === 0) return;
-    const ids = toComplete;
-    toComplete = [];
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await boss.complete(SOAK_QUEUE, ids);
-        return;
-      } catch {
-        // The database is restarting. After a few tries let the jobs expire: their redelivery
-        // is suppressed as a duplicate.
-        if (attempt >= 20) return;
-        await sleep(250 * attempt);
-      }
-    }
-  };
-  const completer = setInterval(() => void flushCompletions(), 25);
-
-  let wake: (() => void) | undefined;
-  const finished = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-
-  const apply = async (job: PgBoss.JobWithMetadata<OrderMessage>, data: OrderMessage, decision: Decision<unknown>) => {
+  const countDecision = (decision: Decision<unknown>) => {
     switch (decision.action) {
       case "ack":
         pending.acked++;
         if (decision.duplicate) pending.suppressed++;
-        toComplete.push(job.id);
         return;
-      case "retry-later": {
-        // As the pg-boss adapter does: a copy carrying the message id and first publish time.
-        const d = deliveryOf(SOAK_QUEUE, job);
-        const carried = {
-          messageId: data.msgId,
-          publishedAt: data.publishedAt,
-          attempt: d.delivery.attempt,
-        };
-        await boss.send(SOAK_QUEUE, { ...data, [CARRY_FIELD]: carried }, { startAfter: Math.ceil(decision.delayMs / 1000) });
+      case "retry-later":
         pending.retriedLater++;
-        toComplete.push(job.id);
         return;
-      }
       case "dead-letter":
         pending.deadLettered++;
-        await boss.fail(SOAK_QUEUE, job.id, { deadLetter: decision.reason });
         return;
       case "fail": {
         pending.failed++;
-        const e = decision.error as { code?: string; constraint?: string; message?: string };
+        const e = decision.error as { code?: string; constraint?: string };
         if (e?.code === "23505") {
           const c = e.constraint ?? "unknown";
           pending.violations[c] = (pending.violations[c] ?? 0) + 1;
         }
-        await boss.fail(SOAK_QUEUE, job.id, { message: e?.message ?? String(decision.error) });
         return;
       }
     }
   };
-
-  const runJob = async (job: PgBoss.JobWithMetadata<OrderMessage>) => {
-    inflight++;
-    pending.runs++;
-    try {
-      const { data, delivery } = deliveryOf<OrderMessage>(SOAK_QUEUE, job, {
-        messageId: (d) => d.msgId,
-        publishedAt: (d) => new Date(d.publishedAt),
-      });
-      const decision = await processDelivery(effects, handler, data, delivery, { inFlightDelayMs: config.inFlightDelayMs });
-      await apply(job, data, decision).catch(() => {
-        // Could not tell the broker (the database is down): the job expires and comes back.
-      });
-    } finally {
-      inflight--;
-      finished();
-    }
-  };
-
-  let stopping = false;
-  const loop = (async () => {
-    while (!stopping) {
-      const room = config.concurrency - inflight;
-      if (room < Math.max(1, Math.floor(config.concurrency / 4))) {
-        await new Promise<void>((r) => {
-          wake = r;
-          setTimeout(r, 50);
-        });
-        continue;
-      }
-      // pg-boss's fetch returns [] when the database is unreachable.
-      const jobs = await boss.fetch<OrderMessage>(SOAK_QUEUE, { batchSize: room, includeMetadata: true });
-      if (stopping) {
-        if (jobs.length > 0)
-          await boss
-            .fail(
-              SOAK_QUEUE,
-              jobs.map((j) => j.id),
-            )
-            .catch(() => {});
-        break;
-      }
-      for (const job of jobs) void runJob(job);
-      if (jobs.length === 0) await sleep(100);
-    }
-  })();
+  const consumer = await consumeIdempotent<OrderMessage, unknown>(boss, SOAK_QUEUE, {
+    effects,
+    handler,
+    localConcurrency: config.concurrency,
+    inFlightDelayMs: config.inFlightDelayMs,
+    pollingIntervalMs: 100,
+    ackIntervalMs: 25,
+    messageId: (m) => m.msgId,
+    publishedAt: (m) => new Date(m.publishedAt),
+    // A dead letter fails the soak (counted above); no second queue to create from every worker.
+    deadLetterQueue: false,
+    onDecision: countDecision,
+  });
 
   const report = () => {
     const counters = pending;
@@ -240,16 +170,12 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
   process.on("message", (m: SupervisorMessage) => {
     if (m.type === "arm") armed = true;
   });
+  inFlight = () => consumer.inFlight;
   send({ type: "ready" });
 
   return async () => {
-    stopping = true;
-    await loop;
-    const deadline = Date.now() + 30_000;
-    while (inflight > 0 && Date.now() < deadline) await sleep(20);
-    clearInterval(completer);
+    await consumer.stop({ timeoutMs: 30_000 });
     clearInterval(reporter);
-    await flushCompletions();
     await effects.close().catch(() => {});
     await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
     await pool.end().catch(() => {});
