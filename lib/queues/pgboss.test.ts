@@ -90,6 +90,26 @@ const settled = async (queue: string, atLeast = 1) => {
   return jobs.length >= atLeast && jobs.every((j) => j.state === "completed" || j.state === "failed") ? jobs : null;
 };
 
+/** A `once` capture handler that counts its runs per order and fails o-bad's first run. */
+function capturesFailingOnce(keyPrefix: string) {
+  const runs = new Map<string, number>();
+  let failOnce = true;
+  const handler: IdempotentHandler<Msg, unknown> = {
+    kind: "once",
+    tenant: (m) => m.tenant,
+    key: (m) => `${keyPrefix}:${m.orderId}`,
+    run: async (m) => {
+      runs.set(m.orderId, (runs.get(m.orderId) ?? 0) + 1);
+      if (m.orderId === "o-bad" && failOnce) {
+        failOnce = false;
+        throw new Error("provider timeout");
+      }
+      return { chargeId: `ch_${m.orderId}` };
+    },
+  };
+  return { runs, handler };
+}
+
 describe("pg-boss adapter (real pg-boss on the test database)", () => {
   it("a message pg-boss redelivers after a failure is suppressed, acked, and returns the stored outcome", async () => {
     const { boss, effects, registry } = await worker();
@@ -271,21 +291,7 @@ describe("pg-boss adapter (real pg-boss on the test database)", () => {
     const { boss, effects } = await worker();
     const queue = unique("batch");
     await boss.createQueue(queue, { name: queue, retryLimit: 2, retryDelay: 1 });
-    const runs = new Map<string, number>();
-    let failOnce = true;
-    const handler: IdempotentHandler<Msg, unknown> = {
-      kind: "once",
-      tenant: (m) => m.tenant,
-      key: (m) => `batch-capture:${m.orderId}`,
-      run: async (m) => {
-        runs.set(m.orderId, (runs.get(m.orderId) ?? 0) + 1);
-        if (m.orderId === "o-bad" && failOnce) {
-          failOnce = false;
-          throw new Error("provider timeout");
-        }
-        return { chargeId: `ch_${m.orderId}` };
-      },
-    };
+    const { runs, handler } = capturesFailingOnce("batch-capture");
     // All jobs are queued before the worker starts, so its first fetch takes them as one batch.
     const orders = ["o-1", "o-2", "o-bad", "o-3", "o-1"];
     for (const orderId of orders) await boss.send(queue, { tenant: "acme", orderId, amountCents: 100 });
@@ -518,21 +524,7 @@ describe("pg-boss adapter (real pg-boss on the test database)", () => {
       const { boss, effects, claims } = await worker();
       const queue = unique("consume-acks");
       await boss.createQueue(queue, { name: queue, retryLimit: 2, retryDelay: 1 });
-      const runs = new Map<string, number>();
-      let failOnce = true;
-      const handler: IdempotentHandler<Msg, unknown> = {
-        kind: "once",
-        tenant: (m) => m.tenant,
-        key: (m) => `consume-capture:${m.orderId}`,
-        run: async (m) => {
-          runs.set(m.orderId, (runs.get(m.orderId) ?? 0) + 1);
-          if (m.orderId === "o-bad" && failOnce) {
-            failOnce = false;
-            throw new Error("provider timeout");
-          }
-          return { chargeId: `ch_${m.orderId}` };
-        },
-      };
+      const { runs, handler } = capturesFailingOnce("consume-capture");
       // All queued before the consumer starts, so its first fetch takes them as one batch.
       const orders = ["o-1", "o-2", "o-bad", "o-3", "o-1"];
       const ids: string[] = [];
