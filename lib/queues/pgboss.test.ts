@@ -90,6 +90,32 @@ const settled = async (queue: string, atLeast = 1) => {
   return jobs.length >= atLeast && jobs.every((j) => j.state === "completed" || j.state === "failed") ? jobs : null;
 };
 
+/**
+ * A `once` capture that holds its effect in flight until `release()` (bounded), so another worker
+ * sees it in flight; `runs` counts how often it ran.
+ */
+function heldCapture() {
+  let release = () => {};
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  const capture = {
+    runs: 0,
+    release: () => release(),
+    handler: {
+      kind: "once",
+      tenant: (m) => m.tenant,
+      key: (m) => `capture:${m.orderId}`,
+      run: async () => {
+        capture.runs++;
+        await Promise.race([held, sleep(15_000)]);
+        return { chargeId: "ch_only" };
+      },
+    } as IdempotentHandler<Msg, unknown>,
+  };
+  return capture;
+}
+
 /** A `once` capture handler that counts its runs per order and fails o-bad's first run. */
 function capturesFailingOnce(keyPrefix: string) {
   const runs = new Map<string, number>();
@@ -199,23 +225,9 @@ describe("pg-boss adapter (real pg-boss on the test database)", () => {
     const b = await worker({ wait: "100ms" });
     const queue = unique("inflight");
     await a.boss.createQueue(queue, { name: queue, retryLimit: 3, retryDelay: 1 });
-    let runs = 0;
-    let release = () => {};
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
+    const capture = heldCapture();
+    const { handler, release } = capture;
     const retriedLater: Decision<unknown>[] = [];
-    const handler: IdempotentHandler<Msg, unknown> = {
-      kind: "once",
-      tenant: (m) => m.tenant,
-      key: (m) => `capture:${m.orderId}`,
-      run: async () => {
-        runs++;
-        // Hold the effect in flight until the other worker has seen it in flight (bounded).
-        await Promise.race([held, sleep(15_000)]);
-        return { chargeId: "ch_only" };
-      },
-    };
     const onDecision = (d: Decision<unknown>) => {
       if (d.action === "retry-later") {
         retriedLater.push(d);
@@ -239,7 +251,7 @@ describe("pg-boss adapter (real pg-boss on the test database)", () => {
     ]);
 
     const jobs = await waitFor("both copies and the re-sent one to complete", () => settled(queue, 3));
-    expect(runs).toBe(1);
+    expect(capture.runs).toBe(1);
     expect(retriedLater.length).toBeGreaterThanOrEqual(1);
     const outputs = jobs.map((j) => j.output);
     expect(outputs.filter((o) => o?.inFlight === true).length).toBe(retriedLater.length);
@@ -572,23 +584,9 @@ describe("pg-boss adapter (real pg-boss on the test database)", () => {
       const b = await worker({ wait: "100ms" });
       const queue = unique("consume-inflight");
       await a.boss.createQueue(queue, { name: queue, retryLimit: 3, retryDelay: 1 });
-      let runs = 0;
-      let release = () => {};
-      const held = new Promise<void>((r) => {
-        release = r;
-      });
+      const capture = heldCapture();
+      const { handler, release } = capture;
       const decisions: { decision: Decision<unknown>; delivery: DeliveryInfo }[] = [];
-      const handler: IdempotentHandler<Msg, unknown> = {
-        kind: "once",
-        tenant: (m) => m.tenant,
-        key: (m) => `capture:${m.orderId}`,
-        run: async () => {
-          runs++;
-          // Hold the effect in flight until the other consumer has seen it in flight (bounded).
-          await Promise.race([held, sleep(15_000)]);
-          return { chargeId: "ch_only" };
-        },
-      };
       const consumers = [];
       for (const w of [a, b]) {
         consumers.push(
@@ -617,7 +615,7 @@ describe("pg-boss adapter (real pg-boss on the test database)", () => {
         return all?.every((j) => j.state === "completed") ? all : null;
       });
       for (const c of consumers) await c.stop();
-      expect(runs).toBe(1);
+      expect(capture.runs).toBe(1);
       const retried = decisions.filter((d) => d.decision.action === "retry-later");
       expect(retried.length).toBeGreaterThanOrEqual(1);
       expect(jobs).toHaveLength(2 + retried.length);
