@@ -51,6 +51,12 @@ export const LAYERS = [
     may: ["lib/api", "lib/console", "lib/db", "lib/idempotency", "lib/config.ts"],
   },
   { name: "lib/demo", holds: "the demo workload", may: ["lib/idempotency", "lib/queues"] },
+  // The soak drives the demo's workload through the adapters' public entry points, as a user's worker would.
+  {
+    name: "lib/soak",
+    holds: "the fault-injection soak",
+    may: ["lib/demo", "lib/queues", "lib/idempotency", "lib/db", "lib/config.ts"],
+  },
   { name: "lib/api", holds: "HTTP helpers for route handlers", may: ["lib/console", "lib/retention", "lib/config.ts"] },
   {
     name: "app",

@@ -57,6 +57,12 @@ describe("layer rules", () => {
       "lib/idempotency/claim-sql.ts",
     ],
     [
+      "the soak importing an adapter's internals",
+      "lib/soak/planted.ts",
+      `import { waitFor } from "../queues/testing/wait";`,
+      "lib/queues/testing/wait.ts",
+    ],
+    [
       "a benchmark importing library internals",
       "bench/planted.ts",
       `const m = await import("../lib/idempotency/claim-sql");`,
