@@ -4,7 +4,8 @@
 -- a median 0.714 to 0.61 (docs/benchmarks.md), and the issue says the claim path must not get slower.
 --
 -- The console's reads that use it (the Keys search, a key's job steps) mostly read closed
--- partitions, where no claim inserts any more (a duplicate only updates its row there, HOT). So the
+-- partitions, where no claim inserts any more (a duplicate only updates its row's bookkeeping
+-- there, columns this index does not hold, so it adds no entry while the update is HOT). So the
 -- partition manager, maintain(), now builds `<partition>_tenant_created_at_idx` with the same
 -- columns on each partition once its upper bound has passed, CREATE INDEX CONCURRENTLY, one
 -- partition at a time (lib/idempotency/maintenance.ts, "index"). The open and premade partitions
