@@ -153,8 +153,16 @@ export interface MaintainOptions {
   logger?: Logger;
   /** Registry for the idem_partition_* / idem_maintenance_* metrics; none: not counted. */
   registry?: Registry;
-  /** lock_timeout for each DETACH / ATTACH / CREATE INDEX CONCURRENTLY attempt. Default 2000 ms. */
+  /** lock_timeout for each DETACH / ATTACH attempt. Default 2000 ms. */
   lockTimeoutMs?: number;
+  /**
+   * lock_timeout for each CREATE / DROP INDEX CONCURRENTLY attempt on a closed partition. Default
+   * 60000 ms. Longer than a DETACH's because its waits (its lock on that one partition, then for
+   * older transactions to end) never hold up a claim, only this run; and its last wait comes after
+   * the whole build, so a short timeout behind one long transaction would build and throw away the
+   * index on every attempt.
+   */
+  indexLockTimeoutMs?: number;
   /** Attempts per DETACH or index build before giving up for this run (the next run finishes it). Default 5. */
   attempts?: number;
   /** Test hook: runs while the maintenance lock is held, before anything else. */
@@ -512,11 +520,11 @@ async function detach(client: pg.PoolClient, name: string, lockTimeoutMs: number
 
 /**
  * Builds the Keys index on one closed partition without blocking claims: CREATE INDEX CONCURRENTLY
- * (outside any transaction; SHARE UPDATE EXCLUSIVE on that partition only), each attempt bounded by
- * lock_timeout, which also bounds its waits for older transactions. A failed or cancelled build
- * leaves its index INVALID; the next attempt (or run) drops it CONCURRENTLY and builds again. The
- * catalog is read again before each attempt and after the build: the result is what PostgreSQL
- * holds, not what the plan assumed.
+ * (outside any transaction; SHARE UPDATE EXCLUSIVE on that partition only, which no claim or
+ * duplicate conflicts with), each attempt bounded by lock_timeout, which also bounds its waits for
+ * older transactions. A failed or cancelled build leaves its index INVALID; the next attempt (or
+ * run) drops it CONCURRENTLY and builds again. The catalog is read again before each attempt and
+ * after the build: the result is what PostgreSQL holds, not what the plan assumed.
  */
 async function indexClosedPartition(
   client: pg.PoolClient,
@@ -619,6 +627,7 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
   const runner = options.runner ?? `${os.hostname()}:${process.pid}`;
   const trigger = options.trigger ?? "manual";
   const lockTimeoutMs = options.lockTimeoutMs ?? 2000;
+  const indexLockTimeoutMs = options.indexLockTimeoutMs ?? 60_000;
   const attempts = options.attempts ?? 5;
 
   const schema = schemaNameOf(options.schema);
@@ -668,7 +677,7 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
       // Last: a build can take a while on a big partition, and must never delay a premake.
       for (const planned of plan.index) {
         try {
-          await indexClosedPartition(client, planned, lockTimeoutMs, attempts, ops);
+          await indexClosedPartition(client, planned, indexLockTimeoutMs, attempts, ops);
         } catch (error) {
           // The next partition's build still runs; this one is retried by the next run.
           failure ??= error;

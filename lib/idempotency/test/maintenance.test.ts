@@ -416,6 +416,35 @@ describe("partition maintenance", () => {
     }
   });
 
+  it("a build that times out behind a long transaction fails the run; the next run drops the INVALID index and builds it", async () => {
+    await setSettings(db.pool, 7, 3);
+    await makeDays(db.pool, -2, -2);
+    await seedDay(db.pool, -2, 200);
+    const name = dayName(-2);
+    const holder = await db.pool.connect();
+    try {
+      await holder.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+      await holder.query("SELECT count(*) FROM effects");
+      const run = await maintain(db.pool, { logger: silentLogger(), indexLockTimeoutMs: 200, attempts: 2 });
+      expect(run.result).toBe("failed");
+      expect(run.operations.filter((o) => o.kind === "index" && o.partition === name)).toEqual([
+        expect.objectContaining({ result: "failed", detail: expect.stringMatching(/^55P03 .*lock timeout/) }),
+      ]);
+      expect((await keysIndexes(db.pool)).filter((i) => i.partition === name)).toEqual([
+        { partition: name, index: `${name}_tenant_created_at_idx`, valid: false },
+      ]);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => {});
+      holder.release();
+    }
+    const next = await maintain(db.pool, { logger: silentLogger() });
+    expect(next.result, next.error).toBe("success");
+    expect(next.operations.find((o) => o.kind === "index" && o.partition === name)?.detail).toMatch(/rebuilt/);
+    expect((await keysIndexes(db.pool)).filter((i) => i.partition === name)).toEqual([
+      { partition: name, index: `${name}_tenant_created_at_idx`, valid: true },
+    ]);
+  });
+
   it("claims, and duplicates of effects in the partitions being indexed, run while the index builds: no errors", async () => {
     await setSettings(db.pool, 7, 3);
     await makeDays(db.pool, -3, -1);
