@@ -264,7 +264,7 @@ async function tenantIndexes(db: Queryable): Promise<Map<string, { valid: string
   return byPartition;
 }
 
-export const tenantIndexName = (partition: string) => `${partition}${TENANT_INDEX_SUFFIX}`;
+const tenantIndexName = (partition: string) => `${partition}${TENANT_INDEX_SUFFIX}`;
 
 /** Kept partitions whose upper bound is at or before now and that have no valid Keys index. */
 function indexesToBuild(
