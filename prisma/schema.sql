@@ -265,7 +265,6 @@ CREATE INDEX audit_log_at_idx ON onceboard.audit_log USING btree (at);
 CREATE INDEX audit_log_tenant_id_at_idx ON onceboard.audit_log USING btree (tenant_id, at);
 CREATE INDEX effects_in_progress_lease_until_idx ON ONLY onceboard.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
 CREATE INDEX effects_max_gap_seconds_idx ON ONLY onceboard.effects USING btree (max_gap_seconds) WHERE (max_gap_seconds IS NOT NULL);
-CREATE INDEX effects_tenant_created_at_idx ON ONLY onceboard.effects USING btree (tenant_id, created_at, key) INCLUDE (first_message_id, status, job_type);
 CREATE INDEX maintenance_runs_started_at_idx ON onceboard.maintenance_runs USING btree (started_at);
 CREATE INDEX tenant_suppressions_hour_tenant_idx ON onceboard.tenant_suppressions_hour USING btree (tenant_id, hour);
 CREATE INDEX tenant_violations_hour_tenant_idx ON onceboard.tenant_violations_hour USING btree (tenant_id, hour);

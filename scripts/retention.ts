@@ -34,6 +34,7 @@ function printPlan(plan: PlanView): void {
     log(`${what}  ${p.from ?? "?"} .. ${p.to ?? "?"}  ~${Math.round(p.estimatedRows)} rows  ${p.reason}`);
   }
   for (const o of plan.orphans) log(`drop     ${o}  (detached by an earlier run)`);
+  for (const i of plan.index) log(`index    ${i.partition}  ${i.index}  ${i.reason}`);
 }
 
 function parseSet(args: string[]): RetentionSettingsInput {

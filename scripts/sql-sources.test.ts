@@ -89,7 +89,8 @@ describe("npm run db:stamp", () => {
     await expect(stampMigration({ name: "noop", ...dirs })).rejects.toThrow(/nothing to stamp/);
     const source = path.join(dirs.sourcesDir, "onceboard_add_counts.sql");
     await fs.writeFile(source, (await fs.readFile(source, "utf8")).replace("AS i", "AS i -- edited"));
-    const next = String(readLibraryMigrations(dirs.migrationsDir).length + 1).padStart(4, "0");
+    // After the latest version, not after the count: numbers can have gaps while branches land.
+    const next = String((readLibraryMigrations(dirs.migrationsDir).at(-1)?.version ?? 0) + 1).padStart(4, "0");
     const { file, functions } = await stampMigration({ name: "add_counts", note: "why: a test", ...dirs });
     expect(functions).toEqual(["onceboard_add_counts"]);
     expect(path.basename(file)).toBe(`${next}_add_counts.sql`);

@@ -144,8 +144,8 @@ export function RetentionPanel({
         </div>
         {confirming ? (
           <p className="muted">
-            This creates {plan.create.length} partition(s) and detaches and drops {drops.length} (their rows are deleted for
-            good).
+            This creates {plan.create.length} partition(s), detaches and drops {drops.length} (their rows are deleted for good)
+            and indexes {plan.index.length} closed partition(s).
           </p>
         ) : null}
         {apply.data ? (
@@ -155,9 +155,9 @@ export function RetentionPanel({
           </p>
         ) : null}
         {apply.isError ? <p role="alert">Apply failed: {String(apply.error)}</p> : null}
-        {plan.create.length === 0 && drops.length === 0 && plan.orphans.length === 0 ? (
+        {plan.create.length === 0 && drops.length === 0 && plan.orphans.length === 0 && plan.index.length === 0 ? (
           <p className="panel-empty" data-testid="plan-empty">
-            Nothing to do: every partition ahead exists and nothing has expired.
+            Nothing to do: every partition ahead exists, nothing has expired and every closed partition is indexed.
           </p>
         ) : (
           <ul className="retention-plan" data-testid="plan">
@@ -174,6 +174,11 @@ export function RetentionPanel({
             {plan.orphans.map((o) => (
               <li key={`o-${o}`}>
                 drop <code>{o}</code> (detached by an earlier run)
+              </li>
+            ))}
+            {plan.index.map((i) => (
+              <li key={`i-${i.partition}`}>
+                index <code>{i.partition}</code>: {i.reason}
               </li>
             ))}
           </ul>

@@ -222,7 +222,8 @@ export const OPENAPI = {
     },
     "/api/v1/retention/apply": {
       post: {
-        summary: "One maintenance run now: premake, detach concurrently, drop (platform admin; audited)",
+        summary:
+          "One maintenance run now: premake, detach concurrently, drop, index closed partitions concurrently (platform admin; audited)",
         responses: { "200": json({ type: "object" }), ...errors(401, 403, 409, 429, 503, 504) },
       },
     },

@@ -34,10 +34,13 @@ interface EffectRow {
 //    key take the same path and return the same nothing.
 //  - found/steps: the job's other steps, effects of the same tenant first claimed by this effect's
 //    first or last message, within 3 days of it (the default maxRetryWindow).
-//    effects_tenant_created_at_idx holds (tenant_id, created_at, key) and includes
-//    first_message_id, so the tenant's entries of those days are read from the index alone (about
-//    2,300 at 10M rows and 1,000 tenants); only the steps found are read from the table, each by
-//    its exact (tenant, key, created_at), which prunes to its one partition. A step whose *last*
+//    Each closed partition's Keys index, <partition>_tenant_created_at_idx (built by maintenance
+//    once the partition has closed, so no claim writes an entry), holds (tenant_id, created_at,
+//    key) and includes first_message_id, so the tenant's entries of those days are read from the
+//    index alone (about 2,300 at 10M rows and 1,000 tenants). The open partition has no such index:
+//    there the tenant's rows of that one day are found through the (tenant_id, key) unique index
+//    (a bitmap scan, ~330 rows at 10M a month). Only the steps found are read from the table, each
+//    by its exact (tenant, key, created_at), which prunes to its one partition. A step whose *last*
 //    message is one of these but whose first is not is not listed: matching it would need
 //    last_message_id in the index, and the duplicate bookkeeping that updates that column would
 //    then never be a HOT update.

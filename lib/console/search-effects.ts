@@ -23,10 +23,13 @@ export class InvalidCursorError extends Error {
 export const DEFAULT_SEARCH_DAYS = 90;
 
 // Search within one tenant, newest first, keyset-paginated on (created_at, key).
-// effects_tenant_created_at_idx is (tenant_id, created_at, key) INCLUDE (first_message_id, status,
-// job_type): the page is found in the index alone, walking the tenant's entries backwards from the
-// cursor through the partitions newest first (an ordered Append: older partitions are not touched
-// once the page is full), the fragment, status and job type tested on each entry. Only the page's
+// Each closed partition's Keys index, <partition>_tenant_created_at_idx (tenant_id, created_at, key)
+// INCLUDE (first_message_id, status, job_type), built by maintenance once the partition has closed
+// so that no claim writes an entry: the page is found in the index alone, walking the tenant's
+// entries backwards from the cursor through the partitions newest first (an ordered Append: older
+// partitions are not touched once the page is full), the fragment, status and job type tested on
+// each entry. The open partition has no Keys index: its part is the tenant's rows of that one day,
+// found through the (tenant_id, key) unique index and sorted (~330 at 10M rows a month). Only the page's
 // rows are then read from the table, each by its exact (tenant, key, created_at): one partition
 // each. A fragment that matches nothing reads the tenant's entries in the range (~10,000 at 10M
 // rows and 1,000 tenants), not their rows. Why not a trigram index: it would find a fragment

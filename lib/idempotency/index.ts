@@ -56,6 +56,7 @@ export {
   type PartitionInterval,
   type PartitionState,
   type PlannedCreate,
+  type PlannedIndex,
   partitionName,
   planMaintenance,
   type RetentionSettingsRow,

@@ -71,7 +71,7 @@ export function maintenanceMetrics(registry: Registry): MaintenanceMetrics {
       () =>
         new Counter({
           name: "idem_maintenance_operations_total",
-          help: "Partition maintenance operations (create, detach, finalize, drop, reattach) by result.",
+          help: "Partition maintenance operations (create, detach, finalize, drop, reattach, index) by result.",
           labelNames: ["kind", "result"],
           registers: [registry],
         }),

@@ -38,6 +38,31 @@ SELECT c.relname AS name,
  WHERE i.inhparent = 'onceboard.effects'::regclass
  ORDER BY range_from NULLS FIRST, c.relname`;
 
+/**
+ * The Keys index of a closed partition (issues 10 and 14): the console's per-tenant reads in time
+ * order (lib/console/search-effects.ts, get-effect.ts's steps). Built by maintain() only once a
+ * partition's upper bound has passed, so no claim (an INSERT into the open partition) writes an
+ * entry; migration 0005 dropped the partitioned index that every partition used to inherit.
+ */
+export const TENANT_INDEX_SUFFIX = "_tenant_created_at_idx";
+export const TENANT_INDEX_SHAPE = "USING btree (tenant_id, created_at, key) INCLUDE (first_message_id, status, job_type)";
+
+/**
+ * Each attached partition's indexes of that shape, whatever their name, and whether each is valid:
+ * an interrupted CREATE INDEX CONCURRENTLY leaves its index INVALID (never used by a read, still
+ * written). Matched on the definition after the table name, which pg_get_indexdef prints the same
+ * way the manager writes it (a unique or partial index of those columns differs there).
+ */
+export const LIST_TENANT_INDEXES = `
+SELECT c.relname AS partition, x.relname AS index_name, ix.indisvalid AS valid
+  FROM pg_inherits i
+  JOIN pg_class c ON c.oid = i.inhrelid
+  JOIN pg_index ix ON ix.indrelid = c.oid
+  JOIN pg_class x ON x.oid = ix.indexrelid
+ WHERE i.inhparent = 'onceboard.effects'::regclass
+   AND substring(pg_get_indexdef(ix.indexrelid) FROM ' USING .*$') = ' ${TENANT_INDEX_SHAPE}'
+ ORDER BY c.relname, x.relname`;
+
 /** Tables we detached but did not drop yet (a crash between DETACH and DROP): ours by comment. */
 export const LIST_DETACHED_ORPHANS = `
 SELECT c.relname AS name

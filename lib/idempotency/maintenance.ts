@@ -10,6 +10,7 @@ import {
   INSERT_RUN,
   LIST_DETACHED_ORPHANS,
   LIST_PARTITIONS,
+  LIST_TENANT_INDEXES,
   LIVE_WINDOWS,
   LOCK_PARTITIONS,
   MAINTENANCE_LOCK_KEY,
@@ -18,6 +19,8 @@ import {
   quoteLiteral,
   READ_SETTINGS,
   RELEASE_MAINTENANCE_LOCK,
+  TENANT_INDEX_SHAPE,
+  TENANT_INDEX_SUFFIX,
   TRY_MAINTENANCE_LOCK,
 } from "./maintenance-sql";
 import { queryingIn, schemaNameOf } from "./schema";
@@ -29,8 +32,10 @@ import { queryingIn, schemaNameOf } from "./schema";
  *
  * One run: take a session advisory lock (or skip: another runner is acting), premake the
  * partitions ahead (and any missing in the middle), finish any interrupted detach (FINALIZE),
- * detach expired partitions CONCURRENTLY (lock_timeout + retries) and drop them. Each run is
- * recorded in maintenance_runs. The clock is a parameter, so tests can move time.
+ * detach expired partitions CONCURRENTLY (lock_timeout + retries) and drop them, then build the
+ * Keys index on each closed partition that lacks it (CREATE INDEX CONCURRENTLY: last, so it never
+ * delays a premake). Each run is recorded in maintenance_runs. The clock is a parameter, so tests
+ * can move time.
  */
 
 export type PartitionInterval = "hour" | "day" | "week";
@@ -90,6 +95,19 @@ export interface PlannedCreate {
   reason: "ahead" | "missing";
 }
 
+/**
+ * The Keys index (maintenance-sql.ts, TENANT_INDEX_SHAPE) to build on a closed partition: one whose
+ * upper bound has passed (no claim inserts there any more) and that is kept.
+ */
+export interface PlannedIndex {
+  partition: string;
+  /** The index to build: `<partition>_tenant_created_at_idx`. */
+  index: string;
+  /** INVALID leftovers of an interrupted build, dropped CONCURRENTLY before the build. */
+  invalid: string[];
+  reason: string;
+}
+
 export interface MaintenancePlan {
   now: Date;
   settings: RetentionSettingsRow;
@@ -102,11 +120,13 @@ export interface MaintenancePlan {
   partitions: PartitionState[];
   /** Tables we detached but did not drop (a crash between the two): dropped by the next run. */
   orphans: string[];
+  /** Closed, kept partitions without a valid Keys index: built last, one at a time. */
+  index: PlannedIndex[];
   /** Hours from now to the end of the contiguous premade range. */
   runwayHours: number;
 }
 
-export type OperationKind = "create" | "detach" | "finalize" | "drop" | "reattach";
+export type OperationKind = "create" | "detach" | "finalize" | "drop" | "reattach" | "index";
 export interface Operation {
   kind: OperationKind;
   partition: string;
@@ -135,7 +155,15 @@ export interface MaintainOptions {
   registry?: Registry;
   /** lock_timeout for each DETACH / ATTACH attempt. Default 2000 ms. */
   lockTimeoutMs?: number;
-  /** Attempts per DETACH before giving up for this run (the next run finishes it). Default 5. */
+  /**
+   * lock_timeout for each CREATE / DROP INDEX CONCURRENTLY attempt on a closed partition. Default
+   * 60000 ms. Longer than a DETACH's because its waits (its lock on that one partition, then for
+   * older transactions to end) never hold up a claim, only this run; and its last wait comes after
+   * the whole build, so a short timeout behind one long transaction would build and throw away the
+   * index on every attempt.
+   */
+  indexLockTimeoutMs?: number;
+  /** Attempts per DETACH or index build before giving up for this run (the next run finishes it). Default 5. */
   attempts?: number;
   /** Test hook: runs while the maintenance lock is held, before anything else. */
   afterLock?: () => Promise<void>;
@@ -219,6 +247,51 @@ async function listPartitions(db: Queryable): Promise<PartitionRow[]> {
   return (await db.query<PartitionRow>(LIST_PARTITIONS)).rows;
 }
 
+interface TenantIndexRow {
+  partition: string;
+  index_name: string;
+  valid: boolean;
+}
+
+/** The Keys indexes of each partition (any name), valid and INVALID apart. */
+async function tenantIndexes(db: Queryable): Promise<Map<string, { valid: string[]; invalid: string[] }>> {
+  const byPartition = new Map<string, { valid: string[]; invalid: string[] }>();
+  for (const r of (await db.query<TenantIndexRow>(LIST_TENANT_INDEXES)).rows) {
+    const entry = byPartition.get(r.partition) ?? { valid: [], invalid: [] };
+    (r.valid ? entry.valid : entry.invalid).push(r.index_name);
+    byPartition.set(r.partition, entry);
+  }
+  return byPartition;
+}
+
+const tenantIndexName = (partition: string) => `${partition}${TENANT_INDEX_SUFFIX}`;
+
+/** Kept partitions whose upper bound is at or before now and that have no valid Keys index. */
+function indexesToBuild(
+  now: Date,
+  partitions: PartitionState[],
+  existing: Map<string, { valid: string[]; invalid: string[] }>,
+): PlannedIndex[] {
+  const out: PlannedIndex[] = [];
+  for (const p of partitions) {
+    // A partition about to be dropped needs no index; one that holds now or the future still takes claims.
+    if (p.action !== "keep" || !p.to || p.to.getTime() > now.getTime()) continue;
+    const found = existing.get(p.name);
+    if (found && found.valid.length > 0) continue;
+    const invalid = found?.invalid ?? [];
+    out.push({
+      partition: p.name,
+      index: tenantIndexName(p.name),
+      invalid,
+      reason:
+        invalid.length > 0
+          ? `an interrupted build left ${invalid.join(", ")} INVALID: drop it and build the Keys index again`
+          : `closed since ${p.to.toISOString()} (no claim inserts there): build the Keys index for the console's per-tenant reads`,
+    });
+  }
+  return out;
+}
+
 /** The premade slots from one interval back to premakeCount ahead, minus what existing partitions cover. */
 function missingRanges(now: Date, settings: RetentionSettingsRow, existing: PartitionRow[]): PlannedCreate[] {
   const step = INTERVAL_MS[settings.interval];
@@ -275,6 +348,7 @@ export async function planMaintenance(
   const liveWorkers = await readLiveWorkers(db, now);
   const rows = await listPartitions(db);
   const orphans = (await db.query<{ name: string }>(LIST_DETACHED_ORPHANS)).rows.map((o) => o.name);
+  const existingIndexes = await tenantIndexes(db);
   const largestWindow = Math.max(settings.maxRetryWindowSeconds, ...liveWorkers.map((w) => w.maxRetryWindowSeconds), 0);
   const keepSeconds = Math.max(settings.retentionSeconds, largestWindow);
   const dropBefore = new Date(now.getTime() - keepSeconds * 1000);
@@ -340,6 +414,7 @@ export async function planMaintenance(
     create: missingRanges(now, settings, rows),
     partitions,
     orphans,
+    index: indexesToBuild(now, partitions, existingIndexes),
     runwayHours: runwayHours(now, rows),
   };
 }
@@ -443,6 +518,68 @@ async function detach(client: pg.PoolClient, name: string, lockTimeoutMs: number
   }
 }
 
+/**
+ * Builds the Keys index on one closed partition without blocking claims: CREATE INDEX CONCURRENTLY
+ * (outside any transaction; SHARE UPDATE EXCLUSIVE on that partition only, which no claim or
+ * duplicate conflicts with), each attempt bounded by lock_timeout, which also bounds its waits for
+ * older transactions. A failed or cancelled build leaves its index INVALID; the next attempt (or
+ * run) drops it CONCURRENTLY and builds again. The catalog is read again before each attempt and
+ * after the build: the result is what PostgreSQL holds, not what the plan assumed.
+ */
+async function indexClosedPartition(
+  client: pg.PoolClient,
+  planned: PlannedIndex,
+  lockTimeoutMs: number,
+  attempts: number,
+  ops: Operation[],
+) {
+  const table = `onceboard.${quoteIdent(planned.partition)}`;
+  const failed = (detail: string) => ops.push({ kind: "index", partition: planned.partition, result: "failed", detail });
+  const dropped = new Set<string>();
+  await client.query(`SET lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
+  try {
+    for (let attempt = 1; ; attempt++) {
+      let started = 0;
+      try {
+        const before = (await tenantIndexes(client)).get(planned.partition);
+        if (before && before.valid.length > 0) {
+          ops.push({ kind: "index", partition: planned.partition, result: "skipped", detail: `has ${before.valid[0]}` });
+          return;
+        }
+        for (const invalid of before?.invalid ?? []) {
+          await client.query(`DROP INDEX CONCURRENTLY IF EXISTS onceboard.${quoteIdent(invalid)}`);
+          dropped.add(invalid);
+        }
+        started = Date.now();
+        await client.query(
+          `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quoteIdent(planned.index)} ON ${table} ${TENANT_INDEX_SHAPE}`,
+        );
+      } catch (error) {
+        const state = sqlState(error);
+        if (!RETRY_DDL.has(state ?? "") || attempt >= attempts) {
+          failed(`${state ?? ""} ${(error as Error).message}`.trim());
+          throw error;
+        }
+        await sleep(Math.min(100 * 2 ** attempt, 2000));
+        continue;
+      }
+      const after = (await tenantIndexes(client)).get(planned.partition);
+      if (!after || after.valid.length === 0) {
+        // IF NOT EXISTS met another relation of that name, not of the Keys index's shape.
+        failed(`${planned.index} exists but is not a valid Keys index: rename or drop it`);
+        throw new Error(`${planned.index} on ${planned.partition} is not a valid Keys index after CREATE INDEX CONCURRENTLY`);
+      }
+      const notes = [`${after.valid[0]} in ${Date.now() - started} ms`];
+      if (dropped.size > 0) notes.push(`rebuilt: dropped the INVALID ${[...dropped].join(", ")} of an interrupted build`);
+      if (attempt > 1) notes.push(`attempt ${attempt}`);
+      ops.push({ kind: "index", partition: planned.partition, result: "ok", detail: notes.join("; ") });
+      return;
+    }
+  } finally {
+    await client.query("RESET lock_timeout").catch(() => {});
+  }
+}
+
 function boundsOf(p: PartitionState): string {
   return `FROM (${quoteLiteral((p.from as Date).toISOString())}) TO (${quoteLiteral((p.to as Date).toISOString())})`;
 }
@@ -490,6 +627,7 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
   const runner = options.runner ?? `${os.hostname()}:${process.pid}`;
   const trigger = options.trigger ?? "manual";
   const lockTimeoutMs = options.lockTimeoutMs ?? 2000;
+  const indexLockTimeoutMs = options.indexLockTimeoutMs ?? 60_000;
   const attempts = options.attempts ?? 5;
 
   const schema = schemaNameOf(options.schema);
@@ -535,6 +673,15 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
       for (const orphan of plan.orphans) {
         await client.query(`DROP TABLE IF EXISTS onceboard.${quoteIdent(orphan)}`);
         ops.push({ kind: "drop", partition: orphan, result: "ok", detail: "detached by an earlier run" });
+      }
+      // Last: a build can take a while on a big partition, and must never delay a premake.
+      for (const planned of plan.index) {
+        try {
+          await indexClosedPartition(client, planned, indexLockTimeoutMs, attempts, ops);
+        } catch (error) {
+          // The next partition's build still runs; this one is retried by the next run.
+          failure ??= error;
+        }
       }
     } catch (error) {
       failure ??= error;

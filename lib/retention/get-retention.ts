@@ -34,6 +34,7 @@ export function toPlanView(plan: MaintenancePlan): PlanView {
       reason: p.reason,
     })),
     orphans: plan.orphans,
+    index: plan.index.map((i) => ({ partition: i.partition, index: i.index, invalid: i.invalid, reason: i.reason })),
   };
 }
 

@@ -40,6 +40,8 @@ export interface PlanView {
   create: { name: string; from: string; to: string; reason: "ahead" | "missing" }[];
   partitions: PartitionView[];
   orphans: string[];
+  /** Closed partitions whose Keys index the next run builds (CREATE INDEX CONCURRENTLY), and why. */
+  index: { partition: string; index: string; invalid: string[]; reason: string }[];
 }
 
 export interface LiveWorkerView {

@@ -50,6 +50,30 @@ const makeDays = (pool: pg.Pool, from: number, to: number) =>
     new Date(today + to * DAY).toISOString().slice(0, 10),
   ]);
 
+const dayName = (offset: number) => `effects_p${new Date(today + offset * DAY).toISOString().slice(0, 10).replaceAll("-", "")}`;
+
+/** Each partition's indexes of the Keys index's shape (any name), with their validity. */
+async function keysIndexes(pool: pg.Pool): Promise<{ partition: string; index: string; valid: boolean }[]> {
+  const { rows } = await pool.query<{ partition: string; index: string; valid: boolean }>(
+    `SELECT c.relname AS partition, x.relname AS index, ix.indisvalid AS valid
+       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+       JOIN pg_index ix ON ix.indrelid = c.oid JOIN pg_class x ON x.oid = ix.indexrelid
+      WHERE i.inhparent = 'effects'::regclass
+        AND pg_get_indexdef(ix.indexrelid) LIKE '%USING btree (tenant_id, created_at, key) INCLUDE (first_message_id, status, job_type)'
+      ORDER BY 1, 2`,
+  );
+  return rows;
+}
+
+/** `rows` completed effects of tenant t1 spread over one UTC day, keys old:<offset>-<i>. */
+const seedDay = (pool: pg.Pool, offset: number, rows: number) =>
+  pool.query(
+    `INSERT INTO effects (tenant_id, key, job_type, status, policy, created_at, first_message_id)
+     SELECT 't1', 'old:' || $1::int || '-' || i, 'test', 'completed', 'once', $2::timestamptz + (i % 86400) * interval '1 second', 'm' || i
+       FROM generate_series(1, $3::int) i`,
+    [offset, new Date(today + offset * DAY), rows],
+  );
+
 describe("partition maintenance", () => {
   it("keeps premaking and dropping as time moves forward 30 days; an insert at the moved now never misses", async () => {
     await setSettings(db.pool, 3, 3);
@@ -280,6 +304,194 @@ describe("partition maintenance", () => {
       expect(errors.map(String)).toEqual([]);
       expect(claimsDuringApply).toBeGreaterThan(0);
       expect([...runs.values()].every((n) => n === 1)).toBe(true);
+      const { rows } = await db.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM (SELECT tenant_id, key FROM effects GROUP BY 1, 2 HAVING count(*) > 1) d",
+      );
+      expect(rows[0]?.n).toBe(0);
+    } finally {
+      stop = true;
+      await Promise.all(workers);
+      await effects.close();
+      await claimPool.end();
+    }
+  });
+  it("builds the Keys index on closed partitions only, never on the current or premade ones; the plan says why", async () => {
+    await setSettings(db.pool, 7, 3);
+    await makeDays(db.pool, -3, -1);
+    for (const d of [-3, -2, -1, 0]) await seedDay(db.pool, d, 50);
+    const registry = new Registry();
+
+    const plan = await planMaintenance(db.pool);
+    expect(plan.index.map((i) => i.partition)).toEqual([dayName(-3), dayName(-2), dayName(-1)]);
+    for (const planned of plan.index) {
+      expect(planned).toMatchObject({ index: `${planned.partition}_tenant_created_at_idx`, invalid: [] });
+      expect(planned.reason).toMatch(/^closed since .*no claim inserts there/);
+    }
+
+    const run = await maintain(db.pool, { registry, logger: silentLogger() });
+    expect(run.result, run.error).toBe("success");
+    const built = run.operations.filter((o) => o.kind === "index");
+    expect(built.map((o) => [o.partition, o.result])).toEqual([
+      [dayName(-3), "ok"],
+      [dayName(-2), "ok"],
+      [dayName(-1), "ok"],
+    ]);
+    // Built after every premake of the run.
+    const lastCreate = run.operations.map((o) => o.kind).lastIndexOf("create");
+    expect(run.operations.findIndex((o) => o.kind === "index")).toBeGreaterThan(lastCreate);
+    expect(await keysIndexes(db.pool)).toEqual(
+      [-3, -2, -1].map((d) => ({ partition: dayName(d), index: `${dayName(d)}_tenant_created_at_idx`, valid: true })),
+    );
+    expect(await metricValue(registry, "idem_maintenance_operations_total", { kind: "index", result: "ok" })).toBe(3);
+    const { rows } = await db.pool.query<{ kinds: string[] }>(
+      "SELECT array(SELECT o->>'kind' FROM jsonb_array_elements(operations) o) AS kinds FROM maintenance_runs WHERE id = $1",
+      [run.runId],
+    );
+    expect(rows[0]?.kinds.filter((k) => k === "index")).toHaveLength(3);
+    expect((await planMaintenance(db.pool)).index).toEqual([]);
+
+    // Tomorrow, today's partition has closed: the next run indexes it, and still not the new current one.
+    const tomorrow = new Date(today + DAY + 3_600_000);
+    expect((await planMaintenance(db.pool, { now: tomorrow })).index.map((i) => i.partition)).toEqual([dayName(0)]);
+    const next = await maintain(db.pool, { now: tomorrow, logger: silentLogger() });
+    expect(next.result, next.error).toBe("success");
+    expect(next.operations.filter((o) => o.kind === "index").map((o) => o.partition)).toEqual([dayName(0)]);
+    expect((await keysIndexes(db.pool)).map((i) => i.partition)).toEqual([-3, -2, -1, 0].map(dayName));
+
+    // A partition about to be dropped is not indexed: far ahead, every old one expires.
+    const far = await planMaintenance(db.pool, { now: new Date(today + 30 * DAY) });
+    const dropped = new Set(far.partitions.filter((p) => p.action !== "keep").map((p) => p.name));
+    expect(dropped.size).toBeGreaterThan(0);
+    expect(far.index.filter((i) => dropped.has(i.partition))).toEqual([]);
+  });
+
+  it("drops and rebuilds a Keys index an interrupted CREATE INDEX CONCURRENTLY left INVALID", async () => {
+    await setSettings(db.pool, 7, 3);
+    await makeDays(db.pool, -2, -2);
+    await seedDay(db.pool, -2, 200);
+    const name = dayName(-2);
+    const index = `${name}_tenant_created_at_idx`;
+    const holder = await db.pool.connect();
+    const builder = await db.pool.connect();
+    try {
+      // An open snapshot makes the build wait before it can mark the index valid; cancelling it
+      // there leaves the index in the catalog, INVALID, as a killed maintenance run would.
+      await holder.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+      await holder.query("SELECT count(*) FROM effects");
+      const pid = (await builder.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid;
+      const building = builder
+        .query(
+          `CREATE INDEX CONCURRENTLY ${index} ON ${name} (tenant_id, created_at, key) INCLUDE (first_message_id, status, job_type)`,
+        )
+        .catch((e: Error) => e);
+      let waiting = false;
+      for (let i = 0; i < 400 && !waiting; i++) {
+        const { rows } = await db.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'",
+          [pid],
+        );
+        waiting = rows[0]?.n === 1 && (await keysIndexes(db.pool)).length === 1;
+        if (!waiting) await sleep(25);
+      }
+      expect(waiting).toBe(true);
+      await db.pool.query("SELECT pg_cancel_backend($1)", [pid]);
+      expect(String(await building)).toMatch(/cancel/i);
+      await holder.query("COMMIT");
+      expect(await keysIndexes(db.pool)).toEqual([{ partition: name, index, valid: false }]);
+
+      const plan = await planMaintenance(db.pool);
+      const planned = plan.index.find((i) => i.partition === name);
+      expect(planned).toMatchObject({ index, invalid: [index] });
+      expect(planned?.reason).toMatch(/INVALID/);
+      const run = await maintain(db.pool, { logger: silentLogger() });
+      expect(run.result, run.error).toBe("success");
+      const op = run.operations.find((o) => o.kind === "index" && o.partition === name);
+      expect(op).toMatchObject({ result: "ok" });
+      expect(op?.detail).toMatch(/rebuilt: dropped the INVALID/);
+      expect((await keysIndexes(db.pool)).filter((i) => i.partition === name)).toEqual([{ partition: name, index, valid: true }]);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => {});
+      holder.release();
+      builder.release();
+    }
+  });
+
+  it("a build that times out behind a long transaction fails the run; the next run drops the INVALID index and builds it", async () => {
+    await setSettings(db.pool, 7, 3);
+    await makeDays(db.pool, -2, -2);
+    await seedDay(db.pool, -2, 200);
+    const name = dayName(-2);
+    const holder = await db.pool.connect();
+    try {
+      await holder.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+      await holder.query("SELECT count(*) FROM effects");
+      const run = await maintain(db.pool, { logger: silentLogger(), indexLockTimeoutMs: 200, attempts: 2 });
+      expect(run.result).toBe("failed");
+      expect(run.operations.filter((o) => o.kind === "index" && o.partition === name)).toEqual([
+        expect.objectContaining({ result: "failed", detail: expect.stringMatching(/^55P03 .*lock timeout/) }),
+      ]);
+      expect((await keysIndexes(db.pool)).filter((i) => i.partition === name)).toEqual([
+        { partition: name, index: `${name}_tenant_created_at_idx`, valid: false },
+      ]);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => {});
+      holder.release();
+    }
+    const next = await maintain(db.pool, { logger: silentLogger() });
+    expect(next.result, next.error).toBe("success");
+    expect(next.operations.find((o) => o.kind === "index" && o.partition === name)?.detail).toMatch(/rebuilt/);
+    expect((await keysIndexes(db.pool)).filter((i) => i.partition === name)).toEqual([
+      { partition: name, index: `${name}_tenant_created_at_idx`, valid: true },
+    ]);
+  });
+
+  it("claims, and duplicates of effects in the partitions being indexed, run while the index builds: no errors", async () => {
+    await setSettings(db.pool, 7, 3);
+    await makeDays(db.pool, -3, -1);
+    for (const d of [-3, -2, -1]) await seedDay(db.pool, d, 20_000);
+    const claimPool = newPool(db.url, 12);
+    const effects = testEffects(claimPool, { wait: "5s" });
+    const runs = new Map<string, number>();
+    const errors: unknown[] = [];
+    let stop = false;
+    let claimsDuringBuild = 0;
+    let building = false;
+    const worker = async (w: number) => {
+      for (let i = 0; !stop; i++) {
+        // Odd workers send duplicates of yesterday's effects: each updates its row in a partition being indexed.
+        const key = w % 2 === 1 ? `old:-1-${1 + ((i * 7 + w) % 20_000)}` : `capture:o-${i % 40}-${Math.floor(i / 40)}-${w % 4}`;
+        try {
+          await effects.once({ tenant: "t1", key, jobType: "test", policy: "external" }, async () => {
+            runs.set(key, (runs.get(key) ?? 0) + 1);
+          });
+          if (building) claimsDuringBuild++;
+        } catch (error) {
+          errors.push(error);
+          if (errors.length > 20) stop = true;
+        }
+      }
+    };
+    const workers = Array.from({ length: 6 }, (_, w) => worker(w));
+    try {
+      await sleep(50);
+      building = true;
+      const run = await maintain(db.pool, { logger: silentLogger(), lockTimeoutMs: 500, attempts: 20 });
+      building = false;
+      await sleep(50);
+      stop = true;
+      await Promise.all(workers);
+      expect(run.result, run.error).toBe("success");
+      expect(run.operations.filter((o) => o.kind === "index" && o.result === "ok").map((o) => o.partition)).toEqual(
+        [-3, -2, -1].map(dayName),
+      );
+      expect(errors.map(String)).toEqual([]);
+      expect(claimsDuringBuild).toBeGreaterThan(0);
+      // Yesterday's effects were never run again: a duplicate, not a new claim.
+      expect([...runs.keys()].filter((k) => k.startsWith("old:"))).toEqual([]);
+      expect([...runs.values()].every((n) => n === 1)).toBe(true);
+      expect((await keysIndexes(db.pool)).map((i) => [i.partition, i.valid])).toEqual(
+        [-3, -2, -1].map((d) => [dayName(d), true]),
+      );
       const { rows } = await db.pool.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM (SELECT tenant_id, key FROM effects GROUP BY 1, 2 HAVING count(*) > 1) d",
       );

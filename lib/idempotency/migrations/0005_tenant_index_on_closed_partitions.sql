@@ -1,0 +1,17 @@
+-- effects_tenant_created_at_idx (0002) moves off the claim path (issues 10 and 14). On the
+-- partitioned table it gave every partition its own copy, the open one included, so every claim
+-- (an INSERT into the current partition) wrote one more index entry: bench:claims' ratio went from
+-- a median 0.714 to 0.61 (docs/benchmarks.md), and the issue says the claim path must not get slower.
+--
+-- The console's reads that use it (the Keys search, a key's job steps) mostly read closed
+-- partitions, where no claim inserts any more (a duplicate only updates its row's bookkeeping
+-- there, columns this index does not hold, so it adds no entry while the update is HOT). So the
+-- partition manager, maintain(), now builds `<partition>_tenant_created_at_idx` with the same
+-- columns on each partition once its upper bound has passed, CREATE INDEX CONCURRENTLY, one
+-- partition at a time (lib/idempotency/maintenance.ts, "index"). The open and premade partitions
+-- have none; the reads there use the (tenant_id, key) unique index or scan one partition's rows.
+--
+-- Dropping the partitioned index drops every partition's copy with it, under an ACCESS EXCLUSIVE
+-- lock on effects and its partitions (a catalog change, no scan: quick once the lock is granted).
+-- Until maintenance's next run has rebuilt them, the console's reads on closed partitions are slower.
+DROP INDEX onceboard.effects_tenant_created_at_idx;
