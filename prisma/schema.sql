@@ -177,24 +177,6 @@ CREATE TABLE uncaught_violations_minute (
   CONSTRAINT uncaught_violations_minute_pkey PRIMARY KEY (minute, job_type, constraint_name)
 );
 
-CREATE TABLE worker_gaps_day (
-  day timestamp with time zone NOT NULL,
-  job_type text NOT NULL,
-  gap_buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
-  gap_seconds_sum double precision NOT NULL DEFAULT 0,
-  claims_beyond_retention bigint NOT NULL DEFAULT 0,
-  CONSTRAINT worker_gaps_day_pkey PRIMARY KEY (day, job_type)
-);
-
-CREATE TABLE worker_gaps_hour (
-  hour timestamp with time zone NOT NULL,
-  job_type text NOT NULL,
-  gap_buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
-  gap_seconds_sum double precision NOT NULL DEFAULT 0,
-  claims_beyond_retention bigint NOT NULL DEFAULT 0,
-  CONSTRAINT worker_gaps_hour_pkey PRIMARY KEY (hour, job_type)
-);
-
 CREATE TABLE worker_registrations (
   worker_id text NOT NULL,
   max_retry_window_seconds double precision NOT NULL,
@@ -234,6 +216,9 @@ CREATE TABLE worker_stats_hour (
   deliveries bigint NOT NULL DEFAULT 0,
   redeliveries bigint NOT NULL DEFAULT 0,
   claim_seconds_sum double precision NOT NULL DEFAULT 0,
+  gap_buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
+  gap_seconds_sum double precision NOT NULL DEFAULT 0,
+  claims_beyond_retention bigint NOT NULL DEFAULT 0,
   CONSTRAINT worker_stats_hour_pkey PRIMARY KEY (hour, job_type)
 );
 
@@ -515,94 +500,6 @@ AS $function$
   SELECT ARRAY[1, 5, 15, 60, 300, 900, 3600, 14400, 43200, 86400, 172800, 259200, 604800, 1209600, 2592000]::double precision[]
 $function$;
 
-CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_apply(deltas text)
- RETURNS text[]
- LANGUAGE sql
- IMMUTABLE
-AS $function$
-  SELECT ARRAY[onceboard.onceboard_gaps_upsert(deltas, 'hour', 'worker_gaps_hour'), onceboard.onceboard_gaps_upsert(deltas, 'day', 'worker_gaps_day')]
-$function$;
-
-CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_hour_on_delete()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-DECLARE
-  stmt text;
-BEGIN
-  FOREACH stmt IN ARRAY onceboard.onceboard_gaps_apply(
-    'SELECT minute, job_type, onceboard.onceboard_sub_counts(''{}'', gap_buckets) AS gap_buckets,
-            -gap_seconds_sum AS gap_seconds_sum, -claims_beyond_retention AS claims_beyond_retention
-       FROM old_rows') LOOP
-    EXECUTE stmt;
-  END LOOP;
-  RETURN NULL;
-END;
-$function$;
-
-CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_hour_on_insert()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-DECLARE
-  stmt text;
-BEGIN
-  FOREACH stmt IN ARRAY onceboard.onceboard_gaps_apply(
-    'SELECT minute, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention FROM new_rows
-      WHERE cardinality(gap_buckets) > 0 OR gap_seconds_sum <> 0 OR claims_beyond_retention <> 0') LOOP
-    EXECUTE stmt;
-  END LOOP;
-  RETURN NULL;
-END;
-$function$;
-
-CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_hour_on_update()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-DECLARE
-  stmt text;
-BEGIN
-  -- Old and new rows are matched by the primary key (minute, job_type), which upserts never change.
-  FOREACH stmt IN ARRAY onceboard.onceboard_gaps_apply(
-    'SELECT n.minute, n.job_type, onceboard.onceboard_sub_counts(n.gap_buckets, o.gap_buckets) AS gap_buckets,
-            n.gap_seconds_sum - o.gap_seconds_sum AS gap_seconds_sum,
-            n.claims_beyond_retention - o.claims_beyond_retention AS claims_beyond_retention
-       FROM new_rows n JOIN old_rows o USING (minute, job_type)
-      WHERE n.gap_buckets <> o.gap_buckets OR n.gap_seconds_sum <> o.gap_seconds_sum
-         OR n.claims_beyond_retention <> o.claims_beyond_retention') LOOP
-    EXECUTE stmt;
-  END LOOP;
-  RETURN NULL;
-END;
-$function$;
-
-CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_upsert(deltas text, unit text, target text)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
-AS $function$
-  SELECT format('WITH d AS (SELECT date_trunc(%L, minute, ''UTC'') AS t, job_type, gap_buckets, gap_seconds_sum,
-                            claims_beyond_retention FROM (%s) AS x),
-  elems AS (
-    SELECT d.t, d.job_type, u.i, sum(u.b)::bigint AS b
-      FROM d, unnest(d.gap_buckets) WITH ORDINALITY AS u(b, i)
-     GROUP BY d.t, d.job_type, u.i
-  ), arrays AS (
-    SELECT t, job_type, array_agg(b ORDER BY i) AS buckets FROM elems GROUP BY t, job_type
-  ), totals AS (
-    SELECT t, job_type, sum(gap_seconds_sum) AS gap_sum, sum(claims_beyond_retention)::bigint AS beyond
-      FROM d GROUP BY t, job_type
-  )
-  INSERT INTO onceboard.%I AS g (%I, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention)
-  SELECT tt.t, tt.job_type, coalesce(a.buckets, ''{}''), tt.gap_sum, tt.beyond
-    FROM totals tt LEFT JOIN arrays a USING (t, job_type)
-  ON CONFLICT (%I, job_type) DO UPDATE SET
-    gap_buckets = onceboard.onceboard_add_counts(g.gap_buckets, EXCLUDED.gap_buckets),
-    gap_seconds_sum = g.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
-    claims_beyond_retention = g.claims_beyond_retention + EXCLUDED.claims_beyond_retention', unit, deltas, target, unit, unit)
-$function$;
-
 CREATE OR REPLACE FUNCTION onceboard.onceboard_latency_to_10m()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -660,35 +557,42 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_stats_to_hour()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
+DECLARE
+  n onceboard.worker_stats_minute;
+  o onceboard.worker_stats_minute;
 BEGIN
-  IF TG_OP = 'UPDATE' THEN
-    INSERT INTO onceboard.worker_stats_hour AS h (hour, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
-           key_reuse, uncaught_violations, deliveries, redeliveries, claim_seconds_sum)
-    VALUES (date_trunc('hour', NEW.minute), NEW.job_type, NEW.claims - OLD.claims, NEW.suppressed - OLD.suppressed,
-            NEW.in_flight - OLD.in_flight, NEW.takeovers - OLD.takeovers, NEW.abandoned - OLD.abandoned,
-            NEW.failed - OLD.failed, NEW.key_reuse - OLD.key_reuse, NEW.uncaught_violations - OLD.uncaught_violations,
-            NEW.deliveries - OLD.deliveries, NEW.redeliveries - OLD.redeliveries,
-            NEW.claim_seconds_sum - OLD.claim_seconds_sum)
-    ON CONFLICT (hour, job_type) DO UPDATE SET
-      claims = h.claims + EXCLUDED.claims, suppressed = h.suppressed + EXCLUDED.suppressed,
-      in_flight = h.in_flight + EXCLUDED.in_flight, takeovers = h.takeovers + EXCLUDED.takeovers,
-      abandoned = h.abandoned + EXCLUDED.abandoned, failed = h.failed + EXCLUDED.failed,
-      key_reuse = h.key_reuse + EXCLUDED.key_reuse, uncaught_violations = h.uncaught_violations + EXCLUDED.uncaught_violations,
-      deliveries = h.deliveries + EXCLUDED.deliveries, redeliveries = h.redeliveries + EXCLUDED.redeliveries,
-      claim_seconds_sum = h.claim_seconds_sum + EXCLUDED.claim_seconds_sum;
-  ELSE
-    INSERT INTO onceboard.worker_stats_hour AS h (hour, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
-           key_reuse, uncaught_violations, deliveries, redeliveries, claim_seconds_sum)
-    VALUES (date_trunc('hour', NEW.minute), NEW.job_type, NEW.claims, NEW.suppressed, NEW.in_flight, NEW.takeovers,
-            NEW.abandoned, NEW.failed, NEW.key_reuse, NEW.uncaught_violations, NEW.deliveries, NEW.redeliveries,
-            NEW.claim_seconds_sum)
-    ON CONFLICT (hour, job_type) DO UPDATE SET
-      claims = h.claims + EXCLUDED.claims, suppressed = h.suppressed + EXCLUDED.suppressed,
-      in_flight = h.in_flight + EXCLUDED.in_flight, takeovers = h.takeovers + EXCLUDED.takeovers,
-      abandoned = h.abandoned + EXCLUDED.abandoned, failed = h.failed + EXCLUDED.failed,
-      key_reuse = h.key_reuse + EXCLUDED.key_reuse, uncaught_violations = h.uncaught_violations + EXCLUDED.uncaught_violations,
-      deliveries = h.deliveries + EXCLUDED.deliveries, redeliveries = h.redeliveries + EXCLUDED.redeliveries,
-      claim_seconds_sum = h.claim_seconds_sum + EXCLUDED.claim_seconds_sum;
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
+  INSERT INTO onceboard.worker_stats_hour AS h (hour, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
+         key_reuse, uncaught_violations, deliveries, redeliveries, claim_seconds_sum, gap_buckets, gap_seconds_sum,
+         claims_beyond_retention)
+  VALUES (date_trunc('hour', coalesce(n.minute, o.minute), 'UTC'), coalesce(n.job_type, o.job_type),
+          coalesce(n.claims, 0) - coalesce(o.claims, 0), coalesce(n.suppressed, 0) - coalesce(o.suppressed, 0),
+          coalesce(n.in_flight, 0) - coalesce(o.in_flight, 0), coalesce(n.takeovers, 0) - coalesce(o.takeovers, 0),
+          coalesce(n.abandoned, 0) - coalesce(o.abandoned, 0), coalesce(n.failed, 0) - coalesce(o.failed, 0),
+          coalesce(n.key_reuse, 0) - coalesce(o.key_reuse, 0),
+          coalesce(n.uncaught_violations, 0) - coalesce(o.uncaught_violations, 0),
+          coalesce(n.deliveries, 0) - coalesce(o.deliveries, 0), coalesce(n.redeliveries, 0) - coalesce(o.redeliveries, 0),
+          coalesce(n.claim_seconds_sum, 0) - coalesce(o.claim_seconds_sum, 0),
+          onceboard.onceboard_sub_counts(coalesce(n.gap_buckets, '{}'), coalesce(o.gap_buckets, '{}')),
+          coalesce(n.gap_seconds_sum, 0) - coalesce(o.gap_seconds_sum, 0),
+          coalesce(n.claims_beyond_retention, 0) - coalesce(o.claims_beyond_retention, 0))
+  ON CONFLICT (hour, job_type) DO UPDATE SET
+    claims = h.claims + EXCLUDED.claims, suppressed = h.suppressed + EXCLUDED.suppressed,
+    in_flight = h.in_flight + EXCLUDED.in_flight, takeovers = h.takeovers + EXCLUDED.takeovers,
+    abandoned = h.abandoned + EXCLUDED.abandoned, failed = h.failed + EXCLUDED.failed,
+    key_reuse = h.key_reuse + EXCLUDED.key_reuse, uncaught_violations = h.uncaught_violations + EXCLUDED.uncaught_violations,
+    deliveries = h.deliveries + EXCLUDED.deliveries, redeliveries = h.redeliveries + EXCLUDED.redeliveries,
+    claim_seconds_sum = h.claim_seconds_sum + EXCLUDED.claim_seconds_sum,
+    gap_buckets = onceboard.onceboard_add_counts(h.gap_buckets, EXCLUDED.gap_buckets),
+    gap_seconds_sum = h.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
+    claims_beyond_retention = h.claims_beyond_retention + EXCLUDED.claims_beyond_retention;
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.worker_stats_hour h
+     WHERE h.hour = date_trunc('hour', OLD.minute, 'UTC') AND h.job_type = OLD.job_type
+       AND h.claims = 0 AND h.suppressed = 0 AND h.in_flight = 0 AND h.takeovers = 0 AND h.abandoned = 0 AND h.failed = 0
+       AND h.key_reuse = 0 AND h.uncaught_violations = 0 AND h.deliveries = 0 AND h.redeliveries = 0
+       AND h.claims_beyond_retention = 0 AND 0 = ALL (h.gap_buckets);
   END IF;
   RETURN NULL;
 END;
@@ -721,8 +625,5 @@ CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON onceboard.audit_log FOR 
 CREATE TRIGGER claim_latency_minute_to_10m AFTER INSERT OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_10m();
 CREATE TRIGGER claim_latency_minute_to_hour AFTER INSERT OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_hour();
 CREATE TRIGGER tenant_suppressions_hour_to_day AFTER INSERT OR UPDATE ON onceboard.tenant_suppressions_hour FOR EACH ROW EXECUTE FUNCTION onceboard_tenant_suppressions_to_day();
-CREATE TRIGGER worker_stats_minute_gaps_delete AFTER DELETE ON onceboard.worker_stats_minute REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION onceboard_gaps_hour_on_delete();
-CREATE TRIGGER worker_stats_minute_gaps_insert AFTER INSERT ON onceboard.worker_stats_minute REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION onceboard_gaps_hour_on_insert();
-CREATE TRIGGER worker_stats_minute_gaps_update AFTER UPDATE ON onceboard.worker_stats_minute REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION onceboard_gaps_hour_on_update();
 CREATE TRIGGER worker_stats_minute_to_10m AFTER INSERT OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_10m();
-CREATE TRIGGER worker_stats_minute_to_hour AFTER INSERT OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_hour();
+CREATE TRIGGER worker_stats_minute_to_hour AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_hour();

@@ -63,7 +63,7 @@ describe("hourly gap rollups and claims beyond retention", () => {
     );
     expect(rows[0]?.n).toBe(1);
     const hour = await db.pool.query(
-      "SELECT sum(claims_beyond_retention)::int AS n FROM worker_gaps_hour WHERE job_type = 'gap.test'",
+      "SELECT sum(claims_beyond_retention)::int AS n FROM worker_stats_hour WHERE job_type = 'gap.test'",
     );
     expect(hour.rows[0]?.n).toBe(1);
   });
