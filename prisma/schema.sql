@@ -67,7 +67,8 @@ CREATE TABLE claim_latency_minute (
   minute timestamp with time zone NOT NULL,
   job_type text NOT NULL,
   buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
-  CONSTRAINT claim_latency_minute_pkey PRIMARY KEY (minute, job_type)
+  demo boolean NOT NULL DEFAULT false,
+  CONSTRAINT claim_latency_minute_pkey PRIMARY KEY (minute, job_type, demo)
 );
 
 CREATE TABLE effects (
@@ -151,7 +152,8 @@ CREATE TABLE tenant_suppressions_hour (
   tenant_id text NOT NULL,
   job_type text NOT NULL,
   count bigint NOT NULL DEFAULT 0,
-  CONSTRAINT tenant_suppressions_hour_pkey PRIMARY KEY (hour, tenant_id, job_type)
+  demo boolean NOT NULL DEFAULT false,
+  CONSTRAINT tenant_suppressions_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, demo)
 );
 
 CREATE TABLE tenant_violations_hour (
@@ -162,7 +164,8 @@ CREATE TABLE tenant_violations_hour (
   count bigint NOT NULL DEFAULT 0,
   last_key text NOT NULL,
   last_seen timestamp with time zone NOT NULL,
-  CONSTRAINT tenant_violations_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, constraint_name)
+  demo boolean NOT NULL DEFAULT false,
+  CONSTRAINT tenant_violations_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, constraint_name, demo)
 );
 
 CREATE TABLE uncaught_violations_minute (
@@ -174,7 +177,7 @@ CREATE TABLE uncaught_violations_minute (
   last_tenant_id text,
   last_key text,
   last_message_id text,
-  CONSTRAINT uncaught_violations_minute_pkey PRIMARY KEY (minute, job_type, constraint_name)
+  CONSTRAINT uncaught_violations_minute_pkey PRIMARY KEY (minute, job_type, constraint_name, demo)
 );
 
 CREATE TABLE worker_registrations (
@@ -242,7 +245,7 @@ CREATE TABLE worker_stats_minute (
   demo boolean NOT NULL DEFAULT false,
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
   claims_beyond_retention bigint NOT NULL DEFAULT 0,
-  CONSTRAINT worker_stats_minute_pkey PRIMARY KEY (minute, job_type)
+  CONSTRAINT worker_stats_minute_pkey PRIMARY KEY (minute, job_type, demo)
 );
 
 CREATE UNIQUE INDEX api_tokens_token_hash_key ON onceboard.api_tokens USING btree (token_hash);
@@ -504,11 +507,21 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_latency_to_10m()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
+DECLARE
+  n onceboard.claim_latency_minute;
+  o onceboard.claim_latency_minute;
 BEGIN
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
   INSERT INTO onceboard.claim_latency_10m AS t (bucket, job_type, buckets)
-  VALUES (date_bin('10 minutes', NEW.minute, timestamptz '2000-01-01 00:00:00+00'), NEW.job_type,
-          CASE WHEN TG_OP = 'UPDATE' THEN onceboard.onceboard_sub_counts(NEW.buckets, OLD.buckets) ELSE NEW.buckets END)
+  VALUES (date_bin('10 minutes', coalesce(n.minute, o.minute), timestamptz '2000-01-01 00:00:00+00'), coalesce(n.job_type, o.job_type),
+          CASE WHEN TG_OP = 'INSERT' THEN n.buckets ELSE onceboard.onceboard_sub_counts(coalesce(n.buckets, '{}'), o.buckets) END)
   ON CONFLICT (bucket, job_type) DO UPDATE SET buckets = onceboard.onceboard_add_counts(t.buckets, EXCLUDED.buckets);
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.claim_latency_10m t
+     WHERE t.bucket = date_bin('10 minutes', OLD.minute, timestamptz '2000-01-01 00:00:00+00') AND t.job_type = OLD.job_type
+       AND 0 = ALL (t.buckets);
+  END IF;
   RETURN NULL;
 END;
 $function$;
@@ -517,11 +530,20 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_latency_to_hour()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
+DECLARE
+  n onceboard.claim_latency_minute;
+  o onceboard.claim_latency_minute;
 BEGIN
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
   INSERT INTO onceboard.claim_latency_hour AS h (hour, job_type, buckets)
-  VALUES (date_trunc('hour', NEW.minute), NEW.job_type,
-          CASE WHEN TG_OP = 'UPDATE' THEN onceboard.onceboard_sub_counts(NEW.buckets, OLD.buckets) ELSE NEW.buckets END)
+  VALUES (date_trunc('hour', coalesce(n.minute, o.minute), 'UTC'), coalesce(n.job_type, o.job_type),
+          CASE WHEN TG_OP = 'INSERT' THEN n.buckets ELSE onceboard.onceboard_sub_counts(coalesce(n.buckets, '{}'), o.buckets) END)
   ON CONFLICT (hour, job_type) DO UPDATE SET buckets = onceboard.onceboard_add_counts(h.buckets, EXCLUDED.buckets);
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.claim_latency_hour h
+     WHERE h.hour = date_trunc('hour', OLD.minute, 'UTC') AND h.job_type = OLD.job_type AND 0 = ALL (h.buckets);
+  END IF;
   RETURN NULL;
 END;
 $function$;
@@ -530,24 +552,25 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_stats_to_10m()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
+DECLARE
+  n onceboard.worker_stats_minute;
+  o onceboard.worker_stats_minute;
 BEGIN
-  IF TG_OP = 'UPDATE' THEN
-    INSERT INTO onceboard.worker_stats_10m AS t (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
-    VALUES (date_bin('10 minutes', NEW.minute, timestamptz '2000-01-01 00:00:00+00'), NEW.job_type,
-            NEW.claims - OLD.claims, NEW.suppressed - OLD.suppressed, NEW.in_flight - OLD.in_flight,
-            NEW.takeovers - OLD.takeovers, NEW.deliveries - OLD.deliveries, NEW.redeliveries - OLD.redeliveries)
-    ON CONFLICT (bucket, job_type) DO UPDATE SET
-      claims = t.claims + EXCLUDED.claims, suppressed = t.suppressed + EXCLUDED.suppressed,
-      in_flight = t.in_flight + EXCLUDED.in_flight, takeovers = t.takeovers + EXCLUDED.takeovers,
-      deliveries = t.deliveries + EXCLUDED.deliveries, redeliveries = t.redeliveries + EXCLUDED.redeliveries;
-  ELSE
-    INSERT INTO onceboard.worker_stats_10m AS t (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
-    VALUES (date_bin('10 minutes', NEW.minute, timestamptz '2000-01-01 00:00:00+00'), NEW.job_type,
-            NEW.claims, NEW.suppressed, NEW.in_flight, NEW.takeovers, NEW.deliveries, NEW.redeliveries)
-    ON CONFLICT (bucket, job_type) DO UPDATE SET
-      claims = t.claims + EXCLUDED.claims, suppressed = t.suppressed + EXCLUDED.suppressed,
-      in_flight = t.in_flight + EXCLUDED.in_flight, takeovers = t.takeovers + EXCLUDED.takeovers,
-      deliveries = t.deliveries + EXCLUDED.deliveries, redeliveries = t.redeliveries + EXCLUDED.redeliveries;
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
+  INSERT INTO onceboard.worker_stats_10m AS t (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
+  VALUES (date_bin('10 minutes', coalesce(n.minute, o.minute), timestamptz '2000-01-01 00:00:00+00'), coalesce(n.job_type, o.job_type),
+          coalesce(n.claims, 0) - coalesce(o.claims, 0), coalesce(n.suppressed, 0) - coalesce(o.suppressed, 0),
+          coalesce(n.in_flight, 0) - coalesce(o.in_flight, 0), coalesce(n.takeovers, 0) - coalesce(o.takeovers, 0),
+          coalesce(n.deliveries, 0) - coalesce(o.deliveries, 0), coalesce(n.redeliveries, 0) - coalesce(o.redeliveries, 0))
+  ON CONFLICT (bucket, job_type) DO UPDATE SET
+    claims = t.claims + EXCLUDED.claims, suppressed = t.suppressed + EXCLUDED.suppressed,
+    in_flight = t.in_flight + EXCLUDED.in_flight, takeovers = t.takeovers + EXCLUDED.takeovers,
+    deliveries = t.deliveries + EXCLUDED.deliveries, redeliveries = t.redeliveries + EXCLUDED.redeliveries;
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.worker_stats_10m t
+     WHERE t.bucket = date_bin('10 minutes', OLD.minute, timestamptz '2000-01-01 00:00:00+00') AND t.job_type = OLD.job_type
+       AND t.claims = 0 AND t.suppressed = 0 AND t.in_flight = 0 AND t.takeovers = 0 AND t.deliveries = 0 AND t.redeliveries = 0;
   END IF;
   RETURN NULL;
 END;
@@ -574,7 +597,7 @@ BEGIN
           coalesce(n.uncaught_violations, 0) - coalesce(o.uncaught_violations, 0),
           coalesce(n.deliveries, 0) - coalesce(o.deliveries, 0), coalesce(n.redeliveries, 0) - coalesce(o.redeliveries, 0),
           coalesce(n.claim_seconds_sum, 0) - coalesce(o.claim_seconds_sum, 0),
-          onceboard.onceboard_sub_counts(coalesce(n.gap_buckets, '{}'), coalesce(o.gap_buckets, '{}')),
+          CASE WHEN TG_OP = 'INSERT' THEN n.gap_buckets ELSE onceboard.onceboard_sub_counts(coalesce(n.gap_buckets, '{}'), o.gap_buckets) END,
           coalesce(n.gap_seconds_sum, 0) - coalesce(o.gap_seconds_sum, 0),
           coalesce(n.claims_beyond_retention, 0) - coalesce(o.claims_beyond_retention, 0))
   ON CONFLICT (hour, job_type) DO UPDATE SET
@@ -611,19 +634,28 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_tenant_suppressions_to_day()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
+DECLARE
+  n onceboard.tenant_suppressions_hour;
+  o onceboard.tenant_suppressions_hour;
 BEGIN
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
   INSERT INTO onceboard.tenant_suppressions_day AS t (day, tenant_id, count)
-  VALUES (date_bin('1 day', NEW.hour, timestamptz '2000-01-01 00:00:00+00'), NEW.tenant_id,
-          NEW.count - CASE WHEN TG_OP = 'UPDATE' THEN OLD.count ELSE 0 END)
+  VALUES (date_bin('1 day', coalesce(n.hour, o.hour), timestamptz '2000-01-01 00:00:00+00'), coalesce(n.tenant_id, o.tenant_id),
+          coalesce(n.count, 0) - coalesce(o.count, 0))
   ON CONFLICT (day, tenant_id) DO UPDATE SET count = t.count + EXCLUDED.count;
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.tenant_suppressions_day t
+     WHERE t.day = date_bin('1 day', OLD.hour, timestamptz '2000-01-01 00:00:00+00') AND t.tenant_id = OLD.tenant_id AND t.count = 0;
+  END IF;
   RETURN NULL;
 END;
 $function$;
 
 CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON onceboard.audit_log FOR EACH ROW EXECUTE FUNCTION onceboard_audit_log_append_only();
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON onceboard.audit_log FOR EACH STATEMENT EXECUTE FUNCTION onceboard_audit_log_append_only();
-CREATE TRIGGER claim_latency_minute_to_10m AFTER INSERT OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_10m();
-CREATE TRIGGER claim_latency_minute_to_hour AFTER INSERT OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_hour();
-CREATE TRIGGER tenant_suppressions_hour_to_day AFTER INSERT OR UPDATE ON onceboard.tenant_suppressions_hour FOR EACH ROW EXECUTE FUNCTION onceboard_tenant_suppressions_to_day();
-CREATE TRIGGER worker_stats_minute_to_10m AFTER INSERT OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_10m();
+CREATE TRIGGER claim_latency_minute_to_10m AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_10m();
+CREATE TRIGGER claim_latency_minute_to_hour AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_hour();
+CREATE TRIGGER tenant_suppressions_hour_to_day AFTER INSERT OR DELETE OR UPDATE ON onceboard.tenant_suppressions_hour FOR EACH ROW EXECUTE FUNCTION onceboard_tenant_suppressions_to_day();
+CREATE TRIGGER worker_stats_minute_to_10m AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_10m();
 CREATE TRIGGER worker_stats_minute_to_hour AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_hour();

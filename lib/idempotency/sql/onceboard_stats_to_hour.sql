@@ -27,7 +27,7 @@ BEGIN
           coalesce(n.uncaught_violations, 0) - coalesce(o.uncaught_violations, 0),
           coalesce(n.deliveries, 0) - coalesce(o.deliveries, 0), coalesce(n.redeliveries, 0) - coalesce(o.redeliveries, 0),
           coalesce(n.claim_seconds_sum, 0) - coalesce(o.claim_seconds_sum, 0),
-          onceboard.onceboard_sub_counts(coalesce(n.gap_buckets, '{}'), coalesce(o.gap_buckets, '{}')),
+          CASE WHEN TG_OP = 'INSERT' THEN n.gap_buckets ELSE onceboard.onceboard_sub_counts(coalesce(n.gap_buckets, '{}'), o.gap_buckets) END,
           coalesce(n.gap_seconds_sum, 0) - coalesce(o.gap_seconds_sum, 0),
           coalesce(n.claims_beyond_retention, 0) - coalesce(o.claims_beyond_retention, 0))
   ON CONFLICT (hour, job_type) DO UPDATE SET
