@@ -180,6 +180,15 @@ CREATE TABLE uncaught_violations_minute (
   CONSTRAINT uncaught_violations_minute_pkey PRIMARY KEY (minute, job_type, constraint_name, demo)
 );
 
+CREATE TABLE worker_gaps_day (
+  day timestamp with time zone NOT NULL,
+  job_type text NOT NULL,
+  gap_buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
+  gap_seconds_sum double precision NOT NULL DEFAULT 0,
+  claims_beyond_retention bigint NOT NULL DEFAULT 0,
+  CONSTRAINT worker_gaps_day_pkey PRIMARY KEY (day, job_type)
+);
+
 CREATE TABLE worker_registrations (
   worker_id text NOT NULL,
   max_retry_window_seconds double precision NOT NULL,
@@ -503,6 +512,40 @@ AS $function$
   SELECT ARRAY[1, 5, 15, 60, 300, 900, 3600, 14400, 43200, 86400, 172800, 259200, 604800, 1209600, 2592000]::double precision[]
 $function$;
 
+CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_to_day()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  n onceboard.worker_stats_hour;
+  o onceboard.worker_stats_hour;
+BEGIN
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
+  IF (TG_OP = 'UPDATE' AND n.gap_buckets = o.gap_buckets AND n.gap_seconds_sum = o.gap_seconds_sum
+      AND n.claims_beyond_retention = o.claims_beyond_retention)
+     OR (TG_OP = 'INSERT' AND cardinality(n.gap_buckets) = 0 AND n.gap_seconds_sum = 0 AND n.claims_beyond_retention = 0) THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO onceboard.worker_gaps_day AS d (day, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention)
+  VALUES (date_trunc('day', coalesce(n.hour, o.hour), 'UTC'), coalesce(n.job_type, o.job_type),
+          CASE WHEN TG_OP = 'INSERT' THEN n.gap_buckets ELSE onceboard.onceboard_sub_counts(coalesce(n.gap_buckets, '{}'), o.gap_buckets) END,
+          coalesce(n.gap_seconds_sum, 0) - coalesce(o.gap_seconds_sum, 0),
+          coalesce(n.claims_beyond_retention, 0) - coalesce(o.claims_beyond_retention, 0))
+  ON CONFLICT (day, job_type) DO UPDATE SET
+    gap_buckets = onceboard.onceboard_add_counts(d.gap_buckets, EXCLUDED.gap_buckets),
+    gap_seconds_sum = d.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
+    claims_beyond_retention = d.claims_beyond_retention + EXCLUDED.claims_beyond_retention;
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.worker_gaps_day d
+     WHERE d.day = date_trunc('day', OLD.hour, 'UTC') AND d.job_type = OLD.job_type
+       AND NOT EXISTS (SELECT 1 FROM onceboard.worker_stats_hour h
+                        WHERE h.hour >= d.day AND h.hour < d.day + interval '24 hours' AND h.job_type = d.job_type);
+  END IF;
+  RETURN NULL;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION onceboard.onceboard_latency_to_10m()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -657,5 +700,6 @@ CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON onceboard.audit_log FOR 
 CREATE TRIGGER claim_latency_minute_to_10m AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_10m();
 CREATE TRIGGER claim_latency_minute_to_hour AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_hour();
 CREATE TRIGGER tenant_suppressions_hour_to_day AFTER INSERT OR DELETE OR UPDATE ON onceboard.tenant_suppressions_hour FOR EACH ROW EXECUTE FUNCTION onceboard_tenant_suppressions_to_day();
+CREATE TRIGGER worker_stats_hour_gaps_to_day AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_hour FOR EACH ROW EXECUTE FUNCTION onceboard_gaps_to_day();
 CREATE TRIGGER worker_stats_minute_to_10m AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_10m();
 CREATE TRIGGER worker_stats_minute_to_hour AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_hour();

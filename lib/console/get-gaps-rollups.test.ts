@@ -4,11 +4,11 @@ import { adviseRetention, getRetentionAdvice, readRetentionSettings } from "../r
 import { addInto, emptyHistogram, maxBounds, quantile, total } from "../retention/gap-histogram";
 import { getGaps } from "./get-gaps";
 
-// The fast path (whole hours from worker_stats_hour, edge minutes from worker_stats_minute, summed
-// in SQL) against the minute rows alone, summed here with unnest:
+// The fast path (whole days from worker_gaps_day, edge hours from worker_stats_hour, edge minutes
+// from worker_stats_minute, summed in SQL) against the minute rows alone, summed here with unnest:
 // two windows whose edges fall inside hours (and, for the second, inside minutes), with minute rows
 // on and around every boundary the fast path splits at, written, re-added, updated and deleted
-// through the real table so its trigger keeps the hourly sums.
+// through the real table so its triggers keep the hourly and daily sums.
 
 const JOB_TYPES = ["edge.a", "edge.b", "edge.c"];
 const FIRST = Date.parse("2026-11-17T21:00:00Z");

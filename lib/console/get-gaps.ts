@@ -83,10 +83,13 @@ SELECT tenant_id, ${effectBucketColumns}
    AND ($4::text IS NULL OR job_type = $4::text)
  GROUP BY tenant_id`;
 
-// Job types with rollups since a time: the hours of worker_stats_hour (90 days × 50 job types is
-// 108,000 rows of its primary key, read index-only).
+// Job types with gap data since a time: whole days from worker_gaps_day (90 days × 50 job types is
+// 4,500 rows), the hours before the first whole day from worker_stats_hour.
 const JOB_TYPES_SQL = `
-SELECT DISTINCT job_type FROM worker_stats_hour WHERE hour >= $1::timestamptz
+SELECT job_type FROM worker_gaps_day WHERE day >= $2::timestamptz
+ UNION
+SELECT job_type FROM worker_stats_hour WHERE hour >= $1::timestamptz AND hour < $2::timestamptz
+   AND (cardinality(gap_buckets) > 0 OR claims_beyond_retention <> 0)
  ORDER BY job_type
  LIMIT 200`;
 
@@ -162,6 +165,7 @@ export async function getGaps(input: GetGapsInput, db: Queryable = consoleDataba
   const tenant = input.tenant ?? null;
   const window = [from.toISOString(), to.toISOString()];
   const optionsSince = Math.floor((to.getTime() - 90 * 86_400_000) / 3_600_000) * 3_600_000;
+  const optionsDays = Math.ceil(optionsSince / 86_400_000) * 86_400_000;
 
   // Two chains at once: the rollups (or the tenant's effects) and the job-type choices; and the
   // late effects, then what depends on them (the top tenants' histograms, or the largest gap when
@@ -184,7 +188,7 @@ export async function getGaps(input: GetGapsInput, db: Queryable = consoleDataba
             ),
           ),
     readLateEffects(db, { from, to, jobType, tenant }),
-    db.query<{ job_type: string }>(JOB_TYPES_SQL, [new Date(optionsSince).toISOString()]),
+    db.query<{ job_type: string }>(JOB_TYPES_SQL, [new Date(optionsSince).toISOString(), new Date(optionsDays).toISOString()]),
   ]);
   const { settings, lateRows, topTenants, histogramOf, effectsMaxGap } = effects;
   const late = settings.maxRetryWindowSeconds;

@@ -213,7 +213,8 @@ const readOverview = (window: "1h" | "24h" | "7d", now: Date) =>
 
 /**
  * Every rollup level, source and derived: the minute tables the library writes, the per-tenant
- * hours, and the ten-minute, hourly and daily sums the triggers keep of them.
+ * hours, and the ten-minute, hourly and daily sums the triggers keep of them (worker_gaps_day: of
+ * worker_stats_hour).
  */
 const ROLLUP_TABLES = [
   "claim_latency_10m",
@@ -223,6 +224,7 @@ const ROLLUP_TABLES = [
   "tenant_suppressions_hour",
   "tenant_violations_hour",
   "uncaught_violations_minute",
+  "worker_gaps_day",
   "worker_stats_10m",
   "worker_stats_hour",
   "worker_stats_minute",

@@ -23,22 +23,24 @@ export interface GapHistograms {
 }
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 
-// Whole hours from worker_stats_hour (the hourly sums one trigger on worker_stats_minute keeps
-// exact, gap histogram and counters alike; migration 0004_one_hourly_stats_table), minutes at the
-// very edges from worker_stats_minute: 30 days × 50 job types is at most 36,000 hour rows and
-// 2 × 59 × 50 minute rows, instead of 2.16 million minute rows. The bucket arrays are summed in SQL,
-// one subscript per bucket (no unnest: no row multiplication), into as many rows as the caller
-// needs: one per job type for the advice, one per job type plus one per day for the page (GROUPING
-// SETS), one per job type and day for loadGapHistogramDays.
+// Whole UTC days from worker_gaps_day, whole hours at the window's edges from worker_stats_hour,
+// minutes at the very edges from worker_stats_minute (the hours kept exact by one trigger on the
+// minutes, the days by one on the hours; migration 0004_one_hourly_stats_table): 30 days × 50 job
+// types is about 1,500 day rows, at most 2 × 23 × 50 hour rows and 2 × 59 × 50 minute rows, instead
+// of 2.16 million minute rows. (The hours alone, 36,000 rows, measured p95 503 ms in bench:gaps.) The
+// bucket arrays are summed in SQL, one subscript per bucket (no unnest: no row multiplication),
+// into as many rows as the caller needs: one per job type for the advice, one per job type plus
+// one per day for the page (GROUPING SETS), one per job type and day for loadGapHistogramDays.
 //
 // Each part is a list of half-open ranges (unnest) driving one primary-key range scan per range
 // (LATERAL, kept a subquery by OFFSET 0). A scan parameterised by an outer row cannot run under a
 // Gather, so the plan is serial by construction. It has to be: written as plain ranges the planner
-// chose a parallel plan for these rows, and on a busy server starting its two workers cost more
-// than the work (EXPLAIN ANALYZE under load: 14 ms of scanning, 195-350 ms in Gather Merge; serial
-// median 23-38 ms against 105-132 ms parallel). The right edge is closed (minute <= to): its bound
-// is to + 1 µs, exact at timestamptz's microsecond resolution.
+// chose a parallel plan for these ~5,600 rows, and on a busy server starting its two workers cost
+// more than the work (EXPLAIN ANALYZE under load: 14 ms of scanning, 195-350 ms in Gather Merge;
+// serial median 23-38 ms against 105-132 ms parallel). The right edge is closed (minute <= to):
+// its bound is to + 1 µs, exact at timestamptz's microsecond resolution.
 const sumBuckets = `ARRAY[${Array.from({ length: BUCKET_COUNT }, (_, i) => `coalesce(sum(gap_buckets[${i + 1}]), 0)`).join(", ")}]::float8[]`;
 const part = (table: string, column: string, lows: string[], highs: string[]) => `
   SELECT x.* FROM unnest(ARRAY[${lows.join(", ")}]::timestamptz[], ARRAY[${highs.join(", ")}]::timestamptz[]) AS r(lo, hi)
@@ -50,12 +52,13 @@ const part = (table: string, column: string, lows: string[], highs: string[]) =>
      OFFSET 0) x`;
 const PARTS = `
 WITH parts AS (${[
-  part("worker_stats_hour", "hour", ["$2::timestamptz"], ["$3::timestamptz"]),
+  part("worker_gaps_day", "day", ["$2::timestamptz"], ["$3::timestamptz"]),
+  part("worker_stats_hour", "hour", ["$4::timestamptz", "$6::timestamptz"], ["$5::timestamptz", "$7::timestamptz"]),
   part(
     "worker_stats_minute",
     "minute",
-    ["$4::timestamptz", "$6::timestamptz"],
-    ["$5::timestamptz", "$7::timestamptz + interval '1 microsecond'"],
+    ["$8::timestamptz", "$10::timestamptz"],
+    ["$9::timestamptz", "$11::timestamptz + interval '1 microsecond'"],
   ),
 ].join("\n  UNION ALL")}
 )`;
@@ -85,13 +88,37 @@ SELECT job_type, date_trunc('day', t, 'UTC') AS day, ${totals}
 
 type Range = [number, number];
 
-/** Splits [from, to] into whole hours and edge minutes (empty ranges are [x, x)). */
+/** Splits [from, to] into whole days, edge hours and edge minutes (empty ranges are [x, x)). */
 export function splitWindow(fromMs: number, toMs: number) {
   const f = Math.floor(fromMs / 60_000) * 60_000;
-  const h1 = Math.ceil(f / HOUR_MS) * HOUR_MS;
-  const h2 = Math.floor(toMs / HOUR_MS) * HOUR_MS;
-  if (h1 < h2) return { hours: [h1, h2] as Range, minutesLeft: [f, h1] as Range, minutesRight: [h2, toMs] as Range };
-  return { hours: [f, f] as Range, minutesLeft: [f, f] as Range, minutesRight: [f, toMs] as Range };
+  const ceil = (ms: number, unit: number) => Math.ceil(ms / unit) * unit;
+  const floor = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
+  const none = (x: number): Range => [x, x];
+  const d1 = ceil(f, DAY_MS);
+  const d2 = floor(toMs, DAY_MS);
+  if (d1 < d2) {
+    const h1 = ceil(f, HOUR_MS);
+    const h2 = floor(toMs, HOUR_MS);
+    return {
+      days: [d1, d2] as Range,
+      hoursLeft: [h1, d1] as Range,
+      hoursRight: [d2, h2] as Range,
+      minutesLeft: [f, h1] as Range,
+      minutesRight: [h2, toMs] as Range,
+    };
+  }
+  const h1 = ceil(f, HOUR_MS);
+  const h2 = floor(toMs, HOUR_MS);
+  if (h1 < h2) {
+    return {
+      days: none(f),
+      hoursLeft: [h1, h2] as Range,
+      hoursRight: none(f),
+      minutesLeft: [f, h1] as Range,
+      minutesRight: [h2, toMs] as Range,
+    };
+  }
+  return { days: none(f), hoursLeft: none(f), hoursRight: none(f), minutesLeft: none(f), minutesRight: [f, toMs] as Range };
 }
 
 interface Row {
@@ -106,7 +133,7 @@ async function query(db: Queryable, sql: string, input: { from: Date; to: Date; 
   const iso = (ms: number) => new Date(ms).toISOString();
   const { rows } = await db.query<Row & Record<string, unknown>>(sql, [
     input.jobType ?? null,
-    ...[w.hours, w.minutesLeft, w.minutesRight].flatMap(([a, b]) => [iso(a), iso(b)]),
+    ...[w.days, w.hoursLeft, w.hoursRight, w.minutesLeft, w.minutesRight].flatMap(([a, b]) => [iso(a), iso(b)]),
   ]);
   return rows;
 }
