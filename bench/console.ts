@@ -49,11 +49,12 @@ async function seed(pool: pg.Pool, now: Date): Promise<number> {
     );
     log(`seeded day ${day + 1}/${DAYS}`);
   }
+  // The minutes carry no gap histogram here, so neither do their hours (gap_buckets stays '{}').
   await pool.query(`INSERT INTO worker_stats_hour (hour, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries, claim_seconds_sum)
-    SELECT date_trunc('hour', minute), job_type, sum(claims), sum(suppressed), sum(in_flight), sum(takeovers), sum(deliveries), sum(redeliveries), sum(claim_seconds_sum)
+    SELECT date_trunc('hour', minute, 'UTC'), job_type, sum(claims), sum(suppressed), sum(in_flight), sum(takeovers), sum(deliveries), sum(redeliveries), sum(claim_seconds_sum)
       FROM worker_stats_minute GROUP BY 1, 2`);
   await pool.query(`INSERT INTO claim_latency_hour (hour, job_type, buckets)
-    SELECT date_trunc('hour', minute), job_type, ARRAY[0,0,2*count(*),10*count(*),6*count(*),2*count(*),0,0,0,0,0,0,0,0,0]::bigint[]
+    SELECT date_trunc('hour', minute, 'UTC'), job_type, ARRAY[0,0,2*count(*),10*count(*),6*count(*),2*count(*),0,0,0,0,0,0,0,0,0]::bigint[]
       FROM claim_latency_minute GROUP BY 1, 2`);
   await pool.query(`INSERT INTO worker_stats_10m (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
     SELECT date_bin('10 minutes', minute, timestamptz '2000-01-01 00:00:00+00'), job_type, sum(claims), sum(suppressed), sum(in_flight),

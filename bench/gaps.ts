@@ -8,7 +8,7 @@ import { benchDatabase } from "./support";
 /**
  * `npm run bench:gaps`: p95 of the retention advice and of the Delivery gaps page's data over 30
  * days of per-minute rollups for 50 job types (2.23 million worker_stats_minute rows over 31 UTC
- * days, and the worker_gaps_hour and worker_gaps_day rows their triggers keep), plus the same days
+ * days, and the worker_stats_hour and worker_gaps_day rows their triggers keep), plus the same days
  * of effects (20,000 a day over 100 tenants, 22% with a duplicate) for the per-tenant, latest-late
  * and largest-gap parts, and the retention_settings row.
  * Last line: `gaps p95_ms=<n> rows=<n>` (p95 = the slower of the two). Target ≤ 250 ms.
@@ -67,15 +67,15 @@ async function main() {
       log(`seeded ${day.toISOString().slice(0, 10)} (${DAYS - d + 1}/${DAYS + 1})`);
     }
     await pool.query("VACUUM ANALYZE worker_stats_minute");
-    await pool.query("VACUUM ANALYZE worker_gaps_hour");
+    await pool.query("VACUUM ANALYZE worker_stats_hour");
     await pool.query("VACUUM ANALYZE worker_gaps_day");
     await pool.query("ANALYZE effects");
     const counts = await pool.query<{ minutes: string; hours: string; days: string; effects: string }>(
-      `SELECT (SELECT count(*) FROM worker_stats_minute) AS minutes, (SELECT count(*) FROM worker_gaps_hour) AS hours,
+      `SELECT (SELECT count(*) FROM worker_stats_minute) AS minutes, (SELECT count(*) FROM worker_stats_hour) AS hours,
               (SELECT count(*) FROM worker_gaps_day) AS days, (SELECT count(*) FROM effects) AS effects`,
     );
     const c = counts.rows[0]!;
-    log(`rows: ${c.minutes} minute rollups, ${c.hours} hour and ${c.days} day summaries, ${c.effects} effects`);
+    log(`rows: ${c.minutes} minute rollups, ${c.hours} hour and ${c.days} day sums, ${c.effects} effects`);
     const index = await pool.query("SELECT to_regclass('effects_max_gap_seconds_idx') IS NOT NULL AS present");
     log(
       `effects_max_gap_seconds_idx: ${index.rows[0]?.present ? "present" : "absent (every effects read is a pass over the window)"}`,

@@ -67,7 +67,8 @@ CREATE TABLE claim_latency_minute (
   minute timestamp with time zone NOT NULL,
   job_type text NOT NULL,
   buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
-  CONSTRAINT claim_latency_minute_pkey PRIMARY KEY (minute, job_type)
+  demo boolean NOT NULL DEFAULT false,
+  CONSTRAINT claim_latency_minute_pkey PRIMARY KEY (minute, job_type, demo)
 );
 
 CREATE TABLE effects (
@@ -151,7 +152,8 @@ CREATE TABLE tenant_suppressions_hour (
   tenant_id text NOT NULL,
   job_type text NOT NULL,
   count bigint NOT NULL DEFAULT 0,
-  CONSTRAINT tenant_suppressions_hour_pkey PRIMARY KEY (hour, tenant_id, job_type)
+  demo boolean NOT NULL DEFAULT false,
+  CONSTRAINT tenant_suppressions_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, demo)
 );
 
 CREATE TABLE tenant_violations_hour (
@@ -162,7 +164,8 @@ CREATE TABLE tenant_violations_hour (
   count bigint NOT NULL DEFAULT 0,
   last_key text NOT NULL,
   last_seen timestamp with time zone NOT NULL,
-  CONSTRAINT tenant_violations_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, constraint_name)
+  demo boolean NOT NULL DEFAULT false,
+  CONSTRAINT tenant_violations_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, constraint_name, demo)
 );
 
 CREATE TABLE uncaught_violations_minute (
@@ -174,7 +177,7 @@ CREATE TABLE uncaught_violations_minute (
   last_tenant_id text,
   last_key text,
   last_message_id text,
-  CONSTRAINT uncaught_violations_minute_pkey PRIMARY KEY (minute, job_type, constraint_name)
+  CONSTRAINT uncaught_violations_minute_pkey PRIMARY KEY (minute, job_type, constraint_name, demo)
 );
 
 CREATE TABLE worker_gaps_day (
@@ -184,15 +187,6 @@ CREATE TABLE worker_gaps_day (
   gap_seconds_sum double precision NOT NULL DEFAULT 0,
   claims_beyond_retention bigint NOT NULL DEFAULT 0,
   CONSTRAINT worker_gaps_day_pkey PRIMARY KEY (day, job_type)
-);
-
-CREATE TABLE worker_gaps_hour (
-  hour timestamp with time zone NOT NULL,
-  job_type text NOT NULL,
-  gap_buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
-  gap_seconds_sum double precision NOT NULL DEFAULT 0,
-  claims_beyond_retention bigint NOT NULL DEFAULT 0,
-  CONSTRAINT worker_gaps_hour_pkey PRIMARY KEY (hour, job_type)
 );
 
 CREATE TABLE worker_registrations (
@@ -234,6 +228,9 @@ CREATE TABLE worker_stats_hour (
   deliveries bigint NOT NULL DEFAULT 0,
   redeliveries bigint NOT NULL DEFAULT 0,
   claim_seconds_sum double precision NOT NULL DEFAULT 0,
+  gap_buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
+  gap_seconds_sum double precision NOT NULL DEFAULT 0,
+  claims_beyond_retention bigint NOT NULL DEFAULT 0,
   CONSTRAINT worker_stats_hour_pkey PRIMARY KEY (hour, job_type)
 );
 
@@ -257,7 +254,7 @@ CREATE TABLE worker_stats_minute (
   demo boolean NOT NULL DEFAULT false,
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
   claims_beyond_retention bigint NOT NULL DEFAULT 0,
-  CONSTRAINT worker_stats_minute_pkey PRIMARY KEY (minute, job_type)
+  CONSTRAINT worker_stats_minute_pkey PRIMARY KEY (minute, job_type, demo)
 );
 
 CREATE UNIQUE INDEX api_tokens_token_hash_key ON onceboard.api_tokens USING btree (token_hash);
@@ -514,103 +511,59 @@ AS $function$
   SELECT ARRAY[1, 5, 15, 60, 300, 900, 3600, 14400, 43200, 86400, 172800, 259200, 604800, 1209600, 2592000]::double precision[]
 $function$;
 
-CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_apply(deltas text)
- RETURNS text[]
- LANGUAGE sql
- IMMUTABLE
-AS $function$
-  SELECT ARRAY[onceboard.onceboard_gaps_upsert(deltas, 'hour', 'worker_gaps_hour'), onceboard.onceboard_gaps_upsert(deltas, 'day', 'worker_gaps_day')]
-$function$;
-
-CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_hour_on_delete()
+CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_to_day()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
 DECLARE
-  stmt text;
+  n onceboard.worker_stats_hour;
+  o onceboard.worker_stats_hour;
 BEGIN
-  FOREACH stmt IN ARRAY onceboard.onceboard_gaps_apply(
-    'SELECT minute, job_type, onceboard.onceboard_sub_counts(''{}'', gap_buckets) AS gap_buckets,
-            -gap_seconds_sum AS gap_seconds_sum, -claims_beyond_retention AS claims_beyond_retention
-       FROM old_rows') LOOP
-    EXECUTE stmt;
-  END LOOP;
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
+  IF (TG_OP = 'UPDATE' AND n.gap_buckets = o.gap_buckets AND n.gap_seconds_sum = o.gap_seconds_sum
+      AND n.claims_beyond_retention = o.claims_beyond_retention)
+     OR (TG_OP = 'INSERT' AND cardinality(n.gap_buckets) = 0 AND n.gap_seconds_sum = 0 AND n.claims_beyond_retention = 0) THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO onceboard.worker_gaps_day AS d (day, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention)
+  VALUES (date_trunc('day', coalesce(n.hour, o.hour), 'UTC'), coalesce(n.job_type, o.job_type),
+          CASE WHEN TG_OP = 'INSERT' THEN n.gap_buckets ELSE onceboard.onceboard_sub_counts(coalesce(n.gap_buckets, '{}'), o.gap_buckets) END,
+          coalesce(n.gap_seconds_sum, 0) - coalesce(o.gap_seconds_sum, 0),
+          coalesce(n.claims_beyond_retention, 0) - coalesce(o.claims_beyond_retention, 0))
+  ON CONFLICT (day, job_type) DO UPDATE SET
+    gap_buckets = onceboard.onceboard_add_counts(d.gap_buckets, EXCLUDED.gap_buckets),
+    gap_seconds_sum = d.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
+    claims_beyond_retention = d.claims_beyond_retention + EXCLUDED.claims_beyond_retention;
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.worker_gaps_day d
+     WHERE d.day = date_trunc('day', OLD.hour, 'UTC') AND d.job_type = OLD.job_type
+       AND NOT EXISTS (SELECT 1 FROM onceboard.worker_stats_hour h
+                        WHERE h.hour >= d.day AND h.hour < d.day + interval '24 hours' AND h.job_type = d.job_type);
+  END IF;
   RETURN NULL;
 END;
-$function$;
-
-CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_hour_on_insert()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-DECLARE
-  stmt text;
-BEGIN
-  FOREACH stmt IN ARRAY onceboard.onceboard_gaps_apply(
-    'SELECT minute, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention FROM new_rows
-      WHERE cardinality(gap_buckets) > 0 OR gap_seconds_sum <> 0 OR claims_beyond_retention <> 0') LOOP
-    EXECUTE stmt;
-  END LOOP;
-  RETURN NULL;
-END;
-$function$;
-
-CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_hour_on_update()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-DECLARE
-  stmt text;
-BEGIN
-  -- Old and new rows are matched by the primary key (minute, job_type), which upserts never change.
-  FOREACH stmt IN ARRAY onceboard.onceboard_gaps_apply(
-    'SELECT n.minute, n.job_type, onceboard.onceboard_sub_counts(n.gap_buckets, o.gap_buckets) AS gap_buckets,
-            n.gap_seconds_sum - o.gap_seconds_sum AS gap_seconds_sum,
-            n.claims_beyond_retention - o.claims_beyond_retention AS claims_beyond_retention
-       FROM new_rows n JOIN old_rows o USING (minute, job_type)
-      WHERE n.gap_buckets <> o.gap_buckets OR n.gap_seconds_sum <> o.gap_seconds_sum
-         OR n.claims_beyond_retention <> o.claims_beyond_retention') LOOP
-    EXECUTE stmt;
-  END LOOP;
-  RETURN NULL;
-END;
-$function$;
-
-CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_upsert(deltas text, unit text, target text)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
-AS $function$
-  SELECT format('WITH d AS (SELECT date_trunc(%L, minute, ''UTC'') AS t, job_type, gap_buckets, gap_seconds_sum,
-                            claims_beyond_retention FROM (%s) AS x),
-  elems AS (
-    SELECT d.t, d.job_type, u.i, sum(u.b)::bigint AS b
-      FROM d, unnest(d.gap_buckets) WITH ORDINALITY AS u(b, i)
-     GROUP BY d.t, d.job_type, u.i
-  ), arrays AS (
-    SELECT t, job_type, array_agg(b ORDER BY i) AS buckets FROM elems GROUP BY t, job_type
-  ), totals AS (
-    SELECT t, job_type, sum(gap_seconds_sum) AS gap_sum, sum(claims_beyond_retention)::bigint AS beyond
-      FROM d GROUP BY t, job_type
-  )
-  INSERT INTO onceboard.%I AS g (%I, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention)
-  SELECT tt.t, tt.job_type, coalesce(a.buckets, ''{}''), tt.gap_sum, tt.beyond
-    FROM totals tt LEFT JOIN arrays a USING (t, job_type)
-  ON CONFLICT (%I, job_type) DO UPDATE SET
-    gap_buckets = onceboard.onceboard_add_counts(g.gap_buckets, EXCLUDED.gap_buckets),
-    gap_seconds_sum = g.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
-    claims_beyond_retention = g.claims_beyond_retention + EXCLUDED.claims_beyond_retention', unit, deltas, target, unit, unit)
 $function$;
 
 CREATE OR REPLACE FUNCTION onceboard.onceboard_latency_to_10m()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
+DECLARE
+  n onceboard.claim_latency_minute;
+  o onceboard.claim_latency_minute;
 BEGIN
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
   INSERT INTO onceboard.claim_latency_10m AS t (bucket, job_type, buckets)
-  VALUES (date_bin('10 minutes', NEW.minute, timestamptz '2000-01-01 00:00:00+00'), NEW.job_type,
-          CASE WHEN TG_OP = 'UPDATE' THEN onceboard.onceboard_sub_counts(NEW.buckets, OLD.buckets) ELSE NEW.buckets END)
+  VALUES (date_bin('10 minutes', coalesce(n.minute, o.minute), timestamptz '2000-01-01 00:00:00+00'), coalesce(n.job_type, o.job_type),
+          CASE WHEN TG_OP = 'INSERT' THEN n.buckets ELSE onceboard.onceboard_sub_counts(coalesce(n.buckets, '{}'), o.buckets) END)
   ON CONFLICT (bucket, job_type) DO UPDATE SET buckets = onceboard.onceboard_add_counts(t.buckets, EXCLUDED.buckets);
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.claim_latency_10m t
+     WHERE t.bucket = date_bin('10 minutes', OLD.minute, timestamptz '2000-01-01 00:00:00+00') AND t.job_type = OLD.job_type
+       AND 0 = ALL (t.buckets);
+  END IF;
   RETURN NULL;
 END;
 $function$;
@@ -619,11 +572,20 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_latency_to_hour()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
+DECLARE
+  n onceboard.claim_latency_minute;
+  o onceboard.claim_latency_minute;
 BEGIN
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
   INSERT INTO onceboard.claim_latency_hour AS h (hour, job_type, buckets)
-  VALUES (date_trunc('hour', NEW.minute), NEW.job_type,
-          CASE WHEN TG_OP = 'UPDATE' THEN onceboard.onceboard_sub_counts(NEW.buckets, OLD.buckets) ELSE NEW.buckets END)
+  VALUES (date_trunc('hour', coalesce(n.minute, o.minute), 'UTC'), coalesce(n.job_type, o.job_type),
+          CASE WHEN TG_OP = 'INSERT' THEN n.buckets ELSE onceboard.onceboard_sub_counts(coalesce(n.buckets, '{}'), o.buckets) END)
   ON CONFLICT (hour, job_type) DO UPDATE SET buckets = onceboard.onceboard_add_counts(h.buckets, EXCLUDED.buckets);
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.claim_latency_hour h
+     WHERE h.hour = date_trunc('hour', OLD.minute, 'UTC') AND h.job_type = OLD.job_type AND 0 = ALL (h.buckets);
+  END IF;
   RETURN NULL;
 END;
 $function$;
@@ -632,24 +594,25 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_stats_to_10m()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
+DECLARE
+  n onceboard.worker_stats_minute;
+  o onceboard.worker_stats_minute;
 BEGIN
-  IF TG_OP = 'UPDATE' THEN
-    INSERT INTO onceboard.worker_stats_10m AS t (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
-    VALUES (date_bin('10 minutes', NEW.minute, timestamptz '2000-01-01 00:00:00+00'), NEW.job_type,
-            NEW.claims - OLD.claims, NEW.suppressed - OLD.suppressed, NEW.in_flight - OLD.in_flight,
-            NEW.takeovers - OLD.takeovers, NEW.deliveries - OLD.deliveries, NEW.redeliveries - OLD.redeliveries)
-    ON CONFLICT (bucket, job_type) DO UPDATE SET
-      claims = t.claims + EXCLUDED.claims, suppressed = t.suppressed + EXCLUDED.suppressed,
-      in_flight = t.in_flight + EXCLUDED.in_flight, takeovers = t.takeovers + EXCLUDED.takeovers,
-      deliveries = t.deliveries + EXCLUDED.deliveries, redeliveries = t.redeliveries + EXCLUDED.redeliveries;
-  ELSE
-    INSERT INTO onceboard.worker_stats_10m AS t (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
-    VALUES (date_bin('10 minutes', NEW.minute, timestamptz '2000-01-01 00:00:00+00'), NEW.job_type,
-            NEW.claims, NEW.suppressed, NEW.in_flight, NEW.takeovers, NEW.deliveries, NEW.redeliveries)
-    ON CONFLICT (bucket, job_type) DO UPDATE SET
-      claims = t.claims + EXCLUDED.claims, suppressed = t.suppressed + EXCLUDED.suppressed,
-      in_flight = t.in_flight + EXCLUDED.in_flight, takeovers = t.takeovers + EXCLUDED.takeovers,
-      deliveries = t.deliveries + EXCLUDED.deliveries, redeliveries = t.redeliveries + EXCLUDED.redeliveries;
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
+  INSERT INTO onceboard.worker_stats_10m AS t (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
+  VALUES (date_bin('10 minutes', coalesce(n.minute, o.minute), timestamptz '2000-01-01 00:00:00+00'), coalesce(n.job_type, o.job_type),
+          coalesce(n.claims, 0) - coalesce(o.claims, 0), coalesce(n.suppressed, 0) - coalesce(o.suppressed, 0),
+          coalesce(n.in_flight, 0) - coalesce(o.in_flight, 0), coalesce(n.takeovers, 0) - coalesce(o.takeovers, 0),
+          coalesce(n.deliveries, 0) - coalesce(o.deliveries, 0), coalesce(n.redeliveries, 0) - coalesce(o.redeliveries, 0))
+  ON CONFLICT (bucket, job_type) DO UPDATE SET
+    claims = t.claims + EXCLUDED.claims, suppressed = t.suppressed + EXCLUDED.suppressed,
+    in_flight = t.in_flight + EXCLUDED.in_flight, takeovers = t.takeovers + EXCLUDED.takeovers,
+    deliveries = t.deliveries + EXCLUDED.deliveries, redeliveries = t.redeliveries + EXCLUDED.redeliveries;
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.worker_stats_10m t
+     WHERE t.bucket = date_bin('10 minutes', OLD.minute, timestamptz '2000-01-01 00:00:00+00') AND t.job_type = OLD.job_type
+       AND t.claims = 0 AND t.suppressed = 0 AND t.in_flight = 0 AND t.takeovers = 0 AND t.deliveries = 0 AND t.redeliveries = 0;
   END IF;
   RETURN NULL;
 END;
@@ -659,35 +622,42 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_stats_to_hour()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
+DECLARE
+  n onceboard.worker_stats_minute;
+  o onceboard.worker_stats_minute;
 BEGIN
-  IF TG_OP = 'UPDATE' THEN
-    INSERT INTO onceboard.worker_stats_hour AS h (hour, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
-           key_reuse, uncaught_violations, deliveries, redeliveries, claim_seconds_sum)
-    VALUES (date_trunc('hour', NEW.minute), NEW.job_type, NEW.claims - OLD.claims, NEW.suppressed - OLD.suppressed,
-            NEW.in_flight - OLD.in_flight, NEW.takeovers - OLD.takeovers, NEW.abandoned - OLD.abandoned,
-            NEW.failed - OLD.failed, NEW.key_reuse - OLD.key_reuse, NEW.uncaught_violations - OLD.uncaught_violations,
-            NEW.deliveries - OLD.deliveries, NEW.redeliveries - OLD.redeliveries,
-            NEW.claim_seconds_sum - OLD.claim_seconds_sum)
-    ON CONFLICT (hour, job_type) DO UPDATE SET
-      claims = h.claims + EXCLUDED.claims, suppressed = h.suppressed + EXCLUDED.suppressed,
-      in_flight = h.in_flight + EXCLUDED.in_flight, takeovers = h.takeovers + EXCLUDED.takeovers,
-      abandoned = h.abandoned + EXCLUDED.abandoned, failed = h.failed + EXCLUDED.failed,
-      key_reuse = h.key_reuse + EXCLUDED.key_reuse, uncaught_violations = h.uncaught_violations + EXCLUDED.uncaught_violations,
-      deliveries = h.deliveries + EXCLUDED.deliveries, redeliveries = h.redeliveries + EXCLUDED.redeliveries,
-      claim_seconds_sum = h.claim_seconds_sum + EXCLUDED.claim_seconds_sum;
-  ELSE
-    INSERT INTO onceboard.worker_stats_hour AS h (hour, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
-           key_reuse, uncaught_violations, deliveries, redeliveries, claim_seconds_sum)
-    VALUES (date_trunc('hour', NEW.minute), NEW.job_type, NEW.claims, NEW.suppressed, NEW.in_flight, NEW.takeovers,
-            NEW.abandoned, NEW.failed, NEW.key_reuse, NEW.uncaught_violations, NEW.deliveries, NEW.redeliveries,
-            NEW.claim_seconds_sum)
-    ON CONFLICT (hour, job_type) DO UPDATE SET
-      claims = h.claims + EXCLUDED.claims, suppressed = h.suppressed + EXCLUDED.suppressed,
-      in_flight = h.in_flight + EXCLUDED.in_flight, takeovers = h.takeovers + EXCLUDED.takeovers,
-      abandoned = h.abandoned + EXCLUDED.abandoned, failed = h.failed + EXCLUDED.failed,
-      key_reuse = h.key_reuse + EXCLUDED.key_reuse, uncaught_violations = h.uncaught_violations + EXCLUDED.uncaught_violations,
-      deliveries = h.deliveries + EXCLUDED.deliveries, redeliveries = h.redeliveries + EXCLUDED.redeliveries,
-      claim_seconds_sum = h.claim_seconds_sum + EXCLUDED.claim_seconds_sum;
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
+  INSERT INTO onceboard.worker_stats_hour AS h (hour, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
+         key_reuse, uncaught_violations, deliveries, redeliveries, claim_seconds_sum, gap_buckets, gap_seconds_sum,
+         claims_beyond_retention)
+  VALUES (date_trunc('hour', coalesce(n.minute, o.minute), 'UTC'), coalesce(n.job_type, o.job_type),
+          coalesce(n.claims, 0) - coalesce(o.claims, 0), coalesce(n.suppressed, 0) - coalesce(o.suppressed, 0),
+          coalesce(n.in_flight, 0) - coalesce(o.in_flight, 0), coalesce(n.takeovers, 0) - coalesce(o.takeovers, 0),
+          coalesce(n.abandoned, 0) - coalesce(o.abandoned, 0), coalesce(n.failed, 0) - coalesce(o.failed, 0),
+          coalesce(n.key_reuse, 0) - coalesce(o.key_reuse, 0),
+          coalesce(n.uncaught_violations, 0) - coalesce(o.uncaught_violations, 0),
+          coalesce(n.deliveries, 0) - coalesce(o.deliveries, 0), coalesce(n.redeliveries, 0) - coalesce(o.redeliveries, 0),
+          coalesce(n.claim_seconds_sum, 0) - coalesce(o.claim_seconds_sum, 0),
+          CASE WHEN TG_OP = 'INSERT' THEN n.gap_buckets ELSE onceboard.onceboard_sub_counts(coalesce(n.gap_buckets, '{}'), o.gap_buckets) END,
+          coalesce(n.gap_seconds_sum, 0) - coalesce(o.gap_seconds_sum, 0),
+          coalesce(n.claims_beyond_retention, 0) - coalesce(o.claims_beyond_retention, 0))
+  ON CONFLICT (hour, job_type) DO UPDATE SET
+    claims = h.claims + EXCLUDED.claims, suppressed = h.suppressed + EXCLUDED.suppressed,
+    in_flight = h.in_flight + EXCLUDED.in_flight, takeovers = h.takeovers + EXCLUDED.takeovers,
+    abandoned = h.abandoned + EXCLUDED.abandoned, failed = h.failed + EXCLUDED.failed,
+    key_reuse = h.key_reuse + EXCLUDED.key_reuse, uncaught_violations = h.uncaught_violations + EXCLUDED.uncaught_violations,
+    deliveries = h.deliveries + EXCLUDED.deliveries, redeliveries = h.redeliveries + EXCLUDED.redeliveries,
+    claim_seconds_sum = h.claim_seconds_sum + EXCLUDED.claim_seconds_sum,
+    gap_buckets = onceboard.onceboard_add_counts(h.gap_buckets, EXCLUDED.gap_buckets),
+    gap_seconds_sum = h.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
+    claims_beyond_retention = h.claims_beyond_retention + EXCLUDED.claims_beyond_retention;
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.worker_stats_hour h
+     WHERE h.hour = date_trunc('hour', OLD.minute, 'UTC') AND h.job_type = OLD.job_type
+       AND h.claims = 0 AND h.suppressed = 0 AND h.in_flight = 0 AND h.takeovers = 0 AND h.abandoned = 0 AND h.failed = 0
+       AND h.key_reuse = 0 AND h.uncaught_violations = 0 AND h.deliveries = 0 AND h.redeliveries = 0
+       AND h.claims_beyond_retention = 0 AND 0 = ALL (h.gap_buckets);
   END IF;
   RETURN NULL;
 END;
@@ -706,22 +676,29 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_tenant_suppressions_to_day()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
+DECLARE
+  n onceboard.tenant_suppressions_hour;
+  o onceboard.tenant_suppressions_hour;
 BEGIN
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
   INSERT INTO onceboard.tenant_suppressions_day AS t (day, tenant_id, count)
-  VALUES (date_bin('1 day', NEW.hour, timestamptz '2000-01-01 00:00:00+00'), NEW.tenant_id,
-          NEW.count - CASE WHEN TG_OP = 'UPDATE' THEN OLD.count ELSE 0 END)
+  VALUES (date_bin('1 day', coalesce(n.hour, o.hour), timestamptz '2000-01-01 00:00:00+00'), coalesce(n.tenant_id, o.tenant_id),
+          coalesce(n.count, 0) - coalesce(o.count, 0))
   ON CONFLICT (day, tenant_id) DO UPDATE SET count = t.count + EXCLUDED.count;
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.tenant_suppressions_day t
+     WHERE t.day = date_bin('1 day', OLD.hour, timestamptz '2000-01-01 00:00:00+00') AND t.tenant_id = OLD.tenant_id AND t.count = 0;
+  END IF;
   RETURN NULL;
 END;
 $function$;
 
 CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON onceboard.audit_log FOR EACH ROW EXECUTE FUNCTION onceboard_audit_log_append_only();
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON onceboard.audit_log FOR EACH STATEMENT EXECUTE FUNCTION onceboard_audit_log_append_only();
-CREATE TRIGGER claim_latency_minute_to_10m AFTER INSERT OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_10m();
-CREATE TRIGGER claim_latency_minute_to_hour AFTER INSERT OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_hour();
-CREATE TRIGGER tenant_suppressions_hour_to_day AFTER INSERT OR UPDATE ON onceboard.tenant_suppressions_hour FOR EACH ROW EXECUTE FUNCTION onceboard_tenant_suppressions_to_day();
-CREATE TRIGGER worker_stats_minute_gaps_delete AFTER DELETE ON onceboard.worker_stats_minute REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION onceboard_gaps_hour_on_delete();
-CREATE TRIGGER worker_stats_minute_gaps_insert AFTER INSERT ON onceboard.worker_stats_minute REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION onceboard_gaps_hour_on_insert();
-CREATE TRIGGER worker_stats_minute_gaps_update AFTER UPDATE ON onceboard.worker_stats_minute REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION onceboard_gaps_hour_on_update();
-CREATE TRIGGER worker_stats_minute_to_10m AFTER INSERT OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_10m();
-CREATE TRIGGER worker_stats_minute_to_hour AFTER INSERT OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_hour();
+CREATE TRIGGER claim_latency_minute_to_10m AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_10m();
+CREATE TRIGGER claim_latency_minute_to_hour AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_hour();
+CREATE TRIGGER tenant_suppressions_hour_to_day AFTER INSERT OR DELETE OR UPDATE ON onceboard.tenant_suppressions_hour FOR EACH ROW EXECUTE FUNCTION onceboard_tenant_suppressions_to_day();
+CREATE TRIGGER worker_stats_hour_gaps_to_day AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_hour FOR EACH ROW EXECUTE FUNCTION onceboard_gaps_to_day();
+CREATE TRIGGER worker_stats_minute_to_10m AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_10m();
+CREATE TRIGGER worker_stats_minute_to_hour AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_hour();

@@ -4,11 +4,11 @@ import { adviseRetention, getRetentionAdvice, readRetentionSettings } from "../r
 import { addInto, emptyHistogram, maxBounds, quantile, total } from "../retention/gap-histogram";
 import { getGaps } from "./get-gaps";
 
-// The fast path (whole days from worker_gaps_day, edge hours from worker_gaps_hour, edge minutes
+// The fast path (whole days from worker_gaps_day, edge hours from worker_stats_hour, edge minutes
 // from worker_stats_minute, summed in SQL) against the minute rows alone, summed here with unnest:
 // two windows whose edges fall inside hours (and, for the second, inside minutes), with minute rows
 // on and around every boundary the fast path splits at, written, re-added, updated and deleted
-// through the real table so its triggers keep the summaries.
+// through the real table so its triggers keep the hourly and daily sums.
 
 const JOB_TYPES = ["edge.a", "edge.b", "edge.c"];
 const FIRST = Date.parse("2026-11-17T21:00:00Z");
@@ -98,7 +98,7 @@ describe("the gap rollups' fast path", () => {
     const insert = `
       INSERT INTO worker_stats_minute AS w (minute, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention)
       SELECT m, j, b::bigint[], 1, n FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::bigint[]) AS u(m, j, b, n)
-      ON CONFLICT (minute, job_type) DO UPDATE SET gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
+      ON CONFLICT (minute, job_type, demo) DO UPDATE SET gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
         gap_seconds_sum = w.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
         claims_beyond_retention = w.claims_beyond_retention + EXCLUDED.claims_beyond_retention`;
     await db.pool.query(insert, [minutes, jobTypes, buckets, beyond]);

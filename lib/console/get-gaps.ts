@@ -84,12 +84,12 @@ SELECT tenant_id, ${effectBucketColumns}
  GROUP BY tenant_id`;
 
 // Job types with gap data since a time: whole days from worker_gaps_day (90 days × 50 job types is
-// 4,500 rows), the hours before the first whole day from worker_gaps_hour. Both summaries get a
-// row from the same trigger statements, so this is the set of job types with an hour row since $1.
+// 4,500 rows), the hours before the first whole day from worker_stats_hour.
 const JOB_TYPES_SQL = `
 SELECT job_type FROM worker_gaps_day WHERE day >= $2::timestamptz
  UNION
-SELECT job_type FROM worker_gaps_hour WHERE hour >= $1::timestamptz AND hour < $2::timestamptz
+SELECT job_type FROM worker_stats_hour WHERE hour >= $1::timestamptz AND hour < $2::timestamptz
+   AND (cardinality(gap_buckets) > 0 OR claims_beyond_retention <> 0)
  ORDER BY job_type
  LIMIT 200`;
 

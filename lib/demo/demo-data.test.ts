@@ -7,6 +7,9 @@ import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { getOverviewSeries } from "../console/get-overview-series";
 import { PostgresSource } from "../console/metrics/postgres-source";
 import { overviewQuerySchema } from "../console/overview-query";
+import type { OverviewResponse } from "../console/overview-types";
+import { Rollups } from "../idempotency/rollups";
+import { silentLogger } from "../idempotency/test/helpers";
 import { backfillHistory, HISTORY_OUTAGE, isDatabaseEmpty } from "./history";
 import { FakeMailer, FakePaymentProvider } from "./provider";
 import { DemoRunningError, resetDemo } from "./reset";
@@ -93,7 +96,7 @@ describe("demo:verify", () => {
  * The rollups count claims as the worker library does: an effect's first claim, each suppressed
  * duplicate, each takeover, each abandoned redelivery, each in-flight duplicate and each reused key.
  */
-async function expectHistoryAgrees(now: Date) {
+async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
   const { rows: perType } = await db.pool.query<{
     job_type: string;
     effects: number;
@@ -155,9 +158,9 @@ async function expectHistoryAgrees(now: Date) {
     expect(t.redeliveries).toBe((t.suppressed ?? 0) + (t.in_flight ?? 0) + (t.rollup_takeovers ?? 0) + (t.rollup_abandoned ?? 0));
   }
 
-  // Latency samples: one per claim (only the history writes them in this database).
+  // Latency samples: one per claim.
   const latency = await db.pool.query<{ samples: number; claims: number }>(
-    `SELECT (SELECT sum((SELECT sum(b) FROM unnest(buckets) AS b)) FROM claim_latency_minute)::int AS samples,
+    `SELECT (SELECT sum((SELECT sum(b) FROM unnest(buckets) AS b)) FROM claim_latency_minute WHERE demo)::int AS samples,
             (SELECT sum(claims) FROM worker_stats_minute WHERE demo)::int AS claims`,
   );
   expect(latency.rows[0]?.samples).toBe(latency.rows[0]?.claims);
@@ -165,7 +168,7 @@ async function expectHistoryAgrees(now: Date) {
   // Per tenant: the hourly suppressions are the effects' duplicates, tenant by tenant and job type by job type.
   const tenants = await db.pool.query<{ tenant_id: string; job_type: string; rolled: number | null; duplicates: number | null }>(
     `SELECT tenant_id, job_type, r.n AS rolled, e.n AS duplicates
-       FROM (SELECT tenant_id, job_type, sum(count)::int AS n FROM tenant_suppressions_hour GROUP BY 1, 2) r
+       FROM (SELECT tenant_id, job_type, sum(count)::int AS n FROM tenant_suppressions_hour WHERE demo GROUP BY 1, 2) r
        FULL JOIN (SELECT tenant_id, job_type, sum(duplicate_count)::int AS n FROM effects WHERE demo AND duplicate_count > 0 GROUP BY 1, 2) e
        USING (tenant_id, job_type) ORDER BY 1, 2`,
   );
@@ -184,8 +187,8 @@ async function expectHistoryAgrees(now: Date) {
     `SELECT job_type,
             (SELECT sum(uncaught_violations) FROM worker_stats_minute w WHERE w.demo AND w.job_type = j.job_type)::int AS stats,
             (SELECT sum(count) FROM uncaught_violations_minute u WHERE u.demo AND u.job_type = j.job_type)::int AS minutes,
-            (SELECT sum(count) FROM tenant_violations_hour t WHERE t.job_type = j.job_type)::int AS tenants,
-            (SELECT count(*) FROM tenant_violations_hour t WHERE t.job_type = j.job_type
+            (SELECT sum(count) FROM tenant_violations_hour t WHERE t.demo AND t.job_type = j.job_type)::int AS tenants,
+            (SELECT count(*) FROM tenant_violations_hour t WHERE t.demo AND t.job_type = j.job_type
                 AND NOT EXISTS (SELECT 1 FROM effects e WHERE e.demo AND e.key = t.last_key AND e.tenant_id = t.tenant_id))::int AS unknown_keys
        FROM (SELECT DISTINCT job_type FROM uncaught_violations_minute WHERE demo) j ORDER BY 1`,
   );
@@ -193,17 +196,73 @@ async function expectHistoryAgrees(now: Date) {
   for (const v of violations.rows)
     expect(v).toEqual({ job_type: v.job_type, stats: v.minutes, minutes: v.minutes, tenants: v.minutes, unknown_keys: 0 });
 
-  // And as the Overview reads them (hourly tables for a week): suppressions by job type and by tenant add up alike.
-  const overview = await getOverviewSeries(overviewQuerySchema.parse({ window: "7d" }), {
-    db: db.pool,
-    source: new PostgresSource(db.pool),
-    now,
-  });
+  // And as the Overview reads them (hourly tables for a week), on top of the real rows' counts:
+  // suppressions by job type and by tenant add up alike.
+  const overview = await readOverview("7d", now);
   const duplicates = await db.pool.query<{ job_type: string; n: number }>(
     "SELECT job_type, sum(duplicate_count)::int AS n FROM effects WHERE demo GROUP BY 1",
   );
-  for (const d of duplicates.rows) expect(overview.jobTypes.find((j) => j.jobType === d.job_type)?.suppressions).toBe(d.n);
+  const suppressionsOf = (o: OverviewResponse, jobType: string) =>
+    o.jobTypes.find((j) => j.jobType === jobType)?.suppressions ?? 0;
+  for (const d of duplicates.rows) expect(suppressionsOf(overview, d.job_type) - suppressionsOf(real, d.job_type)).toBe(d.n);
   expect(overview.topTenants.reduce((a, t) => a + t.suppressions, 0)).toBe(overview.totals.suppressions);
+}
+
+const readOverview = (window: "1h" | "24h" | "7d", now: Date) =>
+  getOverviewSeries(overviewQuerySchema.parse({ window }), { db: db.pool, source: new PostgresSource(db.pool), now });
+
+/**
+ * Every rollup level, source and derived: the minute tables the library writes, the per-tenant
+ * hours, and the ten-minute, hourly and daily sums the triggers keep of them (worker_gaps_day: of
+ * worker_stats_hour).
+ */
+const ROLLUP_TABLES = [
+  "claim_latency_10m",
+  "claim_latency_hour",
+  "claim_latency_minute",
+  "tenant_suppressions_day",
+  "tenant_suppressions_hour",
+  "tenant_violations_hour",
+  "uncaught_violations_minute",
+  "worker_gaps_day",
+  "worker_stats_10m",
+  "worker_stats_hour",
+  "worker_stats_minute",
+];
+
+/**
+ * Every row of every rollup table, in key order. Float sums are rounded to 1e-6: a level that had
+ * the demo's seconds added and subtracted keeps rounding residue, never a count.
+ */
+async function rollupRows(): Promise<Record<string, unknown[]>> {
+  const out: Record<string, unknown[]> = {};
+  for (const table of ROLLUP_TABLES) {
+    const { rows } = await db.pool.query(`SELECT * FROM ${table} ORDER BY 1, 2, 3`);
+    out[table] = rows.map((r) =>
+      Object.fromEntries(
+        Object.entries(r).map(([k, v]) => [k, typeof v === "number" && !Number.isInteger(v) ? Math.round(v * 1e6) / 1e6 : v]),
+      ),
+    );
+  }
+  return out;
+}
+
+/**
+ * Real rows the reset must leave alone, written by the library's own rollup writer (demo: false)
+ * into the history's job type, tenant and hours, two hours before `now`: they share every coarser
+ * bucket (ten minutes, hour, day) with the demo's counts.
+ */
+async function writeRealRollups(now: Date) {
+  const at = Math.floor(now.getTime() / 60_000) * 60_000 - 2 * 3_600_000;
+  const real = new Rollups(db.pool, { demo: false, logger: silentLogger(), now: () => at });
+  real.addClaim("order.paid", 0.004);
+  real.addClaim("order.paid", 0.02);
+  real.add("order.paid", { claims: 1, suppressed: 1, deliveries: 3, redeliveries: 1 });
+  real.observeGap("order.paid", 42);
+  real.addTenantSuppression("acme", "order.paid");
+  real.addViolation("order.paid", "real_orders_key", { tenant: "acme", key: "mark-paid:r-1", messageId: "r-msg-1" });
+  real.addTenantViolation("acme", "order.paid", "real_orders_key", "mark-paid:r-1");
+  expect(await real.flush()).toBe(true);
 }
 
 describe("history backfill and demo:reset", () => {
@@ -216,9 +275,17 @@ describe("history backfill and demo:reset", () => {
       `INSERT INTO worker_stats_minute (minute, job_type, claims, demo) VALUES (date_trunc('minute', now()) - interval '1 hour', 'billing', 5, false)`,
     );
     expect(await isDatabaseEmpty(db.pool)).toBe(false);
+    const now = new Date();
+    await writeRealRollups(now);
+    const realRows = await rollupRows();
+    const realOverview = {
+      "1h": await readOverview("1h", now),
+      "24h": await readOverview("24h", now),
+      "7d": await readOverview("7d", now),
+    };
+    expect(realOverview["7d"].totals.claims).toBe(5 + 3);
 
     const progress: string[] = [];
-    const now = new Date();
     const result = await withClient((client) =>
       backfillHistory(client, { spanMs: 3 * 86_400_000, ordersPerDay: 50, now, onProgress: (l) => progress.push(l) }),
     );
@@ -261,7 +328,8 @@ describe("history backfill and demo:reset", () => {
     const violations = await db.pool.query("SELECT 1 FROM uncaught_violations_minute WHERE demo");
     expect(violations.rowCount).toBeGreaterThan(0);
 
-    await expectHistoryAgrees(now);
+    await expectHistoryAgrees(now, realOverview["7d"]);
+    expect((await readOverview("24h", now)).totals.claims).toBeGreaterThan(realOverview["24h"].totals.claims);
 
     await db.pool.query("INSERT INTO demo_orders (tenant_id, order_id, amount_cents) VALUES ('acme', 'r-1', 1)");
 
@@ -286,7 +354,17 @@ describe("history backfill and demo:reset", () => {
               EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'onceboard_demo') AS demo_schema`,
     );
     // The demo's tables go with their schema; the demo makes it again when it starts.
-    expect(left.rows[0]).toEqual({ effects: 1, demo_effects: 0, stats: 1, demo_stats: 0, demo_schema: false });
+    expect(left.rows[0]).toEqual({ effects: 1, demo_effects: 0, stats: 2, demo_stats: 0, demo_schema: false });
+
+    // Issue 13: every rollup level, minute to day, holds exactly the real rows again (no demo count,
+    // no bucket the demo alone made), and the Overview reads what it read before the demo came.
+    const tables = await db.pool.query<{ name: string }>(
+      `SELECT table_name AS name FROM information_schema.tables
+        WHERE table_schema = 'onceboard' AND table_name ~ '_(minute|10m|hour|day)$' ORDER BY 1`,
+    );
+    expect(tables.rows.map((t) => t.name)).toEqual(ROLLUP_TABLES);
+    expect(await rollupRows()).toEqual(realRows);
+    for (const window of ["1h", "24h", "7d"] as const) expect(await readOverview(window, now)).toEqual(realOverview[window]);
   });
 });
 

@@ -9,7 +9,8 @@ import { DEMO_TENANTS } from "./settings";
  * and key reuse. The rollups are not drawn on their own: they are counted from the effect rows the
  * same statement writes, claim by claim as the worker library counts them (see HISTORY_SQL), so
  * the Overview's claims, suppressions, gaps, tenants and violations agree with the effects. Every
- * row that has a `demo` column is marked demo. Days are written oldest first, one statement and
+ * rollup row is marked demo (demo is part of each rollup table's key), so demo:reset removes
+ * exactly the history's counts. Days are written oldest first, one statement and
  * transaction each, so progress is visible and an interrupted backfill leaves whole days.
  */
 export interface HistoryOptions {
@@ -179,7 +180,7 @@ WITH orders AS (
          p.uncaught, coalesce(p.claims, 0), p.redeliveries, 0, coalesce(l.seconds, 0),
          coalesce(g.buckets, array_fill(0::bigint, ARRAY[16])), coalesce(g.seconds, 0), true
     FROM per_minute p LEFT JOIN gap_rows g USING (minute, job_type) LEFT JOIN latency_rows l USING (minute, job_type)
-  ON CONFLICT (minute, job_type) DO UPDATE SET
+  ON CONFLICT (minute, job_type, demo) DO UPDATE SET
     claims = w.claims + EXCLUDED.claims, suppressed = w.suppressed + EXCLUDED.suppressed,
     in_flight = w.in_flight + EXCLUDED.in_flight, takeovers = w.takeovers + EXCLUDED.takeovers,
     abandoned = w.abandoned + EXCLUDED.abandoned, failed = w.failed + EXCLUDED.failed,
@@ -188,17 +189,17 @@ WITH orders AS (
     claim_seconds_sum = w.claim_seconds_sum + EXCLUDED.claim_seconds_sum,
     gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
     gap_seconds_sum = w.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
-    demo = w.demo AND EXCLUDED.demo, updated_at = now()
+    updated_at = now()
   RETURNING (xmax = 0) AS created
 ), latency AS (
-  INSERT INTO claim_latency_minute AS l (minute, job_type, buckets)
-  SELECT minute, job_type, buckets FROM latency_rows
-  ON CONFLICT (minute, job_type) DO UPDATE SET buckets = onceboard_add_counts(l.buckets, EXCLUDED.buckets)
+  INSERT INTO claim_latency_minute AS l (minute, job_type, buckets, demo)
+  SELECT minute, job_type, buckets, true FROM latency_rows
+  ON CONFLICT (minute, job_type, demo) DO UPDATE SET buckets = onceboard_add_counts(l.buckets, EXCLUDED.buckets)
   RETURNING 1
 ), tenant_suppressions AS (
-  INSERT INTO tenant_suppressions_hour AS t (hour, tenant_id, job_type, count)
-  SELECT date_trunc('hour', at), tenant_id, job_type, sum(n) FROM events WHERE kind = 'duplicate' GROUP BY 1, 2, 3
-  ON CONFLICT (hour, tenant_id, job_type) DO UPDATE SET count = t.count + EXCLUDED.count
+  INSERT INTO tenant_suppressions_hour AS t (hour, tenant_id, job_type, count, demo)
+  SELECT date_trunc('hour', at, 'UTC'), tenant_id, job_type, sum(n), true FROM events WHERE kind = 'duplicate' GROUP BY 1, 2, 3
+  ON CONFLICT (hour, tenant_id, job_type, demo) DO UPDATE SET count = t.count + EXCLUDED.count
   RETURNING 1
 ), violations AS (
   INSERT INTO uncaught_violations_minute AS u (minute, job_type, constraint_name, count, demo, last_tenant_id, last_key, last_message_id)
@@ -207,17 +208,17 @@ WITH orders AS (
          count(*) OVER (PARTITION BY date_trunc('minute', at), job_type), true, tenant_id, key, first_message_id
     FROM events WHERE kind = 'violation'
    ORDER BY date_trunc('minute', at), job_type, at DESC
-  ON CONFLICT (minute, job_type, constraint_name) DO UPDATE SET count = u.count + EXCLUDED.count, demo = u.demo AND EXCLUDED.demo,
+  ON CONFLICT (minute, job_type, constraint_name, demo) DO UPDATE SET count = u.count + EXCLUDED.count,
     last_tenant_id = EXCLUDED.last_tenant_id, last_key = EXCLUDED.last_key, last_message_id = EXCLUDED.last_message_id
   RETURNING 1
 ), tenant_violations AS (
-  INSERT INTO tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen)
-  SELECT DISTINCT ON (date_trunc('hour', at), tenant_id, job_type)
-         date_trunc('hour', at), tenant_id, job_type, 'demo_accounting_entries_entry_key',
-         count(*) OVER (PARTITION BY date_trunc('hour', at), tenant_id, job_type), key, at
+  INSERT INTO tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen, demo)
+  SELECT DISTINCT ON (date_trunc('hour', at, 'UTC'), tenant_id, job_type)
+         date_trunc('hour', at, 'UTC'), tenant_id, job_type, 'demo_accounting_entries_entry_key',
+         count(*) OVER (PARTITION BY date_trunc('hour', at, 'UTC'), tenant_id, job_type), key, at, true
     FROM events WHERE kind = 'violation'
-   ORDER BY date_trunc('hour', at), tenant_id, job_type, at DESC
-  ON CONFLICT (hour, tenant_id, job_type, constraint_name) DO UPDATE SET
+   ORDER BY date_trunc('hour', at, 'UTC'), tenant_id, job_type, at DESC
+  ON CONFLICT (hour, tenant_id, job_type, constraint_name, demo) DO UPDATE SET
     count = t.count + EXCLUDED.count,
     last_key = CASE WHEN EXCLUDED.last_seen >= t.last_seen THEN EXCLUDED.last_key ELSE t.last_key END,
     last_seen = greatest(t.last_seen, EXCLUDED.last_seen)

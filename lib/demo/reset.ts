@@ -17,8 +17,9 @@ export class DemoRunningError extends Error {
  * Removes exactly the demo's data: effects and rollup rows marked demo, the demo's own schema
  * (its tables) and the demo's pg-boss schema. Nothing else is touched. Refuses while demo workers are connected,
  * since they would write again at once. `db` must be a single connection (it runs a transaction).
- * Rollup tables without a `demo` column keep the demo's counts (live and history alike): the hourly
- * sums the triggers keep, claim_latency_minute, tenant_suppressions_hour and tenant_violations_hour.
+ * demo is part of every rollup table's key (a demo count never shares a row with a real one), and
+ * the triggers that keep the ten-minute, hourly and daily sums subtract deleted rows, so every
+ * level the console reads loses exactly the demo's counts (lib/demo/demo-data.test.ts).
  */
 export async function resetDemo(db: Queryable): Promise<ResetResult> {
   const running = await db.query<{ n: number }>(
@@ -35,6 +36,9 @@ export async function resetDemo(db: Queryable): Promise<ResetResult> {
     const effects = await db.query("DELETE FROM effects WHERE demo");
     const rollups = await db.query("DELETE FROM worker_stats_minute WHERE demo");
     const violations = await db.query("DELETE FROM uncaught_violations_minute WHERE demo");
+    await db.query("DELETE FROM claim_latency_minute WHERE demo");
+    await db.query("DELETE FROM tenant_suppressions_hour WHERE demo");
+    await db.query("DELETE FROM tenant_violations_hour WHERE demo");
     const orders = await db.query<{ n: number }>(
       `SELECT CASE WHEN to_regclass('${DEMO_SCHEMA}.demo_orders') IS NULL THEN 0
                    ELSE (xpath('/row/n/text()', query_to_xml('SELECT count(*) AS n FROM ${DEMO_SCHEMA}.demo_orders', false, true, '')))[1]::text::int

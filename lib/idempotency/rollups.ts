@@ -66,9 +66,11 @@ export function gapBucketIndex(seconds: number): number {
 }
 
 // One upsert per (minute, job type) per flush; counters add up, gap buckets add element-wise
-// (onceboard_add_counts). A row is `demo` only while every contribution to it came from the demo.
+// (onceboard_add_counts). `demo` is part of every rollup row's key (migration
+// 0006_rollups_follow_deletes): the demo's counts never share a row with real ones, so demo:reset
+// deletes exactly them, and the triggers take them out of the coarser levels.
 const UPSERT_STATS: Statement = {
-  name: "onceboard_rollup_stats_v2",
+  name: "onceboard_rollup_stats_v3",
   returns: "count",
   text: `INSERT INTO onceboard.worker_stats_minute AS w (minute, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
        key_reuse, uncaught_violations, deliveries, redeliveries, message_id_keys, claim_seconds_sum, gap_buckets,
@@ -76,7 +78,7 @@ const UPSERT_STATS: Statement = {
 VALUES ($1::timestamptz, $2::text, $3::bigint, $4::bigint, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint,
         $10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::float8, $15::bigint[], $16::float8, $17::boolean, now(),
         $18::bigint)
-ON CONFLICT (minute, job_type) DO UPDATE SET
+ON CONFLICT (minute, job_type, demo) DO UPDATE SET
   claims = w.claims + EXCLUDED.claims,
   suppressed = w.suppressed + EXCLUDED.suppressed,
   in_flight = w.in_flight + EXCLUDED.in_flight,
@@ -91,20 +93,18 @@ ON CONFLICT (minute, job_type) DO UPDATE SET
   claim_seconds_sum = w.claim_seconds_sum + EXCLUDED.claim_seconds_sum,
   gap_buckets = onceboard.onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
   gap_seconds_sum = w.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
-  demo = w.demo AND EXCLUDED.demo,
   updated_at = now(),
   claims_beyond_retention = w.claims_beyond_retention + EXCLUDED.claims_beyond_retention`,
 };
 
 const UPSERT_VIOLATIONS: Statement = {
-  name: "onceboard_rollup_violations_v2",
+  name: "onceboard_rollup_violations_v3",
   returns: "count",
   text: `INSERT INTO onceboard.uncaught_violations_minute AS u
   (minute, job_type, constraint_name, count, demo, last_tenant_id, last_key, last_message_id)
 VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint, $5::boolean, $6::text, $7::text, $8::text)
-ON CONFLICT (minute, job_type, constraint_name) DO UPDATE SET
+ON CONFLICT (minute, job_type, constraint_name, demo) DO UPDATE SET
   count = u.count + EXCLUDED.count,
-  demo = u.demo AND EXCLUDED.demo,
   last_tenant_id = coalesce(EXCLUDED.last_tenant_id, u.last_tenant_id),
   last_key = coalesce(EXCLUDED.last_key, u.last_key),
   last_message_id = CASE WHEN EXCLUDED.last_key IS NULL THEN u.last_message_id ELSE EXCLUDED.last_message_id END`,
@@ -121,10 +121,11 @@ export function claimBucketIndex(seconds: number): number {
 }
 
 const UPSERT_LATENCY: Statement = {
-  name: "onceboard_rollup_latency_v1",
+  name: "onceboard_rollup_latency_v2",
   returns: "count",
-  text: `INSERT INTO onceboard.claim_latency_minute AS l (minute, job_type, buckets) VALUES ($1::timestamptz, $2::text, $3::bigint[])
-ON CONFLICT (minute, job_type) DO UPDATE SET buckets = onceboard.onceboard_add_counts(l.buckets, EXCLUDED.buckets)`,
+  text: `INSERT INTO onceboard.claim_latency_minute AS l (minute, job_type, buckets, demo)
+VALUES ($1::timestamptz, $2::text, $3::bigint[], $4::boolean)
+ON CONFLICT (minute, job_type, demo) DO UPDATE SET buckets = onceboard.onceboard_add_counts(l.buckets, EXCLUDED.buckets)`,
 };
 
 interface TenantSuppressionRow {
@@ -141,19 +142,19 @@ interface TenantViolationRow extends TenantSuppressionRow {
 }
 
 const UPSERT_TENANT_SUPPRESSIONS: Statement = {
-  name: "onceboard_rollup_tenant_suppressions_v1",
+  name: "onceboard_rollup_tenant_suppressions_v2",
   returns: "count",
-  text: `INSERT INTO onceboard.tenant_suppressions_hour AS t (hour, tenant_id, job_type, count)
-VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint)
-ON CONFLICT (hour, tenant_id, job_type) DO UPDATE SET count = t.count + EXCLUDED.count`,
+  text: `INSERT INTO onceboard.tenant_suppressions_hour AS t (hour, tenant_id, job_type, count, demo)
+VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint, $5::boolean)
+ON CONFLICT (hour, tenant_id, job_type, demo) DO UPDATE SET count = t.count + EXCLUDED.count`,
 };
 
 const UPSERT_TENANT_VIOLATIONS: Statement = {
-  name: "onceboard_rollup_tenant_violations_v1",
+  name: "onceboard_rollup_tenant_violations_v2",
   returns: "count",
-  text: `INSERT INTO onceboard.tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen)
-VALUES ($1::timestamptz, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::timestamptz)
-ON CONFLICT (hour, tenant_id, job_type, constraint_name) DO UPDATE SET
+  text: `INSERT INTO onceboard.tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen, demo)
+VALUES ($1::timestamptz, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::timestamptz, $8::boolean)
+ON CONFLICT (hour, tenant_id, job_type, constraint_name, demo) DO UPDATE SET
   count = t.count + EXCLUDED.count,
   last_key = CASE WHEN EXCLUDED.last_seen >= t.last_seen THEN EXCLUDED.last_key ELSE t.last_key END,
   last_seen = greatest(t.last_seen, EXCLUDED.last_seen)`,
@@ -279,7 +280,7 @@ export class Rollups extends PeriodicFlush {
           r.claimsBeyondRetention,
         ]);
         if (r.claims > 0)
-          await sql.run(UPSERT_LATENCY, [new Date(r.minute).toISOString(), r.jobType, `{${r.claimBuckets.join(",")}}`]);
+          await sql.run(UPSERT_LATENCY, [new Date(r.minute).toISOString(), r.jobType, `{${r.claimBuckets.join(",")}}`, demo]);
       } catch (error) {
         ok = false;
         this.mergeStats(id, r);
@@ -367,7 +368,13 @@ export class Rollups extends PeriodicFlush {
     let ok = true;
     for (const [id, r] of suppressions) {
       try {
-        await sql.run(UPSERT_TENANT_SUPPRESSIONS, [new Date(r.hour).toISOString(), r.tenant, r.jobType, r.count]);
+        await sql.run(UPSERT_TENANT_SUPPRESSIONS, [
+          new Date(r.hour).toISOString(),
+          r.tenant,
+          r.jobType,
+          r.count,
+          this.options.demo,
+        ]);
       } catch (error) {
         ok = false;
         const existing = this.tenantSuppressions.get(id);
@@ -386,6 +393,7 @@ export class Rollups extends PeriodicFlush {
           r.count,
           r.lastKey,
           new Date(r.lastSeen).toISOString(),
+          this.options.demo,
         ]);
       } catch (error) {
         ok = false;

@@ -2,28 +2,31 @@
 -- `npm run db:stamp -- <name>` (scripts/stamp-sql-migration.ts); never edit a migration.
 -- scripts/sql-sources.test.ts checks the migrated database defines it exactly so.
 
--- Adds each worker_stats_minute upsert's increment (NEW minus OLD) to its ten-minute bucket: the
--- Overview charts 24 hours in 10-minute steps without reading a day of minutes. Buckets are UTC.
+-- Keeps worker_stats_10m the exact sum of worker_stats_minute per ten-minute UTC bucket: the
+-- Overview charts 24 hours in 10-minute steps without reading a day of minutes. Each row change
+-- adds its increment, NEW minus OLD (an INSERT has no OLD, a DELETE no NEW); a DELETE that leaves a
+-- bucket without any count removes it, so demo:reset takes the demo's counts out of this level too.
 CREATE OR REPLACE FUNCTION onceboard.onceboard_stats_to_10m() RETURNS trigger
 LANGUAGE plpgsql AS $$
+DECLARE
+  n onceboard.worker_stats_minute;
+  o onceboard.worker_stats_minute;
 BEGIN
-  IF TG_OP = 'UPDATE' THEN
-    INSERT INTO onceboard.worker_stats_10m AS t (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
-    VALUES (date_bin('10 minutes', NEW.minute, timestamptz '2000-01-01 00:00:00+00'), NEW.job_type,
-            NEW.claims - OLD.claims, NEW.suppressed - OLD.suppressed, NEW.in_flight - OLD.in_flight,
-            NEW.takeovers - OLD.takeovers, NEW.deliveries - OLD.deliveries, NEW.redeliveries - OLD.redeliveries)
-    ON CONFLICT (bucket, job_type) DO UPDATE SET
-      claims = t.claims + EXCLUDED.claims, suppressed = t.suppressed + EXCLUDED.suppressed,
-      in_flight = t.in_flight + EXCLUDED.in_flight, takeovers = t.takeovers + EXCLUDED.takeovers,
-      deliveries = t.deliveries + EXCLUDED.deliveries, redeliveries = t.redeliveries + EXCLUDED.redeliveries;
-  ELSE
-    INSERT INTO onceboard.worker_stats_10m AS t (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
-    VALUES (date_bin('10 minutes', NEW.minute, timestamptz '2000-01-01 00:00:00+00'), NEW.job_type,
-            NEW.claims, NEW.suppressed, NEW.in_flight, NEW.takeovers, NEW.deliveries, NEW.redeliveries)
-    ON CONFLICT (bucket, job_type) DO UPDATE SET
-      claims = t.claims + EXCLUDED.claims, suppressed = t.suppressed + EXCLUDED.suppressed,
-      in_flight = t.in_flight + EXCLUDED.in_flight, takeovers = t.takeovers + EXCLUDED.takeovers,
-      deliveries = t.deliveries + EXCLUDED.deliveries, redeliveries = t.redeliveries + EXCLUDED.redeliveries;
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
+  INSERT INTO onceboard.worker_stats_10m AS t (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
+  VALUES (date_bin('10 minutes', coalesce(n.minute, o.minute), timestamptz '2000-01-01 00:00:00+00'), coalesce(n.job_type, o.job_type),
+          coalesce(n.claims, 0) - coalesce(o.claims, 0), coalesce(n.suppressed, 0) - coalesce(o.suppressed, 0),
+          coalesce(n.in_flight, 0) - coalesce(o.in_flight, 0), coalesce(n.takeovers, 0) - coalesce(o.takeovers, 0),
+          coalesce(n.deliveries, 0) - coalesce(o.deliveries, 0), coalesce(n.redeliveries, 0) - coalesce(o.redeliveries, 0))
+  ON CONFLICT (bucket, job_type) DO UPDATE SET
+    claims = t.claims + EXCLUDED.claims, suppressed = t.suppressed + EXCLUDED.suppressed,
+    in_flight = t.in_flight + EXCLUDED.in_flight, takeovers = t.takeovers + EXCLUDED.takeovers,
+    deliveries = t.deliveries + EXCLUDED.deliveries, redeliveries = t.redeliveries + EXCLUDED.redeliveries;
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.worker_stats_10m t
+     WHERE t.bucket = date_bin('10 minutes', OLD.minute, timestamptz '2000-01-01 00:00:00+00') AND t.job_type = OLD.job_type
+       AND t.claims = 0 AND t.suppressed = 0 AND t.in_flight = 0 AND t.takeovers = 0 AND t.deliveries = 0 AND t.redeliveries = 0;
   END IF;
   RETURN NULL;
 END;
