@@ -74,6 +74,55 @@ const seedDay = (pool: pg.Pool, offset: number, rows: number) =>
     [offset, new Date(today + offset * DAY), rows],
   );
 
+type Effects = ReturnType<typeof testEffects>;
+
+/**
+ * Six concurrent claimers (`once` on the key `keyOf(worker, i)` gives) that keep claiming while
+ * `action` runs, and stop after it: what `action` returned, the claimers' errors, how many claims
+ * finished while it ran, and how often each key's effect ran.
+ */
+async function claimWhile<T>(effects: Effects, keyOf: (worker: number, i: number) => string, action: () => Promise<T>) {
+  const runs = new Map<string, number>();
+  const errors: unknown[] = [];
+  let stop = false;
+  let during = false;
+  let claimsDuring = 0;
+  const worker = async (w: number) => {
+    for (let i = 0; !stop; i++) {
+      const key = keyOf(w, i);
+      try {
+        await effects.once({ tenant: "t1", key, jobType: "test", policy: "external" }, async () => {
+          runs.set(key, (runs.get(key) ?? 0) + 1);
+        });
+        if (during) claimsDuring++;
+      } catch (error) {
+        errors.push(error);
+        if (errors.length > 20) stop = true;
+      }
+    }
+  };
+  const workers = Array.from({ length: 6 }, (_, w) => worker(w));
+  try {
+    await sleep(50);
+    during = true;
+    const run = await action();
+    during = false;
+    await sleep(50);
+    return { run, errors, claimsDuring, runs };
+  } finally {
+    stop = true;
+    await Promise.all(workers);
+  }
+}
+
+/** Keys with more than one effect row: always 0, or an effect ran twice. */
+async function doubledEffects(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM (SELECT tenant_id, key FROM effects GROUP BY 1, 2 HAVING count(*) > 1) d",
+  );
+  return rows[0]?.n ?? 0;
+}
+
 describe("partition maintenance", () => {
   it("keeps premaking and dropping as time moves forward 30 days; an insert at the moved now never misses", async () => {
     await setSettings(db.pool, 3, 3);
@@ -271,46 +320,19 @@ describe("partition maintenance", () => {
     for (let d = -40; d <= -10; d++) await insertAt(db.pool, new Date(today + d * DAY + 1000), `old-${d}`);
     const claimPool = newPool(db.url, 12);
     const effects = testEffects(claimPool, { wait: "5s" });
-    const runs = new Map<string, number>();
-    const errors: unknown[] = [];
-    let stop = false;
-    let claimsDuringApply = 0;
-    let applying = false;
-    const worker = async (w: number) => {
-      for (let i = 0; !stop; i++) {
-        const key = `capture:o-${i % 40}-${Math.floor(i / 40)}-${w % 2}`; // two workers share each key
-        try {
-          await effects.once({ tenant: "t1", key, jobType: "test", policy: "external" }, async () => {
-            runs.set(key, (runs.get(key) ?? 0) + 1);
-          });
-          if (applying) claimsDuringApply++;
-        } catch (error) {
-          errors.push(error);
-          if (errors.length > 20) stop = true;
-        }
-      }
-    };
-    const workers = Array.from({ length: 6 }, (_, w) => worker(w));
     try {
-      await sleep(50);
-      applying = true;
-      const run = await maintain(db.pool, { logger: silentLogger(), lockTimeoutMs: 500, attempts: 20 });
-      applying = false;
-      await sleep(50);
-      stop = true;
-      await Promise.all(workers);
+      const { run, errors, claimsDuring, runs } = await claimWhile(
+        effects,
+        (w, i) => `capture:o-${i % 40}-${Math.floor(i / 40)}-${w % 2}`, // two workers share each key
+        () => maintain(db.pool, { logger: silentLogger(), lockTimeoutMs: 500, attempts: 20 }),
+      );
       expect(run.result, run.error).toBe("success");
       expect(run.operations.filter((o) => o.kind === "drop" && o.result === "ok").length).toBe(31);
       expect(errors.map(String)).toEqual([]);
-      expect(claimsDuringApply).toBeGreaterThan(0);
+      expect(claimsDuring).toBeGreaterThan(0);
       expect([...runs.values()].every((n) => n === 1)).toBe(true);
-      const { rows } = await db.pool.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM (SELECT tenant_id, key FROM effects GROUP BY 1, 2 HAVING count(*) > 1) d",
-      );
-      expect(rows[0]?.n).toBe(0);
+      expect(await doubledEffects(db.pool)).toBe(0);
     } finally {
-      stop = true;
-      await Promise.all(workers);
       await effects.close();
       await claimPool.end();
     }
@@ -451,54 +473,27 @@ describe("partition maintenance", () => {
     for (const d of [-3, -2, -1]) await seedDay(db.pool, d, 20_000);
     const claimPool = newPool(db.url, 12);
     const effects = testEffects(claimPool, { wait: "5s" });
-    const runs = new Map<string, number>();
-    const errors: unknown[] = [];
-    let stop = false;
-    let claimsDuringBuild = 0;
-    let building = false;
-    const worker = async (w: number) => {
-      for (let i = 0; !stop; i++) {
-        // Odd workers send duplicates of yesterday's effects: each updates its row in a partition being indexed.
-        const key = w % 2 === 1 ? `old:-1-${1 + ((i * 7 + w) % 20_000)}` : `capture:o-${i % 40}-${Math.floor(i / 40)}-${w % 4}`;
-        try {
-          await effects.once({ tenant: "t1", key, jobType: "test", policy: "external" }, async () => {
-            runs.set(key, (runs.get(key) ?? 0) + 1);
-          });
-          if (building) claimsDuringBuild++;
-        } catch (error) {
-          errors.push(error);
-          if (errors.length > 20) stop = true;
-        }
-      }
-    };
-    const workers = Array.from({ length: 6 }, (_, w) => worker(w));
     try {
-      await sleep(50);
-      building = true;
-      const run = await maintain(db.pool, { logger: silentLogger(), lockTimeoutMs: 500, attempts: 20 });
-      building = false;
-      await sleep(50);
-      stop = true;
-      await Promise.all(workers);
+      const { run, errors, claimsDuring, runs } = await claimWhile(
+        effects,
+        // Odd workers send duplicates of yesterday's effects: each updates its row in a partition being indexed.
+        (w, i) => (w % 2 === 1 ? `old:-1-${1 + ((i * 7 + w) % 20_000)}` : `capture:o-${i % 40}-${Math.floor(i / 40)}-${w % 4}`),
+        () => maintain(db.pool, { logger: silentLogger(), lockTimeoutMs: 500, attempts: 20 }),
+      );
       expect(run.result, run.error).toBe("success");
       expect(run.operations.filter((o) => o.kind === "index" && o.result === "ok").map((o) => o.partition)).toEqual(
         [-3, -2, -1].map(dayName),
       );
       expect(errors.map(String)).toEqual([]);
-      expect(claimsDuringBuild).toBeGreaterThan(0);
+      expect(claimsDuring).toBeGreaterThan(0);
       // Yesterday's effects were never run again: a duplicate, not a new claim.
       expect([...runs.keys()].filter((k) => k.startsWith("old:"))).toEqual([]);
       expect([...runs.values()].every((n) => n === 1)).toBe(true);
       expect((await keysIndexes(db.pool)).map((i) => [i.partition, i.valid])).toEqual(
         [-3, -2, -1].map((d) => [dayName(d), true]),
       );
-      const { rows } = await db.pool.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM (SELECT tenant_id, key FROM effects GROUP BY 1, 2 HAVING count(*) > 1) d",
-      );
-      expect(rows[0]?.n).toBe(0);
+      expect(await doubledEffects(db.pool)).toBe(0);
     } finally {
-      stop = true;
-      await Promise.all(workers);
       await effects.close();
       await claimPool.end();
     }
