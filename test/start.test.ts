@@ -285,7 +285,7 @@ describe("npm start on the embedded PostgreSQL", () => {
     expect(filesExposing([dataDir, os.tmpdir()], password)).toEqual([]);
 
     first.run.child.kill("SIGTERM");
-    expect(await first.run.exited).toBe(0);
+    expect(await first.run.exited, first.run.output().slice(-4000)).toBe(0);
 
     // Item 18: HOST exposes it; every route now needs a session or a token, so no "no authentication" warning.
     const second = await startAndQuery(`SELECT count(*)::int AS n FROM onceboard.audit_log WHERE target = 'first-start'`, {
@@ -295,7 +295,7 @@ describe("npm start on the embedded PostgreSQL", () => {
     expect(second.run.output()).not.toMatch(/which has no authentication yet/);
     if (external) expect(await answers(`http://${external}:${second.consolePort}/api/v1/health`)).toBe(true);
     second.run.child.kill("SIGTERM");
-    expect(await second.run.exited).toBe(0);
+    expect(await second.run.exited, second.run.output().slice(-4000)).toBe(0);
     expect(filesExposing([dataDir, os.tmpdir()], password)).toEqual([]);
   }, 600_000);
 

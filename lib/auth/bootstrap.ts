@@ -28,6 +28,9 @@ export async function ensureBootstrapAdmin(
  */
 export async function bootstrapLoginMessage(databaseUrl: string, baseUrl: string): Promise<string> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1, application_name: "onceboard-bootstrap" });
+  // npm start can be stopped (and its database with it) while this runs: the query in flight fails
+  // and its caller hears of it; the pool's own 'error' event would otherwise end the process with 1.
+  pool.on("error", () => {});
   const prisma = createPrismaClient(pool);
   try {
     const made = await ensureBootstrapAdmin(baseUrl, prisma);
