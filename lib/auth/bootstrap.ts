@@ -29,8 +29,11 @@ export async function ensureBootstrapAdmin(
 export async function bootstrapLoginMessage(databaseUrl: string, baseUrl: string): Promise<string> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1, application_name: "onceboard-bootstrap" });
   // npm start can be stopped (and its database with it) while this runs: the query in flight fails
-  // and its caller hears of it; the pool's own 'error' event would otherwise end the process with 1.
+  // and its caller hears of it. Without these listeners the connection's 'error' event (on the pool
+  // for an idle client, on the client itself while Prisma holds it for a transaction) would end the
+  // process with exit code 1.
   pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
   const prisma = createPrismaClient(pool);
   try {
     const made = await ensureBootstrapAdmin(baseUrl, prisma);
