@@ -45,6 +45,6 @@ function auditRow(entry: AuditEntry): Prisma.AuditLogUncheckedCreateInput {
  * An audit row on its own, for what has no write to share a transaction with (a read, a logout):
  * the row is committed before this resolves.
  */
-export async function audit(entry: AuditEntry, db: Pick<PrismaClient, "auditLog"> = getPrisma()): Promise<void> {
-  await db.auditLog.create({ data: auditRow(entry), select: { id: true } });
+export function audit(entry: AuditEntry, db: AuditWriter = getPrisma()): Promise<void> {
+  return appendAudit(db, entry);
 }
