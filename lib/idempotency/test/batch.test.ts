@@ -8,7 +8,7 @@ import {
   LeaseLostError,
   OutcomeTooLargeError,
 } from "../index";
-import { countingPool, testEffects } from "./helpers";
+import { countingPool, sleep, testEffects } from "./helpers";
 
 let db: TestDatabase;
 let n = 0;
@@ -115,6 +115,51 @@ describe("effects.claimMany (batched claims)", () => {
       await Promise.all([...batches, ...singles]);
       for (const key of keys) expect({ key, owned: owners.get(key) ?? 0 }).toEqual({ key, owned: 1 });
     } finally {
+      await effects.close();
+    }
+  });
+
+  it("claims its fresh keys set-wise, yet finds claims in older partitions and waits behind a key locked elsewhere", async () => {
+    const effects = testEffects(db.pool, { wait: "5s" });
+    const holder = await db.pool.connect();
+    try {
+      const now = new Date();
+      const yesterdayLastMs = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - 1);
+      const done = uniq("capture");
+      const expired = uniq("capture");
+      await db.pool.query(
+        `INSERT INTO effects (tenant_id, key, job_type, status, policy, owner, lease_until, outcome, created_at)
+         VALUES ('t', $1, 'j', 'completed', 'external', 'w-old', NULL, '"first"', $3),
+                ('t', $2, 'j', 'in_progress', 'external', 'w-dead', $3, NULL, $3)`,
+        [done, expired, yesterdayLastMs],
+      );
+      const fresh = Array.from({ length: 30 }, () => uniq("capture"));
+      // Another claimer holds one key's advisory lock (the claim's lock key) for 300 ms, then
+      // commits without a row: the batch's keys after it in lock order are claimed one by one,
+      // behind that wait, and the held key too once it is free.
+      const held = fresh[17] ?? "";
+      await holder.query("BEGIN");
+      await holder.query("SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(1) || $2, 0))", ["t", held]);
+      const release = sleep(300).then(() => holder.query("COMMIT"));
+      const keys = [done, ...fresh.slice(0, 10), expired, ...fresh.slice(10)];
+      const answers = await effects.claimMany(keys.map((key) => ({ tenant: "t", key, jobType: "j" })));
+      await release;
+
+      expect(answers[0]).toMatchObject({ kind: "duplicate", outcome: "first" });
+      expect(answers[11]).toMatchObject({ kind: "owned" });
+      for (const [i, a] of answers.entries()) if (i !== 0) expect({ key: keys[i], kind: a.kind }).toEqual({ key: keys[i], kind: "owned" });
+      const { rows } = await db.pool.query<{ key: string; n: number; attempt: number; yesterday: boolean }>(
+        `SELECT key, count(*)::int AS n, max(attempt) AS attempt, bool_and(created_at < date_trunc('day', now())) AS yesterday
+           FROM effects WHERE tenant_id = 't' AND key = ANY($1) GROUP BY key`,
+        [keys],
+      );
+      expect(rows).toHaveLength(keys.length);
+      for (const row of rows) expect(row.n).toBe(1);
+      // The expired claim from yesterday was taken over in place, not claimed again today.
+      expect(rows.find((r) => r.key === expired)).toMatchObject({ attempt: 2, yesterday: true });
+      expect(rows.find((r) => r.key === done)).toMatchObject({ attempt: 1, yesterday: true });
+    } finally {
+      holder.release();
       await effects.close();
     }
   });
