@@ -1,5 +1,5 @@
 import { type NextRequest, NextResponse } from "next/server";
-import { errorResponse } from "@/lib/api/errors";
+import { ApiError, errorResponse } from "@/lib/api/errors";
 import { type Authenticated, authenticate } from "@/lib/auth/authenticate";
 import { HANDOVER_HEADER, handOver } from "@/lib/auth/proxy-handover";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "@/lib/auth/security-headers";
@@ -57,6 +57,12 @@ export async function proxy(request: NextRequest) {
     }
   }
 
+  // Next decodes a dynamic route's segments before the handler runs and answers a bare 500 on a
+  // malformed escape (`%ZZ`, a truncated UTF-8 sequence); the API answers such a path itself.
+  if (isApi && !isWellEncoded(pathname)) {
+    return finish(errorResponse(new ApiError("INVALID_INPUT", "invalid path: not valid percent-encoded UTF-8")));
+  }
+
   // The console opens on the Overview: an HTTP redirect here, not a redirect() while the (dynamic)
   // layout streams, which would arrive as a 200 with a client-side redirect.
   if (pathname === "/") return finish(NextResponse.redirect(new URL("/overview", request.url)));
@@ -71,6 +77,15 @@ export async function proxy(request: NextRequest) {
   // Lets requirePageSession send a signed-out reader back to where they were.
   requestHeaders.set("x-onceboard-path", `${pathname}${search}`);
   return finish(NextResponse.next({ request: { headers: requestHeaders } }));
+}
+
+function isWellEncoded(pathname: string): boolean {
+  try {
+    decodeURIComponent(pathname);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export const config = {

@@ -48,6 +48,26 @@ test("the API answers 401 JSON without credentials and serves a Bearer token", a
   expect((await request.get("/api/v1/health")).status()).toBe(200);
 });
 
+test("a malformed percent-escape in an API path is a JSON 400 after authentication, never a 500", async ({ request }) => {
+  for (const path of [
+    "/api/v1/effects/%ZZ",
+    "/api/v1/effects/%E0%A4%A",
+    "/api/v1/effects/%FF",
+    "/api/v1/effects/capture%3Aord-%ZZ/release",
+    "/api/v1/%ZZ",
+  ]) {
+    expect((await request.get(path)).status(), path).toBe(401);
+    const response = await request.get(path, { headers: bearer("viewer") });
+    expect(response.status(), path).toBe(400);
+    expect((await response.json()).error.code, path).toBe("INVALID_INPUT");
+    const post = await request.post(path, { headers: bearer("operator") });
+    expect(post.status(), path).toBe(400);
+  }
+  // A well-encoded key with "%" in it still reaches the handler (404: no such key).
+  const missing = await request.get(`/api/v1/effects/${encodeURIComponent("capture:100%-off")}`, { headers: bearer("viewer") });
+  expect(missing.status()).toBe(404);
+});
+
 test("pages carry the security headers and a CSP whose nonce is on every script", async ({ page }) => {
   const response = await page.goto("/login");
   const headers = response!.headers();
