@@ -1,7 +1,7 @@
 import os from "node:os";
 import pg from "pg";
 import { createPrismaClient } from "../lib/db/prisma";
-import { provisionDatabase } from "../lib/db/provision";
+import { openDatabase } from "../lib/db/provision";
 import { runAdviseCommand } from "../lib/retention/advise-command";
 import { applyRetention } from "../lib/retention/apply";
 import { getRetentionPlan, getRetentionSettings } from "../lib/retention/get-retention";
@@ -67,7 +67,7 @@ runMain(async () => {
     process.exitCode = await runAdviseCommand(rest);
     return;
   }
-  const db = await provisionDatabase();
+  const db = await openDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 3, application_name: "onceboard-retention-cli" });
   const prisma = createPrismaClient(pool);
   try {

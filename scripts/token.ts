@@ -1,10 +1,11 @@
 import { parseArgs } from "node:util";
+import pg from "pg";
 import { ROLES, type Role } from "../lib/auth/auth-types";
 import { createLoginLink, loginLinkUrl } from "../lib/auth/login";
 import { createToken, listTokens, parseExpiry, revokeToken } from "../lib/auth/tokens";
 import { loadConfig } from "../lib/config";
-import { getPool } from "../lib/db/pool";
-import { getPrisma } from "../lib/db/prisma";
+import { createPrismaClient } from "../lib/db/prisma";
+import { openDatabase } from "../lib/db/provision";
 import { runMain } from "./cli";
 
 const USAGE = `usage:
@@ -13,7 +14,7 @@ const USAGE = `usage:
   npm run token -- revoke <id>
   npm run token -- link <id>       a one-time console login link for that token (24 h)`;
 
-/** `npm run token`: API tokens for the console and /api/v1, on DATABASE_URL (or the embedded database of `npm start`). */
+/** `npm run token`: API tokens for the console and /api/v1, on DATABASE_URL, else the embedded database of `npm start` (openDatabase). */
 runMain(async () => {
   const [command, ...rest] = process.argv.slice(2);
   const { values, positionals } = parseArgs({
@@ -29,9 +30,11 @@ runMain(async () => {
     allowPositionals: true,
     strict: true,
   });
-  if (!loadConfig().DATABASE_URL) {
-    throw new Error("DATABASE_URL is not set: point it at the console's database (npm start prints it with LOG_LEVEL=debug)");
-  }
+  if (!command || !["create", "list", "revoke", "link"].includes(command)) throw new Error(USAGE);
+  const db = await openDatabase();
+  const pool = new pg.Pool({ connectionString: db.url, max: 1, application_name: "onceboard-token-cli" });
+  pool.on("error", () => {});
+  const prisma = createPrismaClient(pool);
   try {
     switch (command) {
       case "create": {
@@ -42,7 +45,7 @@ runMain(async () => {
         const tenantId = values.platform ? null : (values.tenant ?? null);
         const expiresAt = values.expires ? parseExpiry(values.expires) : null;
         const name = values.name ?? `${values.role} ${tenantId ?? "platform"}`;
-        const { token, secret } = await createToken({ name, tenantId, role: values.role as Role, expiresAt });
+        const { token, secret } = await createToken({ name, tenantId, role: values.role as Role, expiresAt }, prisma);
         process.stdout.write(
           `created token ${token.id}: ${token.role} for ${tenantId === null ? "the platform (all tenants)" : `tenant ${tenantId}`}` +
             `${expiresAt ? `, expires ${expiresAt.toISOString()}` : ""}\n` +
@@ -52,7 +55,7 @@ runMain(async () => {
         return;
       }
       case "list": {
-        const tokens = await listTokens();
+        const tokens = await listTokens(prisma);
         if (values.json) {
           process.stdout.write(`${JSON.stringify(tokens)}\n`);
           return;
@@ -72,14 +75,14 @@ runMain(async () => {
       case "revoke": {
         const id = positionals[0];
         if (!id) throw new Error(`revoke needs a token id (npm run token -- list shows them)\n${USAGE}`);
-        if (!(await revokeToken(id))) throw new Error(`no token with id ${id}`);
+        if (!(await revokeToken(id, prisma))) throw new Error(`no token with id ${id}`);
         process.stdout.write(`revoked ${id}\n`);
         return;
       }
       case "link": {
         const id = positionals[0];
         if (!id) throw new Error(`link needs a token id\n${USAGE}`);
-        const { code, expiresAt } = await createLoginLink(id).catch(() => {
+        const { code, expiresAt } = await createLoginLink(id, { db: prisma }).catch(() => {
           throw new Error(`no token with id ${id}`);
         });
         const base = `http://localhost:${loadConfig().PORT}`;
@@ -92,7 +95,8 @@ runMain(async () => {
         throw new Error(USAGE);
     }
   } finally {
-    await getPrisma().$disconnect();
-    await getPool().end();
+    await prisma.$disconnect();
+    await pool.end();
+    await db.stop();
   }
 });

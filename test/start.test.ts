@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import fsSync from "node:fs";
 import fs from "node:fs/promises";
@@ -6,12 +6,14 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { findFreePort } from "../lib/db/free-port";
 import { isProcessAlive } from "../lib/db/process-alive";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
+const execFileAsync = promisify(execFile);
 
 interface Started {
   child: ChildProcess;
@@ -271,6 +273,27 @@ describe("npm start on the embedded PostgreSQL", () => {
     expect(((await workers.json()) as { error: { code: string } }).error.code).toBe("CONFIG_INVALID");
     const overview = await fetch(`http://127.0.0.1:${first.consolePort}/api/v1/overview`, { headers: bearer });
     expect(overview.status).toBe(200);
+
+    // The README's next step: `npm run token -- create` (and the other command-line tools) work on
+    // the running console's embedded database, not only with DATABASE_URL.
+    const cli = (script: string, args: string[]) => {
+      const { DATABASE_URL: _unset, ...env } = process.env;
+      return execFileAsync(process.execPath, ["--import", "tsx", script, ...args], {
+        cwd: ROOT,
+        env: { ...env, ONCEBOARD_DATA_DIR: dataDir },
+      });
+    };
+    const created = await cli("scripts/token.ts", ["create", "--tenant", "acme", "--role", "viewer"]);
+    const made = created.stdout.trim().split("\n").at(-1) ?? "";
+    expect(made).toMatch(/^ob_/);
+    const withMade = await fetch(`http://127.0.0.1:${first.consolePort}/api/v1/effects?limit=1`, {
+      headers: { authorization: `Bearer ${made}` },
+    });
+    expect(withMade.status).toBe(200);
+    expect(((await withMade.json()) as { tenant: string }).tenant).toBe("acme");
+    expect((await cli("scripts/token.ts", ["list"])).stdout).toContain("viewer    acme");
+    const plan = await cli("scripts/retention.ts", ["plan"]);
+    expect(`${plan.stdout}${plan.stderr}`).toMatch(/effects_p\d{8}/);
 
     // Item 18: loopback only by default.
     const external = externalAddress();

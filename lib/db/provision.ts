@@ -1,7 +1,7 @@
 import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../config";
-import { startEmbeddedPostgres } from "./embedded";
+import { runningEmbeddedUrl, startEmbeddedPostgres } from "./embedded";
 import { describeDatabaseError } from "./errors";
 import { migrate } from "./migrate";
 import { ensureEffectPartitions } from "./partitions";
@@ -76,4 +76,20 @@ export async function provisionDatabase(
     throw error;
   }
   return { url, embedded, stop };
+}
+
+/**
+ * The database a command-line tool (`npm run token`, `retention`, `demo:verify`, …) works on:
+ * DATABASE_URL when set; else the embedded server that a running `npm start` owns (found through
+ * its postmaster.pid, which names the port), so the tool works beside the console instead of
+ * failing on a cluster in use; else the embedded server, migrated and started for the duration of
+ * the command (provisionDatabase).
+ */
+export async function openDatabase(options: { log?: (line: string) => void } = {}): Promise<ProvisionedDatabase> {
+  const config = loadConfig();
+  if (!config.DATABASE_URL) {
+    const url = await runningEmbeddedUrl(path.join(config.ONCEBOARD_DATA_DIR, "pg"));
+    if (url) return { url, embedded: true, stop: async () => {} };
+  }
+  return provisionDatabase(options);
 }
