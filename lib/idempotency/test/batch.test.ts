@@ -147,7 +147,8 @@ describe("effects.claimMany (batched claims)", () => {
 
       expect(answers[0]).toMatchObject({ kind: "duplicate", outcome: "first" });
       expect(answers[11]).toMatchObject({ kind: "owned" });
-      for (const [i, a] of answers.entries()) if (i !== 0) expect({ key: keys[i], kind: a.kind }).toEqual({ key: keys[i], kind: "owned" });
+      for (const [i, a] of answers.entries())
+        if (i !== 0) expect({ key: keys[i], kind: a.kind }).toEqual({ key: keys[i], kind: "owned" });
       const { rows } = await db.pool.query<{ key: string; n: number; attempt: number; yesterday: boolean }>(
         `SELECT key, count(*)::int AS n, max(attempt) AS attempt, bool_and(created_at < date_trunc('day', now())) AS yesterday
            FROM effects WHERE tenant_id = 't' AND key = ANY($1) GROUP BY key`,
