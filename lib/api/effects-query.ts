@@ -32,7 +32,7 @@ export const effectSearchQuery = z
     cursor: z.string().min(1).max(1000).optional(),
     limit: z.coerce.number().int().min(1).max(200).default(50),
   })
-  .refine((v) => !v.from || !v.to || v.from < v.to, { message: "from must be before to", path: ["from"] });
+  .refine((v) => !v.from || !v.to || v.from < v.to, { message: "must be before to", path: ["from"] });
 
 /** GET /api/v1/audit query. */
 export const auditQuery = z
@@ -43,4 +43,4 @@ export const auditQuery = z
     cursor: z.string().min(1).max(200).optional(),
     limit: z.coerce.number().int().min(1).max(500).default(100),
   })
-  .refine((v) => !v.from || !v.to || v.from < v.to, { message: "from must be before to", path: ["from"] });
+  .refine((v) => !v.from || !v.to || v.from < v.to, { message: "must be before to", path: ["from"] });
