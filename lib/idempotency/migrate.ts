@@ -49,13 +49,15 @@ const MIGRATE_LOCK = "onceboard:migrate";
 // Beside this file in the repository (lib/idempotency/migrations) and in the package (dist/migrations).
 export const LIBRARY_MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations");
 
+// turbopackIgnore: the console's bundle reaches this module through the library's entry point,
+// and a path computed at run time would make Turbopack trace the whole project into the build.
 export function readLibraryMigrations(dir = LIBRARY_MIGRATIONS_DIR): LibraryMigration[] {
   return fs
-    .readdirSync(dir)
+    .readdirSync(/* turbopackIgnore: true */ dir)
     .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
     .sort()
     .map((f) => {
-      const bytes = fs.readFileSync(path.join(dir, f));
+      const bytes = fs.readFileSync(/* turbopackIgnore: true */ path.join(dir, f));
       return {
         version: Number(f.slice(0, 4)),
         name: f.slice(0, -4),
