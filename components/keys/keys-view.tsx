@@ -44,6 +44,11 @@ function time(iso: string | null): string {
   return iso ? `${new Date(iso).toLocaleString("en-GB", { timeZone: "UTC", hour12: false })} UTC` : "–";
 }
 
+/** "2026-11-21 08:37:44": the results column is headed UTC, and a narrow panel keeps every column in view. */
+function shortTime(iso: string): string {
+  return iso.slice(0, 19).replace("T", " ");
+}
+
 /** The Keys page: search box (and tenant picker for platform tokens), results, the selected key's detail. */
 export function KeysView({
   params,
@@ -106,7 +111,7 @@ export function KeysView({
         </EmptyState>
       ) : (
         <div className="keys-columns">
-          <section className="panel panel-flush" aria-labelledby="keys-results-heading">
+          <section className="panel panel-flush keys-results" aria-labelledby="keys-results-heading">
             <div className="panel-header">
               <h2 id="keys-results-heading">Results</h2>
               <span className="panel-meta">
@@ -132,13 +137,12 @@ export function KeysView({
                 <table className="data-table" aria-labelledby="keys-results-heading">
                   <thead>
                     <tr>
-                      <th scope="col">Key</th>
+                      <th scope="col">Key · job type</th>
                       <th scope="col">Status</th>
-                      <th scope="col">Job type</th>
-                      <th scope="col" className="num">
-                        Duplicates
+                      <th scope="col" className="num" title="Duplicates suppressed">
+                        Dup.
                       </th>
-                      <th scope="col">Created</th>
+                      <th scope="col">Created (UTC)</th>
                     </tr>
                   </thead>
                   <tbody>
@@ -148,13 +152,13 @@ export function KeysView({
                           <Link href={linkTo(e.key)} className="key-link">
                             {e.key}
                           </Link>
+                          <span className="key-job">{e.jobType}</span>
                         </th>
                         <td>
                           <StatusBadge status={e.status} />
                         </td>
-                        <td>{e.jobType}</td>
                         <td className="num">{e.duplicateCount}</td>
-                        <td>{time(e.createdAt)}</td>
+                        <td>{shortTime(e.createdAt)}</td>
                       </tr>
                     ))}
                   </tbody>
