@@ -21,6 +21,12 @@ test("loads with the seeded data and the charts have points", async ({ page }) =
   await expect(page.getByTestId("stat-claims").locator(".stat-value")).toHaveText(String(expected.claims));
   await expect(page.getByTestId("stat-suppressions").locator(".stat-value")).toHaveText(String(expected.duplicateSuppressions));
   await expect(page.getByTestId("stat-uncaught").locator(".stat-value")).toHaveText(String(expected.uncaughtViolations));
+  // Each tile's number stands under its label, not run into it ("Deliveries27").
+  for (const tile of ["deliveries", "suppressions", "stuck"]) {
+    const label = await page.getByTestId(`stat-${tile}`).locator(".stat-label").boundingBox();
+    const value = await page.getByTestId(`stat-${tile}`).locator(".stat-value").boundingBox();
+    expect(value!.y, tile).toBeGreaterThanOrEqual(label!.y + label!.height - 1);
+  }
   for (const chart of ["suppressions", "violations", "claim-rate", "latency"]) {
     const figure = page.getByTestId(`chart-${chart}`);
     await expect(figure).toHaveAttribute("data-mounted", "yes", { timeout: 60_000 });

@@ -5,7 +5,7 @@ import { useEffect, useState } from "react";
 import { type OverviewResponse, overviewQueryKey } from "@/lib/console/overview-types";
 import { fetchJson } from "../api/fetch-json";
 import { QueryStates, REFRESH_MS } from "../ui/query-state";
-import { formatCount } from "./format";
+import { formatCount, formatMeasure } from "./format";
 import { OverviewFilters } from "./overview-filters";
 import { AlertsPanel, JobActivityTable, StuckClaims, TopTenants, ViolationsBanner } from "./overview-panels";
 import { OverviewSkeleton } from "./overview-skeleton";
@@ -81,7 +81,7 @@ function Dashboard({ data }: { data: OverviewResponse }) {
           kind="line"
           timestamps={s.timestamps}
           series={[{ name: "claims/s", values: s.claimRate }]}
-          format={(v) => (v >= 10 ? v.toFixed(0) : v.toFixed(2))}
+          format={(v) => (v >= 10 ? v.toFixed(0) : formatMeasure(v))}
         />
         <TimeSeriesChart
           id="latency"

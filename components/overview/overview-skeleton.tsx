@@ -8,7 +8,7 @@ export function OverviewSkeleton() {
         Loading the overview…
       </p>
       <div className="stat-grid">
-        {Array.from({ length: 8 }, (_, i) => (
+        {Array.from({ length: 6 }, (_, i) => (
           // biome-ignore lint/suspicious/noArrayIndexKey: static placeholders
           <div className="stat" key={i}>
             <Skeleton className="skeleton-label" />

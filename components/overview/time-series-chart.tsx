@@ -3,6 +3,7 @@
 import { useEffect, useState } from "react";
 import { Area, AreaChart, Bar, BarChart, CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
 import type { Series } from "@/lib/console/overview-types";
+import { formatMeasure } from "./format";
 
 /** Series colours: CSS variables with light and dark values (app/globals.css, --series-N). */
 export const seriesColor = (i: number) => `var(--series-${(i % 8) + 1})`;
@@ -37,7 +38,7 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
   // Measured in the browser: the server has no width, and a chart hydrated from server HTML never sizes itself.
   const [mounted, setMounted] = useState(false);
   useEffect(() => setMounted(true), []);
-  const fmt = format ?? ((v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(2)));
+  const fmt = format ?? formatMeasure;
   const spanDays = timestamps.length > 1 ? ((timestamps[timestamps.length - 1] ?? 0) - (timestamps[0] ?? 0)) / 86_400_000 : 0;
   const data = timestamps.map((t, i) => {
     const row: Record<string, number | null> = { t };
@@ -67,7 +68,7 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
         minTickGap={40}
       />
       <YAxis
-        width={56}
+        width={64}
         tick={{ fill: "var(--text-muted)", fontSize: 11 }}
         stroke="var(--border)"
         tickFormatter={(v: number) => fmt(v)}
