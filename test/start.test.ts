@@ -294,6 +294,11 @@ describe("npm start on the embedded PostgreSQL", () => {
     expect((await cli("scripts/token.ts", ["list"])).stdout).toContain("viewer    acme");
     const plan = await cli("scripts/retention.ts", ["plan"]);
     expect(`${plan.stdout}${plan.stderr}`).toMatch(/effects_p\d{8}/);
+    // The advisor exits 2 when it refuses to recommend (no gaps observed yet): an answer, not a failure.
+    const advice = await cli("scripts/retention.ts", ["advise", "--json"]).catch((error: { code?: number; stdout?: string }) =>
+      error.code === 2 ? { stdout: error.stdout ?? "" } : Promise.reject(error),
+    );
+    expect(JSON.parse(advice.stdout)).toHaveProperty("status");
 
     // Item 18: loopback only by default.
     const external = externalAddress();

@@ -1,5 +1,7 @@
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { loadConfig } from "../config";
+import { withSearchPath } from "../db/pool";
 import { adviceQuerySchema, toAdviceOptions } from "./advice-query";
 import { type Advice, formatGap } from "./advice-types";
 import { getRetentionAdvice } from "./advise-retention";
@@ -85,15 +87,20 @@ export async function runAdviseCommand(args: string[], deps: AdviseCommandDeps =
   const open =
     deps.open ??
     (async () => {
-      const { provisionDatabase } = await import("../db/provision");
-      return provisionDatabase();
+      const { openDatabase } = await import("../db/provision");
+      return openDatabase();
     });
   let db: Awaited<ReturnType<typeof open>> | undefined;
   const client = { current: undefined as pg.Pool | undefined };
   try {
     db = await open();
     // A pool: the loader runs its three reads at once.
-    client.current = new pg.Pool({ connectionString: db.url, max: 3, application_name: "onceboard-retention-advise" });
+    // The advisor's reads name the library's tables unqualified: they resolve in its schema.
+    client.current = new pg.Pool({
+      connectionString: withSearchPath(db.url, [loadConfig().ONCEBOARD_SCHEMA]),
+      max: 3,
+      application_name: "onceboard-retention-advise",
+    });
     const advice = await getRetentionAdvice(client.current, { ...options, now: deps.now });
     if (json) out(JSON.stringify(advice, null, 2));
     else for (const line of formatAdvice(advice)) out(line);
