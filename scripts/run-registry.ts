@@ -11,6 +11,18 @@ import { isProcessAlive } from "../lib/db/process-alive";
 interface RunRecord {
   owner: number;
   children: { pid: number; marker: string }[];
+  /** Where the console answers once it is ready, for the command-line tools that print links to it. */
+  consoleUrl?: string;
+}
+
+/** The console URL of the `npm start` that owns `dataDir` and is still running, or undefined. */
+export function runningConsoleUrl(dataDir: string): string | undefined {
+  try {
+    const record = JSON.parse(fs.readFileSync(path.join(dataDir, "run.json"), "utf8")) as RunRecord;
+    return isProcessAlive(record.owner) ? record.consoleUrl : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Guards against a recycled pid: only a process whose command line still names the marker. */
@@ -54,6 +66,11 @@ export class RunRegistry {
   add(pid: number | undefined, marker: string): void {
     if (!pid) return;
     this.record.children.push({ pid, marker });
+    this.save();
+  }
+
+  setConsoleUrl(url: string): void {
+    this.record.consoleUrl = url;
     this.save();
   }
 

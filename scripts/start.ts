@@ -187,6 +187,7 @@ runMain(async () => {
         `warning: HOST=${config.HOST} lets other machines reach the console, which has no authentication yet: anyone who can reach port ${config.PORT} can read it`,
       );
     }
+    registry.setConsoleUrl(`http://${shown}:${config.PORT}`);
     log(await bootstrapLoginMessage(database.url, `http://${shown}:${config.PORT}`));
     if (historySpanMs !== undefined) {
       const spanMs = historySpanMs;

@@ -7,6 +7,7 @@ import { loadConfig } from "../lib/config";
 import { createPrismaClient } from "../lib/db/prisma";
 import { openDatabase } from "../lib/db/provision";
 import { runMain } from "./cli";
+import { runningConsoleUrl } from "./run-registry";
 
 const USAGE = `usage:
   npm run token -- create (--tenant <id> | --platform) --role viewer|operator|admin [--name <text>] [--expires 30d|12h|90m]
@@ -85,7 +86,9 @@ runMain(async () => {
         const { code, expiresAt } = await createLoginLink(id, { db: prisma }).catch(() => {
           throw new Error(`no token with id ${id}`);
         });
-        const base = `http://localhost:${loadConfig().PORT}`;
+        // The running npm start's own address (it may listen on another PORT than this shell's).
+        const config = loadConfig();
+        const base = runningConsoleUrl(config.ONCEBOARD_DATA_DIR) ?? `http://localhost:${config.PORT}`;
         process.stdout.write(
           `one-time login link (valid until ${expiresAt.toISOString()}, works once):\n${loginLinkUrl(base, code)}\n`,
         );

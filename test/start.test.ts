@@ -291,7 +291,18 @@ describe("npm start on the embedded PostgreSQL", () => {
     });
     expect(withMade.status).toBe(200);
     expect(((await withMade.json()) as { tenant: string }).tenant).toBe("acme");
-    expect((await cli("scripts/token.ts", ["list"])).stdout).toContain("viewer    acme");
+    const listed = (await cli("scripts/token.ts", ["list"])).stdout;
+    expect(listed).toContain("viewer    acme");
+    // A login link names the running console's own port, not this shell's PORT default.
+    const madeId =
+      listed
+        .split("\n")
+        .find((line) => line.includes("viewer    acme"))
+        ?.split(" ")[0] ?? "";
+    const link = (await cli("scripts/token.ts", ["link", madeId])).stdout;
+    expect(link).toContain(`:${first.consolePort}/login#code=`);
+    const settings = await cli("scripts/retention.ts", ["settings", "set", "--retention-days", "9"]);
+    expect(`${settings.stdout}${settings.stderr}`).toContain('"retentionDays":9');
     const plan = await cli("scripts/retention.ts", ["plan"]);
     expect(`${plan.stdout}${plan.stderr}`).toMatch(/effects_p\d{8}/);
     // The advisor exits 2 when it refuses to recommend (no gaps observed yet): an answer, not a failure.
