@@ -24,6 +24,14 @@ runMain(async () => {
   await client.connect();
   let ok = false;
   try {
+    const { rows } = await client.query<{ present: boolean }>(
+      "SELECT to_regclass('demo_provider_ledger') IS NOT NULL AS present",
+    );
+    if (!rows[0]?.present) {
+      throw new Error(
+        "no demo in this database: its tables are gone (npm run demo:reset removes them, npm start without --no-demo makes them)",
+      );
+    }
     const report = await verifyDemo(client, { graceSeconds: grace });
     for (const line of formatReport(report)) process.stdout.write(`${line}\n`);
     ok = report.ok;
