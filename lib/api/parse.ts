@@ -19,3 +19,49 @@ export function parseSearchParams<S extends z.ZodType>(schema: S, input: URL | U
   const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join(".") || "(query)", message: issue.message }));
   throw new ApiError("INVALID_INPUT", `invalid query: ${issues.map((i) => `${i.path} ${i.message}`).join("; ")}`, issues);
 }
+
+/** What an admin request body may weigh: the largest the API takes (a settings change, a sign-in) is well under 1 KiB. */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+/**
+ * A request body as text, refused with 413 past `maxBytes` (by Content-Length when sent, else while
+ * reading), so a flood of bytes is never buffered whole.
+ */
+export async function readBodyText(request: Request, maxBytes = MAX_BODY_BYTES): Promise<string> {
+  const tooLarge = () => new ApiError("PAYLOAD_TOO_LARGE", `the request body is larger than ${maxBytes / 1024} KiB`);
+  const declared = Number(request.headers.get("content-length") ?? "");
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** A JSON request body checked by a zod schema: 413 when too large, 400 naming what is wrong otherwise. */
+export async function parseJsonBody<S extends z.ZodType>(schema: S, request: Request): Promise<z.infer<S>> {
+  const text = await readBodyText(request);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new ApiError(
+      "INVALID_INPUT",
+      text.trim() === "" ? "invalid body: a JSON object is required" : "invalid body: not valid JSON",
+    );
+  }
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join(".") || "(body)", message: issue.message }));
+  throw new ApiError("INVALID_INPUT", `invalid body: ${issues.map((i) => `${i.path} ${i.message}`).join("; ")}`, issues);
+}

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ApiError, errorResponse, jsonResponse } from "@/lib/api/errors";
+import { readBodyText } from "@/lib/api/parse";
 import { clientIp } from "@/lib/auth/client-ip";
 import { csrfProblem } from "@/lib/auth/csrf";
 import { login } from "@/lib/auth/login";
@@ -7,6 +8,15 @@ import { takeToken } from "@/lib/auth/rate-limit";
 import { sessionCookieHeader } from "@/lib/auth/session";
 
 export const dynamic = "force-dynamic";
+
+/** A sign-in body that is not JSON is refused like a wrong token (401), not described. */
+function parseJsonOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
 
 const body = z.union([z.object({ token: z.string().min(1).max(200) }), z.object({ code: z.string().min(1).max(200) })]);
 
@@ -29,7 +39,10 @@ export async function POST(request: Request): Promise<Response> {
       return response;
     }
     const isForm = (request.headers.get("content-type") ?? "").includes("application/x-www-form-urlencoded");
-    const raw = isForm ? Object.fromEntries(new URLSearchParams(await request.text())) : await request.json().catch(() => null);
+    const text = await readBodyText(request);
+    const raw: Record<string, unknown> | null = isForm
+      ? Object.fromEntries(new URLSearchParams(text))
+      : (parseJsonOrNull(text) as Record<string, unknown> | null);
     const next = isForm && typeof raw?.next === "string" && /^\/(?!\/)/.test(raw.next) ? raw.next : "/overview";
     const parsed = body.safeParse(isForm ? { token: raw?.token } : raw);
     const result = parsed.success ? await login({ ...parsed.data, ip }) : null;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
+import { parseJsonBody } from "@/lib/api/parse";
 import { appendAudit } from "@/lib/auth/audit";
 import { withAuth } from "@/lib/auth/with-auth";
 import { getRetentionSettings } from "@/lib/retention/get-retention";
@@ -29,13 +30,9 @@ const body = z
 export const PUT = withAuth("admin", async (request, { principal, ip }) => {
   if (principal.tenantId !== null)
     throw new ApiError("FORBIDDEN", "retention is platform-wide: this needs a platform admin token");
-  const parsed = body.safeParse(await request.json().catch(() => null));
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({ path: i.path.join(".") || "(body)", message: i.message }));
-    throw new ApiError("INVALID_INPUT", `invalid body: ${issues.map((i) => `${i.path} ${i.message}`).join("; ")}`, issues);
-  }
+  const changes = await parseJsonBody(body, request);
   return jsonResponse(
-    await updateRetentionSettings(parsed.data, {
+    await updateRetentionSettings(changes, {
       actor: principal.actor,
       audit: (tx, entry) => appendAudit(tx, { principal, tenantId: null, ip, ...entry }),
     }),
