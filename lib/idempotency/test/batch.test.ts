@@ -8,7 +8,7 @@ import {
   LeaseLostError,
   OutcomeTooLargeError,
 } from "../index";
-import { countingPool, sleep, testEffects } from "./helpers";
+import { countingPool, newPool, sleep, testEffects } from "./helpers";
 
 let db: TestDatabase;
 let n = 0;
@@ -162,6 +162,53 @@ describe("effects.claimMany (batched claims)", () => {
     } finally {
       holder.release();
       await effects.close();
+    }
+  });
+
+  it("two workers' pools claiming random overlapping batches for 2 s perform each key's effect exactly once", async () => {
+    const pools = [newPool(db.url, 5), newPool(db.url, 5)];
+    const workers = pools.map((pool) => testEffects(pool, { wait: "5s" }));
+    const table = `batch_side_effects_${n++}`;
+    // No unique constraint: a second run of a key's effect would show as a second row.
+    await db.pool.query(`CREATE TABLE ${table} (key text NOT NULL)`);
+    try {
+      const keys = Array.from({ length: 200 }, () => uniq("capture"));
+      let owned = 0;
+      const deadline = Date.now() + 2000;
+      let seed = 7;
+      const random = () => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return seed / 2147483648;
+      };
+      const loop = async (effects: (typeof workers)[number]) => {
+        while (Date.now() < deadline) {
+          const batch = Array.from({ length: 30 }, () => keys[Math.floor(random() * keys.length)] ?? "");
+          const answers = await effects.claimMany(batch.map((key) => ({ tenant: "t", key, jobType: "j" })));
+          for (const [i, a] of answers.entries()) {
+            if (a.kind === "owned") {
+              owned++;
+              await db.pool.query(`INSERT INTO ${table} (key) VALUES ($1)`, [batch[i]]);
+              await a.claim.complete({ ok: true });
+            } else if (a.kind === "error" && !(a.error instanceof EffectInFlightError)) throw a.error;
+          }
+        }
+      };
+      await Promise.all(workers.flatMap((effects) => [loop(effects), loop(effects), loop(effects), loop(effects)]));
+      const { rows } = await db.pool.query<{ key: string; n: number }>(
+        `SELECT key, count(*)::int AS n FROM ${table} GROUP BY key HAVING count(*) > 1`,
+      );
+      expect(rows).toEqual([]);
+      const { rows: total } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
+      expect(total[0]?.n).toBe(owned);
+      expect(owned).toBeGreaterThan(100);
+      const { rows: claimed } = await db.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM effects WHERE tenant_id = 't' AND key = ANY($1)",
+        [keys],
+      );
+      expect(claimed[0]?.n).toBe(owned);
+    } finally {
+      for (const effects of workers) await effects.close();
+      for (const pool of pools) await pool.end();
     }
   });
 
