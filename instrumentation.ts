@@ -1,9 +1,18 @@
 /**
  * Next.js runs register() once per server process at start. The console runs partition
- * maintenance here (lib/retention/schedule.ts), on the Node.js runtime only.
+ * maintenance here (lib/retention/schedule.ts), on the Node.js runtime only, and stops when the
+ * process that spawned it (ONCEBOARD_PARENT_PID: npm start, the e2e runner) is gone.
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  const { loadConfig } = await import("./lib/config");
+  const { exitWithParent } = await import("./lib/db/process-alive");
+  try {
+    // A SIGTERM to itself: Next closes its server as on any stop.
+    exitWithParent(loadConfig().ONCEBOARD_PARENT_PID, () => process.kill(process.pid, "SIGTERM"));
+  } catch {
+    // An invalid configuration is reported by the routes that need it.
+  }
   const { startConsoleMaintenance } = await import("./lib/retention/schedule");
   try {
     startConsoleMaintenance();

@@ -46,6 +46,8 @@ const configSchema = z.object({
       .default("127.0.0.1"),
   ),
   ONCEBOARD_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default(".onceboard")),
+  /** Set by whatever spawns the console (npm start, the e2e runner, bench:lookup): the console exits when that process is gone. */
+  ONCEBOARD_PARENT_PID: z.preprocess(emptyAsUndefined, z.coerce.number().int().positive().optional()),
   /** The PostgreSQL schema holding the worker library's tables and the console's (default onceboard). */
   ONCEBOARD_SCHEMA: z.preprocess(
     emptyAsUndefined,

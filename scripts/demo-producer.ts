@@ -1,7 +1,8 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../lib/config";
+import { exitWithParent } from "../lib/db/process-alive";
 import { startDemoProducer } from "../lib/demo/producer";
-import { demoSettingsForChild, exitWithParent } from "../lib/demo/settings";
+import { demoSettingsForChild } from "../lib/demo/settings";
 import { log, runMain } from "./cli";
 
 /** The demo's producer process (started by `npm start` through lib/demo/supervisor.ts). */

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../lib/config";
-import { demoSettingsForChild, exitWithParent } from "../lib/demo/settings";
+import { exitWithParent } from "../lib/db/process-alive";
+import { demoSettingsForChild } from "../lib/demo/settings";
 import { startDemoWorker } from "../lib/demo/worker";
 import { log, runMain } from "./cli";
 

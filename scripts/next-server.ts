@@ -47,7 +47,8 @@ export async function serveConsole(options: {
   const host = options.host ?? "127.0.0.1";
   const child = spawn(NEXT_BIN, [options.mode, "-H", host, "-p", String(options.port)], {
     cwd: ROOT,
-    env: nextEnv(options.env),
+    // The console exits once this process is gone (instrumentation.ts), so a SIGKILL here leaves no server behind.
+    env: nextEnv({ ONCEBOARD_PARENT_PID: String(process.pid), ...options.env }),
     stdio: options.quiet ? ["ignore", "ignore", "inherit"] : "inherit",
   });
   options.onSpawn?.(child.pid);

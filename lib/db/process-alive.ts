@@ -8,3 +8,19 @@ export function isProcessAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
+
+/**
+ * Calls `onGone` once the process that started this one is gone (a SIGKILLed `npm start`): its
+ * children (the console, the demo workers) stop instead of running on unowned, writing to a
+ * closed pipe.
+ */
+export function exitWithParent(parentPid: number | undefined, onGone: () => void): void {
+  if (!parentPid) return;
+  const timer = setInterval(() => {
+    if (!isProcessAlive(parentPid)) {
+      clearInterval(timer);
+      onGone();
+    }
+  }, 2000);
+  timer.unref();
+}

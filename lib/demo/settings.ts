@@ -116,17 +116,3 @@ export function demoSettingsForChild(env: NodeJS.ProcessEnv = process.env): Demo
   if (json) return demoSettingsSchema.parse(JSON.parse(json));
   return demoSettingsFromEnv(env);
 }
-
-/** Exits this child when the process that started it is gone (a SIGKILLed `npm start`). */
-export function exitWithParent(parentPid: number | undefined, onGone: () => void): void {
-  if (!parentPid) return;
-  const timer = setInterval(() => {
-    try {
-      process.kill(parentPid, 0);
-    } catch {
-      clearInterval(timer);
-      onGone();
-    }
-  }, 2000);
-  timer.unref();
-}
