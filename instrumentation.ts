@@ -8,8 +8,12 @@ export async function register(): Promise<void> {
   const { loadConfig } = await import("./lib/config");
   const { exitWithParent } = await import("./lib/db/process-alive");
   try {
-    // A SIGTERM to itself: Next closes its server as on any stop.
-    exitWithParent(loadConfig().ONCEBOARD_PARENT_PID, () => process.kill(process.pid, "SIGTERM"));
+    // A SIGTERM to itself, so Next closes its server as on any stop; and an exit regardless after
+    // 5 s (an orphan with a closed stdout was seen to ignore SIGTERM).
+    exitWithParent(loadConfig().ONCEBOARD_PARENT_PID, () => {
+      setTimeout(() => process.exit(0), 5000).unref();
+      process.kill(process.pid, "SIGTERM");
+    });
   } catch {
     // An invalid configuration is reported by the routes that need it.
   }
