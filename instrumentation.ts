@@ -5,6 +5,14 @@
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  // Output that has nowhere to go (`npm start | head`, a runner that quit): each failed write used
+  // to become an uncaught error whose report failed again, a loop that spun a core and ignored
+  // SIGTERM. Nobody is left to read this console's output: stop.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EPIPE") process.exit(0);
+    });
+  }
   const { loadConfig } = await import("./lib/config");
   const { exitWithParent } = await import("./lib/db/process-alive");
   try {

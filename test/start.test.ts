@@ -341,6 +341,9 @@ describe("npm start on the embedded PostgreSQL", () => {
   it("recovers the server a killed run left behind", async () => {
     const killed = await startAndQuery(`SELECT 1 AS ok`);
     const { children } = await processesOf(dataDir);
+    // Whoever read its output is gone too (the console inherited these pipes).
+    killed.run.child.stdout?.destroy();
+    killed.run.child.stderr?.destroy();
     killed.run.child.kill("SIGKILL"); // its postgres child lives on, holding postmaster.pid
     await killed.run.exited;
     // The console it spawned sees its parent gone and stops by itself (it used to run on unowned,
