@@ -16,8 +16,13 @@ export function parseSearchParams<S extends z.ZodType>(schema: S, input: URL | U
   for (const [key, value] of params) raw[key] = value;
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join(".") || "(query)", message: issue.message }));
-  throw new ApiError("INVALID_INPUT", `invalid query: ${issues.map((i) => `${i.path} ${i.message}`).join("; ")}`, issues);
+  throw invalidInput("query", parsed.error);
+}
+
+/** A zod failure as the API's 400, naming each field ("(query)" / "(body)" for the whole). */
+function invalidInput(where: "query" | "body", error: z.ZodError): ApiError {
+  const issues = error.issues.map((issue) => ({ path: issue.path.join(".") || `(${where})`, message: issue.message }));
+  return new ApiError("INVALID_INPUT", `invalid ${where}: ${issues.map((i) => `${i.path} ${i.message}`).join("; ")}`, issues);
 }
 
 /** What an admin request body may weigh: the largest the API takes (a settings change, a sign-in) is well under 1 KiB. */
@@ -62,6 +67,5 @@ export async function parseJsonBody<S extends z.ZodType>(schema: S, request: Req
   }
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join(".") || "(body)", message: issue.message }));
-  throw new ApiError("INVALID_INPUT", `invalid body: ${issues.map((i) => `${i.path} ${i.message}`).join("; ")}`, issues);
+  throw invalidInput("body", parsed.error);
 }
