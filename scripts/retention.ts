@@ -1,7 +1,5 @@
 import os from "node:os";
 import pg from "pg";
-import { loadConfig } from "../lib/config";
-import { withSearchPath } from "../lib/db/pool";
 import { createPrismaClient } from "../lib/db/prisma";
 import { openDatabase } from "../lib/db/provision";
 import { runAdviseCommand } from "../lib/retention/advise-command";
@@ -70,12 +68,7 @@ runMain(async () => {
     return;
   }
   const db = await openDatabase();
-  // Settings and plans read the library's tables unqualified: they resolve in its schema.
-  const pool = new pg.Pool({
-    connectionString: withSearchPath(db.url, [loadConfig().ONCEBOARD_SCHEMA]),
-    max: 3,
-    application_name: "onceboard-retention-cli",
-  });
+  const pool = new pg.Pool({ connectionString: db.url, max: 3, application_name: "onceboard-retention-cli" });
   const prisma = createPrismaClient(pool);
   try {
     if (command === "plan") {

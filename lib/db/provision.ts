@@ -83,13 +83,15 @@ export async function provisionDatabase(
  * DATABASE_URL when set; else the embedded server that a running `npm start` owns (found through
  * its postmaster.pid, which names the port), so the tool works beside the console instead of
  * failing on a cluster in use; else the embedded server, migrated and started for the duration of
- * the command (provisionDatabase).
+ * the command (provisionDatabase). Its URL puts the library's schema first on the search path, as
+ * the console's own pool does, since the read models name tables unqualified.
  */
 export async function openDatabase(options: { log?: (line: string) => void } = {}): Promise<ProvisionedDatabase> {
   const config = loadConfig();
+  const inSchema = (db: ProvisionedDatabase) => ({ ...db, url: withSearchPath(db.url, [config.ONCEBOARD_SCHEMA]) });
   if (!config.DATABASE_URL) {
     const url = await runningEmbeddedUrl(path.join(config.ONCEBOARD_DATA_DIR, "pg"));
-    if (url) return { url, embedded: true, stop: async () => {} };
+    if (url) return inSchema({ url, embedded: true, stop: async () => {} });
   }
-  return provisionDatabase(options);
+  return inSchema(await provisionDatabase(options));
 }

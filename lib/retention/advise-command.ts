@@ -1,7 +1,5 @@
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { loadConfig } from "../config";
-import { withSearchPath } from "../db/pool";
 import { adviceQuerySchema, toAdviceOptions } from "./advice-query";
 import { type Advice, formatGap } from "./advice-types";
 import { getRetentionAdvice } from "./advise-retention";
@@ -95,12 +93,7 @@ export async function runAdviseCommand(args: string[], deps: AdviseCommandDeps =
   try {
     db = await open();
     // A pool: the loader runs its three reads at once.
-    // The advisor's reads name the library's tables unqualified: they resolve in its schema.
-    client.current = new pg.Pool({
-      connectionString: withSearchPath(db.url, [loadConfig().ONCEBOARD_SCHEMA]),
-      max: 3,
-      application_name: "onceboard-retention-advise",
-    });
+    client.current = new pg.Pool({ connectionString: db.url, max: 3, application_name: "onceboard-retention-advise" });
     const advice = await getRetentionAdvice(client.current, { ...options, now: deps.now });
     if (json) out(JSON.stringify(advice, null, 2));
     else for (const line of formatAdvice(advice)) out(line);
