@@ -32,6 +32,17 @@ runMain(async () => {
     strict: true,
   });
   if (!command || !["create", "list", "revoke", "link"].includes(command)) throw new Error(USAGE);
+  // Arguments are checked before a database is opened (which may start the embedded server).
+  if (command === "create") {
+    if (!values.role || !ROLES.includes(values.role as Role))
+      throw new Error(`--role must be one of ${ROLES.join(", ")}\n${USAGE}`);
+    if (values.platform === (values.tenant !== undefined))
+      throw new Error(`give exactly one of --tenant <id> and --platform\n${USAGE}`);
+  }
+  const expiresAt = command === "create" && values.expires ? parseExpiry(values.expires) : null;
+  if ((command === "revoke" || command === "link") && !positionals[0]) {
+    throw new Error(`${command} needs a token id (npm run token -- list shows them)\n${USAGE}`);
+  }
   const db = await openDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 1, application_name: "onceboard-token-cli" });
   pool.on("error", () => {});
@@ -39,12 +50,7 @@ runMain(async () => {
   try {
     switch (command) {
       case "create": {
-        if (!values.role || !ROLES.includes(values.role as Role))
-          throw new Error(`--role must be one of ${ROLES.join(", ")}\n${USAGE}`);
-        if (values.platform === (values.tenant !== undefined))
-          throw new Error(`give exactly one of --tenant <id> and --platform\n${USAGE}`);
         const tenantId = values.platform ? null : (values.tenant ?? null);
-        const expiresAt = values.expires ? parseExpiry(values.expires) : null;
         const name = values.name ?? `${values.role} ${tenantId ?? "platform"}`;
         const { token, secret } = await createToken({ name, tenantId, role: values.role as Role, expiresAt }, prisma);
         process.stdout.write(
@@ -74,15 +80,13 @@ runMain(async () => {
         return;
       }
       case "revoke": {
-        const id = positionals[0];
-        if (!id) throw new Error(`revoke needs a token id (npm run token -- list shows them)\n${USAGE}`);
+        const id = positionals[0] ?? "";
         if (!(await revokeToken(id, prisma))) throw new Error(`no token with id ${id}`);
         process.stdout.write(`revoked ${id}\n`);
         return;
       }
       case "link": {
-        const id = positionals[0];
-        if (!id) throw new Error(`link needs a token id\n${USAGE}`);
+        const id = positionals[0] ?? "";
         const { code, expiresAt } = await createLoginLink(id, { db: prisma }).catch(() => {
           throw new Error(`no token with id ${id}`);
         });
