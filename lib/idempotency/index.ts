@@ -77,6 +77,7 @@ export {
   readLibraryMigrations,
 } from "./migrate";
 export type { OnceInput, StepPolicy } from "./once";
+export type { OnceManyAnswer } from "./once-many";
 export { type EffectsOptions, MAX_LEASE_MS, MAX_WAIT_MS, MIN_LEASE_MS, MIN_RETENTION_MS } from "./options";
 export {
   CONNECTION_ERROR_CODES,

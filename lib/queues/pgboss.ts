@@ -47,8 +47,8 @@ export interface PgBossWorkOptions<T, R> {
   /**
    * Jobs each poller fetches per poll (pg-boss `batchSize`). Default 1. pg-boss waits its polling
    * interval between two fetches of one poller, so a batch is what lets one poller go faster than
-   * one job per interval. A `once` handler's batch is claimed with effects.claimMany (one round
-   * trip and one commit per batch); each job is then decided on its own, exactly as a single
+   * one job per interval. A `once` handler's batch runs through effects.onceMany (one round
+   * trip and one commit to claim, one to store); each job is then decided on its own, exactly as a single
    * delivery (an in-flight key is re-sent later without waiting). The owned jobs run concurrently.
    * A job's failure fails that job only (it is failed by id, the rest are completed together), so
    * batching never fails a job for another's error. With batches, pg-boss stores no per-job output.
@@ -233,8 +233,8 @@ export interface IdempotentConsumer {
  * Consumes `queue` (created if missing) with up to `localConcurrency` deliveries in flight across
  * fetches, for a throughput-bound consumer: workIdempotent's pollers each work one fetched batch to
  * its end and then wait out their polling interval. Jobs are decided exactly as workIdempotent
- * decides them (a `once` handler's fetched batch claimed with effects.claimMany and stored with
- * effects.completeMany, a `job` handler's deliveries each on its own), each slot is freed as its
+ * decides them (a `once` handler's fetched batch run through effects.onceMany,
+ * a `job` handler's deliveries each on its own), each slot is freed as its
  * job settles, and the jobs acked (completed, re-sent as an in-flight copy, dead-lettered) are
  * completed together, one statement per `ackIntervalMs`. A failed job is failed by id at once, so
  * pg-boss retries it per the queue's policy.
