@@ -21,7 +21,7 @@ export const LAYERS = [
     holds: "the worker library (its own package)",
     may: [],
     packages: ["pg", "prom-client"],
-    public: ["lib/idempotency/index.ts", "lib/idempotency/testing/index.ts"],
+    public: ["lib/idempotency/index.ts", "lib/idempotency/admin.ts", "lib/idempotency/testing/index.ts"],
   },
   {
     name: "lib/queues",
