@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { Prisma } from "../db/generated/client";
 import { getPrisma, type PrismaClient } from "../db/prisma";
-import { fmtSeconds, readLiveWorkers } from "../idempotency";
+import { fmtSeconds, readLiveWorkers } from "../idempotency/admin";
 import { RetentionError } from "./errors";
 import { getObservedMaxGapSeconds, getRetentionSettings } from "./get-retention";
 import { maintenancePool } from "./maintenance-pool";

@@ -2,7 +2,8 @@ import pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { createEffects, InvalidEffectsOptionsError, maintain, migrate, planMaintenance, readLibraryMigrations } from "../index";
+import { maintain, planMaintenance, readLibraryMigrations } from "../admin";
+import { createEffects, InvalidEffectsOptionsError, migrate } from "../index";
 import { silentLogger } from "./helpers";
 
 /**
