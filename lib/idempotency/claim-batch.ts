@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Acquired, Claim } from "./claim";
-import { acquire, settleClaim } from "./claim";
+import { acquire, claimInternals, settleClaim } from "./claim";
 import { type ClaimRow, runClaimBatch } from "./claim-sql";
 import { runCompleteBatch } from "./complete-sql";
 import type { EffectsCore } from "./core";
@@ -138,7 +138,7 @@ export async function storeMany(
   const rows: { index: number; claim: Claim; encoded: EncodedOutcome }[] = [];
   for (const [index, { claim, outcome }] of items.entries()) {
     try {
-      claim.assertOpen();
+      claimInternals.assertOpen(claim);
       rows.push({ index, claim, encoded: encodeOutcome(outcome, core.opts.maxOutcomeBytes) });
     } catch (error) {
       answers[index] = { ok: false, error };
@@ -165,11 +165,13 @@ export async function storeMany(
   }
   for (const [k, { index, claim, encoded }] of rows.entries()) {
     if (!stored[k]) {
-      answers[index] = { ok: false, error: claim.leaseLost() };
+      answers[index] = { ok: false, error: claimInternals.leaseLost(claim) };
       continue;
     }
-    claim.markCompleted();
-    answers[index] = encoded.ok ? { ok: true, json: encoded.json } : { ok: false, error: claim.markerError(encoded, false) };
+    claimInternals.markCompleted(claim);
+    answers[index] = encoded.ok
+      ? { ok: true, json: encoded.json }
+      : { ok: false, error: claimInternals.markerError(claim, encoded, false) };
   }
   return answers;
 }

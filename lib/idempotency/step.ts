@@ -1,4 +1,4 @@
-import { type Acquired, acquire, type Claim } from "./claim";
+import { type Acquired, acquire, type Claim, claimInternals } from "./claim";
 import type { EffectsCore } from "./core";
 import { assertInTransaction, inNewTransaction, type Sql, sqlFor, type TransactionHandle, warnIfPoolUnguarded } from "./db";
 import { mapDbError } from "./db-errors";
@@ -197,7 +197,7 @@ async function storeOutcome<T>(
   const encoded = encodeOutcome(value, core.opts.maxOutcomeBytes);
   try {
     if (!encoded.ok) {
-      await claim.completeJson("null", encoded.marker);
+      await claimInternals.completeJson(claim, "null", encoded.marker);
       done(
         encoded.marker.startsWith("outcome_too_large") ? "outcome_too_large" : "outcome_not_storable",
         {
@@ -206,9 +206,9 @@ async function storeOutcome<T>(
         },
         "error",
       );
-      return { error: claim.markerError(encoded, false) as EffectsError };
+      return { error: claimInternals.markerError(claim, encoded, false) as EffectsError };
     }
-    await claim.completeJson(encoded.json);
+    await claimInternals.completeJson(claim, encoded.json);
   } catch (error) {
     done(error instanceof EffectsError ? error.code.toLowerCase() : "complete_failed", { effectAttempt: claim.attempt }, "warn");
     throw error;
