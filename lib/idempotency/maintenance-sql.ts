@@ -4,14 +4,19 @@
  * Objects are named `onceboard.<name>`; maintain() runs them through queryingIn() for another schema.
  */
 
-/** The session advisory lock one maintenance run holds: one runner acts across the cluster. */
-export const MAINTENANCE_LOCK_KEY = "onceboard:maintenance";
+/**
+ * The session advisory lock one maintenance run holds: one runner acts across the cluster, per
+ * installation. Named like the schema's objects (`<schema>.maintenance`), so two installations in
+ * one database (two schemas) never wait for each other.
+ */
+export const maintenanceLockKey = (schema: string) => `${schema}.maintenance`;
 
 /**
- * The transaction-level lock every partition creator takes, the startup premake
- * (onceboard_ensure_partitions) included, so the two never race on the catalog.
+ * The transaction-level lock every partition creator of one installation takes, the startup
+ * premake (sql/onceboard_ensure_partitions.sql, where the literal 'onceboard.partitions' is
+ * rewritten to the schema as every object name is) included, so the two never race on the catalog.
  */
-export const PARTITIONS_LOCK_KEY = "onceboard:partitions";
+export const partitionsLockKey = (schema: string) => `${schema}.partitions`;
 
 /** Comment put on a partition before it is detached: marks it ours to drop, even after a crash. */
 export const DETACH_COMMENT_PREFIX = "onceboard:retention detach";

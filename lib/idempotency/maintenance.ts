@@ -13,8 +13,8 @@ import {
   LIST_TENANT_INDEXES,
   LIVE_WINDOWS,
   LOCK_PARTITIONS,
-  MAINTENANCE_LOCK_KEY,
-  PARTITIONS_LOCK_KEY,
+  maintenanceLockKey,
+  partitionsLockKey,
   quoteIdent,
   quoteLiteral,
   READ_SETTINGS,
@@ -437,13 +437,18 @@ const RETRY_DDL = new Set(["55P03", "57014", "40P01"]);
  * not the ACCESS EXCLUSIVE a CREATE … PARTITION OF takes). All under the partitions lock, and
  * the gap is re-checked under it, so a concurrent startup premake never collides.
  */
-async function createPartition(client: pg.PoolClient, part: PlannedCreate, lockTimeoutMs: number): Promise<Operation> {
+async function createPartition(
+  client: pg.PoolClient,
+  schema: string,
+  part: PlannedCreate,
+  lockTimeoutMs: number,
+): Promise<Operation> {
   const name = `onceboard.${quoteIdent(part.name)}`;
   const from = quoteLiteral(part.from.toISOString());
   const to = quoteLiteral(part.to.toISOString());
   await client.query("BEGIN");
   try {
-    await client.query(LOCK_PARTITIONS, [PARTITIONS_LOCK_KEY]);
+    await client.query(LOCK_PARTITIONS, [partitionsLockKey(schema)]);
     const overlap = (await listPartitions(client)).some(
       (p) => p.range_from && p.range_to && p.range_from < part.to && p.range_to > part.from,
     );
@@ -648,7 +653,7 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
   client.on("error", onError);
   let locked = false;
   try {
-    locked = (await client.query<{ locked: boolean }>(TRY_MAINTENANCE_LOCK, [MAINTENANCE_LOCK_KEY])).rows[0]?.locked === true;
+    locked = (await client.query<{ locked: boolean }>(TRY_MAINTENANCE_LOCK, [maintenanceLockKey(schema)])).rows[0]?.locked === true;
     if (!locked) {
       logger.debug("maintenance: another runner holds the lock; skipping");
       return { result: "skipped", runId: null, operations: [], plan: null };
@@ -660,7 +665,7 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
     let failure: unknown = null;
     try {
       plan = await planMaintenance(client, { now, schema });
-      for (const part of plan.create) ops.push(await createPartition(client, part, lockTimeoutMs));
+      for (const part of plan.create) ops.push(await createPartition(client, schema, part, lockTimeoutMs));
       for (const p of plan.partitions) {
         if (p.action === "keep") continue;
         try {
@@ -721,7 +726,7 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
     };
   } finally {
     if (locked)
-      await client.query(RELEASE_MAINTENANCE_LOCK, [MAINTENANCE_LOCK_KEY]).catch(() => {
+      await client.query(RELEASE_MAINTENANCE_LOCK, [maintenanceLockKey(schema)]).catch(() => {
         broken = true;
       });
     client.off("error", onError);
