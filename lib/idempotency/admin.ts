@@ -22,6 +22,7 @@ export {
   type PartitionState,
   type PlannedCreate,
   type PlannedIndex,
+  partitionIntervalSeconds,
   partitionName,
   planMaintenance,
   type RetentionSettingsRow,

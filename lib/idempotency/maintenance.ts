@@ -44,6 +44,9 @@ export const PARTITION_INTERVALS: readonly PartitionInterval[] = ["hour", "day",
 const HOUR = 3_600_000;
 const INTERVAL_MS: Record<PartitionInterval, number> = { hour: HOUR, day: 24 * HOUR, week: 7 * 24 * HOUR };
 
+/** The length of one partition of `interval`, in seconds. */
+export const partitionIntervalSeconds = (interval: PartitionInterval): number => INTERVAL_MS[interval] / 1000;
+
 /** The newest partitions (by upper bound) that are never dropped, whatever the settings say. */
 export const NEWEST_KEPT = 2;
 
@@ -205,7 +208,12 @@ interface PartitionRow {
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
 
-export async function readRetentionSettings(queryable: Queryable, schema?: string): Promise<RetentionSettingsRow> {
+/** What the settings readers need: a pg Pool, PoolClient or Client, or anything with its text query. */
+export interface TextQueryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+export async function readRetentionSettings(queryable: TextQueryable, schema?: string): Promise<RetentionSettingsRow> {
   const db = queryingIn(queryable, schemaNameOf(schema));
   const { rows } = await db.query<{
     retention_days: number;
@@ -223,7 +231,7 @@ export async function readRetentionSettings(queryable: Queryable, schema?: strin
   };
 }
 
-export async function readLiveWorkers(queryable: Queryable, now: Date, schema?: string): Promise<LiveWorker[]> {
+export async function readLiveWorkers(queryable: TextQueryable, now: Date, schema?: string): Promise<LiveWorker[]> {
   const db = queryingIn(queryable, schemaNameOf(schema));
   const { rows } = await db.query<{
     worker_id: string;
@@ -653,7 +661,8 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
   client.on("error", onError);
   let locked = false;
   try {
-    locked = (await client.query<{ locked: boolean }>(TRY_MAINTENANCE_LOCK, [maintenanceLockKey(schema)])).rows[0]?.locked === true;
+    locked =
+      (await client.query<{ locked: boolean }>(TRY_MAINTENANCE_LOCK, [maintenanceLockKey(schema)])).rows[0]?.locked === true;
     if (!locked) {
       logger.debug("maintenance: another runner holds the lock; skipping");
       return { result: "skipped", runId: null, operations: [], plan: null };
