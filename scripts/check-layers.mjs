@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
+import { reportEffectOwner } from "./check-effect-owner.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -201,7 +202,10 @@ export function checkLayers({ root = ROOT, files } = {}) {
 function main() {
   // --root <dir>: check another tree (the layer test plants an upward import in a scratch copy).
   const at = process.argv.indexOf("--root");
-  const problems = checkLayers(at > 0 ? { root: path.resolve(process.argv[at + 1]) } : {});
+  const options = at > 0 ? { root: path.resolve(process.argv[at + 1]) } : {};
+  const problems = checkLayers(options);
+  // The other half of the house's rule: only the library changes the library's table.
+  const effectsOwned = reportEffectOwner(options);
   const key = (p) => `${p.from} -> ${p.to}`;
   const known = new Set(KNOWN_EXCEPTIONS);
   const fresh = problems.filter((p) => !known.has(key(p)));
@@ -210,9 +214,9 @@ function main() {
   for (const k of stale)
     process.stderr.write(`layers: known exception no longer needed, remove it from scripts/check-layers.mjs: ${k}\n`);
   const knownCount = problems.length - fresh.length;
-  if (fresh.length > 0 || stale.length > 0) process.exit(1);
+  if (fresh.length > 0 || stale.length > 0 || !effectsOwned) process.exit(1);
   process.stdout.write(
-    `layers: every import follows the layout table${knownCount ? ` (${knownCount} known exception(s) in the library folders)` : ""}\n`,
+    `layers: every import follows the layout table${knownCount ? ` (${knownCount} known exception(s) in the library folders)` : ""}; only lib/idempotency writes effects\n`,
   );
 }
 
