@@ -5,31 +5,29 @@
 
 export { codePointLength, MAX_KEY_LENGTH, requestHash, validateKey } from "./keys";
 // Retention and partition maintenance: the settings and live workers it reads, its plan, one run.
+export { type MaintainOptions, type MaintenanceRunResult, maintain, type Operation, type OperationKind } from "./maintenance";
+export { type MaintenanceMetrics, maintenanceMetrics, partitionMissingCounter } from "./maintenance-metrics";
 export {
-  DEFAULT_RETENTION_SETTINGS,
   fmtSeconds,
   type Guard,
-  type LiveWorker,
-  type MaintainOptions,
   type MaintenancePlan,
-  type MaintenanceRunResult,
-  maintain,
   NEWEST_KEPT,
-  type Operation,
-  type OperationKind,
-  PARTITION_INTERVALS,
-  type PartitionInterval,
   type PartitionState,
   type PlannedCreate,
   type PlannedIndex,
-  partitionIntervalSeconds,
   partitionName,
   planMaintenance,
+} from "./maintenance-plan";
+export {
+  DEFAULT_RETENTION_SETTINGS,
+  type LiveWorker,
+  PARTITION_INTERVALS,
+  type PartitionInterval,
+  partitionIntervalSeconds,
   type RetentionSettingsRow,
   readLiveWorkers,
   readRetentionSettings,
-} from "./maintenance";
-export { type MaintenanceMetrics, maintenanceMetrics, partitionMissingCounter } from "./maintenance-metrics";
+} from "./maintenance-settings";
 export { createMetrics, type EffectsMetrics, GAP_BUCKET_BOUNDS } from "./metrics";
 export { LIBRARY_MIGRATIONS_DIR, migrationsTableSql, readLibraryMigrations } from "./migrate";
 export { MAX_LEASE_MS, MAX_WAIT_MS, MIN_LEASE_MS, MIN_RETENTION_MS } from "./options";

@@ -39,7 +39,7 @@ export type { JobContext, JobDelivery, JobResult, StepOptions, StepReport, Trans
 export { providerKeyFor } from "./keys";
 export { defaultLogger, type LogFn, type Logger, type LogLevel } from "./logger";
 // Retention and partition maintenance on a schedule, from any worker (or the console).
-export { type MaintenanceSchedule, startMaintenance } from "./maintenance";
+export { type MaintenanceSchedule, startMaintenance } from "./maintenance-schedule";
 export { createRegistry, defaultRegistry } from "./metrics";
 // The library's own schema (default onceboard) and its installer.
 export { type LibraryMigrateResult, LibraryMigrationError, type MigrateOptions, migrate } from "./migrate";
