@@ -14,17 +14,26 @@ import {
 } from "./maintenance-plan";
 import { INTERVAL_MS } from "./maintenance-settings";
 import {
+  addRangeCheck,
+  attachPartition,
+  commentOnTable,
   countLiveClaimsSql,
+  createPartitionTable,
+  createPartitionUniqueIndex,
+  createTenantIndex,
   DETACH_COMMENT_PREFIX,
+  detachPartition,
+  dropIndexConcurrently,
+  dropRangeCheck,
+  dropTable,
   FINISH_RUN,
   INSERT_RUN,
+  IS_DETACH_PENDING,
   LOCK_PARTITIONS,
   maintenanceLockKey,
   partitionsLockKey,
-  quoteIdent,
-  quoteLiteral,
   RELEASE_MAINTENANCE_LOCK,
-  TENANT_INDEX_SHAPE,
+  TABLE_COMMENT,
   TRY_MAINTENANCE_LOCK,
 } from "./maintenance-sql";
 import { sqlStateOf } from "./pg-errors";
@@ -129,9 +138,6 @@ async function createPartition(
   part: PlannedCreate,
   lockTimeoutMs: number,
 ): Promise<Operation> {
-  const name = `onceboard.${quoteIdent(part.name)}`;
-  const from = quoteLiteral(part.from.toISOString());
-  const to = quoteLiteral(part.to.toISOString());
   await client.query("BEGIN");
   try {
     await client.query(LOCK_PARTITIONS, [partitionsLockKey(schema)]);
@@ -143,16 +149,12 @@ async function createPartition(
       return { kind: "create", partition: part.name, result: "skipped", detail: "already covered" };
     }
     await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
-    await client.query(
-      `CREATE TABLE ${name} (LIKE onceboard.effects INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`,
-    );
-    await client.query(
-      `ALTER TABLE ${name} ADD CONSTRAINT ${quoteIdent(`${part.name}_range`)} CHECK (created_at >= ${from} AND created_at < ${to})`,
-    );
-    await client.query(`CREATE UNIQUE INDEX ${quoteIdent(`${part.name}_tenant_key_uq`)} ON ${name} (tenant_id, key)`);
-    await client.query(`ALTER TABLE onceboard.effects ATTACH PARTITION ${name} FOR VALUES FROM (${from}) TO (${to})`);
+    await client.query(createPartitionTable(schema, part.name));
+    await client.query(addRangeCheck(schema, part.name, part.from, part.to));
+    await client.query(createPartitionUniqueIndex(schema, part.name));
+    await client.query(attachPartition(schema, part.name, part.from, part.to));
     // The CHECK only served to skip ATTACH's validation scan; the bound now enforces it.
-    await client.query(`ALTER TABLE ${name} DROP CONSTRAINT ${quoteIdent(`${part.name}_range`)}`);
+    await client.query(dropRangeCheck(schema, part.name));
     await client.query("COMMIT");
     return {
       kind: "create",
@@ -167,10 +169,7 @@ async function createPartition(
 }
 
 async function isDetachPending(client: pg.PoolClient, name: string): Promise<boolean | null> {
-  const { rows } = await client.query<{ pending: boolean }>(
-    "SELECT i.inhdetachpending AS pending FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'onceboard.effects'::regclass AND c.relname = $1",
-    [name],
-  );
+  const { rows } = await client.query<{ pending: boolean }>(IS_DETACH_PENDING, [name]);
   return rows[0] ? rows[0].pending : null;
 }
 
@@ -179,8 +178,14 @@ async function isDetachPending(client: pg.PoolClient, name: string): Promise<boo
  * interrupted after its first transaction leaves the partition detach-pending: the next attempt
  * (or the next run) completes it with FINALIZE.
  */
-async function detach(client: pg.PoolClient, name: string, lockTimeoutMs: number, attempts: number, ops: Operation[]) {
-  const table = `onceboard.${quoteIdent(name)}`;
+async function detach(
+  client: pg.PoolClient,
+  schema: string,
+  name: string,
+  lockTimeoutMs: number,
+  attempts: number,
+  ops: Operation[],
+) {
   await client.query(`SET lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
   try {
     let kind: OperationKind = "detach";
@@ -190,11 +195,7 @@ async function detach(client: pg.PoolClient, name: string, lockTimeoutMs: number
         const pending = await isDetachPending(client, name);
         if (pending === null) return; // already detached
         kind = pending ? "finalize" : "detach";
-        await client.query(
-          pending
-            ? `ALTER TABLE onceboard.effects DETACH PARTITION ${table} FINALIZE`
-            : `ALTER TABLE onceboard.effects DETACH PARTITION ${table} CONCURRENTLY`,
-        );
+        await client.query(detachPartition(schema, name, pending ? "finalize" : "concurrently"));
         ops.push({ kind, partition: name, result: "ok", ...(attempt > 1 ? { detail: `attempt ${attempt}` } : {}) });
       },
       (_error, detail) => ops.push({ kind, partition: name, result: "failed", detail }),
@@ -214,12 +215,12 @@ async function detach(client: pg.PoolClient, name: string, lockTimeoutMs: number
  */
 async function indexClosedPartition(
   client: pg.PoolClient,
+  schema: string,
   planned: PlannedIndex,
   lockTimeoutMs: number,
   attempts: number,
   ops: Operation[],
 ) {
-  const table = `onceboard.${quoteIdent(planned.partition)}`;
   const failed = (detail: string) => ops.push({ kind: "index", partition: planned.partition, result: "failed", detail });
   const dropped = new Set<string>();
   await client.query(`SET lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
@@ -230,13 +231,11 @@ async function indexClosedPartition(
         const before = (await tenantIndexes(client)).get(planned.partition);
         if (before && before.valid.length > 0) return { skipped: before.valid[0] as string };
         for (const invalid of before?.invalid ?? []) {
-          await client.query(`DROP INDEX CONCURRENTLY IF EXISTS onceboard.${quoteIdent(invalid)}`);
+          await client.query(dropIndexConcurrently(schema, invalid));
           dropped.add(invalid);
         }
         const started = Date.now();
-        await client.query(
-          `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quoteIdent(planned.index)} ON ${table} ${TENANT_INDEX_SHAPE}`,
-        );
+        await client.query(createTenantIndex(schema, planned.partition, planned.index));
         return { attempt, started };
       },
       (_error, detail) => failed(detail),
@@ -260,28 +259,21 @@ async function indexClosedPartition(
   }
 }
 
-function boundsOf(p: PartitionState): string {
-  return `FROM (${quoteLiteral((p.from as Date).toISOString())}) TO (${quoteLiteral((p.to as Date).toISOString())})`;
-}
-
 /** Drops an expired partition: mark it ours, detach, look again for live claims (re-attach), drop. */
 async function expire(
   client: pg.PoolClient,
+  schema: string,
   p: PartitionState,
   now: Date,
   opts: Required<Pick<MaintainOptions, "lockTimeoutMs" | "attempts">>,
   runId: string,
   ops: Operation[],
 ) {
-  const table = `onceboard.${quoteIdent(p.name)}`;
   if (p.action === "drop") {
-    await client.query(`COMMENT ON TABLE ${table} IS ${quoteLiteral(`${DETACH_COMMENT_PREFIX} run ${runId}`)}`);
+    await client.query(commentOnTable(schema, p.name, `${DETACH_COMMENT_PREFIX} run ${runId}`));
   }
-  await detach(client, p.name, opts.lockTimeoutMs, opts.attempts, ops);
-  const { rows } = await client.query<{ comment: string | null }>(
-    "SELECT obj_description(to_regclass('onceboard.' || quote_ident($1)), 'pg_class') AS comment",
-    [p.name],
-  );
+  await detach(client, schema, p.name, opts.lockTimeoutMs, opts.attempts, ops);
+  const { rows } = await client.query<{ comment: string | null }>(TABLE_COMMENT, [p.name]);
   if (!rows[0]?.comment?.startsWith(DETACH_COMMENT_PREFIX)) {
     // Somebody else's detach (not marked by us): finished, but the table is theirs to drop.
     return;
@@ -290,12 +282,12 @@ async function expire(
   // Now that no claim can reach the table any more, look again; if one is alive, put it back.
   const live = p.from && p.to ? ((await client.query<{ n: number }>(countLiveClaimsSql(p.name), [now])).rows[0]?.n ?? 0) : 0;
   if (live > 0 && p.from && p.to) {
-    await client.query(`COMMENT ON TABLE ${table} IS NULL`);
-    await client.query(`ALTER TABLE onceboard.effects ATTACH PARTITION ${table} ${boundsOf(p)}`);
+    await client.query(commentOnTable(schema, p.name, null));
+    await client.query(attachPartition(schema, p.name, p.from, p.to));
     ops.push({ kind: "reattach", partition: p.name, result: "ok", detail: `${live} live claim(s) appeared` });
     return;
   }
-  await client.query(`DROP TABLE ${table}`);
+  await client.query(dropTable(schema, p.name));
   ops.push({ kind: "drop", partition: p.name, result: "ok" });
 }
 
@@ -345,20 +337,20 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
       for (const p of plan.partitions) {
         if (p.action === "keep") continue;
         try {
-          await expire(client, p, now, { lockTimeoutMs, attempts }, runId, ops);
+          await expire(client, schema, p, now, { lockTimeoutMs, attempts }, runId, ops);
         } catch (error) {
           // One stuck partition must not stop the others; the run is reported failed.
           failure ??= error;
         }
       }
       for (const orphan of plan.orphans) {
-        await client.query(`DROP TABLE IF EXISTS onceboard.${quoteIdent(orphan)}`);
+        await client.query(dropTable(schema, orphan, true));
         ops.push({ kind: "drop", partition: orphan, result: "ok", detail: "detached by an earlier run" });
       }
       // Last: a build can take a while on a big partition, and must never delay a premake.
       for (const planned of plan.index) {
         try {
-          await indexClosedPartition(client, planned, indexLockTimeoutMs, attempts, ops);
+          await indexClosedPartition(client, schema, planned, indexLockTimeoutMs, attempts, ops);
         } catch (error) {
           // The next partition's build still runs; this one is retried by the next run.
           failure ??= error;
