@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resetRateLimits } from "../../lib/auth/rate-limit";
 import { releaseEffect } from "../../lib/auth/release-effect";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
 import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/console/testing/seed-keys";
@@ -26,7 +25,8 @@ describe("API token × tenant × endpoint matrix", () => {
     process.env.DATABASE_URL = db.url;
     process.env.ONCEBOARD_SECRET = "m".repeat(40);
     process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
-    resetRateLimits();
+    process.env.ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = "1000000";
+    process.env.ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE = "1000000";
     await ensureEffectPartitions(db.pool, { back: KEYS_SEED_DAYS_BACK + 1, ahead: 1 });
     await seedKeys(db.pool);
     await db.pool.query(
