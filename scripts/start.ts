@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { bootstrapLoginMessage } from "../lib/auth/bootstrap";
 import { CONSOLE_AUTHENTICATION_ENABLED, isLoopbackHost, loadConfig, loadWorkerMetricsUrls } from "../lib/config";
+import { ensurePrivateDataDir } from "../lib/db/data-dir";
 import { assertPortFree, findFreePort } from "../lib/db/free-port";
 import { withSearchPath } from "../lib/db/pool";
 import { type ProvisionedDatabase, provisionDatabase } from "../lib/db/provision";
@@ -71,6 +72,7 @@ runMain(async () => {
       `warning: ${message}${demoSettings ? " (not used: the console scrapes the demo's workers)" : " (the Workers panel shows this until it is fixed)"}`,
     );
   }
+  ensurePrivateDataDir(config.ONCEBOARD_DATA_DIR);
   const registry = new RunRegistry(config.ONCEBOARD_DATA_DIR);
   const reclaimed = await registry.reclaimLeftovers();
   if (reclaimed > 0) log(`stopped ${reclaimed} process(es) left running by a killed start`);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { announcePeerHeader, PEER_HEADER } from "../../lib/auth/client-ip";
 import { releaseEffect } from "../../lib/auth/release-effect";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
 import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/console/testing/seed-keys";
@@ -250,7 +251,13 @@ describe("API token × tenant × endpoint matrix", () => {
   });
 
   it("every key read is audited, found or not, with who, token, tenant, key and address", async () => {
-    await call("GET", `/api/v1/effects/${enc("secret:globex-only")}`, { ...as("acme-viewer"), "x-forwarded-for": "203.0.113.9" });
+    // The address is the TCP peer, as the console's server records it (a forged X-Forwarded-For is not it).
+    announcePeerHeader();
+    await call("GET", `/api/v1/effects/${enc("secret:globex-only")}`, {
+      ...as("acme-viewer"),
+      [PEER_HEADER]: "203.0.113.9",
+      "x-forwarded-for": "198.51.100.99",
+    });
     const { rows } = await db.pool.query(
       "SELECT actor, token_id, tenant_id, target, action, result, ip, at FROM audit_log WHERE ip = '203.0.113.9'",
     );
