@@ -1,6 +1,7 @@
 import { type NextRequest, NextResponse } from "next/server";
 import { ApiError, errorResponse } from "@/lib/api/errors";
 import { type Authenticated, databaseError } from "@/lib/auth/authenticate";
+import { consoleOrigin } from "@/lib/auth/client-ip";
 import { type GuardResult, guardRequest, rateLimitedResponse, unauthenticatedResponse } from "@/lib/auth/guard";
 import { HANDOVER_HEADER, handOver } from "@/lib/auth/proxy-handover";
 import { safeNextPath } from "@/lib/auth/safe-next";
@@ -46,7 +47,7 @@ export async function proxy(request: NextRequest) {
       // Fails closed: the session, token or rate limit cannot be read. The API answers with the
       // database's error (503); a page goes to the sign-in page's outage notice, never to its data.
       if (isApi) return finish(errorResponse(databaseError(error)));
-      return finish(redirectTo(loginPath(request, "unavailable")));
+      return finish(redirectTo(request, loginPath(request, "unavailable")));
     }
     if (guarded.kind === "rate-limited") {
       if (isApi) return finish(rateLimitedResponse(guarded));
@@ -60,7 +61,7 @@ export async function proxy(request: NextRequest) {
     }
     if (guarded.kind === "unauthenticated") {
       if (isApi) return finish(unauthenticatedResponse());
-      return finish(redirectTo(loginPath(request)));
+      return finish(redirectTo(request, loginPath(request)));
     }
     auth = guarded.auth;
   }
@@ -72,7 +73,7 @@ export async function proxy(request: NextRequest) {
 
   // The console opens on the Overview: an HTTP redirect here, not a redirect() while the (dynamic)
   // layout streams, which would arrive as a 200 with a client-side redirect.
-  if (pathname === "/") return finish(redirectTo("/overview"));
+  if (pathname === "/") return finish(redirectTo(request, "/overview"));
 
   const requestHeaders = new Headers(request.headers);
   // withAuth takes this answer instead of asking the database again (lib/auth/proxy-handover.ts);
@@ -98,11 +99,12 @@ function loginPath(request: NextRequest, reason?: string): string {
 }
 
 /**
- * A redirect by relative Location: an absolute one would be built from the request's Host (or a
- * forwarded host), which the client chooses.
+ * A redirect to a path of the console. Next wants an absolute Location; it is made from the
+ * console's own origin (PUBLIC_URL, or the Host the client asked for over its trusted scheme), not
+ * from request.url, which Next builds from X-Forwarded-Host and -Proto whoever sent them.
  */
-function redirectTo(path: string): Response {
-  return new Response(null, { status: 307, headers: { location: path } });
+function redirectTo(request: NextRequest, path: string): Response {
+  return NextResponse.redirect(new URL(path, consoleOrigin(request.headers) ?? request.nextUrl.origin));
 }
 
 function isWellEncoded(pathname: string): boolean {

@@ -72,12 +72,13 @@ runMain(async () => {
       `warning: ${message}${demoSettings ? " (not used: the console scrapes the demo's workers)" : " (the Workers panel shows this until it is fixed)"}`,
     );
   }
-  ensurePrivateDataDir(config.ONCEBOARD_DATA_DIR);
   const registry = new RunRegistry(config.ONCEBOARD_DATA_DIR);
   const reclaimed = await registry.reclaimLeftovers();
   if (reclaimed > 0) log(`stopped ${reclaimed} process(es) left running by a killed start`);
   await assertPortFree(config.PORT);
   registry.save();
+  // The registry's write made the directory (or says why it cannot be made); only its owner may enter it.
+  ensurePrivateDataDir(config.ONCEBOARD_DATA_DIR);
 
   const children: ChildProcess[] = [];
   let demo: DemoProcesses | undefined;

@@ -122,9 +122,10 @@ describe("server-side sessions", () => {
     const replayed = await callProbe({ cookie });
     expect(replayed.status).toBe(401);
     expect(await replayed.text()).not.toContain("tenant data");
-    const page = await proxied("/keys", { cookie });
+    // A forged X-Forwarded-Host does not steer the redirect (the peer is no trusted proxy).
+    const page = await proxied("/keys", { cookie, "x-forwarded-host": "evil.example", "x-forwarded-proto": "https" });
     expect(page.status).toBe(307);
-    expect(page.headers.get("location")).toBe("/login?next=%2Fkeys");
+    expect(page.headers.get("location")).toBe(`${CONSOLE}/login?next=%2Fkeys`);
     const { rows } = await db.pool.query("SELECT revoked_at FROM console_sessions WHERE token_id = $1", [token.id]);
     expect(rows[0].revoked_at).not.toBeNull();
     // The token itself is untouched: only that session ended.
@@ -149,7 +150,7 @@ describe("server-side sessions", () => {
 
         const page = await proxied("/overview?tenant=globex", { cookie });
         expect(page.status).toBe(307);
-        expect(page.headers.get("location")).toBe("/login?reason=unavailable&next=%2Foverview%3Ftenant%3Dglobex");
+        expect(page.headers.get("location")).toBe(`${CONSOLE}/login?reason=unavailable&next=%2Foverview%3Ftenant%3Dglobex`);
       });
     }
     // The same, one level down: authenticate() throws, it never returns the principal a cookie names.
