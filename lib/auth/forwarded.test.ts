@@ -2,6 +2,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config";
 import { announcePeerHeader, clientIpOf, consoleOrigin, PEER_HEADER, requestHost, requestScheme } from "./client-ip";
 import { csrfProblem } from "./csrf";
+import { addressKey } from "./rate-limit";
 import { safeNextPath } from "./safe-next";
 import { securityHeadersFor } from "./security-headers";
 
@@ -68,6 +69,17 @@ describe("trusted proxies", () => {
     expect(loadConfig({ TRUSTED_PROXIES: "10.0.0.1, ::1, 10.0.0.0/8, fd00::/8" }).TRUSTED_PROXIES).toHaveLength(4);
     expect(() => loadConfig({ TRUSTED_PROXIES: "10.0.0.1, proxy.local" })).toThrow(/TRUSTED_PROXIES.*"proxy\.local"/);
     expect(() => loadConfig({ TRUSTED_PROXIES: "10.0.0.0/33" })).toThrow(/TRUSTED_PROXIES/);
+  });
+});
+
+describe("rate-limit keys", () => {
+  it("count an IPv4 address alone, an IPv6 address by its /64", () => {
+    expect(addressKey("198.51.100.7")).toBe("198.51.100.7");
+    expect(addressKey("2001:db8:1:2:aaaa::1")).toBe("2001:db8:1:2::/64");
+    expect(addressKey("2001:db8:1:2:ffff:ffff:ffff:ffff")).toBe("2001:db8:1:2::/64");
+    expect(addressKey("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(addressKey("::1")).toBe("0:0:0:0::/64");
+    expect(addressKey(null)).toBe("unknown");
   });
 });
 

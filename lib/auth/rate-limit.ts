@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import type pg from "pg";
 import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
 import { type Config, loadConfig } from "../config";
@@ -11,8 +12,8 @@ import { getPool } from "../db/pool";
  *   are refused before their token is looked up, so a guess that happens to be right gets a 429 too;
  * - tokens: authenticated requests per token (ONCEBOARD_RATE_LIMIT_PER_MINUTE);
  * - addresses: authenticated requests per client address (ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE).
- * The client address is the one lib/auth/client-ip.ts trusts; unknown, every such request shares
- * one key. A store that cannot be reached throws: callers answer 503, never "allowed".
+ * The client address is the one lib/auth/client-ip.ts trusts (IPv6 counted by its /64); unknown,
+ * every such request shares one key. A store that cannot be reached throws: callers answer 503, never "allowed".
  */
 export const RATE_LIMIT_TABLE = "rate_limits";
 
@@ -55,8 +56,21 @@ async function decide(consume: Promise<unknown>): Promise<RateDecision> {
   }
 }
 
-function addressKey(address: string | null): string {
-  return address ?? "unknown";
+/**
+ * The key an address is counted under: an IPv4 address itself, an IPv6 address by its /64 (one
+ * subscriber's network: a host that owns a /64 must not get 2^64 separate limits).
+ */
+export function addressKey(address: string | null): string {
+  if (address === null) return "unknown";
+  if (isIP(address) !== 6) return address;
+  const [head = "", tail = ""] = address.split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = address.includes("::") ? (tail === "" ? [] : tail.split(":")) : [];
+  const groups = [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => Number.parseInt(group, 16).toString(16))
+    .join(":")}::/64`;
 }
 
 /** Rate limits on `pool`'s database, in `schema`. */
