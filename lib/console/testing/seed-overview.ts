@@ -1,5 +1,6 @@
 import type { Queryable } from "../../db/types";
-import type { EffectStatus, OverviewWindow } from "../overview-types";
+import type { EffectStatus } from "../effects-types";
+import type { OverviewWindow } from "../overview-types";
 
 /**
  * A small, known data set for the Overview: used by the browser tests (scripts/e2e.ts). Times are
