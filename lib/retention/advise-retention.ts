@@ -244,10 +244,9 @@ export function toRetentionSettings(row: RetentionSettingsRow): RetentionSetting
 }
 
 /**
- * The current retention and the largest declared retry window. One truth: the retention_settings
- * row (issue 11 makes it the only one). Until the worker registry of issue 11 exists, the largest
- * declared retry window is retention_settings.max_retry_window_days. The partition interval is
- * daily (the only one the manager makes today).
+ * The current retention and the largest declared retry window, both from the retention_settings
+ * row: the window is its max_retry_window_days (live workers' registrations are not read here), and
+ * the partition interval is taken as daily.
  */
 export async function readRetentionSettings(db: Queryable): Promise<RetentionSettingsRead> {
   const { rows } = await db.query<RetentionSettingsRow>(RETENTION_SETTINGS_SQL);
