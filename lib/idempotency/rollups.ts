@@ -110,9 +110,9 @@ ON CONFLICT (minute, job_type, constraint_name, demo) DO UPDATE SET
   last_message_id = CASE WHEN EXCLUDED.last_key IS NULL THEN u.last_message_id ELSE EXCLUDED.last_message_id END`,
 };
 
-// ---- Issue 13: claim-latency buckets and the per-tenant hourly counters (tables in
-// prisma/migrations/20261201050000_overview_rollups; hourly sums of worker_stats_minute are kept
-// there by a trigger, so nothing here writes them).
+// ---- Claim-latency buckets and the per-tenant hourly counters (tables from the library's
+// migrations; the coarser levels above them, 10 minutes to a day, are kept by triggers, so nothing
+// here writes them).
 
 /** Index of the claim-duration bucket (CLAIM_DURATION_BUCKETS, then +Inf) a duration falls in. */
 export function claimBucketIndex(seconds: number): number {
