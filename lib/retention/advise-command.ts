@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { formatDuration } from "../format";
+import { formatCountOf, formatDuration } from "../format";
 import { adviceQuerySchema, toAdviceOptions } from "./advice-query";
 import type { Advice } from "./advice-types";
 import { getRetentionAdvice } from "./advise-retention";
@@ -26,7 +26,7 @@ export function formatAdvice(advice: Advice): string[] {
   ];
   for (const j of advice.jobTypes) {
     lines.push(
-      `  ${j.jobType}: ${j.samples} gaps, ${j.basisUsed} ${formatDuration(j.basisSeconds)} → ${formatDuration(j.candidateSeconds)}${j.overflow ? `, ${j.overflow} beyond the top bucket` : ""}${j.note ? ` (${j.note})` : ""}`,
+      `  ${j.jobType}: ${formatCountOf(j.samples, "gap")}, ${j.basisUsed} ${formatDuration(j.basisSeconds)} → ${formatDuration(j.candidateSeconds)}${j.overflow ? `, ${j.overflow} beyond the top bucket` : ""}${j.note ? ` (${j.note})` : ""}`,
     );
   }
   for (const reason of advice.reasons) lines.push(reason);

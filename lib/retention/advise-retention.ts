@@ -61,7 +61,7 @@ export function adviseRetention(input: AdviseInput): Advice {
     refusals.push({
       code: "TOO_FEW_SAMPLES",
       jobType: null,
-      message: `too few samples: ${samples} gaps observed in the window, at least ${minSamples} are needed for ${basis}`,
+      message: `too few samples: ${formatCountOf(samples, "gap")} observed in the window, at least ${minSamples} are needed for ${basis}`,
     });
   }
 
