@@ -3,7 +3,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { type GapSeries, type Gaps, gapsQueryKey } from "@/lib/console/gaps-types";
-import { formatCount, formatDuration } from "@/lib/format";
+import { formatCount, formatDuration, formatUtc } from "@/lib/format";
 import { ApiClientError, fetchJson } from "../api/fetch-json";
 import { EmptyState, ErrorState } from "../ui/states";
 import { AdvicePanel } from "./advice-panel";
@@ -205,7 +205,7 @@ export function GapsView({ search, params }: { search: string; params: GapsParam
                   <th scope="col">Key</th>
                   <th scope="col">Job type</th>
                   <th scope="col">Gap</th>
-                  <th scope="col">Arrived (UTC)</th>
+                  <th scope="col">Arrived</th>
                 </tr>
               </thead>
               <tbody>
@@ -221,7 +221,7 @@ export function GapsView({ search, params }: { search: string; params: GapsParam
                     <td className={l.gapSeconds > g.retentionSeconds ? "text-danger" : undefined}>
                       {formatDuration(l.gapSeconds)}
                     </td>
-                    <td>{l.at.replace("T", " ").slice(0, 16)}</td>
+                    <td>{formatUtc(l.at, { seconds: false })}</td>
                   </tr>
                 ))}
               </tbody>
