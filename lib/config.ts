@@ -152,9 +152,9 @@ export function loadWorkerMetricsUrls(env: Env = process.env): string[] {
 }
 
 /**
- * Whether the console asks for credentials. False until the auth seam (lib/auth, issue 10) guards
- * every route and page; while false, `npm start` warns when HOST exposes the console beyond loopback.
- * True since lib/auth: the proxy and withAuth refuse every unauthenticated page and API route.
+ * Whether the console asks for credentials: true, the proxy and withAuth refuse every
+ * unauthenticated page and API route. Were it false, `npm start` would warn when HOST exposes the
+ * console beyond loopback.
  */
 export const CONSOLE_AUTHENTICATION_ENABLED: boolean = true;
 

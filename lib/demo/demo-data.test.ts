@@ -92,7 +92,7 @@ describe("demo:verify", () => {
 });
 
 /**
- * Issue 13: every number the Overview shows for the history agrees with the effect rows it wrote.
+ * Every number the Overview shows for the history agrees with the effect rows it wrote.
  * The rollups count claims as the worker library does: an effect's first claim, each suppressed
  * duplicate, each takeover, each abandoned redelivery, each in-flight duplicate and each reused key.
  */
@@ -356,7 +356,7 @@ describe("history backfill and demo:reset", () => {
     // The demo's tables go with their schema; the demo makes it again when it starts.
     expect(left.rows[0]).toEqual({ effects: 1, demo_effects: 0, stats: 2, demo_stats: 0, demo_schema: false });
 
-    // Issue 13: every rollup level, minute to day, holds exactly the real rows again (no demo count,
+    // Every rollup level, minute to day, holds exactly the real rows again (no demo count,
     // no bucket the demo alone made), and the Overview reads what it read before the demo came.
     const tables = await db.pool.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables

@@ -428,7 +428,7 @@ export function fmtSeconds(seconds: number): string {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const sqlState = (error: unknown) => (error as { code?: string } | undefined)?.code;
-/** lock_not_available (our lock_timeout) and query_canceled: worth another attempt. */
+/** lock_not_available (our lock_timeout), query_canceled and deadlock_detected: worth another attempt. */
 const RETRY_DDL = new Set(["55P03", "57014", "40P01"]);
 
 /**

@@ -51,10 +51,10 @@ export interface EffectsMetrics {
   messageIdKeys: Counter<"job_type">;
   rollupFlushFailures: Counter<string>;
   redeliveryGap: Histogram<"job_type">;
-  /** Claims whose delivery was published longer ago than the retention (issue 12). */
+  /** Claims whose delivery was published longer ago than the retention. */
   claimsBeyondRetention: Counter<"job_type">;
   claimDuration: Histogram<"job_type">;
-  /** Claims refused with PartitionMissingError (issue 11: an alert of its own). */
+  /** Claims refused with PartitionMissingError (an alert of its own). */
   partitionMissing: Counter<"job_type">;
 }
 

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../db/types";
-import type { EffectStatus, OverviewWindow } from "../overview-types";
+import type { EffectStatus } from "../effects-types";
+import type { OverviewWindow } from "../overview-types";
 
 /**
  * A small, known data set for the Overview: used by the browser tests (scripts/e2e.ts). Times are
@@ -184,7 +185,7 @@ export async function seedOverview(db: Queryable, now: Date = new Date()): Promi
 }
 
 /**
- * Issue 13's tables for the same seed: per-tenant hourly suppressions and violations (with the
+ * The Overview's rollup tables for the same seed: per-tenant hourly suppressions and violations (with the
  * key behind each violation), redeliveries (sync-search-index is redelivered and never suppressed:
  * "not wired up") and claim-latency buckets, all agreeing with the rows above.
  */
