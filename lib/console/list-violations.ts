@@ -24,7 +24,7 @@ export const DEFAULT_VIOLATION_DAYS = 90;
 
 // uncaught_violation_keys (library migration 0008), newest first, keyset-paginated on
 // (occurred_at, id): the (tenant_id, occurred_at, id) index for one tenant, (occurred_at, id) for
-// every tenant. The first page's bound is (to, 0): every row before `to`.
+// every tenant. The first page's bound is (to, the largest uuid): every row before `to`.
 const LIST = {
   name: "console_list_violations",
   text: `
@@ -33,13 +33,14 @@ SELECT id::text AS id, occurred_at, tenant_id, job_type, constraint_name, key, m
   FROM uncaught_violation_keys
  WHERE ($1::text IS NULL OR tenant_id = $1)
    AND occurred_at >= $2::timestamptz AND occurred_at < $3::timestamptz
-   AND (occurred_at, id) < ($4::timestamptz, $5::bigint)
+   AND (occurred_at, id) < ($4::timestamptz, $5::uuid)
    AND ($6::text IS NULL OR job_type = $6)
    AND ($7::text IS NULL OR constraint_name = $7)
  ORDER BY occurred_at DESC, id DESC
  LIMIT $8`,
 };
 
+const LARGEST_UUID = "ffffffff-ffff-ffff-ffff-ffffffffffff";
 const CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 function decodeCursor(cursor: string): [string, string] {
@@ -52,7 +53,7 @@ function decodeCursor(cursor: string): [string, string] {
       typeof parsed[1] === "string" &&
       CURSOR_AT.test(parsed[0]) &&
       !Number.isNaN(Date.parse(parsed[0])) &&
-      /^[1-9]\d{0,17}$/.test(parsed[1])
+      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(parsed[1])
     ) {
       return [parsed[0], parsed[1]];
     }
@@ -102,8 +103,8 @@ export async function listViolations(
   const now = search.now ?? new Date();
   const from = search.from ?? new Date(now.getTime() - DEFAULT_VIOLATION_DAYS * 86_400_000);
   const to = search.to ?? new Date(now.getTime() + 60_000);
-  // The first page: every id is below 2^63 - 1, so (to, max) takes every row before `to`.
-  const [cursorAt, cursorId] = search.cursor ? decodeCursor(search.cursor) : [to.toISOString(), "9223372036854775807"];
+  // The first page: (to, the largest uuid) takes every row before `to`.
+  const [cursorAt, cursorId] = search.cursor ? decodeCursor(search.cursor) : [to.toISOString(), LARGEST_UUID];
   const { rows } = await db.query<ViolationRow>({
     ...LIST,
     values: [search.tenant, from, to, cursorAt, cursorId, search.jobType ?? null, search.constraint ?? null, search.limit + 1],

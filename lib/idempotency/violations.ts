@@ -1,7 +1,8 @@
+import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { EffectsCore } from "./core";
 import { type Statement, sqlFor } from "./db";
-import { sqlStateOf } from "./retryable";
+import { sqlStateOf, withRetry } from "./retryable";
 
 function findField(error: unknown, field: string, depth = 0): unknown {
   if (!error || typeof error !== "object" || depth > 4) return undefined;
@@ -69,8 +70,9 @@ export const RECORD_WAIT_MS = 5000;
 const INSERT_VIOLATION: Statement = {
   name: "onceboard_record_uncaught_violation_v1",
   returns: "count",
-  text: `INSERT INTO onceboard.uncaught_violation_keys (tenant_id, job_type, constraint_name, key, message_id, message, worker_id, demo)
-VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::boolean)`,
+  text: `INSERT INTO onceboard.uncaught_violation_keys (id, tenant_id, job_type, constraint_name, key, message_id, message, worker_id, demo)
+VALUES ($1::uuid, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::boolean)
+ON CONFLICT (id) DO NOTHING`,
 };
 
 function messageOf(error: unknown): string | null {
@@ -81,7 +83,7 @@ function messageOf(error: unknown): string | null {
 /**
  * Records an uncaught unique violation now: the metric, the rollups' counts (charts), and its own
  * row in uncaught_violation_keys, written at once on the pool (outside the step's transaction,
- * which the violation has aborted) and awaited, so a worker killed right after the step failed
+ * which the violation has aborted; retried through transient errors) and awaited, so a worker killed right after the step failed
  * has lost nothing. Never throws: the caller rethrows the handler's violation, and a failed insert
  * must not replace it; a failure is logged and counted (idem_violation_record_failures_total).
  * The once/job path and the batch lifecycle both call this.
@@ -94,17 +96,21 @@ export async function recordUncaughtViolation(core: EffectsCore, violation: Unca
   core.rollups?.addViolation(jobType, constraint);
   core.rollups?.addTenantViolation(tenant, jobType, constraint, key);
   const fields = { tenant, key, jobType, constraint, messageId };
-  const insert = sqlFor(core.opts.db, false, core.opts.schema)
-    .run(INSERT_VIOLATION, [
-      tenant,
-      jobType,
-      constraint,
-      key,
-      messageId,
-      messageOf(violation.error),
-      core.opts.workerId,
-      core.opts.demo,
-    ])
+  const sql = sqlFor(core.opts.db, false, core.opts.schema);
+  const values = [
+    randomUUID(),
+    tenant,
+    jobType,
+    constraint,
+    key,
+    messageId,
+    messageOf(violation.error),
+    core.opts.workerId,
+    core.opts.demo,
+  ];
+  // Retried through a connection cut or a restart: the row is the alarm. Its id makes a retry of
+  // an insert whose reply was lost a no-op.
+  const insert = withRetry(() => sql.run(INSERT_VIOLATION, values))
     .then(
       () => true,
       (error: unknown) => {

@@ -9,8 +9,10 @@
 -- largest declared retry window)) through the occurred_at index. A partitioned table would need
 -- its own premade partitions before a violation could be written at all, and a missing partition
 -- would lose exactly the row that is the alarm.
+--
+-- The worker names each row (id): an insert retried after a lost reply writes it once.
 CREATE TABLE onceboard.uncaught_violation_keys (
-  id bigint GENERATED ALWAYS AS IDENTITY,
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
   occurred_at timestamp with time zone NOT NULL DEFAULT now(),
   tenant_id text NOT NULL,
   job_type text NOT NULL,
