@@ -4,7 +4,7 @@ import { consoleDatabase } from "./database";
 import { effectVerdict } from "./effect-verdict";
 import type { EffectDetail, EffectStatus, JobStep } from "./effects-types";
 import { toUncaughtViolation } from "./list-violations";
-import { redactOutcome } from "./redact";
+import { redactMessage, redactOutcome } from "./redact";
 
 interface EffectRow {
   key: string;
@@ -166,7 +166,7 @@ export async function getEffect(
     policy: row.policy,
     attempts: row.attempt,
     outcome: redactOutcome(row.outcome),
-    error: row.error === null ? null : String(redactOutcome(row.error)),
+    error: row.error === null ? null : redactMessage(row.error),
     providerKey: providerKeyFor(input.tenant, row.key),
     firstMessageId: row.first_message_id,
     lastMessageId: row.last_message_id,

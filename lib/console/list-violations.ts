@@ -1,6 +1,6 @@
 import type { StatementQueryable } from "../db/types";
 import { consoleDatabase } from "./database";
-import { redactText } from "./redact";
+import { redactMessage } from "./redact";
 import type { UncaughtViolation, ViolationListResponse } from "./violations-types";
 
 export interface ViolationSearch {
@@ -91,7 +91,7 @@ export function toUncaughtViolation(
     constraint: r.constraint_name,
     key: r.key,
     messageId: r.message_id,
-    message: r.message === null ? null : redactText(r.message),
+    message: r.message === null ? null : redactMessage(r.message),
   };
 }
 

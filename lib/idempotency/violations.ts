@@ -110,15 +110,14 @@ export async function recordUncaughtViolation(core: EffectsCore, violation: Unca
   ];
   // Retried through a connection cut or a restart: the row is the alarm. Its id makes a retry of
   // an insert whose reply was lost a no-op.
-  const insert = withRetry(() => sql.run(INSERT_VIOLATION, values))
-    .then(
-      () => true,
-      (error: unknown) => {
-        core.metrics.violationRecordFailures.inc();
-        core.logger.error({ ...fields, err: error }, "could not record an uncaught violation's key");
-        return false;
-      },
-    );
+  const insert = withRetry(() => sql.run(INSERT_VIOLATION, values)).then(
+    () => true,
+    (error: unknown) => {
+      core.metrics.violationRecordFailures.inc();
+      core.logger.error({ ...fields, err: error }, "could not record an uncaught violation's key");
+      return false;
+    },
+  );
   let timer: NodeJS.Timeout | undefined;
   const waited = new Promise<"waiting">((resolve) => {
     timer = setTimeout(() => resolve("waiting"), RECORD_WAIT_MS);

@@ -165,7 +165,9 @@ describe("API token × tenant × endpoint matrix", () => {
       `mark-paid:${orderId}`,
       `receipt:${orderId}`,
     ]);
-    expect(detail.outcome.card).toBe("[card …1111]");
+    expect(detail.outcome.card).toBe("[redacted]");
+    expect(detail.outcome.memo).toBe("charged [card …1111]");
+    expect(detail.outcome.customerPhone).toBe("[redacted]");
     expect(detail.outcome.receiptTo).toBe("[email]");
     expect(detail.outcome.note).toBe("paid by [email]");
     expect(detail.outcome.amount).toBe(4200);

@@ -24,7 +24,7 @@ export const KEYS_SEED = {
 /**
  * Seeds effects for the Keys page and API tests: one order's three steps in acme (a capture that
  * ran once with 3 duplicates suppressed, the last 49 s after the first; its outcome holds a card
- * number and an e-mail address), the same keys in globex, two stuck claims, odd keys, and
+ * number and an e-mail address, by field name and inside text, and a phone number), the same keys in globex, two stuck claims, odd keys, and
  * uncaught violations on this order's mark-paid, another order's and globex's. Needs partitions KEYS_SEED_DAYS_BACK back.
  */
 export async function seedKeys(db: Queryable, now: Date = new Date()): Promise<void> {
@@ -87,6 +87,8 @@ export async function seedKeys(db: Queryable, now: Date = new Date()): Promise<v
             card: KEYS_SEED.card,
             receiptTo: KEYS_SEED.email,
             note: `paid by ${KEYS_SEED.email}`,
+            memo: `charged ${KEYS_SEED.card}`,
+            customerPhone: "+1 555 0100",
           }
         : { chargeId: "ch_GLOBEX_SECRET", amount: 1 },
       createdAt: at(0),
