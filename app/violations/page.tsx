@@ -73,6 +73,7 @@ export default async function ViolationsPage({
     constraint: query.constraint ?? null,
     from: search.get("from"),
     to: search.get("to"),
+    limit: search.get("limit"),
   };
   return (
     <>

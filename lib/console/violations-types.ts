@@ -38,12 +38,13 @@ export interface ViolationListFilters {
   from?: string | null;
   to?: string | null;
   cursor?: string | null;
+  limit?: string | null;
 }
 
 /** The Violations page for these filters (the Overview banner links each group here). */
 export function violationsHref(filters: ViolationListFilters = {}): string {
   const search = new URLSearchParams();
-  for (const name of ["tenant", "jobType", "constraint", "from", "to", "cursor"] as const) {
+  for (const name of ["tenant", "jobType", "constraint", "from", "to", "limit", "cursor"] as const) {
     const value = filters[name];
     if (value) search.set(name, value);
   }
