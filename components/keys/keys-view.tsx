@@ -286,13 +286,14 @@ function KeyDetail({
 
         <h3>Uncaught violations</h3>
         {e.violations.length === 0 ? (
-          <p className="muted">None recorded for this job.</p>
+          <p className="muted">None recorded for this key.</p>
         ) : (
-          <ul>
+          <ul data-testid="key-violations">
             {e.violations.map((v) => (
-              <li key={`${v.minute}-${v.constraint}`}>
-                {v.constraint} ({v.jobType}) ×{v.count} at {time(v.minute)}
-                {v.thisJob ? " — this job" : ""}
+              <li key={v.id} data-testid="key-violation">
+                {v.constraint} ({v.jobType}) at {time(v.occurredAt)}
+                {v.messageId ? <span className="muted"> · message {v.messageId}</span> : null}
+                {v.message ? <span className="muted"> · {v.message}</span> : null}
               </li>
             ))}
           </ul>

@@ -2,6 +2,8 @@
  * The Overview's JSON shape, shared by the read model, the route handler and the React components
  * (types and constants only: safe to import from client code).
  */
+
+import type { ViolationGroup } from "./violations-types";
 /** The windows the browser tests' seed states its expectations for (lib/console/testing/seed-overview.ts). */
 export const OVERVIEW_WINDOWS = ["1h", "24h", "7d"] as const;
 export type OverviewWindow = (typeof OVERVIEW_WINDOWS)[number];
@@ -96,15 +98,6 @@ export interface StuckClaim {
   overdueSeconds: number;
 }
 
-export interface ViolationKey {
-  tenant: string;
-  jobType: string;
-  constraint: string;
-  count: number;
-  lastKey: string;
-  lastSeen: string;
-}
-
 export type AlertStateName = "firing" | "pending" | "inactive" | "unknown";
 
 export interface AlertStatus {
@@ -134,7 +127,8 @@ export interface OverviewResponse {
   jobTypes: JobTypeActivity[];
   topTenants: TenantRow[];
   stuck: StuckClaim[];
-  violationKeys: ViolationKey[];
+  /** Uncaught violations per (tenant, job type, constraint) in the range; each group's keys are on the Violations page. */
+  violationGroups: ViolationGroup[];
   alerts: AlertStatus[];
   alertsSource: MetricsSourceName;
   /** Totals over the range, for the tiles; `effects` counts rows created in the range. */

@@ -38,7 +38,7 @@ interface ViolationRow {
   jobType: string;
   constraint: string;
   count: number;
-  /** The minute's last occurrence, so the console links a violation count to a key. */
+  /** Left null: each violation's key is its own row of uncaught_violation_keys (violations.ts), never one per group. */
   last: ViolationOccurrence | null;
 }
 

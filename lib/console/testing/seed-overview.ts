@@ -227,5 +227,20 @@ async function seedOnCallExtras(db: Queryable, t: number): Promise<void> {
         at,
       ],
     );
+    // Each violation on a key of its own, as the worker records them.
+    for (let n = 0; n < u.count; n++) {
+      await db.query(
+        `INSERT INTO uncaught_violation_keys (occurred_at, tenant_id, job_type, constraint_name, key, message_id)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
+        [
+          at,
+          TENANTS[(i + 1) % TENANTS.length],
+          u.jobType,
+          u.constraintName,
+          n === 0 ? `${u.jobType}:order-${100 + i}` : `${u.jobType}:order-${100 + i}-${n}`,
+          `msg-violation-${i}-${n}`,
+        ],
+      );
+    }
   }
 }
