@@ -22,6 +22,31 @@ const httpUrl = z.string().refine((value) => {
 
 const emptyAsUndefined = (value: unknown) => (value === "" ? undefined : value);
 
+/**
+ * A comma-separated list of field-name words for redaction ("api_key, cardNumber"). Each entry is
+ * letters, digits, "_", "-", "." or spaces: a typo like "pass*" is refused with the variable's name.
+ */
+const redactWordList = z.preprocess(
+  emptyAsUndefined,
+  z
+    .string()
+    .transform((value) =>
+      value
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ""),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .max(100)
+          .regex(/^[A-Za-z0-9_.\- ]+$/, "field-name words are letters, digits, _ - . or spaces"),
+      ),
+    )
+    .optional(),
+);
+
 /** "a, b,,c" → ["a", "b", "c"]: comma-separated http(s) URLs, blanks and repeats dropped; a bad entry is named. */
 const httpUrlList = z.string().transform((value, ctx) => {
   const entries = [...new Set(value.split(",").map((entry) => entry.trim()))].filter((entry) => entry !== "");
@@ -150,19 +175,10 @@ const configSchema = z.object({
   ),
   /** Outcome redaction before it leaves the server: default (card numbers, e-mail addresses) or off. */
   ONCEBOARD_REDACT: z.preprocess(emptyAsUndefined, z.enum(["default", "off"]).default("default")),
-  /** Extra comma-separated outcome field names whose values are always redacted (e.g. "iban,phone"). */
-  ONCEBOARD_REDACT_FIELDS: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .transform((value) =>
-        value
-          .split(",")
-          .map((entry) => entry.trim())
-          .filter((entry) => entry !== ""),
-      )
-      .optional(),
-  ),
+  /** Extra comma-separated field-name words whose values are always redacted (e.g. "dob,passport"), added to the list. */
+  ONCEBOARD_REDACT_FIELDS: redactWordList,
+  /** Replaces the default field-name words (lib/console/redact.ts DEFAULT_REDACTED_FIELD_WORDS). */
+  ONCEBOARD_REDACT_FIELD_WORDS: redactWordList,
   /** Seconds between the console's partition maintenance runs (lib/retention/schedule.ts); 0 turns it off. */
   RETENTION_MAINTENANCE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
 });
@@ -196,9 +212,9 @@ export function loadWorkerMetricsUrls(env: Env = process.env): string[] {
 }
 
 /**
- * Whether the console asks for credentials. False until the auth seam (lib/auth, issue 10) guards
- * every route and page; while false, `npm start` warns when HOST exposes the console beyond loopback.
- * True since lib/auth: the proxy and withAuth refuse every unauthenticated page and API route.
+ * Whether the console asks for credentials: true, the proxy and withAuth refuse every
+ * unauthenticated page and API route. Were it false, `npm start` would warn when HOST exposes the
+ * console beyond loopback.
  */
 export const CONSOLE_AUTHENTICATION_ENABLED: boolean = true;
 

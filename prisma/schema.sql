@@ -189,6 +189,20 @@ CREATE TABLE tenant_violations_hour (
   CONSTRAINT tenant_violations_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, constraint_name, demo)
 );
 
+CREATE TABLE uncaught_violation_keys (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  occurred_at timestamp with time zone NOT NULL DEFAULT now(),
+  tenant_id text NOT NULL,
+  job_type text NOT NULL,
+  constraint_name text NOT NULL,
+  key text NOT NULL,
+  message_id text,
+  message text,
+  worker_id text,
+  demo boolean NOT NULL DEFAULT false,
+  CONSTRAINT uncaught_violation_keys_pkey PRIMARY KEY (id)
+);
+
 CREATE TABLE uncaught_violations_minute (
   minute timestamp with time zone NOT NULL,
   job_type text NOT NULL,
@@ -287,6 +301,9 @@ CREATE INDEX effects_max_gap_seconds_idx ON ONLY onceboard.effects USING btree (
 CREATE INDEX maintenance_runs_started_at_idx ON onceboard.maintenance_runs USING btree (started_at);
 CREATE INDEX tenant_suppressions_hour_tenant_idx ON onceboard.tenant_suppressions_hour USING btree (tenant_id, hour);
 CREATE INDEX tenant_violations_hour_tenant_idx ON onceboard.tenant_violations_hour USING btree (tenant_id, hour);
+CREATE INDEX uncaught_violation_keys_occurred_idx ON onceboard.uncaught_violation_keys USING btree (occurred_at, id);
+CREATE INDEX uncaught_violation_keys_tenant_key_idx ON onceboard.uncaught_violation_keys USING btree (tenant_id, key, occurred_at);
+CREATE INDEX uncaught_violation_keys_tenant_occurred_idx ON onceboard.uncaught_violation_keys USING btree (tenant_id, occurred_at, id);
 CREATE INDEX worker_registrations_heartbeat_at_idx ON onceboard.worker_registrations USING btree (heartbeat_at);
 CREATE INDEX worker_stats_minute_job_type_minute_idx ON onceboard.worker_stats_minute USING btree (job_type, minute);
 CREATE INDEX worker_stats_minute_late_gap_idx ON onceboard.worker_stats_minute USING btree (minute) WHERE (gap_seconds_sum >= (172800)::double precision);
