@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 
 /** Every environment variable Onceboard reads, validated in one place (documented in README.md). */
@@ -53,6 +54,23 @@ const httpUrlList = z.string().transform((value, ctx) => {
     // Named so it can be found, with anything before an "@" masked: it may be a user and password.
     const shown = entry.replace(/^([^/@]*\/\/)?[^@]*@/, "$1***@");
     if (!httpUrl.safeParse(entry).success) ctx.addIssue(`has an entry that is not an http(s) URL: "${shown}"`);
+  }
+  return entries;
+});
+
+/** "10.0.0.1, 10.1.0.0/16, ::1" → the entries, each an IPv4/IPv6 address or CIDR; a bad entry is named. */
+const addressList = z.string().transform((value, ctx) => {
+  const entries = value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  for (const entry of entries) {
+    const [address = "", prefix, extra] = entry.split("/");
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || extra !== undefined)
+      ctx.addIssue(`has an entry that is not an IP address or CIDR: "${entry}"`);
   }
   return entries;
 });
@@ -119,7 +137,33 @@ const configSchema = z.object({
   ONCEBOARD_SECRET: z.preprocess(emptyAsUndefined, z.string().min(32, "must be at least 32 characters").optional()),
   /** API requests per minute per token (a token bucket of this size, refilled evenly). */
   ONCEBOARD_RATE_LIMIT_PER_MINUTE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1_000_000).default(600)),
-  /** How long a console session lasts (hours; never past its token's expiry). */
+  /** Sign-in attempts, and requests with an unknown or invalid credential, per minute per client address. */
+  ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000).default(30),
+  ),
+  /** Authenticated requests per minute per client address (every token it uses together). */
+  ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000).default(1200),
+  ),
+  /** Minutes a console session may go unused before it ends. */
+  ONCEBOARD_SESSION_IDLE_MINUTES: z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(60 * 24 * 30)
+      .default(60),
+  ),
+  /** The console's public origin (e.g. https://onceboard.example.com): what CSRF compares Origin with, and https there turns on HSTS. */
+  PUBLIC_URL: z.preprocess(emptyAsUndefined, httpUrl.optional()),
+  /** Comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For/-Host/-Proto and X-Real-IP are believed (none by default). */
+  TRUSTED_PROXIES: z.preprocess(emptyAsUndefined, addressList.default([])),
+  /** Strict-Transport-Security max-age (seconds) sent when the console is served over https; 0 sends none. */
+  ONCEBOARD_HSTS_MAX_AGE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(63_072_000).default(31_536_000)),
+  /** How long a console session lasts at most (hours; never past its token's expiry). */
   ONCEBOARD_SESSION_HOURS: z.preprocess(
     emptyAsUndefined,
     z.coerce

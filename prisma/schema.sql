@@ -71,6 +71,20 @@ CREATE TABLE claim_latency_minute (
   CONSTRAINT claim_latency_minute_pkey PRIMARY KEY (minute, job_type, demo)
 );
 
+CREATE TABLE console_sessions (
+  id_hash text NOT NULL,
+  token_id uuid NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  last_seen_at timestamp with time zone NOT NULL DEFAULT now(),
+  expires_at timestamp with time zone NOT NULL,
+  revoked_at timestamp with time zone,
+  signed_in_with text NOT NULL,
+  client_ip text,
+  CONSTRAINT console_sessions_pkey PRIMARY KEY (id_hash),
+  CONSTRAINT console_sessions_signed_in_with_check CHECK ((signed_in_with = ANY (ARRAY['token'::text, 'link'::text]))),
+  CONSTRAINT console_sessions_token_id_fkey FOREIGN KEY (token_id) REFERENCES api_tokens(id) ON DELETE CASCADE
+);
+
 CREATE TABLE effects (
   tenant_id text NOT NULL,
   key text NOT NULL,
@@ -119,6 +133,13 @@ CREATE TABLE maintenance_runs (
   error text,
   CONSTRAINT maintenance_runs_pkey PRIMARY KEY (id),
   CONSTRAINT maintenance_runs_result_check CHECK ((result = ANY (ARRAY['running'::text, 'success'::text, 'failed'::text])))
+);
+
+CREATE TABLE rate_limits (
+  key character varying(255) NOT NULL,
+  points integer NOT NULL DEFAULT 0,
+  expire bigint,
+  CONSTRAINT rate_limits_pkey PRIMARY KEY (key)
 );
 
 CREATE TABLE retention_settings (
@@ -274,6 +295,7 @@ CREATE TABLE worker_stats_minute (
 CREATE UNIQUE INDEX api_tokens_token_hash_key ON onceboard.api_tokens USING btree (token_hash);
 CREATE INDEX audit_log_at_idx ON onceboard.audit_log USING btree (at);
 CREATE INDEX audit_log_tenant_id_at_idx ON onceboard.audit_log USING btree (tenant_id, at);
+CREATE INDEX console_sessions_token_id_idx ON onceboard.console_sessions USING btree (token_id);
 CREATE INDEX effects_in_progress_lease_until_idx ON ONLY onceboard.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
 CREATE INDEX effects_max_gap_seconds_idx ON ONLY onceboard.effects USING btree (max_gap_seconds) WHERE (max_gap_seconds IS NOT NULL);
 CREATE INDEX maintenance_runs_started_at_idx ON onceboard.maintenance_runs USING btree (started_at);

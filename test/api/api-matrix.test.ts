@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resetRateLimits } from "../../lib/auth/rate-limit";
+import { announcePeerHeader, PEER_HEADER } from "../../lib/auth/client-ip";
 import { releaseEffect } from "../../lib/auth/release-effect";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
 import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/console/testing/seed-keys";
@@ -26,7 +26,8 @@ describe("API token × tenant × endpoint matrix", () => {
     process.env.DATABASE_URL = db.url;
     process.env.ONCEBOARD_SECRET = "m".repeat(40);
     process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
-    resetRateLimits();
+    process.env.ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = "1000000";
+    process.env.ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE = "1000000";
     await ensureEffectPartitions(db.pool, { back: KEYS_SEED_DAYS_BACK + 1, ahead: 1 });
     await seedKeys(db.pool);
     await db.pool.query(
@@ -286,7 +287,13 @@ describe("API token × tenant × endpoint matrix", () => {
   });
 
   it("every key read is audited, found or not, with who, token, tenant, key and address", async () => {
-    await call("GET", `/api/v1/effects/${enc("secret:globex-only")}`, { ...as("acme-viewer"), "x-forwarded-for": "203.0.113.9" });
+    // The address is the TCP peer, as the console's server records it (a forged X-Forwarded-For is not it).
+    announcePeerHeader();
+    await call("GET", `/api/v1/effects/${enc("secret:globex-only")}`, {
+      ...as("acme-viewer"),
+      [PEER_HEADER]: "203.0.113.9",
+      "x-forwarded-for": "198.51.100.99",
+    });
     const { rows } = await db.pool.query(
       "SELECT actor, token_id, tenant_id, target, action, result, ip, at FROM audit_log WHERE ip = '203.0.113.9'",
     );
