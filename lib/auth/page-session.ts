@@ -1,7 +1,9 @@
 import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
+import { ConsoleError } from "../console/errors";
 import { type Principal, type Role, roleAtLeast } from "./auth-types";
-import { authenticate } from "./authenticate";
+import { authenticate, databaseError } from "./authenticate";
+import { safeNextPath } from "./safe-next";
 import { SESSION_COOKIE } from "./session";
 
 /** The signed-in principal, or null (no redirect): for the shell, which renders on the login page too. */
@@ -16,9 +18,13 @@ export async function currentPageSession(): Promise<Principal | null> {
  * With `role`, a principal below it is sent to /login with the reason shown.
  */
 export async function requirePageSession(role?: Role): Promise<Principal> {
-  const principal = await currentPageSession();
-  const back = (await headers()).get("x-onceboard-path");
-  const next = back && /^\/(?!\/)/.test(back) ? `next=${encodeURIComponent(back)}` : "";
+  const back = safeNextPath((await headers()).get("x-onceboard-path"));
+  const next = back ? `next=${encodeURIComponent(back)}` : "";
+  // Fails closed: when the session cannot be checked the page shows the outage, never its data.
+  const principal = await currentPageSession().catch((error: unknown) => {
+    if (databaseError(error) instanceof ConsoleError) redirect(`/login?reason=unavailable${next ? `&${next}` : ""}`);
+    throw error;
+  });
   if (!principal) redirect(`/login${next ? `?${next}` : ""}`);
   if (role && !roleAtLeast(principal.role, role)) redirect(`/login?reason=role&needs=${role}${next ? `&${next}` : ""}`);
   return principal;

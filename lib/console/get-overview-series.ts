@@ -2,6 +2,7 @@ import type { Queryable } from "../db/types";
 import { consoleDatabase } from "./database";
 import { getStuckClaims } from "./get-stuck-claims";
 import { getTenantActivity } from "./get-tenant-activity";
+import { getViolationGroups } from "./get-violation-groups";
 import { metricsSource } from "./metrics";
 import { bucketsFor, chooseStep, rankTenants } from "./metrics/series-math";
 import type { MetricsSource } from "./metrics/source";
@@ -20,7 +21,7 @@ const sum = (values: (number | null)[]) => values.reduce<number>((a, b) => a + (
 /**
  * The on-call Overview's question: over this range (and job type, and tenant), is it rising, which
  * tenant, what is stuck, what is firing? Charts from the configured metrics source; tenants,
- * stuck claims and violation keys from PostgreSQL (the metrics carry no tenant).
+ * stuck claims and violation groups from PostgreSQL (the metrics carry no tenant).
  */
 export async function getOverviewSeries(query: OverviewQuery, deps: GetOverviewSeriesDeps = {}): Promise<OverviewResponse> {
   const db = deps.db ?? consoleDatabase();
@@ -32,16 +33,17 @@ export async function getOverviewSeries(query: OverviewQuery, deps: GetOverviewS
   const jobType = query.jobType ?? null;
   const tenant = query.tenant ?? null;
 
-  const [result, tenants, stuck, alerts] = await Promise.all([
+  const [result, tenants, stuck, alerts, violationGroups] = await Promise.all([
     source.series({ buckets, jobType }),
     getTenantActivity({ buckets, jobType, tenant }, db),
     getStuckClaims({ jobType, tenant, now }, db),
     source.alerts(now),
+    getViolationGroups({ tenant, jobType, from, to }, db),
   ]);
 
   const series = { ...result.series };
   const notes: string[] = [];
-  const tenantScoped = ["topTenants", "stuck", "violationKeys"];
+  const tenantScoped = ["topTenants", "stuck", "violationGroups"];
   if (tenant !== null) {
     series.suppressions = tenants.suppressions ?? [];
     series.violations = tenants.violations ?? [];
@@ -87,7 +89,7 @@ export async function getOverviewSeries(query: OverviewQuery, deps: GetOverviewS
     jobTypes: result.jobTypes,
     topTenants: rankTenants([...rows.values()]),
     stuck: stuck.claims,
-    violationKeys: tenants.violationKeys,
+    violationGroups,
     alerts,
     totals,
     notes,

@@ -43,8 +43,10 @@ export async function createScratchDatabase(
     throw new Error(`not a plain database name: ${name}${options.template ? ` / ${options.template}` : ""}`);
   }
   await onAdmin(adminUrl, async (admin) => {
-    if (options.name) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); // a killed run's leftover
-    await admin.query(`CREATE DATABASE ${name}${options.template ? ` TEMPLATE ${options.template}` : ""}`);
+    if (options.name) await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`); // a killed run's leftover
+    await admin.query(
+      `CREATE DATABASE ${pg.escapeIdentifier(name)}${options.template ? ` TEMPLATE ${pg.escapeIdentifier(options.template)}` : ""}`,
+    );
   });
   // Tests, benchmarks and the soak name tables unqualified, as the console's read models do.
   const url = withSearchPath(withDatabase(adminUrl, name), [DEFAULT_SCHEMA, DEMO_SCHEMA]);
@@ -54,5 +56,5 @@ export async function createScratchDatabase(
 /** DROP DATABASE IF EXISTS … WITH (FORCE): a scratch database, also one a killed run left behind. */
 export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
-  await onAdmin(adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  await onAdmin(adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
 }

@@ -38,6 +38,7 @@ import {
 } from "./maintenance-sql";
 import { sqlStateOf } from "./pg-errors";
 import { queryingIn, schemaNameOf } from "./schema";
+import { pruneUncaughtViolations } from "./violations";
 
 /**
  * The partition manager of the effects table, in the library so that every worker can run it
@@ -52,7 +53,7 @@ import { queryingIn, schemaNameOf } from "./schema";
  * can move time.
  */
 
-export type OperationKind = "create" | "detach" | "finalize" | "drop" | "reattach" | "index";
+export type OperationKind = "create" | "detach" | "finalize" | "drop" | "reattach" | "index" | "prune";
 export interface Operation {
   kind: OperationKind;
   partition: string;
@@ -347,6 +348,9 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
         await client.query(dropTable(schema, orphan, true));
         ops.push({ kind: "drop", partition: orphan, result: "ok", detail: "detached by an earlier run" });
       }
+      // Violation rows live as long as the effects they are about.
+      const pruned = await pruneUncaughtViolations(client, plan.dropBefore);
+      if (pruned > 0) ops.push({ kind: "prune", partition: "uncaught_violation_keys", result: "ok", detail: `${pruned} row(s)` });
       // Last: a build can take a while on a big partition, and must never delay a premake.
       for (const planned of plan.index) {
         try {

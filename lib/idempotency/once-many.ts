@@ -73,8 +73,9 @@ export async function onceMany<T>(
       try {
         value = await fn(claim, index);
       } catch (error) {
-        recordStepFailure(core, spec, claim, error, done);
+        // Skipped first, so the batch's completion does not wait for this key's records and release.
         store.skip();
+        await recordStepFailure(core, spec, claim, error, done);
         await claim
           .fail(error)
           .catch((failError: unknown) => core.logger.error({ err: failError }, "could not release a failed claim"));

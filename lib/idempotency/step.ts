@@ -8,7 +8,7 @@ import { encodeOutcome, parseMarker } from "./outcome";
 import { isConnectionError } from "./pg-errors";
 import { withRetry } from "./retryable";
 import type { StepSpec } from "./spec";
-import { uniqueViolationConstraint, violationOccurrence } from "./violations";
+import { recordUncaughtViolation, uniqueViolationConstraint } from "./violations";
 
 export type { StepSpec } from "./spec";
 
@@ -137,16 +137,26 @@ export function settleExisting<T>(
  * What an owned step's failure records, in once and in onceMany alike: the failure, and a unique
  * violation the step did not catch with its constraint (metrics, rollups, the log line).
  */
-export function recordStepFailure(core: EffectsCore, spec: StepSpec, claim: Claim, error: unknown, done: Done): void {
+export async function recordStepFailure(
+  core: EffectsCore,
+  spec: StepSpec,
+  claim: Claim,
+  error: unknown,
+  done: Done,
+): Promise<void> {
   const labels = { job_type: spec.jobType };
   core.metrics.stepFailures.inc(labels);
   core.rollups?.add(spec.jobType, { failed: 1 });
   const constraint = uniqueViolationConstraint(error);
   if (constraint !== null) {
-    core.metrics.uncaughtViolations.inc({ ...labels, constraint });
-    core.rollups?.add(spec.jobType, { uncaughtViolations: 1 });
-    core.rollups?.addViolation(spec.jobType, constraint, violationOccurrence(spec));
-    core.rollups?.addTenantViolation(spec.tenant, spec.jobType, constraint, spec.key);
+    await recordUncaughtViolation(core, {
+      tenant: spec.tenant,
+      key: spec.key,
+      jobType: spec.jobType,
+      constraint,
+      messageId: spec.messageId,
+      error,
+    });
     done("uncaught_unique_violation", { effectAttempt: claim.attempt, constraint }, "error");
   } else {
     done("failed", { effectAttempt: claim.attempt, err: error instanceof Error ? error.message : String(error) }, "warn");
@@ -170,7 +180,7 @@ async function runOwnedClaim(
   try {
     return await fn(claim, tx);
   } catch (error) {
-    recordStepFailure(core, spec, claim, error, done);
+    await recordStepFailure(core, spec, claim, error, done);
     if (!sql.inTransaction) {
       await claim
         .fail(error)

@@ -459,19 +459,25 @@ describe("pg-boss adapter (real pg-boss on the test database)", () => {
         [jobType],
       );
       const violations = await db.pool.query(
-        "SELECT constraint_name, sum(count)::int AS count, max(last_tenant_id) AS tenant, max(last_key) AS key FROM uncaught_violations_minute WHERE job_type = $1 GROUP BY constraint_name",
+        "SELECT constraint_name, sum(count)::int AS count FROM uncaught_violations_minute WHERE job_type = $1 GROUP BY constraint_name",
+        [jobType],
+      );
+      // Each violation's own row, written at once with its key.
+      const keys = await db.pool.query(
+        "SELECT tenant_id, key, constraint_name FROM uncaught_violation_keys WHERE job_type = $1 ORDER BY key",
         [jobType],
       );
       const tenants = await db.pool.query(
         "SELECT tenant_id, constraint_name, sum(count)::int AS count, max(last_key) AS key FROM tenant_violations_hour WHERE job_type = $1 GROUP BY tenant_id, constraint_name",
         [jobType],
       );
-      return { stats: stats.rows, violations: violations.rows, tenants: tenants.rows };
+      return { stats: stats.rows, violations: violations.rows, keys: keys.rows, tenants: tenants.rows };
     };
     const expected = await rollupsOf(reference);
     expect(expected).toEqual({
       stats: [{ failed: "2", uncaught: "1", claims: "4" }],
-      violations: [{ constraint_name: "ledger_pkey", count: 1, tenant: "acme", key: "capture:o-violates" }],
+      violations: [{ constraint_name: "ledger_pkey", count: 1 }],
+      keys: [{ tenant_id: "acme", key: "capture:o-violates", constraint_name: "ledger_pkey" }],
       tenants: [{ tenant_id: "acme", constraint_name: "ledger_pkey", count: 1, key: "capture:o-violates" }],
     });
     expect(await rollupsOf(queue)).toEqual(expected);

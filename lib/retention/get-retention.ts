@@ -70,7 +70,7 @@ export async function getMaintenanceRuns(prisma: PrismaClient = getPrisma(), tak
 }
 
 // The largest redelivery gap any effect has seen: the floor the retention should not go below
-// (the advisor of the gaps issue refines this into a recommendation).
+// (the gaps advisor, advise-retention.ts, refines this into a recommendation).
 const OBSERVED_MAX_GAP_SQL = "SELECT max(max_gap_seconds)::float8 AS gap FROM effects";
 
 export async function getObservedMaxGapSeconds(pool: Pick<pg.Pool, "query">): Promise<number | null> {

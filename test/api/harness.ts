@@ -5,6 +5,7 @@ import * as effectRoute from "@/app/api/v1/effects/[key]/route";
 import * as effectsRoute from "@/app/api/v1/effects/route";
 import * as openapiRoute from "@/app/api/v1/openapi.json/route";
 import * as overviewRoute from "@/app/api/v1/overview/route";
+import * as violationsRoute from "@/app/api/v1/violations/route";
 
 type Handler = (request: Request, context: { params: Promise<Record<string, unknown>> }) => Promise<Response>;
 
@@ -26,11 +27,13 @@ export function handlerFor(method: string, pathname: string): Handler | undefine
             ? auditRoute
             : pathname === "/api/v1/overview"
               ? overviewRoute
-              : pathname === "/api/v1/openapi.json"
-                ? openapiRoute
-                : segments[0] === "api" && segments[1] === "v1"
-                  ? unknownRoute
-                  : undefined;
+              : pathname === "/api/v1/violations"
+                ? violationsRoute
+                : pathname === "/api/v1/openapi.json"
+                  ? openapiRoute
+                  : segments[0] === "api" && segments[1] === "v1"
+                    ? unknownRoute
+                    : undefined;
   return (route as Record<string, Handler | undefined> | undefined)?.[m];
 }
 
