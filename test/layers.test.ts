@@ -212,6 +212,13 @@ describe("the library owns the effects table", () => {
   const scratch = path.join(os.tmpdir(), `onceboard-effects-owner-${process.pid}`);
   afterAll(() => fs.rm(scratch, { recursive: true, force: true }));
 
+  it("reports a listed demo seeder that no longer writes the table", async () => {
+    const tree = path.join(scratch, "seeder");
+    await fs.mkdir(path.join(tree, "lib/demo"), { recursive: true });
+    await fs.writeFile(path.join(tree, "lib/demo/history.ts"), "export const seeded = 0;\n");
+    expect(checkOwner({ root: tree })).toEqual({ problems: [], stale: ["lib/demo/history.ts"] });
+  });
+
   it("makes the lint command fail on a planted write", async () => {
     await fs.mkdir(path.join(scratch, "lib/auth"), { recursive: true });
     await fs.writeFile(path.join(scratch, "lib/auth/release.ts"), "export const SQL = `UPDATE effects SET status = 'failed'`;\n");
