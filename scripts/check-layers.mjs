@@ -36,14 +36,19 @@ export const LAYERS = [
     ],
   },
   { name: "lib/config.ts", holds: "the one zod-validated config", may: [] },
+  { name: "lib/fields.ts", holds: "the shared input refinements (text, times, ids)", may: [], packages: ["zod"] },
   // lib/db and lib/console phrase database failures from the library's one PostgreSQL error table.
   {
     name: "lib/db",
     holds: "pool, Prisma client, embedded Postgres, migrations",
     may: ["lib/config.ts", "lib/idempotency"],
   },
-  { name: "lib/console", holds: "read models", may: ["lib/db", "lib/idempotency", "lib/retention", "lib/config.ts"] },
-  { name: "lib/retention", holds: "partition manager", may: ["lib/db", "lib/idempotency", "lib/config.ts"] },
+  {
+    name: "lib/console",
+    holds: "read models",
+    may: ["lib/db", "lib/idempotency", "lib/retention", "lib/config.ts", "lib/fields.ts"],
+  },
+  { name: "lib/retention", holds: "partition manager", may: ["lib/db", "lib/idempotency", "lib/config.ts", "lib/fields.ts"] },
   // lib/auth wraps route handlers (withAuth), so it answers with lib/api's error table.
   {
     name: "lib/auth",
@@ -57,11 +62,15 @@ export const LAYERS = [
     holds: "the fault-injection soak",
     may: ["lib/demo", "lib/queues", "lib/idempotency", "lib/db", "lib/config.ts"],
   },
-  { name: "lib/api", holds: "HTTP helpers for route handlers", may: ["lib/console", "lib/retention", "lib/config.ts"] },
+  {
+    name: "lib/api",
+    holds: "HTTP helpers for route handlers",
+    may: ["lib/console", "lib/retention", "lib/config.ts", "lib/fields.ts"],
+  },
   {
     name: "app",
     holds: "routes",
-    may: ["lib/api", "lib/console", "lib/auth", "lib/retention", "lib/config.ts", "components"],
+    may: ["lib/api", "lib/console", "lib/auth", "lib/retention", "lib/config.ts", "lib/fields.ts", "components"],
   },
   { name: "components", holds: "React components", may: [], types: true },
   {
