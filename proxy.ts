@@ -57,10 +57,12 @@ export async function proxy(request: NextRequest) {
     }
   }
 
-  // Next decodes a dynamic route's segments before the handler runs and answers a bare 500 on a
-  // malformed escape (`%ZZ`, a truncated UTF-8 sequence); the API answers such a path itself.
-  if (isApi && !isWellEncoded(pathname)) {
-    return finish(errorResponse(new ApiError("INVALID_INPUT", "invalid path: not valid percent-encoded UTF-8")));
+  // Next decodes a dynamic route's segments before the handler runs and answers a bare text/plain
+  // 500 on a malformed escape (`%ZZ`, a truncated UTF-8 sequence); the console answers such a path
+  // itself: JSON for the API, a page for a browser, both with the security headers.
+  if (!isWellEncoded(pathname)) {
+    const error = new ApiError("INVALID_INPUT", "invalid path: not valid percent-encoded UTF-8");
+    return finish(isApi ? errorResponse(error) : invalidAddressPage());
   }
 
   // The console opens on the Overview: an HTTP redirect here, not a redirect() while the (dynamic)
@@ -77,6 +79,17 @@ export async function proxy(request: NextRequest) {
   // Lets requirePageSession send a signed-out reader back to where they were.
   requestHeaders.set("x-onceboard-path", `${pathname}${search}`);
   return finish(NextResponse.next({ request: { headers: requestHeaders } }));
+}
+
+/** The 400 page for an address no route can read: static markup, nothing from the request echoed. */
+function invalidAddressPage(): Response {
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Invalid address · Onceboard</title></head>
+<body><main><h1>This address is invalid</h1><p>INVALID_INPUT: the path is not valid percent-encoded UTF-8.</p>
+<p><a href="/overview">Open the Overview</a></p></main></body></html>`;
+  return new Response(html, {
+    status: 400,
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+  });
 }
 
 function isWellEncoded(pathname: string): boolean {
