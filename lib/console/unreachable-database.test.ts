@@ -2,7 +2,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { errorResponse } from "../api/errors";
-import { databaseError } from "../auth/authenticate";
+import { authenticate, databaseError } from "../auth/authenticate";
+import { createPrismaClient } from "../db/prisma";
 import { ConsoleError, translateDatabaseError } from "./errors";
 
 /** Every SQLSTATE that means "the console cannot reach PostgreSQL", with what PostgreSQL says. */
@@ -80,5 +81,29 @@ describe("a database with allow_connections = false", () => {
     expect((translated as ConsoleError).code).toBe("DATABASE_UNAVAILABLE");
     expect((translated as ConsoleError).message).toBe("cannot reach PostgreSQL (the database does not accept connections)");
     expect(errorResponse(translated).status).toBe(503);
+  });
+
+  it("is a 503 on /api/v1/health, through the console's own pool", async () => {
+    // The console's pool is made on first use from DATABASE_URL; this file's process has made none yet.
+    process.env.DATABASE_URL = db.url;
+    const { GET } = await import("../../app/api/v1/health/route");
+    const response = await GET();
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({
+      error: { code: "DATABASE_UNAVAILABLE", message: "cannot reach PostgreSQL (the database does not accept connections)" },
+    });
+  });
+
+  it("is DATABASE_UNAVAILABLE when a token is looked up through Prisma's adapter", async () => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    pool.on("error", () => {});
+    const prisma = createPrismaClient(pool, "onceboard");
+    try {
+      const headers = new Headers({ authorization: `Bearer ob_${"a".repeat(43)}` });
+      await expect(authenticate(headers, prisma)).rejects.toMatchObject({ code: "DATABASE_UNAVAILABLE" });
+    } finally {
+      await prisma.$disconnect().catch(() => {});
+      await pool.end().catch(() => {});
+    }
   });
 });

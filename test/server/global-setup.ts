@@ -7,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
+import { loadConfig } from "../../lib/config";
 import { findFreePort } from "../../lib/db/free-port";
 import { withSearchPath } from "../../lib/db/pool";
 import { createPrismaClient } from "../../lib/db/prisma";
@@ -42,7 +43,7 @@ export default async function setup(project: TestProject) {
   if (!hasProductionBuild()) {
     const reason = "no production build (.next/BUILD_ID): run `npm run build` first";
     const banner = "!".repeat(78);
-    if (/^(1|true|yes)$/i.test(process.env.CI ?? "")) throw new Error(`server tier: ${reason} (CI=true)`);
+    if (loadConfig().CI) throw new Error(`server tier: ${reason} (CI=true)`);
     process.stderr.write(`${banner}\n!! REAL-SERVER TESTS SKIPPED: ${reason}.\n${banner}\n`);
     project.provide("serverTier", { skipped: reason } satisfies ServerTier);
     return;
