@@ -22,6 +22,7 @@ import {
   freshStartTargets,
   SERVER_TENANTS,
   type ServerTier,
+  signIn,
   tenantRows,
 } from "./tier";
 
@@ -78,7 +79,7 @@ export default async function setup(project: TestProject) {
           .secret;
       const freshStart = await probeFreshStart(baseUrl, { platform: await fresh(null), tenant: await fresh(SERVER_TENANTS[0]) });
       await seedTenants(seedUrl);
-      const credentials = await createCredentials(prisma);
+      const credentials = await createCredentials(prisma, baseUrl);
       project.provide("serverTier", { baseUrl, credentials, freshStart, logFile } satisfies ServerTier);
     } finally {
       await prisma.$disconnect();
@@ -209,18 +210,25 @@ async function seedTenants(url: string): Promise<void> {
   }
 }
 
-async function createCredentials(prisma: ReturnType<typeof createPrismaClient>): Promise<Credential[]> {
+/**
+ * A token per role per tenant and per platform role, each as a Bearer token and as a session
+ * cookie from the sign-in form; and a revoked one both ways (the cookie made before the revocation).
+ */
+async function createCredentials(prisma: ReturnType<typeof createPrismaClient>, baseUrl: string): Promise<Credential[]> {
   const credentials: Credential[] = [];
   for (const tenant of [...SERVER_TENANTS, null]) {
     for (const role of ["viewer", "operator", "admin"] as const) {
       const label = `${tenant ?? "platform"} ${role}`;
       const { secret } = await createToken({ name: `server tier ${label}`, tenantId: tenant, role }, prisma);
       credentials.push({ kind: "bearer", secret, label, tenant, role });
+      credentials.push({ kind: "cookie", cookie: await signIn(baseUrl, secret), label: `${label} (session)`, tenant, role });
     }
   }
   const revoked = await createToken({ name: "server tier revoked", tenantId: SERVER_TENANTS[0], role: "admin" }, prisma);
+  const cookie = await signIn(baseUrl, revoked.secret);
   await revokeToken(revoked.token.id, prisma);
   credentials.push({ kind: "bearer", secret: revoked.secret, label: "revoked acme admin", revoked: true });
+  credentials.push({ kind: "cookie", cookie, label: "revoked acme admin (session)", revoked: true });
   return credentials;
 }
 

@@ -34,7 +34,19 @@ export type Role = "viewer" | "operator" | "admin";
 export type Credential =
   | { kind: "none"; label: string }
   | { kind: "bearer"; secret: string; label: string; tenant?: ServerTenant | null; role?: Role; revoked?: boolean }
-  | { kind: "cookie"; cookie: string; label: string; tenant: ServerTenant | null; role: Role };
+  | { kind: "cookie"; cookie: string; label: string; tenant?: ServerTenant | null; role?: Role; revoked?: boolean };
+
+/** The tenant a credential reads (null: the platform), or undefined when it lets nobody in. */
+export function readerOf(credential: Credential): ServerTenant | null | undefined {
+  if (credential.kind === "none" || credential.revoked) return undefined;
+  return credential.tenant;
+}
+
+/** Whether a page's answer sends the reader to sign in: an HTTP redirect, or Next's streamed one. */
+export function sendsToSignIn(status: number, location: string | null, body: string): boolean {
+  if ([303, 307, 308].includes(status)) return new URL(location ?? "/", "http://x").pathname === "/login";
+  return /NEXT_REDIRECT;[a-z]+;\/login[?;]/.test(body);
+}
 
 export interface FreshStartProbe {
   path: string;
