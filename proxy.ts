@@ -4,6 +4,7 @@ import { type Authenticated, authenticate } from "@/lib/auth/authenticate";
 import { HANDOVER_HEADER, handOver } from "@/lib/auth/proxy-handover";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "@/lib/auth/security-headers";
 import { decodeSession, SESSION_COOKIE } from "@/lib/auth/session";
+import { ALERT_RULES } from "@/lib/console/metrics/alert-rules";
 
 /**
  * The console's front door (Next 16 Proxy, Node.js runtime). Every request but static assets comes
@@ -17,6 +18,9 @@ import { decodeSession, SESSION_COOKIE } from "@/lib/auth/session";
  * the token is looked up once per request, not twice.
  */
 const PUBLIC_PATHS = new Set(["/login", "/api/auth/login", "/api/auth/logout", "/api/v1/health", "/icon.svg", "/favicon.ico"]);
+/** The runbook pages that exist: one per alert rule. */
+const RUNBOOK_PATH = /^\/overview\/runbook\/([^/]*)\/?$/;
+const ALERT_NAMES = new Set(ALERT_RULES.map((rule) => rule.name));
 
 export async function proxy(request: NextRequest) {
   const { pathname, search } = request.nextUrl;
@@ -63,6 +67,13 @@ export async function proxy(request: NextRequest) {
   if (!isWellEncoded(pathname)) {
     const error = new ApiError("INVALID_INPUT", "invalid path: not valid percent-encoded UTF-8");
     return finish(isApi ? errorResponse(error) : invalidAddressPage());
+  }
+
+  // The Overview's loading state streams before a runbook page runs, so its notFound() would come
+  // with a 200: a name that is no alert's is answered as the missing page it is, before rendering.
+  const runbook = RUNBOOK_PATH.exec(pathname);
+  if (runbook && !ALERT_NAMES.has(decodeURIComponent(runbook[1] ?? ""))) {
+    return finish(NextResponse.rewrite(new URL("/runbook-not-found", request.url)));
   }
 
   // The console opens on the Overview: an HTTP redirect here, not a redirect() while the (dynamic)

@@ -37,6 +37,9 @@ const ONCE_500: string[] = [
   "/overview/runbook/%C3",
 ];
 
+/** Error pages of another kind: a runbook that does not exist, a page that does not exist. */
+const NOT_FOUND_PAGES = ["/overview/runbook/NoSuchAlert", "/overview/runbook/%2E%2E%2Fpackage.json", "/no-such-page"];
+
 /** What a browser must get on every answer, an error page's included. */
 const SECURITY_HEADERS = ["x-content-type-options", "x-frame-options", "referrer-policy", "content-security-policy"];
 
@@ -111,9 +114,9 @@ describe.skipIf(tier.skipped !== undefined)(
         )
       ).flat();
 
-    it("answers each input that once gave a 500 with a 4xx carrying the security headers", async () => {
+    it("answers each input that once gave a 500, and a missing page, with a 4xx carrying the security headers", async () => {
       for (const caller of [platformAdmin, acmeViewer, acmeViewerSession]) {
-        const answers = await inBatches(ONCE_500, 6, async (target) => {
+        const answers = await inBatches([...ONCE_500, ...NOT_FOUND_PAGES], 6, async (target) => {
           const response = await fetchAs(baseUrl, target, caller);
           const body = await response.text();
           return { target, status: response.status, headers: response.headers, body };
