@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, inject, it } from "vitest";
+import { NAV_ITEMS } from "../../components/shell/nav-items";
 import {
   type Credential,
-  consolePages,
   fetchAs,
   inBatches,
   leaksIn,
@@ -45,31 +45,51 @@ const SECURITY_HEADERS = ["x-content-type-options", "x-frame-options", "referrer
 
 // Pieces of a raw (already percent-encoded) value: the nasty ones and some ordinary ones around them.
 const rawPiece = fc.oneof(
-  fc.constantFrom("%00", "%01", "%0A", "%0D", "%09", "%1F", "%7F", "%C2%85", "%E2%80%A8"),
-  fc.constantFrom("%ZZ", "%C3", "%FF", "%C0%AF", "%ED%A0%80", "%E2%82", "%", "%0", "%%", "%2"),
-  fc.constantFrom("9999999999999999999", "-1", "0", "1e309", "NaN", "0x10", "99999", "0000-01-01T00:00:00Z", "10000-01-01"),
-  fc.constantFrom("globex", "initech", "acme", "%2F", "%3F", "%23", "%26", "+", "%20", "%C3%BC", "%F0%9F%98%80"),
-  fc.string({ maxLength: 8 }).map(encodeURIComponent),
+  { weight: 4, arbitrary: fc.constantFrom("%00", "%01", "%0A", "%0D", "%09", "%1F", "%7F", "%C2%85", "%E2%80%A8") },
+  { weight: 3, arbitrary: fc.constantFrom("%ZZ", "%C3", "%FF", "%C0%AF", "%ED%A0%80", "%E2%82", "%", "%0", "%%", "%2") },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      "9999999999999999999",
+      "-1",
+      "0",
+      "1e309",
+      "NaN",
+      "0x10",
+      "99999",
+      "0000-01-01T00:00:00Z",
+      "10000-01-01",
+      "1969-12-31T23:59:59Z",
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom("globex", "initech", "acme", "%2F", "%3F", "%23", "%26", "+", "%20", "%C3%BC", "%F0%9F%98%80"),
+  },
+  { weight: 1, arbitrary: fc.string({ maxLength: 8 }).map(encodeURIComponent) },
 );
-const rawValue = fc.array(rawPiece, { minLength: 1, maxLength: 4 }).map((pieces) => pieces.join(""));
+// One piece alone half the time: a time or a number is only out of range when nothing surrounds it.
+const rawValue = fc.oneof(
+  rawPiece,
+  fc.array(rawPiece, { minLength: 2, maxLength: 4 }).map((pieces) => pieces.join("")),
+);
 
-/** A request against one operation: some of its parameters, each with a generated value. */
+/**
+ * A request against one operation with one of its parameters generated and the others left out
+ * (a path parameter kept plain): a schema reports every bad field at once, so a second bad value
+ * would turn the one under test into a 400 it never reaches the database with.
+ */
 function requestFor(operation: Operation): fc.Arbitrary<{ method: string; target: string }> {
-  const query = operation.parameters.filter((p) => p.in === "query");
-  const path = operation.parameters.filter((p) => p.in === "path");
-  return fc
-    .record({
-      pathValues: fc.tuple(...path.map(() => rawValue)),
-      queryValues: fc.tuple(...query.map(() => fc.option(rawValue, { nil: undefined }))),
-    })
-    .map(({ pathValues, queryValues }) => {
-      let target = operation.template;
-      path.forEach((p, i) => {
-        target = target.replace(`{${p.name}}`, pathValues[i] ?? "x");
-      });
-      const pairs = query.flatMap((p, i) => (queryValues[i] === undefined ? [] : [`${p.name}=${queryValues[i]}`]));
-      return { method: operation.method, target: pairs.length ? `${target}?${pairs.join("&")}` : target };
-    });
+  const fill = (fuzzed: string | undefined, value: string) => {
+    let target = operation.template;
+    for (const p of operation.parameters.filter((p) => p.in === "path"))
+      target = target.replace(`{${p.name}}`, p.name === fuzzed ? value : "1");
+    const query = operation.parameters.find((p) => p.in === "query" && p.name === fuzzed);
+    return { method: operation.method, target: query ? `${target}?${query.name}=${value}` : target };
+  };
+  const names = operation.parameters.filter((p) => p.in === "query" || p.in === "path").map((p) => p.name);
+  if (names.length === 0) return fc.constant(fill(undefined, ""));
+  return fc.tuple(fc.constantFrom(...names), rawValue).map(([name, value]) => fill(name, value));
 }
 
 describe.skipIf(tier.skipped !== undefined)(
@@ -135,23 +155,18 @@ describe.skipIf(tier.skipped !== undefined)(
 
     it("never answers 5xx nor shows acme's reader another tenant's data, whatever is in a route's parameters", async () => {
       expect(operations.length).toBeGreaterThan(10);
-      const requests = fc.sample(fc.oneof(...operations.map(requestFor)), { seed: SEED, numRuns: 240 });
+      const requests = fc.sample(fc.oneof(...operations.map(requestFor)), { seed: SEED, numRuns: 400 });
       expect(await check(requests, [acmeAdmin])).toEqual([]);
     });
 
     it("never answers 5xx nor shows acme's reader another tenant's data, whatever is in a page's query", async () => {
       // A page's query speaks the API's parameter names (overview, keys, gaps, retention): every name the document knows.
       const names = [...new Set(operations.flatMap((op) => op.parameters.filter((p) => p.in === "query").map((p) => p.name)))];
+      // One parameter at a time, as for the routes: nav pages only (a runbook reads no query).
       const pageRequest = fc
-        .record({
-          page: fc.constantFrom(...consolePages()),
-          values: fc.tuple(...names.map(() => fc.option(rawValue, { nil: undefined, freq: 3 }))),
-        })
-        .map(({ page, values }) => {
-          const pairs = names.flatMap((name, i) => (values[i] === undefined ? [] : [`${name}=${values[i]}`]));
-          return { method: "GET", target: pairs.length ? `${page}?${pairs.join("&")}` : page };
-        });
-      const requests = fc.sample(pageRequest, { seed: SEED, numRuns: 80 });
+        .tuple(fc.constantFrom(...NAV_ITEMS.map((item) => item.href)), fc.constantFrom(...names), rawValue)
+        .map(([page, name, value]) => ({ method: "GET", target: `${page}?${name}=${value}` }));
+      const requests = fc.sample(pageRequest, { seed: SEED, numRuns: 120 });
       const pathRequests = fc
         .sample(rawValue, { seed: SEED, numRuns: 20 })
         .map((value) => ({ method: "GET", target: `/overview/runbook/${value}` }));
