@@ -18,6 +18,8 @@ export default defineConfig({
     pool: "forks",
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // The server tier's teardown stops `npm start`, which takes up to 9 s to stop its console.
+    teardownTimeout: 30_000,
     reporters: process.env.ONCEBOARD_TEST_RESULTS ? ["default", "json"] : ["default"],
     outputFile: process.env.ONCEBOARD_TEST_RESULTS ? { json: process.env.ONCEBOARD_TEST_RESULTS } : undefined,
     projects: [

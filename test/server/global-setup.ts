@@ -65,8 +65,8 @@ export default async function setup(project: TestProject) {
 
   const teardown = async () => {
     await stop(start);
-    await scratch.drop().catch(() => {});
     fs.rmSync(dataDir, { recursive: true, force: true });
+    await scratch.drop().catch(() => {});
     await releaseDatabase();
   };
   try {
