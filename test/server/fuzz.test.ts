@@ -145,6 +145,28 @@ describe.skipIf(tier.skipped !== undefined)(
       }
     });
 
+    it("refuses a body's text field holding NUL, a control character or half a surrogate pair, naming it", async () => {
+      const nasty = fc.constantFrom("\u0000", "\u0001", "\n", "\u001f", "\u007f", "\ud800", "\udfff");
+      const reasons = fc.sample(
+        fc.tuple(fc.string({ maxLength: 6 }), nasty, fc.string({ maxLength: 6 })).map((parts) => `why${parts.join("")}`),
+        { seed: SEED, numRuns: 30 },
+      );
+      const answers = await inBatches(reasons, 6, async (reason) => {
+        const response = await fetchAs(baseUrl, "/api/v1/retention/settings", platformAdmin, {
+          method: "PUT",
+          body: JSON.stringify({ reason }),
+        });
+        return { reason, status: response.status, body: (await response.json()) as { error?: { issues?: { path: string }[] } } };
+      });
+      for (const { reason, status, body } of answers) {
+        expect(status, JSON.stringify(reason)).toBe(400);
+        expect(
+          body.error?.issues?.map((issue) => issue.path),
+          JSON.stringify(reason),
+        ).toEqual(["reason"]);
+      }
+    });
+
     it("never answers 5xx nor shows acme's reader another tenant's data, whatever is in a route's parameters", async () => {
       expect(operations.length).toBeGreaterThan(10);
       const requests = fc.sample(fc.oneof(...operations.map(requestFor)), { seed: SEED, numRuns: 400 });
