@@ -104,6 +104,8 @@ function startConsole(options: { plainUrl: string; dataDir: string; port: number
     ONCEBOARD_SECRET: randomBytes(32).toString("base64url"),
     // The fuzz and the matrix send a few thousand requests from one address within a minute.
     ONCEBOARD_RATE_LIMIT_PER_MINUTE: "1000000",
+    ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: "1000000",
+    ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: "1000000",
     NEXT_TELEMETRY_DISABLED: "1",
   });
   const out = fs.openSync(options.logFile, "a");
