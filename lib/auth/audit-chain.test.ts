@@ -1,11 +1,15 @@
 import { execFile } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { DEFAULT_MIGRATIONS_DIR, migrate } from "../db/migrate";
 import { ensureEffectPartitions } from "../db/partitions";
 import { consoleRoleProblem, EMBEDDED_CONSOLE_ROLE } from "../db/roles";
+import { createScratchDatabase } from "../db/scratch";
 import { type AuditChainReport, verifyAuditChain } from "./audit-chain";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -19,7 +23,7 @@ async function connect(url: string): Promise<pg.Client> {
 async function appendRows(client: pg.ClientBase, count: number, actor = "test"): Promise<void> {
   for (let i = 0; i < count; i++) {
     await client.query(
-      "INSERT INTO audit_log (actor, action, tenant_id, target, detail, ip) VALUES ($1, 'effect.read', 'acme', $2, $3, '127.0.0.1')",
+      "INSERT INTO onceboard.audit_log (actor, action, tenant_id, target, detail, ip) VALUES ($1, 'effect.read', 'acme', $2, $3, '127.0.0.1')",
       [actor, `key-${i} "quoted"\n\ttab é 😀`, { n: i, nested: { list: [1, 2.5, null, "x\u0001"] } }],
     );
   }
@@ -61,27 +65,32 @@ describe("the audit log against the console's own role", () => {
   });
 
   const refused: [string, string[]][] = [
-    ["UPDATE", ["UPDATE audit_log SET result = 'forged'"]],
-    ["DELETE", ["DELETE FROM audit_log"]],
-    ["TRUNCATE", ["TRUNCATE audit_log"]],
+    ["UPDATE", ["UPDATE onceboard.audit_log SET result = 'forged'"]],
+    ["DELETE", ["DELETE FROM onceboard.audit_log"]],
+    ["TRUNCATE", ["TRUNCATE onceboard.audit_log"]],
     [
       "session_replication_role = replica, then DELETE",
-      ["SET LOCAL session_replication_role = replica", "DELETE FROM audit_log"],
+      ["SET LOCAL session_replication_role = replica", "DELETE FROM onceboard.audit_log"],
     ],
     [
       "DISABLE TRIGGER, then UPDATE",
-      ["ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only", "UPDATE audit_log SET result = 'x'"],
+      ["ALTER TABLE onceboard.audit_log DISABLE TRIGGER audit_log_append_only", "UPDATE onceboard.audit_log SET result = 'x'"],
     ],
-    ["DISABLE TRIGGER ALL", ["ALTER TABLE audit_log DISABLE TRIGGER ALL"]],
-    ["DROP TRIGGER, then TRUNCATE", ["DROP TRIGGER audit_log_no_truncate ON audit_log", "TRUNCATE audit_log"]],
-    ["DROP TRIGGER on the chain", ["DROP TRIGGER audit_log_chain ON audit_log"]],
+    ["DISABLE TRIGGER ALL", ["ALTER TABLE onceboard.audit_log DISABLE TRIGGER ALL"]],
+    [
+      "DROP TRIGGER, then TRUNCATE",
+      ["DROP TRIGGER audit_log_no_truncate ON onceboard.audit_log", "TRUNCATE onceboard.audit_log"],
+    ],
+    ["DROP TRIGGER on the chain", ["DROP TRIGGER audit_log_chain ON onceboard.audit_log"]],
     [
       "CREATE TRIGGER",
-      ["CREATE TRIGGER sneaky BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION onceboard.onceboard_audit_log_chain()"],
+      [
+        "CREATE TRIGGER sneaky BEFORE INSERT ON onceboard.audit_log FOR EACH ROW EXECUTE FUNCTION onceboard.onceboard_audit_log_chain()",
+      ],
     ],
-    ["DROP TABLE", ["DROP TABLE audit_log"]],
+    ["DROP TABLE", ["DROP TABLE onceboard.audit_log"]],
     ["DROP SCHEMA", ["DROP SCHEMA onceboard CASCADE"]],
-    ["ALTER TABLE … OWNER", [`ALTER TABLE audit_log OWNER TO ${EMBEDDED_CONSOLE_ROLE}`]],
+    ["ALTER TABLE … OWNER", [`ALTER TABLE onceboard.audit_log OWNER TO ${EMBEDDED_CONSOLE_ROLE}`]],
     [
       "replacing the append-only function",
       [
@@ -100,7 +109,7 @@ describe("the audit log against the console's own role", () => {
         "CREATE OR REPLACE FUNCTION onceboard.onceboard_audit_row_hash(prev_hash text, r onceboard.audit_log) RETURNS text LANGUAGE sql AS $$ SELECT 'x' $$",
       ],
     ],
-    ["moving the chain head", ["UPDATE audit_chain_head SET seq = 0"]],
+    ["moving the chain head", ["UPDATE onceboard.audit_chain_head SET seq = 0"]],
   ];
   it.each(refused)("refuses %s", async (_name, statements) => {
     await console_.query("BEGIN");
@@ -117,14 +126,16 @@ describe("the audit log against the console's own role", () => {
     } finally {
       await console_.query("ROLLBACK");
     }
-    const { rows } = await console_.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_log WHERE result = 'ok'");
+    const { rows } = await console_.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM onceboard.audit_log WHERE result = 'ok'",
+    );
     expect(rows[0]?.n).toBe(3);
     expect((await verifyAuditChain(console_)).ok).toBe(true);
   });
 
   it("overrides what a forged INSERT says about id, seq, at and hash", async () => {
     const { rows } = await console_.query<{ id: number; seq: number; at: Date; hash: string }>(
-      `INSERT INTO audit_log (id, seq, at, hash, actor, action) VALUES (1, 1, '2001-01-01', 'forged', 'forger', 'x')
+      `INSERT INTO onceboard.audit_log (id, seq, at, hash, actor, action) VALUES (1, 1, '2001-01-01', 'forged', 'forger', 'x')
        RETURNING id, seq, at, hash`,
     );
     const row = rows[0];
@@ -178,7 +189,7 @@ describe("concurrent appends", () => {
       const { rows } = await client.query<{ gaps: number; out_of_order: number }>(
         `SELECT count(*) FILTER (WHERE seq <> rn)::int AS gaps,
                 count(*) FILTER (WHERE id_rank <> rn)::int AS out_of_order
-           FROM (SELECT seq, row_number() OVER (ORDER BY seq) AS rn, row_number() OVER (ORDER BY id) AS id_rank FROM audit_log) s`,
+           FROM (SELECT seq, row_number() OVER (ORDER BY seq) AS rn, row_number() OVER (ORDER BY id) AS id_rank FROM onceboard.audit_log) s`,
       );
       expect(rows[0]).toEqual({ gaps: 0, out_of_order: 0 });
     } finally {
@@ -204,7 +215,9 @@ describe("audit verify", () => {
   });
 
   it("finds a superuser's edit", async () => {
-    const report = await verifyAfter(db, (c) => c.query("UPDATE audit_log SET target = 'edited' WHERE seq = 3").then(() => {}));
+    const report = await verifyAfter(db, (c) =>
+      c.query("UPDATE onceboard.audit_log SET target = 'edited' WHERE seq = 3").then(() => {}),
+    );
     expect(report.problem).toMatchObject({ kind: "changed", seq: 3 });
     expect(report.problem?.message).toMatch(/row seq 3 \(id \d+\) does not match its hash/);
     expect(report.rows).toBe(2);
@@ -212,16 +225,16 @@ describe("audit verify", () => {
 
   it("finds an edit of the time alone", async () => {
     const report = await verifyAfter(db, (c) =>
-      c.query("UPDATE audit_log SET at = at - interval '1 microsecond' WHERE seq = 5").then(() => {}),
+      c.query("UPDATE onceboard.audit_log SET at = at - interval '1 microsecond' WHERE seq = 5").then(() => {}),
     );
     expect(report.problem).toMatchObject({ kind: "changed", seq: 5 });
   });
 
   it("finds an edit that recomputed the hash with the database's own function", async () => {
     const report = await verifyAfter(db, async (c) => {
-      await c.query("UPDATE audit_log SET result = 'refused' WHERE seq = 2");
+      await c.query("UPDATE onceboard.audit_log SET result = 'refused' WHERE seq = 2");
       await c.query(
-        "UPDATE audit_log a SET hash = onceboard.onceboard_audit_row_hash((SELECT hash FROM audit_log WHERE seq = 1), a) WHERE seq = 2",
+        "UPDATE onceboard.audit_log a SET hash = onceboard.onceboard_audit_row_hash((SELECT hash FROM onceboard.audit_log WHERE seq = 1), a) WHERE seq = 2",
       );
     });
     // Row 2 now fits; row 3 was chained to row 2's old hash.
@@ -229,21 +242,21 @@ describe("audit verify", () => {
   });
 
   it("finds a deleted row", async () => {
-    const report = await verifyAfter(db, (c) => c.query("DELETE FROM audit_log WHERE seq = 4").then(() => {}));
+    const report = await verifyAfter(db, (c) => c.query("DELETE FROM onceboard.audit_log WHERE seq = 4").then(() => {}));
     expect(report.problem).toMatchObject({ kind: "removed", seq: 5 });
     expect(report.problem?.message).toMatch(/row seq 4 is missing \(removed\): the chain breaks before row seq 5/);
   });
 
   it("finds rows cut off the end", async () => {
-    const report = await verifyAfter(db, (c) => c.query("DELETE FROM audit_log WHERE seq >= 5").then(() => {}));
+    const report = await verifyAfter(db, (c) => c.query("DELETE FROM onceboard.audit_log WHERE seq >= 5").then(() => {}));
     expect(report.problem).toMatchObject({ kind: "removed", seq: null });
     expect(report.problem?.message).toMatch(/rows seq 5–6 are missing \(removed from the end\)/);
   });
 
   it("finds two rows swapped", async () => {
     const report = await verifyAfter(db, async (c) => {
-      await c.query("UPDATE audit_log SET seq = -seq WHERE seq IN (2, 3)");
-      await c.query("UPDATE audit_log SET seq = CASE seq WHEN -2 THEN 3 ELSE 2 END WHERE seq IN (-2, -3)");
+      await c.query("UPDATE onceboard.audit_log SET seq = -seq WHERE seq IN (2, 3)");
+      await c.query("UPDATE onceboard.audit_log SET seq = CASE seq WHEN -2 THEN 3 ELSE 2 END WHERE seq IN (-2, -3)");
     });
     expect(report.problem).toMatchObject({ seq: 2 });
     expect(report.ok).toBe(false);
@@ -252,12 +265,12 @@ describe("audit verify", () => {
   it("finds a row inserted out of order, even with a hash that fits and the head moved", async () => {
     const report = await verifyAfter(db, async (c) => {
       // Backdated: an id below the last row's, with a hash the database's own function computes.
-      await c.query(`INSERT INTO audit_log (id, seq, at, actor, action, result, hash)
-        SELECT min(id) - 1, (SELECT max(seq) + 1 FROM audit_log), now() - interval '1 day', 'forger', 'login', 'ok', ''
-          FROM audit_log`);
-      await c.query(`UPDATE audit_log a SET hash = onceboard.onceboard_audit_row_hash(
-        (SELECT hash FROM audit_log WHERE seq = 6), a) WHERE seq = 7`);
-      await c.query("UPDATE audit_chain_head SET seq = 7, hash = (SELECT hash FROM audit_log WHERE seq = 7)");
+      await c.query(`INSERT INTO onceboard.audit_log (id, seq, at, actor, action, result, hash)
+        SELECT min(id) - 1, (SELECT max(seq) + 1 FROM onceboard.audit_log), now() - interval '1 day', 'forger', 'login', 'ok', ''
+          FROM onceboard.audit_log`);
+      await c.query(`UPDATE onceboard.audit_log a SET hash = onceboard.onceboard_audit_row_hash(
+        (SELECT hash FROM onceboard.audit_log WHERE seq = 6), a) WHERE seq = 7`);
+      await c.query("UPDATE onceboard.audit_chain_head SET seq = 7, hash = (SELECT hash FROM onceboard.audit_log WHERE seq = 7)");
     });
     expect(report.problem).toMatchObject({ kind: "out_of_order", seq: 7 });
     expect(report.problem?.message).toMatch(/inserted out of order/);
@@ -265,10 +278,10 @@ describe("audit verify", () => {
 
   it("finds a row appended around the trigger", async () => {
     const report = await verifyAfter(db, async (c) => {
-      await c.query(`INSERT INTO audit_log (id, seq, actor, action, hash)
-        SELECT max(id) + 1, max(seq) + 1, 'forger', 'login', '' FROM audit_log`);
-      await c.query(`UPDATE audit_log a SET hash = onceboard.onceboard_audit_row_hash(
-        (SELECT hash FROM audit_log WHERE seq = 6), a) WHERE seq = 7`);
+      await c.query(`INSERT INTO onceboard.audit_log (id, seq, actor, action, hash)
+        SELECT max(id) + 1, max(seq) + 1, 'forger', 'login', '' FROM onceboard.audit_log`);
+      await c.query(`UPDATE onceboard.audit_log a SET hash = onceboard.onceboard_audit_row_hash(
+        (SELECT hash FROM onceboard.audit_log WHERE seq = 6), a) WHERE seq = 7`);
     });
     expect(report.problem).toMatchObject({ kind: "out_of_order" });
     expect(report.problem?.message).toMatch(/appended around the trigger: the chain head is at seq 6/);
@@ -291,7 +304,7 @@ describe("audit verify", () => {
     try {
       await client.query("BEGIN");
       await client.query("SET LOCAL session_replication_role = replica");
-      await client.query("UPDATE audit_log SET actor = 'someone else' WHERE seq = 4");
+      await client.query("UPDATE onceboard.audit_log SET actor = 'someone else' WHERE seq = 4");
       await client.query("COMMIT");
     } finally {
       await client.end();
@@ -301,5 +314,30 @@ describe("audit verify", () => {
     expect(broken.stdout.trim().split("\n").pop()).toMatch(
       /^audit verify FAILED after 3 intact rows: row seq 4 \(id \d+\) does not match its hash/,
     );
+  });
+});
+
+describe("the chain's migration", () => {
+  it("chains the rows written before it, in id order, and the next append continues the chain", async () => {
+    const scratch = await createScratchDatabase(inject("adminDatabaseUrl"), { prefix: "onceboard_chain_upgrade" });
+    const before = await fs.mkdtemp(path.join(os.tmpdir(), "onceboard-console-baseline-"));
+    const client = await connect(scratch.url);
+    try {
+      // The database as the console's first migration left it.
+      await fs.cp(path.join(DEFAULT_MIGRATIONS_DIR, "20261202000000_console"), path.join(before, "20261202000000_console"), {
+        recursive: true,
+      });
+      await migrate(scratch.url, { dir: before });
+      await appendRows(client, 4, "before-the-chain");
+      expect((await migrate(scratch.url)).applied).toEqual(["20261203010000_audit_chain"]);
+      await appendRows(client, 2, "after");
+      expect(await verifyAuditChain(client)).toEqual({ ok: true, rows: 6 });
+      const { rows } = await client.query<{ actor: string }>("SELECT actor FROM onceboard.audit_log ORDER BY seq");
+      expect(rows.map((r) => r.actor)).toEqual([...Array(4).fill("before-the-chain"), "after", "after"]);
+    } finally {
+      await client.end();
+      await fs.rm(before, { recursive: true, force: true });
+      await scratch.drop();
+    }
   });
 });

@@ -56,10 +56,18 @@ EXCEPTION WHEN duplicate_object OR unique_violation THEN
   NULL;
 END;
 $$`);
-  // An existing role keeps no power it should not have.
-  await owner.query(
-    `ALTER ROLE ${quoteIdent(role)} ${attributes}${password === undefined ? "" : ` PASSWORD ${quoteLiteral(password)}`}`,
-  );
+  // An existing role keeps no power it should not have. Test runs sharing a server may alter the
+  // same role at once ("tuple concurrently updated"): the loser tries again.
+  const alter = `ALTER ROLE ${quoteIdent(role)} ${attributes}${password === undefined ? "" : ` PASSWORD ${quoteLiteral(password)}`}`;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await owner.query(alter);
+      return;
+    } catch (error) {
+      if (attempt >= 5 || !/concurrently/.test(error instanceof Error ? error.message : "")) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
 }
 
 /**
