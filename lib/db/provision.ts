@@ -24,6 +24,12 @@ export interface ProvisionedConsoleDatabase extends ProvisionedDatabase {
   consoleRole: string | undefined;
 }
 
+/** host:port/database of a URL, for comparing two. */
+function databaseOf(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || "5432"}${parsed.pathname}`;
+}
+
 /** Fails fast with one clear line when the server is not there. */
 export async function assertReachable(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
@@ -57,6 +63,12 @@ export async function provisionDatabase(
   const embedded = !url;
   if (!url && consoleUrl) {
     throw new Error("CONSOLE_DATABASE_URL is set without DATABASE_URL: set both, or neither for the embedded PostgreSQL");
+  }
+  if (url && consoleUrl && databaseOf(url) !== databaseOf(consoleUrl)) {
+    // The grants are made in DATABASE_URL's database: the console must use that one.
+    throw new Error(
+      `CONSOLE_DATABASE_URL names ${databaseOf(consoleUrl)}, DATABASE_URL ${databaseOf(url)}: both must name the same server and database`,
+    );
   }
   if (!url) {
     const dataDir = path.join(config.ONCEBOARD_DATA_DIR, "pg");

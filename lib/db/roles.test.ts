@@ -1,8 +1,16 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import PgBoss from "pg-boss";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { provisionDatabase } from "./provision";
-import { ConsoleRoleError, consoleRoleProblem, grantConsoleRole, urlAsRole } from "./roles";
+import {
+  ConsoleRoleError,
+  consoleRoleProblem,
+  EMBEDDED_CONSOLE_ROLE,
+  giveSchemasToConsoleRole,
+  grantConsoleRole,
+  urlAsRole,
+} from "./roles";
 import { createScratchDatabase, type ScratchDatabase } from "./scratch";
 
 /**
@@ -67,6 +75,14 @@ describe("DATABASE_URL with CONSOLE_DATABASE_URL", () => {
     ]);
   });
 
+  it("refuses a CONSOLE_DATABASE_URL on another database than DATABASE_URL's", async () => {
+    const elsewhere = new URL(consoleUrl);
+    elsewhere.pathname = "/postgres";
+    await expect(provision({ DATABASE_URL: ownerUrl, CONSOLE_DATABASE_URL: elsewhere.toString() })).rejects.toThrow(
+      /^CONSOLE_DATABASE_URL names 127\.0\.0\.1:\d+\/postgres, DATABASE_URL .*: both must name the same server and database$/,
+    );
+  });
+
   it("refuses, saying how, while the owner cannot hand the effects partitions to the console role", async () => {
     const owner = new pg.Client(ownerUrl);
     await owner.connect();
@@ -106,6 +122,55 @@ describe("DATABASE_URL with CONSOLE_DATABASE_URL", () => {
       await client.query(`DROP TABLE onceboard.effects_p${day.replaceAll("-", "")}`);
     } finally {
       await client.end();
+    }
+  });
+});
+
+describe("the demo's schemas", () => {
+  it("made by the owner before (a data directory from an older start) are handed to the console role whole", async () => {
+    const scratch = await createScratchDatabase(inject("adminDatabaseUrl"), { prefix: "onceboard_roles_demo" });
+    const plain = new URL(scratch.url);
+    plain.search = "";
+    const ownerUrl = plain.toString();
+    try {
+      const asOwner = new PgBoss({ connectionString: ownerUrl, schema: "pgboss_roles_test" });
+      asOwner.on("error", () => {});
+      await asOwner.start();
+      await asOwner.createQueue("before");
+      await asOwner.send("before", { n: 1 });
+      await asOwner.stop({ graceful: false });
+      const owner = new pg.Client(ownerUrl);
+      await owner.connect();
+      try {
+        await owner.query("CREATE SCHEMA demo_roles_test; CREATE TABLE demo_roles_test.orders (id bigserial PRIMARY KEY)");
+        await giveSchemasToConsoleRole(owner, EMBEDDED_CONSOLE_ROLE, ["pgboss_roles_test", "demo_roles_test", "not_made_yet"]);
+        const { rows } = await owner.query(
+          `SELECT c.oid::regclass::text AS name FROM pg_class c
+            WHERE c.relnamespace IN ('pgboss_roles_test'::regnamespace, 'demo_roles_test'::regnamespace)
+              AND pg_get_userbyid(c.relowner) <> $1`,
+          [EMBEDDED_CONSOLE_ROLE],
+        );
+        expect(rows).toEqual([]);
+      } finally {
+        await owner.end();
+      }
+      // pg-boss, as the console role, uses what the owner made and makes queues of its own.
+      const consoleUrl = urlAsRole(ownerUrl, EMBEDDED_CONSOLE_ROLE, inject("consoleRolePassword"));
+      const asConsole = new PgBoss({ connectionString: consoleUrl, schema: "pgboss_roles_test" });
+      asConsole.on("error", () => {});
+      await asConsole.start();
+      await asConsole.createQueue("after");
+      await asConsole.send("after", { n: 2 });
+      expect((await asConsole.fetch("before"))?.length).toBe(1);
+      expect((await asConsole.fetch("after"))?.length).toBe(1);
+      await asConsole.stop({ graceful: false });
+      const client = new pg.Client(consoleUrl);
+      await client.connect();
+      await client.query("INSERT INTO demo_roles_test.orders DEFAULT VALUES");
+      await client.query("DROP SCHEMA demo_roles_test CASCADE");
+      await client.end();
+    } finally {
+      await scratch.drop();
     }
   });
 });
