@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { schemaNameOf } from "../idempotency";
 
@@ -65,7 +66,7 @@ $$`);
       return;
     } catch (error) {
       if (attempt >= 5 || !/concurrently/.test(error instanceof Error ? error.message : "")) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      await sleep(50 * attempt);
     }
   }
 }
