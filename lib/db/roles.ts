@@ -22,7 +22,8 @@ export const EMBEDDED_CONSOLE_ROLE = "onceboard_console";
 
 /** Tables in the library's schema the console role may only read (and, for audit_log, append to). */
 const APPEND_ONLY_TABLES = ["audit_log"] as const;
-const READ_ONLY_TABLES = ["audit_chain_head", "_prisma_migrations"] as const;
+/** The chain's head (the insert trigger moves it) and both chains' migration records (the owner's). */
+const READ_ONLY_TABLES = ["audit_chain_head", "_prisma_migrations", "migrations"] as const;
 
 export class ConsoleRoleError extends Error {
   readonly code = "CONSOLE_ROLE";
