@@ -30,6 +30,8 @@ interface Options {
 const OWNER_FILE = "onceboard.owner";
 /** The superuser's password, random per cluster, readable by the cluster's owner only (0600 in a 0700 directory). */
 const PASSWORD_FILE = "onceboard.password";
+/** The console role's password (lib/db/roles.ts), random per cluster, kept like the superuser's. */
+const CONSOLE_PASSWORD_FILE = "onceboard.console-password";
 /** What clusters made before the password was random were given; rotated on their next start. */
 const LEGACY_PASSWORD = "onceboard";
 /**
@@ -364,6 +366,25 @@ async function rotateLegacyPassword(url: (password: string) => string, clusterDi
   }
   await fs.writeFile(path.join(clusterDir, PASSWORD_FILE), password, { mode: 0o600 });
   return password;
+}
+
+/**
+ * The console role's password in a cluster this module made: made at random on first use and kept
+ * 0600 in the cluster's 0700 directory, so every start logs the console in with the same one.
+ */
+export async function consolePassword(clusterDir: string): Promise<string> {
+  const file = path.join(clusterDir, CONSOLE_PASSWORD_FILE);
+  const existing = (await fs.readFile(file, "utf8").catch(() => undefined))?.trim();
+  if (existing) return existing;
+  const password = randomBytes(24).toString("base64url");
+  try {
+    await fs.writeFile(file, password, { mode: 0o600, flag: "wx" });
+    return password;
+  } catch (error) {
+    // Another process made it first: theirs is the one.
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return (await fs.readFile(file, "utf8")).trim();
+    throw error;
+  }
 }
 
 /**
