@@ -6,6 +6,7 @@ import { type GuardResult, guardRequest, rateLimitedResponse, unauthenticatedRes
 import { HANDOVER_HEADER, handOver } from "@/lib/auth/proxy-handover";
 import { safeNextPath } from "@/lib/auth/safe-next";
 import { contentSecurityPolicy, securityHeadersFor } from "@/lib/auth/security-headers";
+import { ALERT_RULES } from "@/lib/console/metrics/alert-rules";
 
 /**
  * The console's front door (Next 16 Proxy, Node.js runtime). Every request but static assets comes
@@ -23,6 +24,9 @@ import { contentSecurityPolicy, securityHeadersFor } from "@/lib/auth/security-h
  */
 const STATIC_PATHS = new Set(["/icon.svg", "/favicon.ico"]);
 const PUBLIC_PATHS = new Set(["/login", "/api/auth/login", "/api/auth/logout", "/api/v1/health", ...STATIC_PATHS]);
+/** The runbook pages that exist: one per alert rule. */
+const RUNBOOK_PATH = /^\/overview\/runbook\/([^/]*)\/?$/;
+const ALERT_NAMES = new Set(ALERT_RULES.map((rule) => rule.name));
 
 export async function proxy(request: NextRequest) {
   const { pathname, search } = request.nextUrl;
@@ -65,10 +69,20 @@ export async function proxy(request: NextRequest) {
     }
     auth = guarded.auth;
   }
-  // Next decodes a dynamic route's segments before the handler runs and answers a bare 500 on a
-  // malformed escape (`%ZZ`, a truncated UTF-8 sequence); the API answers such a path itself.
-  if (isApi && !isWellEncoded(pathname)) {
-    return finish(errorResponse(new ApiError("INVALID_INPUT", "invalid path: not valid percent-encoded UTF-8")));
+
+  // Next decodes a dynamic route's segments before the handler runs and answers a bare text/plain
+  // 500 on a malformed escape (`%ZZ`, a truncated UTF-8 sequence); the console answers such a path
+  // itself: JSON for the API, a page for a browser, both with the security headers.
+  if (!isWellEncoded(pathname)) {
+    const error = new ApiError("INVALID_INPUT", "invalid path: not valid percent-encoded UTF-8");
+    return finish(isApi ? errorResponse(error) : invalidAddressPage());
+  }
+
+  // The Overview's loading state streams before a runbook page runs, so its notFound() would come
+  // with a 200: a name that is no alert's is answered as the missing page it is, before rendering.
+  const runbook = RUNBOOK_PATH.exec(pathname);
+  if (runbook && !ALERT_NAMES.has(decodeURIComponent(runbook[1] ?? ""))) {
+    return finish(NextResponse.rewrite(new URL("/runbook-not-found", request.url)));
   }
 
   // The console opens on the Overview: an HTTP redirect here, not a redirect() while the (dynamic)
@@ -105,6 +119,17 @@ function loginPath(request: NextRequest, reason?: string): string {
  */
 function redirectTo(request: NextRequest, path: string): Response {
   return NextResponse.redirect(new URL(path, consoleOrigin(request.headers) ?? request.nextUrl.origin));
+}
+
+/** The 400 page for an address no route can read: static markup, nothing from the request echoed. */
+function invalidAddressPage(): Response {
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Invalid address · Onceboard</title></head>
+<body><main><h1>This address is invalid</h1><p>INVALID_INPUT: the path is not valid percent-encoded UTF-8.</p>
+<p><a href="/overview">Open the Overview</a></p></main></body></html>`;
+  return new Response(html, {
+    status: 400,
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+  });
 }
 
 function isWellEncoded(pathname: string): boolean {

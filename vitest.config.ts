@@ -2,12 +2,14 @@ import path from "node:path";
 import { defineConfig } from "vitest/config";
 
 /**
- * Two tiers, one `vitest run`: `fast` (unit and integration tests) and `slow` (the 20,000-delivery
+ * Three tiers, one `vitest run`: `fast` (unit and integration tests), `slow` (the 20,000-delivery
  * soak and the 60 s demo run: whole-system runs that prove nothing new when repeated on a second
- * PostgreSQL). `npm test` runs both; `vitest run --project fast` runs the first alone, as .ci/run
- * does for its embedded-PostgreSQL pass.
+ * PostgreSQL) and `server` (the built console under `npm start`, reached over HTTP: test/server/).
+ * `npm test` runs all three, after `npm run build`; `vitest run --project fast` runs the first
+ * alone, as .ci/run does for its embedded-PostgreSQL pass.
  */
 export const SLOW_TESTS = ["lib/soak/soak.test.ts", "lib/demo/demo.test.ts"];
+export const SERVER_TESTS = ["test/server/**/*.test.ts"];
 
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
@@ -16,6 +18,8 @@ export default defineConfig({
     pool: "forks",
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // The server tier's teardown stops `npm start`, which takes up to 9 s to stop its console.
+    teardownTimeout: 30_000,
     reporters: process.env.ONCEBOARD_TEST_RESULTS ? ["default", "json"] : ["default"],
     outputFile: process.env.ONCEBOARD_TEST_RESULTS ? { json: process.env.ONCEBOARD_TEST_RESULTS } : undefined,
     projects: [
@@ -31,10 +35,15 @@ export default defineConfig({
             "app/**/*.test.ts",
             "deploy/**/*.test.ts",
           ],
-          exclude: ["**/node_modules/**", ...SLOW_TESTS],
+          exclude: ["**/node_modules/**", ...SLOW_TESTS, ...SERVER_TESTS],
         },
       },
       { extends: true, test: { name: "slow", include: SLOW_TESTS } },
+      // One console for the whole project (test/server/global-setup.ts), shared by its files.
+      {
+        extends: true,
+        test: { name: "server", include: SERVER_TESTS, globalSetup: ["test/server/global-setup.ts"], testTimeout: 180_000 },
+      },
     ],
   },
 });

@@ -79,6 +79,12 @@ const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "si
 
 const configSchema = z.object({
   DATABASE_URL: z.preprocess(emptyAsUndefined, postgresUrl.optional()),
+  /**
+   * The console's own login, a role that must not own the audit log (README: Using an existing
+   * PostgreSQL); DATABASE_URL's role then only migrates. Unset: the console uses DATABASE_URL (and
+   * `npm start` warns). The embedded default makes its console role itself.
+   */
+  CONSOLE_DATABASE_URL: z.preprocess(emptyAsUndefined, postgresUrl.optional()),
   PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(65535).default(3000)),
   /** The console's listen address: loopback unless told otherwise. */
   HOST: z.preprocess(

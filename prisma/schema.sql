@@ -35,6 +35,14 @@ CREATE TABLE api_tokens (
   CONSTRAINT api_tokens_role_check CHECK ((role = ANY (ARRAY['viewer'::text, 'operator'::text, 'admin'::text])))
 );
 
+CREATE TABLE audit_chain_head (
+  singleton boolean NOT NULL DEFAULT true,
+  seq bigint NOT NULL,
+  hash text NOT NULL,
+  CONSTRAINT audit_chain_head_pkey PRIMARY KEY (singleton),
+  CONSTRAINT audit_chain_head_singleton_check CHECK (singleton)
+);
+
 CREATE TABLE audit_log (
   id bigint NOT NULL DEFAULT nextval('audit_log_id_seq'::regclass),
   at timestamp with time zone NOT NULL DEFAULT now(),
@@ -46,6 +54,8 @@ CREATE TABLE audit_log (
   detail jsonb,
   ip text,
   result text NOT NULL DEFAULT 'ok'::text,
+  seq bigint NOT NULL,
+  hash text NOT NULL,
   CONSTRAINT audit_log_pkey PRIMARY KEY (id)
 );
 
@@ -294,6 +304,7 @@ CREATE TABLE worker_stats_minute (
 
 CREATE UNIQUE INDEX api_tokens_token_hash_key ON onceboard.api_tokens USING btree (token_hash);
 CREATE INDEX audit_log_at_idx ON onceboard.audit_log USING btree (at);
+CREATE UNIQUE INDEX audit_log_seq_key ON onceboard.audit_log USING btree (seq);
 CREATE INDEX audit_log_tenant_id_at_idx ON onceboard.audit_log USING btree (tenant_id, at);
 CREATE INDEX console_sessions_token_id_idx ON onceboard.console_sessions USING btree (token_id);
 CREATE INDEX effects_in_progress_lease_until_idx ON ONLY onceboard.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
@@ -324,6 +335,36 @@ AS $function$
 BEGIN
   RAISE EXCEPTION 'audit_log is append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
 END;
+$function$;
+
+CREATE OR REPLACE FUNCTION onceboard.onceboard_audit_log_chain()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+  head onceboard.audit_chain_head;
+BEGIN
+  SELECT * INTO STRICT head FROM onceboard.audit_chain_head FOR UPDATE;
+  NEW.id := nextval('onceboard.audit_log_id_seq'::regclass);
+  NEW.seq := head.seq + 1;
+  NEW.at := clock_timestamp();
+  NEW.hash := onceboard.onceboard_audit_row_hash(head.hash, NEW);
+  UPDATE onceboard.audit_chain_head SET seq = NEW.seq, hash = NEW.hash;
+  RETURN NEW;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION onceboard.onceboard_audit_row_hash(prev_hash text, r audit_log)
+ RETURNS text
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  SELECT encode(sha256(convert_to(prev_hash || jsonb_build_array(
+    r.seq, r.id, (extract(epoch FROM r.at) * 1000000)::bigint, r.token_id, r.actor, r.tenant_id,
+    r.action, r.target, r.detail, r.ip, r.result)::text, 'UTF8')), 'hex')
 $function$;
 
 CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(p_tenant text, p_key text, p_job_type text, p_policy text, p_owner text, p_message_id text, p_request_hash text, p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean, p_demo boolean)
@@ -798,6 +839,7 @@ END;
 $function$;
 
 CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON onceboard.audit_log FOR EACH ROW EXECUTE FUNCTION onceboard_audit_log_append_only();
+CREATE TRIGGER audit_log_chain BEFORE INSERT ON onceboard.audit_log FOR EACH ROW EXECUTE FUNCTION onceboard_audit_log_chain();
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON onceboard.audit_log FOR EACH STATEMENT EXECUTE FUNCTION onceboard_audit_log_append_only();
 CREATE TRIGGER claim_latency_minute_to_10m AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_10m();
 CREATE TRIGGER claim_latency_minute_to_hour AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_hour();

@@ -38,6 +38,12 @@ export const LAYERS = [
   },
   { name: "lib/config.ts", holds: "the one zod-validated config; every environment variable is read through it", may: [] },
   { name: "lib/format.ts", holds: "the one formatting module (Intl): times, durations, counts, plurals", may: [] },
+  {
+    name: "lib/fields.ts",
+    holds: "the one set of input refinements every query, path and body field is parsed with: text, times, ids",
+    may: [],
+    packages: ["zod"],
+  },
   // lib/db and lib/console phrase database failures from the library's one PostgreSQL error table.
   {
     name: "lib/db",
@@ -48,12 +54,12 @@ export const LAYERS = [
   {
     name: "lib/console",
     holds: "read models, one question per file",
-    may: ["lib/db", "lib/idempotency", "lib/retention", "lib/config.ts", "lib/format.ts"],
+    may: ["lib/db", "lib/idempotency", "lib/retention", "lib/config.ts", "lib/format.ts", "lib/fields.ts"],
   },
   {
     name: "lib/retention",
     holds: "partition manager (the console's side)",
-    may: ["lib/db", "lib/idempotency", "lib/config.ts", "lib/format.ts"],
+    may: ["lib/db", "lib/idempotency", "lib/config.ts", "lib/format.ts", "lib/fields.ts"],
   },
   // lib/auth wraps route handlers (withAuth), so it answers with lib/api's error table.
   {
@@ -71,12 +77,12 @@ export const LAYERS = [
   {
     name: "lib/api",
     holds: "HTTP helpers for route handlers (`parse.ts`, `errors.ts`)",
-    may: ["lib/console", "lib/retention", "lib/config.ts"],
+    may: ["lib/console", "lib/retention", "lib/config.ts", "lib/fields.ts"],
   },
   {
     name: "app",
     holds: "routes: pages and `app/api/v1/**` handlers",
-    may: ["lib/api", "lib/console", "lib/auth", "lib/retention", "lib/config.ts", "lib/format.ts", "components"],
+    may: ["lib/api", "lib/console", "lib/auth", "lib/retention", "lib/config.ts", "lib/format.ts", "lib/fields.ts", "components"],
   },
   // Components run in the browser: besides the pure formatting module, only type files of lib.
   { name: "components", holds: "React components", may: ["lib/format.ts"], types: true },

@@ -8,10 +8,11 @@ import { CONSOLE_AUTHENTICATION_ENABLED, isLoopbackHost, loadConfig, loadWorkerM
 import { ensurePrivateDataDir } from "../lib/db/data-dir";
 import { assertPortFree, findFreePort } from "../lib/db/free-port";
 import { withSearchPath } from "../lib/db/pool";
-import { type ProvisionedDatabase, provisionDatabase } from "../lib/db/provision";
+import { type ProvisionedConsoleDatabase, provisionDatabase } from "../lib/db/provision";
+import { giveSchemasToConsoleRole } from "../lib/db/roles";
 import { backfillHistory, isDatabaseEmpty } from "../lib/demo/history";
 import { DEMO_SCHEMA, installDemoSchema } from "../lib/demo/schema";
-import { demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
+import { DEMO_BOSS_SCHEMA, demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
 import { type DemoProcesses, startDemoProcesses } from "../lib/demo/supervisor";
 import { log, runMain } from "./cli";
 import { buildConsole, hasProductionBuild, probeHost, serveConsole } from "./next-server";
@@ -82,8 +83,8 @@ runMain(async () => {
 
   const children: ChildProcess[] = [];
   let demo: DemoProcesses | undefined;
-  let db: ProvisionedDatabase | undefined;
-  let provisioning: Promise<ProvisionedDatabase> | undefined;
+  let db: ProvisionedConsoleDatabase | undefined;
+  let provisioning: Promise<ProvisionedConsoleDatabase> | undefined;
   let shuttingDown = false;
   const stopChild = (child: ChildProcess, graceMs: number) =>
     new Promise<void>((resolve) => {
@@ -128,8 +129,15 @@ runMain(async () => {
   if (shuttingDown) return; // a signal came while the database started: shutdown() stops it
   const database = db;
   // The demo names its tables and the library's unqualified: its connections put the demo's schema
-  // and the library's first on the search_path.
-  const demoUrl = withSearchPath(database.url, [config.ONCEBOARD_SCHEMA, DEMO_SCHEMA]);
+  // and the library's first on the search_path. Its workers log in as the console does (lib/db/roles.ts).
+  const demoUrl = withSearchPath(database.consoleUrl, [config.ONCEBOARD_SCHEMA, DEMO_SCHEMA]);
+  const installDemo = async () => {
+    // The owner makes the demo's tables; the console role, which the workers log in as, is given them.
+    await withClient(withSearchPath(database.url, [config.ONCEBOARD_SCHEMA, DEMO_SCHEMA]), async (owner) => {
+      await installDemoSchema(owner);
+      if (database.consoleRole) await giveSchemasToConsoleRole(owner, database.consoleRole, [DEMO_SCHEMA, DEMO_BOSS_SCHEMA]);
+    });
+  };
 
   try {
     // Decide on history before the live demo writes its first rows (an empty database gets 14
@@ -139,7 +147,7 @@ runMain(async () => {
     if (historySpanMs === undefined && flags.demo && flags.history === undefined) {
       historySpanMs = (await withClient(demoUrl, isDatabaseEmpty)) ? 14 * 86_400_000 : undefined;
     }
-    if ((demoSettings || historySpanMs !== undefined) && !shuttingDown) await withClient(demoUrl, installDemoSchema);
+    if ((demoSettings || historySpanMs !== undefined) && !shuttingDown) await installDemo();
     if (demoSettings && !shuttingDown) {
       const logDir = path.join(config.ONCEBOARD_DATA_DIR, "logs");
       demo = await startDemoProcesses({
@@ -155,7 +163,7 @@ runMain(async () => {
         `demo: ${demoSettings.workers} workers and a producer at ${demoSettings.rate} orders/s (logs in ${logDir}; npm run demo:verify checks it)`,
       );
     }
-    const env: Record<string, string> = { DATABASE_URL: database.url, PORT: String(config.PORT), HOST: config.HOST };
+    const env: Record<string, string> = { DATABASE_URL: database.consoleUrl, PORT: String(config.PORT), HOST: config.HOST };
     if (demo) env.WORKER_METRICS_URLS = demo.metricsUrls.join(",");
     const mode = flags.dev ? "dev" : "start";
     if (mode === "start" && !shuttingDown && (flags.rebuild || !hasProductionBuild())) {

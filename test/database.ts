@@ -1,9 +1,12 @@
 import pg from "pg";
 import { inject } from "vitest";
+import { EMBEDDED_CONSOLE_ROLE, urlAsRole } from "../lib/db/roles";
 import { createScratchDatabase } from "../lib/db/scratch";
 
 export interface TestDatabase {
   url: string;
+  /** The same database as the console role logs in (lib/db/roles.ts), as production's console does. */
+  consoleUrl: string;
   name: string;
   /** A pool on the test database; closed by drop(). */
   pool: pg.Pool;
@@ -22,6 +25,7 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
   pool.on("error", () => {});
   return {
     url: scratch.url,
+    consoleUrl: urlAsRole(scratch.url, EMBEDDED_CONSOLE_ROLE, inject("consoleRolePassword")),
     name: scratch.name,
     pool,
     async drop() {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -5,6 +6,7 @@ import type { TestProject } from "vitest/node";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
+import { EMBEDDED_CONSOLE_ROLE, ensureConsoleRole, grantConsoleRole } from "../lib/db/roles";
 import { createScratchDatabase, dropDatabase } from "../lib/db/scratch";
 import { installDemoSchema } from "../lib/demo/schema";
 
@@ -15,6 +17,7 @@ import { installDemoSchema } from "../lib/demo/schema";
 interface SharedDatabase {
   adminUrl: string;
   templateName: string;
+  consoleRolePassword: string;
   users: number;
   teardown: () => Promise<void>;
 }
@@ -33,6 +36,7 @@ export default async function setup(project: TestProject) {
   shared.users += 1;
   project.provide("adminDatabaseUrl", shared.adminUrl);
   project.provide("templateDatabase", shared.templateName);
+  project.provide("consoleRolePassword", shared.consoleRolePassword);
   return async () => {
     shared.users -= 1;
     if (shared.users > 0) return;
@@ -62,6 +66,12 @@ async function prepare(): Promise<SharedDatabase> {
   await ensureEffectPartitions(client, { back: 2, ahead: 7 });
   // As the demo does when it starts: tests of the demo and the test kit's examples use its tables.
   await installDemoSchema(client);
+  // The console's role, as `npm start` makes it: every clone of the template has its grants.
+  // Roles are the server's, not the database's: runs sharing a server share the role, and the
+  // password is only checked where the server asks for one (the embedded server).
+  const consoleRolePassword = randomBytes(18).toString("base64url");
+  await ensureConsoleRole(admin, EMBEDDED_CONSOLE_ROLE, consoleRolePassword);
+  await grantConsoleRole(client, EMBEDDED_CONSOLE_ROLE);
   await client.end();
 
   process.env.ONCEBOARD_TEST_ADMIN_URL = adminUrl;
@@ -76,7 +86,7 @@ async function prepare(): Promise<SharedDatabase> {
     await admin.end();
     await stopServer();
   };
-  return { adminUrl, templateName, users: 0, teardown };
+  return { adminUrl, templateName, consoleRolePassword, users: 0, teardown };
 }
 
 export { withDatabase } from "../lib/db/scratch";
@@ -85,5 +95,6 @@ declare module "vitest" {
   export interface ProvidedContext {
     adminDatabaseUrl: string;
     templateDatabase: string;
+    consoleRolePassword: string;
   }
 }

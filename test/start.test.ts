@@ -312,6 +312,19 @@ describe("npm start on the embedded PostgreSQL", () => {
     );
     expect(JSON.parse(advice.stdout)).toHaveProperty("status");
 
+    // The console logs in as its own role (lib/db/roles.ts), not as the owner, and the audit
+    // chain it appended to holds.
+    const pgPort = first.run.output().match(/embedded PostgreSQL ready on 127\.0\.0\.1:(\d+)/)?.[1] ?? "";
+    const owner = await connectTo(dataDir, pgPort);
+    const consoleRoles = await owner.query<{ role: string }>(
+      "SELECT DISTINCT usename AS role FROM pg_stat_activity WHERE application_name = 'onceboard-console'",
+    );
+    await owner.end();
+    expect(consoleRoles.rows).toEqual([{ role: "onceboard_console" }]);
+    const verified = await cli("scripts/audit.ts", ["verify"]);
+    expect(verified.stdout.trim().split("\n").at(-1)).toMatch(/^audit verify ok rows=\d+$/);
+    expect(fsSync.statSync(path.join(dataDir, "pg", "onceboard.console-password")).mode & 0o077).toBe(0);
+
     // Item 18: loopback only by default.
     const external = externalAddress();
     if (external) expect(await answers(`http://${external}:${first.consolePort}/api/v1/health`)).toBe(false);

@@ -1,7 +1,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import config, { SLOW_TESTS } from "../vitest.config";
+import config, { SERVER_TESTS, SLOW_TESTS } from "../vitest.config";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -19,6 +19,17 @@ describe("test tiers", () => {
     for (const file of SLOW_TESTS) await fs.access(path.join(ROOT, file));
     expect(byName.get("slow")?.include).toEqual(SLOW_TESTS);
     expect(byName.get("fast")?.exclude).toEqual(expect.arrayContaining(SLOW_TESTS));
+  });
+
+  it("puts the real-server tests in their own project, after the build, and keeps them out of the fast one", async () => {
+    expect(byName.get("server")?.include).toEqual(SERVER_TESTS);
+    expect(byName.get("fast")?.exclude).toEqual(expect.arrayContaining(SERVER_TESTS));
+    const manifest = JSON.parse(await fs.readFile(path.join(ROOT, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    };
+    const steps = (manifest.scripts.test ?? "").split("&&").map((step) => step.trim());
+    expect(steps.indexOf("npm run build")).toBeGreaterThanOrEqual(0);
+    expect(steps.indexOf("npm run build")).toBeLessThan(steps.indexOf("npm run test:unit"));
   });
 
   it("has CI run the slow tier once: the embedded-PostgreSQL pass is the fast tier only", async () => {

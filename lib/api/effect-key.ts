@@ -1,3 +1,4 @@
+import { textProblem } from "../fields";
 import { ApiError } from "./errors";
 
 /**
@@ -23,8 +24,7 @@ export function effectKeyFromPath(request: Request, suffix?: string): string {
     throw new ApiError("INVALID_INPUT", "invalid path: the key is not valid percent-encoded UTF-8");
   }
   if (key.length > 255) throw new ApiError("INVALID_INPUT", "invalid path: a key is at most 255 characters");
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: no effect key contains one (the library refuses them)
-  if (/[\u0000-\u001f\u007f]/.test(key))
-    throw new ApiError("INVALID_INPUT", "invalid path: a key never contains control characters");
+  const problem = textProblem(key);
+  if (problem) throw new ApiError("INVALID_INPUT", `invalid path: the key ${problem}`, [{ path: "key", message: problem }]);
   return key;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DEFAULT_GAP_RANGE, GAP_RANGE_SECONDS, GAP_RANGES, type GapRange, MAX_GAP_SPAN_SECONDS } from "../console/gaps-types";
+import { isoTime, safeText } from "../fields";
 import { parseSearchParams } from "./parse";
 
 /**
@@ -10,10 +11,10 @@ import { parseSearchParams } from "./parse";
 const schema = z
   .object({
     range: z.enum(GAP_RANGES).optional(),
-    from: z.iso.datetime({ offset: true }).optional(),
-    to: z.iso.datetime({ offset: true }).optional(),
-    jobType: z.string().trim().min(1).max(200).optional(),
-    tenant: z.string().trim().min(1).max(200).optional(),
+    from: isoTime.optional(),
+    to: isoTime.optional(),
+    jobType: safeText(200).trim().min(1).optional(),
+    tenant: safeText(200).trim().min(1).optional(),
   })
   .refine((q) => (q.from === undefined) === (q.to === undefined), { message: "from and to go together", path: ["from"] })
   .refine((q) => !(q.from && q.range), { message: "give either range or from/to", path: ["range"] })

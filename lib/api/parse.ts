@@ -6,17 +6,34 @@ import { ApiError } from "./errors";
  * Unknown keys are ignored (a deep link may carry UI-only state); invalid ones are a 400 naming each.
  */
 export function parseSearchParams<S extends z.ZodType>(schema: S, input: URL | URLSearchParams | string): z.infer<S> {
-  const params =
-    input instanceof URLSearchParams
-      ? input
-      : input instanceof URL
-        ? input.searchParams
-        : new URL(input, "http://local").searchParams;
+  const url = input instanceof URLSearchParams ? undefined : input instanceof URL ? input : new URL(input, "http://local");
+  if (url) assertWellEncoded(url.search);
+  const params = url ? url.searchParams : (input as URLSearchParams);
   const raw: Record<string, string> = {};
   for (const [key, value] of params) raw[key] = value;
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
   throw invalidInput("query", parsed.error);
+}
+
+/**
+ * URLSearchParams decodes a malformed escape (%ZZ, a lone %C3) into U+FFFD or leaves it as typed,
+ * so a value that is not UTF-8 would reach a query as some other text: it is a 400 naming the field.
+ */
+function assertWellEncoded(search: string): void {
+  for (const pair of search.replace(/^\?/, "").split("&")) {
+    if (!pair.includes("%")) continue;
+    const [rawName = "", ...rest] = pair.split("=");
+    const decode = (part: string) => decodeURIComponent(part.replace(/\+/g, " "));
+    let name = "(query)";
+    try {
+      name = decode(rawName);
+      decode(rest.join("="));
+    } catch {
+      const message = "must be valid percent-encoded UTF-8";
+      throw new ApiError("INVALID_INPUT", `invalid query: ${name} ${message}`, [{ path: name, message }]);
+    }
+  }
 }
 
 /** A zod failure as the API's 400, naming each field ("(query)" / "(body)" for the whole). */

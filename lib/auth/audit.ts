@@ -22,7 +22,10 @@ export interface AuditEntry {
 /**
  * Appends one audit row. Call it with the transaction client of the write it records, so the row
  * commits (or rolls back) with that write. Rows are never updated or deleted: the app has no code
- * that would, and a trigger refuses UPDATE, DELETE and TRUNCATE on audit_log.
+ * that would, a trigger refuses UPDATE, DELETE and TRUNCATE on audit_log, and the console's role
+ * may only INSERT and SELECT it (lib/db/roles.ts). The insert trigger gives the row its place in
+ * the hash chain (lib/auth/audit-chain.ts): appends serialise on the chain's head until the
+ * transaction ends, so keep audited transactions short.
  */
 export async function appendAudit(tx: AuditWriter, entry: AuditEntry): Promise<void> {
   await (tx as Pick<PrismaClient, "auditLog">).auditLog.create({ data: auditRow(entry), select: { id: true } });

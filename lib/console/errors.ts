@@ -16,6 +16,13 @@ export class ConsoleError extends Error {
 }
 
 /**
+ * SQLSTATE 55000 (object_not_in_prerequisite_state) is what a connection to a database with
+ * allow_connections = false gets. For the worker library it is not transient (nobody flips it back
+ * in a moment), but for the console it means the same as a server that is down: nothing to read.
+ */
+const DATABASE_NOT_ACCEPTING_CONNECTIONS = "55000";
+
+/**
  * Turns a pg error into a ConsoleError when it is about reachability or time; anything else (a bug
  * in a query) is returned unchanged so it surfaces as a 500. Which is which comes from the worker
  * library's one table of PostgreSQL error classes (PG_ERROR_CLASSES), not from a copy of it.
@@ -31,6 +38,11 @@ export function translateDatabaseError(error: unknown): unknown {
   }
   if (known.code === "3D000" || known.code === "57P04") {
     return new ConsoleError("DATABASE_UNAVAILABLE", "the configured database does not exist", { cause: error });
+  }
+  if (known.code === DATABASE_NOT_ACCEPTING_CONNECTIONS) {
+    return new ConsoleError("DATABASE_UNAVAILABLE", "cannot reach PostgreSQL (the database does not accept connections)", {
+      cause: error,
+    });
   }
   if (known.code.startsWith("28")) {
     return new ConsoleError("DATABASE_UNAVAILABLE", "the database refused the console's login", { cause: error });

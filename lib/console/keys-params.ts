@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { safeText } from "../fields";
 import { EFFECT_STATUSES } from "./effects-types";
 
 /**
@@ -8,11 +9,7 @@ import { EFFECT_STATUSES } from "./effects-types";
  */
 // The search form submits its empty fields ("status=&jobType="): empty means "any".
 const blank = (value: unknown) => (value === "" ? undefined : value);
-// As the API refuses them: no tenant, key or job type holds a control character (text cannot hold NUL).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-const CONTROL_FREE = /^[^\u0000-\u001f\u007f]*$/;
-const text = (min: number) =>
-  z.preprocess(blank, z.string().min(min).max(255).regex(CONTROL_FREE, "must not contain control characters").optional());
+const text = (min: number) => z.preprocess(blank, safeText(255, min).optional());
 
 export const keysPageParams = z.object({
   tenant: text(1),

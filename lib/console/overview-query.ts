@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoTime, safeText } from "../fields";
 import {
   DEFAULT_CHART_WIDTH,
   DEFAULT_OVERVIEW_RANGE,
@@ -8,7 +9,7 @@ import {
 } from "./overview-types";
 
 const MAX_RANGE_SECONDS = 90 * 86_400;
-const name = z.string().min(1).max(255);
+const name = safeText(255, 1);
 
 /**
  * The Overview's query, for the API (GET /api/v1/overview) and the page alike, so an invalid value
@@ -18,8 +19,8 @@ const name = z.string().min(1).max(255);
 export const overviewQuerySchema = z
   .object({
     window: z.enum(OVERVIEW_RANGES).optional(),
-    from: z.iso.datetime({ offset: true }).optional(),
-    to: z.iso.datetime({ offset: true }).optional(),
+    from: isoTime.optional(),
+    to: isoTime.optional(),
     jobType: name.optional(),
     tenant: name.optional(),
     width: z.coerce.number().int().min(100).max(4000).default(DEFAULT_CHART_WIDTH),

@@ -11,6 +11,7 @@ import { assertClusterVersion } from "./embedded-version";
 import { findFreePort } from "./free-port";
 import { isProcessAlive } from "./process-alive";
 
+export { consolePassword } from "./embedded-password";
 export { EmbeddedPostgresError, ROOT_RUNTIME_DIR } from "./embedded-shared";
 
 export interface EmbeddedPostgresHandle {

@@ -19,6 +19,8 @@ export function describeDatabaseError(error: unknown, url?: string): string {
     case "28P01":
     case "28000":
       return `PostgreSQL${where} refused the login: ${err.message}`;
+    case "55000":
+      return `cannot reach PostgreSQL${where}: ${err.message}`;
     case "3D000":
       return `PostgreSQL${where}: ${err.message}`;
     default:

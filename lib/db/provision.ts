@@ -2,17 +2,33 @@ import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../config";
 import { ensurePrivateDataDir } from "./data-dir";
-import { runningEmbeddedUrl, startEmbeddedPostgres } from "./embedded";
+import { consolePassword, runningEmbeddedUrl, startEmbeddedPostgres } from "./embedded";
 import { describeDatabaseError } from "./errors";
 import { migrate } from "./migrate";
 import { ensureEffectPartitions } from "./partitions";
 import { withSearchPath } from "./pool";
+import { consoleRoleProblem, EMBEDDED_CONSOLE_ROLE, ensureConsoleRole, grantConsoleRole, roleOfUrl, urlAsRole } from "./roles";
 
 export interface ProvisionedDatabase {
+  /** The owner's URL: migrations, the command-line tools. */
   url: string;
   embedded: boolean;
   /** Stops the embedded server when we started one; a no-op for DATABASE_URL. */
   stop(): Promise<void>;
+}
+
+/** What provisionDatabase also knows: how the console logs in (lib/db/roles.ts). */
+export interface ProvisionedConsoleDatabase extends ProvisionedDatabase {
+  /** The console role's URL (CONSOLE_DATABASE_URL, the embedded console role, else the owner's). */
+  consoleUrl: string;
+  /** The console role's name when it is not the owner (the demo's schemas are handed to it). */
+  consoleRole: string | undefined;
+}
+
+/** host:port/database of a URL, for comparing two. */
+function databaseOf(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || "5432"}${parsed.pathname}`;
 }
 
 /** Fails fast with one clear line when the server is not there. */
@@ -30,17 +46,31 @@ export async function assertReachable(url: string): Promise<void> {
 
 /**
  * What `npm start`, `npm run dev` and `npm run db:migrate` share: DATABASE_URL when set (nothing
- * started), otherwise the embedded server under ONCEBOARD_DATA_DIR/pg; then migrations and the
- * startup partitions (yesterday … +7 days).
+ * started), otherwise the embedded server under ONCEBOARD_DATA_DIR/pg; then migrations as the
+ * owner, the console role's grants (lib/db/roles.ts: the embedded default makes the role) and the
+ * startup partitions (yesterday … +7 days), made as the console role, which maintains them.
  */
 export async function provisionDatabase(
   options: { log?: (line: string) => void; migrateOnly?: boolean } = {},
-): Promise<ProvisionedDatabase> {
+): Promise<ProvisionedConsoleDatabase> {
   const log = options.log ?? (() => {});
   const config = loadConfig();
   let url = config.DATABASE_URL;
+  let consoleUrl = config.CONSOLE_DATABASE_URL;
+  let consoleRole: string | undefined;
+  /** Set when the embedded default makes the console role: its password (kept in the cluster). */
+  let embeddedConsolePassword: string | undefined;
   let stop = async () => {};
   const embedded = !url;
+  if (!url && consoleUrl) {
+    throw new Error("CONSOLE_DATABASE_URL is set without DATABASE_URL: set both, or neither for the embedded PostgreSQL");
+  }
+  if (url && consoleUrl && databaseOf(url) !== databaseOf(consoleUrl)) {
+    // The grants are made in DATABASE_URL's database: the console must use that one.
+    throw new Error(
+      `CONSOLE_DATABASE_URL names ${databaseOf(consoleUrl)}, DATABASE_URL ${databaseOf(url)}: both must name the same server and database`,
+    );
+  }
   if (!url) {
     ensurePrivateDataDir(config.ONCEBOARD_DATA_DIR);
     const dataDir = path.join(config.ONCEBOARD_DATA_DIR, "pg");
@@ -50,6 +80,9 @@ export async function provisionDatabase(
       onLog: config.LOG_LEVEL === "debug" || config.LOG_LEVEL === "trace" ? (line) => log(`[postgres] ${line}`) : undefined,
     });
     url = handle.url;
+    consoleRole = EMBEDDED_CONSOLE_ROLE;
+    embeddedConsolePassword = await consolePassword(handle.clusterDir);
+    consoleUrl = urlAsRole(handle.url, consoleRole, embeddedConsolePassword);
     stop = () => handle.stop();
     if (handle.clusterDir !== handle.dataDir) {
       log(
@@ -65,7 +98,23 @@ export async function provisionDatabase(
       onApplied: (name) => log(`applied migration ${name}`),
     });
     if (result.applied.length === 0) log(`migrations up to date (${result.alreadyApplied.length} applied)`);
-    const client = new pg.Client({ connectionString: withSearchPath(url, [config.ONCEBOARD_SCHEMA]) });
+    if (consoleUrl && !consoleRole && roleOfUrl(consoleUrl) !== roleOfUrl(url)) consoleRole = roleOfUrl(consoleUrl);
+    consoleUrl ??= url;
+    if (consoleRole) {
+      const owner = new pg.Client({ connectionString: url, application_name: "onceboard-migrate" });
+      await owner.connect();
+      try {
+        if (embeddedConsolePassword !== undefined) await ensureConsoleRole(owner, consoleRole, embeddedConsolePassword);
+        await grantConsoleRole(owner, consoleRole, { schema: config.ONCEBOARD_SCHEMA });
+      } finally {
+        await owner.end();
+      }
+    }
+    const problem = await consoleRoleProblem(consoleUrl, { schema: config.ONCEBOARD_SCHEMA }).catch((error: unknown) => {
+      throw new Error(`the console's role cannot log in: ${describeDatabaseError(error, consoleUrl)}`);
+    });
+    if (problem) log(`warning: ${problem}`);
+    const client = new pg.Client({ connectionString: withSearchPath(consoleUrl, [config.ONCEBOARD_SCHEMA]) });
     await client.connect();
     try {
       const created = await ensureEffectPartitions(client, { schema: config.ONCEBOARD_SCHEMA });
@@ -77,7 +126,7 @@ export async function provisionDatabase(
     await stop().catch(() => {});
     throw error;
   }
-  return { url, embedded, stop };
+  return { url, embedded, stop, consoleUrl, consoleRole };
 }
 
 /**

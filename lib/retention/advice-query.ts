@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { safeText } from "../fields";
 import { ADVICE_BASES, ADVICE_DEFAULTS } from "./advice-types";
 import type { GetAdviceOptions } from "./advise-retention";
 
@@ -18,7 +19,7 @@ export const adviceQuerySchema = z.object({
     .max(90 * 86_400)
     .default(ADVICE_DEFAULTS.deadLetterDwellSeconds),
   minSamples: z.coerce.number().int().min(1).max(1_000_000).default(ADVICE_DEFAULTS.minSamples),
-  jobType: z.string().trim().min(1).max(200).optional(),
+  jobType: safeText(200).trim().min(1).optional(),
 });
 
 export function toAdviceOptions(q: z.infer<typeof adviceQuerySchema>): GetAdviceOptions {

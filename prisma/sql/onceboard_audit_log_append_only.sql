@@ -1,4 +1,4 @@
--- onceboard_audit_log_append_only: the console's one function, and its one source. Edit it here and
+-- onceboard_audit_log_append_only: a console function, and its one source. Edit it here and
 -- copy it into a new console migration (prisma/migrations); never edit a migration.
 -- scripts/sql-sources.test.ts checks the migrated database defines it exactly so.
 

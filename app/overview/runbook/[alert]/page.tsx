@@ -9,7 +9,7 @@ export const metadata: Metadata = { title: "Runbook" };
 /** An alert's runbook: its section of docs/operations.md ("### <alert>"), served by the console so the link works anywhere. */
 export default async function RunbookPage({ params }: { params: Promise<{ alert: string }> }) {
   const { alert } = await params;
-  const section = await readRunbook(decodeURIComponent(alert));
+  const section = await readRunbook(decodedOrNull(alert) ?? "");
   if (!section) notFound();
   return (
     <>
@@ -24,4 +24,13 @@ export default async function RunbookPage({ params }: { params: Promise<{ alert:
       </p>
     </>
   );
+}
+
+/** The segment decoded once more (links encode the alert's name), or null when it is not valid percent-encoded UTF-8: no runbook has that name. */
+function decodedOrNull(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
 }

@@ -3,6 +3,7 @@ import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseJsonBody } from "@/lib/api/parse";
 import { appendAudit } from "@/lib/auth/audit";
 import { withAuth } from "@/lib/auth/with-auth";
+import { safeText } from "@/lib/fields";
 import { getRetentionSettings } from "@/lib/retention/get-retention";
 import { PARTITION_INTERVALS } from "@/lib/retention/retention-types";
 import { updateRetentionSettings } from "@/lib/retention/settings";
@@ -19,7 +20,7 @@ const body = z
     partitionInterval: z.enum(PARTITION_INTERVALS).optional(),
     premakeCount: z.number().int().min(1).max(1000).optional(),
     force: z.boolean().optional(),
-    reason: z.string().trim().min(3).max(500).optional(),
+    reason: safeText(500).trim().min(3).optional(),
   })
   .strict();
 

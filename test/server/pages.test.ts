@@ -1,0 +1,131 @@
+import { describe, expect, inject, it } from "vitest";
+import { NAV_ITEMS } from "../../components/shell/nav-items";
+import {
+  type Credential,
+  consolePages,
+  errorStateIn,
+  fetchAs,
+  inBatches,
+  leaksIn,
+  openApiDocument,
+  operationsOf,
+  readerOf,
+  SERVER_TENANTS,
+  sendsToSignIn,
+} from "./tier";
+
+/**
+ * Every page of the navigation and every runbook, as every kind of caller, through the built
+ * console: no credential and a revoked token (Bearer, or a session made before the revocation) are
+ * sent to sign in; every role of every tenant and of the platform, signed in, gets the page without
+ * an error state; and the HTML and the RSC payload a tenant's reader receives hold no other
+ * tenant's name, keys, owners or outcomes — with or without ?tenant=<another tenant>.
+ */
+const tier = inject("serverTier");
+
+describe.skipIf(tier.skipped !== undefined)(
+  `pages × credentials × tenants${tier.skipped ? ` (SKIPPED: ${tier.skipped})` : ""}`,
+  () => {
+    if (tier.skipped !== undefined) {
+      it.skip(tier.skipped, () => {});
+      return;
+    }
+    const { baseUrl } = tier;
+    const credentials: Credential[] = [{ kind: "none", label: "no credential" }, ...tier.credentials];
+    const credential = (label: string) => {
+      const found = tier.credentials.find((c) => c.label === label);
+      if (!found) throw new Error(`no credential "${label}"`);
+      return found;
+    };
+
+    it("sends a caller without a valid credential to sign in, on every page, with nobody's data", async () => {
+      const outsiders = credentials.filter((c) => readerOf(c) === undefined);
+      expect(outsiders.map((c) => c.label)).toEqual(["no credential", "revoked acme admin", "revoked acme admin (session)"]);
+      const problems = (
+        await inBatches(
+          outsiders.flatMap((caller) => consolePages().map((page) => ({ caller, page }))),
+          6,
+          async ({ caller, page }) => {
+            const response = await fetchAs(baseUrl, page, caller);
+            const body = await response.text();
+            const who = `${caller.label} GET ${page}`;
+            const found: string[] = [];
+            if (!sendsToSignIn(response.status, response.headers.get("location"), body))
+              found.push(`${who}: answered ${response.status}, not a way to sign in`);
+            for (const tenant of SERVER_TENANTS)
+              for (const leak of leaksIn(body, tenant, page)) found.push(`${who}: holds ${leak}`);
+            return found;
+          },
+        )
+      ).flat();
+      expect(problems).toEqual([]);
+    });
+
+    it("gives every role of every tenant and of the platform every page, with no error state and no other tenant's data", async () => {
+      const readers = credentials.filter((c) => readerOf(c) !== undefined);
+      // Each page plain, and (for a tenant's reader) asking for each other tenant by ?tenant=.
+      const requests = readers.flatMap((caller) => {
+        const tenant = readerOf(caller);
+        return consolePages().flatMap((page) => {
+          const targets = [page];
+          if (tenant) for (const other of SERVER_TENANTS) if (other !== tenant) targets.push(`${page}?tenant=${other}`);
+          return targets.flatMap((target) => [
+            { caller, tenant, target, rsc: false },
+            { caller, tenant, target, rsc: true },
+          ]);
+        });
+      });
+      const problems = (
+        await inBatches(requests, 6, async ({ caller, tenant, target, rsc }) => {
+          const response = await fetchAs(baseUrl, target, caller, { rsc });
+          const body = await response.text();
+          const who = `${caller.label} GET ${target}${rsc ? " (RSC)" : ""}`;
+          const found: string[] = [];
+          if (tenant) for (const leak of leaksIn(body, tenant, target)) found.push(`${who}: holds ${leak}`);
+          // A page may want the session cookie rather than a Bearer token; a session must get the page.
+          if (caller.kind === "bearer" && sendsToSignIn(response.status, response.headers.get("location"), body)) return found;
+          if (response.status !== 200) found.push(`${who}: answered ${response.status}`);
+          else if (sendsToSignIn(response.status, null, body)) found.push(`${who}: sent to sign in`);
+          const error = rsc ? undefined : errorStateIn(response.status, body);
+          if (error) found.push(`${who}: ${error}`);
+          return found;
+        })
+      ).flat();
+      expect(problems).toEqual([]);
+    });
+
+    it("shows the API's INVALID_INPUT state, never a 5xx or an internal error, for a query the API refuses", async () => {
+      const reader = credential("acme viewer (session)");
+      const platform = credential("platform admin");
+      const names = queryParameterNames(await openApiDocument(baseUrl, platform.kind === "bearer" ? platform.secret : ""));
+      const bad = ["a%00b", "tab%09here", "0000-01-01T00:00:00Z", "9999999999999999999"];
+      const pages = NAV_ITEMS.map((item) => item.href);
+      const answers = await inBatches(
+        pages.flatMap((page) => names.flatMap((name) => bad.map((value) => `${page}?${name}=${value}`))),
+        6,
+        async (target) => {
+          const response = await fetchAs(baseUrl, target, reader);
+          return { target, status: response.status, body: await response.text() };
+        },
+      );
+      const problems = answers.flatMap(({ target, status, body }) => {
+        if (status >= 500) return [`${target}: answered ${status}`];
+        if (body.includes("state-error") && !body.includes("INVALID_INPUT"))
+          return [`${target}: an error state that is not INVALID_INPUT`];
+        return [];
+      });
+      expect(problems).toEqual([]);
+      // Every page of the navigation reads some parameter, and says so when it is wrong.
+      for (const page of pages)
+        expect(
+          answers.some((a) => a.target.startsWith(`${page}?`) && a.body.includes("INVALID_INPUT")),
+          `${page} never showed INVALID_INPUT`,
+        ).toBe(true);
+    });
+  },
+);
+
+/** Every query parameter name the OpenAPI document knows (the pages' queries speak the API's). */
+function queryParameterNames(document: Awaited<ReturnType<typeof openApiDocument>>): string[] {
+  return [...new Set(operationsOf(document).flatMap((op) => op.parameters.filter((p) => p.in === "query").map((p) => p.name)))];
+}
