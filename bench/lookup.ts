@@ -9,7 +9,8 @@ import { findFreePort } from "../lib/db/free-port";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { getPool } from "../lib/db/pool";
 import { createPrismaClient, getPrisma } from "../lib/db/prisma";
-import { defaultLogger, maintain } from "../lib/idempotency";
+import { defaultLogger } from "../lib/idempotency";
+import { maintain } from "../lib/idempotency/admin";
 import { hasProductionBuild, serveConsole } from "../scripts/next-server";
 import { benchDatabase, machine, timedGet } from "./support";
 

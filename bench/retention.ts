@@ -1,6 +1,6 @@
 import pg from "pg";
 import pino from "pino";
-import { maintain } from "../lib/idempotency";
+import { maintain } from "../lib/idempotency/admin";
 import { benchDatabase } from "./support";
 
 /**

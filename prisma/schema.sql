@@ -619,7 +619,9 @@ BEGIN
   IF to_day < from_day THEN
     RAISE EXCEPTION 'onceboard_ensure_partitions: to_day % is before from_day %', to_day, from_day;
   END IF;
-  PERFORM pg_advisory_xact_lock(hashtextextended('onceboard:partitions', 0));
+  -- The installation's own partitions lock: 'onceboard.' is rewritten to the schema like every
+  -- object name, so another schema's premake never waits for this one (maintenance-sql.ts).
+  PERFORM pg_advisory_xact_lock(hashtextextended('onceboard.partitions', 0));
   day := from_day;
   WHILE day <= to_day LOOP
     name := 'effects_p' || to_char(day, 'YYYYMMDD');

@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
+import { reportEffectOwner } from "./check-effect-owner.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -21,7 +22,7 @@ export const LAYERS = [
       "the worker library, its own package (`npm run pack:lib`, built by `packages/idempotency/pack.mjs`), its schema's migrations (`migrations/`) and SQL function sources (`sql/`)",
     may: [],
     packages: ["pg", "prom-client"],
-    public: ["lib/idempotency/index.ts", "lib/idempotency/testing/index.ts"],
+    public: ["lib/idempotency/index.ts", "lib/idempotency/admin.ts", "lib/idempotency/testing/index.ts"],
   },
   {
     name: "lib/queues",
@@ -288,6 +289,8 @@ function main() {
     return;
   }
   const problems = checkLayers({ root });
+  // The other half of the house's rule: only the library changes the library's table.
+  const effectsOwned = reportEffectOwner({ root });
   const tableProblem = staleLayerTable(root);
   if (tableProblem) process.stderr.write(`layers: ${tableProblem}\n`);
   const key = (p) => `${p.from} -> ${p.to}`;
@@ -298,9 +301,9 @@ function main() {
   for (const k of stale)
     process.stderr.write(`layers: known exception no longer needed, remove it from scripts/check-layers.mjs: ${k}\n`);
   const knownCount = problems.length - fresh.length;
-  if (fresh.length > 0 || stale.length > 0 || tableProblem) process.exit(1);
+  if (fresh.length > 0 || stale.length > 0 || tableProblem || !effectsOwned) process.exit(1);
   process.stdout.write(
-    `layers: every import follows the layout table${knownCount ? ` (${knownCount} known exception(s) in the library folders)` : ""}\n`,
+    `layers: every import follows the layout table${knownCount ? ` (${knownCount} known exception(s) in the library folders)` : ""}; only lib/idempotency writes effects\n`,
   );
 }
 

@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LIBRARY_MIGRATIONS_DIR, readLibraryMigrations } from "../lib/idempotency";
+import { LIBRARY_MIGRATIONS_DIR, readLibraryMigrations } from "../lib/idempotency/admin";
 import { createTestDatabase, type TestDatabase } from "../test/database";
 import { CONSOLE_SQL_SOURCES_DIR, readSqlSources, SQL_SOURCES_DIR, stampMigration } from "./sql-sources";
 

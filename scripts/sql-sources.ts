@@ -1,7 +1,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { functionDefinitions } from "../lib/db/sql-functions";
-import { LIBRARY_MIGRATIONS_DIR, readLibraryMigrations } from "../lib/idempotency";
+import { LIBRARY_MIGRATIONS_DIR, readLibraryMigrations } from "../lib/idempotency/admin";
 
 export { functionDefinitions };
 

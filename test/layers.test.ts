@@ -4,6 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a plain ES module script, no declarations
+import { checkEffectOwner, DEMO_SEEDERS } from "../scripts/check-effect-owner.mjs";
 // @ts-expect-error: a plain ES module script (npm run lint runs it with node), no declarations
 import { checkLayers, KNOWN_EXCEPTIONS, layerTable, staleLayerTable, TABLE_DOC } from "../scripts/check-layers.mjs";
 
@@ -146,5 +148,85 @@ describe("layer rules", () => {
     expect(failure?.stderr).toContain(`${TABLE_DOC}'s layer table is stale`);
     await fs.writeFile(path.join(stale, TABLE_DOC as string), doc);
     expect(await run(stale)).toBeUndefined();
+  });
+});
+
+interface EffectWrite {
+  file: string;
+  line: number;
+  what: string;
+}
+const checkOwner = checkEffectOwner as (options?: { root?: string; files?: Record<string, string> }) => {
+  problems: EffectWrite[];
+  stale: string[];
+};
+
+/** Only lib/idempotency changes the effects table or computes its claim's lock key (scripts/check-effect-owner.mjs). */
+describe("the library owns the effects table", () => {
+  it("holds on today's tree, every listed demo seeder still needed", () => {
+    expect(checkOwner()).toEqual({ problems: [], stale: [] });
+    for (const file of Object.keys(DEMO_SEEDERS as Record<string, string>)) expect(file).toMatch(/^lib\/demo\//);
+  });
+
+  it.each([
+    [
+      "a console release updating the table",
+      "lib/auth/planted.ts",
+      "await tx.$executeRawUnsafe(`UPDATE effects SET status = 'failed'`);",
+    ],
+    [
+      "a schema-qualified delete",
+      "lib/console/planted.ts",
+      `await db.query("DELETE FROM onceboard.effects WHERE tenant_id = $1");`,
+    ],
+    [
+      "an insert into a quoted partition",
+      "lib/retention/planted.ts",
+      `INSERT INTO "jobs"."effects_p20261201" (tenant_id) VALUES ($1)`,
+    ],
+    [
+      "a copy of the claim's lock formula",
+      "lib/auth/planted.ts",
+      "const LOCK = `SELECT pg_advisory_xact_lock(hashtextextended($1::text || chr(1) || $2::text, 0))`;",
+    ],
+    ["a route's lowercase update", "app/api/v1/planted/route.ts", "update effects set lease_until = null"],
+  ])("catch %s", (_what, file, source) => {
+    expect(checkOwner({ files: { [file]: source } }).problems).toEqual([expect.objectContaining({ file, line: 1 })]);
+  });
+
+  it.each([
+    ["the library itself", "lib/idempotency/planted.ts", "UPDATE onceboard.effects SET status = 'failed'"],
+    ["a test's fixture", "lib/console/planted.test.ts", "INSERT INTO effects (tenant_id) VALUES ('t')"],
+    ["a testing seeder", "lib/console/testing/seed-planted.ts", "INSERT INTO effects (tenant_id) VALUES ('t')"],
+    ["a benchmark's seed", "bench/planted.ts", "INSERT INTO effects SELECT * FROM effects"],
+    ["a read", "lib/console/planted.ts", "SELECT status FROM effects WHERE key = $1; UPDATE effects_daily_view SET x = 1"],
+    [
+      "another advisory lock",
+      "lib/auth/planted.ts",
+      "SELECT pg_advisory_xact_lock(hashtextextended('onceboard:bootstrap-admin', 0))",
+    ],
+  ])("allow %s", (_what, file, source) => {
+    expect(checkOwner({ files: { [file]: source } }).problems).toEqual([]);
+  });
+
+  const scratch = path.join(os.tmpdir(), `onceboard-effects-owner-${process.pid}`);
+  afterAll(() => fs.rm(scratch, { recursive: true, force: true }));
+
+  it("reports a listed demo seeder that no longer writes the table", async () => {
+    const tree = path.join(scratch, "seeder");
+    await fs.mkdir(path.join(tree, "lib/demo"), { recursive: true });
+    await fs.writeFile(path.join(tree, "lib/demo/history.ts"), "export const seeded = 0;\n");
+    expect(checkOwner({ root: tree })).toEqual({ problems: [], stale: ["lib/demo/history.ts"] });
+  });
+
+  it("makes the lint command fail on a planted write", async () => {
+    await fs.mkdir(path.join(scratch, "lib/auth"), { recursive: true });
+    await fs.writeFile(path.join(scratch, "lib/auth/release.ts"), "export const SQL = `UPDATE effects SET status = 'failed'`;\n");
+    const failure = await promisify(execFile)("node", [path.join(ROOT, "scripts/check-layers.mjs"), "--root", scratch]).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toContain("effects: lib/auth/release.ts:1 writes effects (UPDATE effects)");
   });
 });

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createScratchDatabase } from "../lib/db/scratch";
-import { readLibraryMigrations } from "../lib/idempotency";
+import { readLibraryMigrations } from "../lib/idempotency/admin";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -14,6 +14,8 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 /** A user's worker, outside this repository, written against the installed package only. */
 const WORKER = `import pg from "pg";
 import { createEffects, type EffectResult, migrate } from "@onceboard/idempotency";
+import * as workerApi from "@onceboard/idempotency";
+import { releaseClaim } from "@onceboard/idempotency/admin";
 import { checkIdempotent } from "@onceboard/idempotency/testing";
 import type { PgBossWorkOptions } from "@onceboard/idempotency/pgboss";
 
@@ -35,7 +37,10 @@ for (const entry of ["pgboss", "bullmq"]) {
   adapters[entry] = await import(\`@onceboard/idempotency/\${entry}\`).then(() => "loaded", (error: Error) => error.message);
 }
 const options: Partial<PgBossWorkOptions<unknown, unknown>> = {};
-console.log(JSON.stringify({ installed: installed.applied, first, second, charges, kit: typeof checkIdempotent, adapters, options, metrics: effects.registry === undefined }));
+// The operator's entry point is its own: the release is there, not in the worker's API.
+const release = await releaseClaim(pool, { tenant: "acme", key: "capture:order-1", releasedBy: "ops", schema: "app_effects" });
+const adminInWorkerApi = "releaseClaim" in workerApi;
+console.log(JSON.stringify({ installed: installed.applied, first, second, charges, kit: typeof checkIdempotent, adapters, options, release, adminInWorkerApi, metrics: effects.registry === undefined }));
 await effects.close();
 await pool.end();
 `;
@@ -131,6 +136,8 @@ describe("the worker library as a package", () => {
       charges: number;
       kit: string;
       adapters: Record<string, string>;
+      release: { released: boolean; reason: string };
+      adminInWorkerApi: boolean;
     };
     expect(report.installed).toEqual(readLibraryMigrations().map((m) => m.name));
     // No prom-client installed: claims run, metrics count nothing.
@@ -139,6 +146,8 @@ describe("the worker library as a package", () => {
     expect(report.second).toMatchObject({ result: "duplicate", outcome: report.first.outcome });
     expect(report.charges).toBe(1);
     expect(report.kit).toBe("function");
+    expect(report.release).toMatchObject({ released: false, reason: "completed" });
+    expect(report.adminInWorkerApi).toBe(false);
     // Each adapter is its own entry point: without its broker installed, only it fails to load.
     expect(report.adapters.pgboss).toMatch(/Cannot find (package|module) 'pg-boss'/);
     expect(report.adapters.bullmq).toMatch(/Cannot find (package|module) 'bullmq'/);

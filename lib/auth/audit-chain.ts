@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Queryable } from "../db/types";
-import { schemaNameOf } from "../idempotency";
+import { schemaNameOf } from "../idempotency/admin";
 
 /**
  * The audit log's hash chain, checked from outside the database. The insert trigger

@@ -2,7 +2,7 @@
  * What can go wrong when the console asks the database a question, as codes the API layer maps to
  * HTTP statuses (lib/api/errors.ts). Messages are safe to show: no SQL, no stack, no password.
  */
-import { classifyDatabaseError } from "../idempotency";
+import { classifyDatabaseError } from "../idempotency/admin";
 
 export type ConsoleErrorCode = "DATABASE_UNAVAILABLE" | "DATABASE_NOT_CONFIGURED" | "QUERY_TIMEOUT" | "METRICS_SOURCE_FAILED";
 

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { PARTITION_INTERVALS as LIBRARY_PARTITION_INTERVALS } from "../idempotency/maintenance";
+import { PARTITION_INTERVALS as LIBRARY_PARTITION_INTERVALS } from "../idempotency/admin";
 import { CLAIM_DURATION_BUCKETS } from "../idempotency/metrics";
 import { PARTITION_INTERVALS } from "../retention/retention-types";
 import { EFFECT_STATUSES } from "./effects-types";

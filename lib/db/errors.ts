@@ -1,4 +1,4 @@
-import { classifyDatabaseError } from "../idempotency";
+import { classifyDatabaseError } from "../idempotency/admin";
 
 /**
  * Turns a pg/network error into one line a person can act on. The class of the failure comes from

@@ -2,7 +2,8 @@ import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
-import { inSchema, migrate as migrateLibrary, schemaNameOf } from "../idempotency";
+import { migrate as migrateLibrary } from "../idempotency";
+import { inSchema, schemaNameOf } from "../idempotency/admin";
 import { upgradeLegacyDatabase } from "./upgrade-legacy";
 
 /**

@@ -1,4 +1,5 @@
-import { DEFAULT_SCHEMA, schemaNameOf } from "../idempotency";
+import { DEFAULT_SCHEMA } from "../idempotency";
+import { schemaNameOf } from "../idempotency/admin";
 import type { Queryable } from "./types";
 
 /** Days are UTC calendar days: partition bounds are UTC midnights. */

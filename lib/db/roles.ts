@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
-import { schemaNameOf } from "../idempotency";
+import { schemaNameOf } from "../idempotency/admin";
 
 /**
  * Two database roles. The owner (DATABASE_URL's user, or the embedded server's superuser) runs the

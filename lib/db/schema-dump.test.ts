@@ -3,7 +3,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { readLibraryMigrations } from "../idempotency";
+import { readLibraryMigrations } from "../idempotency/admin";
 import { LEGACY_MIGRATIONS_DIR, migrate, readMigrations } from "./migrate";
 import { dumpSchema } from "./schema-dump";
 import { createScratchDatabase } from "./scratch";

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { inSchema, migrationsTableSql, readLibraryMigrations } from "../idempotency";
+import { inSchema, migrationsTableSql, readLibraryMigrations } from "../idempotency/admin";
 import { functionDefinitions } from "./sql-functions";
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Acquired, Claim } from "./claim";
-import { acquire, settleClaim } from "./claim";
+import { acquire, claimInternals, settleClaim } from "./claim";
 import { type ClaimRow, runClaimBatch } from "./claim-sql";
 import { runCompleteBatch } from "./complete-sql";
 import type { EffectsCore } from "./core";
@@ -17,7 +17,14 @@ import { beforeClaim } from "./step";
 export type BatchClaimInput = Omit<OnceInput, "policy" | "tx"> & { policy?: "external" | "atMostOnce" };
 
 /** One key's answer in a batch: what effects.claim() would have returned, or what it would have thrown. */
-export type BatchAnswer = { ok: true; acquired: Acquired } | { ok: false; error: unknown };
+export type BatchAnswer =
+  | { ok: true; acquired: Acquired; spec: StepSpec }
+  | {
+      ok: false;
+      error: unknown;
+      /** The key's validated spec; absent when the input itself was refused. */
+      spec?: StepSpec;
+    };
 
 /**
  * effects.claimMany: claims every input in one round trip and one commit (onceboard_claim_batch),
@@ -81,7 +88,7 @@ export async function claimMany(core: EffectsCore, inputs: readonly BatchClaimIn
       // each with its own bounded wait. Anything else is every key's error.
       if (sqlStateOf(error) !== "55P03") {
         const mapped = mapDbError(error);
-        for (const m of members) answers[m.index] = { ok: false, error: mapped };
+        for (const m of members) answers[m.index] = { ok: false, error: mapped, spec: m.spec };
         continue;
       }
     }
@@ -92,9 +99,10 @@ export async function claimMany(core: EffectsCore, inputs: readonly BatchClaimIn
         answers[m.index] = {
           ok: true,
           acquired: row ? settleClaim(core, sql, m.spec, row, seconds) : await acquire(core, sql, m.spec),
+          spec: m.spec,
         };
       } catch (error) {
-        answers[m.index] = { ok: false, error };
+        answers[m.index] = { ok: false, error, spec: m.spec };
       }
     }
   }
@@ -115,11 +123,22 @@ export async function completeMany(
   core: EffectsCore,
   items: readonly { claim: Claim; outcome: unknown }[],
 ): Promise<BatchCompleteAnswer[]> {
-  const answers: BatchCompleteAnswer[] = new Array(items.length);
+  return (await storeMany(core, items)).map((a) => (a.ok ? { ok: true } : a));
+}
+
+/** One claim's answer from storeMany: completeMany's, with the JSON text stored when it was stored. */
+export type BatchStoreAnswer = { ok: true; json: string } | { ok: false; error: unknown };
+
+/** completeMany, answering each stored claim with the JSON it stored (the outcome every duplicate gets). */
+export async function storeMany(
+  core: EffectsCore,
+  items: readonly { claim: Claim; outcome: unknown }[],
+): Promise<BatchStoreAnswer[]> {
+  const answers: BatchStoreAnswer[] = new Array(items.length);
   const rows: { index: number; claim: Claim; encoded: EncodedOutcome }[] = [];
   for (const [index, { claim, outcome }] of items.entries()) {
     try {
-      claim.assertOpen();
+      claimInternals.assertOpen(claim);
       rows.push({ index, claim, encoded: encodeOutcome(outcome, core.opts.maxOutcomeBytes) });
     } catch (error) {
       answers[index] = { ok: false, error };
@@ -146,11 +165,13 @@ export async function completeMany(
   }
   for (const [k, { index, claim, encoded }] of rows.entries()) {
     if (!stored[k]) {
-      answers[index] = { ok: false, error: claim.leaseLost() };
+      answers[index] = { ok: false, error: claimInternals.leaseLost(claim) };
       continue;
     }
-    claim.markCompleted();
-    answers[index] = encoded.ok ? { ok: true } : { ok: false, error: claim.markerError(encoded, false) };
+    claimInternals.markCompleted(claim);
+    answers[index] = encoded.ok
+      ? { ok: true, json: encoded.json }
+      : { ok: false, error: claimInternals.markerError(claim, encoded, false) };
   }
   return answers;
 }

@@ -37,6 +37,25 @@ export async function runStatement<T>(sql: Sql, fn: () => Promise<T>): Promise<T
   }
 }
 
+/**
+ * What the library's own modules (step.ts, claim-batch.ts) do with a claim beyond its public face:
+ * store an already encoded outcome, turn a marker into its typed error, and the batched
+ * completion's checks. Set by Claim's static block; not exported from any entry point.
+ */
+export interface ClaimInternals {
+  completeJson(claim: Claim, outcomeJson: string, error?: string | null): Promise<void>;
+  markerError(claim: Claim, encoded: Extract<EncodedOutcome, { ok: false }>, duplicate: boolean): Error;
+  /** Throws ClaimSettledError when the claim was already completed or failed. */
+  assertOpen(claim: Claim): void;
+  /** A batched completion stored the claim's outcome: it is never written again. */
+  markCompleted(claim: Claim): void;
+  /** Counts and returns the LeaseLostError of a completion that found the claim taken over. */
+  leaseLost(claim: Claim): LeaseLostError;
+}
+
+// Assigned once, when the class below is defined.
+export let claimInternals: ClaimInternals;
+
 /** This delivery owns the effect: run the step, then complete() or fail(). */
 export class Claim {
   readonly tenant: string;
@@ -99,20 +118,20 @@ export class Claim {
    * claim was already completed or failed (the stored outcome is never replaced).
    */
   async complete(outcome: unknown): Promise<void> {
-    await this.store(encodeOutcome(outcome, this.core.opts.maxOutcomeBytes));
+    await this.#store(encodeOutcome(outcome, this.core.opts.maxOutcomeBytes));
   }
 
   /** Stores an encoded outcome; for a marker, stores it and throws the matching typed error. */
-  async store(encoded: EncodedOutcome): Promise<void> {
+  async #store(encoded: EncodedOutcome): Promise<void> {
     if (encoded.ok) {
-      await this.completeJson(encoded.json);
+      await this.#completeJson(encoded.json);
       return;
     }
-    await this.completeJson("null", encoded.marker);
-    throw this.markerError(encoded, false);
+    await this.#completeJson("null", encoded.marker);
+    throw this.#markerError(encoded, false);
   }
 
-  markerError(encoded: Extract<EncodedOutcome, { ok: false }>, duplicate: boolean): Error {
+  #markerError(encoded: Extract<EncodedOutcome, { ok: false }>, duplicate: boolean): Error {
     if (encoded.marker.startsWith("outcome_too_large")) {
       return new OutcomeTooLargeError(this.key, Number.parseInt(encoded.reason, 10), this.core.opts.maxOutcomeBytes);
     }
@@ -120,7 +139,7 @@ export class Claim {
   }
 
   /** Stores the outcome (JSON text). Throws LeaseLostError when another delivery took the claim over. */
-  async completeJson(outcomeJson: string, error: string | null = null): Promise<void> {
+  async #completeJson(outcomeJson: string, error: string | null = null): Promise<void> {
     if (this.settled) throw new ClaimSettledError(this.key, this.settled);
     const ok = await runStatement(this.sql, () => runComplete(this.sql, this.ref, outcomeJson, error));
     if (!ok) {
@@ -131,19 +150,29 @@ export class Claim {
   }
 
   /** Throws ClaimSettledError when this claim was already completed or failed. */
-  assertOpen(): void {
+  #assertOpen(): void {
     if (this.settled) throw new ClaimSettledError(this.key, this.settled);
   }
 
   /** A batched completion (effects.completeMany) stored this claim's outcome: it is never written again. */
-  markCompleted(): void {
+  #markCompleted(): void {
     this.settled = "completed";
   }
 
   /** Counts and returns the LeaseLostError of a completion that found the claim taken over. */
-  leaseLost(): LeaseLostError {
+  #leaseLost(): LeaseLostError {
     this.core.metrics.leaseLost.inc({ job_type: this.jobType });
     return new LeaseLostError(this.key, this.attempt);
+  }
+
+  static {
+    claimInternals = {
+      completeJson: (claim, outcomeJson, error) => claim.#completeJson(outcomeJson, error),
+      markerError: (claim, encoded, duplicate) => claim.#markerError(encoded, duplicate),
+      assertOpen: (claim) => claim.#assertOpen(),
+      markCompleted: (claim) => claim.#markCompleted(),
+      leaseLost: (claim) => claim.#leaseLost(),
+    };
   }
 
   /** Releases the claim as failed so the next delivery retries it at once. */

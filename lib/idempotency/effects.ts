@@ -10,6 +10,7 @@ import { InvalidEffectInputError } from "./errors";
 import { type JobContext, type JobDelivery, type JobResult, job } from "./job";
 import { createMetrics, registryFor } from "./metrics";
 import { type OnceInput, once } from "./once";
+import { type OnceManyAnswer, onceMany } from "./once-many";
 import { type EffectsOptions, type ResolvedOptions, resolveOptions } from "./options";
 import { parseMarker } from "./outcome";
 import { startRetentionParts } from "./retention-parts";
@@ -67,6 +68,16 @@ function outcomeOf(acquired: Acquired): ClaimOutcome {
 export interface Effects<Tx = TransactionHandle> {
   /** One effect: runs `fn` at most once per (tenant, key), or returns the stored outcome. */
   once<T>(input: OnceInput<Tx>, fn: (claim: Claim, tx: Tx | undefined) => T | Promise<T>): Promise<EffectResult<Awaited<T>>>;
+  /**
+   * Many effects at once (a broker's fetched batch), each as once() would run it, in two statements
+   * for the whole batch: the claims together, then the outcomes together. Each input answered on
+   * its own, in input order; a key in flight elsewhere is answered EffectInFlightError without
+   * waiting. External and at-most-once steps only (not transactional).
+   */
+  onceMany<T>(
+    inputs: readonly BatchClaimInput[],
+    fn: (claim: Claim, index: number) => T | Promise<T>,
+  ): Promise<OnceManyAnswer<Awaited<T>>[]>;
   /** A job with several keyed steps (external / transaction / atMostOnce); a retry resumes. */
   job<R>(delivery: JobDelivery, handler: (job: JobContext<Tx>) => R | Promise<R>): Promise<JobResult<Awaited<R>>>;
   /**
@@ -127,6 +138,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
 
   return {
     once: (input, fn) => once(core, input, fn),
+    onceMany: (inputs, fn) => onceMany(core, inputs, fn),
     job: (delivery, handler) => job(core, delivery, handler),
     async claim(input) {
       checkObject(input, "input");

@@ -1,17 +1,23 @@
 /**
- * The partition manager's SQL (lib/idempotency/maintenance.ts). One statement per constant, each
- * with its why. DDL is built with quoted identifiers by the caller (quoteIdent); values are bound.
- * Objects are named `onceboard.<name>`; maintain() runs them through queryingIn() for another schema.
+ * The partition manager's SQL (lib/idempotency/maintenance*.ts). One statement per constant, each
+ * with its why; values are bound. Reads name their objects `onceboard.<name>` and run through
+ * queryingIn() for another schema; the DDL (at the end) is built per schema by one builder per
+ * statement, with names and bounds quoted there.
  */
-
-/** The session advisory lock one maintenance run holds: one runner acts across the cluster. */
-export const MAINTENANCE_LOCK_KEY = "onceboard:maintenance";
 
 /**
- * The transaction-level lock every partition creator takes, the startup premake
- * (onceboard_ensure_partitions) included, so the two never race on the catalog.
+ * The session advisory lock one maintenance run holds: one runner acts across the cluster, per
+ * installation. Named like the schema's objects (`<schema>.maintenance`), so two installations in
+ * one database (two schemas) never wait for each other.
  */
-export const PARTITIONS_LOCK_KEY = "onceboard:partitions";
+export const maintenanceLockKey = (schema: string) => `${schema}.maintenance`;
+
+/**
+ * The transaction-level lock every partition creator of one installation takes, the startup
+ * premake (sql/onceboard_ensure_partitions.sql, where the literal 'onceboard.partitions' is
+ * rewritten to the schema as every object name is) included, so the two never race on the catalog.
+ */
+export const partitionsLockKey = (schema: string) => `${schema}.partitions`;
 
 /** Comment put on a partition before it is detached: marks it ours to drop, even after a crash. */
 export const DETACH_COMMENT_PREFIX = "onceboard:retention detach";
@@ -117,3 +123,54 @@ export function quoteIdent(name: string): string {
 export function quoteLiteral(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
+
+// ---- The manager's DDL, built per installation: `schema` is a validated identifier (schemaNameOf),
+// names and bounds are quoted here. pg-boss's plans.ts is the model: one builder per statement.
+
+const table = (schema: string, name: string) => `${schema}.${quoteIdent(name)}`;
+const bounds = (from: Date, to: Date) => `FROM (${quoteLiteral(from.toISOString())}) TO (${quoteLiteral(to.toISOString())})`;
+const rangeCheckName = (name: string) => quoteIdent(`${name}_range`);
+
+/** An empty table shaped like effects, to attach as a partition. */
+export const createPartitionTable = (schema: string, name: string) =>
+  `CREATE TABLE ${table(schema, name)} (LIKE ${schema}.effects INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`;
+
+/** A CHECK matching the bounds, so ATTACH skips its validation scan. */
+export const addRangeCheck = (schema: string, name: string, from: Date, to: Date) =>
+  `ALTER TABLE ${table(schema, name)} ADD CONSTRAINT ${rangeCheckName(name)} CHECK (created_at >= ${quoteLiteral(from.toISOString())} AND created_at < ${quoteLiteral(to.toISOString())})`;
+
+export const dropRangeCheck = (schema: string, name: string) =>
+  `ALTER TABLE ${table(schema, name)} DROP CONSTRAINT ${rangeCheckName(name)}`;
+
+/** The unique index every partition carries: the claim's (tenant_id, key). */
+export const createPartitionUniqueIndex = (schema: string, name: string) =>
+  `CREATE UNIQUE INDEX ${quoteIdent(`${name}_tenant_key_uq`)} ON ${table(schema, name)} (tenant_id, key)`;
+
+export const attachPartition = (schema: string, name: string, from: Date, to: Date) =>
+  `ALTER TABLE ${schema}.effects ATTACH PARTITION ${table(schema, name)} FOR VALUES ${bounds(from, to)}`;
+
+/** DETACH … CONCURRENTLY, or FINALIZE for one an interrupted detach left pending. */
+export const detachPartition = (schema: string, name: string, how: "concurrently" | "finalize") =>
+  `ALTER TABLE ${schema}.effects DETACH PARTITION ${table(schema, name)} ${how === "finalize" ? "FINALIZE" : "CONCURRENTLY"}`;
+
+export const dropTable = (schema: string, name: string, ifExists = false) =>
+  `DROP TABLE ${ifExists ? "IF EXISTS " : ""}${table(schema, name)}`;
+
+/** A comment on a partition (the detach marker), or none. */
+export const commentOnTable = (schema: string, name: string, comment: string | null) =>
+  `COMMENT ON TABLE ${table(schema, name)} IS ${comment === null ? "NULL" : quoteLiteral(comment)}`;
+
+/** The Keys index of a closed partition, built without blocking claims. */
+export const createTenantIndex = (schema: string, partition: string, index: string) =>
+  `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quoteIdent(index)} ON ${table(schema, partition)} ${TENANT_INDEX_SHAPE}`;
+
+export const dropIndexConcurrently = (schema: string, index: string) =>
+  `DROP INDEX CONCURRENTLY IF EXISTS ${table(schema, index)}`;
+
+/** Whether a partition is detach-pending (no row: it is detached). */
+export const IS_DETACH_PENDING = `
+SELECT i.inhdetachpending AS pending FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+ WHERE i.inhparent = 'onceboard.effects'::regclass AND c.relname = $1`;
+
+/** A table's comment (the detach marker), by name in the library's schema. */
+export const TABLE_COMMENT = "SELECT obj_description(to_regclass('onceboard.' || quote_ident($1)), 'pg_class') AS comment";

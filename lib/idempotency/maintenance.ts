@@ -4,25 +4,39 @@ import type { Registry } from "prom-client";
 import { defaultLogger, type Logger } from "./logger";
 import { type MaintenanceMetrics, maintenanceMetrics } from "./maintenance-metrics";
 import {
+  listPartitions,
+  type MaintenancePlan,
+  type PartitionState,
+  type PlannedCreate,
+  type PlannedIndex,
+  planMaintenance,
+  tenantIndexes,
+} from "./maintenance-plan";
+import { INTERVAL_MS } from "./maintenance-settings";
+import {
+  addRangeCheck,
+  attachPartition,
+  commentOnTable,
   countLiveClaimsSql,
+  createPartitionTable,
+  createPartitionUniqueIndex,
+  createTenantIndex,
   DETACH_COMMENT_PREFIX,
+  detachPartition,
+  dropIndexConcurrently,
+  dropRangeCheck,
+  dropTable,
   FINISH_RUN,
   INSERT_RUN,
-  LIST_DETACHED_ORPHANS,
-  LIST_PARTITIONS,
-  LIST_TENANT_INDEXES,
-  LIVE_WINDOWS,
+  IS_DETACH_PENDING,
   LOCK_PARTITIONS,
-  MAINTENANCE_LOCK_KEY,
-  PARTITIONS_LOCK_KEY,
-  quoteIdent,
-  quoteLiteral,
-  READ_SETTINGS,
+  maintenanceLockKey,
+  partitionsLockKey,
   RELEASE_MAINTENANCE_LOCK,
-  TENANT_INDEX_SHAPE,
-  TENANT_INDEX_SUFFIX,
+  TABLE_COMMENT,
   TRY_MAINTENANCE_LOCK,
 } from "./maintenance-sql";
+import { sqlStateOf } from "./pg-errors";
 import { queryingIn, schemaNameOf } from "./schema";
 import { pruneUncaughtViolations } from "./violations";
 
@@ -38,94 +52,6 @@ import { pruneUncaughtViolations } from "./violations";
  * delays a premake). Each run is recorded in maintenance_runs. The clock is a parameter, so tests
  * can move time.
  */
-
-export type PartitionInterval = "hour" | "day" | "week";
-export const PARTITION_INTERVALS: readonly PartitionInterval[] = ["hour", "day", "week"];
-
-const HOUR = 3_600_000;
-const INTERVAL_MS: Record<PartitionInterval, number> = { hour: HOUR, day: 24 * HOUR, week: 7 * 24 * HOUR };
-
-/** The newest partitions (by upper bound) that are never dropped, whatever the settings say. */
-export const NEWEST_KEPT = 2;
-
-export interface RetentionSettingsRow {
-  retentionSeconds: number;
-  /** The fleet-wide declared retry window of the settings row. */
-  maxRetryWindowSeconds: number;
-  interval: PartitionInterval;
-  premakeCount: number;
-}
-
-export const DEFAULT_RETENTION_SETTINGS: RetentionSettingsRow = {
-  retentionSeconds: 7 * 86_400,
-  maxRetryWindowSeconds: 3 * 86_400,
-  interval: "day",
-  premakeCount: 7,
-};
-
-export interface LiveWorker {
-  workerId: string;
-  maxRetryWindowSeconds: number;
-  host: string | null;
-  pid: number | null;
-  startedAt: Date;
-  heartbeatAt: Date;
-}
-
-export type Guard = "retention" | "retry-window" | "in-flight" | "newest" | "current";
-
-export interface PartitionState {
-  name: string;
-  from: Date | null;
-  to: Date | null;
-  detachPending: boolean;
-  estimatedRows: number;
-  bytes: number;
-  /** In-progress claims with a live lease (counted only for partitions old enough to expire). */
-  liveClaims: number | null;
-  /** Set on every partition: what the manager will do and, when kept, which guard holds it. */
-  action: "keep" | "drop" | "finalize";
-  guard: Guard | null;
-  reason: string;
-}
-
-export interface PlannedCreate {
-  name: string;
-  from: Date;
-  to: Date;
-  reason: "ahead" | "missing";
-}
-
-/**
- * The Keys index (maintenance-sql.ts, TENANT_INDEX_SHAPE) to build on a closed partition: one whose
- * upper bound has passed (no claim inserts there any more) and that is kept.
- */
-export interface PlannedIndex {
-  partition: string;
-  /** The index to build: `<partition>_tenant_created_at_idx`. */
-  index: string;
-  /** INVALID leftovers of an interrupted build, dropped CONCURRENTLY before the build. */
-  invalid: string[];
-  reason: string;
-}
-
-export interface MaintenancePlan {
-  now: Date;
-  settings: RetentionSettingsRow;
-  liveWorkers: LiveWorker[];
-  /** max(retention, largest declared retry window): nothing newer than now − this is dropped. */
-  keepSeconds: number;
-  /** now − keepSeconds. */
-  dropBefore: Date;
-  create: PlannedCreate[];
-  partitions: PartitionState[];
-  /** Tables we detached but did not drop (a crash between the two): dropped by the next run. */
-  orphans: string[];
-  /** Closed, kept partitions without a valid Keys index: built last, one at a time. */
-  index: PlannedIndex[];
-  /** Hours from now to the end of the contiguous premade range. */
-  runwayHours: number;
-}
 
 export type OperationKind = "create" | "detach" | "finalize" | "drop" | "reattach" | "index" | "prune";
 export interface Operation {
@@ -172,265 +98,34 @@ export interface MaintainOptions {
   schema?: string;
 }
 
-const floorTo = (t: number, interval: PartitionInterval): number => {
-  if (interval === "hour") return Math.floor(t / HOUR) * HOUR;
-  const day = Math.floor(t / (24 * HOUR)) * 24 * HOUR;
-  if (interval === "day") return day;
-  // Weeks start on Monday (ISO); 1970-01-01 was a Thursday.
-  const weekday = (new Date(day).getUTCDay() + 6) % 7;
-  return day - weekday * 24 * HOUR;
-};
-
-const pad = (n: number) => String(n).padStart(2, "0");
-
-/** effects_pYYYYMMDD for a UTC day (as the startup premake names it), _HH for hours, w for weeks. */
-export function partitionName(from: Date, to: Date): string {
-  const ymd = `${from.getUTCFullYear()}${pad(from.getUTCMonth() + 1)}${pad(from.getUTCDate())}`;
-  const length = to.getTime() - from.getTime();
-  const midnight = from.getTime() % (24 * HOUR) === 0;
-  if (midnight && length === 24 * HOUR) return `effects_p${ymd}`;
-  if (midnight && length === 7 * 24 * HOUR) return `effects_w${ymd}`;
-  if (from.getTime() % HOUR === 0 && length === HOUR) return `effects_p${ymd}_${pad(from.getUTCHours())}`;
-  return `effects_p${ymd}_${pad(from.getUTCHours())}${pad(from.getUTCMinutes())}`;
-}
-
-interface PartitionRow {
-  name: string;
-  detach_pending: boolean;
-  range_from: Date | null;
-  range_to: Date | null;
-  estimated_rows: number;
-  bytes: number;
-  comment: string;
-}
-
-type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
-
-export async function readRetentionSettings(queryable: Queryable, schema?: string): Promise<RetentionSettingsRow> {
-  const db = queryingIn(queryable, schemaNameOf(schema));
-  const { rows } = await db.query<{
-    retention_days: number;
-    max_retry_window_days: number;
-    partition_interval: PartitionInterval;
-    premake_count: number;
-  }>(READ_SETTINGS);
-  const row = rows[0];
-  if (!row) return { ...DEFAULT_RETENTION_SETTINGS };
-  return {
-    retentionSeconds: row.retention_days * 86_400,
-    maxRetryWindowSeconds: row.max_retry_window_days * 86_400,
-    interval: row.partition_interval,
-    premakeCount: row.premake_count,
-  };
-}
-
-export async function readLiveWorkers(queryable: Queryable, now: Date, schema?: string): Promise<LiveWorker[]> {
-  const db = queryingIn(queryable, schemaNameOf(schema));
-  const { rows } = await db.query<{
-    worker_id: string;
-    max_retry_window_seconds: number;
-    host: string | null;
-    pid: number | null;
-    started_at: Date;
-    heartbeat_at: Date;
-  }>(LIVE_WINDOWS, [now]);
-  return rows.map((r) => ({
-    workerId: r.worker_id,
-    maxRetryWindowSeconds: r.max_retry_window_seconds,
-    host: r.host,
-    pid: r.pid,
-    startedAt: r.started_at,
-    heartbeatAt: r.heartbeat_at,
-  }));
-}
-
-async function listPartitions(db: Queryable): Promise<PartitionRow[]> {
-  return (await db.query<PartitionRow>(LIST_PARTITIONS)).rows;
-}
-
-interface TenantIndexRow {
-  partition: string;
-  index_name: string;
-  valid: boolean;
-}
-
-/** The Keys indexes of each partition (any name), valid and INVALID apart. */
-async function tenantIndexes(db: Queryable): Promise<Map<string, { valid: string[]; invalid: string[] }>> {
-  const byPartition = new Map<string, { valid: string[]; invalid: string[] }>();
-  for (const r of (await db.query<TenantIndexRow>(LIST_TENANT_INDEXES)).rows) {
-    const entry = byPartition.get(r.partition) ?? { valid: [], invalid: [] };
-    (r.valid ? entry.valid : entry.invalid).push(r.index_name);
-    byPartition.set(r.partition, entry);
-  }
-  return byPartition;
-}
-
-const tenantIndexName = (partition: string) => `${partition}${TENANT_INDEX_SUFFIX}`;
-
-/** Kept partitions whose upper bound is at or before now and that have no valid Keys index. */
-function indexesToBuild(
-  now: Date,
-  partitions: PartitionState[],
-  existing: Map<string, { valid: string[]; invalid: string[] }>,
-): PlannedIndex[] {
-  const out: PlannedIndex[] = [];
-  for (const p of partitions) {
-    // A partition about to be dropped needs no index; one that holds now or the future still takes claims.
-    if (p.action !== "keep" || !p.to || p.to.getTime() > now.getTime()) continue;
-    const found = existing.get(p.name);
-    if (found && found.valid.length > 0) continue;
-    const invalid = found?.invalid ?? [];
-    out.push({
-      partition: p.name,
-      index: tenantIndexName(p.name),
-      invalid,
-      reason:
-        invalid.length > 0
-          ? `an interrupted build left ${invalid.join(", ")} INVALID: drop it and build the Keys index again`
-          : `closed since ${p.to.toISOString()} (no claim inserts there): build the Keys index for the console's per-tenant reads`,
-    });
-  }
-  return out;
-}
-
-/** The premade slots from one interval back to premakeCount ahead, minus what existing partitions cover. */
-function missingRanges(now: Date, settings: RetentionSettingsRow, existing: PartitionRow[]): PlannedCreate[] {
-  const step = INTERVAL_MS[settings.interval];
-  const start = floorTo(now.getTime(), settings.interval);
-  const covered = existing
-    .filter((p) => p.range_from && p.range_to)
-    .map((p) => [(p.range_from as Date).getTime(), (p.range_to as Date).getTime()] as const)
-    .sort((a, b) => a[0] - b[0]);
-  const lastCovered = covered.reduce((max, [, hi]) => Math.max(max, hi), Number.NEGATIVE_INFINITY);
-  const out: PlannedCreate[] = [];
-  for (let k = -1; k <= settings.premakeCount; k++) {
-    let lo = start + k * step;
-    const hi = lo + step;
-    // Subtract the covered ranges from [lo, hi): what is left are the pieces to create.
-    for (const [a, b] of covered) {
-      if (b <= lo || a >= hi) continue;
-      if (a > lo) {
-        out.push({ name: "", from: new Date(lo), to: new Date(a), reason: lo < lastCovered ? "missing" : "ahead" });
-      }
-      lo = Math.max(lo, b);
-      if (lo >= hi) break;
-    }
-    if (lo < hi) out.push({ name: "", from: new Date(lo), to: new Date(hi), reason: lo < lastCovered ? "missing" : "ahead" });
-  }
-  return out.map((c) => ({ ...c, name: partitionName(c.from, c.to) }));
-}
-
-/** Hours from now to the end of the contiguous range of attached partitions that starts at now. */
-function runwayHours(now: Date, rows: PartitionRow[]): number {
-  const ranges = rows
-    .filter((p) => !p.detach_pending && p.range_from && p.range_to)
-    .map((p) => [(p.range_from as Date).getTime(), (p.range_to as Date).getTime()] as const)
-    .sort((a, b) => a[0] - b[0]);
-  let end = now.getTime();
-  let found = false;
-  for (const [a, b] of ranges) {
-    if (a <= end && b > end) {
-      end = b;
-      found = true;
-    }
-  }
-  return found ? (end - now.getTime()) / HOUR : 0;
-}
-
-/** What a run would do at `now`, and why. Reads only (catalog, settings, live workers, in-flight counts). */
-export async function planMaintenance(
-  queryable: Queryable,
-  options: { now?: Date; schema?: string } = {},
-): Promise<MaintenancePlan> {
-  const now = options.now ?? new Date();
-  const db = queryingIn(queryable, schemaNameOf(options.schema));
-  // One after another: `db` may be a single client.
-  const settings = await readRetentionSettings(db);
-  const liveWorkers = await readLiveWorkers(db, now);
-  const rows = await listPartitions(db);
-  const orphans = (await db.query<{ name: string }>(LIST_DETACHED_ORPHANS)).rows.map((o) => o.name);
-  const existingIndexes = await tenantIndexes(db);
-  const largestWindow = Math.max(settings.maxRetryWindowSeconds, ...liveWorkers.map((w) => w.maxRetryWindowSeconds), 0);
-  const keepSeconds = Math.max(settings.retentionSeconds, largestWindow);
-  const dropBefore = new Date(now.getTime() - keepSeconds * 1000);
-  const newest = new Set(
-    rows
-      .filter((r) => r.range_to && !r.detach_pending)
-      .sort((a, b) => (b.range_to as Date).getTime() - (a.range_to as Date).getTime())
-      .slice(0, NEWEST_KEPT)
-      .map((r) => r.name),
-  );
-
-  const partitions: PartitionState[] = [];
-  for (const r of rows) {
-    const base = {
-      name: r.name,
-      from: r.range_from,
-      to: r.range_to,
-      detachPending: r.detach_pending,
-      estimatedRows: r.estimated_rows,
-      bytes: r.bytes,
-      liveClaims: null as number | null,
-    };
-    if (r.detach_pending) {
-      partitions.push({ ...base, action: "finalize", guard: null, reason: "an interrupted DETACH … CONCURRENTLY: finish it" });
-      continue;
-    }
-    const to = r.range_to;
-    if (!to || to.getTime() > now.getTime()) {
-      partitions.push({ ...base, action: "keep", guard: "current", reason: "holds now or the future" });
-      continue;
-    }
-    if (to.getTime() > dropBefore.getTime()) {
-      const byWindow = largestWindow > settings.retentionSeconds;
-      partitions.push({
-        ...base,
-        action: "keep",
-        guard: byWindow ? "retry-window" : "retention",
-        reason: byWindow
-          ? `newer than now − ${fmtSeconds(largestWindow)} (the largest declared retry window)`
-          : `newer than now − ${fmtSeconds(settings.retentionSeconds)} (the retention)`,
-      });
-      continue;
-    }
-    if (newest.has(r.name)) {
-      partitions.push({ ...base, action: "keep", guard: "newest", reason: `one of the ${NEWEST_KEPT} newest partitions` });
-      continue;
-    }
-    const live = (await db.query<{ n: number }>(countLiveClaimsSql(r.name), [now])).rows[0]?.n ?? 0;
-    base.liveClaims = live;
-    if (live > 0) {
-      partitions.push({ ...base, action: "keep", guard: "in-flight", reason: `${live} in-progress claim(s) with a live lease` });
-      continue;
-    }
-    partitions.push({ ...base, action: "drop", guard: null, reason: `expired: ends before now − ${fmtSeconds(keepSeconds)}` });
-  }
-
-  return {
-    now,
-    settings,
-    liveWorkers,
-    keepSeconds,
-    dropBefore,
-    create: missingRanges(now, settings, rows),
-    partitions,
-    orphans,
-    index: indexesToBuild(now, partitions, existingIndexes),
-    runwayHours: runwayHours(now, rows),
-  };
-}
-
-export function fmtSeconds(seconds: number): string {
-  if (seconds % 86_400 === 0) return `${seconds / 86_400}d`;
-  if (seconds % 3600 === 0) return `${seconds / 3600}h`;
-  return `${Math.round(seconds)}s`;
-}
-
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-const sqlState = (error: unknown) => (error as { code?: string } | undefined)?.code;
 /** lock_not_available (our lock_timeout), query_canceled and deadlock_detected: worth another attempt. */
 const RETRY_DDL = new Set(["55P03", "57014", "40P01"]);
+
+/**
+ * The one retry of the manager's DDL: runs `attempt` (numbered from 1) until it returns, fails
+ * with a state not in RETRY_DDL, or has failed `attempts` times; backs off between attempts.
+ * `onGiveUp` records the failure (with its SQLSTATE) before the error is thrown on.
+ */
+async function retryDdl<T>(
+  attempts: number,
+  attempt: (n: number) => Promise<T>,
+  onGiveUp: (error: unknown, detail: string) => void,
+): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (error) {
+      const state = sqlStateOf(error);
+      if (!RETRY_DDL.has(state ?? "") || n >= attempts) {
+        onGiveUp(error, `${state ?? ""} ${(error as Error).message}`.trim());
+        throw error;
+      }
+      await sleep(Math.min(100 * 2 ** n, 2000));
+    }
+  }
+}
 
 /**
  * Creates one partition without blocking claims for long: an empty table LIKE effects with a
@@ -438,13 +133,15 @@ const RETRY_DDL = new Set(["55P03", "57014", "40P01"]);
  * not the ACCESS EXCLUSIVE a CREATE … PARTITION OF takes). All under the partitions lock, and
  * the gap is re-checked under it, so a concurrent startup premake never collides.
  */
-async function createPartition(client: pg.PoolClient, part: PlannedCreate, lockTimeoutMs: number): Promise<Operation> {
-  const name = `onceboard.${quoteIdent(part.name)}`;
-  const from = quoteLiteral(part.from.toISOString());
-  const to = quoteLiteral(part.to.toISOString());
+async function createPartition(
+  client: pg.PoolClient,
+  schema: string,
+  part: PlannedCreate,
+  lockTimeoutMs: number,
+): Promise<Operation> {
   await client.query("BEGIN");
   try {
-    await client.query(LOCK_PARTITIONS, [PARTITIONS_LOCK_KEY]);
+    await client.query(LOCK_PARTITIONS, [partitionsLockKey(schema)]);
     const overlap = (await listPartitions(client)).some(
       (p) => p.range_from && p.range_to && p.range_from < part.to && p.range_to > part.from,
     );
@@ -453,16 +150,12 @@ async function createPartition(client: pg.PoolClient, part: PlannedCreate, lockT
       return { kind: "create", partition: part.name, result: "skipped", detail: "already covered" };
     }
     await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
-    await client.query(
-      `CREATE TABLE ${name} (LIKE onceboard.effects INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`,
-    );
-    await client.query(
-      `ALTER TABLE ${name} ADD CONSTRAINT ${quoteIdent(`${part.name}_range`)} CHECK (created_at >= ${from} AND created_at < ${to})`,
-    );
-    await client.query(`CREATE UNIQUE INDEX ${quoteIdent(`${part.name}_tenant_key_uq`)} ON ${name} (tenant_id, key)`);
-    await client.query(`ALTER TABLE onceboard.effects ATTACH PARTITION ${name} FOR VALUES FROM (${from}) TO (${to})`);
+    await client.query(createPartitionTable(schema, part.name));
+    await client.query(addRangeCheck(schema, part.name, part.from, part.to));
+    await client.query(createPartitionUniqueIndex(schema, part.name));
+    await client.query(attachPartition(schema, part.name, part.from, part.to));
     // The CHECK only served to skip ATTACH's validation scan; the bound now enforces it.
-    await client.query(`ALTER TABLE ${name} DROP CONSTRAINT ${quoteIdent(`${part.name}_range`)}`);
+    await client.query(dropRangeCheck(schema, part.name));
     await client.query("COMMIT");
     return {
       kind: "create",
@@ -477,10 +170,7 @@ async function createPartition(client: pg.PoolClient, part: PlannedCreate, lockT
 }
 
 async function isDetachPending(client: pg.PoolClient, name: string): Promise<boolean | null> {
-  const { rows } = await client.query<{ pending: boolean }>(
-    "SELECT i.inhdetachpending AS pending FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'onceboard.effects'::regclass AND c.relname = $1",
-    [name],
-  );
+  const { rows } = await client.query<{ pending: boolean }>(IS_DETACH_PENDING, [name]);
   return rows[0] ? rows[0].pending : null;
 }
 
@@ -489,31 +179,28 @@ async function isDetachPending(client: pg.PoolClient, name: string): Promise<boo
  * interrupted after its first transaction leaves the partition detach-pending: the next attempt
  * (or the next run) completes it with FINALIZE.
  */
-async function detach(client: pg.PoolClient, name: string, lockTimeoutMs: number, attempts: number, ops: Operation[]) {
-  const table = `onceboard.${quoteIdent(name)}`;
+async function detach(
+  client: pg.PoolClient,
+  schema: string,
+  name: string,
+  lockTimeoutMs: number,
+  attempts: number,
+  ops: Operation[],
+) {
   await client.query(`SET lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
   try {
-    for (let attempt = 1; ; attempt++) {
-      const pending = await isDetachPending(client, name);
-      if (pending === null) return; // already detached
-      const kind: OperationKind = pending ? "finalize" : "detach";
-      try {
-        await client.query(
-          pending
-            ? `ALTER TABLE onceboard.effects DETACH PARTITION ${table} FINALIZE`
-            : `ALTER TABLE onceboard.effects DETACH PARTITION ${table} CONCURRENTLY`,
-        );
+    let kind: OperationKind = "detach";
+    await retryDdl(
+      attempts,
+      async (attempt) => {
+        const pending = await isDetachPending(client, name);
+        if (pending === null) return; // already detached
+        kind = pending ? "finalize" : "detach";
+        await client.query(detachPartition(schema, name, pending ? "finalize" : "concurrently"));
         ops.push({ kind, partition: name, result: "ok", ...(attempt > 1 ? { detail: `attempt ${attempt}` } : {}) });
-        return;
-      } catch (error) {
-        const state = sqlState(error);
-        if (!RETRY_DDL.has(state ?? "") || attempt >= attempts) {
-          ops.push({ kind, partition: name, result: "failed", detail: `${state ?? ""} ${(error as Error).message}`.trim() });
-          throw error;
-        }
-        await sleep(Math.min(100 * 2 ** attempt, 2000));
-      }
-    }
+      },
+      (_error, detail) => ops.push({ kind, partition: name, result: "failed", detail }),
+    );
   } finally {
     await client.query("RESET lock_timeout").catch(() => {});
   }
@@ -529,80 +216,65 @@ async function detach(client: pg.PoolClient, name: string, lockTimeoutMs: number
  */
 async function indexClosedPartition(
   client: pg.PoolClient,
+  schema: string,
   planned: PlannedIndex,
   lockTimeoutMs: number,
   attempts: number,
   ops: Operation[],
 ) {
-  const table = `onceboard.${quoteIdent(planned.partition)}`;
   const failed = (detail: string) => ops.push({ kind: "index", partition: planned.partition, result: "failed", detail });
   const dropped = new Set<string>();
   await client.query(`SET lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
   try {
-    for (let attempt = 1; ; attempt++) {
-      let started = 0;
-      try {
+    const built = await retryDdl(
+      attempts,
+      async (attempt) => {
         const before = (await tenantIndexes(client)).get(planned.partition);
-        if (before && before.valid.length > 0) {
-          ops.push({ kind: "index", partition: planned.partition, result: "skipped", detail: `has ${before.valid[0]}` });
-          return;
-        }
+        if (before && before.valid.length > 0) return { skipped: before.valid[0] as string };
         for (const invalid of before?.invalid ?? []) {
-          await client.query(`DROP INDEX CONCURRENTLY IF EXISTS onceboard.${quoteIdent(invalid)}`);
+          await client.query(dropIndexConcurrently(schema, invalid));
           dropped.add(invalid);
         }
-        started = Date.now();
-        await client.query(
-          `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quoteIdent(planned.index)} ON ${table} ${TENANT_INDEX_SHAPE}`,
-        );
-      } catch (error) {
-        const state = sqlState(error);
-        if (!RETRY_DDL.has(state ?? "") || attempt >= attempts) {
-          failed(`${state ?? ""} ${(error as Error).message}`.trim());
-          throw error;
-        }
-        await sleep(Math.min(100 * 2 ** attempt, 2000));
-        continue;
-      }
-      const after = (await tenantIndexes(client)).get(planned.partition);
-      if (!after || after.valid.length === 0) {
-        // IF NOT EXISTS met another relation of that name, not of the Keys index's shape.
-        failed(`${planned.index} exists but is not a valid Keys index: rename or drop it`);
-        throw new Error(`${planned.index} on ${planned.partition} is not a valid Keys index after CREATE INDEX CONCURRENTLY`);
-      }
-      const notes = [`${after.valid[0]} in ${Date.now() - started} ms`];
-      if (dropped.size > 0) notes.push(`rebuilt: dropped the INVALID ${[...dropped].join(", ")} of an interrupted build`);
-      if (attempt > 1) notes.push(`attempt ${attempt}`);
-      ops.push({ kind: "index", partition: planned.partition, result: "ok", detail: notes.join("; ") });
+        const started = Date.now();
+        await client.query(createTenantIndex(schema, planned.partition, planned.index));
+        return { attempt, started };
+      },
+      (_error, detail) => failed(detail),
+    );
+    if ("skipped" in built) {
+      ops.push({ kind: "index", partition: planned.partition, result: "skipped", detail: `has ${built.skipped}` });
       return;
     }
+    const after = (await tenantIndexes(client)).get(planned.partition);
+    if (!after || after.valid.length === 0) {
+      // IF NOT EXISTS met another relation of that name, not of the Keys index's shape.
+      failed(`${planned.index} exists but is not a valid Keys index: rename or drop it`);
+      throw new Error(`${planned.index} on ${planned.partition} is not a valid Keys index after CREATE INDEX CONCURRENTLY`);
+    }
+    const notes = [`${after.valid[0]} in ${Date.now() - built.started} ms`];
+    if (dropped.size > 0) notes.push(`rebuilt: dropped the INVALID ${[...dropped].join(", ")} of an interrupted build`);
+    if (built.attempt > 1) notes.push(`attempt ${built.attempt}`);
+    ops.push({ kind: "index", partition: planned.partition, result: "ok", detail: notes.join("; ") });
   } finally {
     await client.query("RESET lock_timeout").catch(() => {});
   }
 }
 
-function boundsOf(p: PartitionState): string {
-  return `FROM (${quoteLiteral((p.from as Date).toISOString())}) TO (${quoteLiteral((p.to as Date).toISOString())})`;
-}
-
 /** Drops an expired partition: mark it ours, detach, look again for live claims (re-attach), drop. */
 async function expire(
   client: pg.PoolClient,
+  schema: string,
   p: PartitionState,
   now: Date,
   opts: Required<Pick<MaintainOptions, "lockTimeoutMs" | "attempts">>,
   runId: string,
   ops: Operation[],
 ) {
-  const table = `onceboard.${quoteIdent(p.name)}`;
   if (p.action === "drop") {
-    await client.query(`COMMENT ON TABLE ${table} IS ${quoteLiteral(`${DETACH_COMMENT_PREFIX} run ${runId}`)}`);
+    await client.query(commentOnTable(schema, p.name, `${DETACH_COMMENT_PREFIX} run ${runId}`));
   }
-  await detach(client, p.name, opts.lockTimeoutMs, opts.attempts, ops);
-  const { rows } = await client.query<{ comment: string | null }>(
-    "SELECT obj_description(to_regclass('onceboard.' || quote_ident($1)), 'pg_class') AS comment",
-    [p.name],
-  );
+  await detach(client, schema, p.name, opts.lockTimeoutMs, opts.attempts, ops);
+  const { rows } = await client.query<{ comment: string | null }>(TABLE_COMMENT, [p.name]);
   if (!rows[0]?.comment?.startsWith(DETACH_COMMENT_PREFIX)) {
     // Somebody else's detach (not marked by us): finished, but the table is theirs to drop.
     return;
@@ -611,12 +283,12 @@ async function expire(
   // Now that no claim can reach the table any more, look again; if one is alive, put it back.
   const live = p.from && p.to ? ((await client.query<{ n: number }>(countLiveClaimsSql(p.name), [now])).rows[0]?.n ?? 0) : 0;
   if (live > 0 && p.from && p.to) {
-    await client.query(`COMMENT ON TABLE ${table} IS NULL`);
-    await client.query(`ALTER TABLE onceboard.effects ATTACH PARTITION ${table} ${boundsOf(p)}`);
+    await client.query(commentOnTable(schema, p.name, null));
+    await client.query(attachPartition(schema, p.name, p.from, p.to));
     ops.push({ kind: "reattach", partition: p.name, result: "ok", detail: `${live} live claim(s) appeared` });
     return;
   }
-  await client.query(`DROP TABLE ${table}`);
+  await client.query(dropTable(schema, p.name));
   ops.push({ kind: "drop", partition: p.name, result: "ok" });
 }
 
@@ -649,7 +321,8 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
   client.on("error", onError);
   let locked = false;
   try {
-    locked = (await client.query<{ locked: boolean }>(TRY_MAINTENANCE_LOCK, [MAINTENANCE_LOCK_KEY])).rows[0]?.locked === true;
+    locked =
+      (await client.query<{ locked: boolean }>(TRY_MAINTENANCE_LOCK, [maintenanceLockKey(schema)])).rows[0]?.locked === true;
     if (!locked) {
       logger.debug("maintenance: another runner holds the lock; skipping");
       return { result: "skipped", runId: null, operations: [], plan: null };
@@ -661,18 +334,18 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
     let failure: unknown = null;
     try {
       plan = await planMaintenance(client, { now, schema });
-      for (const part of plan.create) ops.push(await createPartition(client, part, lockTimeoutMs));
+      for (const part of plan.create) ops.push(await createPartition(client, schema, part, lockTimeoutMs));
       for (const p of plan.partitions) {
         if (p.action === "keep") continue;
         try {
-          await expire(client, p, now, { lockTimeoutMs, attempts }, runId, ops);
+          await expire(client, schema, p, now, { lockTimeoutMs, attempts }, runId, ops);
         } catch (error) {
           // One stuck partition must not stop the others; the run is reported failed.
           failure ??= error;
         }
       }
       for (const orphan of plan.orphans) {
-        await client.query(`DROP TABLE IF EXISTS onceboard.${quoteIdent(orphan)}`);
+        await client.query(dropTable(schema, orphan, true));
         ops.push({ kind: "drop", partition: orphan, result: "ok", detail: "detached by an earlier run" });
       }
       // Violation rows live as long as the effects they are about.
@@ -681,7 +354,7 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
       // Last: a build can take a while on a big partition, and must never delay a premake.
       for (const planned of plan.index) {
         try {
-          await indexClosedPartition(client, planned, indexLockTimeoutMs, attempts, ops);
+          await indexClosedPartition(client, schema, planned, indexLockTimeoutMs, attempts, ops);
         } catch (error) {
           // The next partition's build still runs; this one is retried by the next run.
           failure ??= error;
@@ -725,51 +398,10 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
     };
   } finally {
     if (locked)
-      await client.query(RELEASE_MAINTENANCE_LOCK, [MAINTENANCE_LOCK_KEY]).catch(() => {
+      await client.query(RELEASE_MAINTENANCE_LOCK, [maintenanceLockKey(schema)]).catch(() => {
         broken = true;
       });
     client.off("error", onError);
     client.release(broken ? true : undefined);
   }
-}
-
-export interface MaintenanceSchedule {
-  /** Runs one maintenance now (waits for a run already in progress in this process first). */
-  runNow(): Promise<MaintenanceRunResult>;
-  stop(): Promise<void>;
-}
-
-/**
- * Runs maintain() at once and then every `intervalMs` (default 5 minutes), one run at a time per
- * process; the advisory lock makes it one at a time across the cluster. The timer is unref'd.
- */
-export function startMaintenance(
-  pool: pg.Pool,
-  options: Omit<MaintainOptions, "now" | "afterLock"> & { intervalMs?: number; clock?: () => Date } = {},
-): MaintenanceSchedule {
-  const intervalMs = options.intervalMs ?? 5 * 60_000;
-  let current: Promise<MaintenanceRunResult> | null = null;
-  let stopped = false;
-  const run = () => {
-    current ??= maintain(pool, { ...options, trigger: options.trigger ?? "schedule", now: options.clock?.() }).finally(() => {
-      current = null;
-    });
-    return current;
-  };
-  void run();
-  const timer = setInterval(() => {
-    if (!stopped) void run();
-  }, intervalMs);
-  timer.unref?.();
-  return {
-    runNow: async () => {
-      if (current) await current;
-      return run();
-    },
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      if (current) await current.catch(() => {});
-    },
-  };
 }

@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { Registry } from "prom-client";
 import type { EffectsCore } from "./core";
 import { RetentionConfigError } from "./errors";
-import { startMaintenance } from "./maintenance";
+import { startMaintenance } from "./maintenance-schedule";
 import { registerWorker } from "./worker-registry";
 
 /**

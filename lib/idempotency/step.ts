@@ -1,4 +1,4 @@
-import { type Acquired, acquire, type Claim } from "./claim";
+import { type Acquired, acquire, type Claim, claimInternals } from "./claim";
 import type { EffectsCore } from "./core";
 import { assertInTransaction, inNewTransaction, type Sql, sqlFor, type TransactionHandle, warnIfPoolUnguarded } from "./db";
 import { mapDbError } from "./db-errors";
@@ -43,7 +43,8 @@ export interface EffectResult<T> {
 export type StepFn<_T> = (claim: Claim, tx: TransactionHandle | undefined) => unknown;
 
 type Level = "info" | "warn" | "error";
-type Done = (result: string, extra?: Record<string, unknown>, level?: Level) => void;
+/** Logs the one line of a step's execution: its result, with the step's fields. */
+export type Done = (result: string, extra?: Record<string, unknown>, level?: Level) => void;
 
 function logFields(spec: StepSpec) {
   return {
@@ -83,7 +84,7 @@ export async function beforeClaim(core: EffectsCore, spec: StepSpec): Promise<vo
   }
 }
 
-function resultOf<T>(
+export function resultOf<T>(
   spec: StepSpec,
   acquired: Acquired,
   kind: EffectResult<T>["result"],
@@ -110,7 +111,7 @@ function resultOf<T>(
  * A duplicate gets the stored outcome (null for a step that returned null or nothing); an effect
  * recorded without an outcome gets the typed error its first run got.
  */
-function settleExisting<T>(
+export function settleExisting<T>(
   core: EffectsCore,
   spec: StepSpec,
   acquired: Exclude<Acquired, { kind: "owned" }>,
@@ -133,6 +134,36 @@ function settleExisting<T>(
 }
 
 /**
+ * What an owned step's failure records, in once and in onceMany alike: the failure, and a unique
+ * violation the step did not catch with its constraint (metrics, rollups, the log line).
+ */
+export async function recordStepFailure(
+  core: EffectsCore,
+  spec: StepSpec,
+  claim: Claim,
+  error: unknown,
+  done: Done,
+): Promise<void> {
+  const labels = { job_type: spec.jobType };
+  core.metrics.stepFailures.inc(labels);
+  core.rollups?.add(spec.jobType, { failed: 1 });
+  const constraint = uniqueViolationConstraint(error);
+  if (constraint !== null) {
+    await recordUncaughtViolation(core, {
+      tenant: spec.tenant,
+      key: spec.key,
+      jobType: spec.jobType,
+      constraint,
+      messageId: spec.messageId,
+      error,
+    });
+    done("uncaught_unique_violation", { effectAttempt: claim.attempt, constraint }, "error");
+  } else {
+    done("failed", { effectAttempt: claim.attempt, err: error instanceof Error ? error.message : String(error) }, "warn");
+  }
+}
+
+/**
  * Phase 2 (Powertools: getFunctionResult): this delivery owns the claim; run the step. A failure is
  * counted, logged, and (outside a transaction, where a rollback does not undo the claim) released
  * as failed so the next delivery retries at once.
@@ -149,23 +180,7 @@ async function runOwnedClaim(
   try {
     return await fn(claim, tx);
   } catch (error) {
-    const labels = { job_type: spec.jobType };
-    core.metrics.stepFailures.inc(labels);
-    core.rollups?.add(spec.jobType, { failed: 1 });
-    const constraint = uniqueViolationConstraint(error);
-    if (constraint !== null) {
-      await recordUncaughtViolation(core, {
-        tenant: spec.tenant,
-        key: spec.key,
-        jobType: spec.jobType,
-        constraint,
-        messageId: spec.messageId,
-        error,
-      });
-      done("uncaught_unique_violation", { effectAttempt: claim.attempt, constraint }, "error");
-    } else {
-      done("failed", { effectAttempt: claim.attempt, err: error instanceof Error ? error.message : String(error) }, "warn");
-    }
+    await recordStepFailure(core, spec, claim, error, done);
     if (!sql.inTransaction) {
       await claim
         .fail(error)
@@ -192,7 +207,7 @@ async function storeOutcome<T>(
   const encoded = encodeOutcome(value, core.opts.maxOutcomeBytes);
   try {
     if (!encoded.ok) {
-      await claim.completeJson("null", encoded.marker);
+      await claimInternals.completeJson(claim, "null", encoded.marker);
       done(
         encoded.marker.startsWith("outcome_too_large") ? "outcome_too_large" : "outcome_not_storable",
         {
@@ -201,9 +216,9 @@ async function storeOutcome<T>(
         },
         "error",
       );
-      return { error: claim.markerError(encoded, false) as EffectsError };
+      return { error: claimInternals.markerError(claim, encoded, false) as EffectsError };
     }
-    await claim.completeJson(encoded.json);
+    await claimInternals.completeJson(claim, encoded.json);
   } catch (error) {
     done(error instanceof EffectsError ? error.code.toLowerCase() : "complete_failed", { effectAttempt: claim.attempt }, "warn");
     throw error;
@@ -213,17 +228,13 @@ async function storeOutcome<T>(
 }
 
 /**
- * One effect, start to finish: claim (one round trip), then settle an existing effect, or run the
- * owned claim and store its outcome. Logs one line per execution with tenant, key, job type,
- * message id, attempt and result.
+ * The one line per execution of a step that started at `started` (performance.now()). Built field
+ * by field (no object spreads: this runs on every delivery, duplicates included) and not at all
+ * when the level is off.
  */
-export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T>): Promise<EffectResult<T>> {
-  await beforeClaim(core, spec);
+export function stepLog(core: EffectsCore, spec: StepSpec, started: number): Done {
   const logger = core.logger;
-  const started = performance.now();
-  // One line per execution. Built field by field (no object spreads: this runs on every delivery,
-  // duplicates included) and not at all when the level is off.
-  const done: Done = (result, extra, level = "info") => {
+  return (result, extra, level = "info") => {
     if (!logger.isLevelEnabled(level)) return;
     const fields: Record<string, unknown> = logFields(spec);
     fields.result = result;
@@ -231,6 +242,16 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
     if (extra) for (const name in extra) fields[name] = extra[name];
     logger[level](fields, `effect ${result}`);
   };
+}
+
+/**
+ * One effect, start to finish: claim (one round trip), then settle an existing effect, or run the
+ * owned claim and store its outcome. Logs one line per execution with tenant, key, job type,
+ * message id, attempt and result.
+ */
+export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T>): Promise<EffectResult<T>> {
+  await beforeClaim(core, spec);
+  const done = stepLog(core, spec, performance.now());
 
   const body = async (sql: Sql, tx: TransactionHandle | undefined) => {
     let acquired: Acquired;

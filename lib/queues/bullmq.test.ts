@@ -7,10 +7,10 @@ import pino from "pino";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { FakePaymentProvider } from "../demo/provider";
 import { createEffects, type Duration } from "../idempotency";
 import { createIdempotentWorker, redisConnection } from "./bullmq";
 import type { Decision, DeliveryInfo, IdempotentHandler } from "./core";
+import { CAPTURE_LEDGER_DDL, capture } from "./testing/capture-ledger";
 import { findTestRedis } from "./testing/redis";
 import { sleep, waitFor } from "./testing/wait";
 
@@ -33,6 +33,7 @@ describe.skipIf(!redisUrl)("BullMQ adapter (real Redis)", () => {
   const url = redisUrl as string;
   beforeAll(async () => {
     db = await createTestDatabase();
+    await db.pool.query(CAPTURE_LEDGER_DDL);
   });
   afterAll(async () => {
     for (const fn of cleanup.reverse()) await fn().catch(() => {});
@@ -153,14 +154,13 @@ describe.skipIf(!redisUrl)("BullMQ adapter (real Redis)", () => {
 
     const decisions: Decision<unknown>[] = [];
     const deliveries: DeliveryInfo[] = [];
-    const provider = new FakePaymentProvider(db.pool);
     worker<unknown>(
       name,
       {
         kind: "once",
         tenant: (m) => m.tenant,
         key: (m) => `capture:${m.orderId}`,
-        run: (m) => provider.capture({ tenant: m.tenant, orderId: m.orderId, amountCents: m.amountCents }),
+        run: (m) => capture(db.pool, m),
       },
       {
         onDecision: (d, delivery) => {
@@ -172,12 +172,12 @@ describe.skipIf(!redisUrl)("BullMQ adapter (real Redis)", () => {
     const job = await waitFor("the stalled job to be redelivered", () => finished(queue, added.id!));
     expect(await job.getState()).toBe("completed");
     const { rows } = await db.pool.query<{ charge_id: string }>(
-      "SELECT charge_id FROM demo_provider_ledger WHERE tenant_id = $1 AND order_id = $2",
+      "SELECT charge_id FROM queue_test_capture_ledger WHERE tenant_id = $1 AND order_id = $2",
       [message.tenant, message.orderId],
     );
     expect(rows).toHaveLength(1);
     expect(job.returnvalue).toEqual({
-      outcome: { chargeId: rows[0]?.charge_id, amountCents: 4200, replayed: false },
+      outcome: { chargeId: rows[0]?.charge_id, amountCents: 4200 },
       duplicate: true,
     });
     expect(decisions.map((d) => d.action)).toEqual(["ack"]);

@@ -1,14 +1,11 @@
 import type pg from "pg";
 import {
   type BatchClaimInput,
-  type BatchClaimOutcome,
   type Claim,
   classifyError,
-  createMetrics,
   type Effects,
   type JobContext,
-  OutcomeNotStorableError,
-  OutcomeTooLargeError,
+  type OnceManyAnswer,
 } from "../idempotency";
 
 /**
@@ -43,9 +40,8 @@ export interface DeadLetterInfo<T> {
 /** A createEffects() instance on a pg.Pool (transactional steps get a PoolClient). */
 export type EffectsRunner = Pick<Effects<pg.PoolClient>, "once" | "job">;
 
-/** What processBatch needs besides: the batched claim, and the registry and logger the library counts and logs to. */
-export type BatchEffectsRunner = EffectsRunner &
-  Pick<Effects<pg.PoolClient>, "claimMany" | "completeMany" | "registry" | "options">;
+/** What processBatch needs besides: the batched form of once. */
+export type BatchEffectsRunner = EffectsRunner & Pick<Effects<pg.PoolClient>, "onceMany">;
 
 /**
  * An idempotent handler, in one of two shapes:
@@ -138,15 +134,10 @@ export interface BatchItem<T> {
 /**
  * Runs a batch of deliveries; one decision per delivery, in input order, never a rejection.
  *
- * A `once` handler's keys are claimed together with effects.claimMany: one round trip and one
- * commit for the whole batch, each key answered on its own exactly as a single claim would answer
- * it (owned, duplicate with the stored outcome, abandoned, key reuse, invalid), so one key's error
- * is that delivery's decision and never the others'. A key owned elsewhere (in flight) is not
- * waited for: it is retried later, as a single claim is once its wait runs out; a key that appears
- * twice in the batch is claimed again, singly, once its first copy has settled. The owned keys run
- * concurrently, each stored or released as effects.once would (runOwned). A `job` handler claims
- * several keys per delivery, one step at a time, so its deliveries run through processDelivery,
- * concurrently.
+ * A `once` handler's batch runs through effects.onceMany: the keys claimed together and the
+ * outcomes stored together, each key answered and recorded exactly as effects.once would (a key
+ * in flight elsewhere is not waited for: it is retried later). A `job` handler claims several keys
+ * per delivery, one step at a time, so its deliveries run through processDelivery, concurrently.
  */
 export async function processBatch<T, R>(
   effects: BatchEffectsRunner,
@@ -158,219 +149,37 @@ export async function processBatch<T, R>(
   if (handler.kind === "job" || items.length <= 1) {
     return Promise.all(items.map((item) => processDelivery(effects, handler, item.data, item.delivery, options)));
   }
-  const decisions: (Decision<R> | undefined)[] = new Array(items.length);
+  const decisions: Decision<R>[] = new Array(items.length);
   const inputs: BatchClaimInput[] = [];
-  const claimed: number[] = []; // the item index of each input
-  // A key twice in one batch: the later copies wait for the first to settle and are then claimed
-  // singly (duplicate, or owned again if it failed), as a single claim would have waited for it.
-  const firstOfKey = new Map<string, number>();
-  const later: { index: number; after: number }[] = [];
+  const batched: number[] = []; // the item index of each input
   for (const [index, { data, delivery }] of items.entries()) {
     try {
-      const input = onceInput(handler, data, delivery);
-      const id = JSON.stringify([input.tenant, input.key]);
-      const first = firstOfKey.get(id);
-      if (first !== undefined) {
-        later.push({ index, after: first });
-        continue;
-      }
-      firstOfKey.set(id, index);
-      inputs.push(input);
-      claimed.push(index);
+      inputs.push(onceInput(handler, data, delivery));
+      batched.push(index);
     } catch (error) {
       decisions[index] = decide<R>(error, inFlightDelayMs);
     }
   }
-  const settled = new Map<number, Promise<unknown>>();
-  let answers: BatchClaimOutcome[] | null = null;
-  let batchError: unknown = null;
+  let answers: OnceManyAnswer<unknown>[];
   try {
-    answers = inputs.length > 0 ? await effects.claimMany(inputs) : [];
-  } catch (error) {
-    // The batch call itself failed (effects closed, a bad argument): every claimed delivery's decision.
-    batchError = error;
-  }
-  const completer = completionBatch(effects, answers?.filter((a) => a.kind === "owned").length ?? 0);
-  for (const [k, index] of claimed.entries()) {
-    const item = items[index] as BatchItem<T>;
-    const input = inputs[k] as BatchClaimInput;
-    const decided = answers
-      ? decideAnswer(effects, handler, item, input, answers[k], inFlightDelayMs, completer)
-      : Promise.resolve(decide<R>(batchError, inFlightDelayMs));
-    settled.set(
-      index,
-      decided.then((d) => {
-        decisions[index] = d;
-      }),
-    );
-  }
-  for (const { index, after } of later) {
-    const item = items[index] as BatchItem<T>;
-    const previous = settled.get(after) ?? Promise.resolve();
-    const next = previous.then(async () => {
-      decisions[index] = await processDelivery(effects, handler, item.data, item.delivery, options);
+    answers = await effects.onceMany(inputs, (claim, k) => {
+      const item = items[batched[k] as number] as BatchItem<T>;
+      return handler.run(item.data, claim, item.delivery);
     });
-    settled.set(after, next); // the next copy of this key waits for this one
-    settled.set(index, next);
-  }
-  await Promise.all(settled.values());
-  return decisions as Decision<R>[];
-}
-
-/** One key's claimMany answer, as effects.once would have settled it (settleExisting / runOwnedClaim / storeOutcome). */
-async function decideAnswer<T, R>(
-  effects: BatchEffectsRunner,
-  handler: Extract<IdempotentHandler<T, R>, { kind: "once" }>,
-  { data, delivery }: BatchItem<T>,
-  input: BatchClaimInput,
-  answer: BatchClaimOutcome | undefined,
-  inFlightDelayMs: number,
-  completer: Completer,
-): Promise<Decision<R>> {
-  if (!answer) return decide<R>(new Error(`effects.claimMany gave no answer for key ${input.key}`), inFlightDelayMs);
-  switch (answer.kind) {
-    case "error":
-      return decide<R>(answer.error, inFlightDelayMs);
-    case "abandoned":
-      // An at-most-once step whose owner died mid-way: not run again, no outcome (as once's "abandoned").
-      return { action: "ack", result: undefined, duplicate: true };
-    case "duplicate": {
-      if (answer.status === "abandoned") return { action: "ack", result: undefined, duplicate: true };
-      // A completed effect recorded without its outcome: the typed error its first run got.
-      if (answer.missing?.kind === "too_large") {
-        const bytes = Number.parseInt(answer.missing.detail, 10);
-        return decide<R>(new OutcomeTooLargeError(input.key, bytes, effects.options.maxOutcomeBytes), inFlightDelayMs);
-      }
-      if (answer.missing?.kind === "not_storable") {
-        return decide<R>(new OutcomeNotStorableError(input.key, answer.missing.detail, true), inFlightDelayMs);
-      }
-      return { action: "ack", result: (answer.outcome ?? null) as R, duplicate: true };
-    }
-    case "owned":
-      return runOwned(effects, handler, data, delivery, answer.claim, inFlightDelayMs, completer);
-  }
-}
-
-/**
- * This delivery owns the key: run the handler, then store its outcome with the claim, or release the
- * claim as failed (so the next delivery retries at once) and count the failure as effects.once does.
- */
-async function runOwned<T, R>(
-  effects: BatchEffectsRunner,
-  handler: Extract<IdempotentHandler<T, R>, { kind: "once" }>,
-  data: T,
-  delivery: DeliveryInfo,
-  claim: Claim,
-  inFlightDelayMs: number,
-  completer: Completer,
-): Promise<Decision<R>> {
-  const logger = effects.options.logger;
-  const fields = {
-    tenant: claim.tenant,
-    key: claim.key,
-    jobType: claim.jobType,
-    messageId: delivery.messageId,
-    attempt: delivery.attempt,
-  };
-  let value: R;
-  try {
-    value = await handler.run(data, claim, delivery);
   } catch (error) {
-    const metrics = createMetrics(effects.registry);
-    metrics.stepFailures.inc({ job_type: claim.jobType });
-    const constraint = uniqueViolationConstraint(error);
-    if (constraint !== null) {
-      metrics.uncaughtViolations.inc({ job_type: claim.jobType, constraint });
-      logger.error(
-        { ...fields, result: "uncaught_unique_violation", effectAttempt: claim.attempt, constraint },
-        "effect uncaught_unique_violation",
-      );
-    } else {
-      logger.warn(
-        {
-          ...fields,
-          result: "failed",
-          effectAttempt: claim.attempt,
-          err: error instanceof Error ? error.message : String(error),
-        },
-        "effect failed",
-      );
-    }
-    completer.skip();
-    await claim.fail(error).catch((failError: unknown) => logger.error({ err: failError }, "could not release a failed claim"));
-    return decide<R>(error, inFlightDelayMs);
+    // The batch call itself failed (effects closed, a bad argument): every batched delivery's decision.
+    for (const index of batched) decisions[index] = decide<R>(error, inFlightDelayMs);
+    return decisions;
   }
-  try {
-    // Stored with the batch's other outcomes; one that cannot be kept is recorded with its marker
-    // and its typed error thrown, as claim.complete() does.
-    await completer.complete(claim, value);
-  } catch (error) {
-    return decide<R>(error, inFlightDelayMs);
+  for (const [k, index] of batched.entries()) {
+    const answer = answers[k];
+    decisions[index] = !answer
+      ? decide<R>(new Error(`effects.onceMany gave no answer for key ${inputs[k]?.key}`), inFlightDelayMs)
+      : answer.ok
+        ? { action: "ack", result: answer.result.outcome as R | undefined, duplicate: answer.result.duplicate }
+        : decide<R>(answer.error, inFlightDelayMs);
   }
-  if (logger.isLevelEnabled("info"))
-    logger.info({ ...fields, result: "ran", effectAttempt: claim.attempt, how: claim.how }, "effect ran");
-  // The same value every later duplicate gets: the outcome round-tripped through JSON, null for nothing.
-  return { action: "ack", result: JSON.parse(JSON.stringify(value ?? null)) as R, duplicate: false };
-}
-
-interface Completer {
-  /** Resolves once this claim's outcome is stored with the batch's others (rejects with its own error). */
-  complete(claim: Claim, outcome: unknown): Promise<void>;
-  /** This owned claim will not complete (its handler failed). */
-  skip(): void;
-}
-
-/**
- * Stores the outcomes of a batch's owned claims together: one effects.completeMany (one round trip,
- * one commit) once every owned claim's handler has returned or failed. Each claim still gets its own
- * answer (stored, LeaseLostError, a marker's typed error).
- */
-function completionBatch(effects: BatchEffectsRunner, owned: number): Completer {
-  const waiting: { claim: Claim; outcome: unknown; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  let left = owned;
-  const flushWhenAllRan = () => {
-    if (left > 0 || waiting.length === 0) return;
-    const batch = waiting.splice(0);
-    effects.completeMany(batch.map(({ claim, outcome }) => ({ claim, outcome }))).then(
-      (answers) => {
-        for (const [k, w] of batch.entries()) {
-          const answer = answers[k];
-          if (answer?.ok) w.resolve();
-          else w.reject(answer ? answer.error : new Error(`effects.completeMany gave no answer for key ${w.claim.key}`));
-        }
-      },
-      (error: unknown) => {
-        for (const w of batch) w.reject(error);
-      },
-    );
-  };
-  return {
-    complete: (claim, outcome) =>
-      new Promise<void>((resolve, reject) => {
-        waiting.push({ claim, outcome, resolve, reject });
-        left--;
-        flushWhenAllRan();
-      }),
-    skip: () => {
-      left--;
-      flushWhenAllRan();
-    },
-  };
-}
-
-/**
- * A unique violation from the handler's own writes (pg SQLSTATE 23505, Prisma P2002): the violated
- * constraint's name ("unknown" when the driver does not say); otherwise null. Looks through `cause`.
- */
-function uniqueViolationConstraint(error: unknown, depth = 0): string | null {
-  if (!error || typeof error !== "object" || depth > 4) return null;
-  const e = error as { code?: unknown; constraint?: unknown; meta?: { target?: unknown }; cause?: unknown };
-  if (e.code === "23505") return typeof e.constraint === "string" ? e.constraint : "unknown";
-  if (e.code === "P2002") {
-    const target = e.meta?.target;
-    return typeof target === "string" ? target : Array.isArray(target) ? target.join(",") : "unknown";
-  }
-  return uniqueViolationConstraint(e.cause, depth + 1);
+  return decisions;
 }
 
 /** The one place a library error becomes a broker action. Anything else is the handler's own failure. */

@@ -46,7 +46,7 @@ function countClaims(pool: pg.Pool) {
 }
 
 /** A worker "process" of its own: its own pg pool, effects instance, metrics registry and pg-boss. */
-async function worker(options: { wait?: Duration; lease?: Duration } = {}) {
+async function worker(options: { wait?: Duration; lease?: Duration; rollups?: boolean } = {}) {
   const pool = new pg.Pool({ connectionString: db.url, max: 4 });
   pool.on("error", () => {});
   const claims = countClaims(pool);
@@ -57,7 +57,7 @@ async function worker(options: { wait?: Duration; lease?: Duration } = {}) {
     wait: options.wait ?? "200ms",
     registry,
     logger: silent,
-    rollups: false,
+    rollups: options.rollups ?? false,
   });
   const boss = await startBoss({ connectionString: db.url, schema: SCHEMA, max: 4, maintenanceIntervalSeconds: 1 });
   cleanup.push(
@@ -413,6 +413,74 @@ describe("pg-boss adapter (real pg-boss on the test database)", () => {
     );
     expect(rows.find((r) => r.key === "capture:o-flaky")).toMatchObject({ status: "completed", attempt: 2 });
     expect(rows.find((r) => r.key === "capture:o-reused")).toMatchObject({ outcome: { chargeId: "ch_o-reused_before" } });
+  });
+
+  it("a batch of once deliveries records the rollups effects.once records: failures, uncaught violations per constraint and per tenant", async () => {
+    const { boss, effects } = await worker({ rollups: true });
+    const queue = unique("batch-rollups");
+    const reference = `${queue}-once`;
+    await boss.createQueue(queue, { name: queue, retryLimit: 0 });
+    const run = async (m: Msg) => {
+      if (m.orderId === "o-violates")
+        throw Object.assign(new Error("duplicate key value violates unique constraint"), {
+          code: "23505",
+          constraint: "ledger_pkey",
+        });
+      if (m.orderId === "o-fails") throw new Error("provider timeout");
+      return { chargeId: `ch_${m.orderId}` };
+    };
+    const handler: IdempotentHandler<Msg, unknown> = {
+      kind: "once",
+      tenant: (m) => m.tenant,
+      key: (m) => `capture:${m.orderId}`,
+      run,
+    };
+    const messages: Msg[] = ["o-ok", "o-violates", "o-fails", "o-ok-2"].map((orderId) => ({
+      tenant: "acme",
+      orderId,
+      amountCents: 100,
+    }));
+    // The same deliveries through effects.once, under a job type of their own: what the batch must match.
+    for (const m of messages) {
+      await effects
+        .once({ tenant: m.tenant, key: `capture:${m.orderId}`, jobType: reference, payload: m }, () => run(m))
+        .catch(() => {});
+    }
+    // All jobs are queued before the worker starts, so its first fetch takes them as one batch.
+    for (const m of messages) await boss.send(queue, m);
+    await workIdempotent<Msg, unknown>(boss, queue, { effects, handler, batchSize: 10, pollingIntervalSeconds: 0.5 });
+    await waitFor("every job to settle", () => settled(queue, messages.length));
+    expect(await effects.flush()).toBe(true);
+
+    const rollupsOf = async (jobType: string) => {
+      const stats = await db.pool.query<{ failed: string; uncaught: string; claims: string }>(
+        `SELECT sum(failed)::text AS failed, sum(uncaught_violations)::text AS uncaught, sum(claims)::text AS claims
+           FROM worker_stats_minute WHERE job_type = $1`,
+        [jobType],
+      );
+      const violations = await db.pool.query(
+        "SELECT constraint_name, sum(count)::int AS count FROM uncaught_violations_minute WHERE job_type = $1 GROUP BY constraint_name",
+        [jobType],
+      );
+      // Each violation's own row, written at once with its key.
+      const keys = await db.pool.query(
+        "SELECT tenant_id, key, constraint_name FROM uncaught_violation_keys WHERE job_type = $1 ORDER BY key",
+        [jobType],
+      );
+      const tenants = await db.pool.query(
+        "SELECT tenant_id, constraint_name, sum(count)::int AS count, max(last_key) AS key FROM tenant_violations_hour WHERE job_type = $1 GROUP BY tenant_id, constraint_name",
+        [jobType],
+      );
+      return { stats: stats.rows, violations: violations.rows, keys: keys.rows, tenants: tenants.rows };
+    };
+    const expected = await rollupsOf(reference);
+    expect(expected).toEqual({
+      stats: [{ failed: "2", uncaught: "1", claims: "4" }],
+      violations: [{ constraint_name: "ledger_pkey", count: 1 }],
+      keys: [{ tenant_id: "acme", key: "capture:o-violates", constraint_name: "ledger_pkey" }],
+      tenants: [{ tenant_id: "acme", constraint_name: "ledger_pkey", count: 1, key: "capture:o-violates" }],
+    });
+    expect(await rollupsOf(queue)).toEqual(expected);
   });
 
   it("a batch redelivered whole after its worker died before the ack runs no effect twice", async () => {

@@ -1,6 +1,13 @@
 import type { Queryable } from "../db/types";
 import { formatCountOf, formatDuration } from "../format";
 import {
+  type LiveWorker,
+  type PartitionInterval,
+  partitionIntervalSeconds,
+  readRetentionSettings as readLibrarySettings,
+  readLiveWorkers,
+} from "../idempotency/admin";
+import {
   ADVICE_DEFAULTS,
   type Advice,
   type AdviceBasis,
@@ -225,12 +232,14 @@ export interface RetentionSettingsRead {
 // row, so another statement can carry it as a CTE (the gaps page reads it with its late effects).
 export const RETENTION_SETTINGS_SQL = `
 SELECT coalesce(r.retention_days, 7) AS retention_days, coalesce(r.max_retry_window_days, 3) AS max_retry_window_days,
-       r.id IS NOT NULL AS found
+       coalesce(r.partition_interval, 'day') AS partition_interval, r.id IS NOT NULL AS found
   FROM (SELECT 1) AS one LEFT JOIN retention_settings r ON r.id = 1`;
 
 export interface RetentionSettingsRow {
   retention_days: number;
   max_retry_window_days: number;
+  /** Absent where a statement carrying the row does not select it: daily then. */
+  partition_interval?: PartitionInterval;
   found: boolean;
 }
 
@@ -239,18 +248,30 @@ export function toRetentionSettings(row: RetentionSettingsRow): RetentionSetting
     retentionSeconds: row.retention_days * DAY,
     maxRetryWindowSeconds: row.max_retry_window_days * DAY,
     maxRetryWindowSource: row.found ? "retention_settings.max_retry_window_days" : "the default (no retention_settings row)",
-    partitionSeconds: DAY,
+    partitionSeconds: partitionIntervalSeconds(row.partition_interval ?? "day"),
   };
 }
 
 /**
- * The current retention and the largest declared retry window, both from the retention_settings
- * row: the window is its max_retry_window_days (live workers' registrations are not read here), and
- * the partition interval is taken as daily.
+ * The current retention, the largest declared retry window and the partition length, read as the
+ * partition manager reads them (the library's readers): the retention_settings row (or its
+ * defaults) and the live workers' registrations, the largest window of either counting.
  */
-export async function readRetentionSettings(db: Queryable): Promise<RetentionSettingsRead> {
-  const { rows } = await db.query<RetentionSettingsRow>(RETENTION_SETTINGS_SQL);
-  return toRetentionSettings(rows[0]!);
+export async function readRetentionSettings(db: Queryable, now: Date = new Date()): Promise<RetentionSettingsRead> {
+  const [settings, workers] = await Promise.all([readLibrarySettings(db), readLiveWorkers(db, now)]);
+  const widest = workers.reduce<LiveWorker | null>(
+    (max, w) => (max === null || w.maxRetryWindowSeconds > max.maxRetryWindowSeconds ? w : max),
+    null,
+  );
+  const fromWorker = widest !== null && widest.maxRetryWindowSeconds > settings.maxRetryWindowSeconds;
+  return {
+    retentionSeconds: settings.retentionSeconds,
+    maxRetryWindowSeconds: fromWorker ? widest.maxRetryWindowSeconds : settings.maxRetryWindowSeconds,
+    maxRetryWindowSource: fromWorker
+      ? `the registration of live worker ${widest.workerId}${widest.host ? ` (${widest.host}${widest.pid ? `:${widest.pid}` : ""})` : ""}`
+      : "retention_settings.max_retry_window_days (or its default)",
+    partitionSeconds: partitionIntervalSeconds(settings.interval),
+  };
 }
 
 // The exact largest per-effect gap among effects created in the window (created_at prunes to the
@@ -292,7 +313,7 @@ export async function getRetentionAdvice(db: Queryable, options: GetAdviceOption
   const from = new Date(to.getTime() - (options.windowDays ?? ADVICE_DEFAULTS.windowDays) * DAY * 1000);
   const [histograms, settings, effectsMaxGap] = await Promise.all([
     loadGapHistograms(db, { from, to, jobType: options.jobType }),
-    readRetentionSettings(db),
+    readRetentionSettings(db, to),
     readEffectsMaxGap(db, { from, to, jobType: options.jobType }),
   ]);
   return adviseRetention({

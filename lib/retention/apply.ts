@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { getPrisma, type PrismaClient } from "../db/prisma";
-import { defaultRegistry, maintain } from "../idempotency";
+import { defaultRegistry } from "../idempotency";
+import { maintain } from "../idempotency/admin";
 import { maintenancePool } from "./maintenance-pool";
 import type { ApplyResultView } from "./retention-types";
 import type { RetentionAudit } from "./settings";

@@ -3,7 +3,8 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { ensureEffectPartitions } from "../db/partitions";
-import { createEffects, GAP_BUCKET_BOUNDS } from "../idempotency";
+import { createEffects } from "../idempotency";
+import { GAP_BUCKET_BOUNDS } from "../idempotency/admin";
 import { BUCKET_COUNT, bucketOf, GAP_BOUNDS } from "./gap-histogram";
 import { histogramsByJobType, loadGapHistogramDays } from "./load-gap-histograms";
 

@@ -1,4 +1,4 @@
-import { GAP_BUCKET_BOUNDS } from "../idempotency";
+import { GAP_BUCKET_BOUNDS } from "../idempotency/admin";
 
 /**
  * The redelivery-gap histogram as the console reads it. ONE definition of the buckets: the worker

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { PrismaClient } from "../db/prisma";
 import { getPrisma } from "../db/prisma";
-import { type MaintenancePlan, planMaintenance } from "../idempotency";
+import { type MaintenancePlan, planMaintenance } from "../idempotency/admin";
 import { maintenancePool } from "./maintenance-pool";
 import type { MaintenanceRunView, PlanView, RetentionSettingsView, RetentionView } from "./retention-types";
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import type { PrismaClient } from "../db/generated/client";
 import { createPrismaClient } from "../db/prisma";
-import { registerWorker } from "../idempotency";
+import { registerWorker } from "../idempotency/admin";
 import { applyRetention } from "./apply";
 import { getRetention } from "./get-retention";
 import { type RetentionAudit, updateRetentionSettings } from "./settings";

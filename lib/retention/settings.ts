@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { Prisma } from "../db/generated/client";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { formatDuration } from "../format";
-import { readLiveWorkers } from "../idempotency";
+import { readLiveWorkers } from "../idempotency/admin";
 import { RetentionError } from "./errors";
 import { getObservedMaxGapSeconds, getRetentionSettings } from "./get-retention";
 import { maintenancePool } from "./maintenance-pool";

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getEffect } from "../../lib/console/get-effect";
 import { getViolationGroups } from "../../lib/console/get-violation-groups";
 import { listViolations } from "../../lib/console/list-violations";
-import { createEffects, maintain } from "../../lib/idempotency";
+import { createEffects } from "../../lib/idempotency";
+import { maintain } from "../../lib/idempotency/admin";
 import { metricValue, silentLogger } from "../../lib/idempotency/test/helpers";
 import { createTestDatabase, type TestDatabase } from "../database";
 

@@ -4,7 +4,7 @@
 
 -- Startup's premake (onceboard_ensure_partitions, daily) must not collide with partitions the
 -- manager made at another interval: a day already overlapped by any partition is left alone
--- (the manager fills any gap). Same signature, same advisory lock as before.
+-- (the manager fills any gap). Same signature as before.
 CREATE OR REPLACE FUNCTION onceboard.onceboard_ensure_partitions(from_day date, to_day date)
 RETURNS integer
 LANGUAGE plpgsql AS $$
@@ -18,7 +18,9 @@ BEGIN
   IF to_day < from_day THEN
     RAISE EXCEPTION 'onceboard_ensure_partitions: to_day % is before from_day %', to_day, from_day;
   END IF;
-  PERFORM pg_advisory_xact_lock(hashtextextended('onceboard:partitions', 0));
+  -- The installation's own partitions lock: 'onceboard.' is rewritten to the schema like every
+  -- object name, so another schema's premake never waits for this one (maintenance-sql.ts).
+  PERFORM pg_advisory_xact_lock(hashtextextended('onceboard.partitions', 0));
   day := from_day;
   WHILE day <= to_day LOOP
     name := 'effects_p' || to_char(day, 'YYYYMMDD');

@@ -255,3 +255,67 @@ describe("effects.claimMany (batched claims)", () => {
     }
   });
 });
+
+describe("effects.onceMany (once for a batch)", () => {
+  it("answers each input as once would, in two round trips: ran, duplicate, failed (released), in flight, too large, the same key twice, invalid", async () => {
+    const counted = countingPool(db.pool);
+    const effects = testEffects(counted.pool, { maxOutcomeBytes: 1000 });
+    try {
+      const done = uniq("capture");
+      await effects.once({ tenant: "t", key: done, jobType: "j" }, () => ({ chargeId: "ch_before" }));
+      const live = uniq("capture");
+      expect((await effects.claim({ tenant: "t", key: live, jobType: "j" })).kind).toBe("owned");
+      const [fresh, failing, big, twice] = [uniq("capture"), uniq("capture"), uniq("capture"), uniq("capture")];
+      const runs: string[] = [];
+
+      counted.reset();
+      const answers = await effects.onceMany(
+        [
+          { tenant: "t", key: fresh, jobType: "j" },
+          { tenant: "t", key: done, jobType: "j" },
+          { tenant: "t", key: failing, jobType: "j" },
+          { tenant: "t", key: live, jobType: "j" },
+          { tenant: "t", key: big, jobType: "j" },
+          { tenant: "t", key: twice, jobType: "j" },
+          { tenant: "t", key: twice, jobType: "j" },
+          { tenant: "t", key: "no step", jobType: "j" },
+        ],
+        (claim, index) => {
+          runs.push(`${index}:${claim.key}`);
+          if (claim.key === failing) throw new Error("provider timeout");
+          if (claim.key === big) return "x".repeat(2000);
+          return { chargeId: `ch_${index}` };
+        },
+      );
+      // One claim statement and one completion statement for the batch; the second copy of `twice`
+      // is run through once after the first settled (its duplicate claim), and the failure's release.
+      expect(answers[0]).toMatchObject({ ok: true, result: { result: "ran", outcome: { chargeId: "ch_0" }, attempt: 1 } });
+      expect(answers[1]).toMatchObject({ ok: true, result: { result: "duplicate", outcome: { chargeId: "ch_before" } } });
+      expect(answers[2]).toMatchObject({ ok: false, error: { message: "provider timeout" } });
+      expect((answers[3] as { error: unknown }).error).toBeInstanceOf(EffectInFlightError);
+      expect((answers[4] as { error: unknown }).error).toBeInstanceOf(OutcomeTooLargeError);
+      expect(answers[5]).toMatchObject({ ok: true, result: { result: "ran", outcome: { chargeId: "ch_5" } } });
+      expect(answers[6]).toMatchObject({ ok: true, result: { result: "duplicate", outcome: { chargeId: "ch_5" } } });
+      expect((answers[7] as { error: unknown }).error).toBeInstanceOf(InvalidEffectKeyError);
+      expect(runs.sort()).toEqual([`0:${fresh}`, `2:${failing}`, `4:${big}`, `5:${twice}`].sort());
+      expect(counted.count()).toBe(4);
+
+      // The failed key was released as once releases it: the next delivery retries it at once.
+      const retried = await effects.once({ tenant: "t", key: failing, jobType: "j" }, () => "second");
+      expect(retried).toMatchObject({ result: "ran", attempt: 2, outcome: "second" });
+    } finally {
+      await effects.close();
+    }
+  });
+
+  it("refuses what is not an array or a function, naming the field", async () => {
+    const effects = testEffects(db.pool);
+    try {
+      await expect(effects.onceMany(null as never, () => 1)).rejects.toMatchObject({ field: "inputs" });
+      await expect(effects.onceMany([], null as never)).rejects.toMatchObject({ field: "fn" });
+      expect(await effects.onceMany([], () => 1)).toEqual([]);
+    } finally {
+      await effects.close();
+    }
+  });
+});

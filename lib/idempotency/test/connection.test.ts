@@ -1,7 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { classifyDatabaseError, classifyError, EffectsDatabaseError, isRetryable, PG_ERROR_CLASSES } from "../index";
+import { classifyDatabaseError, isRetryable, PG_ERROR_CLASSES } from "../admin";
+import { classifyError, EffectsDatabaseError } from "../index";
 import { startFatalProxy } from "./fatal-proxy";
 import { PROVIDER_DDL, sleep, testEffects } from "./helpers";
 

@@ -4,6 +4,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { testPrismaClient } from "../../../test/prisma";
+import { MAX_KEY_LENGTH, requestHash } from "../admin";
 import { runComplete } from "../complete-sql";
 import { sqlFor } from "../db";
 import {
@@ -14,11 +15,9 @@ import {
   InvalidEffectInputError,
   InvalidEffectKeyError,
   InvalidEffectsOptionsError,
-  MAX_KEY_LENGTH,
   NotInTransactionError,
   OutcomeNotStorableError,
   RetentionConfigError,
-  requestHash,
 } from "../index";
 import { canonicalJson } from "../keys";
 import { captureLogger, PROVIDER_DDL, silentLogger, testEffects } from "./helpers";

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { maintain, planMaintenance, registerWorker } from "../index";
+import { maintain, planMaintenance, registerWorker } from "../admin";
 import { metricValue, newPool, silentLogger, sleep, testEffects } from "./helpers";
 
 /**

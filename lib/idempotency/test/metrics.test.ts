@@ -2,7 +2,8 @@ import type pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { createEffects, defaultRegistry, GAP_BUCKET_BOUNDS, serveMetrics } from "../index";
+import { GAP_BUCKET_BOUNDS } from "../admin";
+import { createEffects, defaultRegistry, serveMetrics } from "../index";
 import { silentLogger } from "./helpers";
 
 let db: TestDatabase;

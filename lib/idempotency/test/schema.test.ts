@@ -2,7 +2,15 @@ import pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { createEffects, InvalidEffectsOptionsError, maintain, migrate, planMaintenance, readLibraryMigrations } from "../index";
+import { maintain, planMaintenance, readLibraryMigrations } from "../admin";
+import { createEffects, InvalidEffectsOptionsError, migrate } from "../index";
+import {
+  LOCK_PARTITIONS,
+  maintenanceLockKey,
+  partitionsLockKey,
+  RELEASE_MAINTENANCE_LOCK,
+  TRY_MAINTENANCE_LOCK,
+} from "../maintenance-sql";
 import { silentLogger } from "./helpers";
 
 /**
@@ -94,6 +102,39 @@ describe("the library in a schema of its own name", () => {
     expect(plan.runwayHours).toBeGreaterThan(24);
     const { rows: runs2 } = await pool.query(`SELECT result FROM ${SCHEMA}.maintenance_runs`);
     expect(runs2.map((r) => r.result)).toEqual(["success"]);
+  });
+
+  it("two installations in one database do not block each other: maintenance and premake locks are per schema", async () => {
+    const other = "jobs_twice";
+    await migrate(pool, { schema: SCHEMA });
+    await migrate(pool, { schema: other });
+    const holder = await pool.connect();
+    try {
+      // One installation's maintenance run holds its session lock: the other's run goes ahead, its own skips.
+      expect((await holder.query(TRY_MAINTENANCE_LOCK, [maintenanceLockKey(SCHEMA)])).rows[0].locked).toBe(true);
+      expect((await maintain(pool, { schema: other, trigger: "test", logger: silentLogger() })).result).toBe("success");
+      expect((await maintain(pool, { schema: SCHEMA, trigger: "test", logger: silentLogger() })).result).toBe("skipped");
+
+      // And sits in its partitions lock (a transaction: kept out of the runs above, whose CREATE
+      // INDEX CONCURRENTLY waits for every open transaction): the other's premake goes ahead.
+      await holder.query("BEGIN");
+      await holder.query(LOCK_PARTITIONS, [partitionsLockKey(SCHEMA)]);
+      const premake = await pool.connect();
+      try {
+        await premake.query("SET lock_timeout = '2s'");
+        await premake.query(`SELECT ${other}.onceboard_ensure_partitions(current_date, current_date + 1)`);
+        // The same installation's premake waits for the holder (and times out here).
+        await expect(
+          premake.query(`SELECT ${SCHEMA}.onceboard_ensure_partitions(current_date, current_date + 1)`),
+        ).rejects.toMatchObject({ code: "55P03" });
+      } finally {
+        premake.release();
+      }
+      await holder.query("COMMIT");
+    } finally {
+      await holder.query(RELEASE_MAINTENANCE_LOCK, [maintenanceLockKey(SCHEMA)]).catch(() => {});
+      holder.release();
+    }
   });
 
   it("refuses a schema name that is not a plain lower-case identifier, naming the field", async () => {

@@ -1,19 +1,15 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { isRetryable, RETRYABLE_SQLSTATES, requestHash, validateKey, withRetry } from "../admin";
 import {
   classifyError,
   createEffects,
   EffectInFlightError,
   EffectKeyReuseError,
   InvalidEffectKeyError,
-  isRetryable,
   providerKeyFor,
-  RETRYABLE_SQLSTATES,
   RetentionConfigError,
-  requestHash,
   toMs,
-  validateKey,
-  withRetry,
 } from "../index";
 import { gapBucketIndex } from "../rollups";
 import { uniqueViolationConstraint } from "../violations";

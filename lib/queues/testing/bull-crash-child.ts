@@ -6,9 +6,9 @@
 import pg from "pg";
 import pino from "pino";
 import { Registry } from "prom-client";
-import { FakePaymentProvider } from "../../demo/provider";
 import { createEffects } from "../../idempotency";
 import { createIdempotentWorker, redisConnection } from "../bullmq";
+import { type Capture, capture } from "./capture-ledger";
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -24,8 +24,7 @@ const effects = createEffects({
   logger: pino({ level: "silent" }),
   rollups: false,
 });
-const provider = new FakePaymentProvider(pool);
-createIdempotentWorker<{ tenant: string; orderId: string; amountCents: number }, unknown>(env("QUEUE"), {
+createIdempotentWorker<Capture, unknown>(env("QUEUE"), {
   effects,
   connection: redisConnection(env("REDIS_URL")),
   prefix: env("PREFIX"),
@@ -34,8 +33,8 @@ createIdempotentWorker<{ tenant: string; orderId: string; amountCents: number },
     kind: "once",
     tenant: (m) => m.tenant,
     key: (m) => `capture:${m.orderId}`,
-    // No idempotency key on purpose: every run is a ledger row, so a second run would show.
-    run: (m) => provider.capture({ tenant: m.tenant, orderId: m.orderId, amountCents: m.amountCents }),
+    // Every run is a ledger row, so a second run would show.
+    run: (m) => capture(pool, m),
   },
   onDecision: (decision) => {
     if (decision.action === "ack") {

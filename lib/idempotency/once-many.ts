@@ -1,0 +1,181 @@
+import type { Claim } from "./claim";
+import { type BatchClaimInput, claimMany, storeMany } from "./claim-batch";
+import type { EffectsCore } from "./core";
+import { EffectsError, InvalidEffectInputError, OutcomeNotStorableError, OutcomeTooLargeError } from "./errors";
+import { once } from "./once";
+import { checkFunction } from "./spec";
+import { type EffectResult, recordStepFailure, resultOf, settleExisting, stepLog } from "./step";
+
+/** One input's answer from effects.onceMany: what effects.once would have resolved to, or thrown. */
+export type OnceManyAnswer<T> = { ok: true; result: EffectResult<T> } | { ok: false; error: unknown };
+
+/**
+ * effects.onceMany: effects.once for a batch of effects, in two statements instead of two per key.
+ * Every key is claimed together (claimMany: one round trip, one commit), each owned key's `fn` runs
+ * concurrently, and the outcomes are stored together once every `fn` has returned or thrown
+ * (storeMany: one round trip, one commit). Each input is answered on its own, in input order, with
+ * what once would have resolved to or thrown, and records what once records (metrics, rollups,
+ * the log line), with two differences a batch needs: a key in flight elsewhere is not waited for
+ * (answered EffectInFlightError at once, for the caller to retry later), and a key that appears
+ * again in the batch waits for its first copy to settle and is then run through once (a duplicate,
+ * or owned again if the first copy failed). Never rejects for one key's sake.
+ */
+export async function onceMany<T>(
+  core: EffectsCore,
+  inputs: readonly BatchClaimInput[],
+  fn: (claim: Claim, index: number) => T | Promise<T>,
+): Promise<OnceManyAnswer<Awaited<T>>[]> {
+  if (!Array.isArray(inputs)) throw new InvalidEffectInputError("onceMany takes an array of once inputs", { field: "inputs" });
+  checkFunction(fn, "fn");
+  const answers: OnceManyAnswer<Awaited<T>>[] = new Array(inputs.length);
+  const batched: number[] = []; // the input index of each key claimed in the batch
+  const firstOfKey = new Map<string, number>();
+  const later: { index: number; after: number }[] = [];
+  for (const [index, input] of inputs.entries()) {
+    const id = identityOf(input);
+    const first = id === null ? undefined : firstOfKey.get(id);
+    if (first !== undefined) {
+      later.push({ index, after: first });
+      continue;
+    }
+    if (id !== null) firstOfKey.set(id, index);
+    batched.push(index);
+  }
+
+  const started = performance.now();
+  const claimed = await claimMany(
+    core,
+    batched.map((index) => inputs[index] as BatchClaimInput),
+  );
+  const store = storeTogether(core, claimed.filter((a) => a.ok && a.acquired.kind === "owned").length);
+  const settled = new Map<number, Promise<void>>();
+  for (const [k, index] of batched.entries()) {
+    const answer = claimed[k];
+    const settle = async (): Promise<OnceManyAnswer<Awaited<T>>> => {
+      if (!answer) return { ok: false, error: new Error(`claimMany gave no answer for input ${index}`) };
+      if (!answer.ok) {
+        if (answer.spec && answer.error instanceof EffectsError) {
+          stepLog(core, answer.spec, started)(answer.error.code.toLowerCase(), { err: answer.error.message }, "warn");
+        }
+        return { ok: false, error: answer.error };
+      }
+      const { acquired, spec } = answer;
+      const done = stepLog(core, spec, started);
+      if (acquired.kind !== "owned") {
+        try {
+          return { ok: true, result: settleExisting<Awaited<T>>(core, spec, acquired, done) };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }
+      const { claim } = acquired;
+      let value: Awaited<T>;
+      try {
+        value = await fn(claim, index);
+      } catch (error) {
+        // Skipped first, so the batch's completion does not wait for this key's records and release.
+        store.skip();
+        await recordStepFailure(core, spec, claim, error, done);
+        await claim
+          .fail(error)
+          .catch((failError: unknown) => core.logger.error({ err: failError }, "could not release a failed claim"));
+        return { ok: false, error };
+      }
+      let json: string;
+      try {
+        json = await store.complete(claim, value);
+      } catch (error) {
+        if (error instanceof OutcomeTooLargeError || error instanceof OutcomeNotStorableError) {
+          done(error.code.toLowerCase(), { effectAttempt: claim.attempt, reason: error.message }, "error");
+        } else {
+          done(
+            error instanceof EffectsError ? error.code.toLowerCase() : "complete_failed",
+            { effectAttempt: claim.attempt },
+            "warn",
+          );
+        }
+        return { ok: false, error };
+      }
+      done("ran", { effectAttempt: claim.attempt, how: claim.how });
+      return {
+        ok: true,
+        result: resultOf(spec, acquired, "ran", JSON.parse(json) as Awaited<T>, claim.attempt, claim.how !== "claimed"),
+      };
+    };
+    settled.set(
+      index,
+      settle().then((a) => {
+        answers[index] = a;
+      }),
+    );
+  }
+  for (const { index, after } of later) {
+    const input = inputs[index] as BatchClaimInput;
+    const next = (settled.get(after) ?? Promise.resolve()).then(async () => {
+      try {
+        answers[index] = { ok: true, result: await once(core, input, (claim) => fn(claim, index)) };
+      } catch (error) {
+        answers[index] = { ok: false, error };
+      }
+    });
+    settled.set(after, next); // the next copy of this key waits for this one
+    settled.set(index, next);
+  }
+  await Promise.all(settled.values());
+  return answers;
+}
+
+/** The (tenant, key) an input claims, to find a key twice in one batch; null for an input claimMany will refuse. */
+function identityOf(input: unknown): string | null {
+  if (input === null || typeof input !== "object") return null;
+  const { tenant, key } = input as { tenant?: unknown; key?: unknown };
+  return typeof tenant === "string" && typeof key === "string" ? JSON.stringify([tenant, key]) : null;
+}
+
+interface StoreTogether {
+  /** Resolves with the stored JSON once this claim's outcome is stored with the batch's others; rejects with its own error. */
+  complete(claim: Claim, outcome: unknown): Promise<string>;
+  /** This owned claim will not complete (its step failed). */
+  skip(): void;
+}
+
+/**
+ * Stores the outcomes of a batch's owned claims together: one storeMany once every owned claim's
+ * step has returned or failed. Each claim still gets its own answer (stored, LeaseLostError, a
+ * marker's typed error).
+ */
+function storeTogether(core: EffectsCore, owned: number): StoreTogether {
+  const waiting: { claim: Claim; outcome: unknown; resolve: (json: string) => void; reject: (error: unknown) => void }[] = [];
+  let left = owned;
+  const flushWhenAllRan = () => {
+    if (left > 0 || waiting.length === 0) return;
+    const batch = waiting.splice(0);
+    storeMany(
+      core,
+      batch.map(({ claim, outcome }) => ({ claim, outcome })),
+    ).then(
+      (answers) => {
+        for (const [k, w] of batch.entries()) {
+          const answer = answers[k];
+          if (answer?.ok) w.resolve(answer.json);
+          else w.reject(answer ? answer.error : new Error(`storeMany gave no answer for key ${w.claim.key}`));
+        }
+      },
+      (error: unknown) => {
+        for (const w of batch) w.reject(error);
+      },
+    );
+  };
+  return {
+    complete: (claim, outcome) =>
+      new Promise<string>((resolve, reject) => {
+        waiting.push({ claim, outcome, resolve, reject });
+        left--;
+        flushWhenAllRan();
+      }),
+    skip: () => {
+      left--;
+      flushWhenAllRan();
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import { assertInTransaction, type EffectsDb, inNewTransaction, isPgPool, type Sql, sqlFor, type TransactionHandle } from "./db";
+import { mapDbError } from "./db-errors";
+import { EffectsError, InvalidEffectInputError } from "./errors";
+import { LOCK_EFFECT, LOOK_EFFECT, RELEASE_EFFECT } from "./release-sql";
+import { DEFAULT_SCHEMA, schemaNameOf } from "./schema";
+
+/** Why a release was refused. */
+export type ReleaseRefusal = "not_found" | "lease_alive" | "completed" | "at_most_once" | "not_in_progress";
+
+/** The effect a refused release found (null when there is none). */
+export interface UnreleasedEffect {
+  status: string;
+  policy: string;
+  leaseUntil: Date | null;
+  owner: string | null;
+  attempt: number;
+}
+
+export type ReleaseResult =
+  | { released: true; attempt: number }
+  | { released: false; reason: ReleaseRefusal; effect: UnreleasedEffect | null };
+
+export interface ReleaseInput {
+  tenant: string;
+  key: string;
+  /** Who released it, recorded in the effect's error. */
+  releasedBy: string;
+  /** Release even while the lease is alive (a worker may still be running it). Default false. */
+  force?: boolean;
+  /** The library's schema. Default onceboard. */
+  schema?: string;
+}
+
+/**
+ * Releases a stuck claim so the next delivery takes it over at once, as after a failed attempt:
+ * under the claim's own advisory lock, only an in-progress claim, never an at-most-once step (its
+ * worker may have sent before it died: the next delivery marks it abandoned instead), and only
+ * once its lease has expired unless `force`. Runs in the caller's open transaction when given one
+ * (a pg client after BEGIN, or Prisma's transaction client), so the caller's own writes (an audit
+ * row) commit with it or not at all; on a pg.Pool or a PrismaClient, in a transaction of its own.
+ */
+export async function releaseClaim(db: EffectsDb | TransactionHandle, input: ReleaseInput): Promise<ReleaseResult> {
+  if (input === null || typeof input !== "object")
+    throw new InvalidEffectInputError("input must be an object", { field: "input" });
+  // Any text: a key no claim could have made is simply not found (the console answers it 404).
+  const { tenant, key } = input;
+  if (typeof tenant !== "string") throw new InvalidEffectInputError("tenant must be a string", { field: "tenant" });
+  if (typeof key !== "string") throw new InvalidEffectInputError("key must be a string", { field: "key" });
+  if (typeof input.releasedBy !== "string" || input.releasedBy.length === 0) {
+    throw new InvalidEffectInputError("releasedBy must be a non-empty string (who released it)", { field: "releasedBy" });
+  }
+  if (input.force !== undefined && typeof input.force !== "boolean") {
+    throw new InvalidEffectInputError("force must be a boolean", { field: "force" });
+  }
+  const schema = input.schema === undefined ? DEFAULT_SCHEMA : schemaNameOf(input.schema);
+  const release = (sql: Sql) => releaseIn(sql, tenant, key, input.releasedBy, input.force ?? false);
+  try {
+    if (isPgPool(db) || typeof (db as { $transaction?: unknown }).$transaction === "function") {
+      return await inNewTransaction(db as EffectsDb, (sql) => release(sql), { schema });
+    }
+    await assertInTransaction(db);
+    return await release(sqlFor(db as TransactionHandle, true, schema));
+  } catch (error) {
+    throw error instanceof EffectsError ? error : mapDbError(error);
+  }
+}
+
+async function releaseIn(sql: Sql, tenant: string, key: string, releasedBy: string, force: boolean): Promise<ReleaseResult> {
+  await sql.run(LOCK_EFFECT, [tenant, key]);
+  const released = await sql.run<{ attempt: number }>(RELEASE_EFFECT, [tenant, key, releasedBy, force]);
+  const row = released.rows[0];
+  if (row) return { released: true, attempt: Number(row.attempt) };
+  const looked = await sql.run<{
+    status: string;
+    policy: string;
+    lease_until: Date | null;
+    owner: string | null;
+    attempt: number;
+  }>(LOOK_EFFECT, [tenant, key]);
+  const found = looked.rows[0];
+  if (!found) return { released: false, reason: "not_found", effect: null };
+  const effect: UnreleasedEffect = {
+    status: found.status,
+    policy: found.policy,
+    leaseUntil: found.lease_until,
+    owner: found.owner,
+    attempt: Number(found.attempt),
+  };
+  const reason: ReleaseRefusal =
+    found.status === "completed"
+      ? "completed"
+      : found.status !== "in_progress"
+        ? "not_in_progress"
+        : found.policy === "at_most_once"
+          ? "at_most_once"
+          : "lease_alive";
+  return { released: false, reason, effect };
+}
