@@ -329,7 +329,8 @@ describe("the chain's migration", () => {
       });
       await migrate(scratch.url, { dir: before });
       await appendRows(client, 4, "before-the-chain");
-      expect((await migrate(scratch.url)).applied).toEqual(["20261203010000_audit_chain"]);
+      // Every console migration after the baseline is applied, the chain's among them.
+      expect((await migrate(scratch.url)).applied).toContain("20261203010000_audit_chain");
       await appendRows(client, 2, "after");
       expect(await verifyAuditChain(client)).toEqual({ ok: true, rows: 6 });
       const { rows } = await client.query<{ actor: string }>("SELECT actor FROM onceboard.audit_log ORDER BY seq");
