@@ -2,6 +2,7 @@ import http from "node:http";
 import os from "node:os";
 import pg from "pg";
 import { audit } from "../lib/auth/audit";
+import { Scope } from "../lib/auth/scope";
 import { createToken, findActiveToken } from "../lib/auth/tokens";
 import { getEffect } from "../lib/console/get-effect";
 import { searchEffects } from "../lib/console/search-effects";
@@ -212,6 +213,7 @@ async function phases(input: { base: string; headers: Record<string, string>; to
       await measure("token_lookup", () => findActiveToken(token, prisma)),
       await measure("get_effect", (n) =>
         getEffect(
+          Scope.operator(),
           {
             tenant: `t${(n * 7919) % TENANTS}`,
             key: `mark-paid:ord-${(n + 7) % DAYS}-${(n * 104729) % orders}-${(n * 7919) % TENANTS}`,
@@ -221,6 +223,7 @@ async function phases(input: { base: string; headers: Record<string, string>; to
       ),
       await measure("search", (n) =>
         searchEffects(
+          Scope.operator(),
           { tenant: `t${(n * 7919) % TENANTS}`, q: `ord-${(n + 11) % DAYS}-${n % 50}-${(n * 7919) % TENANTS}`, limit: 50 },
           pool,
         ),

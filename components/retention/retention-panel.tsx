@@ -25,6 +25,47 @@ async function postApply(): Promise<ApplyResultView> {
 }
 
 /**
+ * What a tenant token sees (the API's view with plan null): how long its keys are kept and the
+ * largest gap its own effects saw. Partitions, the plan, live workers and maintenance runs span
+ * every tenant, and the page says so instead of showing them.
+ */
+function TenantRetention({
+  settings,
+  observedMaxGapSeconds,
+}: {
+  settings: RetentionView["settings"];
+  observedMaxGapSeconds: number | null;
+}) {
+  return (
+    <div className="retention">
+      <section className="panel" aria-labelledby="retention-settings">
+        <div className="panel-header">
+          <h2 id="retention-settings">Settings</h2>
+        </div>
+        <dl className="retention-facts">
+          <div>
+            <dt>Retention</dt>
+            <dd data-testid="retention-days">{settings.retentionDays} d</dd>
+          </div>
+          <div>
+            <dt>Max retry window</dt>
+            <dd>{settings.maxRetryWindowDays} d</dd>
+          </div>
+          <div>
+            <dt>Largest gap on your effects</dt>
+            <dd>{formatSeconds(observedMaxGapSeconds)}</dd>
+          </div>
+        </dl>
+      </section>
+      <p className="panel-empty" data-testid="retention-platform-only">
+        Partitions, the maintenance plan, live workers and maintenance runs cover every tenant&apos;s effects: they are shown to
+        platform tokens only.
+      </p>
+    </div>
+  );
+}
+
+/**
  * The Retention page: settings, runway, partitions with their guard, the plan, apply (admins), the
  * last `runs` maintenance runs. Data prefetched on the server under the same key, then polled.
  * `search` is the page's canonical query string.
@@ -72,6 +113,7 @@ export function RetentionPanel({
   }
   const data = query.data as RetentionView;
   const { settings, plan } = data;
+  if (plan === null) return <TenantRetention settings={settings} observedMaxGapSeconds={data.observedMaxGapSeconds} />;
   const drops = plan.partitions.filter((p) => p.action !== "keep");
   const largestWindow = data.liveWorkers.reduce((max, w) => Math.max(max, w.maxRetryWindowSeconds), 0);
 

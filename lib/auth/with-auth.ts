@@ -5,10 +5,13 @@ import { clientIp } from "./client-ip";
 import { csrfProblem } from "./csrf";
 import { takeOver } from "./proxy-handover";
 import { takeToken } from "./rate-limit";
+import { Scope } from "./scope";
 
 /** What a wrapped handler receives besides the request. */
 export interface AuthContext<P> {
   principal: Principal;
+  /** What the handler may read: the principal's tenant, or the platform (narrow it with ?tenant=). */
+  scope: Scope;
   params: P;
   /** The client address, for the audit log. */
   ip: string | null;
@@ -58,27 +61,16 @@ export function withAuth<P = Record<string, string>>(
         return response;
       }
       const params = ((await context?.params) ?? {}) as P;
-      return await handler(request, { principal: auth.principal, params, ip: clientIp(request) });
+      return await handler(request, {
+        principal: auth.principal,
+        scope: Scope.ofPrincipal(auth.principal),
+        params,
+        ip: clientIp(request),
+      });
     } catch (error) {
       return errorResponse(databaseError(error));
     }
   };
   Object.defineProperty(wrapped, WITH_AUTH, { value: role });
   return wrapped;
-}
-
-/**
- * The tenant a request may read: a tenant token always gets its own (whatever it asks for); a
- * platform token gets the one it names with ?tenant=, or null (every tenant) when it names none.
- */
-export function scopeTenant(principal: Principal, requested?: string | null): string | null {
-  if (principal.tenantId !== null) return principal.tenantId;
-  return requested === undefined || requested === null || requested === "" ? null : requested;
-}
-
-/** scopeTenant for questions that need exactly one tenant: a platform token must name it. */
-export function requireTenant(principal: Principal, requested?: string | null): string {
-  const tenant = scopeTenant(principal, requested);
-  if (tenant === null) throw new ApiError("INVALID_INPUT", "tenant is required: a platform token must pass ?tenant=<id>");
-  return tenant;
 }

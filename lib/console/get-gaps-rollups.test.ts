@@ -3,6 +3,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { adviseRetention, getRetentionAdvice, readRetentionSettings } from "../retention/advise-retention";
 import { addInto, emptyHistogram, maxBounds, quantile, total } from "../retention/gap-histogram";
 import { getGaps } from "./get-gaps";
+import { Scope } from "../auth/scope";
 
 // The fast path (whole days from worker_gaps_day, edge hours from worker_stats_hour, edge minutes
 // from worker_stats_minute, summed in SQL) against the minute rows alone, summed here with unnest:
@@ -125,7 +126,7 @@ describe("the gap rollups' fast path", () => {
       [FROM_2, TO_2],
     ] as const) {
       const want = await fromMinuteRows(db, from, to);
-      const gaps = await getGaps({ range: "custom", from, to }, db.pool);
+      const gaps = await getGaps(Scope.operator(), { range: "custom", from, to }, db.pool);
       expect(gaps.source).toBe("rollups");
       expect(Object.fromEntries(gaps.jobTypes.map((j) => [j.name, j.buckets]))).toEqual(Object.fromEntries(want.byJobType));
       for (const j of gaps.jobTypes) {

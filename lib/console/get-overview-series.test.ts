@@ -7,6 +7,7 @@ import { levelFor, PostgresSource } from "./metrics/postgres-source";
 import { bucketsFor, chooseStep, histogramQuantile, notWiredUp, rankTenants } from "./metrics/series-math";
 import { overviewQuerySchema } from "./overview-query";
 import { CLAIM_DURATION_BOUNDS } from "./overview-types";
+import { Scope } from "../auth/scope";
 
 const NOW = new Date("2026-11-30T12:00:30Z");
 const at = (iso: string) => new Date(iso);
@@ -177,7 +178,7 @@ describe("getOverviewSeries over seeded rollups", () => {
   });
 
   const get = (raw: Record<string, string>) =>
-    getOverviewSeries(q(raw), { db: db.pool, source: new PostgresSource(db.pool), now: NOW });
+    getOverviewSeries(Scope.operator(), q(raw), { db: db.pool, source: new PostgresSource(db.pool), now: NOW });
 
   it("answers the last hour per minute: rates, quantiles, not wired up, totals that match the series", async () => {
     const o = await get({ window: "1h" });

@@ -15,6 +15,7 @@ import { FakeMailer, FakePaymentProvider } from "./provider";
 import { DemoRunningError, resetDemo } from "./reset";
 import { parseSpan } from "./settings";
 import { formatReport, verifyDemo } from "./verify";
+import { Scope } from "../auth/scope";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 let db: TestDatabase;
@@ -209,7 +210,11 @@ async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
 }
 
 const readOverview = (window: "1h" | "24h" | "7d", now: Date) =>
-  getOverviewSeries(overviewQuerySchema.parse({ window }), { db: db.pool, source: new PostgresSource(db.pool), now });
+  getOverviewSeries(Scope.operator(), overviewQuerySchema.parse({ window }), {
+    db: db.pool,
+    source: new PostgresSource(db.pool),
+    now,
+  });
 
 /**
  * Every rollup level, source and derived: the minute tables the library writes, the per-tenant

@@ -89,7 +89,7 @@ export async function updateRetentionSettings(input: RetentionSettingsInput, dep
     }
     warnings.push(`forced: ${message}`);
   }
-  const gap = await getObservedMaxGapSeconds(pool);
+  const gap = await getObservedMaxGapSeconds(pool, null);
   if (gap !== null && after.retentionDays * DAY < gap) {
     warnings.push(
       `retention ${after.retentionDays}d is below the largest redelivery gap observed (${fmtSeconds(Math.ceil(gap))})`,
