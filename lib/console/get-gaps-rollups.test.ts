@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { Scope } from "../auth/scope";
 import { adviseRetention, getRetentionAdvice, readRetentionSettings } from "../retention/advise-retention";
 import { addInto, emptyHistogram, maxBounds, quantile, total } from "../retention/gap-histogram";
 import { getGaps } from "./get-gaps";
-import { Scope } from "../auth/scope";
 
 // The fast path (whole days from worker_gaps_day, edge hours from worker_stats_hour, edge minutes
 // from worker_stats_minute, summed in SQL) against the minute rows alone, summed here with unnest:

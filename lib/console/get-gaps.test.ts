@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { parseGapsQuery } from "../api/gaps-query";
+import { Scope } from "../auth/scope";
 import { ensureEffectPartitions } from "../db/partitions";
 import { getGaps } from "./get-gaps";
 import { GAPS_SEED_EXPECTED as E, GAPS_SEED_DAYS_BACK, seedGaps } from "./testing/seed-gaps";
-import { Scope } from "../auth/scope";
 
 const DAY = 86_400;
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { Scope } from "../auth/scope";
 import { ensureEffectPartitions } from "../db/partitions";
 import { getOverviewSeries } from "./get-overview-series";
 import { tenantWindows } from "./get-tenant-activity";
@@ -7,7 +8,6 @@ import { levelFor, PostgresSource } from "./metrics/postgres-source";
 import { bucketsFor, chooseStep, histogramQuantile, notWiredUp, rankTenants } from "./metrics/series-math";
 import { overviewQuerySchema } from "./overview-query";
 import { CLAIM_DURATION_BOUNDS } from "./overview-types";
-import { Scope } from "../auth/scope";
 
 const NOW = new Date("2026-11-30T12:00:30Z");
 const at = (iso: string) => new Date(iso);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { Scope } from "../auth/scope";
 import { ensureEffectPartitions } from "../db/partitions";
 import { getEffect } from "./get-effect";
 import { searchEffects } from "./search-effects";
-import { Scope } from "../auth/scope";
 
 /**
  * The Keys read models on a few rows spread over several daily partitions: pages are walked

@@ -1,5 +1,5 @@
-import { getPrisma, type PrismaClient } from "../db/prisma";
 import type { Scope } from "../auth/scope";
+import { getPrisma, type PrismaClient } from "../db/prisma";
 import type { AuditResponse } from "./audit-types";
 
 /**

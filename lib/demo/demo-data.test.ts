@@ -4,6 +4,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { Scope } from "../auth/scope";
 import { getOverviewSeries } from "../console/get-overview-series";
 import { PostgresSource } from "../console/metrics/postgres-source";
 import { overviewQuerySchema } from "../console/overview-query";
@@ -15,7 +16,6 @@ import { FakeMailer, FakePaymentProvider } from "./provider";
 import { DemoRunningError, resetDemo } from "./reset";
 import { parseSpan } from "./settings";
 import { formatReport, verifyDemo } from "./verify";
-import { Scope } from "../auth/scope";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 let db: TestDatabase;

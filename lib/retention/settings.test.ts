@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { Scope } from "../auth/scope";
 import type { PrismaClient } from "../db/generated/client";
 import { createPrismaClient } from "../db/prisma";
 import { registerWorker } from "../idempotency";
 import { applyRetention } from "./apply";
 import { getRetention } from "./get-retention";
 import { type RetentionAudit, updateRetentionSettings } from "./settings";
-import { Scope } from "../auth/scope";
 
 let db: TestDatabase;
 let prisma: PrismaClient;
