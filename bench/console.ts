@@ -117,7 +117,7 @@ const p95 = (values: number[]) => {
 async function main() {
   log(machine());
   const db = await benchDatabase(log);
-  const pool = new pg.Pool({ connectionString: db.url, max: 10 });
+  const pool = new pg.Pool({ connectionString: db.sqlUrl, max: 10 });
   pool.on("error", (error) => log(`idle connection lost: ${error.message}`));
   try {
     const now = new Date();

@@ -50,7 +50,7 @@ SELECT 'tenant-' || (g % 100), 'k:' || $2::int || ':' || g, 'job.' || (1 + g % $
 
 async function main() {
   const db = await benchDatabase(log);
-  const pool = new pg.Pool({ connectionString: db.url, max: 8 });
+  const pool = new pg.Pool({ connectionString: db.sqlUrl, max: 8 });
   pool.on("error", () => {});
   try {
     const now = new Date();

@@ -38,7 +38,7 @@ function p95(samples: number[]): number {
 async function main() {
   if (!hasProductionBuild()) throw new Error("no production build: run `npm run build` first");
   const db = await benchDatabase(log);
-  const client = new pg.Client(db.url);
+  const client = new pg.Client(db.sqlUrl);
   await client.connect();
   let server: Awaited<ReturnType<typeof serveConsole>> | undefined;
   try {
@@ -75,7 +75,7 @@ async function main() {
     // As in production, where maintenance indexes each partition once it has closed: the Keys
     // index exists on the 30 past days (none on today's). Before the server starts, whose own
     // maintenance run would otherwise build them while the requests are measured.
-    const maintenancePool = new pg.Pool({ connectionString: db.url, max: 1 });
+    const maintenancePool = new pg.Pool({ connectionString: db.sqlUrl, max: 1 });
     try {
       const indexing = Date.now();
       const run = await maintain(maintenancePool, { trigger: "bench", logger: defaultLogger("bench-lookup", "warn") });
@@ -150,7 +150,7 @@ async function main() {
       if ((n + 1) % 50 === 0) log(`${n + 1}/${SEARCHES} searches, p95 so far ${p95(searches)} ms`);
     }
     log(`HTTP: lookup p95 ${p95(lookups)} ms, search p95 ${p95(searches)} ms; now the phases`);
-    await phases({ base, headers, token, url: db.url, perDay });
+    await phases({ base, headers, token, url: db.sqlUrl, perDay });
     log(`machine: ${machine()}; PostgreSQL ${db.serverVersion} (${db.where}); load average after: ${load()}`);
     process.stdout.write(`lookup p95_ms=${p95(lookups)} search_p95_ms=${p95(searches)} rows=${rows}\n`);
   } finally {
