@@ -1,12 +1,19 @@
 import pg from "pg";
 import { inject } from "vitest";
-import { consolePoolConfig } from "../lib/db/pool";
+import { consolePoolConfig, withSearchPath } from "../lib/db/pool";
 import { createScratchDatabase } from "../lib/db/scratch";
+import { DEMO_SCHEMA } from "../lib/db/upgrade-legacy";
 import { DEFAULT_SCHEMA } from "../lib/idempotency";
 
 export interface TestDatabase {
   /** The database's plain URL, as a user gives it: no search_path. */
   url: string;
+  /**
+   * The URL with the library's and the demo's schemas on the search_path, as `npm start` hands the
+   * demo's processes theirs: for a test's own handlers and extra connections, which name their
+   * tables (and the demo's) unqualified. Never for the console or the library under test.
+   */
+  sqlUrl: string;
   name: string;
   /**
    * A pool on the test database configured as the console's pools are (consolePoolConfig: the
@@ -37,6 +44,7 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
   pool.on("error", () => {});
   return {
     url: scratch.url,
+    sqlUrl: withSearchPath(scratch.url, [DEFAULT_SCHEMA, DEMO_SCHEMA]),
     name: scratch.name,
     pool,
     async drop() {

@@ -60,7 +60,7 @@ describe.skipIf(!redisUrl)("BullMQ adapter (real Redis)", () => {
       onDeadLetter?: (reason: string) => void;
     } = {},
   ) {
-    const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+    const pool = new pg.Pool({ connectionString: db.sqlUrl, max: 4 });
     pool.on("error", () => {});
     const registry = new Registry();
     const effects = createEffects({
@@ -139,7 +139,7 @@ describe.skipIf(!redisUrl)("BullMQ adapter (real Redis)", () => {
     const added = await queue.add("capture", message, { attempts: 3 });
     const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "lib/queues/testing/bull-crash-child.ts")], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: db.url, REDIS_URL: url, QUEUE: name, PREFIX },
+      env: { ...process.env, DATABASE_URL: db.sqlUrl, REDIS_URL: url, QUEUE: name, PREFIX },
       stdio: ["ignore", "pipe", "inherit"],
     });
     let output = "";
@@ -153,7 +153,10 @@ describe.skipIf(!redisUrl)("BullMQ adapter (real Redis)", () => {
 
     const decisions: Decision<unknown>[] = [];
     const deliveries: DeliveryInfo[] = [];
-    const provider = new FakePaymentProvider(db.pool);
+    // The demo's provider names its tables unqualified: it connects as npm start connects the demo.
+    const demoPool = new pg.Pool({ connectionString: db.sqlUrl, max: 2 });
+    cleanup.push(() => demoPool.end());
+    const provider = new FakePaymentProvider(demoPool);
     worker<unknown>(
       name,
       {
@@ -171,7 +174,7 @@ describe.skipIf(!redisUrl)("BullMQ adapter (real Redis)", () => {
     );
     const job = await waitFor("the stalled job to be redelivered", () => finished(queue, added.id!));
     expect(await job.getState()).toBe("completed");
-    const { rows } = await db.pool.query<{ charge_id: string }>(
+    const { rows } = await demoPool.query<{ charge_id: string }>(
       "SELECT charge_id FROM demo_provider_ledger WHERE tenant_id = $1 AND order_id = $2",
       [message.tenant, message.orderId],
     );
