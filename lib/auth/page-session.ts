@@ -1,7 +1,8 @@
 import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
+import { ConsoleError } from "../console/errors";
 import { type Principal, type Role, roleAtLeast } from "./auth-types";
-import { authenticate } from "./authenticate";
+import { authenticate, databaseError } from "./authenticate";
 import { Scope } from "./scope";
 import { SESSION_COOKIE } from "./session";
 
@@ -38,4 +39,18 @@ export interface PageScope {
 export async function requirePageScope(role?: Role): Promise<PageScope> {
   const principal = await requirePageSession(role);
   return { principal, scope: Scope.ofPrincipal(principal) };
+}
+
+/**
+ * requirePageScope, or null when the session cannot be checked because the database cannot be
+ * reached: the page then reads nothing (no scope, no data) and its client shows the outage that
+ * the API answers.
+ */
+export async function requirePageScopeOrOutage(role?: Role): Promise<PageScope | null> {
+  try {
+    return await requirePageScope(role);
+  } catch (error) {
+    if (databaseError(error) instanceof ConsoleError) return null;
+    throw error;
+  }
 }
