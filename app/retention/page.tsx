@@ -61,7 +61,7 @@ export default async function RetentionPage({
   // Prefetched on the server, so the first HTML carries the partitions; a failure is not cached as
   // data: the client asks again and shows the error state with a retry.
   await queryClient.prefetchQuery({ queryKey: retentionQueryKey(search.toString()), queryFn: () => getRetention(scope, query) });
-  const canApply = principal.role === "admin" && principal.tenantId === null;
+  const canApply = principal.role === "admin" && scope.platform;
   return (
     <>
       {header}
