@@ -28,7 +28,8 @@ export default async function GapsPage({
   for (const k of KEYS) {
     const v = raw[k];
     const value = Array.isArray(v) ? v.at(-1) : v;
-    if (value) {
+    // A tenant session reads its own tenant whatever ?tenant= says: its links do not name another.
+    if (value && !(k === "tenant" && !scope.platform)) {
       params[k] = value;
       search.set(k, value);
     }

@@ -48,6 +48,9 @@ export default async function OverviewPage({
     const last = Array.isArray(value) ? value[value.length - 1] : value;
     if (last !== undefined && last !== "") params.set(key, last);
   }
+  // A tenant session reads its own tenant whatever ?tenant= says: the links and the query key do
+  // not carry another tenant's name either.
+  if (session && !session.scope.platform) params.delete("tenant");
 
   let query: OverviewQuery;
   try {
