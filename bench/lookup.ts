@@ -103,6 +103,8 @@ async function main() {
         DATABASE_URL: db.url,
         PORT: String(port),
         ONCEBOARD_RATE_LIMIT_PER_MINUTE: "1000000",
+        ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: "1000000",
+        ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: "1000000",
         ONCEBOARD_SECRET: "b".repeat(40),
       },
       quiet: true,

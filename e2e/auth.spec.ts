@@ -4,7 +4,7 @@ import { SCREENSHOT_DIR } from "./env";
 
 test.use({ colorScheme: "light" });
 
-test("a signed-out page goes to the login page, and the form signs in and back", async ({ page }) => {
+test("a signed-out page goes to the login page, and the form signs in and back", async ({ page, request }) => {
   await page.goto("/overview?window=7d");
   await expect(page).toHaveURL(/\/login\?next=%2Foverview%3Fwindow%3D7d$/);
   await expect(page.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
@@ -25,10 +25,25 @@ test("a signed-out page goes to the login page, and the form signs in and back",
   expect(session?.httpOnly).toBe(true);
   expect(session?.sameSite).toBe("Strict");
 
+  const cookie = `onceboard_session=${session?.value}`;
+  expect((await request.get("/api/v1/overview", { headers: { cookie } })).status()).toBe(200);
+
   await badge.getByRole("button", { name: "Sign out" }).click();
   await expect(page).toHaveURL(/\/login$/);
   await page.goto("/overview");
   await expect(page).toHaveURL(/\/login/);
+  // Signing out ended the session on the server: the old cookie, replayed, is refused.
+  expect((await request.get("/api/v1/overview", { headers: { cookie } })).status()).toBe(401);
+});
+
+test("sign-in never sends the reader off the console, however next= is spelled", async ({ page }) => {
+  for (const next of ["/%5Cevil.example", "//evil.example", "/%2F%2Fevil.example"]) {
+    await page.context().clearCookies();
+    await page.goto(`/login?next=${encodeURIComponent(next)}`);
+    await page.getByLabel("Token").fill(tokenFor("viewer"));
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page, next).toHaveURL(/\/overview$/);
+  }
 });
 
 test("the API answers 401 JSON without credentials and serves a Bearer token", async ({ request }) => {

@@ -68,14 +68,25 @@ test("filters change the URL, and a copied URL restores the same view", async ({
   await expect(other.getByTestId("tiles")).toHaveText(shown);
 });
 
-test("a stuck claim and a violation link to the Keys page", async ({ page }) => {
+test("a stuck claim links to the Keys page; a violation group to its list, and each listed key to its page", async ({ page }) => {
   await page.goto("/overview");
   // The Keys seed adds a stuck receipt of its own: pick the Overview seed's stuck capture.
   const stuck = page.getByTestId("stuck-claim").filter({ hasText: "capture-payment:in_progress:" }).first().getByRole("link");
   await expect(stuck).toHaveAttribute("href", /^\/keys\?tenant=[^&]+&key=capture-payment%3Ain_progress%3A/);
-  const violation = page.getByTestId("violation-key").first();
-  await expect(violation).toHaveAttribute("href", "/keys?tenant=globex&key=send-receipt%3Aorder-100");
   await expect(page.getByTestId("violations-banner")).toContainText(`${expected.uncaughtViolations} uncaught unique violations`);
+  const group = page.getByTestId("violation-group").filter({ hasText: "send-receipt" }).first();
+  await expect(group).toHaveAttribute("href", /^\/violations\?tenant=globex&jobType=send-receipt&constraint=/);
+  await group.click();
+  await expect(page).toHaveURL(/\/violations\?tenant=globex&jobType=send-receipt/);
+  const rows = page.getByTestId("violation-row");
+  // One row per violation, each on its own key: the group's count, not one key standing for it.
+  await expect(rows.first()).toBeVisible();
+  const keys = await page.getByTestId("violation-key").allTextContents();
+  expect(new Set(keys).size).toBe(keys.length);
+  await expect(page.getByTestId("violation-key").filter({ hasText: /^send-receipt:order-100$/ })).toHaveAttribute(
+    "href",
+    "/keys?tenant=globex&key=send-receipt%3Aorder-100",
+  );
 });
 
 test("an invalid window is shown as the API's error, never replaced", async ({ page, request }) => {

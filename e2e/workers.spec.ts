@@ -1,6 +1,6 @@
 import { expect, type Page, test } from "@playwright/test";
 import { bearer, loginAs } from "./auth";
-import { BROKEN_URL, SCREENSHOT_DIR, WORKER_DOWN_URL, WORKER_UP_URL } from "./env";
+import { SCREENSHOT_DIR, WORKER_DOWN_URL, WORKER_UP_URL } from "./env";
 import { WORKER_EXPECTED } from "./worker-metrics";
 
 // scripts/e2e.ts gives the seeded console WORKER_METRICS_URLS = a fake worker (e2e/worker-metrics.ts)
@@ -124,24 +124,5 @@ test.describe("in dark", () => {
       count(WORKER_EXPECTED.claims),
     );
     await panel(page).screenshot({ path: `${SCREENSHOT_DIR}/workers-dark.png` });
-  });
-});
-
-test.describe("without WORKER_METRICS_URLS", () => {
-  // The console whose database is unreachable: the panel does not need the database, and has no workers.
-  test.use({ baseURL: BROKEN_URL, colorScheme: "light" });
-
-  test("the Workers panel explains how workers appear", async ({ page }) => {
-    await page.goto("/overview");
-    const workers = panel(page);
-    await expect(workers).toContainText("No workers to show.");
-    await expect(workers).toContainText("npm start");
-    await expect(workers).toContainText("WORKER_METRICS_URLS");
-    await expect(workers.getByRole("table")).toHaveCount(0);
-
-    // The session cookie, honoured while the database is down (the token store cannot be read).
-    const body = await (await page.request.get("/api/v1/workers")).json();
-    expect(body.workers).toEqual([]);
-    expect(body.hint).toMatch(/WORKER_METRICS_URLS is not set/);
   });
 });

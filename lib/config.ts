@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 
 /** Every environment variable Onceboard reads, validated in one place (documented in README.md). */
@@ -21,6 +22,31 @@ const httpUrl = z.string().refine((value) => {
 
 const emptyAsUndefined = (value: unknown) => (value === "" ? undefined : value);
 
+/**
+ * A comma-separated list of field-name words for redaction ("api_key, cardNumber"). Each entry is
+ * letters, digits, "_", "-", "." or spaces: a typo like "pass*" is refused with the variable's name.
+ */
+const redactWordList = z.preprocess(
+  emptyAsUndefined,
+  z
+    .string()
+    .transform((value) =>
+      value
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ""),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .max(100)
+          .regex(/^[A-Za-z0-9_.\- ]+$/, "field-name words are letters, digits, _ - . or spaces"),
+      ),
+    )
+    .optional(),
+);
+
 /** "a, b,,c" → ["a", "b", "c"]: comma-separated http(s) URLs, blanks and repeats dropped; a bad entry is named. */
 const httpUrlList = z.string().transform((value, ctx) => {
   const entries = [...new Set(value.split(",").map((entry) => entry.trim()))].filter((entry) => entry !== "");
@@ -28,6 +54,23 @@ const httpUrlList = z.string().transform((value, ctx) => {
     // Named so it can be found, with anything before an "@" masked: it may be a user and password.
     const shown = entry.replace(/^([^/@]*\/\/)?[^@]*@/, "$1***@");
     if (!httpUrl.safeParse(entry).success) ctx.addIssue(`has an entry that is not an http(s) URL: "${shown}"`);
+  }
+  return entries;
+});
+
+/** "10.0.0.1, 10.1.0.0/16, ::1" → the entries, each an IPv4/IPv6 address or CIDR; a bad entry is named. */
+const addressList = z.string().transform((value, ctx) => {
+  const entries = value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  for (const entry of entries) {
+    const [address = "", prefix, extra] = entry.split("/");
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || extra !== undefined)
+      ctx.addIssue(`has an entry that is not an IP address or CIDR: "${entry}"`);
   }
   return entries;
 });
@@ -94,7 +137,33 @@ const configSchema = z.object({
   ONCEBOARD_SECRET: z.preprocess(emptyAsUndefined, z.string().min(32, "must be at least 32 characters").optional()),
   /** API requests per minute per token (a token bucket of this size, refilled evenly). */
   ONCEBOARD_RATE_LIMIT_PER_MINUTE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1_000_000).default(600)),
-  /** How long a console session lasts (hours; never past its token's expiry). */
+  /** Sign-in attempts, and requests with an unknown or invalid credential, per minute per client address. */
+  ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000).default(30),
+  ),
+  /** Authenticated requests per minute per client address (every token it uses together). */
+  ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000).default(1200),
+  ),
+  /** Minutes a console session may go unused before it ends. */
+  ONCEBOARD_SESSION_IDLE_MINUTES: z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(60 * 24 * 30)
+      .default(60),
+  ),
+  /** The console's public origin (e.g. https://onceboard.example.com): what CSRF compares Origin with, and https there turns on HSTS. */
+  PUBLIC_URL: z.preprocess(emptyAsUndefined, httpUrl.optional()),
+  /** Comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For/-Host/-Proto and X-Real-IP are believed (none by default). */
+  TRUSTED_PROXIES: z.preprocess(emptyAsUndefined, addressList.default([])),
+  /** Strict-Transport-Security max-age (seconds) sent when the console is served over https; 0 sends none. */
+  ONCEBOARD_HSTS_MAX_AGE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(63_072_000).default(31_536_000)),
+  /** How long a console session lasts at most (hours; never past its token's expiry). */
   ONCEBOARD_SESSION_HOURS: z.preprocess(
     emptyAsUndefined,
     z.coerce
@@ -106,19 +175,10 @@ const configSchema = z.object({
   ),
   /** Outcome redaction before it leaves the server: default (card numbers, e-mail addresses) or off. */
   ONCEBOARD_REDACT: z.preprocess(emptyAsUndefined, z.enum(["default", "off"]).default("default")),
-  /** Extra comma-separated outcome field names whose values are always redacted (e.g. "iban,phone"). */
-  ONCEBOARD_REDACT_FIELDS: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .transform((value) =>
-        value
-          .split(",")
-          .map((entry) => entry.trim())
-          .filter((entry) => entry !== ""),
-      )
-      .optional(),
-  ),
+  /** Extra comma-separated field-name words whose values are always redacted (e.g. "dob,passport"), added to the list. */
+  ONCEBOARD_REDACT_FIELDS: redactWordList,
+  /** Replaces the default field-name words (lib/console/redact.ts DEFAULT_REDACTED_FIELD_WORDS). */
+  ONCEBOARD_REDACT_FIELD_WORDS: redactWordList,
   /** Seconds between the console's partition maintenance runs (lib/retention/schedule.ts); 0 turns it off. */
   RETENTION_MAINTENANCE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
 });
@@ -152,9 +212,9 @@ export function loadWorkerMetricsUrls(env: Env = process.env): string[] {
 }
 
 /**
- * Whether the console asks for credentials. False until the auth seam (lib/auth, issue 10) guards
- * every route and page; while false, `npm start` warns when HOST exposes the console beyond loopback.
- * True since lib/auth: the proxy and withAuth refuse every unauthenticated page and API route.
+ * Whether the console asks for credentials: true, the proxy and withAuth refuse every
+ * unauthenticated page and API route. Were it false, `npm start` would warn when HOST exposes the
+ * console beyond loopback.
  */
 export const CONSOLE_AUTHENTICATION_ENABLED: boolean = true;
 

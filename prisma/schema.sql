@@ -71,6 +71,20 @@ CREATE TABLE claim_latency_minute (
   CONSTRAINT claim_latency_minute_pkey PRIMARY KEY (minute, job_type, demo)
 );
 
+CREATE TABLE console_sessions (
+  id_hash text NOT NULL,
+  token_id uuid NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  last_seen_at timestamp with time zone NOT NULL DEFAULT now(),
+  expires_at timestamp with time zone NOT NULL,
+  revoked_at timestamp with time zone,
+  signed_in_with text NOT NULL,
+  client_ip text,
+  CONSTRAINT console_sessions_pkey PRIMARY KEY (id_hash),
+  CONSTRAINT console_sessions_signed_in_with_check CHECK ((signed_in_with = ANY (ARRAY['token'::text, 'link'::text]))),
+  CONSTRAINT console_sessions_token_id_fkey FOREIGN KEY (token_id) REFERENCES api_tokens(id) ON DELETE CASCADE
+);
+
 CREATE TABLE effects (
   tenant_id text NOT NULL,
   key text NOT NULL,
@@ -121,6 +135,13 @@ CREATE TABLE maintenance_runs (
   CONSTRAINT maintenance_runs_result_check CHECK ((result = ANY (ARRAY['running'::text, 'success'::text, 'failed'::text])))
 );
 
+CREATE TABLE rate_limits (
+  key character varying(255) NOT NULL,
+  points integer NOT NULL DEFAULT 0,
+  expire bigint,
+  CONSTRAINT rate_limits_pkey PRIMARY KEY (key)
+);
+
 CREATE TABLE retention_settings (
   id smallint NOT NULL DEFAULT 1,
   retention_days integer NOT NULL DEFAULT 7,
@@ -166,6 +187,20 @@ CREATE TABLE tenant_violations_hour (
   last_seen timestamp with time zone NOT NULL,
   demo boolean NOT NULL DEFAULT false,
   CONSTRAINT tenant_violations_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, constraint_name, demo)
+);
+
+CREATE TABLE uncaught_violation_keys (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  occurred_at timestamp with time zone NOT NULL DEFAULT now(),
+  tenant_id text NOT NULL,
+  job_type text NOT NULL,
+  constraint_name text NOT NULL,
+  key text NOT NULL,
+  message_id text,
+  message text,
+  worker_id text,
+  demo boolean NOT NULL DEFAULT false,
+  CONSTRAINT uncaught_violation_keys_pkey PRIMARY KEY (id)
 );
 
 CREATE TABLE uncaught_violations_minute (
@@ -260,11 +295,15 @@ CREATE TABLE worker_stats_minute (
 CREATE UNIQUE INDEX api_tokens_token_hash_key ON onceboard.api_tokens USING btree (token_hash);
 CREATE INDEX audit_log_at_idx ON onceboard.audit_log USING btree (at);
 CREATE INDEX audit_log_tenant_id_at_idx ON onceboard.audit_log USING btree (tenant_id, at);
+CREATE INDEX console_sessions_token_id_idx ON onceboard.console_sessions USING btree (token_id);
 CREATE INDEX effects_in_progress_lease_until_idx ON ONLY onceboard.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
 CREATE INDEX effects_max_gap_seconds_idx ON ONLY onceboard.effects USING btree (max_gap_seconds) WHERE (max_gap_seconds IS NOT NULL);
 CREATE INDEX maintenance_runs_started_at_idx ON onceboard.maintenance_runs USING btree (started_at);
 CREATE INDEX tenant_suppressions_hour_tenant_idx ON onceboard.tenant_suppressions_hour USING btree (tenant_id, hour);
 CREATE INDEX tenant_violations_hour_tenant_idx ON onceboard.tenant_violations_hour USING btree (tenant_id, hour);
+CREATE INDEX uncaught_violation_keys_occurred_idx ON onceboard.uncaught_violation_keys USING btree (occurred_at, id);
+CREATE INDEX uncaught_violation_keys_tenant_key_idx ON onceboard.uncaught_violation_keys USING btree (tenant_id, key, occurred_at);
+CREATE INDEX uncaught_violation_keys_tenant_occurred_idx ON onceboard.uncaught_violation_keys USING btree (tenant_id, occurred_at, id);
 CREATE INDEX worker_registrations_heartbeat_at_idx ON onceboard.worker_registrations USING btree (heartbeat_at);
 CREATE INDEX worker_stats_minute_job_type_minute_idx ON onceboard.worker_stats_minute USING btree (job_type, minute);
 CREATE INDEX worker_stats_minute_late_gap_idx ON onceboard.worker_stats_minute USING btree (minute) WHERE (gap_seconds_sum >= (172800)::double precision);

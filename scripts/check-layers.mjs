@@ -1,9 +1,8 @@
 #!/usr/bin/env node
-// The layout table of DESIGN.md (docs/architecture.md), checked on every import: `npm run lint`
-// runs this after Biome. An import is an arrow from the importing file's layer to the imported
-// file's layer; arrows point down the table, never up or sideways. Known exceptions (today's
-// arrows inside the worker library's folders, which another change removes) are listed below and
-// reported as such, so a new one fails and a fixed one is noticed.
+// The layout table, checked on every import: `npm run lint` runs this after Biome. An import is an
+// arrow from the importing file's layer to the imported file's layer; arrows point down the table,
+// never up or sideways. The table in docs/architecture.md is printed from LAYERS below
+// (`--print-table`, `--write-table`), and the check fails when the doc's copy is stale.
 import fs from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
@@ -18,7 +17,8 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 export const LAYERS = [
   {
     name: "lib/idempotency",
-    holds: "the worker library (its own package)",
+    holds:
+      "the worker library, its own package (`npm run pack:lib`, built by `packages/idempotency/pack.mjs`), its schema's migrations (`migrations/`) and SQL function sources (`sql/`)",
     may: [],
     packages: ["pg", "prom-client"],
     public: ["lib/idempotency/index.ts", "lib/idempotency/testing/index.ts"],
@@ -35,23 +35,25 @@ export const LAYERS = [
       "lib/queues/core.ts",
     ],
   },
-  { name: "lib/config.ts", holds: "the one zod-validated config", may: [] },
+  { name: "lib/config.ts", holds: "the one zod-validated config; every environment variable is read through it", may: [] },
+  { name: "lib/format.ts", holds: "the one formatting module (Intl): times, durations, counts, plurals", may: [] },
   // lib/db and lib/console phrase database failures from the library's one PostgreSQL error table.
   {
     name: "lib/db",
-    holds: "pool, Prisma client, embedded Postgres, migrations",
+    holds:
+      "pg pool, Prisma client (`lib/db/prisma.ts`), embedded PostgreSQL, migration applier (calls the library's `migrate()`, moves pre-schema databases: `upgrade-legacy.ts`)",
     may: ["lib/config.ts", "lib/idempotency"],
   },
   // Read models take a Scope (lib/auth/scope.ts), as a type only: see TYPE_ONLY_OUTSIDE.
   {
     name: "lib/console",
-    holds: "read models",
-    may: ["lib/db", "lib/idempotency", "lib/retention", "lib/config.ts", "lib/auth/scope.ts"],
+    holds: "read models, one question per file",
+    may: ["lib/db", "lib/idempotency", "lib/retention", "lib/config.ts", "lib/format.ts", "lib/auth/scope.ts"],
   },
   {
     name: "lib/retention",
-    holds: "partition manager",
-    may: ["lib/db", "lib/idempotency", "lib/config.ts", "lib/auth/scope.ts"],
+    holds: "partition manager (the console's side)",
+    may: ["lib/db", "lib/idempotency", "lib/config.ts", "lib/format.ts", "lib/auth/scope.ts"],
   },
   // lib/auth wraps route handlers (withAuth), so it answers with lib/api's error table.
   {
@@ -63,16 +65,21 @@ export const LAYERS = [
   // The soak drives the demo's workload through the adapters' public entry points, as a user's worker would.
   {
     name: "lib/soak",
-    holds: "the fault-injection soak",
+    holds: "the fault-injection soak: the demo's workload through the adapters' public entry points",
     may: ["lib/demo", "lib/queues", "lib/idempotency", "lib/db", "lib/config.ts"],
   },
-  { name: "lib/api", holds: "HTTP helpers for route handlers", may: ["lib/console", "lib/retention", "lib/config.ts"] },
+  {
+    name: "lib/api",
+    holds: "HTTP helpers for route handlers (`parse.ts`, `errors.ts`)",
+    may: ["lib/console", "lib/retention", "lib/config.ts"],
+  },
   {
     name: "app",
-    holds: "routes",
-    may: ["lib/api", "lib/console", "lib/auth", "lib/retention", "lib/config.ts", "components"],
+    holds: "routes: pages and `app/api/v1/**` handlers",
+    may: ["lib/api", "lib/console", "lib/auth", "lib/retention", "lib/config.ts", "lib/format.ts", "components"],
   },
-  { name: "components", holds: "React components", may: [], types: true },
+  // Components run in the browser: besides the pure formatting module, only type files of lib.
+  { name: "components", holds: "React components", may: ["lib/format.ts"], types: true },
   {
     name: "bench",
     holds: "benchmarks through public APIs",
@@ -91,9 +98,9 @@ export const LAYERS = [
 ];
 
 /**
- * Today's arrows out of the library folders (lib/idempotency, lib/queues), which the library's own
- * change removes; each is `from -> to`. A new arrow fails the check, and so does an exception that
- * is no longer needed (remove it here).
+ * Arrows out of the library folders (lib/idempotency, lib/queues) tolerated while a change removes
+ * them; each is `from -> to`. A new arrow fails the check, and so does an exception that is no
+ * longer needed (remove it here).
  */
 export const KNOWN_EXCEPTIONS = [];
 
@@ -203,7 +210,7 @@ export function checkLayers({ root = ROOT, files } = {}) {
     for (const spec of importsOf(text)) {
       const to = resolve(root, from, spec);
       if (to === undefined) {
-        // An npm package: only the worker library is restricted (it ships with `pg` as its one dependency).
+        // An npm package: only the worker library is restricted (it ships with just `layer.packages`).
         if (layer.packages && !test && !isBuiltin(spec) && !layer.packages.includes(packageName(spec))) {
           problems.push({ from, to: spec, why: `${layer.name} may import only ${layer.packages.join(", ")} and node built-ins` });
         }
@@ -214,8 +221,8 @@ export function checkLayers({ root = ROOT, files } = {}) {
       if (test && !layer.packages) continue;
       if (test && (to.startsWith("test/") || to.startsWith("vitest"))) continue;
       if (layer.types) {
-        if (!/-types\.ts$/.test(to))
-          problems.push({ from, to, why: "components may import only lib/**/*-types.ts from the rest of the tree" });
+        if (!/-types\.ts$/.test(to) && !layer.may.includes(to))
+          problems.push({ from, to, why: `components may import only lib/**/*-types.ts and ${layer.may.join(", ")}` });
         continue;
       }
       const allowed = layer.may.some(
@@ -237,10 +244,77 @@ export function checkLayers({ root = ROOT, files } = {}) {
   return problems;
 }
 
+// ---- The table in docs/architecture.md, printed from LAYERS so the doc cannot disagree with the check.
+
+export const TABLE_DOC = "docs/architecture.md";
+const TABLE_BEGIN = "<!-- layer table: printed by `node scripts/check-layers.mjs --write-table`; edit LAYERS, not this -->";
+const TABLE_END = "<!-- end of layer table -->";
+
+const code = (text) => `\`${text}\``;
+const folder = (layer) => (layer.name.endsWith(".ts") ? code(layer.name) : code(`${layer.name}/`));
+
+function mayImport(layer) {
+  if (layer.types) return `only \`lib/**/*-types.ts\` files and ${layer.may.map(code).join(", ")}`;
+  const parts = [layer.may.length ? layer.may.map(code).join(", ") : "nothing else of this repository"];
+  if (layer.packages) parts.push(`npm packages ${layer.packages.map(code).join(", ")} and node built-ins only`);
+  return parts.join("; ");
+}
+
+/** LAYERS as the Markdown table of docs/architecture.md. */
+export function layerTable(layers = LAYERS) {
+  const rows = layers.map(
+    (layer) =>
+      `| ${folder(layer)} | ${layer.holds} | ${mayImport(layer)} | ${layer.public ? layer.public.map(code).join(", ") : "any"} |`,
+  );
+  return [
+    "| folder | holds | may import (besides itself) | entry points others may import |",
+    "| --- | --- | --- | --- |",
+    ...rows,
+  ].join("\n");
+}
+
+function tableSpan(text) {
+  const begin = text.indexOf(TABLE_BEGIN);
+  const end = text.indexOf(TABLE_END);
+  if (begin < 0 || end < begin) return undefined;
+  return { start: begin + TABLE_BEGIN.length, end };
+}
+
+/** Why the doc's copy of the table is not LAYERS as printed now, or undefined when it is. */
+export function staleLayerTable(root = ROOT) {
+  const file = path.join(root, TABLE_DOC);
+  if (!fs.existsSync(file)) return `${TABLE_DOC} is missing: it shows the layer table`;
+  const text = fs.readFileSync(file, "utf8");
+  const span = tableSpan(text);
+  if (!span) return `${TABLE_DOC} lacks the layer table's markers (${TABLE_BEGIN} … ${TABLE_END})`;
+  if (text.slice(span.start, span.end).trim() !== layerTable())
+    return `${TABLE_DOC}'s layer table is stale: run node scripts/check-layers.mjs --write-table`;
+  return undefined;
+}
+
+export function writeLayerTable(root = ROOT) {
+  const file = path.join(root, TABLE_DOC);
+  const text = fs.readFileSync(file, "utf8");
+  const span = tableSpan(text);
+  if (!span) throw new Error(`${TABLE_DOC} lacks the layer table's markers`);
+  fs.writeFileSync(file, `${text.slice(0, span.start)}\n${layerTable()}\n${text.slice(span.end)}`);
+}
+
 function main() {
   // --root <dir>: check another tree (the layer test plants an upward import in a scratch copy).
   const at = process.argv.indexOf("--root");
-  const problems = checkLayers(at > 0 ? { root: path.resolve(process.argv[at + 1]) } : {});
+  const root = at > 0 ? path.resolve(process.argv[at + 1]) : ROOT;
+  if (process.argv.includes("--print-table")) {
+    process.stdout.write(`${layerTable()}\n`);
+    return;
+  }
+  if (process.argv.includes("--write-table")) {
+    writeLayerTable(root);
+    return;
+  }
+  const problems = checkLayers({ root });
+  const tableProblem = staleLayerTable(root);
+  if (tableProblem) process.stderr.write(`layers: ${tableProblem}\n`);
   const key = (p) => `${p.from} -> ${p.to}`;
   const known = new Set(KNOWN_EXCEPTIONS);
   const fresh = problems.filter((p) => !known.has(key(p)));
@@ -249,7 +323,7 @@ function main() {
   for (const k of stale)
     process.stderr.write(`layers: known exception no longer needed, remove it from scripts/check-layers.mjs: ${k}\n`);
   const knownCount = problems.length - fresh.length;
-  if (fresh.length > 0 || stale.length > 0) process.exit(1);
+  if (fresh.length > 0 || stale.length > 0 || tableProblem) process.exit(1);
   process.stdout.write(
     `layers: every import follows the layout table${knownCount ? ` (${knownCount} known exception(s) in the library folders)` : ""}\n`,
   );

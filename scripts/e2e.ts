@@ -262,6 +262,8 @@ async function main(): Promise<number> {
           // start would drop it under the other specs. e2e/retention.spec.ts applies by hand, last.
           RETENTION_MAINTENANCE_INTERVAL_SECONDS: "0",
           ONCEBOARD_RATE_LIMIT_PER_MINUTE: "100000",
+          ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: "100000",
+          ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: "100000",
         },
         quiet: true,
       }),

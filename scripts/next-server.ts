@@ -5,6 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const NEXT_BIN = path.join(ROOT, "node_modules", ".bin", "next");
+const CONSOLE_SERVER = path.join(ROOT, "scripts", "console-server.ts");
 
 /** Environment for every Next.js child: no telemetry, ever. */
 export function nextEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -45,7 +46,13 @@ export async function serveConsole(options: {
   onChild?: (child: ChildProcess) => void;
 }): Promise<ChildProcess> {
   const host = options.host ?? "127.0.0.1";
-  const child = spawn(NEXT_BIN, [options.mode, "-H", host, "-p", String(options.port)], {
+  // `start` runs the console's own server (scripts/console-server.ts: next start, plus the TCP
+  // peer for TRUSTED_PROXIES); `dev` is plain next dev, where no peer is known.
+  const [command, args] =
+    options.mode === "start"
+      ? [process.execPath, ["--import", "tsx", CONSOLE_SERVER, "-H", host, "-p", String(options.port)]]
+      : [NEXT_BIN, ["dev", "-H", host, "-p", String(options.port)]];
+  const child = spawn(command, args, {
     cwd: ROOT,
     // The console exits once this process is gone (instrumentation.ts), so a SIGKILL here leaves no server behind.
     env: nextEnv({ ONCEBOARD_PARENT_PID: String(process.pid), ...options.env }),

@@ -3,9 +3,9 @@ import { parseSoakArgs, SoakUsageError, USAGE } from "../lib/soak/options";
 import { runSoak } from "../lib/soak/run";
 
 /**
- * `npm run soak [-- --deliveries <n>]`: the fault-injection soak (issue 5). Progress on stderr,
+ * `npm run soak [-- --deliveries <n>]`: the fault-injection soak (docs/soak.md). Progress on stderr,
  * findings on stdout, the last line exactly
- * `soak deliveries=<n> duplicates_suppressed=<n> killed=<n> double_effects=<n> lost=<n>`.
+ * `soak deliveries=<n> duplicates_suppressed=<n> killed=<n> double_effects=<n> lost=<n> violations_lost=<n>`.
  * Exits 1 when anything was applied twice or lost, or any other check failed; 2 on bad input.
  */
 let options: ReturnType<typeof parseSoakArgs>;

@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { bootstrapLoginMessage } from "../lib/auth/bootstrap";
 import { CONSOLE_AUTHENTICATION_ENABLED, isLoopbackHost, loadConfig, loadWorkerMetricsUrls } from "../lib/config";
+import { ensurePrivateDataDir } from "../lib/db/data-dir";
 import { assertPortFree, findFreePort } from "../lib/db/free-port";
 import { withSearchPath } from "../lib/db/pool";
 import { type ProvisionedDatabase, provisionDatabase } from "../lib/db/provision";
@@ -76,6 +77,8 @@ runMain(async () => {
   if (reclaimed > 0) log(`stopped ${reclaimed} process(es) left running by a killed start`);
   await assertPortFree(config.PORT);
   registry.save();
+  // The registry's write made the directory (or says why it cannot be made); only its owner may enter it.
+  ensurePrivateDataDir(config.ONCEBOARD_DATA_DIR);
 
   const children: ChildProcess[] = [];
   let demo: DemoProcesses | undefined;

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 const ROOT = path.resolve(import.meta.dirname, "..");
 
 /**
- * Issue 8 item 19: `npm install` on this Node prints no EBADENGINE warning that the README does not
+ * `npm install` on this Node prints no EBADENGINE warning that the README does not
  * explain, and the README states the real Node floor (package.json `engines`).
  */
 describe("npm install on this Node", () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 const ROOT = path.resolve(import.meta.dirname, "..");
 
 /**
- * Issue 9: every environment variable is read through lib/config (validated, documented in one
+ * Every environment variable is read through lib/config (validated, documented in one
  * place). Passing process.env on to a child, or as a default argument of a config loader, is not a
  * read; `process.env.NAME` and `process.env[...]` are.
  */

@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module script (npm run lint runs it with node), no declarations
-import { checkLayers, KNOWN_EXCEPTIONS } from "../scripts/check-layers.mjs";
+import { checkLayers, KNOWN_EXCEPTIONS, layerTable, staleLayerTable, TABLE_DOC } from "../scripts/check-layers.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 interface Problem {
@@ -15,7 +15,7 @@ interface Problem {
 }
 const check = checkLayers as (options?: { root?: string; files?: Record<string, string> }) => Problem[];
 
-/** Issue 9: DESIGN.md's layout table, checked by `npm run lint` (scripts/check-layers.mjs). */
+/** The layout table of docs/architecture.md, checked by `npm run lint` (scripts/check-layers.mjs). */
 describe("layer rules", () => {
   it("hold on today's tree, with no exceptions left in the library folders", () => {
     const arrows = check().map((p) => `${p.from} -> ${p.to}`);
@@ -44,6 +44,7 @@ describe("layer rules", () => {
       `import { getWorkers } from "@/lib/console/get-workers";`,
       "lib/console/get-workers.ts",
     ],
+    ["a component importing the config", "components/planted.tsx", `import { loadConfig } from "@/lib/config";`, "lib/config.ts"],
     [
       "the demo importing lib/db",
       "lib/demo/planted.ts",
@@ -104,6 +105,7 @@ describe("layer rules", () => {
       "components/planted.tsx",
       `import type { WorkerStatus } from "@/lib/console/workers-types";`,
     ],
+    ["a component importing the formatting module", "components/planted.tsx", `import { formatUtc } from "@/lib/format";`],
     [
       "an adapter importing the library's entry point",
       "lib/queues/planted.ts",
@@ -141,5 +143,34 @@ describe("layer rules", () => {
       scripts: Record<string, string>;
     };
     expect(manifest.scripts.lint).toContain("node scripts/check-layers.mjs");
+  });
+
+  it("are what docs/architecture.md shows: its table is printed from LAYERS", () => {
+    expect(staleLayerTable()).toBeUndefined();
+    expect(layerTable()).toContain(
+      "| `components/` | React components | only `lib/**/*-types.ts` files and `lib/format.ts` | any |",
+    );
+  });
+
+  it("makes the lint command fail when the doc's table is stale", async () => {
+    const stale = path.join(scratch, "stale-doc");
+    await fs.mkdir(path.join(stale, path.dirname(TABLE_DOC as string)), { recursive: true });
+    const doc = await fs.readFile(path.join(ROOT, TABLE_DOC as string), "utf8");
+    const edited = doc.replace(
+      /^\| `lib\/console\/` \|(.*)\| `lib\/db`, /m,
+      (_row, holds: string) => `| \`lib/console/\` |${holds}| \`lib/auth\`, \`lib/db\`, `,
+    );
+    expect(edited).not.toBe(doc);
+    await fs.writeFile(path.join(stale, TABLE_DOC as string), edited);
+    const run = (root: string) =>
+      promisify(execFile)("node", [path.join(ROOT, "scripts/check-layers.mjs"), "--root", root]).then(
+        () => undefined,
+        (error: { code: number; stderr: string }) => error,
+      );
+    const failure = await run(stale);
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toContain(`${TABLE_DOC}'s layer table is stale`);
+    await fs.writeFile(path.join(stale, TABLE_DOC as string), doc);
+    expect(await run(stale)).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-/** The worker library's folders keep their own (they import nothing of this repository); see the issue 9 report. */
+/** The worker library's folders keep their own (they import nothing of this repository). */
 const LIBRARY = /^lib\/(idempotency|queues)\//;
 
 function sources(): { file: string; text: string }[] {
@@ -18,7 +18,7 @@ function sources(): { file: string; text: string }[] {
     .map((file) => ({ file, text: fs.readFileSync(path.join(ROOT, file), "utf8") }));
 }
 
-/** Issue 9: one sleep helper and one scratch-database helper instead of a copy per file. */
+/** One sleep helper and one scratch-database helper instead of a copy per file. */
 describe("one helper each", () => {
   it("sleeps with node:timers/promises, never a hand-rolled setTimeout promise", () => {
     const copies = sources()

@@ -41,7 +41,7 @@ await pool.end();
 `;
 
 /**
- * Issue 9: `npm run pack:lib` builds the worker library into a tarball that installs into a
+ * `npm run pack:lib` builds the worker library into a tarball that installs into a
  * project outside this repository, type-checks a worker written against it, and claims in PostgreSQL.
  */
 describe("the worker library as a package", () => {

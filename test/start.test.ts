@@ -9,6 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { ROOT_RUNTIME_DIR } from "../lib/db/embedded";
 import { findFreePort } from "../lib/db/free-port";
 import { isProcessAlive } from "../lib/db/process-alive";
 
@@ -364,13 +365,27 @@ describe("npm start on the embedded PostgreSQL", () => {
     running.push(run);
     try {
       // The password goes to initdb in a file inside a private directory beside the cluster; catch it there.
+      // The cluster is fresh/pg, or (as root: the 0700 data directory is closed to the postgres user)
+      // ROOT_RUNTIME_DIR/clusters/<id>, named as lib/db/embedded.ts names it.
+      const besideCluster = (): Array<{ dir: string; prefix: string }> => {
+        const places = [{ dir: fresh, prefix: ".pg-initdb-" }];
+        if (fsSync.existsSync(fresh)) {
+          const id = createHash("sha256")
+            .update(path.join(fsSync.realpathSync(fresh), "pg"))
+            .digest("hex")
+            .slice(0, 16);
+          places.push({ dir: path.join(ROOT_RUNTIME_DIR, "clusters"), prefix: `.${id}-initdb-` });
+        }
+        return places;
+      };
       let handover: string | undefined;
       const deadline = Date.now() + 60_000;
       while (!handover && Date.now() < deadline && run.child.exitCode === null) {
-        const entries = await fs.readdir(fresh).catch(() => [] as string[]);
-        const name = entries.find((e) => e.startsWith(".pg-initdb-"));
-        if (name) handover = path.join(fresh, name);
-        else await sleep(5);
+        for (const { dir, prefix } of besideCluster()) {
+          const name = (await fs.readdir(dir).catch(() => [] as string[])).find((e) => e.startsWith(prefix));
+          if (name) handover = path.join(dir, name);
+        }
+        if (!handover) await sleep(5);
       }
       expect(handover, `no initdb password hand-over seen:\n${run.output()}`).toBeDefined();
       expect(fsSync.statSync(handover!).mode & 0o077).toBe(0);

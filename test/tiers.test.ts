@@ -9,7 +9,7 @@ interface Project {
   test: { name: string; include: string[]; exclude?: string[] };
 }
 
-/** Issue 9: `npm test` runs everything, the soak and the demo run are their own tier, run once in CI. */
+/** `npm test` runs everything, the soak and the demo run are their own tier, run once in CI. */
 describe("test tiers", () => {
   const projects = (config.test?.projects ?? []) as Project[];
   const byName = new Map(projects.map((p) => [p.test.name, p.test]));

@@ -1,18 +1,16 @@
 import type { Metadata } from "next";
 import { LoginCode } from "@/components/auth/login-code";
 import { PageHeader } from "@/components/ui/page-header";
+import { nextPathOrDefault } from "@/lib/auth/safe-next";
 
 export const metadata: Metadata = { title: "Sign in" };
 
 const REASONS: Record<string, string> = {
   role: "Your token's role cannot open that page.",
   unavailable: "The database cannot be reached, so sign-in cannot be checked right now.",
+  "logout-unavailable":
+    "Signed out of this browser, but the database could not be reached to end the session on the server: sign out again once it is back.",
 };
-
-function safeNext(value: string | string[] | undefined): string {
-  const next = Array.isArray(value) ? value[0] : value;
-  return next && /^\/(?!\/)/.test(next) && !next.startsWith("/login") ? next : "/overview";
-}
 
 /** Sign in with an API token (or a one-time link: /login#code=…); the session is an httpOnly cookie. */
 export default async function LoginPage({
@@ -21,7 +19,7 @@ export default async function LoginPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const params = await searchParams;
-  const next = safeNext(params.next);
+  const next = nextPathOrDefault(Array.isArray(params.next) ? params.next[0] : params.next);
   const reason = typeof params.reason === "string" ? REASONS[params.reason] : undefined;
   return (
     <>

@@ -8,7 +8,7 @@ import { PageHeader } from "@/components/ui/page-header";
 import { ErrorState } from "@/components/ui/states";
 import { ApiError } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { requirePageScopeOrOutage } from "@/lib/auth/page-session";
+import { requirePageScope } from "@/lib/auth/page-session";
 import { getOverviewSeries } from "@/lib/console/get-overview-series";
 import { type OverviewQuery, overviewQuerySchema } from "@/lib/console/overview-query";
 import { overviewQueryKey } from "@/lib/console/overview-types";
@@ -40,8 +40,7 @@ export default async function OverviewPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  // Null while the database cannot be reached: nothing is prefetched, the client shows the outage.
-  const session = await requirePageScopeOrOutage("viewer");
+  const { scope } = await requirePageScope("viewer");
   const raw = await searchParams;
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(raw)) {
@@ -50,7 +49,7 @@ export default async function OverviewPage({
   }
   // A tenant session reads its own tenant whatever ?tenant= says: the links and the query key do
   // not carry another tenant's name either.
-  if (session && !session.scope.platform) params.delete("tenant");
+  if (!scope.platform) params.delete("tenant");
 
   let query: OverviewQuery;
   try {
@@ -75,11 +74,7 @@ export default async function OverviewPage({
   const queryClient = new QueryClient();
   // A failure here is not thrown: the client asks again and shows the error state with a retry.
   // The session's scope, as the API answers it: a tenant session reads its own tenant whatever the URL says.
-  if (session)
-    await queryClient.prefetchQuery({
-      queryKey: overviewQueryKey(apiQuery),
-      queryFn: () => getOverviewSeries(session.scope, query),
-    });
+  await queryClient.prefetchQuery({ queryKey: overviewQueryKey(apiQuery), queryFn: () => getOverviewSeries(scope, query) });
 
   return (
     <>

@@ -11,10 +11,34 @@ export class ApiClientError extends Error {
 }
 
 /** GETs JSON from our own API; a non-2xx answer or a network failure throws ApiClientError. */
-export async function fetchJson<T>(url: string, signal?: AbortSignal): Promise<T> {
+export function fetchJson<T>(url: string, signal?: AbortSignal): Promise<T> {
+  return requestJson<T>(url, { signal, headers: { accept: "application/json" }, cache: "no-store" });
+}
+
+/**
+ * Writes to our own API: POST (or `method`) with `body` as JSON when given. Fails as fetchJson
+ * does, with the server's error code kept in the ApiClientError, so every write in the UI reports
+ * refusals the same way.
+ */
+export function postJson<T>(
+  url: string,
+  body?: unknown,
+  options: { method?: "POST" | "PUT" | "PATCH" | "DELETE"; signal?: AbortSignal } = {},
+): Promise<T> {
+  return requestJson<T>(url, {
+    method: options.method ?? "POST",
+    signal: options.signal,
+    cache: "no-store",
+    headers:
+      body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+async function requestJson<T>(url: string, init: RequestInit): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(url, { signal, headers: { accept: "application/json" }, cache: "no-store" });
+    response = await fetch(url, init);
   } catch (error) {
     if ((error as Error)?.name === "AbortError") throw error;
     throw new ApiClientError(0, "NETWORK", "the console server did not answer (is it running?)");

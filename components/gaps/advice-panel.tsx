@@ -1,5 +1,5 @@
 import type { Gaps } from "@/lib/console/gaps-types";
-import { formatGap } from "@/lib/retention/advice-types";
+import { formatCount, formatDuration } from "@/lib/format";
 
 /** The advisor's recommendation beside the current retention; red when the retention is below an observed gap. */
 export function AdvicePanel({ gaps }: { gaps: Gaps }) {
@@ -17,8 +17,8 @@ export function AdvicePanel({ gaps }: { gaps: Gaps }) {
         <h2 id="advice-heading">Retention advice</h2>
         <span className="panel-meta">
           {advice.inputs.basis} × {advice.inputs.safetyFactor}
-          {advice.inputs.deadLetterDwellSeconds ? ` + ${formatGap(advice.inputs.deadLetterDwellSeconds)} dwell` : ""}, whole{" "}
-          {formatGap(advice.inputs.partitionSeconds)} partitions
+          {advice.inputs.deadLetterDwellSeconds ? ` + ${formatDuration(advice.inputs.deadLetterDwellSeconds)} dwell` : ""}, whole{" "}
+          {formatDuration(advice.inputs.partitionSeconds)} partitions
         </span>
       </div>
       <div className="panel-body advice-body">
@@ -26,24 +26,24 @@ export function AdvicePanel({ gaps }: { gaps: Gaps }) {
           <div>
             <dt>Recommended</dt>
             <dd data-testid="advice-recommended">
-              {advice.status === "recommended" ? formatGap(advice.recommendedSeconds) : "no recommendation"}
+              {advice.status === "recommended" ? formatDuration(advice.recommendedSeconds) : "no recommendation"}
             </dd>
           </div>
           <div>
             <dt>Current retention</dt>
             <dd className={red ? "text-danger" : undefined} data-testid="advice-retention">
-              {formatGap(c.retentionSeconds)}
+              {formatDuration(c.retentionSeconds)}
             </dd>
           </div>
           <div>
             <dt>Longest observed gap</dt>
             <dd className={red ? "text-danger" : undefined}>
-              {c.observedMaxSeconds === null ? "—" : `> ${formatGap(c.observedMaxSeconds)}`}
+              {c.observedMaxSeconds === null ? "—" : `> ${formatDuration(c.observedMaxSeconds)}`}
             </dd>
           </div>
           <div>
             <dt>Largest declared retry window</dt>
-            <dd>{formatGap(advice.inputs.maxRetryWindowSeconds)}</dd>
+            <dd>{formatDuration(advice.inputs.maxRetryWindowSeconds)}</dd>
           </div>
         </dl>
         <p className={red ? "banner banner-danger" : "muted"} role={red ? "alert" : undefined} data-testid="advice-verdict">
@@ -52,7 +52,7 @@ export function AdvicePanel({ gaps }: { gaps: Gaps }) {
         {c.observedMaxSource ? <p className="muted">Longest gap: {c.observedMaxSource}.</p> : null}
         <p className="muted" data-testid="claims-beyond-retention">
           Claims of deliveries published before the retention (unrecognisable once pruned):{" "}
-          <strong>{c.claimsBeyondRetention.toLocaleString("en-US")}</strong>
+          <strong>{formatCount(c.claimsBeyondRetention)}</strong>
         </p>
         {advice.refusals.length > 0 ? (
           <div data-testid="advice-refusals">

@@ -1,5 +1,6 @@
 import Link from "next/link";
 import { GAP_RANGE_LABELS, GAP_RANGES, type Gaps } from "@/lib/console/gaps-types";
+import { formatUtc } from "@/lib/format";
 
 export interface GapsParams {
   range?: string;
@@ -69,6 +70,6 @@ export function GapFilters({ params, jobTypes }: { params: GapsParams; jobTypes:
 }
 
 export function describeRange(gaps: Gaps): string {
-  const fmt = (iso: string) => new Date(iso).toISOString().replace("T", " ").slice(0, 16);
-  return `${gaps.range === "custom" ? "Custom range" : GAP_RANGE_LABELS[gaps.range]}: ${fmt(gaps.from)} – ${fmt(gaps.to)} UTC`;
+  const at = (iso: string) => formatUtc(iso, { seconds: false });
+  return `${gaps.range === "custom" ? "Custom range" : GAP_RANGE_LABELS[gaps.range]}: ${at(gaps.from)} – ${at(gaps.to)}`;
 }

@@ -1,7 +1,7 @@
 "use client";
 
 import { Area, AreaChart, CartesianGrid, ReferenceLine, Tooltip, XAxis, YAxis } from "recharts";
-import { formatGap } from "@/lib/retention/advice-types";
+import { formatCountOf, formatDuration } from "@/lib/format";
 
 interface Point {
   x: number;
@@ -16,9 +16,9 @@ const TICKS = [1, 60, 3600, 86_400, 604_800, 2_592_000];
 const LOG_FLOOR = 0.5;
 
 export function bucketLabel(bounds: number[], i: number): string {
-  if (i === 0) return `≤ ${formatGap(bounds[0])}`;
-  if (i >= bounds.length) return `> ${formatGap(bounds.at(-1))}`;
-  return `${formatGap(bounds[i - 1])} – ${formatGap(bounds[i])}`;
+  if (i === 0) return `≤ ${formatDuration(bounds[0])}`;
+  if (i >= bounds.length) return `> ${formatDuration(bounds.at(-1))}`;
+  return `${formatDuration(bounds[i - 1])} – ${formatDuration(bounds[i])}`;
 }
 
 function toPoints(bounds: number[], buckets: number[]): Point[] {
@@ -39,7 +39,7 @@ function HistogramTooltip({ active, payload }: { active?: boolean; payload?: Rea
   return (
     <div className="chart-tooltip">
       <strong>{p.label}</strong>
-      <span>{p.count.toLocaleString("en-US")} duplicates</span>
+      <span>{formatCountOf(p.count, "duplicate")}</span>
     </div>
   );
 }
@@ -81,7 +81,7 @@ export function GapHistogramChart({
           scale="log"
           domain={[LOG_FLOOR, bounds.at(-1)! * 2]}
           ticks={TICKS}
-          tickFormatter={(v: number) => formatGap(v)}
+          tickFormatter={(v: number) => formatDuration(v)}
           allowDataOverflow
           tick={{ fill: "var(--text-muted)", fontSize: 12 }}
           stroke="var(--border)"
@@ -109,7 +109,7 @@ export function GapHistogramChart({
           stroke="var(--warning)"
           strokeDasharray="4 3"
           label={{
-            value: `retry window ${formatGap(retryWindowSeconds)}`,
+            value: `retry window ${formatDuration(retryWindowSeconds)}`,
             position: "insideTopLeft",
             fill: "var(--warning)",
             fontSize: 11,
@@ -120,7 +120,7 @@ export function GapHistogramChart({
           x={retentionSeconds}
           stroke="var(--danger)"
           strokeWidth={2}
-          label={{ value: `retention ${formatGap(retentionSeconds)}`, position: "top", fill: "var(--danger)", fontSize: 11 }}
+          label={{ value: `retention ${formatDuration(retentionSeconds)}`, position: "top", fill: "var(--danger)", fontSize: 11 }}
           className="ref-retention"
         />
       </AreaChart>

@@ -3,7 +3,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { type GapSeries, type Gaps, gapsQueryKey } from "@/lib/console/gaps-types";
-import { formatGap } from "@/lib/retention/advice-types";
+import { formatCount, formatDuration, formatUtc } from "@/lib/format";
 import { ApiClientError, fetchJson } from "../api/fetch-json";
 import { EmptyState, ErrorState } from "../ui/states";
 import { AdvicePanel } from "./advice-panel";
@@ -26,15 +26,19 @@ function StatsRow({ s, params, kind }: { s: GapSeries; params: GapsParams; kind:
           {s.name}
         </Link>
       </th>
-      <td>{st.samples.toLocaleString("en-US")}</td>
-      <td>{formatGap(st.p50)}</td>
-      <td>{formatGap(st.p90)}</td>
-      <td>{formatGap(st.p99)}</td>
-      <td>{formatGap(st.p999)}</td>
+      <td>{formatCount(st.samples)}</td>
+      <td>{formatDuration(st.p50)}</td>
+      <td>{formatDuration(st.p90)}</td>
+      <td>{formatDuration(st.p99)}</td>
+      <td>{formatDuration(st.p999)}</td>
       <td>
-        {st.maxAtLeast === null ? "—" : st.maxAtMost === null ? `> ${formatGap(st.maxAtLeast)}` : `≤ ${formatGap(st.maxAtMost)}`}
+        {st.maxAtLeast === null
+          ? "—"
+          : st.maxAtMost === null
+            ? `> ${formatDuration(st.maxAtLeast)}`
+            : `≤ ${formatDuration(st.maxAtMost)}`}
       </td>
-      <td className={st.beyondRetention > 0 ? "text-danger" : undefined}>{st.beyondRetention.toLocaleString("en-US")}</td>
+      <td className={st.beyondRetention > 0 ? "text-danger" : undefined}>{formatCount(st.beyondRetention)}</td>
     </tr>
   );
 }
@@ -124,11 +128,11 @@ export function GapsView({ search, params }: { search: string; params: GapsParam
             <div className="panel-header">
               <h2 id="hist-heading">Redelivery gaps: {g.all.name}</h2>
               <span className="panel-meta">
-                p50 {formatGap(g.all.stats.p50)} · p90 {formatGap(g.all.stats.p90)} · p99 {formatGap(g.all.stats.p99)} · p99.9{" "}
-                {formatGap(g.all.stats.p999)} · max{" "}
+                p50 {formatDuration(g.all.stats.p50)} · p90 {formatDuration(g.all.stats.p90)} · p99{" "}
+                {formatDuration(g.all.stats.p99)} · p99.9 {formatDuration(g.all.stats.p999)} · max{" "}
                 {g.all.stats.maxAtMost === null
-                  ? `> ${formatGap(g.all.stats.maxAtLeast)}`
-                  : `≤ ${formatGap(g.all.stats.maxAtMost)}`}
+                  ? `> ${formatDuration(g.all.stats.maxAtLeast)}`
+                  : `≤ ${formatDuration(g.all.stats.maxAtMost)}`}
               </span>
             </div>
             <GapHistogramChart
@@ -176,7 +180,7 @@ export function GapsView({ search, params }: { search: string; params: GapsParam
         <div className="panel-header">
           <h2 id="tenants-heading">Tenants with the most late redeliveries</h2>
           <span className="panel-meta">
-            effects whose longest gap exceeds the {formatGap(g.lateThresholdSeconds)} retry window
+            effects whose longest gap exceeds the {formatDuration(g.lateThresholdSeconds)} retry window
           </span>
         </div>
         {g.tenants.length === 0 ? (
@@ -188,7 +192,7 @@ export function GapsView({ search, params }: { search: string; params: GapsParam
       <section className="panel" aria-labelledby="late-heading">
         <div className="panel-header">
           <h2 id="late-heading">Latest late duplicates</h2>
-          <span className="panel-meta">gap beyond {formatGap(g.lateThresholdSeconds)}</span>
+          <span className="panel-meta">gap beyond {formatDuration(g.lateThresholdSeconds)}</span>
         </div>
         {g.latestLate.length === 0 ? (
           <p className="panel-empty">None in this range.</p>
@@ -201,7 +205,7 @@ export function GapsView({ search, params }: { search: string; params: GapsParam
                   <th scope="col">Key</th>
                   <th scope="col">Job type</th>
                   <th scope="col">Gap</th>
-                  <th scope="col">Arrived (UTC)</th>
+                  <th scope="col">Arrived</th>
                 </tr>
               </thead>
               <tbody>
@@ -214,8 +218,10 @@ export function GapsView({ search, params }: { search: string; params: GapsParam
                       </Link>
                     </td>
                     <td>{l.jobType}</td>
-                    <td className={l.gapSeconds > g.retentionSeconds ? "text-danger" : undefined}>{formatGap(l.gapSeconds)}</td>
-                    <td>{l.at.replace("T", " ").slice(0, 16)}</td>
+                    <td className={l.gapSeconds > g.retentionSeconds ? "text-danger" : undefined}>
+                      {formatDuration(l.gapSeconds)}
+                    </td>
+                    <td>{formatUtc(l.at, { seconds: false })}</td>
                   </tr>
                 ))}
               </tbody>

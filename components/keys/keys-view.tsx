@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Form from "next/form";
 import Link from "next/link";
 import { useState } from "react";
-import { ApiClientError, fetchJson } from "@/components/api/fetch-json";
+import { ApiClientError, fetchJson, postJson } from "@/components/api/fetch-json";
 import { EmptyState, ErrorState } from "@/components/ui/states";
 import type { Role } from "@/lib/auth/auth-types";
 import {
@@ -15,6 +15,7 @@ import {
   type ReleaseResponse,
 } from "@/lib/console/effects-types";
 import {
+  KEYS_SEARCH_QUERY_ROOT,
   type KeysViewParams,
   keyDetailQueryKey,
   keyDetailUrl,
@@ -22,6 +23,8 @@ import {
   keysSearchQueryKey,
   keysSearchUrl,
 } from "@/lib/console/keys-types";
+import { OVERVIEW_QUERY_ROOT } from "@/lib/console/overview-types";
+import { formatUtc } from "@/lib/format";
 
 export type { KeysViewParams };
 
@@ -41,7 +44,7 @@ export function StatusBadge({ status, stuck }: { status: EffectStatus; stuck?: b
 }
 
 function time(iso: string | null): string {
-  return iso ? `${new Date(iso).toLocaleString("en-GB", { timeZone: "UTC", hour12: false })} UTC` : "–";
+  return formatUtc(iso, { empty: "–" });
 }
 
 /** "2026-11-21 08:37:44": the results column is headed UTC, and a narrow panel keeps every column in view. */
@@ -283,13 +286,14 @@ function KeyDetail({
 
         <h3>Uncaught violations</h3>
         {e.violations.length === 0 ? (
-          <p className="muted">None recorded for this job.</p>
+          <p className="muted">None recorded for this key.</p>
         ) : (
-          <ul>
+          <ul data-testid="key-violations">
             {e.violations.map((v) => (
-              <li key={`${v.minute}-${v.constraint}`}>
-                {v.constraint} ({v.jobType}) ×{v.count} at {time(v.minute)}
-                {v.thisJob ? " — this job" : ""}
+              <li key={v.id} data-testid="key-violation">
+                {v.constraint} ({v.jobType}) at {time(v.occurredAt)}
+                {v.messageId ? <span className="muted"> · message {v.messageId}</span> : null}
+                {v.message ? <span className="muted"> · {v.message}</span> : null}
               </li>
             ))}
           </ul>
@@ -307,13 +311,14 @@ function ReleaseButton({ url, effectKey }: { url: string; effectKey: string }) {
   const [confirming, setConfirming] = useState(false);
   const client = useQueryClient();
   const release = useMutation({
-    mutationFn: async () => {
-      const response = await fetch(url, { method: "POST", headers: { accept: "application/json" } });
-      const body = (await response.json().catch(() => null)) as (ReleaseResponse & { error?: { message: string } }) | null;
-      if (!response.ok) throw new Error(body?.error?.message ?? `release failed (${response.status})`);
-      return body as ReleaseResponse;
-    },
-    onSettled: () => client.invalidateQueries(),
+    mutationFn: () => postJson<ReleaseResponse>(url),
+    // A release changes this key, the searches listing it and the Overview's stuck claims; nothing else.
+    onSettled: () =>
+      Promise.all([
+        client.invalidateQueries({ queryKey: keyDetailQueryKey(url) }),
+        client.invalidateQueries({ queryKey: [KEYS_SEARCH_QUERY_ROOT] }),
+        client.invalidateQueries({ queryKey: [OVERVIEW_QUERY_ROOT] }),
+      ]),
   });
   return (
     <div className="release" data-testid="release">

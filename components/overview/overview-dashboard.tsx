@@ -43,7 +43,11 @@ function Dashboard({ data }: { data: OverviewResponse }) {
   const ms = (v: number | null) => (v === null ? null : v * 1000);
   return (
     <div className="overview" data-source={data.source} data-range={data.range ?? "custom"}>
-      <ViolationsBanner total={data.totals.uncaughtViolations} keys={data.violationKeys} />
+      <ViolationsBanner
+        total={data.totals.uncaughtViolations}
+        groups={data.violationGroups}
+        range={{ from: data.from, to: data.to }}
+      />
       {data.notes.map((n) => (
         <p key={n} className="banner" data-tone="info">
           {n}

@@ -2,7 +2,8 @@
 
 import Link from "next/link";
 import { useSearchParams } from "next/navigation";
-import type { AlertStatus, JobTypeActivity, StuckClaim, TenantRow, ViolationKey } from "@/lib/console/overview-types";
+import type { AlertStatus, JobTypeActivity, StuckClaim, TenantRow } from "@/lib/console/overview-types";
+import { type ViolationGroup, violationsHref } from "@/lib/console/violations-types";
 import { formatCount } from "./format";
 import { withParams } from "./overview-filters";
 import { jobTypeHref, keyHref } from "./overview-links";
@@ -74,29 +75,51 @@ export function AlertsPanel({ alerts, source }: { alerts: AlertStatus[]; source:
   );
 }
 
-export function ViolationsBanner({ total, keys }: { total: number; keys: ViolationKey[] }) {
-  if (total === 0) return null;
+export function ViolationsBanner({
+  total,
+  groups,
+  range,
+}: {
+  total: number;
+  groups: ViolationGroup[];
+  range: { from: string; to: string };
+}) {
+  if (total === 0 && groups.length === 0) return null;
+  const count = Math.max(
+    total,
+    groups.reduce((a, g) => a + g.count, 0),
+  );
   return (
     <div className="banner" data-tone="danger" role="alert" data-testid="violations-banner">
       <div>
-        <strong>{`${formatCount(total)} uncaught unique violation${total === 1 ? "" : "s"} in this range.`}</strong> A handler hit
-        a unique constraint with its own writes: a duplicate got past its guard.
-        {keys.length > 0 ? (
+        <strong>{`${formatCount(count)} uncaught unique violation${count === 1 ? "" : "s"} in this range.`}</strong> A handler hit
+        a unique constraint with its own writes: a duplicate got past its guard.{" "}
+        <Link href={violationsHref({ from: range.from, to: range.to })} data-testid="violations-link">
+          Every affected key
+        </Link>
+        {groups.length > 0 ? (
           <ul className="violation-keys">
-            {keys.slice(0, 8).map((k) => (
-              <li key={`${k.tenant}|${k.jobType}|${k.constraint}|${k.lastKey}|${k.lastSeen}`}>
-                <Link href={keyHref(k.tenant, k.lastKey)} data-testid="violation-key">
-                  <code>{k.lastKey}</code>
+            {groups.slice(0, 8).map((g) => (
+              <li key={`${g.tenant}|${g.jobType}|${g.constraint}`}>
+                <Link
+                  href={violationsHref({
+                    tenant: g.tenant,
+                    jobType: g.jobType,
+                    constraint: g.constraint,
+                    from: range.from,
+                    to: range.to,
+                  })}
+                  data-testid="violation-group"
+                >
+                  {`${formatCount(g.count)}× ${g.constraint}`}
                 </Link>{" "}
                 <span className="muted">
-                  tenant {k.tenant} · {k.jobType} · {k.constraint} · {formatCount(k.count)}× · last {utc(k.lastSeen)}
+                  tenant {g.tenant} · {g.jobType} · {formatCount(g.keys)} key{g.keys === 1 ? "" : "s"} · last {utc(g.lastSeen)}
                 </span>
               </li>
             ))}
           </ul>
-        ) : (
-          <p className="muted">No keys recorded for them (workers older than the tenant rollups write none).</p>
-        )}
+        ) : null}
       </div>
     </div>
   );

@@ -3,6 +3,7 @@ export const NAV_ITEMS = [
   { href: "/overview", label: "Overview", icon: "overview" },
   { href: "/keys", label: "Keys", icon: "keys" },
   { href: "/gaps", label: "Delivery gaps", icon: "gaps" },
+  { href: "/violations", label: "Violations", icon: "violations" },
   { href: "/retention", label: "Retention", icon: "retention" },
 ] as const;
 

@@ -2,6 +2,7 @@
 
 import type { UseQueryResult } from "@tanstack/react-query";
 import type { ReactNode } from "react";
+import { formatUtcClock } from "@/lib/format";
 import { ApiClientError } from "../api/fetch-json";
 import { ErrorState } from "./states";
 
@@ -14,9 +15,6 @@ export interface DescribedError {
   code?: string;
   hint?: string;
 }
-
-const clock = (ms: number) =>
-  new Date(ms).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", timeZone: "UTC" });
 
 /** An API error as a title, message, code and hint, for `what` ("the overview", "the workers"). */
 export function describeApiError(error: unknown, what: string): DescribedError {
@@ -61,7 +59,7 @@ export function StaleBanner({
   return (
     <div className="banner" data-tone="danger" role="alert" data-testid="stale-banner">
       <span>
-        The last refresh failed ({describeApiError(error, what).message}). Showing data from {clock(updatedAt)} UTC.
+        The last refresh failed ({describeApiError(error, what).message}). Showing data from {formatUtcClock(updatedAt)}.
       </span>
       <button type="button" className="button button-quiet" onClick={onRetry}>
         Retry

@@ -44,3 +44,16 @@ export const auditQuery = z
     limit: z.coerce.number().int().min(1).max(500).default(100),
   })
   .refine((v) => !v.from || !v.to || v.from < v.to, { message: "must be before to", path: ["from"] });
+
+/** GET /api/v1/violations query (and the Violations page's URL). */
+export const violationsQuery = z
+  .object({
+    tenant,
+    jobType: text(255).min(1).optional(),
+    constraint: text(255).min(1).optional(),
+    from: instant.optional(),
+    to: instant.optional(),
+    cursor: z.string().min(1).max(1000).optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+  })
+  .refine((v) => !v.from || !v.to || v.from < v.to, { message: "must be before to", path: ["from"] });

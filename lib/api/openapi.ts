@@ -102,7 +102,24 @@ export const OPENAPI = {
           stuck: { type: "boolean" },
           verdict: str,
           steps: { type: "array", items: { type: "object" } },
-          violations: { type: "array", items: { type: "object" } },
+          violations: {
+            type: "array",
+            description: "This key's own uncaught unique violations, newest first",
+            items: { $ref: "#/components/schemas/UncaughtViolation" },
+          },
+        },
+      },
+      UncaughtViolation: {
+        type: "object",
+        properties: {
+          id: str,
+          occurredAt: time,
+          tenant: str,
+          jobType: str,
+          constraint: str,
+          key: str,
+          messageId: nullable(str),
+          message: { ...nullable(str), description: "The handler's database error, after the redaction hook" },
         },
       },
     },
@@ -158,6 +175,32 @@ export const OPENAPI = {
             properties: { released: { const: true }, key: str, status: { const: "failed" }, message: str },
           }),
           ...errors(400, 401, 403, 404, 409, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/violations": {
+      get: {
+        summary:
+          "Every uncaught unique violation, one per affected key and time, newest first (viewer; a tenant token sees its own tenant, a platform token every tenant or ?tenant=)",
+        parameters: [
+          tenantParam,
+          { name: "jobType", in: "query", schema: str },
+          { name: "constraint", in: "query", schema: str, description: "The violated constraint's name" },
+          { name: "from", in: "query", schema: time, description: "Default: 90 days ago" },
+          { name: "to", in: "query", schema: time },
+          { name: "cursor", in: "query", schema: str, description: "nextCursor of the previous page" },
+          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
+        ],
+        responses: {
+          "200": json({
+            type: "object",
+            properties: {
+              tenant: nullable(str),
+              violations: { type: "array", items: { $ref: "#/components/schemas/UncaughtViolation" } },
+              nextCursor: nullable(str),
+            },
+          }),
+          ...errors(400, 401, 429, 503, 504),
         },
       },
     },

@@ -6,8 +6,7 @@ import { appendAudit } from "./audit";
 import { authenticate } from "./authenticate";
 import { ensureBootstrapAdmin } from "./bootstrap";
 import { login } from "./login";
-import { resetRateLimits, takeToken } from "./rate-limit";
-import { decodeSession, encodeSession, SESSION_COOKIE } from "./session";
+import { SESSION_COOKIE } from "./session";
 import { createToken, findActiveToken, revokeToken } from "./tokens";
 import { withAuth } from "./with-auth";
 
@@ -59,16 +58,14 @@ describe("lib/auth", () => {
     expect(body.params).toEqual({ id: "1" });
   });
 
-  it("sessions: a signed cookie names a token; a tampered or expired one is refused; revocation ends it", async () => {
+  it("sessions: the cookie names a server-side session; a tampered one is refused; revoking the token ends it", async () => {
     const { token, secret } = await createToken({ name: "s", tenantId: "acme", role: "admin" });
     const result = await login({ token: secret, ip: "127.0.0.1" });
     expect(result).not.toBeNull();
     const cookie = `${SESSION_COOKIE}=${result!.cookieValue}`;
-    expect(decodeSession(result!.cookieValue)?.tokenId).toBe(token.id);
     expect((await authenticate(new Headers({ cookie })))?.principal.tokenId).toBe(token.id);
     const tampered = result!.cookieValue.replace(/^./, (c) => (c === "a" ? "b" : "a"));
     expect(await authenticate(new Headers({ cookie: `${SESSION_COOKIE}=${tampered}` }))).toBeNull();
-    expect(decodeSession(encodeSession({ tokenId: token.id, expiresAt: new Date(Date.now() - 1000) }))).toBeNull();
     // CSRF: a state-changing session request from another site, or without Origin/Sec-Fetch-Site, is refused.
     expect((await call({ cookie, "sec-fetch-site": "cross-site" }, "POST")).status).toBe(403);
     expect((await call({ cookie, origin: "http://evil.test" }, "POST")).status).toBe(403);
@@ -80,15 +77,7 @@ describe("lib/auth", () => {
     expect(audit.rows).toContainEqual({ action: "login", result: "ok" });
   });
 
-  it("rate limit: a token bucket per token, then 429 with Retry-After", async () => {
-    resetRateLimits();
-    const t0 = 1_000_000;
-    for (let i = 0; i < 3; i++) expect(takeToken("k", { perMinute: 3, now: t0 }).allowed).toBe(true);
-    const refused = takeToken("k", { perMinute: 3, now: t0 });
-    expect(refused).toEqual({ allowed: false, retryAfterSeconds: 20 });
-    expect(takeToken("other", { perMinute: 3, now: t0 }).allowed).toBe(true);
-    expect(takeToken("k", { perMinute: 3, now: t0 + 20_000 }).allowed).toBe(true);
-
+  it("rate limit: per token, then 429 with Retry-After", async () => {
     process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "2";
     try {
       const { secret } = await createToken({ name: "r", tenantId: "acme", role: "operator" });

@@ -1,11 +1,11 @@
 import { ConsoleError, translateDatabaseError } from "../console/errors";
-import { getPrisma, type PrismaClient } from "../db/prisma";
+import { getPrisma } from "../db/prisma";
 import type { Principal } from "./auth-types";
-import { decodeSession, readSessionCookie } from "./session";
-import { actorOf, findActiveToken, findActiveTokenById, type TokenSummary } from "./tokens";
+import { findSessionToken, readSessionCookie, type SessionStore } from "./session";
+import { actorOf, findActiveToken, type TokenSummary } from "./tokens";
 
 /** The admin table authentication reads (and stamps last use on), through Prisma Client. */
-export type TokenReader = Pick<PrismaClient, "apiToken">;
+export type TokenReader = SessionStore;
 
 export interface Authenticated {
   principal: Principal;
@@ -18,8 +18,8 @@ export function principalOf(token: TokenSummary): Principal {
 
 /**
  * Who a request is: `Authorization: Bearer <token>` first, else the session cookie. Either way the
- * token is looked up (by hash, or by the id the signed cookie names) and must be neither revoked
- * nor expired. A present but bad Authorization header is not rescued by a cookie.
+ * token is looked up (by hash, or through the server-side session the cookie names, lib/auth/session.ts)
+ * and must be neither revoked nor expired. A present but bad Authorization header is not rescued by a cookie.
  */
 export async function authenticate(
   headers: Headers,
@@ -81,24 +81,9 @@ async function lookUp(headers: Headers, db: TokenReader, now: Date): Promise<Aut
     touch(token, db, now);
     return { principal: principalOf(token), via: "bearer" };
   }
-  const claims = decodeSession(readSessionCookie(headers.get("cookie")), now.getTime());
-  if (!claims) return null;
-  let token: TokenSummary | null;
-  try {
-    token = await findActiveTokenById(claims.tokenId, db, now);
-  } catch (error) {
-    // The database is down, so revocation cannot be checked. A well-signed, unexpired session
-    // still says who signed in: it opens what works without the database (the Workers panel,
-    // error states that explain the outage); everything that reads tenant data fails anyway.
-    const translated = databaseError(error);
-    if (translated instanceof ConsoleError && translated.code !== "QUERY_TIMEOUT" && claims.role && claims.actor) {
-      return {
-        principal: { tokenId: claims.tokenId, actor: claims.actor, tenantId: claims.tenantId ?? null, role: claims.role },
-        via: "session",
-      };
-    }
-    throw error;
-  }
+  // No way in on the cookie alone: when the session or its token cannot be read, this throws
+  // (the API answers 503, a page its outage state), it never guesses who the cookie was.
+  const token = await findSessionToken(readSessionCookie(headers.get("cookie")), db, now);
   if (!token) return null;
   touch(token, db, now);
   return { principal: principalOf(token), via: "session" };

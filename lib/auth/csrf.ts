@@ -1,8 +1,16 @@
+import { consoleOrigin } from "./client-ip";
+
 /**
- * CSRF check for state-changing requests. A browser always sends Sec-Fetch-Site (and Origin on a
- * POST); either one naming another site is refused. Requests carrying neither come from a
- * non-browser client; those are refused too when they ride on a session cookie (an old browser),
- * and allowed with a Bearer token (a cross-site page cannot set Authorization without CORS).
+ * CSRF check for state-changing requests. A browser sends Sec-Fetch-Site and, on a POST, Origin.
+ * - Sec-Fetch-Site naming anything but same-origin (same-site, cross-site, none) is refused for
+ *   a cookie: "none" is a navigation the user typed, which never writes.
+ * - Origin must equal the console's own origin in full (scheme, host and port): PUBLIC_URL's, or
+ *   the request's Host over its trusted scheme (lib/auth/client-ip.ts; X-Forwarded-Host counts only
+ *   from a trusted proxy). "null" (a sandboxed or privacy-stripped origin) passes only beside
+ *   Sec-Fetch-Site: same-origin.
+ * - A cookie write must carry one of the two proofs: a matching Origin or Sec-Fetch-Site: same-origin.
+ * A Bearer request carries neither and needs none: a cross-site page cannot set Authorization
+ * without CORS, which the console never grants; a Bearer request that does send them is checked.
  */
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -14,18 +22,25 @@ export function isStateChanging(method: string): boolean {
 export function csrfProblem(request: Request, via: "bearer" | "session" | "none"): string | null {
   if (!isStateChanging(request.method)) return null;
   const site = request.headers.get("sec-fetch-site");
-  if (site && site !== "same-origin" && site !== "none") return `cross-site request refused (Sec-Fetch-Site: ${site})`;
+  const byCookie = via !== "bearer";
+  if (site && site !== "same-origin" && (byCookie || site !== "none")) {
+    return `cross-site request refused (Sec-Fetch-Site: ${site})`;
+  }
   const origin = request.headers.get("origin");
-  if (origin && !(origin === "null" && site === "same-origin")) {
-    const host = request.headers.get("x-forwarded-host") ?? request.headers.get("host");
-    let originHost: string;
+  let originMatches = false;
+  if (origin !== null && !(origin === "null" && site === "same-origin")) {
+    const own = consoleOrigin(request.headers);
+    let given: string;
     try {
-      originHost = new URL(origin).host;
+      given = new URL(origin).origin;
     } catch {
       return "cross-site request refused (malformed Origin)";
     }
-    if (!host || originHost !== host) return "cross-site request refused (Origin does not match the console)";
+    if (own === null || given !== own) return "cross-site request refused (Origin does not match the console)";
+    originMatches = true;
   }
-  if (!site && !origin && via === "session") return "request refused: a session request must carry Origin or Sec-Fetch-Site";
+  if (byCookie && !originMatches && site !== "same-origin") {
+    return "request refused: a session request must carry the console's Origin or Sec-Fetch-Site: same-origin";
+  }
   return null;
 }

@@ -1,10 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { loadConfig } from "../config";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { appendAudit } from "./audit";
 import type { Principal } from "./auth-types";
 import { principalOf } from "./authenticate";
-import { encodeSession } from "./session";
+import { openSession } from "./session";
 import { findActiveToken, findActiveTokenById, hashSecret, type TokenSummary } from "./tokens";
 
 export interface LoginResult {
@@ -13,24 +12,10 @@ export interface LoginResult {
   expiresAt: Date;
 }
 
-function sessionFor(token: TokenSummary, now: Date): LoginResult {
-  const hours = loadConfig().ONCEBOARD_SESSION_HOURS;
-  let expiresAt = new Date(now.getTime() + hours * 3_600_000);
-  if (token.expiresAt && token.expiresAt < expiresAt) expiresAt = token.expiresAt;
-  const principal = principalOf(token);
-  const cookieValue = encodeSession({
-    tokenId: token.id,
-    expiresAt,
-    role: principal.role,
-    tenantId: principal.tenantId,
-    actor: principal.actor,
-  });
-  return { principal, cookieValue, expiresAt };
-}
-
 /**
- * Signs in with a token secret or a one-time login code; audited either way (a refused attempt as
- * actor "anonymous"). Returns null when refused; the caller answers the same for every reason.
+ * Signs in with a token secret or a one-time login code, opening a server-side session
+ * (lib/auth/session.ts); audited either way (a refused attempt as actor "anonymous"). Returns null
+ * when refused; the caller answers the same for every reason.
  */
 export async function login(
   input: { token?: string; code?: string; ip: string | null },
@@ -38,12 +23,13 @@ export async function login(
   now = new Date(),
 ): Promise<LoginResult | null> {
   let token: TokenSummary | null = null;
-  if (input.token) token = await findActiveToken(input.token.trim(), undefined, now);
+  if (input.token) token = await findActiveToken(input.token.trim(), db, now);
   else if (input.code) {
     const tokenId = await consumeLoginLink(input.code.trim(), db, now);
-    token = tokenId ? await findActiveTokenById(tokenId, undefined, now) : null;
+    token = tokenId ? await findActiveTokenById(tokenId, db, now) : null;
   }
-  const result = token ? sessionFor(token, now) : null;
+  const session = token ? await openSession(token, { signedInWith: input.code ? "link" : "token", ip: input.ip }, db, now) : null;
+  const result = token && session ? { principal: principalOf(token), ...session } : null;
   await appendAudit(db, {
     principal: result?.principal ?? null,
     action: input.code ? "login.link" : "login",

@@ -3,6 +3,7 @@ import { redirect } from "next/navigation";
 import { ConsoleError } from "../console/errors";
 import { type Principal, type Role, roleAtLeast } from "./auth-types";
 import { authenticate, databaseError } from "./authenticate";
+import { safeNextPath } from "./safe-next";
 import { Scope } from "./scope";
 import { SESSION_COOKIE } from "./session";
 
@@ -18,9 +19,13 @@ export async function currentPageSession(): Promise<Principal | null> {
  * With `role`, a principal below it is sent to /login with the reason shown.
  */
 export async function requirePageSession(role?: Role): Promise<Principal> {
-  const principal = await currentPageSession();
-  const back = (await headers()).get("x-onceboard-path");
-  const next = back && /^\/(?!\/)/.test(back) ? `next=${encodeURIComponent(back)}` : "";
+  const back = safeNextPath((await headers()).get("x-onceboard-path"));
+  const next = back ? `next=${encodeURIComponent(back)}` : "";
+  // Fails closed: when the session cannot be checked the page shows the outage, never its data.
+  const principal = await currentPageSession().catch((error: unknown) => {
+    if (databaseError(error) instanceof ConsoleError) redirect(`/login?reason=unavailable${next ? `&${next}` : ""}`);
+    throw error;
+  });
   if (!principal) redirect(`/login${next ? `?${next}` : ""}`);
   if (role && !roleAtLeast(principal.role, role)) redirect(`/login?reason=role&needs=${role}${next ? `&${next}` : ""}`);
   return principal;
@@ -33,24 +38,10 @@ export interface PageScope {
 }
 
 /**
- * The one way a page gets a Scope: requirePageSession (a redirect to /login without a session),
- * and the scope of its principal, as withAuth hands it to route handlers.
+ * The one way a page gets a Scope: requirePageSession (a redirect to /login without a session, or
+ * when it cannot be checked), and the scope of its principal, as withAuth hands it to route handlers.
  */
 export async function requirePageScope(role?: Role): Promise<PageScope> {
   const principal = await requirePageSession(role);
   return { principal, scope: Scope.ofPrincipal(principal) };
-}
-
-/**
- * requirePageScope, or null when the session cannot be checked because the database cannot be
- * reached: the page then reads nothing (no scope, no data) and its client shows the outage that
- * the API answers.
- */
-export async function requirePageScopeOrOutage(role?: Role): Promise<PageScope | null> {
-  try {
-    return await requirePageScope(role);
-  } catch (error) {
-    if (databaseError(error) instanceof ConsoleError) return null;
-    throw error;
-  }
 }

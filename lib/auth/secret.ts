@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { loadConfig } from "../config";
+import { ensurePrivateDataDir } from "../db/data-dir";
 
 declare global {
   var __onceboardSessionSecret: Buffer | undefined;
@@ -24,7 +25,7 @@ export function sessionSecret(): Buffer {
 }
 
 export function readOrCreateSecretFile(file: string): Buffer {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  ensurePrivateDataDir(path.dirname(file));
   try {
     const fd = fs.openSync(file, "wx", 0o600);
     try {

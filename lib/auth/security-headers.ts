@@ -1,3 +1,6 @@
+import { loadConfig } from "../config";
+import { servedOverHttps } from "./client-ip";
+
 /** The Content-Security-Policy of every page: scripts only from the console and with this request's nonce. */
 export function contentSecurityPolicy(nonce: string, dev: boolean): string {
   return [
@@ -25,3 +28,14 @@ export const SECURITY_HEADERS: Record<string, string> = {
   "cross-origin-opener-policy": "same-origin",
   "permissions-policy": "camera=(), microphone=(), geolocation=()",
 };
+
+/**
+ * SECURITY_HEADERS, plus Strict-Transport-Security when the client reached the console over https
+ * (PUBLIC_URL's scheme, or X-Forwarded-Proto from a trusted proxy) and ONCEBOARD_HSTS_MAX_AGE is not 0.
+ * Over plain http it is never sent: a browser ignores it there, and a forged header must not set it.
+ */
+export function securityHeadersFor(headers: Pick<Headers, "get">): Record<string, string> {
+  const maxAge = loadConfig().ONCEBOARD_HSTS_MAX_AGE;
+  if (maxAge === 0 || !servedOverHttps(headers)) return SECURITY_HEADERS;
+  return { ...SECURITY_HEADERS, "strict-transport-security": `max-age=${maxAge}; includeSubDomains` };
+}

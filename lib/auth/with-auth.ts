@@ -1,10 +1,11 @@
 import { ApiError, errorResponse } from "../api/errors";
+import { audit } from "./audit";
 import { type Principal, type Role, roleAtLeast } from "./auth-types";
-import { authenticate, databaseError } from "./authenticate";
+import { type Authenticated, databaseError } from "./authenticate";
 import { clientIp } from "./client-ip";
-import { csrfProblem } from "./csrf";
+import { csrfProblem, isStateChanging } from "./csrf";
+import { guardRequest, rateLimitedResponse, unauthenticatedResponse } from "./guard";
 import { takeOver } from "./proxy-handover";
-import { takeToken } from "./rate-limit";
 import { Scope } from "./scope";
 
 /** What a wrapped handler receives besides the request. */
@@ -24,12 +25,13 @@ export const WITH_AUTH = Symbol.for("onceboard.withAuth");
 
 /**
  * The one seam every /api/v1 route goes through (the proxy in proxy.ts is the second lock):
- * 1. who: Bearer token or session cookie, token neither revoked nor expired → else 401 (the proxy's
- *    answer for this very request when it handed one over, lib/auth/proxy-handover.ts);
+ * 1. who, and how often: lib/auth/guard.ts (Bearer token or server-side session, rate limits per
+ *    token and address) → else 401 or 429 with Retry-After (the proxy's answer for this very
+ *    request when it handed one over, lib/auth/proxy-handover.ts);
  * 2. CSRF: a state-changing request must come from the console's own origin → else 403;
- * 3. role: at least `role` → else 403;
- * 4. rate: per-token token bucket → else 429 with Retry-After;
- * then the handler; anything it throws becomes the JSON error of lib/api/errors.ts.
+ * 3. role: at least `role` → else 403; a refused write (2 or 3) is audited;
+ * then the handler, its answer marked Cache-Control: no-store; anything it throws becomes the
+ * JSON error of lib/api/errors.ts.
  *
  *   export const GET = withAuth("viewer", async (request, { principal, params }) => Response)
  */
@@ -39,38 +41,62 @@ export function withAuth<P = Record<string, string>>(
 ): (request: Request, context: NextRouteContext<P>) => Promise<Response> {
   const wrapped = async (request: Request, context: NextRouteContext<P>): Promise<Response> => {
     try {
-      const auth = takeOver(request.headers) ?? (await authenticate(request.headers));
+      let auth = takeOver(request.headers);
       if (!auth) {
-        const response = errorResponse(
-          new ApiError("UNAUTHENTICATED", "authentication required: send Authorization: Bearer <token> or sign in"),
-        );
-        response.headers.set("www-authenticate", 'Bearer realm="onceboard"');
-        return response;
+        const guarded = await guardRequest(request.headers);
+        if (guarded.kind === "rate-limited") return rateLimitedResponse(guarded);
+        if (guarded.kind === "unauthenticated") return unauthenticatedResponse();
+        auth = guarded.auth;
       }
       const csrf = csrfProblem(request, auth.via);
-      if (csrf) throw new ApiError("FORBIDDEN", csrf);
-      if (!roleAtLeast(auth.principal.role, role)) {
-        throw new ApiError("FORBIDDEN", `this needs the ${role} role; the token has ${auth.principal.role}`);
-      }
-      const rate = takeToken(auth.principal.tokenId);
-      if (!rate.allowed) {
-        const response = errorResponse(
-          new ApiError("RATE_LIMITED", `too many requests for this token: retry after ${rate.retryAfterSeconds} s`),
-        );
-        response.headers.set("retry-after", String(rate.retryAfterSeconds));
-        return response;
+      const refusal = csrf
+        ? csrf
+        : roleAtLeast(auth.principal.role, role)
+          ? null
+          : `this needs the ${role} role; the token has ${auth.principal.role}`;
+      if (refusal) {
+        if (isStateChanging(request.method)) await auditRefusedWrite(request, auth, refusal);
+        throw new ApiError("FORBIDDEN", refusal);
       }
       const params = ((await context?.params) ?? {}) as P;
-      return await handler(request, {
+      const response = await handler(request, {
         principal: auth.principal,
         scope: Scope.ofPrincipal(auth.principal),
         params,
         ip: clientIp(request),
       });
+      // An authenticated answer is this principal's: no shared or browser cache may keep it.
+      return noStore(response);
     } catch (error) {
       return errorResponse(databaseError(error));
     }
   };
   Object.defineProperty(wrapped, WITH_AUTH, { value: role });
   return wrapped;
+}
+
+function noStore(response: Response): Response {
+  try {
+    response.headers.set("cache-control", "no-store");
+    return response;
+  } catch {
+    // Response.redirect() and fetched responses have immutable headers: copy, then mark.
+    const copy = new Response(response.body, response);
+    copy.headers.set("cache-control", "no-store");
+    return copy;
+  }
+}
+
+/** A write refused for its role or its origin, in the audit log: who tried what, and why not. */
+async function auditRefusedWrite(request: Request, auth: Authenticated, reason: string): Promise<void> {
+  const url = new URL(request.url);
+  await audit({
+    principal: auth.principal,
+    action: "write.refused",
+    tenantId: auth.principal.tenantId,
+    target: `${request.method.toUpperCase()} ${url.pathname}`.slice(0, 500),
+    result: "refused",
+    detail: { reason },
+    ip: clientIp(request),
+  });
 }

@@ -4,7 +4,7 @@ import { consoleDatabase } from "./database";
 import { getWorkers } from "./get-workers";
 
 /**
- * Issue 8 item 17: a malformed WORKER_METRICS_URLS is reported as exactly that. It used to fail
+ * A malformed WORKER_METRICS_URLS is reported as exactly that. It used to fail
  * the whole configuration, so the console's pool reported DATABASE_NOT_CONFIGURED and every panel
  * said the database was unreachable.
  */

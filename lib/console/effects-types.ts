@@ -1,5 +1,7 @@
 /** What /api/v1/effects answers (shared by route handlers and the Keys page's components). */
 
+import type { UncaughtViolation } from "./violations-types";
+
 export const EFFECT_STATUSES = ["in_progress", "completed", "failed", "abandoned"] as const;
 export type EffectStatus = (typeof EFFECT_STATUSES)[number];
 
@@ -35,19 +37,6 @@ export interface JobStep {
   duplicateCount: number;
 }
 
-/** An uncaught unique violation recorded for this effect's job type (and, when known, this job). */
-export interface LinkedViolation {
-  minute: string;
-  jobType: string;
-  constraint: string;
-  count: number;
-  /** The last occurrence, when the worker library recorded it. */
-  lastKey: string | null;
-  lastMessageId: string | null;
-  /** true when the last occurrence was this job (its key or message id). */
-  thisJob: boolean;
-}
-
 export interface EffectDetail {
   tenant: string;
   key: string;
@@ -79,7 +68,8 @@ export interface EffectDetail {
   verdict: string;
   /** The job's steps (this one included), oldest first. */
   steps: JobStep[];
-  violations: LinkedViolation[];
+  /** This key's own uncaught unique violations, newest first. */
+  violations: UncaughtViolation[];
 }
 
 export interface ReleaseResponse {

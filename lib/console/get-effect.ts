@@ -3,8 +3,9 @@ import type { StatementQueryable } from "../db/types";
 import { providerKeyFor } from "../idempotency";
 import { consoleDatabase } from "./database";
 import { effectVerdict } from "./effect-verdict";
-import type { EffectDetail, EffectStatus, JobStep, LinkedViolation } from "./effects-types";
-import { redactOutcome } from "./redact";
+import type { EffectDetail, EffectStatus, JobStep } from "./effects-types";
+import { toUncaughtViolation } from "./list-violations";
+import { redactMessage, redactOutcome } from "./redact";
 
 interface EffectRow {
   key: string;
@@ -45,9 +46,8 @@ interface EffectRow {
 //    message is one of these but whose first is not is not listed: matching it would need
 //    last_message_id in the index, and the duplicate bookkeeping that updates that column would
 //    then never be a HOT update.
-//  - violations: uncaught violations of the job's types around its lifetime whose last occurrence
-//    was in this tenant (the rollup spans tenants; a row not attributed to this tenant is never
-//    shown to it).
+//  - violations: this key's own uncaught violations (uncaught_violation_keys, one row per
+//    occurrence, written by the worker when it happened), newest first: never another key's.
 const EFFECT_DETAIL = {
   name: "console_get_effect",
   text: `
@@ -80,17 +80,15 @@ WITH effect AS MATERIALIZED (
           UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM effect
           UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM steps) t
 ), violations AS (
-  SELECT v.minute, v.job_type, v.constraint_name, v.count, v.last_key, v.last_message_id
-    FROM effect e, span, uncaught_violations_minute v
-   WHERE v.job_type = ANY(span.job_types)
-     AND v.minute BETWEEN e.created_at - interval '1 minute' AND span.last_touched + interval '1 minute'
-     AND v.last_tenant_id = $1
-   ORDER BY v.minute DESC
+  SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_name, v.key, v.message_id, v.message
+    FROM uncaught_violation_keys v
+   WHERE v.tenant_id = $1 AND v.key = $2
+   ORDER BY v.occurred_at DESC, v.id DESC
    LIMIT 20
 )
 SELECT e.*,
        (SELECT coalesce(json_agg(s ORDER BY s.created_at, s.key), '[]') FROM steps s) AS steps,
-       (SELECT coalesce(json_agg(v ORDER BY v.minute DESC), '[]') FROM violations v) AS violations
+       (SELECT coalesce(json_agg(v ORDER BY v.occurred_at DESC, v.id DESC), '[]') FROM violations v) AS violations
   FROM effect e`,
 };
 
@@ -106,17 +104,19 @@ interface StepJson {
   duplicate_count: number;
 }
 interface ViolationJson {
-  minute: string;
+  id: string;
+  occurred_at: string;
+  tenant_id: string;
   job_type: string;
   constraint_name: string;
-  count: number;
-  last_key: string | null;
-  last_message_id: string | null;
+  key: string;
+  message_id: string | null;
+  message: string | null;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-/** GET /api/v1/effects/{key}: the effect, its job's steps and linked violations; null when the tenant (the scope's, or the one a platform scope names) has no such key. */
+/** GET /api/v1/effects/{key}: the effect, its job's steps and its own uncaught violations; null when the tenant (the scope's, or the one a platform scope names) has no such key. */
 export async function getEffect(
   scope: Scope,
   input: { tenant?: string | null; key: string; now?: Date },
@@ -131,7 +131,6 @@ export async function getEffect(
   const row = rows[0];
   if (!row) return null;
 
-  const messageIds = [row.first_message_id, row.last_message_id].filter((m): m is string => m !== null);
   const isoOf = (text: string) => new Date(text).toISOString();
   const steps: JobStep[] = row.steps.map((s) => ({
     key: s.key,
@@ -156,17 +155,7 @@ export async function getEffect(
     });
   }
 
-  const stepKeys = new Set(steps.map((s) => s.key));
-  const violations: LinkedViolation[] = row.violations.map((v) => ({
-    minute: isoOf(v.minute),
-    jobType: v.job_type,
-    constraint: v.constraint_name,
-    count: Number(v.count),
-    lastKey: v.last_key,
-    lastMessageId: v.last_message_id,
-    thisJob:
-      (v.last_key !== null && stepKeys.has(v.last_key)) || (v.last_message_id !== null && messageIds.includes(v.last_message_id)),
-  }));
+  const violations = row.violations.map(toUncaughtViolation);
 
   const stuck = row.status === "in_progress" && row.lease_until !== null && row.lease_until.getTime() <= now.getTime();
   const gap =
@@ -180,7 +169,7 @@ export async function getEffect(
     policy: row.policy,
     attempts: row.attempt,
     outcome: redactOutcome(row.outcome),
-    error: row.error === null ? null : String(redactOutcome(row.error)),
+    error: row.error === null ? null : redactMessage(row.error),
     providerKey: providerKeyFor(tenant, row.key),
     firstMessageId: row.first_message_id,
     lastMessageId: row.last_message_id,

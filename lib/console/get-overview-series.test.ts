@@ -156,6 +156,11 @@ describe("getOverviewSeries over seeded rollups", () => {
        VALUES ('2026-11-30T11:00:00Z', 'globex', 'receipt', 'receipts_order_key', 2, 'receipt:order/7', '2026-11-30T11:55:10Z')`,
     );
     await db.pool.query(
+      `INSERT INTO uncaught_violation_keys (occurred_at, tenant_id, job_type, constraint_name, key, message_id)
+       VALUES ('2026-11-30T11:55:05Z', 'globex', 'receipt', 'receipts_order_key', 'receipt:order/6', 'msg-6'),
+              ('2026-11-30T11:55:10Z', 'globex', 'receipt', 'receipts_order_key', 'receipt:order/7', 'msg-7')`,
+    );
+    await db.pool.query(
       `INSERT INTO tenant_suppressions_hour (hour, tenant_id, job_type, count)
        VALUES ('2026-11-30T11:00:00Z', 'acme', 'capture', 5), ('2026-11-30T11:00:00Z', 'initech', 'capture', 1)`,
     );
@@ -289,7 +294,7 @@ describe("getOverviewSeries over seeded rollups", () => {
     expect(byJob.topTenants.find((t) => t.tenant === "acme")).toMatchObject({ suppressions: 12 });
   });
 
-  it("ranks tenants, lists the stuck claim and the violation's key, and scopes ?tenant=", async () => {
+  it("ranks tenants, lists the stuck claim and the violation group, and scopes ?tenant=", async () => {
     const o = await get({ window: "1h" });
     expect(o.topTenants).toEqual([
       { tenant: "globex", suppressions: 0, violations: 2, stuck: 0 },
@@ -297,12 +302,23 @@ describe("getOverviewSeries over seeded rollups", () => {
       { tenant: "acme", suppressions: 5, violations: 0, stuck: 0 },
     ]);
     expect(o.stuck).toMatchObject([{ tenant: "initech", key: "capture:order-9", jobType: "capture", overdueSeconds: 630 }]);
-    expect(o.violationKeys).toMatchObject([{ tenant: "globex", lastKey: "receipt:order/7", constraint: "receipts_order_key" }]);
+    // The group's count and distinct keys come from the rows: no one key stands for the group.
+    expect(o.violationGroups).toEqual([
+      {
+        tenant: "globex",
+        jobType: "receipt",
+        constraint: "receipts_order_key",
+        count: 2,
+        keys: 2,
+        lastSeen: "2026-11-30T11:55:10.000Z",
+      },
+    ]);
 
     const acme = await get({ window: "1h", tenant: "acme" });
     expect(acme.totals.suppressions).toBe(5);
     expect(acme.totals.uncaughtViolations).toBe(0);
     expect(acme.stuck).toEqual([]);
+    expect(acme.violationGroups).toEqual([]);
     expect(acme.notes.join(" ")).toMatch(/per hour/);
   });
 

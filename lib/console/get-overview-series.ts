@@ -3,6 +3,7 @@ import type { Queryable } from "../db/types";
 import { consoleDatabase } from "./database";
 import { getStuckClaims } from "./get-stuck-claims";
 import { getTenantActivity } from "./get-tenant-activity";
+import { getViolationGroups } from "./get-violation-groups";
 import { metricsSource } from "./metrics";
 import { bucketsFor, chooseStep, rankTenants } from "./metrics/series-math";
 import type { MetricsSource } from "./metrics/source";
@@ -21,7 +22,7 @@ const sum = (values: (number | null)[]) => values.reduce<number>((a, b) => a + (
 /**
  * The on-call Overview's question: over this range (and job type, and tenant), is it rising, which
  * tenant, what is stuck, what is firing? Charts from the configured metrics source; tenants,
- * stuck claims and violation keys from PostgreSQL (the metrics carry no tenant), for the scope's
+ * stuck claims and violation groups from PostgreSQL (the metrics carry no tenant), for the scope's
  * tenant only: a tenant scope reads its own tenant whatever `query.tenant` says; a platform scope
  * narrows to `query.tenant`, or reads every tenant.
  */
@@ -40,16 +41,17 @@ export async function getOverviewSeries(
   const jobType = query.jobType ?? null;
   const tenant = scope.tenant;
 
-  const [result, tenants, stuck, alerts] = await Promise.all([
+  const [result, tenants, stuck, alerts, violationGroups] = await Promise.all([
     source.series({ buckets, jobType }),
     getTenantActivity(scope, { buckets, jobType }, db),
     getStuckClaims(scope, { jobType, now }, db),
     source.alerts(now),
+    getViolationGroups(scope, { jobType, from, to }, db),
   ]);
 
   const series = { ...result.series };
   const notes: string[] = [];
-  const tenantScoped = ["topTenants", "stuck", "violationKeys"];
+  const tenantScoped = ["topTenants", "stuck", "violationGroups"];
   if (tenant !== null) {
     series.suppressions = tenants.suppressions ?? [];
     series.violations = tenants.violations ?? [];
@@ -95,7 +97,7 @@ export async function getOverviewSeries(
     jobTypes: result.jobTypes,
     topTenants: rankTenants([...rows.values()]),
     stuck: stuck.claims,
-    violationKeys: tenants.violationKeys,
+    violationGroups,
     alerts,
     totals,
     notes,

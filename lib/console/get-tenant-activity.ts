@@ -2,7 +2,7 @@ import type { Scope } from "../auth/scope";
 import type { Queryable } from "../db/types";
 import { consoleDatabase } from "./database";
 import { type Buckets, bucketIndex } from "./metrics/series-math";
-import type { Series, ViolationKey, ViolationSeries } from "./overview-types";
+import type { Series, ViolationSeries } from "./overview-types";
 
 export interface GetTenantActivityInput {
   buckets: Buckets;
@@ -15,8 +15,6 @@ export interface TenantActivity {
   /** Only when a tenant is asked for: its suppressions and violations, an hour's count in the point holding the hour's start. */
   suppressions: Series[] | null;
   violations: ViolationSeries[] | null;
-  /** The keys behind uncaught violations (the last key per tenant, job type, constraint and hour), newest first. */
-  violationKeys: ViolationKey[];
 }
 
 const HOUR_MS = 3_600_000;
@@ -49,7 +47,7 @@ SELECT
      FROM tenant_suppressions_hour
     WHERE tenant_id = $2 AND hour >= $3 AND hour < $4 AND ($1::text IS NULL OR job_type = $1)) AS hours,
   (SELECT coalesce(json_agg(v ORDER BY last_seen DESC), '[]') FROM (
-     SELECT (extract(epoch FROM hour) * 1000)::float8 AS hour, tenant_id, job_type, constraint_name, count::float8 AS count, last_key, last_seen
+     SELECT (extract(epoch FROM hour) * 1000)::float8 AS hour, tenant_id, job_type, constraint_name, count::float8 AS count, last_seen
        FROM tenant_violations_hour
       WHERE hour >= $3 AND hour < $4 AND ($1::text IS NULL OR job_type = $1) AND ($2::text IS NULL OR tenant_id = $2)) v) AS violations`;
 
@@ -72,7 +70,7 @@ export function tenantWindows(originMs: number, endMs: number, jobType: string |
   };
 }
 
-/** Which tenants had suppressions and uncaught violations in the range, and the keys involved. */
+/** Which tenants had suppressions and uncaught violations in the range. */
 export async function getTenantActivity(
   scope: Scope,
   input: GetTenantActivityInput,
@@ -92,7 +90,6 @@ export async function getTenantActivity(
       job_type: string;
       constraint_name: string;
       count: number;
-      last_key: string;
       last_seen: string;
     }[];
   }>(ACTIVITY_SQL, [input.jobType ?? null, tenant, w.hourFrom, w.hourTo, w.dayFrom, w.dayTo]);
@@ -125,17 +122,8 @@ export async function getTenantActivity(
     line[i] = (line[i] ?? 0) + count;
   }
   const violationLines = new Map<string, ViolationSeries>();
-  const violationKeys: ViolationKey[] = [];
   for (const r of activity.violations) {
     total(r.tenant_id).violations += r.count;
-    violationKeys.push({
-      tenant: r.tenant_id,
-      jobType: r.job_type,
-      constraint: r.constraint_name,
-      count: r.count,
-      lastKey: r.last_key,
-      lastSeen: new Date(r.last_seen).toISOString(),
-    });
     if (!perTenant) continue;
     const i = bucketIndex(buckets, Math.max(r.hour, buckets.originMs));
     if (i < 0) continue;
@@ -159,6 +147,5 @@ export async function getTenantActivity(
       ? [...suppressionLines].sort(([a], [b]) => a.localeCompare(b)).map(([name, values]) => ({ name, values }))
       : null,
     violations: perTenant ? [...violationLines.values()].sort((a, b) => a.name.localeCompare(b.name)) : null,
-    violationKeys: violationKeys.slice(0, 50),
   };
 }

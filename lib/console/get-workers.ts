@@ -121,7 +121,7 @@ export async function getWorkers(input: GetWorkersInput = {}): Promise<Workers> 
   return { configured: urls.length > 0, workers };
 }
 
-// ---- Issue 13: restarts, from the process_start_time_seconds values the scrapes have seen.
+// ---- Restarts, from the process_start_time_seconds values the scrapes have seen.
 
 declare global {
   var __onceboardWorkerStarts: Map<string, number[]> | undefined;

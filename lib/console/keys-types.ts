@@ -39,5 +39,7 @@ export function keyDetailUrl(tenant: string, key: string, platform: boolean): st
   return `/api/v1/effects/${encodeURIComponent(key)}${platform ? `?${keysQueryString({ tenant })}` : ""}`;
 }
 
-export const keysSearchQueryKey = (url: string) => ["effects", url] as const;
+/** The first element of every key search's query key: a write that changes effects invalidates them all. */
+export const KEYS_SEARCH_QUERY_ROOT = "effects";
+export const keysSearchQueryKey = (url: string) => [KEYS_SEARCH_QUERY_ROOT, url] as const;
 export const keyDetailQueryKey = (url: string) => ["effect", url] as const;

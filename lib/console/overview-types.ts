@@ -2,14 +2,13 @@
  * The Overview's JSON shape, shared by the read model, the route handler and the React components
  * (types and constants only: safe to import from client code).
  */
+
+import type { ViolationGroup } from "./violations-types";
 /** The windows the browser tests' seed states its expectations for (lib/console/testing/seed-overview.ts). */
 export const OVERVIEW_WINDOWS = ["1h", "24h", "7d"] as const;
 export type OverviewWindow = (typeof OVERVIEW_WINDOWS)[number];
 
-export const EFFECT_STATUSES = ["in_progress", "completed", "failed", "abandoned"] as const;
-export type EffectStatus = (typeof EFFECT_STATUSES)[number];
-
-// ---- The on-call Overview (issue 13): time series, tenants, stuck claims, alerts.
+// ---- The on-call Overview: time series, tenants, stuck claims, alerts.
 
 /** Preset ranges of the Overview; `from`/`to` give a custom one. */
 export const OVERVIEW_RANGES = ["15m", "1h", "6h", "24h", "7d", "30d"] as const;
@@ -99,15 +98,6 @@ export interface StuckClaim {
   overdueSeconds: number;
 }
 
-export interface ViolationKey {
-  tenant: string;
-  jobType: string;
-  constraint: string;
-  count: number;
-  lastKey: string;
-  lastSeen: string;
-}
-
 export type AlertStateName = "firing" | "pending" | "inactive" | "unknown";
 
 export interface AlertStatus {
@@ -137,7 +127,8 @@ export interface OverviewResponse {
   jobTypes: JobTypeActivity[];
   topTenants: TenantRow[];
   stuck: StuckClaim[];
-  violationKeys: ViolationKey[];
+  /** Uncaught violations per (tenant, job type, constraint) in the range; each group's keys are on the Violations page. */
+  violationGroups: ViolationGroup[];
   alerts: AlertStatus[];
   alertsSource: MetricsSourceName;
   /** Totals over the range, for the tiles; `effects` counts rows created in the range. */
@@ -153,8 +144,14 @@ export interface OverviewResponse {
   notes: string[];
 }
 
-/** Upper bounds (s) of the claim-duration histogram (idem_claim_duration_seconds; claim_latency_minute). */
+/**
+ * Upper bounds (s) of the claim-duration histogram (idem_claim_duration_seconds; claim_latency_minute).
+ * The library's CLAIM_DURATION_BUCKETS, copied because this module reaches the browser and the
+ * library's entry point does not; lib/console/library-constants.test.ts keeps the two equal.
+ */
 export const CLAIM_DURATION_BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
 
 /** The TanStack Query key the Overview page prefetches on the server and polls on the client. */
-export const overviewQueryKey = (apiQuery: string) => ["overview", apiQuery] as const;
+export const overviewQueryKey = (apiQuery: string) => [OVERVIEW_QUERY_ROOT, apiQuery] as const;
+/** The first element of every Overview query key (writes that change its numbers invalidate them all). */
+export const OVERVIEW_QUERY_ROOT = "overview";

@@ -10,6 +10,7 @@ import { getEffect } from "./get-effect";
 import { getGaps } from "./get-gaps";
 import { getOverviewSeries } from "./get-overview-series";
 import { listAudit } from "./list-audit";
+import { listViolations } from "./list-violations";
 import { PostgresSource } from "./metrics/postgres-source";
 import { overviewQuerySchema } from "./overview-query";
 import { searchEffects } from "./search-effects";
@@ -39,7 +40,14 @@ describe("a tenant scope never reads another tenant's rows", () => {
     await seedOverview(db.pool, NOW);
     await seedKeys(db.pool, NOW);
     await seedGaps(db.pool, NOW);
-    // A stuck claim (lease expired) in each tenant, with its owner: what item 1's HTML leaked.
+    // A stuck claim (lease expired) and an uncaught violation in each tenant, with its key and owner:
+    // what the Overview's HTML leaked.
+    for (const tenantId of ["acme", "globex", "initech"])
+      await db.pool.query(
+        `INSERT INTO uncaught_violation_keys (occurred_at, tenant_id, job_type, constraint_name, key, message_id)
+         VALUES (now() - interval '10 minutes', $1, 'mark-paid', 'ledger_order_id_key', $2, $3)`,
+        [tenantId, `mark-paid:${tenantId}-order`, `msg-${tenantId}`],
+      );
     for (const tenantId of ["acme", "globex", "initech"])
       await db.pool.query(
         `INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until, created_at)
@@ -70,7 +78,8 @@ describe("a tenant scope never reads another tenant's rows", () => {
       expect(answer.topTenants.map((t) => t.tenant)).toEqual(["acme"]);
       expect(answer.stuck.length).toBeGreaterThan(0);
       expect(answer.stuck.every((c) => c.tenant === "acme")).toBe(true);
-      expect(answer.violationKeys.every((v) => v.tenant === "acme")).toBe(true);
+      expect(answer.violationGroups.length).toBeGreaterThan(0);
+      expect(answer.violationGroups.every((g) => g.tenant === "acme")).toBe(true);
       expect(text(answer)).not.toMatch(OTHERS);
     }
     const everyone = await overview(platform, { window: "7d" });
@@ -98,6 +107,15 @@ describe("a tenant scope never reads another tenant's rows", () => {
     expect(await getEffect(acme, { key: "capture:order-901", now: NOW }, db.pool)).toBeNull();
     expect(await getEffect(platform, { tenant: "globex", key: "capture:order-901", now: NOW }, db.pool)).not.toBeNull();
     await expect(searchEffects(platform, { limit: 5 }, db.pool)).rejects.toThrow(/tenant is required/);
+  });
+
+  it("Violations: a tenant scope lists its own violations only", async () => {
+    const own = await listViolations(acme, { tenant: "globex", limit: 100, now: NOW }, db.pool);
+    expect(own.tenant).toBe("acme");
+    expect(own.violations.map((v) => v.tenant)).toEqual(["acme"]);
+    expect(text(own)).not.toMatch(OTHERS);
+    const all = await listViolations(platform, { limit: 100, now: NOW }, db.pool);
+    expect(new Set(all.violations.map((v) => v.tenant))).toEqual(new Set(["acme", "globex", "initech"]));
   });
 
   it("Audit: a tenant scope lists its own rows only", async () => {

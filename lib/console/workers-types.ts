@@ -21,7 +21,7 @@ export interface WorkerStatus {
   redeliveries: number | null;
   /** idem_unique_violations_uncaught_total: unique violations a handler raised itself (a guard bug). */
   uncaughtViolations: number | null;
-  /** Issue 13: process_start_time_seconds of the latest start seen (ISO 8601), null when unknown. */
+  /** process_start_time_seconds of the latest start seen (ISO 8601), null when unknown. */
   startedAt?: string | null;
   /** Seconds since that start, at the scrape. */
   uptimeSeconds?: number | null;

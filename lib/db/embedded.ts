@@ -358,7 +358,7 @@ async function rotateLegacyPassword(url: (password: string) => string, clusterDi
   const client = new pg.Client(url(LEGACY_PASSWORD));
   await client.connect();
   try {
-    await client.query(`ALTER ROLE postgres PASSWORD '${password}'`);
+    await client.query(`ALTER ROLE postgres PASSWORD ${client.escapeLiteral(password)}`);
   } finally {
     await client.end().catch(() => {});
   }

@@ -1,6 +1,7 @@
 import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../config";
+import { ensurePrivateDataDir } from "./data-dir";
 import { runningEmbeddedUrl, startEmbeddedPostgres } from "./embedded";
 import { describeDatabaseError } from "./errors";
 import { migrate } from "./migrate";
@@ -41,6 +42,7 @@ export async function provisionDatabase(
   let stop = async () => {};
   const embedded = !url;
   if (!url) {
+    ensurePrivateDataDir(config.ONCEBOARD_DATA_DIR);
     const dataDir = path.join(config.ONCEBOARD_DATA_DIR, "pg");
     log(`starting embedded PostgreSQL in ${dataDir}`);
     const handle = await startEmbeddedPostgres({

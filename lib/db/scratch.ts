@@ -40,8 +40,10 @@ export async function createScratchDatabase(
     throw new Error(`not a plain database name: ${name}${options.template ? ` / ${options.template}` : ""}`);
   }
   await onAdmin(adminUrl, async (admin) => {
-    if (options.name) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); // a killed run's leftover
-    await admin.query(`CREATE DATABASE ${name}${options.template ? ` TEMPLATE ${options.template}` : ""}`);
+    if (options.name) await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`); // a killed run's leftover
+    await admin.query(
+      `CREATE DATABASE ${pg.escapeIdentifier(name)}${options.template ? ` TEMPLATE ${pg.escapeIdentifier(options.template)}` : ""}`,
+    );
   });
   // The URL a user would give: no search_path. Code that names tables unqualified must set its own
   // (the console's pools do, lib/db/pool.ts), so a table it forgot fails here as in production.
@@ -51,5 +53,5 @@ export async function createScratchDatabase(
 /** DROP DATABASE IF EXISTS … WITH (FORCE): a scratch database, also one a killed run left behind. */
 export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
-  await onAdmin(adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  await onAdmin(adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type pg from "pg";
+import pg from "pg";
 import { inSchema, migrationsTableSql, readLibraryMigrations } from "../idempotency";
 import { functionDefinitions } from "./sql-functions";
 
@@ -40,15 +40,16 @@ const CONSOLE_BASELINE_FILE = path.resolve(import.meta.dirname, `../../prisma/mi
 
 export async function upgradeLegacyDatabase(client: pg.Client, schema: string): Promise<void> {
   const q = (sql: string, values?: unknown[]) => client.query(sql, values);
+  const target = pg.escapeIdentifier(schema);
   const library = readLibraryMigrations();
   const baseline = library[0];
   if (!baseline) throw new Error("no library migrations found");
   const consoleSql = fs.readFileSync(CONSOLE_BASELINE_FILE);
   await q("BEGIN");
   try {
-    await q(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await q(`CREATE SCHEMA IF NOT EXISTS ${target}`);
     for (const table of [...LEGACY_LIBRARY_TABLES, ...LEGACY_CONSOLE_TABLES]) {
-      await q(`ALTER TABLE IF EXISTS public.${table} SET SCHEMA ${schema}`);
+      await q(`ALTER TABLE IF EXISTS public.${table} SET SCHEMA ${target}`);
     }
     // Partitions are tables of their own, and so are partitions an interrupted retention run
     // detached but did not drop yet (marked by their comment).
@@ -59,33 +60,34 @@ export async function upgradeLegacyDatabase(client: pg.Client, schema: string): 
                OR obj_description(c.oid, 'pg_class') LIKE 'onceboard:retention detach%')`,
       [`${schema}.effects`],
     );
-    for (const p of parts as { name: string }[]) await q(`ALTER TABLE public."${p.name}" SET SCHEMA ${schema}`);
-    await q(`ALTER TYPE public.onceboard_claim_result SET SCHEMA ${schema}`);
+    for (const p of parts as { name: string }[])
+      await q(`ALTER TABLE public.${pg.escapeIdentifier(p.name)} SET SCHEMA ${target}`);
+    await q(`ALTER TYPE public.onceboard_claim_result SET SCHEMA ${target}`);
     // Triggers point at their functions by oid: move the functions, then replace their bodies.
     const { rows: fns } = await q(
       `SELECT p.oid::regprocedure::text AS signature FROM pg_proc p
         WHERE p.pronamespace = 'public'::regnamespace AND p.proname LIKE 'onceboard\\_%'`,
     );
-    for (const f of fns as { signature: string }[]) await q(`ALTER FUNCTION ${f.signature} SET SCHEMA ${schema}`);
+    for (const f of fns as { signature: string }[]) await q(`ALTER FUNCTION ${f.signature} SET SCHEMA ${target}`);
     await q("SET LOCAL check_function_bodies = off");
     const sources = [...functionDefinitions(baseline.sql), ...functionDefinitions(consoleSql.toString("utf8"))];
     for (const fn of sources) await q(inSchema(fn.definition, schema));
 
-    await q(`CREATE SCHEMA IF NOT EXISTS ${DEMO_SCHEMA}`);
+    await q(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(DEMO_SCHEMA)}`);
     const { rows: demo } = await q(
       `SELECT relname AS name FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'r' AND relname LIKE 'demo\\_%'`,
     );
     for (const d of demo as { name: string }[]) await q(`ALTER TABLE public."${d.name}" SET SCHEMA ${DEMO_SCHEMA}`);
 
     await q(migrationsTableSql(schema));
-    await q(`INSERT INTO ${schema}.migrations (version, name, checksum) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+    await q(`INSERT INTO ${target}.migrations (version, name, checksum) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
       baseline.version,
       baseline.name,
       baseline.checksum,
     ]);
-    await q(`CREATE TABLE ${schema}."_prisma_migrations" (LIKE public."_prisma_migrations" INCLUDING ALL)`);
+    await q(`CREATE TABLE ${target}."_prisma_migrations" (LIKE public."_prisma_migrations" INCLUDING ALL)`);
     await q(
-      `INSERT INTO ${schema}."_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count, logs)
+      `INSERT INTO ${target}."_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count, logs)
        VALUES (gen_random_uuid()::text, $1, $2, now(), clock_timestamp(), 1, 'recorded by the upgrade from the public-schema chain')`,
       [createHash("sha256").update(consoleSql).digest("hex"), CONSOLE_BASELINE],
     );

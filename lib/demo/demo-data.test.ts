@@ -97,7 +97,7 @@ describe("demo:verify", () => {
 });
 
 /**
- * Issue 13: every number the Overview shows for the history agrees with the effect rows it wrote.
+ * Every number the Overview shows for the history agrees with the effect rows it wrote.
  * The rollups count claims as the worker library does: an effect's first claim, each suppressed
  * duplicate, each takeover, each abandoned redelivery, each in-flight duplicate and each reused key.
  */
@@ -180,26 +180,36 @@ async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
   expect(tenants.rows.length).toBeGreaterThan(0);
   for (const t of tenants.rows) expect(t.rolled, `${t.tenant_id} ${t.job_type}`).toBe(t.duplicates);
 
-  // Uncaught violations: the same count per job type in the minute rollups, the violations table and
-  // the tenants' hours, and every key the Overview links to is an effect the history wrote.
+  // Uncaught violations: the same count per job type in the minute rollups, the tenants' hours and
+  // the violation rows (one per violation), and every key the Violations page links to is an
+  // effect the history wrote.
   const violations = await demo.query<{
     job_type: string;
     stats: number;
     minutes: number;
     tenants: number;
+    rows: number;
     unknown_keys: number;
   }>(
     `SELECT job_type,
             (SELECT sum(uncaught_violations) FROM worker_stats_minute w WHERE w.demo AND w.job_type = j.job_type)::int AS stats,
             (SELECT sum(count) FROM uncaught_violations_minute u WHERE u.demo AND u.job_type = j.job_type)::int AS minutes,
             (SELECT sum(count) FROM tenant_violations_hour t WHERE t.demo AND t.job_type = j.job_type)::int AS tenants,
-            (SELECT count(*) FROM tenant_violations_hour t WHERE t.demo AND t.job_type = j.job_type
-                AND NOT EXISTS (SELECT 1 FROM effects e WHERE e.demo AND e.key = t.last_key AND e.tenant_id = t.tenant_id))::int AS unknown_keys
+            (SELECT count(*) FROM uncaught_violation_keys k WHERE k.demo AND k.job_type = j.job_type)::int AS rows,
+            (SELECT count(*) FROM uncaught_violation_keys k WHERE k.demo AND k.job_type = j.job_type
+                AND NOT EXISTS (SELECT 1 FROM effects e WHERE e.demo AND e.key = k.key AND e.tenant_id = k.tenant_id))::int AS unknown_keys
        FROM (SELECT DISTINCT job_type FROM uncaught_violations_minute WHERE demo) j ORDER BY 1`,
   );
   expect(violations.rows.length).toBeGreaterThan(0);
   for (const v of violations.rows)
-    expect(v).toEqual({ job_type: v.job_type, stats: v.minutes, minutes: v.minutes, tenants: v.minutes, unknown_keys: 0 });
+    expect(v).toEqual({
+      job_type: v.job_type,
+      stats: v.minutes,
+      minutes: v.minutes,
+      tenants: v.minutes,
+      rows: v.minutes,
+      unknown_keys: 0,
+    });
 
   // And as the Overview reads them (hourly tables for a week), on top of the real rows' counts:
   // suppressions by job type and by tenant add up alike.
@@ -365,7 +375,7 @@ describe("history backfill and demo:reset", () => {
     // The demo's tables go with their schema; the demo makes it again when it starts.
     expect(left.rows[0]).toEqual({ effects: 1, demo_effects: 0, stats: 2, demo_stats: 0, demo_schema: false });
 
-    // Issue 13: every rollup level, minute to day, holds exactly the real rows again (no demo count,
+    // Every rollup level, minute to day, holds exactly the real rows again (no demo count,
     // no bucket the demo alone made), and the Overview reads what it read before the demo came.
     const tables = await demo.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables
@@ -373,6 +383,8 @@ describe("history backfill and demo:reset", () => {
     );
     expect(tables.rows.map((t) => t.name)).toEqual(ROLLUP_TABLES);
     expect(await rollupRows()).toEqual(realRows);
+    const demoViolationRows = await db.pool.query("SELECT 1 FROM uncaught_violation_keys WHERE demo");
+    expect(demoViolationRows.rowCount).toBe(0);
     for (const window of ["1h", "24h", "7d"] as const) expect(await readOverview(window, now)).toEqual(realOverview[window]);
   });
 });

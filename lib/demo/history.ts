@@ -211,6 +211,12 @@ WITH orders AS (
   ON CONFLICT (minute, job_type, constraint_name, demo) DO UPDATE SET count = u.count + EXCLUDED.count,
     last_tenant_id = EXCLUDED.last_tenant_id, last_key = EXCLUDED.last_key, last_message_id = EXCLUDED.last_message_id
   RETURNING 1
+), violation_keys AS (
+  -- One row per violation, as the workers record them: the Violations page and the banner's groups.
+  INSERT INTO uncaught_violation_keys (occurred_at, tenant_id, job_type, constraint_name, key, message_id, demo)
+  SELECT at, tenant_id, job_type, 'demo_accounting_entries_entry_key', key, first_message_id, true
+    FROM events WHERE kind = 'violation'
+  RETURNING 1
 ), tenant_violations AS (
   INSERT INTO tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen, demo)
   SELECT DISTINCT ON (date_trunc('hour', at, 'UTC'), tenant_id, job_type)
@@ -229,7 +235,8 @@ SELECT (SELECT count(*) FROM effects_in)::int AS effects,
        (SELECT count(*) FROM violations)::int AS violations,
        (SELECT count(*) FROM latency)::int AS latency,
        (SELECT count(*) FROM tenant_suppressions)::int AS tenant_suppressions,
-       (SELECT count(*) FROM tenant_violations)::int AS tenant_violations`;
+       (SELECT count(*) FROM tenant_violations)::int AS tenant_violations,
+       (SELECT count(*) FROM violation_keys)::int AS violation_keys`;
 
 /** True when there is nothing yet: no effects and no rollups (the default trigger for a backfill). */
 export async function isDatabaseEmpty(db: Queryable): Promise<boolean> {

@@ -39,6 +39,7 @@ export async function resetDemo(db: Queryable): Promise<ResetResult> {
     await db.query("DELETE FROM claim_latency_minute WHERE demo");
     await db.query("DELETE FROM tenant_suppressions_hour WHERE demo");
     await db.query("DELETE FROM tenant_violations_hour WHERE demo");
+    await db.query("DELETE FROM uncaught_violation_keys WHERE demo");
     const orders = await db.query<{ n: number }>(
       `SELECT CASE WHEN to_regclass('${DEMO_SCHEMA}.demo_orders') IS NULL THEN 0
                    ELSE (xpath('/row/n/text()', query_to_xml('SELECT count(*) AS n FROM ${DEMO_SCHEMA}.demo_orders', false, true, '')))[1]::text::int

@@ -24,6 +24,7 @@ import {
   TRY_MAINTENANCE_LOCK,
 } from "./maintenance-sql";
 import { queryingIn, schemaNameOf } from "./schema";
+import { pruneUncaughtViolations } from "./violations";
 
 /**
  * The partition manager of the effects table, in the library so that every worker can run it
@@ -126,7 +127,7 @@ export interface MaintenancePlan {
   runwayHours: number;
 }
 
-export type OperationKind = "create" | "detach" | "finalize" | "drop" | "reattach" | "index";
+export type OperationKind = "create" | "detach" | "finalize" | "drop" | "reattach" | "index" | "prune";
 export interface Operation {
   kind: OperationKind;
   partition: string;
@@ -428,7 +429,7 @@ export function fmtSeconds(seconds: number): string {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const sqlState = (error: unknown) => (error as { code?: string } | undefined)?.code;
-/** lock_not_available (our lock_timeout) and query_canceled: worth another attempt. */
+/** lock_not_available (our lock_timeout), query_canceled and deadlock_detected: worth another attempt. */
 const RETRY_DDL = new Set(["55P03", "57014", "40P01"]);
 
 /**
@@ -674,6 +675,9 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
         await client.query(`DROP TABLE IF EXISTS onceboard.${quoteIdent(orphan)}`);
         ops.push({ kind: "drop", partition: orphan, result: "ok", detail: "detached by an earlier run" });
       }
+      // Violation rows live as long as the effects they are about.
+      const pruned = await pruneUncaughtViolations(client, plan.dropBefore);
+      if (pruned > 0) ops.push({ kind: "prune", partition: "uncaught_violation_keys", result: "ok", detail: `${pruned} row(s)` });
       // Last: a build can take a while on a big partition, and must never delay a premake.
       for (const planned of plan.index) {
         try {

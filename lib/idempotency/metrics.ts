@@ -50,11 +50,13 @@ export interface EffectsMetrics {
   deliveries: Counter<"job_type" | "redelivered">;
   messageIdKeys: Counter<"job_type">;
   rollupFlushFailures: Counter<string>;
+  /** Uncaught violations whose row (uncaught_violation_keys) could not be written. */
+  violationRecordFailures: Counter<string>;
   redeliveryGap: Histogram<"job_type">;
-  /** Claims whose delivery was published longer ago than the retention (issue 12). */
+  /** Claims whose delivery was published longer ago than the retention. */
   claimsBeyondRetention: Counter<"job_type">;
   claimDuration: Histogram<"job_type">;
-  /** Claims refused with PartitionMissingError (issue 11: an alert of its own). */
+  /** Claims refused with PartitionMissingError (an alert of its own). */
   partitionMissing: Counter<"job_type">;
 }
 
@@ -105,6 +107,11 @@ export function createMetrics(registry: Registry | undefined): EffectsMetrics {
     rollupFlushFailures: counter(
       "idem_rollup_flush_failures_total",
       "Failed flushes of per-minute rollups (kept and retried).",
+      [],
+    ),
+    violationRecordFailures: counter(
+      "idem_violation_record_failures_total",
+      "Uncaught unique violations whose key could not be recorded (counted and logged; the handler's error is still rethrown).",
       [],
     ),
     claimsBeyondRetention: counter(

@@ -37,7 +37,7 @@ export interface EffectsOptions {
   workerId?: string;
   /** The PostgreSQL schema `migrate()` installed the library into. Default "onceboard". */
   schema?: string;
-  // --- Retention (issue 11) ---
+  // --- Retention ---
   /**
    * Register this worker's maxRetryWindow in worker_registrations (heartbeat) and read the
    * retention from the database, which then replaces the `retention` option; `ready()` rejects

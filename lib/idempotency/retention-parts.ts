@@ -6,7 +6,7 @@ import { startMaintenance } from "./maintenance";
 import { registerWorker } from "./worker-registry";
 
 /**
- * What createEffects starts for retention (issue 11), kept out of effects.ts: the worker's
+ * What createEffects starts for retention, kept out of effects.ts: the worker's
  * registration (its declared maxRetryWindow, heartbeat, the database retention replacing the
  * local option) and, when asked, the maintenance schedule.
  */

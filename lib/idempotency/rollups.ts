@@ -19,7 +19,7 @@ export interface StatCounts {
   messageIdKeys: number;
   claimSecondsSum: number;
   gapSecondsSum: number;
-  /** Claims of deliveries published longer ago than the retention (issue 12). */
+  /** Claims of deliveries published longer ago than the retention. */
   claimsBeyondRetention: number;
 }
 
@@ -29,7 +29,7 @@ interface StatRow extends StatCounts {
   jobType: string;
   /** One count per bucket of GAP_BUCKET_BOUNDS, then +Inf. */
   gapBuckets: number[];
-  /** Issue 13: one count per bucket of CLAIM_DURATION_BOUNDS, then +Inf (claim_latency_minute). */
+  /** One count per bucket of CLAIM_DURATION_BUCKETS, then +Inf (claim_latency_minute). */
   claimBuckets: number[];
 }
 
@@ -38,7 +38,7 @@ interface ViolationRow {
   jobType: string;
   constraint: string;
   count: number;
-  /** The minute's last occurrence, so the console links a violation count to a key. */
+  /** Left null: each violation's key is its own row of uncaught_violation_keys (violations.ts), never one per group. */
   last: ViolationOccurrence | null;
 }
 
@@ -110,9 +110,9 @@ ON CONFLICT (minute, job_type, constraint_name, demo) DO UPDATE SET
   last_message_id = CASE WHEN EXCLUDED.last_key IS NULL THEN u.last_message_id ELSE EXCLUDED.last_message_id END`,
 };
 
-// ---- Issue 13: claim-latency buckets and the per-tenant hourly counters (tables in
-// prisma/migrations/20261201050000_overview_rollups; hourly sums of worker_stats_minute are kept
-// there by a trigger, so nothing here writes them).
+// ---- Claim-latency buckets and the per-tenant hourly counters (tables from the library's
+// migrations; the coarser levels above them, 10 minutes to a day, are kept by triggers, so nothing
+// here writes them).
 
 /** Index of the claim-duration bucket (CLAIM_DURATION_BUCKETS, then +Inf) a duration falls in. */
 export function claimBucketIndex(seconds: number): number {
@@ -159,7 +159,7 @@ ON CONFLICT (hour, tenant_id, job_type, constraint_name, demo) DO UPDATE SET
   last_key = CASE WHEN EXCLUDED.last_seen >= t.last_seen THEN EXCLUDED.last_key ELSE t.last_key END,
   last_seen = greatest(t.last_seen, EXCLUDED.last_seen)`,
 };
-// ---- end of issue 13's statements
+// ---- end of the latency and tenant statements
 
 /**
  * Per-minute rollups kept in memory and flushed to Postgres on an interval and on close().
@@ -327,7 +327,7 @@ export class Rollups extends PeriodicFlush {
     });
   }
 
-  // ---- Issue 13: the tenant dimension, for the rare counters only (suppressions, uncaught
+  // ---- The tenant dimension, for the rare counters only (suppressions, uncaught
   // violations), per hour. A map increment per event; one upsert per (hour, tenant, job type)
   // with events per flush. Tenants with no events cost nothing. See docs/operations.md.
   private tenantSuppressions = new Map<string, TenantSuppressionRow>();
@@ -405,7 +405,7 @@ export class Rollups extends PeriodicFlush {
     }
     return ok;
   }
-  // ---- end of issue 13's tenant dimension
+  // ---- end of the tenant dimension
 
   private failed(error: unknown): void {
     this.options.onFlushFailure?.(error);

@@ -16,7 +16,7 @@ export async function serveMetrics(
 ): Promise<MetricsServer> {
   const registry = options.registry ?? defaultRegistry();
   const metricsPath = options.path ?? "/metrics";
-  // Issue 13: the standard process_start_time_seconds, so the console (and Prometheus) can tell a
+  // The standard process_start_time_seconds, so the console (and Prometheus) can tell a
   // restart from a quiet worker. Registered once per registry (prom-client's default-metrics name).
   if (!registry.getSingleMetric("process_start_time_seconds")) {
     const started = Math.round(Date.now() / 1000 - process.uptime());

@@ -8,7 +8,7 @@ import { encodeOutcome, parseMarker } from "./outcome";
 import { isConnectionError } from "./pg-errors";
 import { withRetry } from "./retryable";
 import type { StepSpec } from "./spec";
-import { uniqueViolationConstraint, violationOccurrence } from "./violations";
+import { recordUncaughtViolation, uniqueViolationConstraint } from "./violations";
 
 export type { StepSpec } from "./spec";
 
@@ -154,10 +154,14 @@ async function runOwnedClaim(
     core.rollups?.add(spec.jobType, { failed: 1 });
     const constraint = uniqueViolationConstraint(error);
     if (constraint !== null) {
-      core.metrics.uncaughtViolations.inc({ ...labels, constraint });
-      core.rollups?.add(spec.jobType, { uncaughtViolations: 1 });
-      core.rollups?.addViolation(spec.jobType, constraint, violationOccurrence(spec));
-      core.rollups?.addTenantViolation(spec.tenant, spec.jobType, constraint, spec.key);
+      await recordUncaughtViolation(core, {
+        tenant: spec.tenant,
+        key: spec.key,
+        jobType: spec.jobType,
+        constraint,
+        messageId: spec.messageId,
+        error,
+      });
       done("uncaught_unique_violation", { effectAttempt: claim.attempt, constraint }, "error");
     } else {
       done("failed", { effectAttempt: claim.attempt, err: error instanceof Error ? error.message : String(error) }, "warn");

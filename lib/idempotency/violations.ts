@@ -1,4 +1,8 @@
-import { sqlStateOf } from "./retryable";
+import { randomUUID } from "node:crypto";
+import type pg from "pg";
+import type { EffectsCore } from "./core";
+import { type Statement, sqlFor } from "./db";
+import { sqlStateOf, withRetry } from "./retryable";
 
 function findField(error: unknown, field: string, depth = 0): unknown {
   if (!error || typeof error !== "object" || depth > 4) return undefined;
@@ -32,10 +36,8 @@ export function uniqueViolationConstraint(error: unknown): string | null {
 }
 
 /**
- * The last occurrence of an uncaught violation, so the console can link a violation count to the
- * keys involved (uncaught_violations_minute.last_tenant_id / last_key / last_message_id, migration
- * 20261201020000_auth). For the rollup's violation upsert: `ON CONFLICT … DO UPDATE SET
- * last_tenant_id = EXCLUDED.last_tenant_id, last_key = EXCLUDED.last_key, last_message_id = EXCLUDED.last_message_id`.
+ * One occurrence of an uncaught violation, for the per-minute rollup's row type (rollups.ts). The
+ * rollup now only counts: the keys live in uncaught_violation_keys, one row per occurrence.
  */
 export interface ViolationOccurrence {
   tenant: string;
@@ -43,6 +45,93 @@ export interface ViolationOccurrence {
   messageId: string | null;
 }
 
-export function violationOccurrence(spec: { tenant: string; key: string; messageId?: string | null }): ViolationOccurrence {
-  return { tenant: spec.tenant, key: spec.key, messageId: spec.messageId ?? null };
+/** What one uncaught unique violation is recorded with. */
+export interface UncaughtViolation {
+  tenant: string;
+  key: string;
+  jobType: string;
+  constraint: string;
+  messageId?: string | null;
+  /** The handler's error: its message is stored (the console redacts it before showing it). */
+  error: unknown;
+}
+
+/** The longest error message stored with a violation (a driver's message is a line or two). */
+const MAX_MESSAGE_CHARS = 2000;
+
+/**
+ * How long a step waits for its violation's row before it rethrows anyway. A transactional step
+ * holds one of the pool's connections while the row needs another: with every connection held by
+ * such steps the insert would wait for a connection none of them releases until it returns. The
+ * insert stays queued and is written once a connection frees up.
+ */
+export const RECORD_WAIT_MS = 5000;
+
+const INSERT_VIOLATION: Statement = {
+  name: "onceboard_record_uncaught_violation_v1",
+  returns: "count",
+  text: `INSERT INTO onceboard.uncaught_violation_keys (id, tenant_id, job_type, constraint_name, key, message_id, message, worker_id, demo)
+VALUES ($1::uuid, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::boolean)
+ON CONFLICT (id) DO NOTHING`,
+};
+
+function messageOf(error: unknown): string | null {
+  const text = error instanceof Error ? error.message : error === undefined || error === null ? null : String(error);
+  return text === null ? null : text.slice(0, MAX_MESSAGE_CHARS);
+}
+
+/**
+ * Records an uncaught unique violation now: the metric, the rollups' counts (charts), and its own
+ * row in uncaught_violation_keys, written at once on the pool (outside the step's transaction,
+ * which the violation has aborted; retried through transient errors) and awaited, so a worker killed right after the step failed
+ * has lost nothing. Never throws: the caller rethrows the handler's violation, and a failed insert
+ * must not replace it; a failure is logged and counted (idem_violation_record_failures_total).
+ * The once/job path and the batch lifecycle both call this.
+ */
+export async function recordUncaughtViolation(core: EffectsCore, violation: UncaughtViolation): Promise<void> {
+  const { tenant, key, jobType, constraint } = violation;
+  const messageId = violation.messageId ?? null;
+  core.metrics.uncaughtViolations.inc({ job_type: jobType, constraint });
+  core.rollups?.add(jobType, { uncaughtViolations: 1 });
+  core.rollups?.addViolation(jobType, constraint);
+  core.rollups?.addTenantViolation(tenant, jobType, constraint, key);
+  const fields = { tenant, key, jobType, constraint, messageId };
+  const sql = sqlFor(core.opts.db, false, core.opts.schema);
+  const values = [
+    randomUUID(),
+    tenant,
+    jobType,
+    constraint,
+    key,
+    messageId,
+    messageOf(violation.error),
+    core.opts.workerId,
+    core.opts.demo,
+  ];
+  // Retried through a connection cut or a restart: the row is the alarm. Its id makes a retry of
+  // an insert whose reply was lost a no-op.
+  const insert = withRetry(() => sql.run(INSERT_VIOLATION, values)).then(
+    () => true,
+    (error: unknown) => {
+      core.metrics.violationRecordFailures.inc();
+      core.logger.error({ ...fields, err: error }, "could not record an uncaught violation's key");
+      return false;
+    },
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<"waiting">((resolve) => {
+    timer = setTimeout(() => resolve("waiting"), RECORD_WAIT_MS);
+    timer.unref?.();
+  });
+  const first = await Promise.race([insert, waited]);
+  clearTimeout(timer);
+  if (first === "waiting") {
+    core.logger.warn({ ...fields, waitedMs: RECORD_WAIT_MS }, "an uncaught violation's key is still being recorded");
+  }
+}
+
+/** Deletes violation rows older than `before` (maintain(), with the effects' horizon); returns how many. */
+export async function pruneUncaughtViolations(client: Pick<pg.PoolClient, "query">, before: Date): Promise<number> {
+  const result = await client.query("DELETE FROM onceboard.uncaught_violation_keys WHERE occurred_at < $1", [before]);
+  return result.rowCount ?? 0;
 }

@@ -47,7 +47,7 @@ function localImports(file: string): string[] {
   return [...source.matchAll(/\bfrom\s+["'](\.[^"']*)["']/g)].map((m) => m[1] as string);
 }
 
-describe("lib/queues entry points (issue 9: brokers are optional peer dependencies)", () => {
+describe("lib/queues entry points (brokers are optional peer dependencies)", () => {
   it("lib/queues/index.ts loads with no broker package resolvable, and exports nothing broker-specific", () => {
     const result = importRefusing("lib/queues/index.ts", BROKERS);
     expect(result).toMatchObject({ ok: true });
@@ -71,7 +71,7 @@ describe("lib/queues entry points (issue 9: brokers are optional peer dependenci
     expect(importRefusing("lib/queues/bullmq.ts", ["pg-boss"])).toMatchObject({ ok: true });
   }, 240_000);
 
-  it("no adapter imports another broker's adapter, not even its types (issue 9, item 3)", () => {
+  it("no adapter imports another broker's adapter, not even its types", () => {
     expect(localImports("lib/queues/bullmq.ts")).not.toContain("./pgboss");
     expect(localImports("lib/queues/pgboss.ts")).not.toContain("./bullmq");
     for (const shared of ["lib/queues/core.ts", "lib/queues/generic.ts", "lib/queues/index.ts"]) {

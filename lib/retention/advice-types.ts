@@ -84,14 +84,3 @@ export interface Advice {
   comparison: RetentionComparison;
   inputs: AdviceInputs;
 }
-
-/** A duration for people: "45 s", "15 min", "4 h", "3.46 d" (pure; shared with the components). */
-export function formatGap(seconds: number | null | undefined): string {
-  if (seconds === null || seconds === undefined || Number.isNaN(seconds)) return "—";
-  if (!Number.isFinite(seconds)) return "∞";
-  const trim = (n: number) => (n >= 100 ? Math.round(n).toString() : Number(n.toPrecision(3)).toString());
-  if (seconds < 60) return `${trim(seconds)} s`;
-  if (seconds < 3600) return `${trim(seconds / 60)} min`;
-  if (seconds < 86_400) return `${trim(seconds / 3600)} h`;
-  return `${trim(seconds / 86_400)} d`;
-}

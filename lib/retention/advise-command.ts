@@ -2,8 +2,9 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { loadConfig } from "../config";
 import { consolePoolConfig } from "../db/pool";
+import { formatCountOf, formatDuration } from "../format";
 import { adviceQuerySchema, toAdviceOptions } from "./advice-query";
-import { type Advice, formatGap } from "./advice-types";
+import type { Advice } from "./advice-types";
 import { getRetentionAdvice } from "./advise-retention";
 
 const USAGE =
@@ -22,12 +23,12 @@ export function formatAdvice(advice: Advice): string[] {
   const c = advice.comparison;
   const i = advice.inputs;
   const lines = [
-    `window ${i.from} .. ${i.to}; basis ${i.basis} × ${i.safetyFactor}${i.deadLetterDwellSeconds ? ` + ${formatGap(i.deadLetterDwellSeconds)} dead-letter dwell` : ""}; partitions of ${formatGap(i.partitionSeconds)}`,
-    `current retention ${formatGap(i.retentionSeconds)}; largest declared retry window ${formatGap(i.maxRetryWindowSeconds)} (${i.maxRetryWindowSource})`,
+    `window ${i.from} .. ${i.to}; basis ${i.basis} × ${i.safetyFactor}${i.deadLetterDwellSeconds ? ` + ${formatDuration(i.deadLetterDwellSeconds)} dead-letter dwell` : ""}; partitions of ${formatDuration(i.partitionSeconds)}`,
+    `current retention ${formatDuration(i.retentionSeconds)}; largest declared retry window ${formatDuration(i.maxRetryWindowSeconds)} (${i.maxRetryWindowSource})`,
   ];
   for (const j of advice.jobTypes) {
     lines.push(
-      `  ${j.jobType}: ${j.samples} gaps, ${j.basisUsed} ${formatGap(j.basisSeconds)} → ${formatGap(j.candidateSeconds)}${j.overflow ? `, ${j.overflow} beyond the top bucket` : ""}${j.note ? ` (${j.note})` : ""}`,
+      `  ${j.jobType}: ${formatCountOf(j.samples, "gap")}, ${j.basisUsed} ${formatDuration(j.basisSeconds)} → ${formatDuration(j.candidateSeconds)}${j.overflow ? `, ${j.overflow} beyond the top bucket` : ""}${j.note ? ` (${j.note})` : ""}`,
     );
   }
   for (const reason of advice.reasons) lines.push(reason);

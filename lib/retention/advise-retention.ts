@@ -1,10 +1,10 @@
 import type { Queryable } from "../db/types";
+import { formatCountOf, formatDuration } from "../format";
 import {
   ADVICE_DEFAULTS,
   type Advice,
   type AdviceBasis,
   BASIS_QUANTILE,
-  formatGap,
   type JobTypeAdvice,
   type Refusal,
   type RetentionComparison,
@@ -61,7 +61,7 @@ export function adviseRetention(input: AdviseInput): Advice {
     refusals.push({
       code: "TOO_FEW_SAMPLES",
       jobType: null,
-      message: `too few samples: ${samples} gaps observed in the window, at least ${minSamples} are needed for ${basis}`,
+      message: `too few samples: ${formatCountOf(samples, "gap")} observed in the window, at least ${minSamples} are needed for ${basis}`,
     });
   }
 
@@ -72,7 +72,7 @@ export function adviseRetention(input: AdviseInput): Advice {
       refusals.push({
         code: "OPEN_ENDED_BUCKET",
         jobType: j.jobType,
-        message: `${j.jobType}: ${overflow} gap${overflow === 1 ? "" : "s"} longer than ${formatGap(GAP_BOUNDS.at(-1))} (the open-ended top bucket): the real gap is unknown`,
+        message: `${j.jobType}: ${formatCountOf(overflow, "gap")} longer than ${formatDuration(GAP_BOUNDS.at(-1))} (the open-ended top bucket): the real gap is unknown`,
       });
     }
     // A percentile needs enough samples in this job type too; below that, its observed maximum
@@ -118,17 +118,17 @@ export function adviseRetention(input: AdviseInput): Advice {
     const decider = jobTypes.find((j) => j.jobType === decidedBy);
     if (decider) {
       reasons.push(
-        `${decider.jobType} decides: ${decider.basisUsed} ${formatGap(decider.basisSeconds)} × ${safetyFactor}${dwell > 0 ? ` + ${formatGap(dwell)} dead-letter dwell` : ""} = ${formatGap(decider.candidateSeconds)}`,
+        `${decider.jobType} decides: ${decider.basisUsed} ${formatDuration(decider.basisSeconds)} × ${safetyFactor}${dwell > 0 ? ` + ${formatDuration(dwell)} dead-letter dwell` : ""} = ${formatDuration(decider.candidateSeconds)}`,
       );
     }
     const roundUp = (s: number) => Math.ceil(s / partitionSeconds - 1e-9) * partitionSeconds;
     recommendedSeconds = roundUp(Math.max(best, 0));
-    reasons.push(`rounded up to whole ${formatGap(partitionSeconds)} partitions: ${formatGap(recommendedSeconds)}`);
+    reasons.push(`rounded up to whole ${formatDuration(partitionSeconds)} partitions: ${formatDuration(recommendedSeconds)}`);
     if (recommendedSeconds < input.maxRetryWindowSeconds) {
       recommendedSeconds = roundUp(input.maxRetryWindowSeconds);
       decidedBy = "retry window";
       reasons.push(
-        `raised to the largest declared retry window (${formatGap(input.maxRetryWindowSeconds)}, from ${input.maxRetryWindowSource}): ${formatGap(recommendedSeconds)}`,
+        `raised to the largest declared retry window (${formatDuration(input.maxRetryWindowSeconds)}, from ${input.maxRetryWindowSource}): ${formatDuration(recommendedSeconds)}`,
       );
     }
   } else {
@@ -173,7 +173,7 @@ function compare(input: AdviseInput, recommendedSeconds: number | null): Retenti
     if (m && m.atLeast > (observedMax ?? -1) && m.atLeast > 0) {
       observedMax = m.atLeast;
       exclusive = true;
-      source = `${j.jobType}: a redelivery gap longer than ${formatGap(m.atLeast)} (rollup histogram)`;
+      source = `${j.jobType}: a redelivery gap longer than ${formatDuration(m.atLeast)} (rollup histogram)`;
     }
     const c = countBeyond(j.buckets, retention);
     late += c.atLeast;
@@ -184,7 +184,7 @@ function compare(input: AdviseInput, recommendedSeconds: number | null): Retenti
   if (e && e.seconds > (observedMax ?? -1)) {
     observedMax = e.seconds;
     exclusive = false;
-    source = `${e.jobType}: effect ${e.key} of tenant ${e.tenant} saw a duplicate ${formatGap(e.seconds)} after its first claim`;
+    source = `${e.jobType}: effect ${e.key} of tenant ${e.tenant} saw a duplicate ${formatDuration(e.seconds)} after its first claim`;
   }
   const belowObservedMax = observedMax !== null && (retention < observedMax || (exclusive && retention === observedMax));
   const verdict = belowObservedMax
@@ -194,10 +194,10 @@ function compare(input: AdviseInput, recommendedSeconds: number | null): Retenti
       : "ok";
   const message =
     verdict === "below_observed_max"
-      ? `The retention (${formatGap(retention)}) is shorter than the longest observed gap (${exclusive ? "more than " : ""}${formatGap(observedMax)}): ${late} duplicate${late === 1 ? "" : "s"} in the window arrived later than the retention allows${lateUpTo > late ? ` (up to ${lateUpTo})` : ""}; once pruned, each would have run as new work.`
+      ? `The retention (${formatDuration(retention)}) is shorter than the longest observed gap (${exclusive ? "more than " : ""}${formatDuration(observedMax)}): ${formatCountOf(late, "duplicate")} in the window arrived later than the retention allows${lateUpTo > late ? ` (up to ${lateUpTo})` : ""}; once pruned, each would have run as new work.`
       : verdict === "below_recommendation"
-        ? `The retention (${formatGap(retention)}) covers every observed gap but is below the recommendation (${formatGap(recommendedSeconds)}).`
-        : `The retention (${formatGap(retention)}) covers every observed gap${recommendedSeconds !== null ? " and the recommendation" : ""}.`;
+        ? `The retention (${formatDuration(retention)}) covers every observed gap but is below the recommendation (${formatDuration(recommendedSeconds)}).`
+        : `The retention (${formatDuration(retention)}) covers every observed gap${recommendedSeconds !== null ? " and the recommendation" : ""}.`;
   return {
     retentionSeconds: retention,
     observedMaxSeconds: observedMax,
@@ -244,10 +244,9 @@ export function toRetentionSettings(row: RetentionSettingsRow): RetentionSetting
 }
 
 /**
- * The current retention and the largest declared retry window. One truth: the retention_settings
- * row (issue 11 makes it the only one). Until the worker registry of issue 11 exists, the largest
- * declared retry window is retention_settings.max_retry_window_days. The partition interval is
- * daily (the only one the manager makes today).
+ * The current retention and the largest declared retry window, both from the retention_settings
+ * row: the window is its max_retry_window_days (live workers' registrations are not read here), and
+ * the partition interval is taken as daily.
  */
 export async function readRetentionSettings(db: Queryable): Promise<RetentionSettingsRead> {
   const { rows } = await db.query<RetentionSettingsRow>(RETENTION_SETTINGS_SQL);

@@ -75,7 +75,7 @@ export async function getMaintenanceRuns(prisma: PrismaClient = getPrisma(), tak
 }
 
 // The largest redelivery gap an effect of one tenant (null: any tenant) has seen: the floor the
-// retention should not go below (the gaps advisor refines this into a recommendation). The
+// retention should not go below (the gaps advisor, advise-retention.ts, refines this into a recommendation). The
 // settings update asks it for the whole fleet, whose retention it changes.
 const OBSERVED_MAX_GAP_SQL =
   "SELECT max(max_gap_seconds)::float8 AS gap FROM effects WHERE $1::text IS NULL OR tenant_id = $1::text";

@@ -1,10 +1,12 @@
 /** What the Retention page and /api/v1/retention/* return (JSON: dates as ISO strings). */
 
+/** The first element of every Retention query key: `[RETENTION_QUERY_ROOT]` matches every view. */
+export const RETENTION_QUERY_ROOT = "retention";
 /**
  * The TanStack Query key of the Retention page: prefetched on the server, polled on the client.
- * `search` is the page's canonical query string (?runs=); ["retention"] alone matches every view.
+ * `search` is the page's canonical query string (?runs=).
  */
-export const retentionQueryKey = (search: string) => ["retention", search] as const;
+export const retentionQueryKey = (search: string) => [RETENTION_QUERY_ROOT, search] as const;
 
 export const PARTITION_INTERVALS = ["hour", "day", "week"] as const;
 export type PartitionIntervalName = (typeof PARTITION_INTERVALS)[number];

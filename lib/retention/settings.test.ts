@@ -42,7 +42,7 @@ describe("retention settings", () => {
       });
       const forced = await updateRetentionSettings({ retentionDays: 5, force: true, reason: "disk full, incident 42" }, deps);
       expect(forced.settings.retentionDays).toBe(5);
-      expect(forced.warnings.join()).toMatch(/forced: retention 5d is below the 9d retry window declared by live worker w-9d/);
+      expect(forced.warnings.join()).toMatch(/forced: retention 5 d is below the 9 d retry window declared by live worker w-9d/);
       const { rows } = await auditRows();
       expect(rows.map((r) => r.result)).toEqual(["ok", "refused", "refused", "forced"]);
       expect(rows[3]?.detail).toMatchObject({ reason: "disk full, incident 42", force: true, after: { retentionDays: 5 } });
@@ -60,7 +60,7 @@ describe("retention settings", () => {
       [6 * 86_400],
     );
     const result = await updateRetentionSettings({ retentionDays: 3, maxRetryWindowDays: 1 }, deps);
-    expect(result.warnings).toEqual(["retention 3d is below the largest redelivery gap observed (6d)"]);
+    expect(result.warnings).toEqual(["retention 3 d is below the largest redelivery gap observed (6 d)"]);
     await expect(updateRetentionSettings({ retentionDays: 2, maxRetryWindowDays: 3 }, deps)).rejects.toMatchObject({
       code: "RETENTION_INVALID",
     });

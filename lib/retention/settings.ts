@@ -1,7 +1,8 @@
 import type pg from "pg";
 import type { Prisma } from "../db/generated/client";
 import { getPrisma, type PrismaClient } from "../db/prisma";
-import { fmtSeconds, readLiveWorkers } from "../idempotency";
+import { formatDuration } from "../format";
+import { readLiveWorkers } from "../idempotency";
 import { RetentionError } from "./errors";
 import { getObservedMaxGapSeconds, getRetentionSettings } from "./get-retention";
 import { maintenancePool } from "./maintenance-pool";
@@ -75,7 +76,7 @@ export async function updateRetentionSettings(input: RetentionSettingsInput, dep
   });
   const detail = { before: pick(before), after: pick(after), force: input.force ?? false, reason: input.reason ?? null };
   if (after.retentionDays * DAY < largest.maxRetryWindowSeconds) {
-    const message = `retention ${after.retentionDays}d is below the ${fmtSeconds(largest.maxRetryWindowSeconds)} retry window declared by live worker ${largest.workerId}: a late replay could run twice`;
+    const message = `retention ${formatDuration(after.retentionDays * 86_400)} is below the ${formatDuration(largest.maxRetryWindowSeconds)} retry window declared by live worker ${largest.workerId}: a late replay could run twice`;
     if (!input.force || !input.reason || input.reason.trim().length < 3) {
       await prisma.$transaction((tx) =>
         deps.audit(tx, {
@@ -92,7 +93,7 @@ export async function updateRetentionSettings(input: RetentionSettingsInput, dep
   const gap = await getObservedMaxGapSeconds(pool, null);
   if (gap !== null && after.retentionDays * DAY < gap) {
     warnings.push(
-      `retention ${after.retentionDays}d is below the largest redelivery gap observed (${fmtSeconds(Math.ceil(gap))})`,
+      `retention ${formatDuration(after.retentionDays * 86_400)} is below the largest redelivery gap observed (${formatDuration(Math.ceil(gap))})`,
     );
   }
   await prisma.$transaction(async (tx) => {

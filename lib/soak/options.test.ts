@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { parseSoakArgs, SoakUsageError } from "./options";
 import { planDeliveries } from "./producer";
 import { summaryLine } from "./run";
+import { violationsLost } from "./verify";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -48,8 +49,17 @@ describe("the soak's plan and summary", () => {
   });
 
   it("prints the last line in exactly the agreed form", () => {
-    expect(summaryLine({ deliveries: 20_000, suppressed: 5_800, killed: 1_050, doubleEffects: 0, lost: 0 })).toBe(
-      "soak deliveries=20000 duplicates_suppressed=5800 killed=1050 double_effects=0 lost=0",
-    );
+    expect(
+      summaryLine({ deliveries: 20_000, suppressed: 5_800, killed: 1_050, doubleEffects: 0, lost: 0, violationsLost: 0 }),
+    ).toBe("soak deliveries=20000 duplicates_suppressed=5800 killed=1050 double_effects=0 lost=0 violations_lost=0");
+  });
+
+  it("counts a violation lost when its key has fewer rows than times it came back to a handler", () => {
+    const seen = { "acme\u0001mark-paid:o-1": 2, "acme\u0001mark-paid:o-2": 1 };
+    expect(violationsLost(seen, { "acme\u0001mark-paid:o-1": 2, "acme\u0001mark-paid:o-2": 1 })).toBe(0);
+    // A row on another tenant's same key does not stand in for this one's.
+    expect(violationsLost(seen, { "acme\u0001mark-paid:o-1": 1, "globex\u0001mark-paid:o-2": 1 })).toBe(2);
+    // A row whose handler died before it could count it is not a loss.
+    expect(violationsLost({}, { "acme\u0001mark-paid:o-3": 1 })).toBe(0);
   });
 });

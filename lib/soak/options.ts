@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 
-/** Everything `npm run soak` can be told; the defaults are the issue's spec (issue 5). */
+/** Everything `npm run soak` can be told; the defaults are the soak's specification (docs/soak.md). */
 export interface SoakOptions {
   /** Messages published to the broker: orders plus their duplicates. */
   deliveries: number;

@@ -17,6 +17,8 @@ export interface SoakWorkerConfig {
   inFlightDelayMs: number;
   /** Share of mark-paid runs that write their accounting entry twice (the injected violation). */
   violationRate: number;
+  /** SIGKILL the worker (half the time) right after an uncaught violation came back to it. */
+  killAfterViolation: boolean;
 }
 
 /** Counters a worker reports, as deltas since its last report. */
@@ -41,6 +43,11 @@ export interface WorkerCounters {
   injectedViolations: number;
   /** Uncaught unique violations that failed a run, by constraint. */
   violations: Record<string, number>;
+  /**
+   * The soak's ground truth for the violation rows: the injected violations that came back to the
+   * handler, by `<tenant>\u0001<effect key>`. Each must have its row in uncaught_violation_keys.
+   */
+  violationKeys: Record<string, number>;
 }
 
 export function emptyCounters(): WorkerCounters {
@@ -57,13 +64,14 @@ export function emptyCounters(): WorkerCounters {
     stepsResumed: 0,
     injectedViolations: 0,
     violations: {},
+    violationKeys: {},
   };
 }
 
 export function addCounters(into: WorkerCounters, d: WorkerCounters): void {
   for (const k of Object.keys(into) as (keyof WorkerCounters)[]) {
-    if (k === "violations") {
-      for (const [c, n] of Object.entries(d.violations)) into.violations[c] = (into.violations[c] ?? 0) + n;
+    if (k === "violations" || k === "violationKeys") {
+      for (const [c, n] of Object.entries(d[k])) into[k][c] = (into[k][c] ?? 0) + n;
     } else {
       into[k] += d[k];
     }

@@ -10,7 +10,7 @@ import type { SoakOptions } from "./options";
 import { createProducer, planDeliveries, type SoakPlan } from "./producer";
 import { emptyCounters, SOAK_APP_PREFIX, SOAK_BOSS_SCHEMA, SOAK_QUEUE } from "./protocol";
 import { startWorkerPool, type WorkerPoolStats } from "./supervisor";
-import { INJECTED_CONSTRAINT, type SoakVerification, verifySoak } from "./verify";
+import { INJECTED_CONSTRAINT, type SoakVerification, verifySoak, violationsLost } from "./verify";
 
 export interface SoakResult {
   ok: boolean;
@@ -39,8 +39,9 @@ export function summaryLine(r: {
   killed: number;
   doubleEffects: number;
   lost: number;
+  violationsLost: number;
 }): string {
-  return `soak deliveries=${r.deliveries} duplicates_suppressed=${r.suppressed} killed=${r.killed} double_effects=${r.doubleEffects} lost=${r.lost}`;
+  return `soak deliveries=${r.deliveries} duplicates_suppressed=${r.suppressed} killed=${r.killed} double_effects=${r.doubleEffects} lost=${r.lost} violations_lost=${r.violationsLost}`;
 }
 
 /**
@@ -107,6 +108,7 @@ export async function runSoak(
         waitMs: 1000,
         inFlightDelayMs: 1000,
         violationRate: 0.002,
+        killAfterViolation: options.kills > 0,
       },
     });
     poolStats = workers.stats;
@@ -245,6 +247,12 @@ export async function runSoak(
     const caught = c.violations[INJECTED_CONSTRAINT] ?? 0;
     if (caught > c.injectedViolations)
       failures.push(`${caught} uncaught violations on ${INJECTED_CONSTRAINT}, but only ${c.injectedViolations} were injected`);
+    const lostViolations = violationsLost(c.violationKeys, v.recordedViolationKeys);
+    if (lostViolations > 0)
+      failures.push(`${lostViolations} uncaught violations came back to a handler but have no row in uncaught_violation_keys`);
+    const rows = Object.values(v.recordedViolationKeys).reduce((a, n) => a + n, 0);
+    if (rows > c.injectedViolations)
+      failures.push(`${rows} violation rows on ${INJECTED_CONSTRAINT}, but only ${c.injectedViolations} were injected`);
     if (w.stats.unexpectedExits > 0) failures.push(`${w.stats.unexpectedExits} worker processes exited without being killed`);
     if (c.deadLettered > 0) failures.push(`${c.deadLettered} deliveries dead-lettered`);
     if (options.kills > 0 && w.stats.kills === 0) failures.push("no worker was killed");
@@ -285,9 +293,12 @@ export async function runSoak(
     killed: result.workers.killedRuns,
     doubleEffects: v ? v.doubleEffects : 0,
     lost: v ? v.lost : 0,
+    violationsLost: v ? violationsLost(result.workers.counters.violationKeys, v.recordedViolationKeys) : 0,
   });
   return result;
 }
+
+const sumOf = (counts: Record<string, number>) => Object.values(counts).reduce((a, n) => a + n, 0);
 
 /** The detail lines printed before the summary. */
 export function formatDetails(v: SoakVerification, w: WorkerPoolStats, plan: SoakPlan): string[] {
@@ -303,5 +314,6 @@ export function formatDetails(v: SoakVerification, w: WorkerPoolStats, plan: Soa
     `orders=${v.orders} captures=${v.captures} paid=${v.paid} double_captures=${v.doubleCaptures} double_entries=${v.doubleEntries} charge_mismatches=${v.chargeMismatches} unpaid=${v.unpaid}`,
     `receipts=${v.receipts} double_receipts=${v.doubleReceipts} missing=${v.missingReceipts} abandoned_at_most_once=${v.abandonedReceipts} (of which sent before the crash: ${v.abandonedAfterSend}) missing_without_abandoned_step=${v.unexplainedMissingReceipts}`,
     `uncaught unique violations: ${JSON.stringify(c.violations)} seen by workers, ${c.injectedViolations} injected (${INJECTED_CONSTRAINT}); rollups: ${JSON.stringify(v.rolledUpViolations)}`,
+    `violation keys: ${sumOf(c.violationKeys)} came back to handlers on ${Object.keys(c.violationKeys).length} keys, ${sumOf(v.recordedViolationKeys)} rows recorded on ${Object.keys(v.recordedViolationKeys).length} keys; ${w.killPoints["right after an uncaught violation"] ?? 0} workers SIGKILLed right after one; violations_lost=${violationsLost(c.violationKeys, v.recordedViolationKeys)}`,
   ];
 }

@@ -40,11 +40,15 @@ describe("the soak (real worker processes, pg-boss, PostgreSQL)", () => {
     else console.log(lines.slice(-12).join("\n"));
 
     const last = lines.at(-1) ?? "";
-    const m = /^soak deliveries=(\d+) duplicates_suppressed=(\d+) killed=(\d+) double_effects=(\d+) lost=(\d+)$/.exec(last);
+    const m =
+      /^soak deliveries=(\d+) duplicates_suppressed=(\d+) killed=(\d+) double_effects=(\d+) lost=(\d+) violations_lost=(\d+)$/.exec(
+        last,
+      );
     expect(m, `last line: ${last}`).not.toBeNull();
-    const [deliveries, suppressed, killed, doubleEffects, lost] = m!.slice(1).map(Number);
+    const [deliveries, suppressed, killed, doubleEffects, lost, violationsLost] = m!.slice(1).map(Number);
     expect(doubleEffects).toBe(0);
     expect(lost).toBe(0);
+    expect(violationsLost).toBe(0);
     expect(deliveries).toBe(DELIVERIES);
     expect(killed).toBeGreaterThan(0);
     expect(suppressed).toBeGreaterThan(0);

@@ -32,8 +32,10 @@ export interface SoakVerification {
   /** Published deliveries (not in-flight copies) that pg-boss completed / failed for good. */
   brokerCompleted: number;
   brokerFailed: number;
-  /** Uncaught unique violations recorded by the workers' rollups, by constraint. */
+  /** Uncaught unique violations counted by the workers' per-minute rollups, by constraint. */
   rolledUpViolations: Record<string, number>;
+  /** Violation rows (uncaught_violation_keys), by `<tenant>\u0001<effect key>`. */
+  recordedViolationKeys: Record<string, number>;
   doubleEffects: number;
   lost: number;
 }
@@ -95,6 +97,11 @@ export async function verifySoak(db: Queryable): Promise<SoakVerification> {
   const violations = await db.query<{ constraint_name: string; n: number }>(
     "SELECT constraint_name, sum(count)::int AS n FROM uncaught_violations_minute GROUP BY constraint_name",
   );
+  const recorded = await db.query<{ id: string; n: number }>(
+    `SELECT tenant_id || chr(1) || key AS id, count(*)::int AS n FROM uncaught_violation_keys
+      WHERE constraint_name = $1 GROUP BY tenant_id, key`,
+    [INJECTED_CONSTRAINT],
+  );
   const doubleEffects = t.doubleCaptures + t.doubleReceipts + t.doubleRefunds + d.double_entries;
   const lost = t.lost + d.missing_entries + d.unexplained_missing;
   return {
@@ -116,7 +123,18 @@ export async function verifySoak(db: Queryable): Promise<SoakVerification> {
     brokerCompleted: broker.rows[0]?.completed ?? 0,
     brokerFailed: broker.rows[0]?.failed ?? 0,
     rolledUpViolations: Object.fromEntries(violations.rows.map((r) => [r.constraint_name, r.n])),
+    recordedViolationKeys: Object.fromEntries(recorded.rows.map((r) => [r.id, r.n])),
     doubleEffects,
     lost,
   };
+}
+
+/**
+ * Violations that came back to a handler (the ground truth, by tenant and key) without their row
+ * in uncaught_violation_keys: a worker SIGKILLed right after one must have lost none.
+ */
+export function violationsLost(seen: Record<string, number>, recorded: Record<string, number>): number {
+  let lost = 0;
+  for (const [id, n] of Object.entries(seen)) lost += Math.max(0, n - (recorded[id] ?? 0));
+  return lost;
 }

@@ -20,6 +20,7 @@ import {
   type WorkerCounters,
   type WorkerMessage,
 } from "./protocol";
+import { INJECTED_CONSTRAINT } from "./verify";
 
 /**
  * One soak worker process: a pg-boss consumer of the soak queue through the pg-boss adapter's
@@ -114,7 +115,18 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
       point("before the first claim");
       const charge = await steps.capture(job, m);
       point("between capture and mark-paid");
-      await steps.markPaid(job, m, charge.chargeId);
+      try {
+        await steps.markPaid(job, m, charge.chargeId);
+      } catch (error) {
+        const e = error as { code?: string; constraint?: string };
+        if (e?.code === "23505" && e.constraint === INJECTED_CONSTRAINT) {
+          const id = `${m.tenant}\u0001mark-paid:${m.orderId}`;
+          pending.violationKeys[id] = (pending.violationKeys[id] ?? 0) + 1;
+          // The moment a worker used to lose its violations: they sat in the rollup until the flush.
+          if (config.killAfterViolation && Math.random() < 0.5) die("right after an uncaught violation");
+        }
+        throw error;
+      }
       point("between mark-paid and the receipt");
       await steps.receipt(job, m);
       point("after the last step, before the ack");

@@ -1,6 +1,5 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resetRateLimits } from "../../lib/auth/rate-limit";
 import { createToken } from "../../lib/auth/tokens";
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/console/testing/seed-keys";
 import { ensureEffectPartitions } from "../../lib/db/partitions";
@@ -25,7 +24,8 @@ describe("API fuzzing (fast-check)", () => {
     process.env.DATABASE_URL = db.url;
     process.env.ONCEBOARD_SECRET = "f".repeat(40);
     process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
-    resetRateLimits();
+    process.env.ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = "1000000";
+    process.env.ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE = "1000000";
     await ensureEffectPartitions(db.pool, { back: KEYS_SEED_DAYS_BACK + 1, ahead: 1 });
     await seedKeys(db.pool);
     // Globex keys whose names an acme token might guess.

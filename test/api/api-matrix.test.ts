@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resetRateLimits } from "../../lib/auth/rate-limit";
+import { announcePeerHeader, PEER_HEADER } from "../../lib/auth/client-ip";
 import { releaseEffect } from "../../lib/auth/release-effect";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
 import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/console/testing/seed-keys";
@@ -26,7 +26,8 @@ describe("API token × tenant × endpoint matrix", () => {
     process.env.DATABASE_URL = db.url;
     process.env.ONCEBOARD_SECRET = "m".repeat(40);
     process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
-    resetRateLimits();
+    process.env.ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = "1000000";
+    process.env.ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE = "1000000";
     await ensureEffectPartitions(db.pool, { back: KEYS_SEED_DAYS_BACK + 1, ahead: 1 });
     await seedKeys(db.pool);
     await db.pool.query(
@@ -118,6 +119,7 @@ describe("API token × tenant × endpoint matrix", () => {
       ),
     ],
     ["overview", "GET", "/api/v1/overview", row({}, 200)],
+    ["violations", "GET", "/api/v1/violations", row({}, 200)],
     ["retention", "GET", "/api/v1/retention", row({}, 200)],
     // Platform-only data: row counts per partition, a worker's full /metrics (none configured here: 404).
     ["retention plan", "GET", "/api/v1/retention/plan", row(TENANT_TOKENS_FORBIDDEN, 200)],
@@ -192,15 +194,50 @@ describe("API token × tenant × endpoint matrix", () => {
       `mark-paid:${orderId}`,
       `receipt:${orderId}`,
     ]);
-    expect(detail.outcome.card).toBe("[card …1111]");
+    expect(detail.outcome.card).toBe("[redacted]");
+    expect(detail.outcome.memo).toBe("charged [card …1111]");
+    expect(detail.outcome.customerPhone).toBe("[redacted]");
     expect(detail.outcome.receiptTo).toBe("[email]");
     expect(detail.outcome.note).toBe("paid by [email]");
     expect(detail.outcome.amount).toBe(4200);
     expect(detail.providerKey).toMatch(/\S/);
     expect(detail.firstMessageId).toBe(KEYS_SEED.messageId);
-    expect(detail.violations).toEqual([
-      expect.objectContaining({ constraint: "ledger_entries_order_id_key", thisJob: true, lastKey: `mark-paid:${orderId}` }),
+    // The capture step had no violation of its own: its job's mark-paid did.
+    expect(detail.violations).toEqual([]);
+  });
+
+  it("a key's detail lists its own violations only, their messages redacted", async () => {
+    const markPaid = JSON.parse((await call("GET", `/api/v1/effects/${enc(`mark-paid:${orderId}`)}`, as("acme-viewer"))).text);
+    expect(markPaid.violations).toEqual([
+      expect.objectContaining({
+        tenant: "acme",
+        key: `mark-paid:${orderId}`,
+        constraint: "ledger_entries_order_id_key",
+        messageId: KEYS_SEED.messageId,
+        message: 'duplicate key value violates unique constraint "ledger_entries_order_id_key" (billing [email])',
+      }),
     ]);
+  });
+
+  it("GET /api/v1/violations lists every affected key of the caller's tenant only", async () => {
+    const acme = JSON.parse((await call("GET", "/api/v1/violations", as("acme-viewer"))).text);
+    expect(acme.tenant).toBe("acme");
+    expect(acme.violations.map((v: { key: string }) => v.key).sort()).toEqual(
+      [`mark-paid:${orderId}`, KEYS_SEED.otherViolationKey].sort(),
+    );
+    // A tenant token's ?tenant= names nothing else.
+    const asked = JSON.parse((await call("GET", "/api/v1/violations?tenant=globex", as("acme-viewer"))).text);
+    expect(asked.violations.every((v: { tenant: string }) => v.tenant === "acme")).toBe(true);
+    const page = JSON.parse((await call("GET", "/api/v1/violations?limit=1", as("acme-viewer"))).text);
+    expect(page.violations).toHaveLength(1);
+    const next = JSON.parse((await call("GET", `/api/v1/violations?limit=1&cursor=${page.nextCursor}`, as("acme-viewer"))).text);
+    expect(next.violations).toHaveLength(1);
+    expect(next.violations[0].id).not.toBe(page.violations[0].id);
+    expect(next.nextCursor).toBeNull();
+    const bad = await call("GET", "/api/v1/violations?cursor=nope", as("acme-viewer"));
+    expect(bad.status).toBe(400);
+    const filtered = JSON.parse((await call("GET", "/api/v1/violations?constraint=globex_only_key", as("acme-viewer"))).text);
+    expect(filtered.violations).toEqual([]);
   });
 
   it("keys with / % ? # spaces and non-ASCII round-trip", async () => {
@@ -278,7 +315,13 @@ describe("API token × tenant × endpoint matrix", () => {
   });
 
   it("every key read is audited, found or not, with who, token, tenant, key and address", async () => {
-    await call("GET", `/api/v1/effects/${enc("secret:globex-only")}`, { ...as("acme-viewer"), "x-forwarded-for": "203.0.113.9" });
+    // The address is the TCP peer, as the console's server records it (a forged X-Forwarded-For is not it).
+    announcePeerHeader();
+    await call("GET", `/api/v1/effects/${enc("secret:globex-only")}`, {
+      ...as("acme-viewer"),
+      [PEER_HEADER]: "203.0.113.9",
+      "x-forwarded-for": "198.51.100.99",
+    });
     const { rows } = await db.pool.query(
       "SELECT actor, token_id, tenant_id, target, action, result, ip, at FROM audit_log WHERE ip = '203.0.113.9'",
     );

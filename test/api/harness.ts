@@ -8,6 +8,7 @@ import * as openapiRoute from "@/app/api/v1/openapi.json/route";
 import * as overviewRoute from "@/app/api/v1/overview/route";
 import * as retentionPlanRoute from "@/app/api/v1/retention/plan/route";
 import * as retentionRoute from "@/app/api/v1/retention/route";
+import * as violationsRoute from "@/app/api/v1/violations/route";
 import * as workerMetricsRoute from "@/app/api/v1/workers/[index]/metrics/route";
 
 type Handler = (request: Request, context: { params: Promise<Record<string, unknown>> }) => Promise<Response>;
@@ -32,17 +33,19 @@ export function handlerFor(method: string, pathname: string): Handler | undefine
               ? overviewRoute
               : pathname === "/api/v1/openapi.json"
                 ? openapiRoute
-                : pathname === "/api/v1/retention"
-                  ? retentionRoute
-                  : pathname === "/api/v1/retention/plan"
-                    ? retentionPlanRoute
-                    : /^\/api\/v1\/workers\/[^/]+\/metrics$/.test(pathname)
-                      ? workerMetricsRoute
-                      : pathname === "/api/metrics"
-                        ? consoleMetricsRoute
-                        : segments[0] === "api" && segments[1] === "v1"
-                          ? unknownRoute
-                          : undefined;
+                : pathname === "/api/v1/violations"
+                  ? violationsRoute
+                  : pathname === "/api/v1/retention"
+                    ? retentionRoute
+                    : pathname === "/api/v1/retention/plan"
+                      ? retentionPlanRoute
+                      : /^\/api\/v1\/workers\/[^/]+\/metrics$/.test(pathname)
+                        ? workerMetricsRoute
+                        : pathname === "/api/metrics"
+                          ? consoleMetricsRoute
+                          : segments[0] === "api" && segments[1] === "v1"
+                            ? unknownRoute
+                            : undefined;
   return (route as Record<string, Handler | undefined> | undefined)?.[m];
 }
 

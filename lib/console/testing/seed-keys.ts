@@ -17,13 +17,15 @@ export const KEYS_SEED = {
   stuckAtMostOnceKey: "receipt:ord-e2e-stuck",
   /** Keys with every character the API must round-trip. */
   oddKeys: ["odd:a/b c%20?x#y", "odd:ünïcødé-✓", "odd:50% off & more"],
+  /** Another acme order's uncaught violation: never listed on this order's keys. */
+  otherViolationKey: "mark-paid:ord-e2e-4712",
 } as const;
 
 /**
  * Seeds effects for the Keys page and API tests: one order's three steps in acme (a capture that
  * ran once with 3 duplicates suppressed, the last 49 s after the first; its outcome holds a card
- * number and an e-mail address), the same keys in globex, two stuck claims, odd keys, and an
- * uncaught violation whose last occurrence is this order. Needs partitions KEYS_SEED_DAYS_BACK back.
+ * number and an e-mail address, by field name and inside text, and a phone number), the same keys in globex, two stuck claims, odd keys, and
+ * uncaught violations on this order's mark-paid, another order's and globex's. Needs partitions KEYS_SEED_DAYS_BACK back.
  */
 export async function seedKeys(db: Queryable, now: Date = new Date()): Promise<void> {
   const t0 = new Date(now.getTime() - KEYS_SEED_DAYS_BACK * 86_400_000);
@@ -85,6 +87,8 @@ export async function seedKeys(db: Queryable, now: Date = new Date()): Promise<v
             card: KEYS_SEED.card,
             receiptTo: KEYS_SEED.email,
             note: `paid by ${KEYS_SEED.email}`,
+            memo: `charged ${KEYS_SEED.card}`,
+            customerPhone: "+1 555 0100",
           }
         : { chargeId: "ch_GLOBEX_SECRET", amount: 1 },
       createdAt: at(0),
@@ -151,10 +155,24 @@ export async function seedKeys(db: Queryable, now: Date = new Date()): Promise<v
       completedAt: at(20 + i),
     });
   }
+  // Three uncaught violations: this order's mark-paid in acme (its message names an e-mail address,
+  // which the console redacts), another acme order's, and the same key in globex. A key's detail
+  // lists only its own: never the other order's, never the other tenant's.
   await db.query(
-    `INSERT INTO uncaught_violations_minute (minute, job_type, constraint_name, count, last_tenant_id, last_key, last_message_id)
-     VALUES (date_trunc('minute', $1::timestamptz), 'mark-paid', 'ledger_entries_order_id_key', 1, $2, $3, $4),
-            (date_trunc('minute', $1::timestamptz), 'mark-paid', 'globex_only_key', 5, $5, $6, $7)`,
-    [at(2), tenant, `mark-paid:${orderId}`, messageId, otherTenant, `mark-paid:${orderId}`, `${messageId}-globex`],
+    `INSERT INTO uncaught_violation_keys (occurred_at, tenant_id, job_type, constraint_name, key, message_id, message)
+     VALUES ($1, $2, 'mark-paid', 'ledger_entries_order_id_key', $3, $4, $5),
+            ($1, $2, 'mark-paid', 'ledger_entries_order_id_key', $6, $7, NULL),
+            ($1, $8, 'mark-paid', 'globex_only_key', $3, $9, NULL)`,
+    [
+      at(2),
+      tenant,
+      `mark-paid:${orderId}`,
+      messageId,
+      `duplicate key value violates unique constraint "ledger_entries_order_id_key" (billing ${KEYS_SEED.email})`,
+      KEYS_SEED.otherViolationKey,
+      `${messageId}-other`,
+      otherTenant,
+      `${messageId}-globex`,
+    ],
   );
 }

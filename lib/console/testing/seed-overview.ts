@@ -1,5 +1,6 @@
 import type { Queryable } from "../../db/types";
-import type { EffectStatus, OverviewWindow } from "../overview-types";
+import type { EffectStatus } from "../effects-types";
+import type { OverviewWindow } from "../overview-types";
 
 /**
  * A small, known data set for the Overview: used by the browser tests (scripts/e2e.ts). Times are
@@ -184,7 +185,7 @@ export async function seedOverview(db: Queryable, now: Date = new Date()): Promi
 }
 
 /**
- * Issue 13's tables for the same seed: per-tenant hourly suppressions and violations (with the
+ * The Overview's rollup tables for the same seed: per-tenant hourly suppressions and violations (with the
  * key behind each violation), redeliveries (sync-search-index is redelivered and never suppressed:
  * "not wired up") and claim-latency buckets, all agreeing with the rows above.
  */
@@ -226,5 +227,20 @@ async function seedOnCallExtras(db: Queryable, t: number): Promise<void> {
         at,
       ],
     );
+    // Each violation on a key of its own, as the worker records them.
+    for (let n = 0; n < u.count; n++) {
+      await db.query(
+        `INSERT INTO uncaught_violation_keys (occurred_at, tenant_id, job_type, constraint_name, key, message_id)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
+        [
+          at,
+          TENANTS[(i + 1) % TENANTS.length],
+          u.jobType,
+          u.constraintName,
+          n === 0 ? `${u.jobType}:order-${100 + i}` : `${u.jobType}:order-${100 + i}-${n}`,
+          `msg-violation-${i}-${n}`,
+        ],
+      );
+    }
   }
 }

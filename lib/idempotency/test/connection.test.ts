@@ -5,7 +5,7 @@ import { classifyDatabaseError, classifyError, EffectsDatabaseError, isRetryable
 import { startFatalProxy } from "./fatal-proxy";
 import { PROVIDER_DDL, sleep, testEffects } from "./helpers";
 
-/** Issue 8, items 1-2: the worker never dies of, nor misreports, a connection cut by the server. */
+/** The worker never dies of, nor misreports, a connection cut by the server. */
 
 let db: TestDatabase;
 let n = 0;

@@ -23,7 +23,7 @@ import {
 import { canonicalJson } from "../keys";
 import { captureLogger, PROVIDER_DDL, silentLogger, testEffects } from "./helpers";
 
-/** Issue 8, items 4-13: each test names its item and fails with the fix removed. */
+/** Hardening of the claim path: each test fails with its fix removed. */
 
 let db: TestDatabase;
 let n = 0;

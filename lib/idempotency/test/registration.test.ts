@@ -7,7 +7,7 @@ import { createEffects } from "../index";
 import { captureLogger, sleep } from "./helpers";
 
 /**
- * Issue 11: a worker registers its declared retry window and takes the retention from the
+ * A worker registers its declared retry window and takes the retention from the
  * database by default, and a database that is not there yet at start delays the registration
  * (the worker keeps trying) instead of leaving the worker unregistered for good.
  */

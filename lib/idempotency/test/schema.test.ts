@@ -6,7 +6,7 @@ import { createEffects, InvalidEffectsOptionsError, maintain, migrate, planMaint
 import { silentLogger } from "./helpers";
 
 /**
- * Issue 9: the library owns its schema. Everything here runs on a pool whose connections have the
+ * The library owns its schema. Everything here runs on a pool whose connections have the
  * server's default search_path (no `onceboard`, no custom schema on it), in a schema of another
  * name: a statement or function body that names a table without its schema fails here.
  */

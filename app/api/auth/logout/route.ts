@@ -1,31 +1,45 @@
 import { ApiError, errorResponse } from "@/lib/api/errors";
 import { audit } from "@/lib/auth/audit";
-import { authenticate } from "@/lib/auth/authenticate";
-import { clientIp } from "@/lib/auth/client-ip";
+import { authenticate, databaseError } from "@/lib/auth/authenticate";
+import { clientIp, servedOverHttps } from "@/lib/auth/client-ip";
 import { csrfProblem } from "@/lib/auth/csrf";
-import { clearSessionCookieHeader } from "@/lib/auth/session";
+import { clearSessionCookieHeader, readSessionCookie, revokeSession } from "@/lib/auth/session";
+import { ConsoleError } from "@/lib/console/errors";
 
 export const dynamic = "force-dynamic";
 
-/** POST /api/auth/logout → 303 to /login with the session cookie cleared (same-origin only). */
+/**
+ * POST /api/auth/logout → 303 to /login, the session revoked on the server (a replayed cookie is
+ * refused from then on) and its cookie cleared (same-origin only). When the database cannot be
+ * reached the session cannot be revoked: the cookie is still cleared, and the answer says so
+ * (/login?reason=logout-unavailable), so nobody leaves believing a copied cookie is dead.
+ */
 export async function POST(request: Request): Promise<Response> {
   try {
     const csrf = csrfProblem(request, "session");
     if (csrf) throw new ApiError("FORBIDDEN", csrf);
-    const auth = await authenticate(request.headers).catch(() => null);
-    if (auth) {
-      await audit({
-        principal: auth.principal,
-        action: "logout",
-        tenantId: auth.principal.tenantId,
-        result: "ok",
-        ip: clientIp(request),
-      }).catch(() => {});
+    const secure = servedOverHttps(request.headers);
+    let location = "/login";
+    try {
+      const auth = await authenticate(request.headers);
+      await revokeSession(readSessionCookie(request.headers.get("cookie")));
+      if (auth) {
+        await audit({
+          principal: auth.principal,
+          action: "logout",
+          tenantId: auth.principal.tenantId,
+          result: "ok",
+          ip: clientIp(request),
+        });
+      }
+    } catch (error) {
+      if (!(databaseError(error) instanceof ConsoleError)) throw error;
+      location = "/login?reason=logout-unavailable";
     }
-    const response = new Response(null, { status: 303, headers: { location: "/login", "cache-control": "no-store" } });
-    response.headers.append("set-cookie", clearSessionCookieHeader(new URL(request.url).protocol === "https:"));
+    const response = new Response(null, { status: 303, headers: { location, "cache-control": "no-store" } });
+    response.headers.append("set-cookie", clearSessionCookieHeader(secure));
     return response;
   } catch (error) {
-    return errorResponse(error);
+    return errorResponse(databaseError(error));
   }
 }

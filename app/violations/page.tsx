@@ -1,0 +1,82 @@
+import type { Metadata } from "next";
+import { PageHeader } from "@/components/ui/page-header";
+import { ErrorState } from "@/components/ui/states";
+import { ViolationsTable } from "@/components/violations/violations-table";
+import { violationsQuery } from "@/lib/api/effects-query";
+import { toApiError } from "@/lib/api/errors";
+import { parseSearchParams } from "@/lib/api/parse";
+import { requirePageScope } from "@/lib/auth/page-session";
+import { listViolations } from "@/lib/console/list-violations";
+import type { ViolationListFilters } from "@/lib/console/violations-types";
+
+export const metadata: Metadata = { title: "Violations" };
+export const dynamic = "force-dynamic";
+
+const KEYS = ["tenant", "jobType", "constraint", "from", "to", "cursor", "limit"] as const;
+
+const header = (
+  <PageHeader
+    title="Uncaught violations"
+    description="Every unique violation a handler raised with its own writes (a duplicate got past its guard), one row per affected key."
+  />
+);
+
+/**
+ * The list behind the Overview's violations banner: parsed by the API's own rules and read the
+ * way GET /api/v1/violations reads it, for the session's tenant (a platform session: every tenant,
+ * or ?tenant=).
+ */
+export default async function ViolationsPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const { scope } = await requirePageScope("viewer");
+  const raw = await searchParams;
+  const search = new URLSearchParams();
+  for (const k of KEYS) {
+    const v = raw[k];
+    const value = Array.isArray(v) ? v.at(-1) : v;
+    if (value) search.set(k, value);
+  }
+  let query: ReturnType<typeof violationsQuery.parse>;
+  try {
+    query = parseSearchParams(violationsQuery, search);
+  } catch (error) {
+    const e = toApiError(error);
+    return (
+      <>
+        {header}
+        <ErrorState title="This link has an invalid filter" message={e.message} code={e.code} />
+      </>
+    );
+  }
+  let list: Awaited<ReturnType<typeof listViolations>>;
+  try {
+    list = await listViolations(scope, query);
+  } catch (error) {
+    const e = toApiError(error);
+    // A bad cursor is the link's fault; anything else is the error page's.
+    if (e.code !== "INVALID_INPUT") throw error;
+    return (
+      <>
+        {header}
+        <ErrorState title="This link has an invalid filter" message={e.message} code={e.code} />
+      </>
+    );
+  }
+  const filters: ViolationListFilters = {
+    tenant: scope.platform ? (query.tenant ?? null) : null,
+    jobType: query.jobType ?? null,
+    constraint: query.constraint ?? null,
+    from: search.get("from"),
+    to: search.get("to"),
+    limit: search.get("limit"),
+  };
+  return (
+    <>
+      {header}
+      <ViolationsTable list={list} filters={filters} platform={scope.platform} />
+    </>
+  );
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { formatBytes, formatCount, formatCountOf, formatDuration, formatUtc, formatUtcClock, formatUtcDay } from "./format";
+
+describe("formatUtc", () => {
+  it("writes one style, in UTC whatever the input's offset", () => {
+    expect(formatUtc("2026-12-01T20:08:30.123Z")).toBe("2026-12-01 20:08:30 UTC");
+    expect(formatUtc("2026-12-01T21:08:30+01:00")).toBe("2026-12-01 20:08:30 UTC");
+    expect(formatUtc(Date.UTC(2026, 0, 2, 3, 4, 5))).toBe("2026-01-02 03:04:05 UTC");
+    expect(formatUtc(new Date("2026-12-01T00:00:00Z"), { seconds: false })).toBe("2026-12-01 00:00 UTC");
+  });
+
+  it("shows midnight as 00, not 24", () => {
+    expect(formatUtc("2026-12-01T00:00:00Z")).toBe("2026-12-01 00:00:00 UTC");
+  });
+
+  it("writes the empty text for a missing or invalid time", () => {
+    expect(formatUtc(null)).toBe("—");
+    expect(formatUtc(undefined, { empty: "–" })).toBe("–");
+    expect(formatUtc("not a time")).toBe("—");
+  });
+
+  it("has a day and a clock in the same style", () => {
+    expect(formatUtcDay("2026-12-01T23:59:59Z")).toBe("2026-12-01");
+    expect(formatUtcClock(Date.UTC(2026, 11, 1, 0, 5, 9))).toBe("00:05:09 UTC");
+  });
+});
+
+describe("formatDuration", () => {
+  it.each([
+    [0, "0 s"],
+    [0.25, "0.25 s"],
+    [45, "45 s"],
+    [59.99, "60 s"],
+    [60, "1 min"],
+    [900, "15 min"],
+    [3600, "1 h"],
+    [4 * 3600, "4 h"],
+    [86_400 * 7, "7 d"],
+    [298_944, "3.46 d"],
+    [86_400 * 365, "365 d"],
+    [86_400 * 1234, "1,234 d"],
+  ])("%d s is %s", (seconds, text) => {
+    expect(formatDuration(seconds)).toBe(text);
+  });
+
+  it("rounds to whole units when asked", () => {
+    expect(formatDuration(49.37, { whole: true })).toBe("49 s");
+    expect(formatDuration(750, { whole: true })).toBe("13 min");
+  });
+
+  it("says when there is no value or no bound", () => {
+    expect(formatDuration(null)).toBe("—");
+    expect(formatDuration(undefined)).toBe("—");
+    expect(formatDuration(Number.NaN)).toBe("—");
+    expect(formatDuration(Number.POSITIVE_INFINITY)).toBe("∞");
+  });
+});
+
+describe("counts", () => {
+  it("groups thousands", () => {
+    expect(formatCount(1234567)).toBe("1,234,567");
+    expect(formatCount(12.6)).toBe("13");
+  });
+
+  it("chooses singular or plural with Intl.PluralRules", () => {
+    expect(formatCountOf(0, "key")).toBe("0 keys");
+    expect(formatCountOf(1, "key")).toBe("1 key");
+    expect(formatCountOf(2, "key")).toBe("2 keys");
+    expect(formatCountOf(1, "entry", "entries")).toBe("1 entry");
+    expect(formatCountOf(1500, "entry", "entries")).toBe("1,500 entries");
+  });
+});
+
+describe("formatBytes", () => {
+  it.each([
+    [512, "512 B"],
+    [8 * 1024, "8 KiB"],
+    [12 * 1024 ** 2, "12.0 MiB"],
+    [1.5 * 1024 ** 3, "1.5 GiB"],
+  ])("%d bytes is %s", (bytes, text) => {
+    expect(formatBytes(bytes)).toBe(text);
+  });
+});
