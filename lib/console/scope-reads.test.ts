@@ -112,7 +112,8 @@ describe("a tenant scope never reads another tenant's rows", () => {
   it("Violations: a tenant scope lists its own violations only", async () => {
     const own = await listViolations(acme, { tenant: "globex", limit: 100, now: NOW }, db.pool);
     expect(own.tenant).toBe("acme");
-    expect(own.violations.map((v) => v.tenant)).toEqual(["acme"]);
+    expect(own.violations.length).toBeGreaterThan(0);
+    expect(own.violations.every((v) => v.tenant === "acme")).toBe(true);
     expect(text(own)).not.toMatch(OTHERS);
     const all = await listViolations(platform, { limit: 100, now: NOW }, db.pool);
     expect(new Set(all.violations.map((v) => v.tenant))).toEqual(new Set(["acme", "globex", "initech"]));

@@ -136,7 +136,7 @@ describe("uncaught violations, one row per affected key", () => {
     const signal = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
       const child = spawn(process.execPath, ["--import", "tsx", worker], {
         cwd: path.resolve(import.meta.dirname, "../.."),
-        env: { ...process.env, VIOLATION_DATABASE_URL: db.url, VIOLATION_KEY: key },
+        env: { ...process.env, VIOLATION_DATABASE_URL: db.sqlUrl, VIOLATION_KEY: key },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let output = "";
