@@ -68,8 +68,9 @@ export function getPool(): pg.Pool {
 
 /**
  * `url` with the schemas put first on the search_path of every connection made from it (libpq's
- * `options` parameter): for code that names tables unqualified — the console's read models, the
- * demo, tests and benchmarks. The worker library never needs it: it names its schema itself.
+ * `options` parameter): for the demo's processes, command-line tools and tests' own handlers,
+ * which name tables unqualified. Never for the console's pools (consolePoolConfig sets theirs) nor
+ * the worker library (it names its schema itself): both are given the URL as a user gives it.
  */
 export function withSearchPath(url: string, schemas: string[]): string {
   const parsed = new URL(url);
