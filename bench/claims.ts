@@ -65,7 +65,7 @@ const BARE_EFFECTS_INSERT = {
 async function main() {
   log(`machine: ${machine()}; concurrency ${CONCURRENCY}, ${SECONDS}s per phase`);
   const database = await benchDatabase(log);
-  const pool = new pg.Pool({ connectionString: database.url, max: CONCURRENCY });
+  const pool = new pg.Pool({ connectionString: database.sqlUrl, max: CONCURRENCY });
   pool.on("error", () => {});
   const trips = countRoundTrips(pool);
   const effects = createEffects({

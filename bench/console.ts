@@ -8,6 +8,7 @@
  * Env: BENCH_CONSOLE_ITERATIONS (30), DATABASE_URL (else an embedded PostgreSQL).
  */
 import pg from "pg";
+import { Scope } from "../lib/auth/scope";
 import { getOverviewSeries } from "../lib/console/get-overview-series";
 import { PostgresSource } from "../lib/console/metrics/postgres-source";
 import { overviewQuerySchema } from "../lib/console/overview-query";
@@ -116,7 +117,7 @@ const p95 = (values: number[]) => {
 async function main() {
   log(machine());
   const db = await benchDatabase(log);
-  const pool = new pg.Pool({ connectionString: db.url, max: 10 });
+  const pool = new pg.Pool({ connectionString: db.sqlUrl, max: 10 });
   pool.on("error", (error) => log(`idle connection lost: ${error.message}`));
   try {
     const now = new Date();
@@ -126,11 +127,11 @@ async function main() {
     let worst = 0;
     for (const window of ["1h", "24h", "30d"] as const) {
       const query = overviewQuerySchema.parse({ window });
-      await getOverviewSeries(query, { db: pool, source, now }); // warm
+      await getOverviewSeries(Scope.operator(), query, { db: pool, source, now }); // warm
       const times: number[] = [];
       for (let i = 0; i < ITERATIONS; i++) {
         const t0 = performance.now();
-        await getOverviewSeries(query, { db: pool, source, now });
+        await getOverviewSeries(Scope.operator(), query, { db: pool, source, now });
         times.push(performance.now() - t0);
       }
       const p = p95(times);

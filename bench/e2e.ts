@@ -81,7 +81,7 @@ async function phase(boss: PgBoss, pool: pg.Pool, queue: string, start: () => Pr
 async function main() {
   log(`machine: ${machine()}; ${CONCURRENCY} pollers, batchSize ${BATCH}, ${JOBS} jobs per phase, ${HANDLER} handler`);
   const database = await benchDatabase(log);
-  const pool = new pg.Pool({ connectionString: database.url, max: Math.min(CONCURRENCY * BATCH + 4, 40) });
+  const pool = new pg.Pool({ connectionString: database.sqlUrl, max: Math.min(CONCURRENCY * BATCH + 4, 40) });
   pool.on("error", () => {});
   const effects = createEffects({
     db: pool,

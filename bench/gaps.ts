@@ -1,4 +1,5 @@
 import pg from "pg";
+import { Scope } from "../lib/auth/scope";
 import { getGaps } from "../lib/console/get-gaps";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { getRetentionAdvice, readEffectsMaxGap } from "../lib/retention/advise-retention";
@@ -49,7 +50,7 @@ SELECT 'tenant-' || (g % 100), 'k:' || $2::int || ':' || g, 'job.' || (1 + g % $
 
 async function main() {
   const db = await benchDatabase(log);
-  const pool = new pg.Pool({ connectionString: db.url, max: 8 });
+  const pool = new pg.Pool({ connectionString: db.sqlUrl, max: 8 });
   pool.on("error", () => {});
   try {
     const now = new Date();
@@ -91,14 +92,14 @@ async function main() {
       return { range: "30d" as const, from: new Date(to.getTime() - DAYS * 86_400_000), to };
     };
     // Warm-up (plans, caches), not measured.
-    await getGaps(query(), pool);
+    await getGaps(Scope.operator(), query(), pool);
     await getRetentionAdvice(pool);
     const page: number[] = [];
     const advice: number[] = [];
     const rollups: number[] = [];
     const effects: number[] = [];
     for (let i = 0; i < ITERATIONS; i++) {
-      page.push(await time(() => getGaps(query(), pool)));
+      page.push(await time(() => getGaps(Scope.operator(), query(), pool)));
       advice.push(await time(() => getRetentionAdvice(pool)));
       // The two halves alone: the rollup histograms, and the exact largest gap over 30 days of effects.
       rollups.push(await time(() => loadGapHistograms(pool, { ...query(), perDay: true })));

@@ -2,6 +2,7 @@ import http from "node:http";
 import os from "node:os";
 import pg from "pg";
 import { audit } from "../lib/auth/audit";
+import { Scope } from "../lib/auth/scope";
 import { createToken, findActiveToken } from "../lib/auth/tokens";
 import { getEffect } from "../lib/console/get-effect";
 import { searchEffects } from "../lib/console/search-effects";
@@ -38,7 +39,7 @@ function p95(samples: number[]): number {
 async function main() {
   if (!hasProductionBuild()) throw new Error("no production build: run `npm run build` first");
   const db = await benchDatabase(log);
-  const client = new pg.Client(db.url);
+  const client = new pg.Client(db.sqlUrl);
   await client.connect();
   let server: Awaited<ReturnType<typeof serveConsole>> | undefined;
   try {
@@ -75,7 +76,7 @@ async function main() {
     // As in production, where maintenance indexes each partition once it has closed: the Keys
     // index exists on the 30 past days (none on today's). Before the server starts, whose own
     // maintenance run would otherwise build them while the requests are measured.
-    const maintenancePool = new pg.Pool({ connectionString: db.url, max: 1 });
+    const maintenancePool = new pg.Pool({ connectionString: db.sqlUrl, max: 1 });
     try {
       const indexing = Date.now();
       const run = await maintain(maintenancePool, { trigger: "bench", logger: defaultLogger("bench-lookup", "warn") });
@@ -152,7 +153,7 @@ async function main() {
       if ((n + 1) % 50 === 0) log(`${n + 1}/${SEARCHES} searches, p95 so far ${p95(searches)} ms`);
     }
     log(`HTTP: lookup p95 ${p95(lookups)} ms, search p95 ${p95(searches)} ms; now the phases`);
-    await phases({ base, headers, token, url: db.url, perDay });
+    await phases({ base, headers, token, url: db.sqlUrl, perDay });
     log(`machine: ${machine()}; PostgreSQL ${db.serverVersion} (${db.where}); load average after: ${load()}`);
     process.stdout.write(`lookup p95_ms=${p95(lookups)} search_p95_ms=${p95(searches)} rows=${rows}\n`);
   } finally {
@@ -215,6 +216,7 @@ async function phases(input: { base: string; headers: Record<string, string>; to
       await measure("token_lookup", () => findActiveToken(token, prisma)),
       await measure("get_effect", (n) =>
         getEffect(
+          Scope.operator(),
           {
             tenant: `t${(n * 7919) % TENANTS}`,
             key: `mark-paid:ord-${(n + 7) % DAYS}-${(n * 104729) % orders}-${(n * 7919) % TENANTS}`,
@@ -224,6 +226,7 @@ async function phases(input: { base: string; headers: Record<string, string>; to
       ),
       await measure("search", (n) =>
         searchEffects(
+          Scope.operator(),
           { tenant: `t${(n * 7919) % TENANTS}`, q: `ord-${(n + 11) % DAYS}-${n % 50}-${(n * 7919) % TENANTS}`, limit: 50 },
           pool,
         ),

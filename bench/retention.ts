@@ -62,7 +62,7 @@ async function openTransactions(pool: pg.Pool): Promise<string> {
 
 async function main() {
   const db = await benchDatabase(log);
-  const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  const pool = new pg.Pool({ connectionString: db.sqlUrl, max: 4 });
   const timer = statementTimer(pool);
   try {
     const today = Math.floor(Date.now() / DAY) * DAY;

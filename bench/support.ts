@@ -5,10 +5,18 @@ import pg from "pg";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
+import { withSearchPath } from "../lib/db/pool";
 import { createScratchDatabase } from "../lib/db/scratch";
+import { DEFAULT_SCHEMA } from "../lib/idempotency";
 
 export interface BenchDatabase {
+  /** The plain URL, as a user gives it: for the console and the worker library. */
   url: string;
+  /**
+   * The URL with the library's schema on the search_path, for the benchmark's own pools: its SQL
+   * and the read models it calls name tables unqualified (the console's pools set the same path).
+   */
+  sqlUrl: string;
   serverVersion: string;
   where: string;
   close(): Promise<void>;
@@ -44,6 +52,7 @@ export async function benchDatabase(log: (line: string) => void): Promise<BenchD
   log(`database ${name} migrated (PostgreSQL ${serverVersion}, ${where})`);
   return {
     url,
+    sqlUrl: withSearchPath(url, [DEFAULT_SCHEMA]),
     serverVersion,
     where,
     async close() {

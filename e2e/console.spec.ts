@@ -64,7 +64,7 @@ test("the API answers with typed errors for bad input", async ({ request }) => {
   expect(ok.status()).toBe(200);
   expect((await ok.json()).totals.claims).toBe(SEED_EXPECTED["24h"].totals.claims);
   expect((await (await request.get("/api/v1/health")).json()).ok).toBe(true);
-  const metrics = await request.get("/api/metrics", { headers: bearer("viewer") });
+  const metrics = await request.get("/api/metrics", { headers: bearer("platform-admin") });
   expect(await metrics.text()).toContain(
     'onceboard_console_http_request_duration_seconds_count{route="/api/v1/overview",method="GET",status="200"}',
   );

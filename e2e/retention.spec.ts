@@ -2,19 +2,22 @@ import { expect, test } from "@playwright/test";
 import { bearer, loginAs } from "./auth";
 import { BASE_URL } from "./env";
 
-// The Retention page against the seeded console: partitions and the plan for everyone, the apply
-// button (behind a confirmation) only for a platform admin, and the API refusing a viewer.
+// The Retention page against the seeded console: partitions and the plan for platform tokens, the
+// settings and a note for a tenant's (partitions hold every tenant's effects), the apply button
+// (behind a confirmation) only for a platform admin, and the API refusing the rest.
 // A maintenance run can take seconds on a loaded machine.
 test.setTimeout(120_000);
 
-test("a viewer sees partitions and the plan, no apply button, and the API refuses apply", async ({ page, request }) => {
+test("a tenant viewer sees the settings and why partitions are not shown; the API refuses the plan and apply", async ({
+  page,
+  request,
+}) => {
   await loginAs(page, "viewer");
   await page.goto("/retention");
   await expect(page.getByRole("heading", { name: "Retention", level: 1 })).toBeVisible();
-  const rows = page.getByTestId("partitions").locator("tbody tr");
-  await expect(rows.first()).toBeVisible();
-  expect(await rows.count()).toBeGreaterThan(3);
-  await expect(page.getByRole("heading", { name: "Plan" })).toBeVisible();
+  await expect(page.getByTestId("retention-days")).toBeVisible();
+  await expect(page.getByTestId("retention-platform-only")).toContainText("shown to platform tokens only");
+  await expect(page.getByTestId("partitions")).toHaveCount(0);
   await expect(page.getByRole("button", { name: /Apply plan/ })).toHaveCount(0);
 
   const refused = await request.post(`${BASE_URL}/api/v1/retention/apply`, {
@@ -22,14 +25,16 @@ test("a viewer sees partitions and the plan, no apply button, and the API refuse
   });
   expect(refused.status()).toBe(403);
   const plan = await request.get(`${BASE_URL}/api/v1/retention/plan`, { headers: bearer("viewer") });
-  expect(plan.status()).toBe(200);
-  expect((await plan.json()).partitions.length).toBeGreaterThan(3);
+  expect(plan.status()).toBe(403);
+  const platformPlan = await request.get(`${BASE_URL}/api/v1/retention/plan`, { headers: bearer("platform-admin") });
+  expect(platformPlan.status()).toBe(200);
+  expect((await platformPlan.json()).partitions.length).toBeGreaterThan(3);
 });
 
 test("the first HTML already holds the partitions (server-rendered, then polled), and ?runs= is read on the server", async ({
   page,
 }) => {
-  await loginAs(page, "viewer");
+  await loginAs(page, "platform-admin");
   // The document as the server sends it, before any script runs: the rows are in it.
   const first = await page.request.get(`${BASE_URL}/retention`);
   expect(first.status()).toBe(200);

@@ -8,7 +8,8 @@ import { WORKER_EXPECTED } from "./worker-metrics";
 const panel = (page: Page) => page.getByRole("region", { name: /^Workers/ });
 const count = (n: number) => n.toLocaleString("en-US");
 
-test.beforeEach(async ({ page }) => loginAs(page, "viewer"));
+// Platform data (a worker's full /metrics behind each link): signed in as the platform.
+test.beforeEach(async ({ page }) => loginAs(page, "platform-admin"));
 
 test.describe("in light", () => {
   test.use({ colorScheme: "light" });
@@ -43,7 +44,7 @@ test.describe("in light", () => {
   });
 
   test("the workers API scrapes live and is never cached", async ({ request }) => {
-    const response = await request.get("/api/v1/workers", { headers: bearer("viewer") });
+    const response = await request.get("/api/v1/workers", { headers: bearer("platform-admin") });
     expect(response.status()).toBe(200);
     expect(response.headers()["cache-control"]).toBe("no-store");
     const body = await response.json();
@@ -72,6 +73,18 @@ test.describe("in light", () => {
         proxyPath: "/api/v1/workers/1/metrics",
       },
     ]);
+  });
+
+  test("a tenant viewer sees the workers without links to their platform-wide /metrics", async ({ page, request }) => {
+    await loginAs(page, "viewer");
+    await page.goto("/overview");
+    const up = panel(page).locator('[data-testid="worker"][data-state="up"]');
+    await expect(up.locator("th")).toHaveText(WORKER_UP_URL);
+    await expect(up.getByRole("link")).toHaveCount(0);
+    const body = await (await request.get("/api/v1/workers", { headers: bearer("viewer") })).json();
+    expect(body.workers.map((w: { proxyPath?: string }) => w.proxyPath)).toEqual([undefined, undefined]);
+    const metrics = await request.get("/api/v1/workers/0/metrics", { headers: bearer("viewer") });
+    expect(metrics.status()).toBe(403);
   });
 
   test("a failed workers load shows an error with a retry that recovers", async ({ page }) => {

@@ -51,15 +51,16 @@ export const LAYERS = [
       "pg pool, Prisma client (`lib/db/prisma.ts`), embedded PostgreSQL, migration applier (calls the library's `migrate()`, moves pre-schema databases: `upgrade-legacy.ts`)",
     may: ["lib/config.ts", "lib/idempotency"],
   },
+  // Read models take a Scope (lib/auth/scope.ts), as a type only: see TYPE_ONLY_OUTSIDE.
   {
     name: "lib/console",
     holds: "read models, one question per file",
-    may: ["lib/db", "lib/idempotency", "lib/retention", "lib/config.ts", "lib/format.ts", "lib/fields.ts"],
+    may: ["lib/db", "lib/idempotency", "lib/retention", "lib/config.ts", "lib/format.ts", "lib/fields.ts", "lib/auth/scope.ts"],
   },
   {
     name: "lib/retention",
     holds: "partition manager (the console's side)",
-    may: ["lib/db", "lib/idempotency", "lib/config.ts", "lib/format.ts", "lib/fields.ts"],
+    may: ["lib/db", "lib/idempotency", "lib/config.ts", "lib/format.ts", "lib/fields.ts", "lib/auth/scope.ts"],
   },
   // lib/auth wraps route handlers (withAuth), so it answers with lib/api's error table.
   {
@@ -109,6 +110,29 @@ export const LAYERS = [
  * longer needed (remove it here).
  */
 export const KNOWN_EXCEPTIONS = [];
+
+/**
+ * Files that the other layers may import as types only (`import type …`): their values are for
+ * the layers named here (and tests). A Scope is made by lib/auth alone — withAuth hands it to route
+ * handlers, requirePageScope to pages — and by operators' benchmarks, which hold the database
+ * themselves; a page or route that builds its own would read past the session's tenant.
+ */
+export const TYPE_ONLY_OUTSIDE = {
+  "lib/auth/scope.ts": {
+    layers: ["lib/auth", "bench"],
+    why: "a Scope comes from withAuth or requirePageScope: import its type only",
+  },
+};
+
+// Imports and re-exports that bring values (not `import type` / `export type`).
+const VALUE_IMPORT =
+  /(?:^|[\s;])(?:import|export)\s+(?!type\s)(?:[^"'`;]*?\s+from\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+
+function valueImportsOf(text) {
+  const specs = [];
+  for (const match of text.matchAll(VALUE_IMPORT)) specs.push(match[1] ?? match[2]);
+  return specs;
+}
 
 /** Tests and their harness may reach any layer's files for setup (the rules are about shipped code). */
 const isTestFile = (file) => /\.test\.tsx?$|\.node-test\.ts$|(^|\/)test\/|(^|\/)testing\/(?!index\.ts$)/.test(file);
@@ -183,6 +207,13 @@ export function checkLayers({ root = ROOT, files } = {}) {
     const layer = layerOf(from);
     if (!layer) continue;
     const test = isTestFile(from);
+    if (!test) {
+      for (const spec of valueImportsOf(text)) {
+        const to = resolve(root, from, spec);
+        const rule = to === undefined ? undefined : TYPE_ONLY_OUTSIDE[to];
+        if (rule && !rule.layers.includes(layer.name)) problems.push({ from, to, why: rule.why });
+      }
+    }
     for (const spec of importsOf(text)) {
       const to = resolve(root, from, spec);
       if (to === undefined) {

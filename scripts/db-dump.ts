@@ -5,8 +5,10 @@ import pg from "pg";
 import { loadConfig } from "../lib/config";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
+import { searchPathOption } from "../lib/db/pool";
 import { dumpSchema } from "../lib/db/schema-dump";
 import { createScratchDatabase } from "../lib/db/scratch";
+import { DEFAULT_SCHEMA } from "../lib/idempotency";
 
 /**
  * npm run db:dump — migrates a scratch database (on DATABASE_URL's server when set, else an
@@ -28,7 +30,8 @@ async function main() {
   const scratch = await createScratchDatabase(adminUrl, { prefix: "onceboard_dump" });
   try {
     await migrate(scratch.url);
-    const client = new pg.Client(scratch.url);
+    // The dump names objects relative to the search_path: the console's, as the dump test reads it.
+    const client = new pg.Client({ connectionString: scratch.url, options: searchPathOption(DEFAULT_SCHEMA) });
     await client.connect();
     try {
       await fs.writeFile(SCHEMA_DUMP_FILE, await dumpSchema(client));

@@ -19,8 +19,10 @@ import { describeDatabaseError, redactUrl } from "../lib/db/errors";
 import { findFreePort } from "../lib/db/free-port";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
+import { withSearchPath } from "../lib/db/pool";
 import { createPrismaClient } from "../lib/db/prisma";
 import { createScratchDatabase } from "../lib/db/scratch";
+import { DEFAULT_SCHEMA } from "../lib/idempotency";
 import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-server";
 
 /**
@@ -214,7 +216,8 @@ async function main(): Promise<number> {
     log(`database ${redactUrl(url)}`);
 
     await migrate(url);
-    const seeder = new pg.Client({ connectionString: url });
+    // The seeds name tables unqualified; the console itself is given the plain URL, as a user gives it.
+    const seeder = new pg.Client({ connectionString: withSearchPath(url, [DEFAULT_SCHEMA]) });
     await seeder.connect();
     try {
       await ensureEffectPartitions(seeder, {

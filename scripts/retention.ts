@@ -1,5 +1,6 @@
 import os from "node:os";
 import pg from "pg";
+import { Scope } from "../lib/auth/scope";
 import { createPrismaClient } from "../lib/db/prisma";
 import { openDatabase } from "../lib/db/provision";
 import { runAdviseCommand } from "../lib/retention/advise-command";
@@ -72,7 +73,7 @@ runMain(async () => {
   const prisma = createPrismaClient(pool);
   try {
     if (command === "plan") {
-      printPlan(await getRetentionPlan({ pool }));
+      printPlan(await getRetentionPlan(Scope.operator(), { pool }));
     } else if (command === "apply") {
       const run = await applyRetention({ pool, prisma, actor, trigger: "cli", audit: cliAudit });
       for (const op of run.operations) log(`${op.kind} ${op.partition}: ${op.result}${op.detail ? ` (${op.detail})` : ""}`);

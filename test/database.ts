@@ -1,14 +1,28 @@
 import pg from "pg";
 import { inject } from "vitest";
+import { consolePoolConfig, withSearchPath } from "../lib/db/pool";
 import { EMBEDDED_CONSOLE_ROLE, urlAsRole } from "../lib/db/roles";
 import { createScratchDatabase } from "../lib/db/scratch";
+import { DEMO_SCHEMA } from "../lib/db/upgrade-legacy";
+import { DEFAULT_SCHEMA } from "../lib/idempotency";
 
 export interface TestDatabase {
+  /** The database's plain URL, as a user gives it: no search_path. */
   url: string;
   /** The same database as the console role logs in (lib/db/roles.ts), as production's console does. */
   consoleUrl: string;
+  /**
+   * The URL with the library's and the demo's schemas on the search_path, as `npm start` hands the
+   * demo's processes theirs: for a test's own handlers and extra connections, which name their
+   * tables (and the demo's) unqualified. Never for the console or the library under test.
+   */
+  sqlUrl: string;
   name: string;
-  /** A pool on the test database; closed by drop(). */
+  /**
+   * A pool on the test database configured as the console's pools are (consolePoolConfig: the
+   * library's schema on the search_path, set by the pool, not the URL), for read models and the
+   * tests' own SQL; closed by drop().
+   */
   pool: pg.Pool;
   drop(): Promise<void>;
 }
@@ -21,11 +35,20 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
   const template = inject("templateDatabase");
   const templatePid = template.replace(/^onceboard_template_/, "");
   const scratch = await createScratchDatabase(inject("adminDatabaseUrl"), { prefix: `onceboard_t${templatePid}`, template });
-  const pool = new pg.Pool({ connectionString: scratch.url, max: options.poolSize ?? 10 });
+  const pool = new pg.Pool(
+    consolePoolConfig({
+      connectionString: scratch.url,
+      schema: DEFAULT_SCHEMA,
+      statementTimeoutMs: null,
+      max: options.poolSize ?? 10,
+      application_name: "onceboard-test",
+    }),
+  );
   pool.on("error", () => {});
   return {
     url: scratch.url,
     consoleUrl: urlAsRole(scratch.url, EMBEDDED_CONSOLE_ROLE, inject("consoleRolePassword")),
+    sqlUrl: withSearchPath(scratch.url, [DEFAULT_SCHEMA, DEMO_SCHEMA]),
     name: scratch.name,
     pool,
     async drop() {

@@ -71,6 +71,30 @@ describe("layer rules", () => {
       `const m = await import("../lib/idempotency/claim-sql");`,
       "lib/idempotency/claim-sql.ts",
     ],
+    [
+      "a route building its own Scope",
+      "app/api/v1/planted/route.ts",
+      `import { Scope } from "@/lib/auth/scope";`,
+      "lib/auth/scope.ts",
+    ],
+    [
+      "a page building its own Scope",
+      "app/planted/page.tsx",
+      `import { type Scope } from "@/lib/auth/scope";`,
+      "lib/auth/scope.ts",
+    ],
+    [
+      "a read model building its own Scope",
+      "lib/console/planted.ts",
+      `import { Scope } from "../auth/scope";`,
+      "lib/auth/scope.ts",
+    ],
+    [
+      "a read model importing the rest of lib/auth",
+      "lib/console/planted.ts",
+      `import type { Role } from "../auth/auth-types";`,
+      "lib/auth/auth-types.ts",
+    ],
   ])("catch %s", (_what, file, source, target) => {
     const problems = check({ files: { [file]: source } });
     expect(problems).toEqual([expect.objectContaining({ from: file, to: target })]);
@@ -94,6 +118,8 @@ describe("layer rules", () => {
       "lib/idempotency/planted.ts",
       `import pg from "pg";\nimport { randomUUID } from "node:crypto";`,
     ],
+    ["a read model taking a Scope", "lib/retention/planted.ts", `import type { Scope } from "../auth/scope";`],
+    ["withAuth making the Scope", "lib/auth/planted.ts", `import { Scope } from "./scope";`],
   ])("allow %s", (_what, file, source) => {
     expect(check({ files: { [file]: source } })).toEqual([]);
   });

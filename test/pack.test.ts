@@ -57,9 +57,7 @@ describe("the worker library as a package", () => {
   beforeAll(async () => {
     project = await fs.mkdtemp(path.join(os.tmpdir(), "onceboard-pack-"));
     const scratch = await createScratchDatabase(inject("adminDatabaseUrl"), { prefix: "onceboard_pack" });
-    const url = new URL(scratch.url);
-    url.searchParams.delete("options");
-    plainUrl = url.toString();
+    plainUrl = scratch.url;
     const pool = new pg.Pool({ connectionString: plainUrl, max: 2 });
     empty = {
       pool,

@@ -7,8 +7,7 @@ import { PageHeader } from "@/components/ui/page-header";
 import { ErrorState } from "@/components/ui/states";
 import { toApiError } from "@/lib/api/errors";
 import { parseGapsQuery } from "@/lib/api/gaps-query";
-import { requirePageSession } from "@/lib/auth/page-session";
-import { scopeTenant } from "@/lib/auth/with-auth";
+import { requirePageScope } from "@/lib/auth/page-session";
 import { gapsQueryKey } from "@/lib/console/gaps-types";
 import { getGaps } from "@/lib/console/get-gaps";
 
@@ -22,14 +21,15 @@ export default async function GapsPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const principal = await requirePageSession("viewer");
+  const { scope } = await requirePageScope("viewer");
   const raw = await searchParams;
   const params: GapsParams = {};
   const search = new URLSearchParams();
   for (const k of KEYS) {
     const v = raw[k];
     const value = Array.isArray(v) ? v.at(-1) : v;
-    if (value) {
+    // A tenant session reads its own tenant whatever ?tenant= says: its links do not name another.
+    if (value && !(k === "tenant" && !scope.platform)) {
       params[k] = value;
       search.set(k, value);
     }
@@ -55,8 +55,7 @@ export default async function GapsPage({
   const queryClient = new QueryClient();
   // A failed prefetch is not cached as data: the client asks again and shows the error state.
   // A tenant session always sees its own tenant, as the API answers it.
-  const scoped = { ...query, tenant: scopeTenant(principal, query.tenant) };
-  await queryClient.prefetchQuery({ queryKey: gapsQueryKey(search.toString()), queryFn: () => getGaps(scoped) });
+  await queryClient.prefetchQuery({ queryKey: gapsQueryKey(search.toString()), queryFn: () => getGaps(scope, query) });
   return (
     <>
       {header}

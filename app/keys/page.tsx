@@ -10,7 +10,7 @@ import { ApiError } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { readEffectAudited, searchEffectsAudited } from "@/lib/auth/audited-reads";
 import { clientIpOf } from "@/lib/auth/client-ip";
-import { requirePageSession } from "@/lib/auth/page-session";
+import { requirePageScope } from "@/lib/auth/page-session";
 import { keysPageParams } from "@/lib/console/keys-params";
 import {
   type KeysViewParams,
@@ -42,7 +42,7 @@ export default async function KeysPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const session = await requirePageSession("viewer");
+  const { principal: session, scope } = await requirePageScope("viewer");
   const raw = new URLSearchParams();
   for (const [name, value] of Object.entries(await searchParams)) {
     if (typeof value === "string") raw.set(name, value);
@@ -77,14 +77,14 @@ export default async function KeysPage({
     await Promise.all([
       queryClient.prefetchQuery({
         queryKey: keysSearchQueryKey(keysSearchUrl(params, platform)),
-        queryFn: () => searchEffectsAudited({ principal: session, search: { ...search, tenant }, ip }),
+        queryFn: () => searchEffectsAudited({ principal: session, scope, search: { ...search, tenant }, ip }),
       }),
       key === undefined
         ? undefined
         : queryClient.prefetchQuery({
             queryKey: keyDetailQueryKey(keyDetailUrl(tenant, key, platform)),
             queryFn: async () => {
-              const detail = await readEffectAudited({ principal: session, tenant, key, ip });
+              const detail = await readEffectAudited({ principal: session, scope, tenant, key, ip });
               if (!detail) throw new ApiError("NOT_FOUND", "no effect with this key");
               return detail;
             },

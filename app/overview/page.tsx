@@ -8,6 +8,7 @@ import { PageHeader } from "@/components/ui/page-header";
 import { ErrorState } from "@/components/ui/states";
 import { ApiError } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
+import { requirePageScope } from "@/lib/auth/page-session";
 import { getOverviewSeries } from "@/lib/console/get-overview-series";
 import { type OverviewQuery, overviewQuerySchema } from "@/lib/console/overview-query";
 import { overviewQueryKey } from "@/lib/console/overview-types";
@@ -39,12 +40,16 @@ export default async function OverviewPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
+  const { scope } = await requirePageScope("viewer");
   const raw = await searchParams;
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(raw)) {
     const last = Array.isArray(value) ? value[value.length - 1] : value;
     if (last !== undefined && last !== "") params.set(key, last);
   }
+  // A tenant session reads its own tenant whatever ?tenant= says: the links and the query key do
+  // not carry another tenant's name either.
+  if (!scope.platform) params.delete("tenant");
 
   let query: OverviewQuery;
   try {
@@ -68,7 +73,8 @@ export default async function OverviewPage({
   const apiQuery = canonical(params);
   const queryClient = new QueryClient();
   // A failure here is not thrown: the client asks again and shows the error state with a retry.
-  await queryClient.prefetchQuery({ queryKey: overviewQueryKey(apiQuery), queryFn: () => getOverviewSeries(query) });
+  // The session's scope, as the API answers it: a tenant session reads its own tenant whatever the URL says.
+  await queryClient.prefetchQuery({ queryKey: overviewQueryKey(apiQuery), queryFn: () => getOverviewSeries(scope, query) });
 
   return (
     <>

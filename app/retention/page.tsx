@@ -7,7 +7,7 @@ import { PageHeader } from "@/components/ui/page-header";
 import { ErrorState, Skeleton } from "@/components/ui/states";
 import { ApiError } from "@/lib/api/errors";
 import { DEFAULT_RETENTION_RUNS, parseRetentionQuery, type RetentionQuery } from "@/lib/api/retention-query";
-import { requirePageSession } from "@/lib/auth/page-session";
+import { requirePageScope } from "@/lib/auth/page-session";
 import { getRetention } from "@/lib/retention/get-retention";
 import { retentionQueryKey } from "@/lib/retention/retention-types";
 
@@ -28,7 +28,7 @@ export default async function RetentionPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const principal = await requirePageSession("viewer");
+  const { principal, scope } = await requirePageScope("viewer");
   const raw = await searchParams;
   // The page's own parameters, in a fixed order: the API query string and the TanStack Query key.
   const search = new URLSearchParams();
@@ -60,8 +60,8 @@ export default async function RetentionPage({
   const queryClient = new QueryClient();
   // Prefetched on the server, so the first HTML carries the partitions; a failure is not cached as
   // data: the client asks again and shows the error state with a retry.
-  await queryClient.prefetchQuery({ queryKey: retentionQueryKey(search.toString()), queryFn: () => getRetention(query) });
-  const canApply = principal.role === "admin" && principal.tenantId === null;
+  await queryClient.prefetchQuery({ queryKey: retentionQueryKey(search.toString()), queryFn: () => getRetention(scope, query) });
+  const canApply = principal.role === "admin" && scope.platform;
   return (
     <>
       {header}

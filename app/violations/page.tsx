@@ -5,8 +5,7 @@ import { ViolationsTable } from "@/components/violations/violations-table";
 import { violationsQuery } from "@/lib/api/effects-query";
 import { toApiError } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { requirePageSession } from "@/lib/auth/page-session";
-import { scopeTenant } from "@/lib/auth/with-auth";
+import { requirePageScope } from "@/lib/auth/page-session";
 import { listViolations } from "@/lib/console/list-violations";
 import type { ViolationListFilters } from "@/lib/console/violations-types";
 
@@ -32,7 +31,7 @@ export default async function ViolationsPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const session = await requirePageSession("viewer");
+  const { scope } = await requirePageScope("viewer");
   const raw = await searchParams;
   const search = new URLSearchParams();
   for (const k of KEYS) {
@@ -52,10 +51,9 @@ export default async function ViolationsPage({
       </>
     );
   }
-  const tenant = scopeTenant(session, query.tenant);
   let list: Awaited<ReturnType<typeof listViolations>>;
   try {
-    list = await listViolations({ ...query, tenant });
+    list = await listViolations(scope, query);
   } catch (error) {
     const e = toApiError(error);
     // A bad cursor is the link's fault; anything else is the error page's.
@@ -68,7 +66,7 @@ export default async function ViolationsPage({
     );
   }
   const filters: ViolationListFilters = {
-    tenant: session.tenantId === null ? (query.tenant ?? null) : null,
+    tenant: scope.platform ? (query.tenant ?? null) : null,
     jobType: query.jobType ?? null,
     constraint: query.constraint ?? null,
     from: search.get("from"),
@@ -78,7 +76,7 @@ export default async function ViolationsPage({
   return (
     <>
       {header}
-      <ViolationsTable list={list} filters={filters} platform={session.tenantId === null} />
+      <ViolationsTable list={list} filters={filters} platform={scope.platform} />
     </>
   );
 }

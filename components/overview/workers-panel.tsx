@@ -59,10 +59,17 @@ function WorkerRow({ worker }: { worker: WorkerStatus }) {
   return (
     <tr data-testid="worker" data-state={state} data-url={worker.url}>
       <th scope="row">
-        {/* Through the console: the worker's own URL (often 127.0.0.1) means nothing to a browser elsewhere. */}
-        <a className="worker-url" href={worker.proxyPath ?? worker.url} target="_blank" rel="noreferrer">
-          <code>{worker.url}</code>
-        </a>
+        {/* Through the console: the worker's own URL (often 127.0.0.1) means nothing to a browser elsewhere.
+            No proxyPath (a tenant token): a worker's full /metrics is platform data, so no link. */}
+        {worker.proxyPath ? (
+          <a className="worker-url" href={worker.proxyPath} target="_blank" rel="noreferrer">
+            <code>{worker.url}</code>
+          </a>
+        ) : (
+          <code className="worker-url" title="A worker's full metrics are shown to platform tokens only">
+            {worker.url}
+          </code>
+        )}
       </th>
       <td className="worker-status">
         <span className="worker-state" data-state={state}>

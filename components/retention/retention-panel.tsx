@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { formatUtcClock } from "@/lib/format";
+import { formatDuration, formatUtcClock } from "@/lib/format";
 import { type RetentionView, retentionQueryKey } from "@/lib/retention/retention-types";
 import { ApiClientError, fetchJson, shouldRetry } from "../api/fetch-json";
 import { ErrorState, Skeleton } from "../ui/states";
@@ -12,6 +12,47 @@ import { RunsSection } from "./runs-section";
 import { SettingsSection } from "./settings-section";
 
 const REFRESH_MS = 30_000;
+
+/**
+ * What a tenant token sees (the API's view with plan null): how long its keys are kept and the
+ * largest gap its own effects saw. Partitions, the plan, live workers and maintenance runs span
+ * every tenant, and the page says so instead of showing them.
+ */
+function TenantRetention({
+  settings,
+  observedMaxGapSeconds,
+}: {
+  settings: RetentionView["settings"];
+  observedMaxGapSeconds: number | null;
+}) {
+  return (
+    <div className="retention">
+      <section className="panel" aria-labelledby="retention-settings">
+        <div className="panel-header">
+          <h2 id="retention-settings">Settings</h2>
+        </div>
+        <dl className="retention-facts">
+          <div>
+            <dt>Retention</dt>
+            <dd data-testid="retention-days">{settings.retentionDays} d</dd>
+          </div>
+          <div>
+            <dt>Max retry window</dt>
+            <dd>{settings.maxRetryWindowDays} d</dd>
+          </div>
+          <div>
+            <dt>Largest gap on your effects</dt>
+            <dd>{observedMaxGapSeconds === null ? "none yet" : formatDuration(observedMaxGapSeconds)}</dd>
+          </div>
+        </dl>
+      </section>
+      <p className="panel-empty" data-testid="retention-platform-only">
+        Partitions, the maintenance plan, live workers and maintenance runs cover every tenant&apos;s effects: they are shown to
+        platform tokens only.
+      </p>
+    </div>
+  );
+}
 
 /**
  * The Retention page: settings, runway, partitions with their guard, the plan, apply (admins), the
@@ -50,6 +91,8 @@ export function RetentionPanel({
     );
   }
   const data = query.data as RetentionView;
+  const { plan } = data;
+  if (plan === null) return <TenantRetention settings={data.settings} observedMaxGapSeconds={data.observedMaxGapSeconds} />;
 
   return (
     <div className="retention">
@@ -58,9 +101,9 @@ export function RetentionPanel({
           Showing data from {formatUtcClock(query.dataUpdatedAt)}: the last refresh failed ({String(query.error)}).
         </div>
       ) : null}
-      <SettingsSection data={data} />
-      <PlanSection plan={data.plan} canApply={canApply} />
-      <PartitionsSection partitions={data.plan.partitions} />
+      <SettingsSection data={{ ...data, plan }} />
+      <PlanSection plan={plan} canApply={canApply} />
+      <PartitionsSection partitions={plan.partitions} />
       <LiveWorkersSection workers={data.liveWorkers} />
       <RunsSection runs={data.runs} shown={runs} defaultShown={defaultRuns} />
     </div>

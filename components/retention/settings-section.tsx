@@ -1,8 +1,8 @@
 import { formatDuration, formatUtc } from "@/lib/format";
 import type { RetentionView } from "@/lib/retention/retention-types";
 
-/** The retention settings and what bounds them: observed gaps, live retry windows, the runway. */
-export function SettingsSection({ data }: { data: RetentionView }) {
+/** The retention settings and what bounds them: observed gaps, live retry windows, the runway (a platform view: it has the plan). */
+export function SettingsSection({ data }: { data: RetentionView & { plan: NonNullable<RetentionView["plan"]> } }) {
   const { settings, plan } = data;
   const largestWindow = data.liveWorkers.reduce((max, w) => Math.max(max, w.maxRetryWindowSeconds), 0);
   return (

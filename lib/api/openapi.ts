@@ -252,15 +252,16 @@ export const OPENAPI = {
     },
     "/api/v1/retention": {
       get: {
-        summary: "The Retention page's data: partitions, settings, live workers, plan, the last runs (viewer)",
+        summary:
+          "The Retention page's data: partitions, settings, live workers, plan, the last runs (viewer; a tenant token gets the settings and its own largest gap, plan null)",
         parameters: [{ name: "runs", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 20 } }],
         responses: { "200": json({ type: "object" }), ...errors(400, 401, 429, 503, 504) },
       },
     },
     "/api/v1/retention/plan": {
       get: {
-        summary: "What the partition manager would do now, and the guard that keeps each partition (viewer)",
-        responses: { "200": json({ type: "object" }), ...errors(401, 429, 503, 504) },
+        summary: "What the partition manager would do now, and the guard that keeps each partition (viewer; platform tokens)",
+        responses: { "200": json({ type: "object" }), ...errors(401, 403, 429, 503, 504) },
       },
     },
     "/api/v1/retention/apply": {
@@ -290,13 +291,16 @@ export const OPENAPI = {
     },
     "/api/v1/workers/{index}/metrics": {
       get: {
-        summary: "The n-th configured worker's /metrics text, fetched by the console (viewer)",
+        summary: "The n-th configured worker's /metrics text, fetched by the console (viewer; platform tokens)",
         parameters: [{ name: "index", in: "path", required: true, schema: { type: "integer" } }],
-        responses: { "200": { description: "Prometheus text" }, ...errors(401, 404, 429) },
+        responses: { "200": { description: "Prometheus text" }, ...errors(401, 403, 404, 429) },
       },
     },
     "/api/v1/workers": {
-      get: { summary: "Workers' live counters (viewer)", responses: { "200": json({ type: "object" }), ...errors(401, 429) } },
+      get: {
+        summary: "Workers' live counters (viewer; proxyPath for platform tokens only)",
+        responses: { "200": json({ type: "object" }), ...errors(401, 429) },
+      },
     },
     "/api/v1/health": {
       get: {

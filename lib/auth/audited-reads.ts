@@ -3,25 +3,30 @@ import { getEffect } from "../console/get-effect";
 import { type EffectSearch, searchEffects } from "../console/search-effects";
 import { audit } from "./audit";
 import type { Principal } from "./auth-types";
+import type { Scope } from "./scope";
 
 /**
  * The key reads, each with its audit row: what GET /api/v1/effects/{key} and GET /api/v1/effects
  * answer, and what the Keys page renders on the server. One function per read, so the page cannot
  * read a key without the audit row the API writes. The row is committed before the data is returned.
+ * Both read one tenant: a tenant scope's own, or the one a platform scope names.
  */
 
 /** One effect's detail, or null when the tenant has none (audited as not_found). */
 export async function readEffectAudited(input: {
   principal: Principal;
-  tenant: string;
+  scope: Scope;
+  /** The tenant asked for (?tenant=): only a platform scope's is read. */
+  tenant?: string | null;
   key: string;
   ip: string | null;
 }): Promise<EffectDetail | null> {
-  const detail = await getEffect({ tenant: input.tenant, key: input.key });
+  const tenant = input.scope.narrow(input.tenant).oneTenant();
+  const detail = await getEffect(input.scope, { tenant, key: input.key });
   await audit({
     principal: input.principal,
     action: "effect.read",
-    tenantId: input.tenant,
+    tenantId: tenant,
     target: input.key,
     result: detail ? "ok" : "not_found",
     ip: input.ip,
@@ -32,15 +37,17 @@ export async function readEffectAudited(input: {
 /** One page of a tenant's search. */
 export async function searchEffectsAudited(input: {
   principal: Principal;
+  scope: Scope;
   search: EffectSearch;
   ip: string | null;
 }): Promise<EffectSearchResponse> {
-  const { search } = input;
-  const result = await searchEffects(search);
+  const { search, scope } = input;
+  const tenant = scope.narrow(search.tenant).oneTenant();
+  const result = await searchEffects(scope, { ...search, tenant });
   await audit({
     principal: input.principal,
     action: "effect.search",
-    tenantId: search.tenant,
+    tenantId: tenant,
     target: search.q ?? null,
     result: "ok",
     detail: { results: result.effects.length, status: search.status ?? null, jobType: search.jobType ?? null },

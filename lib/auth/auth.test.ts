@@ -8,7 +8,7 @@ import { ensureBootstrapAdmin } from "./bootstrap";
 import { login } from "./login";
 import { SESSION_COOKIE } from "./session";
 import { createToken, findActiveToken, revokeToken } from "./tokens";
-import { requireTenant, scopeTenant, withAuth } from "./with-auth";
+import { withAuth } from "./with-auth";
 
 describe("lib/auth", () => {
   let db: TestDatabase;
@@ -88,15 +88,6 @@ describe("lib/auth", () => {
     } finally {
       delete process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE;
     }
-  });
-
-  it("scopeTenant: a tenant token always gets its own tenant; a platform token the one it asks for", () => {
-    const tenant = { tokenId: "t", actor: "a", tenantId: "acme", role: "viewer" as const };
-    const platform = { ...tenant, tenantId: null };
-    expect(scopeTenant(tenant, "globex")).toBe("acme");
-    expect(scopeTenant(platform, "globex")).toBe("globex");
-    expect(scopeTenant(platform)).toBeNull();
-    expect(() => requireTenant(platform)).toThrow(/tenant is required/);
   });
 
   it("the audit log is append-only: the database refuses UPDATE, DELETE and TRUNCATE", async () => {

@@ -4,6 +4,7 @@ import { ConsoleError } from "../console/errors";
 import { type Principal, type Role, roleAtLeast } from "./auth-types";
 import { authenticate, databaseError } from "./authenticate";
 import { safeNextPath } from "./safe-next";
+import { Scope } from "./scope";
 import { SESSION_COOKIE } from "./session";
 
 /** The signed-in principal, or null (no redirect): for the shell, which renders on the login page too. */
@@ -28,4 +29,19 @@ export async function requirePageSession(role?: Role): Promise<Principal> {
   if (!principal) redirect(`/login${next ? `?${next}` : ""}`);
   if (role && !roleAtLeast(principal.role, role)) redirect(`/login?reason=role&needs=${role}${next ? `&${next}` : ""}`);
   return principal;
+}
+
+/** What a page reads with: who is signed in, and the scope every read model takes. */
+export interface PageScope {
+  principal: Principal;
+  scope: Scope;
+}
+
+/**
+ * The one way a page gets a Scope: requirePageSession (a redirect to /login without a session, or
+ * when it cannot be checked), and the scope of its principal, as withAuth hands it to route handlers.
+ */
+export async function requirePageScope(role?: Role): Promise<PageScope> {
+  const principal = await requirePageSession(role);
+  return { principal, scope: Scope.ofPrincipal(principal) };
 }

@@ -6,10 +6,13 @@ import { clientIp } from "./client-ip";
 import { csrfProblem, isStateChanging } from "./csrf";
 import { guardRequest, rateLimitedResponse, unauthenticatedResponse } from "./guard";
 import { takeOver } from "./proxy-handover";
+import { Scope } from "./scope";
 
 /** What a wrapped handler receives besides the request. */
 export interface AuthContext<P> {
   principal: Principal;
+  /** What the handler may read: the principal's tenant, or the platform (narrow it with ?tenant=). */
+  scope: Scope;
   params: P;
   /** The client address, for the audit log. */
   ip: string | null;
@@ -56,7 +59,12 @@ export function withAuth<P = Record<string, string>>(
         throw new ApiError("FORBIDDEN", refusal);
       }
       const params = ((await context?.params) ?? {}) as P;
-      const response = await handler(request, { principal: auth.principal, params, ip: clientIp(request) });
+      const response = await handler(request, {
+        principal: auth.principal,
+        scope: Scope.ofPrincipal(auth.principal),
+        params,
+        ip: clientIp(request),
+      });
       // An authenticated answer is this principal's: no shared or browser cache may keep it.
       return noStore(response);
     } catch (error) {
@@ -91,20 +99,4 @@ async function auditRefusedWrite(request: Request, auth: Authenticated, reason: 
     detail: { reason },
     ip: clientIp(request),
   });
-}
-
-/**
- * The tenant a request may read: a tenant token always gets its own (whatever it asks for); a
- * platform token gets the one it names with ?tenant=, or null (every tenant) when it names none.
- */
-export function scopeTenant(principal: Principal, requested?: string | null): string | null {
-  if (principal.tenantId !== null) return principal.tenantId;
-  return requested === undefined || requested === null || requested === "" ? null : requested;
-}
-
-/** scopeTenant for questions that need exactly one tenant: a platform token must name it. */
-export function requireTenant(principal: Principal, requested?: string | null): string {
-  const tenant = scopeTenant(principal, requested);
-  if (tenant === null) throw new ApiError("INVALID_INPUT", "tenant is required: a platform token must pass ?tenant=<id>");
-  return tenant;
 }

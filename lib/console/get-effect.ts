@@ -1,3 +1,4 @@
+import type { Scope } from "../auth/scope";
 import type { StatementQueryable } from "../db/types";
 import { providerKeyFor } from "../idempotency";
 import { consoleDatabase } from "./database";
@@ -115,15 +116,17 @@ interface ViolationJson {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-/** GET /api/v1/effects/{key}: the effect, its job's steps and its own uncaught violations; null when the tenant has no such key. */
+/** GET /api/v1/effects/{key}: the effect, its job's steps and its own uncaught violations; null when the tenant (the scope's, or the one a platform scope names) has no such key. */
 export async function getEffect(
-  input: { tenant: string; key: string; now?: Date },
+  scope: Scope,
+  input: { tenant?: string | null; key: string; now?: Date },
   db: StatementQueryable = consoleDatabase(),
 ): Promise<EffectDetail | null> {
+  const tenant = scope.narrow(input.tenant).oneTenant();
   const now = input.now ?? new Date();
   const { rows } = await db.query<EffectRow & { steps: StepJson[]; violations: ViolationJson[] }>({
     ...EFFECT_DETAIL,
-    values: [input.tenant, input.key, now],
+    values: [tenant, input.key, now],
   });
   const row = rows[0];
   if (!row) return null;
@@ -159,7 +162,7 @@ export async function getEffect(
     row.max_gap_seconds ?? (row.last_duplicate_at ? (row.last_duplicate_at.getTime() - row.created_at.getTime()) / 1000 : null);
   const inFlight = row.status === "in_progress";
   return {
-    tenant: input.tenant,
+    tenant,
     key: row.key,
     jobType: row.job_type,
     status: row.status,
@@ -167,7 +170,7 @@ export async function getEffect(
     attempts: row.attempt,
     outcome: redactOutcome(row.outcome),
     error: row.error === null ? null : redactMessage(row.error),
-    providerKey: providerKeyFor(input.tenant, row.key),
+    providerKey: providerKeyFor(tenant, row.key),
     firstMessageId: row.first_message_id,
     lastMessageId: row.last_message_id,
     createdAt: row.created_at.toISOString(),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { Scope } from "../auth/scope";
 import { adviseRetention, getRetentionAdvice, readRetentionSettings } from "../retention/advise-retention";
 import { addInto, emptyHistogram, maxBounds, quantile, total } from "../retention/gap-histogram";
 import { getGaps } from "./get-gaps";
@@ -125,7 +126,7 @@ describe("the gap rollups' fast path", () => {
       [FROM_2, TO_2],
     ] as const) {
       const want = await fromMinuteRows(db, from, to);
-      const gaps = await getGaps({ range: "custom", from, to }, db.pool);
+      const gaps = await getGaps(Scope.operator(), { range: "custom", from, to }, db.pool);
       expect(gaps.source).toBe("rollups");
       expect(Object.fromEntries(gaps.jobTypes.map((j) => [j.name, j.buckets]))).toEqual(Object.fromEntries(want.byJobType));
       for (const j of gaps.jobTypes) {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { parseGapsQuery } from "../api/gaps-query";
+import { Scope } from "../auth/scope";
 import { ensureEffectPartitions } from "../db/partitions";
 import { getGaps } from "./get-gaps";
 import { GAPS_SEED_EXPECTED as E, GAPS_SEED_DAYS_BACK, seedGaps } from "./testing/seed-gaps";
@@ -20,7 +21,7 @@ describe("getGaps", () => {
   });
 
   it("answers an empty database with no gaps and a refusal that says why", async () => {
-    const gaps = await getGaps(parseGapsQuery("?range=30d", now), db.pool);
+    const gaps = await getGaps(Scope.operator(), parseGapsQuery("?range=30d", now), db.pool);
     expect(gaps.all.stats.samples).toBe(0);
     expect(gaps.advice.status).toBe("refused");
     expect(gaps.advice.refusals[0]?.code).toBe("NO_DATA");
@@ -32,7 +33,7 @@ describe("getGaps", () => {
     });
 
     it("says the 7-day retention is below the observed maximum, with the 28 late duplicates", async () => {
-      const gaps = await getGaps(parseGapsQuery("?range=30d", now), db.pool);
+      const gaps = await getGaps(Scope.operator(), parseGapsQuery("?range=30d", now), db.pool);
       expect(gaps.source).toBe("rollups");
       expect(gaps.retentionSeconds).toBe(E.retentionDays * DAY);
       expect(gaps.maxRetryWindowSeconds).toBe(E.maxRetryWindowDays * DAY);
@@ -51,7 +52,7 @@ describe("getGaps", () => {
     });
 
     it("ranks tenants by late redeliveries and lists the latest late duplicates", async () => {
-      const gaps = await getGaps(parseGapsQuery("?range=30d", now), db.pool);
+      const gaps = await getGaps(Scope.operator(), parseGapsQuery("?range=30d", now), db.pool);
       expect(gaps.tenants[0]).toMatchObject({ name: E.topTenant, late: 2 });
       expect(gaps.tenants.map((t) => t.name).sort()).toEqual(["acme", "globex", "initech"]);
       expect(gaps.latestLate).toHaveLength(E.lateEffects);
@@ -59,12 +60,12 @@ describe("getGaps", () => {
     });
 
     it("narrows to a window, a job type and a tenant", async () => {
-      const week = await getGaps(parseGapsQuery("?range=7d", now), db.pool);
+      const week = await getGaps(Scope.operator(), parseGapsQuery("?range=7d", now), db.pool);
       expect(week.all.stats.samples).toBe(3015 + 2000 + 13 + 996);
-      const receipts = await getGaps(parseGapsQuery("?range=30d&jobType=send-receipt", now), db.pool);
+      const receipts = await getGaps(Scope.operator(), parseGapsQuery("?range=30d&jobType=send-receipt", now), db.pool);
       expect(receipts.jobTypes.map((j) => j.name)).toEqual(["send-receipt"]);
       expect(receipts.all.stats.samples).toBe(2000);
-      const acme = await getGaps(parseGapsQuery("?range=30d&tenant=acme", now), db.pool);
+      const acme = await getGaps(Scope.operator(), parseGapsQuery("?range=30d&tenant=acme", now), db.pool);
       expect(acme.source).toBe("effects");
       expect(acme.all.stats.samples).toBe(1);
       expect(acme.latestLate.map((l) => l.key)).toEqual([E.effectsMaxGapKey]);

@@ -1,3 +1,4 @@
+import type { Scope } from "../auth/scope";
 import type { Queryable } from "../db/types";
 import {
   adviseRetention,
@@ -27,6 +28,7 @@ export interface GetGapsInput {
   to: Date;
   range: GapRange | "custom";
   jobType?: string | null;
+  /** The tenant asked for: a platform scope narrows to it; a tenant scope reads its own whatever it says. */
   tenant?: string | null;
 }
 
@@ -158,11 +160,11 @@ async function readLateEffects(db: Queryable, input: { from: Date; to: Date; job
   return { settings, lateRows, topTenants, histogramOf, effectsMaxGap };
 }
 
-/** The Delivery gaps page's question: how late do duplicates arrive, and is the retention long enough? */
-export async function getGaps(input: GetGapsInput, db: Queryable = consoleDatabase()): Promise<Gaps> {
+/** The Delivery gaps page's question, over the scope's tenant (a platform scope: every tenant, or `input.tenant`): how late do duplicates arrive, and is the retention long enough? */
+export async function getGaps(scope: Scope, input: GetGapsInput, db: Queryable = consoleDatabase()): Promise<Gaps> {
   const { from, to } = input;
   const jobType = input.jobType ?? null;
-  const tenant = input.tenant ?? null;
+  const tenant = scope.narrow(input.tenant).tenant;
   const window = [from.toISOString(), to.toISOString()];
   const optionsSince = Math.floor((to.getTime() - 90 * 86_400_000) / 3_600_000) * 3_600_000;
   const optionsDays = Math.ceil(optionsSince / 86_400_000) * 86_400_000;

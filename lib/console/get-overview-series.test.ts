@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { Scope } from "../auth/scope";
 import { ensureEffectPartitions } from "../db/partitions";
 import { getOverviewSeries } from "./get-overview-series";
 import { tenantWindows } from "./get-tenant-activity";
@@ -182,7 +183,7 @@ describe("getOverviewSeries over seeded rollups", () => {
   });
 
   const get = (raw: Record<string, string>) =>
-    getOverviewSeries(q(raw), { db: db.pool, source: new PostgresSource(db.pool), now: NOW });
+    getOverviewSeries(Scope.operator(), q(raw), { db: db.pool, source: new PostgresSource(db.pool), now: NOW });
 
   it("answers the last hour per minute: rates, quantiles, not wired up, totals that match the series", async () => {
     const o = await get({ window: "1h" });

@@ -1,3 +1,4 @@
+import type { Scope } from "../auth/scope";
 import type { Queryable } from "../db/types";
 import { consoleDatabase } from "./database";
 import { getStuckClaims } from "./get-stuck-claims";
@@ -21,9 +22,16 @@ const sum = (values: (number | null)[]) => values.reduce<number>((a, b) => a + (
 /**
  * The on-call Overview's question: over this range (and job type, and tenant), is it rising, which
  * tenant, what is stuck, what is firing? Charts from the configured metrics source; tenants,
- * stuck claims and violation groups from PostgreSQL (the metrics carry no tenant).
+ * stuck claims and violation groups from PostgreSQL (the metrics carry no tenant), for the scope's
+ * tenant only: a tenant scope reads its own tenant whatever `query.tenant` says; a platform scope
+ * narrows to `query.tenant`, or reads every tenant.
  */
-export async function getOverviewSeries(query: OverviewQuery, deps: GetOverviewSeriesDeps = {}): Promise<OverviewResponse> {
+export async function getOverviewSeries(
+  requested: Scope,
+  query: OverviewQuery,
+  deps: GetOverviewSeriesDeps = {},
+): Promise<OverviewResponse> {
+  const scope = requested.narrow(query.tenant);
   const db = deps.db ?? consoleDatabase();
   const source = deps.source ?? metricsSource(db);
   const now = deps.now ?? new Date();
@@ -31,14 +39,14 @@ export async function getOverviewSeries(query: OverviewQuery, deps: GetOverviewS
   const step = chooseStep((to.getTime() - from.getTime()) / 1000, query.width);
   const buckets = bucketsFor(from, to, step);
   const jobType = query.jobType ?? null;
-  const tenant = query.tenant ?? null;
+  const tenant = scope.tenant;
 
   const [result, tenants, stuck, alerts, violationGroups] = await Promise.all([
     source.series({ buckets, jobType }),
-    getTenantActivity({ buckets, jobType, tenant }, db),
-    getStuckClaims({ jobType, tenant, now }, db),
+    getTenantActivity(scope, { buckets, jobType }, db),
+    getStuckClaims(scope, { jobType, now }, db),
     source.alerts(now),
-    getViolationGroups({ tenant, jobType, from, to }, db),
+    getViolationGroups(scope, { jobType, from, to }, db),
   ]);
 
   const series = { ...result.series };

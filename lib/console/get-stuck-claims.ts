@@ -1,10 +1,10 @@
+import type { Scope } from "../auth/scope";
 import type { Queryable } from "../db/types";
 import { consoleDatabase } from "./database";
 import type { StuckClaim } from "./overview-types";
 
 export interface GetStuckClaimsInput {
   jobType?: string | null;
-  tenant?: string | null;
   limit?: number;
   now?: Date;
 }
@@ -35,8 +35,12 @@ export interface StuckClaims {
   byTenant: Map<string, number>;
 }
 
-/** Which claims are stuck right now (oldest lease first), and how many per tenant. */
-export async function getStuckClaims(input: GetStuckClaimsInput = {}, db: Queryable = consoleDatabase()): Promise<StuckClaims> {
+/** Which claims are stuck right now (oldest lease first), and how many per tenant: the scope's tenant, or every tenant for the platform. */
+export async function getStuckClaims(
+  scope: Scope,
+  input: GetStuckClaimsInput = {},
+  db: Queryable = consoleDatabase(),
+): Promise<StuckClaims> {
   const now = input.now ?? new Date();
   const { rows } = await db.query<{
     claims: {
@@ -49,7 +53,7 @@ export async function getStuckClaims(input: GetStuckClaimsInput = {}, db: Querya
       lease_until: string;
     }[];
     by_tenant: [string, number][];
-  }>(STUCK_SQL, [now, input.jobType ?? null, input.tenant ?? null, input.limit ?? 50]);
+  }>(STUCK_SQL, [now, input.jobType ?? null, scope.tenant, input.limit ?? 50]);
   const stuck = rows[0];
   if (!stuck) throw new Error("the stuck claims query answered no row");
   const byTenant = new Map(stuck.by_tenant);

@@ -1,3 +1,4 @@
+import type { Scope } from "../auth/scope";
 import type { Queryable } from "../db/types";
 import { consoleDatabase } from "./database";
 import { type Buckets, bucketIndex } from "./metrics/series-math";
@@ -6,7 +7,6 @@ import type { Series, ViolationSeries } from "./overview-types";
 export interface GetTenantActivityInput {
   buckets: Buckets;
   jobType?: string | null;
-  tenant?: string | null;
 }
 
 export interface TenantActivity {
@@ -72,13 +72,14 @@ export function tenantWindows(originMs: number, endMs: number, jobType: string |
 
 /** Which tenants had suppressions and uncaught violations in the range. */
 export async function getTenantActivity(
+  scope: Scope,
   input: GetTenantActivityInput,
   db: Queryable = consoleDatabase(),
 ): Promise<TenantActivity> {
   const { buckets } = input;
   const n = buckets.timestamps.length;
   const end = new Date(buckets.timestamps[n - 1] ?? buckets.originMs);
-  const tenant = input.tenant ?? null;
+  const tenant = scope.tenant;
   const w = tenantWindows(buckets.originMs, end.getTime(), input.jobType ?? null);
   const { rows } = await db.query<{
     totals: [string, number][];

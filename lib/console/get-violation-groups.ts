@@ -1,3 +1,4 @@
+import type { Scope } from "../auth/scope";
 import type { Queryable } from "../db/types";
 import { consoleDatabase } from "./database";
 import type { ViolationGroup } from "./violations-types";
@@ -15,9 +16,10 @@ SELECT tenant_id, job_type, constraint_name, count(*)::int AS count, count(DISTI
  ORDER BY count(*) DESC, max(occurred_at) DESC, tenant_id, job_type, constraint_name
  LIMIT $5`;
 
-/** The Overview banner's groups: uncaught violations per (tenant, job type, constraint) in [from, to). */
+/** The Overview banner's groups: the scope's uncaught violations per (tenant, job type, constraint) in [from, to). */
 export async function getViolationGroups(
-  input: { tenant: string | null; jobType?: string | null; from: Date; to: Date; limit?: number },
+  scope: Scope,
+  input: { jobType?: string | null; from: Date; to: Date; limit?: number },
   db: Queryable = consoleDatabase(),
 ): Promise<ViolationGroup[]> {
   const { rows } = await db.query<{
@@ -27,7 +29,7 @@ export async function getViolationGroups(
     count: number;
     keys: number;
     last_seen: Date;
-  }>(GROUPS_SQL, [input.tenant, input.jobType ?? null, input.from, input.to, input.limit ?? 50]);
+  }>(GROUPS_SQL, [scope.tenant, input.jobType ?? null, input.from, input.to, input.limit ?? 50]);
   return rows.map((r) => ({
     tenant: r.tenant_id,
     jobType: r.job_type,

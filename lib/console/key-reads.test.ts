@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { Scope } from "../auth/scope";
 import { ensureEffectPartitions } from "../db/partitions";
 import { getEffect } from "./get-effect";
 import { searchEffects } from "./search-effects";
@@ -43,7 +44,7 @@ describe("Keys read models", () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 10; page++) {
-      const result = await searchEffects({ tenant: "acme", limit: 2, cursor, now: NOW }, db.pool);
+      const result = await searchEffects(Scope.operator(), { tenant: "acme", limit: 2, cursor, now: NOW }, db.pool);
       seen.push(...result.effects.map((e) => e.key));
       if (!result.nextCursor) break;
       cursor = result.nextCursor;
@@ -60,8 +61,10 @@ describe("Keys read models", () => {
   });
 
   it("finds a fragment anywhere in the key, case-insensitively, within the tenant and the filters", async () => {
-    const keys = async (search: Partial<Parameters<typeof searchEffects>[0]>) =>
-      (await searchEffects({ tenant: "acme", limit: 50, now: NOW, ...search }, db.pool)).effects.map((e) => e.key);
+    const keys = async (search: Partial<Parameters<typeof searchEffects>[1]>) =>
+      (await searchEffects(Scope.operator(), { tenant: "acme", limit: 50, now: NOW, ...search }, db.pool)).effects.map(
+        (e) => e.key,
+      );
     expect(await keys({ q: "ord-7" })).toEqual(["z:ORD-7-refund", "receipt:ord-7", "mark-paid:ord-7", "capture:ord-7"]);
     expect(await keys({ q: "ord-7", status: "completed" })).toEqual(["mark-paid:ord-7", "capture:ord-7"]);
     expect(await keys({ q: "ord-7", jobType: "refund" })).toEqual(["z:ORD-7-refund"]);
@@ -71,11 +74,11 @@ describe("Keys read models", () => {
   });
 
   it("a key's steps: the tenant's effects first claimed by its message, within 3 days of it", async () => {
-    const capture = await getEffect({ tenant: "acme", key: "capture:ord-7", now: NOW }, db.pool);
+    const capture = await getEffect(Scope.operator(), { tenant: "acme", key: "capture:ord-7", now: NOW }, db.pool);
     expect(capture?.steps.map((s) => s.key)).toEqual(["capture:ord-7", "mark-paid:ord-7"]);
-    const markPaid = await getEffect({ tenant: "acme", key: "mark-paid:ord-7", now: NOW }, db.pool);
+    const markPaid = await getEffect(Scope.operator(), { tenant: "acme", key: "mark-paid:ord-7", now: NOW }, db.pool);
     expect(markPaid?.steps.map((s) => s.key)).toEqual(["capture:ord-7", "mark-paid:ord-7", "receipt:ord-7"]);
     expect(markPaid?.steps[2]).toMatchObject({ status: "in_progress", jobType: "receipt", createdAt: at(1, -60).toISOString() });
-    expect(await getEffect({ tenant: "globex", key: "capture:ord-7", now: NOW }, db.pool)).toBeNull();
+    expect(await getEffect(Scope.operator(), { tenant: "globex", key: "capture:ord-7", now: NOW }, db.pool)).toBeNull();
   });
 });

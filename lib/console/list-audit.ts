@@ -1,15 +1,18 @@
+import type { Scope } from "../auth/scope";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import type { AuditResponse } from "./audit-types";
 
 /**
- * GET /api/v1/audit: audit rows newest first, keyset-paginated on id. `tenant` null = every
- * tenant (platform admins); a tenant admin sees only rows of its tenant. Read through Prisma (an
+ * GET /api/v1/audit: audit rows newest first, keyset-paginated on id: a tenant scope's own rows
+ * whatever `tenant` says; a platform scope's rows of `tenant`, or every row. Read through Prisma (an
  * admin table); the primary key serves the order.
  */
 export async function listAudit(
-  input: { tenant: string | null; from?: Date; to?: Date; cursor?: string; limit: number },
+  scope: Scope,
+  input: { tenant?: string | null; from?: Date; to?: Date; cursor?: string; limit: number },
   db: Pick<PrismaClient, "auditLog"> = getPrisma(),
 ): Promise<AuditResponse> {
+  const tenant = scope.narrow(input.tenant).tenant;
   let before: bigint | null = null;
   if (input.cursor) {
     if (!/^\d{1,19}$/.test(input.cursor)) {
@@ -19,7 +22,7 @@ export async function listAudit(
   }
   const rows = await db.auditLog.findMany({
     where: {
-      ...(input.tenant !== null ? { tenantId: input.tenant } : {}),
+      ...(tenant !== null ? { tenantId: tenant } : {}),
       at: { ...(input.from ? { gte: input.from } : {}), ...(input.to ? { lt: input.to } : {}) },
       ...(before !== null ? { id: { lt: before } } : {}),
     },

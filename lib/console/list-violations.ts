@@ -1,11 +1,12 @@
+import type { Scope } from "../auth/scope";
 import type { StatementQueryable } from "../db/types";
 import { consoleDatabase } from "./database";
 import { redactMessage } from "./redact";
 import type { UncaughtViolation, ViolationListResponse } from "./violations-types";
 
 export interface ViolationSearch {
-  /** One tenant, or null for every tenant (platform sessions only: the caller decides). */
-  tenant: string | null;
+  /** The tenant asked for: a platform scope narrows to it; a tenant scope reads its own whatever it says. */
+  tenant?: string | null;
   jobType?: string;
   constraint?: string;
   from?: Date;
@@ -95,11 +96,13 @@ export function toUncaughtViolation(
   };
 }
 
-/** GET /api/v1/violations: every uncaught violation (one row per affected key and time), newest first. */
+/** GET /api/v1/violations: every uncaught violation (one row per affected key and time) of the scope's tenant (a platform scope: every tenant, or `search.tenant`), newest first. */
 export async function listViolations(
+  scope: Scope,
   search: ViolationSearch,
   db: StatementQueryable = consoleDatabase(),
 ): Promise<ViolationListResponse> {
+  const tenant = scope.narrow(search.tenant).tenant;
   const now = search.now ?? new Date();
   const from = search.from ?? new Date(now.getTime() - DEFAULT_VIOLATION_DAYS * 86_400_000);
   const to = search.to ?? new Date(now.getTime() + 60_000);
@@ -107,12 +110,12 @@ export async function listViolations(
   const [cursorAt, cursorId] = search.cursor ? decodeCursor(search.cursor) : [to.toISOString(), LARGEST_UUID];
   const { rows } = await db.query<ViolationRow>({
     ...LIST,
-    values: [search.tenant, from, to, cursorAt, cursorId, search.jobType ?? null, search.constraint ?? null, search.limit + 1],
+    values: [tenant, from, to, cursorAt, cursorId, search.jobType ?? null, search.constraint ?? null, search.limit + 1],
   });
   const page = rows.slice(0, search.limit);
   const last = page[page.length - 1];
   return {
-    tenant: search.tenant,
+    tenant,
     violations: page.map(toUncaughtViolation),
     nextCursor: rows.length > search.limit && last ? encodeCursor(last.cursor_at, last.id) : null,
   };

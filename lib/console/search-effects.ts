@@ -1,9 +1,11 @@
+import type { Scope } from "../auth/scope";
 import type { StatementQueryable } from "../db/types";
 import { consoleDatabase } from "./database";
 import type { EffectSearchResponse, EffectStatus, EffectSummary } from "./effects-types";
 
 export interface EffectSearch {
-  tenant: string;
+  /** The tenant asked for: a platform scope must name one; a tenant scope reads its own whatever it says. */
+  tenant?: string | null;
   /** A key prefix or any fragment of it ("ord-123" finds "capture:ord-123"), case-insensitive. */
   q?: string;
   status?: EffectStatus;
@@ -91,11 +93,13 @@ export function encodeCursor(at: string, key: string): string {
   return Buffer.from(JSON.stringify([at, key])).toString("base64url");
 }
 
-/** GET /api/v1/effects: one tenant's effects matching a key fragment and filters, newest first. */
+/** GET /api/v1/effects: one tenant's (the scope's, or the one a platform scope names) effects matching a key fragment and filters, newest first. */
 export async function searchEffects(
+  scope: Scope,
   search: EffectSearch,
   db: StatementQueryable = consoleDatabase(),
 ): Promise<EffectSearchResponse> {
+  const tenant = scope.narrow(search.tenant).oneTenant();
   const now = search.now ?? new Date();
   const from = search.from ?? new Date(now.getTime() - DEFAULT_SEARCH_DAYS * 86_400_000);
   const to = search.to ?? new Date(now.getTime() + 60_000);
@@ -114,7 +118,7 @@ export async function searchEffects(
     cursor_at: string;
   }>({
     ...SEARCH,
-    values: [search.tenant, from, to, cursorAt, cursorKey, q, search.status ?? null, search.jobType ?? null, search.limit + 1],
+    values: [tenant, from, to, cursorAt, cursorKey, q, search.status ?? null, search.jobType ?? null, search.limit + 1],
   });
   const page = rows.slice(0, search.limit);
   const effects: EffectSummary[] = page.map((r) => ({
@@ -130,7 +134,7 @@ export async function searchEffects(
   }));
   const last = page[page.length - 1];
   return {
-    tenant: search.tenant,
+    tenant,
     effects,
     nextCursor: rows.length > search.limit && last ? encodeCursor(last.cursor_at, last.key) : null,
   };

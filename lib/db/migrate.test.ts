@@ -48,7 +48,9 @@ describe("migration applier", () => {
       expect(appliedCounts.filter((n) => n > 0)).toHaveLength(1);
       const client = new pg.Client(db.url);
       await client.connect();
-      const { rows } = await client.query(`SELECT migration_name, count(*)::int AS n FROM _prisma_migrations GROUP BY 1`);
+      const { rows } = await client.query(
+        `SELECT migration_name, count(*)::int AS n FROM onceboard._prisma_migrations GROUP BY 1`,
+      );
       await client.end();
       expect(rows).toHaveLength(migrations.length);
       for (const row of rows) expect(row.n).toBe(1);
@@ -58,7 +60,7 @@ describe("migration applier", () => {
   });
 
   it("records rows in Prisma Migrate's format", async () => {
-    const { rows } = await base.pool.query(`SELECT * FROM _prisma_migrations ORDER BY migration_name`);
+    const { rows } = await base.pool.query(`SELECT * FROM onceboard._prisma_migrations ORDER BY migration_name`);
     const { rows: columns } = await base.pool.query(
       `SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = '_prisma_migrations' ORDER BY ordinal_position`,
     );
@@ -110,8 +112,10 @@ describe("migration applier", () => {
       await expect(migrate(db.url, { dir })).rejects.toThrow(/29991231000000_broken\/migration.sql failed/);
       const client = new pg.Client(db.url);
       await client.connect();
-      const { rows } = await client.query(`SELECT to_regclass('half_done') AS t`);
-      const recorded = await client.query(`SELECT 1 FROM _prisma_migrations WHERE migration_name = '29991231000000_broken'`);
+      const { rows } = await client.query(`SELECT to_regclass('onceboard.half_done') AS t`);
+      const recorded = await client.query(
+        `SELECT 1 FROM onceboard._prisma_migrations WHERE migration_name = '29991231000000_broken'`,
+      );
       await client.end();
       expect(rows[0].t).toBeNull();
       expect(recorded.rowCount).toBe(0);
@@ -154,7 +158,7 @@ describe("migration applier", () => {
       expect(consoleOnly(result.alreadyApplied)).toEqual(["20260101000000_a", "20260101000100_b"]);
       const client = new pg.Client(db.url);
       await client.connect();
-      const { rows } = await client.query(`SELECT migration_name FROM _prisma_migrations ORDER BY migration_name`);
+      const { rows } = await client.query(`SELECT migration_name FROM onceboard._prisma_migrations ORDER BY migration_name`);
       await client.end();
       expect(rows.map((r) => r.migration_name)).toEqual(["20260101000000_a", "20260101000100_b", "20260101000200_c"]);
       // Idempotent: a second run finds everything under the new names.

@@ -3,8 +3,10 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { DEFAULT_SCHEMA } from "../idempotency";
 import { readLibraryMigrations } from "../idempotency/admin";
 import { LEGACY_MIGRATIONS_DIR, migrate, readMigrations } from "./migrate";
+import { searchPathOption } from "./pool";
 import { dumpSchema } from "./schema-dump";
 import { createScratchDatabase } from "./scratch";
 
@@ -42,7 +44,8 @@ describe("prisma/schema.sql", () => {
 describe("a database made by the pre-schema chain (everything in public)", () => {
   it("is moved into the onceboard schema by migrate(): same schema as a fresh install, rows kept, demo tables in onceboard_demo", async () => {
     const legacy = await createScratchDatabase(db.url, { prefix: `${db.name}_legacy` });
-    const client = new pg.Client(legacy.url);
+    // The dump names objects relative to the search_path: compared with the test pool's, it needs the same one.
+    const client = new pg.Client({ connectionString: legacy.url, options: searchPathOption(DEFAULT_SCHEMA) });
     await client.connect();
     try {
       // What a database migrated before the library had its own schema looks like, with data in it.

@@ -1,8 +1,5 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { DEFAULT_SCHEMA } from "../idempotency";
-import { withSearchPath } from "./pool";
-import { DEMO_SCHEMA } from "./upgrade-legacy";
 
 /** A throw-away database: tests, the soak, the benchmarks and the browser tests each make theirs with this. */
 export interface ScratchDatabase {
@@ -48,9 +45,9 @@ export async function createScratchDatabase(
       `CREATE DATABASE ${pg.escapeIdentifier(name)}${options.template ? ` TEMPLATE ${pg.escapeIdentifier(options.template)}` : ""}`,
     );
   });
-  // Tests, benchmarks and the soak name tables unqualified, as the console's read models do.
-  const url = withSearchPath(withDatabase(adminUrl, name), [DEFAULT_SCHEMA, DEMO_SCHEMA]);
-  return { name, url, drop: () => dropDatabase(adminUrl, name) };
+  // The URL a user would give: no search_path. Code that names tables unqualified must set its own
+  // (the console's pools do, lib/db/pool.ts), so a table it forgot fails here as in production.
+  return { name, url: withDatabase(adminUrl, name), drop: () => dropDatabase(adminUrl, name) };
 }
 
 /** DROP DATABASE IF EXISTS … WITH (FORCE): a scratch database, also one a killed run left behind. */

@@ -4,6 +4,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { Scope } from "../auth/scope";
 import { getOverviewSeries } from "../console/get-overview-series";
 import { PostgresSource } from "../console/metrics/postgres-source";
 import { overviewQuerySchema } from "../console/overview-query";
@@ -18,16 +19,20 @@ import { formatReport, verifyDemo } from "./verify";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 let db: TestDatabase;
+// The demo names its tables and the library's unqualified: it connects as npm start connects it.
+let demo: pg.Pool;
 
 beforeAll(async () => {
   db = await createTestDatabase();
+  demo = new pg.Pool({ connectionString: db.sqlUrl, max: 10 });
 });
 afterAll(async () => {
+  await demo.end();
   await db.drop();
 });
 
 async function withClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: db.url });
+  const client = new pg.Client({ connectionString: db.sqlUrl });
   await client.connect();
   try {
     return await fn(client);
@@ -38,7 +43,7 @@ async function withClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> 
 
 describe("fake provider and mailer", () => {
   it("the provider honours idempotency keys (one charge, replays counted); the mailer does not dedupe", async () => {
-    const provider = new FakePaymentProvider(db.pool);
+    const provider = new FakePaymentProvider(demo);
     const calls = await Promise.all(
       Array.from({ length: 10 }, () =>
         provider.capture({ tenant: "acme", orderId: "p-1", amountCents: 10, idempotencyKey: "k-p-1" }),
@@ -51,43 +56,43 @@ describe("fake provider and mailer", () => {
       await provider.capture({ tenant: "acme", orderId: "p-2", amountCents: 10 }),
     ];
     expect(noKey[0]?.chargeId).not.toBe(noKey[1]?.chargeId);
-    const mailer = new FakeMailer(db.pool);
+    const mailer = new FakeMailer(demo);
     await mailer.send({ tenant: "acme", orderId: "p-1", recipient: "a@b.example", subject: "x" });
     await mailer.send({ tenant: "acme", orderId: "p-1", recipient: "a@b.example", subject: "x" });
-    const { rows } = await db.pool.query("SELECT 1 FROM demo_mailer_outbox WHERE order_id = 'p-1'");
+    const { rows } = await demo.query("SELECT 1 FROM demo_mailer_outbox WHERE order_id = 'p-1'");
     expect(rows).toHaveLength(2);
-    await db.pool.query("TRUNCATE demo_provider_ledger, demo_mailer_outbox");
+    await demo.query("TRUNCATE demo_provider_ledger, demo_mailer_outbox");
   });
 });
 
 describe("demo:verify", () => {
   it("reports a double capture and a lost order (the check can fail), and passes a clean run", async () => {
-    await db.pool.query(
+    await demo.query(
       `INSERT INTO demo_orders (tenant_id, order_id, amount_cents, status, paid_at, created_at) VALUES
          ('acme', 'v-1', 100, 'paid', now(), now() - interval '10 minutes'),
          ('acme', 'v-2', 100, 'pending', NULL, now() - interval '10 minutes'),
          ('globex', 'v-3', 100, 'paid', now(), now() - interval '10 minutes')`,
     );
-    await db.pool.query(
+    await demo.query(
       `INSERT INTO demo_provider_ledger (tenant_id, order_id, kind, idempotency_key, charge_id, amount_cents) VALUES
          ('acme', 'v-1', 'capture', 'k1', 'c1', 100), ('acme', 'v-1', 'capture', 'k1-other', 'c2', 100),
          ('globex', 'v-3', 'capture', 'k3', 'c3', 100)`,
     );
-    const bad = await verifyDemo(db.pool);
+    const bad = await verifyDemo(demo);
     expect(bad.ok).toBe(false);
     expect(bad.totals).toMatchObject({ orders: 3, captures: 3, paid: 2, doubleCaptures: 1, lost: 1 });
     expect(formatReport(bad).at(-1)).toBe("demo orders=3 captures=3 double_captures=1 lost=1");
 
-    await db.pool.query("DELETE FROM demo_provider_ledger WHERE charge_id = 'c2'");
-    await db.pool.query("DELETE FROM demo_orders WHERE order_id = 'v-2'");
-    const good = await verifyDemo(db.pool);
+    await demo.query("DELETE FROM demo_provider_ledger WHERE charge_id = 'c2'");
+    await demo.query("DELETE FROM demo_orders WHERE order_id = 'v-2'");
+    const good = await verifyDemo(demo);
     expect(good.ok).toBe(true);
     expect(formatReport(good)).toEqual([
       expect.stringMatching(/^tenant acme .*orders=1 captures=1 paid=1 receipts=0 double_captures=0/),
       expect.stringMatching(/^tenant globex .*orders=1/),
       "demo orders=2 captures=2 double_captures=0 lost=0",
     ]);
-    await db.pool.query("TRUNCATE demo_orders, demo_provider_ledger");
+    await demo.query("TRUNCATE demo_orders, demo_provider_ledger");
   });
 });
 
@@ -97,7 +102,7 @@ describe("demo:verify", () => {
  * duplicate, each takeover, each abandoned redelivery, each in-flight duplicate and each reused key.
  */
 async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
-  const { rows: perType } = await db.pool.query<{
+  const { rows: perType } = await demo.query<{
     job_type: string;
     effects: number;
     duplicates: number;
@@ -159,14 +164,14 @@ async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
   }
 
   // Latency samples: one per claim.
-  const latency = await db.pool.query<{ samples: number; claims: number }>(
+  const latency = await demo.query<{ samples: number; claims: number }>(
     `SELECT (SELECT sum((SELECT sum(b) FROM unnest(buckets) AS b)) FROM claim_latency_minute WHERE demo)::int AS samples,
             (SELECT sum(claims) FROM worker_stats_minute WHERE demo)::int AS claims`,
   );
   expect(latency.rows[0]?.samples).toBe(latency.rows[0]?.claims);
 
   // Per tenant: the hourly suppressions are the effects' duplicates, tenant by tenant and job type by job type.
-  const tenants = await db.pool.query<{ tenant_id: string; job_type: string; rolled: number | null; duplicates: number | null }>(
+  const tenants = await demo.query<{ tenant_id: string; job_type: string; rolled: number | null; duplicates: number | null }>(
     `SELECT tenant_id, job_type, r.n AS rolled, e.n AS duplicates
        FROM (SELECT tenant_id, job_type, sum(count)::int AS n FROM tenant_suppressions_hour WHERE demo GROUP BY 1, 2) r
        FULL JOIN (SELECT tenant_id, job_type, sum(duplicate_count)::int AS n FROM effects WHERE demo AND duplicate_count > 0 GROUP BY 1, 2) e
@@ -178,7 +183,7 @@ async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
   // Uncaught violations: the same count per job type in the minute rollups, the tenants' hours and
   // the violation rows (one per violation), and every key the Violations page links to is an
   // effect the history wrote.
-  const violations = await db.pool.query<{
+  const violations = await demo.query<{
     job_type: string;
     stats: number;
     minutes: number;
@@ -209,7 +214,7 @@ async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
   // And as the Overview reads them (hourly tables for a week), on top of the real rows' counts:
   // suppressions by job type and by tenant add up alike.
   const overview = await readOverview("7d", now);
-  const duplicates = await db.pool.query<{ job_type: string; n: number }>(
+  const duplicates = await demo.query<{ job_type: string; n: number }>(
     "SELECT job_type, sum(duplicate_count)::int AS n FROM effects WHERE demo GROUP BY 1",
   );
   const suppressionsOf = (o: OverviewResponse, jobType: string) =>
@@ -219,7 +224,11 @@ async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
 }
 
 const readOverview = (window: "1h" | "24h" | "7d", now: Date) =>
-  getOverviewSeries(overviewQuerySchema.parse({ window }), { db: db.pool, source: new PostgresSource(db.pool), now });
+  getOverviewSeries(Scope.operator(), overviewQuerySchema.parse({ window }), {
+    db: demo,
+    source: new PostgresSource(demo),
+    now,
+  });
 
 /**
  * Every rollup level, source and derived: the minute tables the library writes, the per-tenant
@@ -247,7 +256,7 @@ const ROLLUP_TABLES = [
 async function rollupRows(): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};
   for (const table of ROLLUP_TABLES) {
-    const { rows } = await db.pool.query(`SELECT * FROM ${table} ORDER BY 1, 2, 3`);
+    const { rows } = await demo.query(`SELECT * FROM ${table} ORDER BY 1, 2, 3`);
     out[table] = rows.map((r) =>
       Object.fromEntries(
         Object.entries(r).map(([k, v]) => [k, typeof v === "number" && !Number.isInteger(v) ? Math.round(v * 1e6) / 1e6 : v]),
@@ -264,7 +273,7 @@ async function rollupRows(): Promise<Record<string, unknown[]>> {
  */
 async function writeRealRollups(now: Date) {
   const at = Math.floor(now.getTime() / 60_000) * 60_000 - 2 * 3_600_000;
-  const real = new Rollups(db.pool, { demo: false, logger: silentLogger(), now: () => at });
+  const real = new Rollups(demo, { demo: false, logger: silentLogger(), now: () => at });
   real.addClaim("order.paid", 0.004);
   real.addClaim("order.paid", 0.02);
   real.add("order.paid", { claims: 1, suppressed: 1, deliveries: 3, redeliveries: 1 });
@@ -278,13 +287,13 @@ async function writeRealRollups(now: Date) {
 describe("history backfill and demo:reset", () => {
   it("backfills days of demo effects and rollups (gap buckets, an outage hole, violations), and reset removes exactly the demo data", async () => {
     // Real data the reset must leave alone.
-    await db.pool.query(
+    await demo.query(
       `INSERT INTO effects (tenant_id, key, job_type, status, policy, created_at) VALUES ('real', 'capture:r-1', 'billing', 'completed', 'once', now())`,
     );
-    await db.pool.query(
+    await demo.query(
       `INSERT INTO worker_stats_minute (minute, job_type, claims, demo) VALUES (date_trunc('minute', now()) - interval '1 hour', 'billing', 5, false)`,
     );
-    expect(await isDatabaseEmpty(db.pool)).toBe(false);
+    expect(await isDatabaseEmpty(demo)).toBe(false);
     const now = new Date();
     await writeRealRollups(now);
     const realRows = await rollupRows();
@@ -304,14 +313,14 @@ describe("history backfill and demo:reset", () => {
     expect(progress[2]).toMatch(/^history: day 3\/3 /);
     expect(result.effects).toBeGreaterThan(300);
 
-    const effects = await db.pool.query<{ n: number; oldest: Date; dups: number }>(
+    const effects = await demo.query<{ n: number; oldest: Date; dups: number }>(
       "SELECT count(*)::int AS n, min(created_at) AS oldest, count(*) FILTER (WHERE duplicate_count > 0)::int AS dups FROM effects WHERE demo",
     );
     expect(effects.rows[0]?.n).toBe(result.effects);
     expect(effects.rows[0]!.oldest.getTime()).toBeLessThan(Date.now() - 2.9 * 86_400_000);
     expect(effects.rows[0]?.dups).toBeGreaterThan(0);
 
-    const rollups = await db.pool.query<{ rows: number; suppressed: number; bucketed: number; buckets: number }>(
+    const rollups = await demo.query<{ rows: number; suppressed: number; bucketed: number; buckets: number }>(
       `SELECT count(*)::int AS rows, sum(suppressed)::int AS suppressed,
               sum((SELECT sum(b) FROM unnest(gap_buckets) AS b))::int AS bucketed, max(array_length(gap_buckets, 1)) AS buckets
          FROM worker_stats_minute WHERE demo`,
@@ -325,7 +334,7 @@ describe("history backfill and demo:reset", () => {
     const end = Math.floor(now.getTime() / 60_000) * 60_000 - 60_000;
     const outageFrom = new Date(end - 3 * 86_400_000 + 2 * 86_400_000 + HISTORY_OUTAGE.fromMs);
     const outageTo = new Date(end - 3 * 86_400_000 + 2 * 86_400_000 + HISTORY_OUTAGE.toMs);
-    const inOutage = await db.pool.query<{ effects: number; duplicates: number; rollups: number; around: number }>(
+    const inOutage = await demo.query<{ effects: number; duplicates: number; rollups: number; around: number }>(
       `SELECT (SELECT count(*) FROM effects WHERE demo AND created_at >= $1 AND created_at < $2)::int AS effects,
               (SELECT count(*) FROM effects WHERE demo AND last_duplicate_at >= $1 AND last_duplicate_at < $2)::int AS duplicates,
               (SELECT count(*) FROM worker_stats_minute WHERE demo AND minute >= $1 AND minute < $2)::int AS rollups,
@@ -335,16 +344,16 @@ describe("history backfill and demo:reset", () => {
     );
     expect(inOutage.rows[0]).toEqual({ effects: 0, duplicates: 0, rollups: 0, around: expect.any(Number) });
     expect(inOutage.rows[0]?.around).toBeGreaterThan(0);
-    const violations = await db.pool.query("SELECT 1 FROM uncaught_violations_minute WHERE demo");
+    const violations = await demo.query("SELECT 1 FROM uncaught_violations_minute WHERE demo");
     expect(violations.rowCount).toBeGreaterThan(0);
 
     await expectHistoryAgrees(now, realOverview["7d"]);
     expect((await readOverview("24h", now)).totals.claims).toBeGreaterThan(realOverview["24h"].totals.claims);
 
-    await db.pool.query("INSERT INTO demo_orders (tenant_id, order_id, amount_cents) VALUES ('acme', 'r-1', 1)");
+    await demo.query("INSERT INTO demo_orders (tenant_id, order_id, amount_cents) VALUES ('acme', 'r-1', 1)");
 
     // Refused while a demo process is connected.
-    const demoConn = new pg.Client({ connectionString: db.url, application_name: "onceboard-demo-worker-9" });
+    const demoConn = new pg.Client({ connectionString: db.sqlUrl, application_name: "onceboard-demo-worker-9" });
     await demoConn.connect();
     await expect(withClient((client) => resetDemo(client))).rejects.toBeInstanceOf(DemoRunningError);
     await demoConn.end();
@@ -352,7 +361,7 @@ describe("history backfill and demo:reset", () => {
     const reset = await withClient((client) => resetDemo(client));
     expect(reset.effects).toBe(result.effects);
     expect(reset.orders).toBe(1);
-    const left = await db.pool.query<{
+    const left = await demo.query<{
       effects: number;
       demo_effects: number;
       stats: number;
@@ -368,7 +377,7 @@ describe("history backfill and demo:reset", () => {
 
     // Every rollup level, minute to day, holds exactly the real rows again (no demo count,
     // no bucket the demo alone made), and the Overview reads what it read before the demo came.
-    const tables = await db.pool.query<{ name: string }>(
+    const tables = await demo.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables
         WHERE table_schema = 'onceboard' AND table_name ~ '_(minute|10m|hour|day)$' ORDER BY 1`,
     );

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { findFreePort } from "../db/free-port";
@@ -11,13 +12,17 @@ import { formatReport, verifyDemo } from "./verify";
 
 let db: TestDatabase;
 let demo: DemoProcesses | undefined;
+// The demo names its tables and the library's unqualified: it connects as npm start connects it.
+let demoPool: pg.Pool;
 const logDir = fs.mkdtempSync(path.join(os.tmpdir(), "onceboard-demo-test-"));
 
 beforeAll(async () => {
   db = await createTestDatabase();
+  demoPool = new pg.Pool({ connectionString: db.sqlUrl, max: 4 });
 });
 afterAll(async () => {
   await demo?.stop();
+  await demoPool.end();
   await db.drop();
 });
 
@@ -38,7 +43,7 @@ describe("the demo workload (real worker processes, producer and pg-boss)", () =
       rollupFlushMs: 1000,
     });
     const startedAt = new Date();
-    demo = await startDemoProcesses({ url: db.url, settings, logDir, freePort: findFreePort });
+    demo = await startDemoProcesses({ url: db.sqlUrl, settings, logDir, freePort: findFreePort });
     await demo.ready();
     await sleep(60_000);
     await demo.stopProducer();
@@ -47,7 +52,7 @@ describe("the demo workload (real worker processes, producer and pg-boss)", () =
     await waitFor(
       "the demo queues to drain",
       async () => {
-        const { rows } = await db.pool.query<{ n: number }>(
+        const { rows } = await demoPool.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM pgboss_demo.job
             WHERE name NOT LIKE '%.dead-letter' AND state IN ('created', 'retry', 'active')`,
         );
@@ -58,7 +63,7 @@ describe("the demo workload (real worker processes, producer and pg-boss)", () =
     await demo.stop();
     demo = undefined;
 
-    const report = await verifyDemo(db.pool, { graceSeconds: 0 });
+    const report = await verifyDemo(demoPool, { graceSeconds: 0 });
     const lines = formatReport(report);
     console.log(lines.join("\n"));
     expect(report.tenants.map((t) => t.tenant)).toEqual(["acme", "globex", "initech"]);
@@ -72,22 +77,22 @@ describe("the demo workload (real worker processes, producer and pg-boss)", () =
     expect(lines.at(-1)).toMatch(/^demo orders=\d+ captures=\d+ double_captures=0 lost=0$/);
 
     // No job gave up: every pipeline job completed (dead letters are the key-reuse rejects only).
-    const failed = await db.pool.query("SELECT 1 FROM pgboss_demo.job WHERE name NOT LIKE '%.dead-letter' AND state = 'failed'");
+    const failed = await demoPool.query("SELECT 1 FROM pgboss_demo.job WHERE name NOT LIKE '%.dead-letter' AND state = 'failed'");
     expect(failed.rowCount).toBe(0);
 
     // The rollups the console reads: suppressions for several job types, uncaught violations.
-    const stats = await db.pool.query<{ job_type: string; suppressed: number; demo: boolean }>(
+    const stats = await demoPool.query<{ job_type: string; suppressed: number; demo: boolean }>(
       `SELECT job_type, sum(suppressed)::int AS suppressed, bool_and(demo) AS demo
          FROM worker_stats_minute WHERE minute >= date_trunc('minute', $1::timestamptz) GROUP BY job_type`,
       [startedAt],
     );
     expect(stats.rows.filter((r) => r.suppressed > 0).length).toBeGreaterThanOrEqual(3);
     expect(stats.rows.every((r) => r.demo)).toBe(true);
-    const violations = await db.pool.query<{ constraint_name: string }>(
+    const violations = await demoPool.query<{ constraint_name: string }>(
       "SELECT DISTINCT constraint_name FROM uncaught_violations_minute WHERE demo",
     );
     expect(violations.rows.map((r) => r.constraint_name)).toContain("demo_accounting_entries_entry_key");
-    const nonDemo = await db.pool.query("SELECT 1 FROM effects WHERE NOT demo");
+    const nonDemo = await demoPool.query("SELECT 1 FROM effects WHERE NOT demo");
     expect(nonDemo.rowCount).toBe(0);
   });
 });

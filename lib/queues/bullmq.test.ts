@@ -61,7 +61,7 @@ describe.skipIf(!redisUrl)("BullMQ adapter (real Redis)", () => {
       onDeadLetter?: (reason: string) => void;
     } = {},
   ) {
-    const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+    const pool = new pg.Pool({ connectionString: db.sqlUrl, max: 4 });
     pool.on("error", () => {});
     const registry = new Registry();
     const effects = createEffects({
@@ -140,7 +140,7 @@ describe.skipIf(!redisUrl)("BullMQ adapter (real Redis)", () => {
     const added = await queue.add("capture", message, { attempts: 3 });
     const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "lib/queues/testing/bull-crash-child.ts")], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: db.url, REDIS_URL: url, QUEUE: name, PREFIX },
+      env: { ...process.env, DATABASE_URL: db.sqlUrl, REDIS_URL: url, QUEUE: name, PREFIX },
       stdio: ["ignore", "pipe", "inherit"],
     });
     let output = "";

@@ -1,5 +1,7 @@
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { loadConfig } from "../config";
+import { consolePoolConfig } from "../db/pool";
 import { formatCountOf, formatDuration } from "../format";
 import { adviceQuerySchema, toAdviceOptions } from "./advice-query";
 import type { Advice } from "./advice-types";
@@ -93,8 +95,17 @@ export async function runAdviseCommand(args: string[], deps: AdviseCommandDeps =
   const client = { current: undefined as pg.Pool | undefined };
   try {
     db = await open();
-    // A pool: the loader runs its three reads at once.
-    client.current = new pg.Pool({ connectionString: db.url, max: 3, application_name: "onceboard-retention-advise" });
+    // A pool: the loader runs its three reads at once. Configured as the console's (its SQL names
+    // tables unqualified), whatever the URL carries.
+    client.current = new pg.Pool(
+      consolePoolConfig({
+        connectionString: db.url,
+        schema: loadConfig().ONCEBOARD_SCHEMA,
+        statementTimeoutMs: null,
+        max: 3,
+        application_name: "onceboard-retention-advise",
+      }),
+    );
     const advice = await getRetentionAdvice(client.current, { ...options, now: deps.now });
     if (json) out(JSON.stringify(advice, null, 2));
     else for (const line of formatAdvice(advice)) out(line);

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import type { Scope } from "../auth/scope";
 import type { PrismaClient } from "../db/prisma";
 import { getPrisma } from "../db/prisma";
 import { type MaintenancePlan, planMaintenance } from "../idempotency/admin";
@@ -38,8 +39,12 @@ export function toPlanView(plan: MaintenancePlan): PlanView {
   };
 }
 
-/** GET /api/v1/retention/plan: exactly what a run would do now, and which guard keeps what. */
-export async function getRetentionPlan(deps: RetentionDeps = {}): Promise<PlanView> {
+/**
+ * GET /api/v1/retention/plan: exactly what a run would do now, and which guard keeps what. Platform
+ * scopes only: each partition's row count and size sum every tenant's effects.
+ */
+export async function getRetentionPlan(scope: Scope, deps: RetentionDeps = {}): Promise<PlanView> {
+  scope.requirePlatform("the retention plan (row counts and sizes per partition)");
   return toPlanView(await planMaintenance(deps.pool ?? maintenancePool(), { now: deps.now }));
 }
 
@@ -69,23 +74,37 @@ export async function getMaintenanceRuns(prisma: PrismaClient = getPrisma(), tak
   }));
 }
 
-// The largest redelivery gap any effect has seen: the floor the retention should not go below
-// (the gaps advisor, advise-retention.ts, refines this into a recommendation).
-const OBSERVED_MAX_GAP_SQL = "SELECT max(max_gap_seconds)::float8 AS gap FROM effects";
+// The largest redelivery gap an effect of one tenant (null: any tenant) has seen: the floor the
+// retention should not go below (the gaps advisor, advise-retention.ts, refines this into a recommendation). The
+// settings update asks it for the whole fleet, whose retention it changes.
+const OBSERVED_MAX_GAP_SQL =
+  "SELECT max(max_gap_seconds)::float8 AS gap FROM effects WHERE $1::text IS NULL OR tenant_id = $1::text";
 
-export async function getObservedMaxGapSeconds(pool: Pick<pg.Pool, "query">): Promise<number | null> {
-  const { rows } = await pool.query<{ gap: number | null }>(OBSERVED_MAX_GAP_SQL);
+export async function getObservedMaxGapSeconds(pool: Pick<pg.Pool, "query">, tenant: string | null): Promise<number | null> {
+  const { rows } = await pool.query<{ gap: number | null }>(OBSERVED_MAX_GAP_SQL, [tenant]);
   return rows[0]?.gap ?? null;
 }
 
-export async function getRetention(deps: RetentionDeps = {}): Promise<RetentionView> {
+/**
+ * The Retention page. A tenant scope gets the settings (how long its keys are kept) and its own
+ * largest gap; the partitions (row counts and sizes of every tenant's effects), the plan, the live
+ * workers and the maintenance runs are the platform's, and stay out of its answer (plan null).
+ */
+export async function getRetention(scope: Scope, deps: RetentionDeps = {}): Promise<RetentionView> {
   const pool = deps.pool ?? maintenancePool();
   const prisma = deps.prisma ?? getPrisma();
+  if (!scope.platform) {
+    const [settings, observedMaxGapSeconds] = await Promise.all([
+      getRetentionSettings(prisma),
+      getObservedMaxGapSeconds(pool, scope.tenant),
+    ]);
+    return { settings, plan: null, liveWorkers: [], observedMaxGapSeconds, runs: [] };
+  }
   const plan = await planMaintenance(pool, { now: deps.now });
   const [settings, runs, observedMaxGapSeconds] = await Promise.all([
     getRetentionSettings(prisma),
     getMaintenanceRuns(prisma, deps.runs),
-    getObservedMaxGapSeconds(pool),
+    getObservedMaxGapSeconds(pool, scope.tenant),
   ]);
   return {
     settings,

@@ -67,9 +67,13 @@ export interface MaintenanceRunView {
 
 export interface RetentionView {
   settings: RetentionSettingsView;
-  plan: PlanView;
+  /**
+   * Null for a tenant token: partitions hold every tenant's effects, so their row counts, the plan,
+   * the live workers and the maintenance runs (empty too) are shown to platform tokens only.
+   */
+  plan: PlanView | null;
   liveWorkers: LiveWorkerView[];
-  /** Largest redelivery gap seen on any effect (max_gap_seconds): shown until the advisor lands. */
+  /** Largest redelivery gap seen on the reader's effects (a tenant's own; the platform: any effect). */
   observedMaxGapSeconds: number | null;
   runs: MaintenanceRunView[];
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { Scope } from "../auth/scope";
 import type { PrismaClient } from "../db/generated/client";
 import { createPrismaClient } from "../db/prisma";
 import { registerWorker } from "../idempotency/admin";
@@ -68,15 +69,18 @@ describe("retention settings", () => {
   it("the page's read model shows the plan, the observed gap and the runs; apply records a run", async () => {
     const run = await applyRetention({ pool: db.pool, prisma, actor: "test", trigger: "api", audit });
     expect(run.result).toBe("success");
-    const view = await getRetention({ pool: db.pool, prisma });
-    expect(view.plan.partitions.length).toBeGreaterThan(3);
+    const view = await getRetention(Scope.operator(), { pool: db.pool, prisma });
+    expect(view.plan?.partitions.length).toBeGreaterThan(3);
     expect(view.observedMaxGapSeconds).toBe(6 * 86_400);
     expect(view.runs[0]).toMatchObject({ id: run.runId, trigger: "api", result: "success" });
 
     // ?runs= (the page and the API): the newest first, as many as asked.
     const second = await applyRetention({ pool: db.pool, prisma, actor: "test", trigger: "api", audit });
-    const one = await getRetention({ pool: db.pool, prisma, runs: 1 });
+    const one = await getRetention(Scope.operator(), { pool: db.pool, prisma, runs: 1 });
     expect(one.runs.map((r) => r.id)).toEqual([second.runId]);
-    expect((await getRetention({ pool: db.pool, prisma, runs: 2 })).runs.map((r) => r.id)).toEqual([second.runId, run.runId]);
+    expect((await getRetention(Scope.operator(), { pool: db.pool, prisma, runs: 2 })).runs.map((r) => r.id)).toEqual([
+      second.runId,
+      run.runId,
+    ]);
   });
 });

@@ -90,7 +90,7 @@ export async function updateRetentionSettings(input: RetentionSettingsInput, dep
     }
     warnings.push(`forced: ${message}`);
   }
-  const gap = await getObservedMaxGapSeconds(pool);
+  const gap = await getObservedMaxGapSeconds(pool, null);
   if (gap !== null && after.retentionDays * DAY < gap) {
     warnings.push(
       `retention ${formatDuration(after.retentionDays * 86_400)} is below the largest redelivery gap observed (${formatDuration(Math.ceil(gap))})`,

@@ -131,7 +131,10 @@ async function openExternal(
   log: (line: string) => void,
 ): Promise<SoakDatabase> {
   await assertReachable(adminUrl);
-  const { name, url, drop } = await createScratchDatabase(adminUrl, { prefix: `onceboard_soak_${process.pid}` });
+  const scratch = await createScratchDatabase(adminUrl, { prefix: `onceboard_soak_${process.pid}` });
+  const { name, drop } = scratch;
+  // The soak's handlers name the demo's tables and the library's unqualified, as on the embedded server.
+  const url = withSearchPath(scratch.url, [DEFAULT_SCHEMA, DEMO_SCHEMA]);
   log(`created database ${name} on ${redactUrl(adminUrl)}`);
   try {
     await prepare(url, options.synchronousCommit);

@@ -77,6 +77,9 @@ describe("API token × tenant × endpoint matrix", () => {
     Object.fromEntries(
       WHO.map((w) => [w, w === "none" || w === "expired" || w === "revoked" ? 401 : (values[w] ?? rest)]),
     ) as Record<Who, number>;
+  const TENANT_TOKENS_FORBIDDEN = Object.fromEntries(
+    WHO.filter((w) => w.startsWith("acme") || w.startsWith("globex")).map((w) => [w, 403]),
+  ) as Partial<Record<Who, number>>;
   const MATRIX: [string, string, string, Record<Who, number>][] = [
     ["search", "GET", `/api/v1/effects?q=${orderId}`, row({ "platform-viewer": 400, "platform-admin": 400 }, 200)],
     ["search in acme", "GET", `/api/v1/effects?q=${orderId}&tenant=acme`, row({}, 200)],
@@ -117,6 +120,10 @@ describe("API token × tenant × endpoint matrix", () => {
     ],
     ["overview", "GET", "/api/v1/overview", row({}, 200)],
     ["violations", "GET", "/api/v1/violations", row({}, 200)],
+    ["retention", "GET", "/api/v1/retention", row({}, 200)],
+    // Platform-only data: row counts per partition, a worker's full /metrics (none configured here: 404).
+    ["retention plan", "GET", "/api/v1/retention/plan", row(TENANT_TOKENS_FORBIDDEN, 200)],
+    ["worker metrics", "GET", "/api/v1/workers/0/metrics", row(TENANT_TOKENS_FORBIDDEN, 404)],
     ["openapi", "GET", "/api/v1/openapi.json", row({}, 200)],
     ["unknown", "GET", "/api/v1/nope/nothing", row({}, 404)],
     ["wrong method", "DELETE", "/api/v1/effects", row({}, 405)],
@@ -138,6 +145,27 @@ describe("API token × tenant × endpoint matrix", () => {
       expect(got).toEqual(want);
     });
   }
+
+  it("platform-only data answers a tenant token 403 naming why, and the Retention view leaves it out", async () => {
+    const plan = await call("GET", "/api/v1/retention/plan", as("acme-viewer"));
+    expect(JSON.parse(plan.text).error).toEqual({
+      code: "FORBIDDEN",
+      message: "the retention plan (row counts and sizes per partition) spans every tenant: it needs a platform token",
+    });
+    const metrics = await call("GET", "/api/metrics", as("acme-admin"));
+    expect(metrics.status).toBe(403);
+    expect(JSON.parse(metrics.text).error.message).toMatch(/console's metrics spans every tenant/);
+    const platformMetrics = await call("GET", "/api/metrics", as("platform-viewer"));
+    expect(platformMetrics.status).toBe(200);
+    expect(platformMetrics.headers.get("content-type")).toContain("text/plain");
+    expect((await call("GET", "/api/metrics", as("none"))).status).toBe(401);
+
+    const tenantView = JSON.parse((await call("GET", "/api/v1/retention", as("acme-viewer"))).text);
+    expect(tenantView).toMatchObject({ plan: null, liveWorkers: [], runs: [] });
+    expect(tenantView.settings.retentionDays).toBeGreaterThan(0);
+    const platformView = JSON.parse((await call("GET", "/api/v1/retention", as("platform-viewer"))).text);
+    expect(platformView.plan.partitions.length).toBeGreaterThan(0);
+  });
 
   it("a tenant token asking for another tenant gets its own tenant's rows", async () => {
     const response = await call("GET", `/api/v1/effects?q=${orderId}&tenant=globex`, as("acme-viewer"));

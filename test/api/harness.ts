@@ -1,3 +1,4 @@
+import * as consoleMetricsRoute from "@/app/api/metrics/route";
 import * as unknownRoute from "@/app/api/v1/[...path]/route";
 import * as auditRoute from "@/app/api/v1/audit/route";
 import * as releaseRoute from "@/app/api/v1/effects/[key]/release/route";
@@ -5,7 +6,10 @@ import * as effectRoute from "@/app/api/v1/effects/[key]/route";
 import * as effectsRoute from "@/app/api/v1/effects/route";
 import * as openapiRoute from "@/app/api/v1/openapi.json/route";
 import * as overviewRoute from "@/app/api/v1/overview/route";
+import * as retentionPlanRoute from "@/app/api/v1/retention/plan/route";
+import * as retentionRoute from "@/app/api/v1/retention/route";
 import * as violationsRoute from "@/app/api/v1/violations/route";
+import * as workerMetricsRoute from "@/app/api/v1/workers/[index]/metrics/route";
 
 type Handler = (request: Request, context: { params: Promise<Record<string, unknown>> }) => Promise<Response>;
 
@@ -27,13 +31,21 @@ export function handlerFor(method: string, pathname: string): Handler | undefine
             ? auditRoute
             : pathname === "/api/v1/overview"
               ? overviewRoute
-              : pathname === "/api/v1/violations"
-                ? violationsRoute
-                : pathname === "/api/v1/openapi.json"
-                  ? openapiRoute
-                  : segments[0] === "api" && segments[1] === "v1"
-                    ? unknownRoute
-                    : undefined;
+              : pathname === "/api/v1/openapi.json"
+                ? openapiRoute
+                : pathname === "/api/v1/violations"
+                  ? violationsRoute
+                  : pathname === "/api/v1/retention"
+                    ? retentionRoute
+                    : pathname === "/api/v1/retention/plan"
+                      ? retentionPlanRoute
+                      : /^\/api\/v1\/workers\/[^/]+\/metrics$/.test(pathname)
+                        ? workerMetricsRoute
+                        : pathname === "/api/metrics"
+                          ? consoleMetricsRoute
+                          : segments[0] === "api" && segments[1] === "v1"
+                            ? unknownRoute
+                            : undefined;
   return (route as Record<string, Handler | undefined> | undefined)?.[m];
 }
 
@@ -45,8 +57,10 @@ export async function call(
   const url = new URL(path, "http://console.test");
   const handler = handlerFor(method, url.pathname);
   if (!handler) throw new Error(`no handler for ${method} ${url.pathname}`);
+  // The one dynamic segment the in-process routes read from params (the others parse the path).
+  const worker = /^\/api\/v1\/workers\/([^/]+)\/metrics$/.exec(url.pathname)?.[1];
   const response = await handler(new Request(url, { method, headers: { host: "console.test", ...headers } }), {
-    params: Promise.resolve({}),
+    params: Promise.resolve(worker === undefined ? {} : { index: worker }),
   });
   return { status: response.status, text: await response.text(), headers: response.headers };
 }

@@ -3,6 +3,7 @@ import path from "node:path";
 import type pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Scope } from "../../lib/auth/scope";
 import { getEffect } from "../../lib/console/get-effect";
 import { getViolationGroups } from "../../lib/console/get-violation-groups";
 import { listViolations } from "../../lib/console/list-violations";
@@ -62,21 +63,26 @@ describe("uncaught violations, one row per affected key", () => {
       }),
     ).toBe(13);
 
-    const list = await listViolations({ tenant: "acme", constraint: "ledger_order_id_key", limit: 100 }, db.pool);
+    const list = await listViolations(
+      Scope.operator(),
+      { tenant: "acme", constraint: "ledger_order_id_key", limit: 100 },
+      db.pool,
+    );
     expect(list.violations.map((v) => v.key).sort()).toEqual(keys);
     for (const [i, key] of keys.entries()) {
-      const detail = await getEffect({ tenant: "acme", key }, db.pool);
+      const detail = await getEffect(Scope.operator(), { tenant: "acme", key }, db.pool);
       expect(
         detail?.violations.map((v) => [v.tenant, v.key, v.messageId]),
         key,
       ).toEqual([["acme", key, `msg-n${i}`]]);
     }
-    const globex = await getEffect({ tenant: "globex", key: keys[0]! }, db.pool);
+    const globex = await getEffect(Scope.operator(), { tenant: "globex", key: keys[0]! }, db.pool);
     expect(globex?.violations.map((v) => v.messageId)).toEqual(["msg-globex"]);
 
     const now = Date.now();
     const groups = await getViolationGroups(
-      { tenant: null, from: new Date(now - 3_600_000), to: new Date(now + 60_000) },
+      Scope.operator(),
+      { from: new Date(now - 3_600_000), to: new Date(now + 60_000) },
       db.pool,
     );
     expect(groups.map((g) => [g.tenant, g.constraint, g.count, g.keys])).toEqual([
@@ -131,7 +137,7 @@ describe("uncaught violations, one row per affected key", () => {
     const signal = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
       const child = spawn(process.execPath, ["--import", "tsx", worker], {
         cwd: path.resolve(import.meta.dirname, "../.."),
-        env: { ...process.env, VIOLATION_DATABASE_URL: db.url, VIOLATION_KEY: key },
+        env: { ...process.env, VIOLATION_DATABASE_URL: db.sqlUrl, VIOLATION_KEY: key },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let output = "";

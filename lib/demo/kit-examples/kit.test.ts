@@ -33,7 +33,7 @@ async function leftoverEffects(): Promise<number> {
 describe("checkIdempotent on the demo pipeline (capture → mark paid → receipt)", () => {
   it("passes every scenario, and explains the crash scenarios", async () => {
     const m = orderMessage("kit-demo-1");
-    const report = await assertIdempotent(orderCheck(db.url, m, demoPipeline));
+    const report = await assertIdempotent(orderCheck(db.sqlUrl, m, demoPipeline));
 
     expect(report.ok).toBe(true);
     expect(report.steps).toEqual([
@@ -91,7 +91,7 @@ describe("checkIdempotent on the demo pipeline (capture → mark paid → receip
   it("strictAtMostOnce turns the abandoned receipt into a failure", async () => {
     const m = orderMessage("kit-demo-strict");
     const report = await checkIdempotent({
-      ...orderCheck(db.url, m, demoPipeline),
+      ...orderCheck(db.sqlUrl, m, demoPipeline),
       scenarios: ["crash"],
       strictAtMostOnce: true,
     });
@@ -102,7 +102,7 @@ describe("checkIdempotent on the demo pipeline (capture → mark paid → receip
 describe("checkIdempotent flags broken handlers", () => {
   it("a check-then-act handler: fine twice in a row, charges again when deliveries run at once", async () => {
     const m = orderMessage("kit-naive-1");
-    const error = await assertIdempotent(orderCheck(db.url, m, checkThenAct)).then(
+    const error = await assertIdempotent(orderCheck(db.sqlUrl, m, checkThenAct)).then(
       () => null,
       (e: unknown) => e,
     );
@@ -132,7 +132,7 @@ describe("checkIdempotent flags broken handlers", () => {
 
   it("a handler keyed on the message id: re-published under a new id, it charges and mails again", async () => {
     const m = orderMessage("kit-msgid-1");
-    const report = await checkIdempotent(orderCheck(db.url, m, keyedOnMessageId));
+    const report = await checkIdempotent(orderCheck(db.sqlUrl, m, keyedOnMessageId));
     expect(report.ok).toBe(false);
     expect(report.steps.map((s) => s.step)).toEqual(["capture:{messageId}", "mark-paid:{messageId}", "receipt:{messageId}"]);
     expect(report.warnings.join("\n")).toMatch(
@@ -158,7 +158,7 @@ describe("checkIdempotent flags broken handlers", () => {
 
   it("a handler whose two effects share one key: the second never runs, even on the first delivery", async () => {
     const m = orderMessage("kit-shared-1");
-    const report = await checkIdempotent({ ...orderCheck(db.url, m, sharedKey), scenarios: ["twice"] });
+    const report = await checkIdempotent({ ...orderCheck(db.sqlUrl, m, sharedKey), scenarios: ["twice"] });
     expect(report.ok).toBe(false);
     const once = scenario(report, "once");
     expect(once.ok).toBe(false);
@@ -172,7 +172,7 @@ describe("checkIdempotent flags broken handlers", () => {
   it("an external step that does not pass its provider key: only a crash after the charge shows the second charge", async () => {
     const m = orderMessage("kit-nokey-1");
     const report = await checkIdempotent({
-      ...orderCheck(db.url, m, async (msg, { db: pool, effects, delivery }) => {
+      ...orderCheck(db.sqlUrl, m, async (msg, { db: pool, effects, delivery }) => {
         await effects.job({ tenant: msg.tenant, jobType: "order.paid", ...delivery }, async (job) => {
           // Claimed, but the provider is called without claim.providerKey: the redo after a crash
           // is a new charge to the provider.

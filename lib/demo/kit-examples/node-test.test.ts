@@ -21,7 +21,7 @@ describe("no framework lock-in", () => {
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
       const child = spawn(process.execPath, ["--import", "tsx", EXAMPLE], {
         cwd: path.resolve(import.meta.dirname, "../../.."),
-        env: { ...process.env, KIT_DATABASE_URL: db.url, NODE_OPTIONS: "" },
+        env: { ...process.env, KIT_DATABASE_URL: db.sqlUrl, NODE_OPTIONS: "" },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let output = "";

@@ -40,9 +40,9 @@ async function newOrder() {
 
 describe("item 1: a FATAL behind the reply that frees the only connection", () => {
   it("is heard by the transactional step the client is handed to; the step is retried and runs once", async () => {
-    const target = new URL(db.url);
+    const target = new URL(db.sqlUrl);
     const proxy = await startFatalProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const viaProxy = new URL(db.url);
+    const viaProxy = new URL(db.sqlUrl);
     viaProxy.hostname = "127.0.0.1";
     viaProxy.port = String(proxy.port);
     const pool = new pg.Pool({ connectionString: viaProxy.toString(), max: 1 });
@@ -112,7 +112,7 @@ describe("item 2: connection-level errors are transient", () => {
   });
 
   it("under a storm of terminations: every effect once, and no error the handler did not throw is reported as the handler's", async () => {
-    const pool = new pg.Pool({ connectionString: db.url, max: 4, application_name: "onceboard-storm" });
+    const pool = new pg.Pool({ connectionString: db.sqlUrl, max: 4, application_name: "onceboard-storm" });
     pool.on("error", () => {});
     const effects = testEffects(pool, { wait: "2s" });
     const orders = await Promise.all(Array.from({ length: 24 }, () => newOrder()));

@@ -24,7 +24,7 @@ function runAndKill(orderId: string, boundary: Boundary, naive = false): Promise
       cwd: path.resolve(import.meta.dirname, "../../.."),
       env: {
         ...process.env,
-        CRASH_DATABASE_URL: db.url,
+        CRASH_DATABASE_URL: db.sqlUrl,
         CRASH_ORDER_ID: orderId,
         CRASH_KILL_AT: boundary,
         CRASH_NAIVE: naive ? "1" : "0",

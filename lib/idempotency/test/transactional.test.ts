@@ -15,7 +15,7 @@ const uniq = (prefix: string) => `${prefix}-${++n}-${Math.random().toString(36).
 beforeAll(async () => {
   db = await createTestDatabase({ poolSize: 10 });
   await db.pool.query(PROVIDER_DDL);
-  prismaPool = new pg.Pool({ connectionString: db.url, max: 5 });
+  prismaPool = new pg.Pool({ connectionString: db.sqlUrl, max: 5 });
   prismaPool.on("error", () => {});
   prisma = testPrismaClient(prismaPool);
 });
@@ -36,7 +36,7 @@ describe("transactional steps (pg)", () => {
   it("survives the server cutting the step's connection mid-transaction; the effect still happens once", async () => {
     // Found by the soak: a connection cut between two of a step's queries was an unhandled
     // 'error' event that killed the whole worker process.
-    const pool = new pg.Pool({ connectionString: db.url, max: 2, application_name: "onceboard-cut-me" });
+    const pool = new pg.Pool({ connectionString: db.sqlUrl, max: 2, application_name: "onceboard-cut-me" });
     pool.on("error", () => {});
     const effects = testEffects(pool);
     const id = uniq("order");

@@ -1,15 +1,15 @@
 import { auditQuery } from "@/lib/api/effects-query";
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { scopeTenant, withAuth } from "@/lib/auth/with-auth";
+import { withAuth } from "@/lib/auth/with-auth";
 import { listAudit } from "@/lib/console/list-audit";
 
 export const dynamic = "force-dynamic";
 
 /** GET /api/v1/audit?from=&to=&cursor=&limit= → AuditResponse (admin; a tenant admin sees its tenant's rows). */
-export const GET = withAuth("admin", async (request, { principal }) => {
+export const GET = withAuth("admin", async (request, { scope }) => {
   const query = parseSearchParams(auditQuery, new URL(request.url));
-  return jsonResponse(await listAudit({ ...query, tenant: scopeTenant(principal, query.tenant) }));
+  return jsonResponse(await listAudit(scope, query));
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -2,15 +2,14 @@ import { effectSearchQuery } from "@/lib/api/effects-query";
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { searchEffectsAudited } from "@/lib/auth/audited-reads";
-import { requireTenant, withAuth } from "@/lib/auth/with-auth";
+import { withAuth } from "@/lib/auth/with-auth";
 
 export const dynamic = "force-dynamic";
 
 /** GET /api/v1/effects?q=&status=&jobType=&from=&to=&cursor=&limit= → EffectSearchResponse (viewer; one tenant). */
-export const GET = withAuth("viewer", async (request, { principal, ip }) => {
+export const GET = withAuth("viewer", async (request, { principal, scope, ip }) => {
   const query = parseSearchParams(effectSearchQuery, new URL(request.url));
-  const tenant = requireTenant(principal, query.tenant);
-  return jsonResponse(await searchEffectsAudited({ principal, search: { ...query, tenant }, ip }));
+  return jsonResponse(await searchEffectsAudited({ principal, scope, search: query, ip }));
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

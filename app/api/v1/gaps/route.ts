@@ -1,6 +1,6 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseGapsQuery } from "@/lib/api/gaps-query";
-import { scopeTenant, withAuth } from "@/lib/auth/with-auth";
+import { withAuth } from "@/lib/auth/with-auth";
 import { getGaps } from "@/lib/console/get-gaps";
 
 export const dynamic = "force-dynamic";
@@ -10,9 +10,9 @@ export const dynamic = "force-dynamic";
  * Viewer. A tenant token always gets its own tenant (per-effect gaps from the effects table): the
  * rollups have no tenant dimension, so their fleet-wide numbers are for platform tokens only.
  */
-export const GET = withAuth("viewer", async (request, { principal }) => {
+export const GET = withAuth("viewer", async (request, { scope }) => {
   const query = parseGapsQuery(new URL(request.url));
-  return jsonResponse(await getGaps({ ...query, tenant: scopeTenant(principal, query.tenant) }));
+  return jsonResponse(await getGaps(scope, query));
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -1,6 +1,6 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { scopeTenant, withAuth } from "@/lib/auth/with-auth";
+import { withAuth } from "@/lib/auth/with-auth";
 import { getOverviewSeries } from "@/lib/console/get-overview-series";
 import { withHttpMetrics } from "@/lib/console/http-metrics";
 import { overviewQuerySchema } from "@/lib/console/overview-query";
@@ -14,9 +14,9 @@ export const dynamic = "force-dynamic";
  */
 export const GET = withHttpMetrics(
   "/api/v1/overview",
-  withAuth("viewer", async (request, { principal }) => {
+  withAuth("viewer", async (request, { scope }) => {
     const query = parseSearchParams(overviewQuerySchema, new URL(request.url));
-    return jsonResponse(await getOverviewSeries({ ...query, tenant: scopeTenant(principal, query.tenant) ?? undefined }));
+    return jsonResponse(await getOverviewSeries(scope, query));
   }),
 );
 

@@ -1,15 +1,15 @@
 import { violationsQuery } from "@/lib/api/effects-query";
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { scopeTenant, withAuth } from "@/lib/auth/with-auth";
+import { withAuth } from "@/lib/auth/with-auth";
 import { listViolations } from "@/lib/console/list-violations";
 
 export const dynamic = "force-dynamic";
 
 /** GET /api/v1/violations?jobType=&constraint=&from=&to=&cursor=&limit= → ViolationListResponse (viewer; a tenant token sees its own tenant). */
-export const GET = withAuth("viewer", async (request, { principal }) => {
+export const GET = withAuth("viewer", async (request, { scope }) => {
   const query = parseSearchParams(violationsQuery, new URL(request.url));
-  return jsonResponse(await listViolations({ ...query, tenant: scopeTenant(principal, query.tenant) }));
+  return jsonResponse(await listViolations(scope, query));
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -9,9 +9,14 @@ export const dynamic = "force-dynamic";
 const UNCONFIGURED_HINT =
   "WORKER_METRICS_URLS is not set: `npm start` sets it to its demo workers' /metrics URLs, or set it to a comma-separated list of your workers' /metrics URLs.";
 
-/** GET /api/v1/workers → WorkersResponse (lib/console/workers-types.ts); a malformed WORKER_METRICS_URLS → 500 CONFIG_INVALID naming the entry. */
-export const GET = withAuth("viewer", async () => {
-  const { configured, workers } = await getWorkers();
+/**
+ * GET /api/v1/workers → WorkersResponse (lib/console/workers-types.ts); a malformed
+ * WORKER_METRICS_URLS → 500 CONFIG_INVALID naming the entry. A tenant token gets no proxyPath:
+ * a worker's full /metrics is platform data (GET /api/v1/workers/{n}/metrics answers it 403).
+ */
+export const GET = withAuth("viewer", async (_request, { scope }) => {
+  const { configured, workers: scraped } = await getWorkers();
+  const workers = scope.platform ? scraped : scraped.map(({ proxyPath: _platformOnly, ...worker }) => worker);
   const body: WorkersResponse = configured ? { workers } : { workers: [], hint: UNCONFIGURED_HINT };
   return jsonResponse(body);
 });

@@ -3,7 +3,7 @@ import { tenantQuery } from "@/lib/api/effects-query";
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { readEffectAudited } from "@/lib/auth/audited-reads";
-import { requireTenant, withAuth } from "@/lib/auth/with-auth";
+import { withAuth } from "@/lib/auth/with-auth";
 
 export const dynamic = "force-dynamic";
 
@@ -12,11 +12,10 @@ export const dynamic = "force-dynamic";
  * token adds ?tenant=). Another tenant's key answers exactly like a missing one: same query, same
  * audit write, same 404 body.
  */
-export const GET = withAuth("viewer", async (request, { principal, ip }) => {
+export const GET = withAuth("viewer", async (request, { principal, scope, ip }) => {
   const key = effectKeyFromPath(request);
   const { tenant: requested } = parseSearchParams(tenantQuery, new URL(request.url));
-  const tenant = requireTenant(principal, requested);
-  const detail = await readEffectAudited({ principal, tenant, key, ip });
+  const detail = await readEffectAudited({ principal, scope, tenant: requested, key, ip });
   if (!detail) throw new ApiError("NOT_FOUND", "no effect with this key");
   return jsonResponse(detail);
 });

@@ -1,4 +1,4 @@
-import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
+import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { withAuth } from "@/lib/auth/with-auth";
 import { consoleDatabase } from "@/lib/console/database";
@@ -12,10 +12,8 @@ export const dynamic = "force-dynamic";
  * → Advice (lib/retention/advice-types.ts): the recommendation, its inputs and its reasons.
  * Viewer, platform tokens: the advice is about the fleet's retention, from every tenant's gaps.
  */
-export const GET = withAuth("viewer", async (request, { principal }) => {
-  if (principal.tenantId !== null) {
-    throw new ApiError("FORBIDDEN", "the retention advice covers every tenant: it needs a platform token");
-  }
+export const GET = withAuth("viewer", async (request, { scope }) => {
+  scope.requirePlatform("the retention advice");
   const query = parseSearchParams(adviceQuerySchema, new URL(request.url));
   return jsonResponse(await getRetentionAdvice(consoleDatabase(), toAdviceOptions(query)));
 });

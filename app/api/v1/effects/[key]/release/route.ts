@@ -3,7 +3,7 @@ import { tenantQuery } from "@/lib/api/effects-query";
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { ReleaseRefusedError, releaseEffect } from "@/lib/auth/release-effect";
-import { requireTenant, withAuth } from "@/lib/auth/with-auth";
+import { withAuth } from "@/lib/auth/with-auth";
 
 export const dynamic = "force-dynamic";
 
@@ -11,10 +11,10 @@ export const dynamic = "force-dynamic";
  * POST /api/v1/effects/{key}/release → ReleaseResponse (operator or admin; CSRF-checked).
  * 409 CONFLICT with the reason for a live lease, a completed effect, an at-most-once step.
  */
-export const POST = withAuth("operator", async (request, { principal, ip }) => {
+export const POST = withAuth("operator", async (request, { principal, scope, ip }) => {
   const key = effectKeyFromPath(request, "release");
   const { tenant: requested } = parseSearchParams(tenantQuery, new URL(request.url));
-  const tenant = requireTenant(principal, requested);
+  const tenant = scope.narrow(requested).oneTenant();
   try {
     return jsonResponse(await releaseEffect({ principal, tenant, key, ip }));
   } catch (error) {

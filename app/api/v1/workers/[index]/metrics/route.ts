@@ -7,9 +7,11 @@ export const dynamic = "force-dynamic";
 /**
  * GET /api/v1/workers/<n>/metrics: the n-th WORKER_METRICS_URLS worker's /metrics, fetched by the
  * console, so the Workers panel's links work from another machine (a 127.0.0.1 URL would not).
- * Only configured URLs can be fetched.
+ * Only configured URLs can be fetched. Platform tokens only (403 for a tenant token): a worker's
+ * counters count every tenant's deliveries.
  */
-export const GET = withAuth<{ index: string }>("viewer", async (_request, { params }) => {
+export const GET = withAuth<{ index: string }>("viewer", async (_request, { params, scope }) => {
+  scope.requirePlatform("a worker's metrics");
   const { index } = params;
   if (!/^\d{1,4}$/.test(index)) throw new ApiError("NOT_FOUND", "no such worker");
   const result = await fetchWorkerMetrics(Number(index));
