@@ -1,4 +1,5 @@
 import { EFFECT_STATUSES } from "../console/effects-types";
+import { FINDING_KINDS, FINDING_STATES, RUN_STATUSES } from "../console/reconciliation-types";
 import { ERROR_STATUS } from "./errors";
 
 const error = { $ref: "#/components/schemas/Error" };
@@ -34,6 +35,36 @@ const keyParam = {
     'The effect key, URL-encoded as one path segment (encodeURIComponent: "/" → %2F, "%" → %25, "?" → %3F, "#" → %23).',
   schema: str,
 };
+
+const findingIdParam = {
+  name: "id",
+  in: "path",
+  required: true,
+  description: "A finding's id, as the findings list returned it",
+  schema: { type: "string", pattern: "^[1-9][0-9]{0,18}$" },
+};
+const count = { type: "integer" };
+const findingStateChange = (action: string, to: string) => ({
+  post: {
+    summary: `${action} a finding with a note: its state becomes ${to} (operator; audited in the same transaction). 409 when it is ${to} already or resolved.`,
+    parameters: [findingIdParam],
+    requestBody: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: { type: "object", required: ["note"], properties: { note: { type: "string", minLength: 1, maxLength: 2000 } } },
+        },
+      },
+    },
+    responses: {
+      "200": json({
+        type: "object",
+        properties: { finding: { $ref: "#/components/schemas/FindingDetail" }, message: str },
+      }),
+      ...errors(400, 401, 403, 404, 409, 413, 429, 503, 504),
+    },
+  },
+});
 
 /** GET /api/v1/openapi.json: the API as OpenAPI 3.1. */
 export const OPENAPI = {
@@ -108,6 +139,87 @@ export const OPENAPI = {
             items: { $ref: "#/components/schemas/UncaughtViolation" },
           },
         },
+      },
+      ReconciliationRun: {
+        type: "object",
+        properties: {
+          id: str,
+          provider: str,
+          windowFrom: time,
+          windowTo: time,
+          graceSeconds: count,
+          status: { type: "string", enum: RUN_STATUSES },
+          trigger: str,
+          requestedBy: { ...nullable(str), description: "Platform tokens only" },
+          startedAt: time,
+          finishedAt: nullable(time),
+          heartbeatAt: nullable(time),
+          durationSeconds: { type: "number" },
+          objectsSeen: count,
+          effectsSeen: count,
+          matched: count,
+          counts: {
+            ...nullable({ type: "object", properties: Object.fromEntries(FINDING_KINDS.map((k) => [k, count])) }),
+            description: "Findings per kind over every tenant; null for tenant tokens",
+          },
+          error: { ...nullable(str), description: "Why a failed run failed (platform tokens; tenant tokens see that it failed)" },
+        },
+      },
+      FindingSummary: {
+        type: "object",
+        properties: {
+          id: str,
+          provider: str,
+          kind: { type: "string", enum: FINDING_KINDS },
+          tenant: { ...nullable(str), description: "Null when the provider object names no tenant (platform tokens only)" },
+          jobType: nullable(str),
+          effectKey: nullable(str),
+          providerObjectIds: { type: "array", items: str },
+          detail: str,
+          firstSeenAt: time,
+          lastSeenAt: time,
+          state: { type: "string", enum: FINDING_STATES },
+        },
+      },
+      FindingDetail: {
+        allOf: [
+          { $ref: "#/components/schemas/FindingSummary" },
+          {
+            type: "object",
+            properties: {
+              ours: nullable({
+                type: "object",
+                description: "Our effect as the reconciler saw it; its outcome after the redaction hook",
+                properties: {
+                  key: nullable(str),
+                  status: nullable(str),
+                  attempts: nullable(count),
+                  outcome: {},
+                  providerKey: nullable(str),
+                  createdAt: nullable(time),
+                },
+              }),
+              theirs: {
+                type: "array",
+                items: {
+                  type: "object",
+                  properties: {
+                    id: str,
+                    amount: nullable({ type: "number" }),
+                    currency: nullable(str),
+                    status: nullable(str),
+                    created: nullable(time),
+                  },
+                },
+              },
+              firstRunId: nullable(str),
+              lastRunId: nullable(str),
+              stateNote: nullable(str),
+              stateChangedBy: nullable(str),
+              stateChangedAt: nullable(time),
+            },
+          },
+        ],
       },
       UncaughtViolation: {
         type: "object",
@@ -204,6 +316,84 @@ export const OPENAPI = {
         },
       },
     },
+    "/api/v1/reconciliation/runs": {
+      get: {
+        summary:
+          "Reconciliation runs, newest first: provider, window, status, progress, counts per kind, duration (viewer; counts, requester and error text for platform tokens)",
+        parameters: [
+          { name: "provider", in: "query", schema: str },
+          { name: "cursor", in: "query", schema: str, description: "nextCursor of the previous page" },
+          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 20 } },
+        ],
+        responses: {
+          "200": json({
+            type: "object",
+            properties: {
+              runs: { type: "array", items: { $ref: "#/components/schemas/ReconciliationRun" } },
+              nextCursor: nullable(str),
+            },
+          }),
+          ...errors(400, 401, 429, 503, 504),
+        },
+      },
+      post: {
+        summary:
+          "Start a reconciliation of one provider's window now (platform admin; audited). 409 while a run of that window holds its lock.",
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["provider", "from", "to"],
+                properties: { provider: str, from: time, to: time },
+              },
+            },
+          },
+        },
+        responses: {
+          "202": json({ type: "object", properties: { run: { $ref: "#/components/schemas/ReconciliationRun" } } }, "Started"),
+          ...errors(400, 401, 403, 404, 409, 413, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/reconciliation/findings": {
+      get: {
+        summary:
+          "Reconciliation findings in one state (open by default), newest last seen first (viewer; a tenant token sees its own tenant's findings, a platform token every tenant's, those naming no tenant too, or ?tenant=)",
+        parameters: [
+          tenantParam,
+          { name: "kind", in: "query", schema: { type: "string", enum: FINDING_KINDS } },
+          { name: "provider", in: "query", schema: str },
+          { name: "jobType", in: "query", schema: str },
+          { name: "state", in: "query", schema: { type: "string", enum: FINDING_STATES, default: "open" } },
+          { name: "from", in: "query", schema: time, description: "Last seen at or after" },
+          { name: "to", in: "query", schema: time, description: "Last seen before" },
+          { name: "cursor", in: "query", schema: str, description: "nextCursor of the previous page" },
+          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
+        ],
+        responses: {
+          "200": json({
+            type: "object",
+            properties: {
+              tenant: nullable(str),
+              findings: { type: "array", items: { $ref: "#/components/schemas/FindingSummary" } },
+              nextCursor: nullable(str),
+            },
+          }),
+          ...errors(400, 401, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/reconciliation/findings/{id}": {
+      get: {
+        summary: "One finding with both sides: our effect and the provider's objects (viewer; another tenant's is 404)",
+        parameters: [findingIdParam],
+        responses: { "200": json({ $ref: "#/components/schemas/FindingDetail" }), ...errors(400, 401, 404, 429, 503, 504) },
+      },
+    },
+    "/api/v1/reconciliation/findings/{id}/acknowledge": findingStateChange("Acknowledge", "acknowledged"),
+    "/api/v1/reconciliation/findings/{id}/resolve": findingStateChange("Resolve", "resolved"),
     "/api/v1/audit": {
       get: {
         summary: "The audit log, newest first (admin; a tenant admin sees its tenant's rows)",
