@@ -3,6 +3,7 @@ import { announcePeerHeader, PEER_HEADER } from "../../lib/auth/client-ip";
 import { releaseEffect } from "../../lib/auth/release-effect";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
 import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/console/testing/seed-keys";
+import { seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
 import { ensureEffectPartitions } from "../../lib/db/partitions";
 import { getPrisma } from "../../lib/db/prisma";
 import { createTestDatabase, type TestDatabase } from "../database";
@@ -30,6 +31,7 @@ describe("API token × tenant × endpoint matrix", () => {
     process.env.ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE = "1000000";
     await ensureEffectPartitions(db.pool, { back: KEYS_SEED_DAYS_BACK + 1, ahead: 1 });
     await seedKeys(db.pool);
+    await seedReconciliation(db.pool);
     await db.pool.query(
       `INSERT INTO effects (tenant_id, key, job_type, status, policy, first_message_id, outcome, created_at)
        VALUES ('globex', 'secret:globex-only', 'x', 'completed', 'once', 'm', '{"GLOBEX":1}', now() - interval '1 hour')`,
@@ -120,6 +122,14 @@ describe("API token × tenant × endpoint matrix", () => {
     ],
     ["overview", "GET", "/api/v1/overview", row({}, 200)],
     ["violations", "GET", "/api/v1/violations", row({}, 200)],
+    ["reconciliation runs", "GET", "/api/v1/reconciliation/runs", row({}, 200)],
+    ["reconciliation findings", "GET", "/api/v1/reconciliation/findings?tenant=globex", row({}, 200)],
+    [
+      "acknowledge a missing finding",
+      "POST",
+      "/api/v1/reconciliation/findings/999999999/acknowledge",
+      row({ "acme-viewer": 403, "globex-viewer": 403, "platform-viewer": 403 }, 400),
+    ],
     ["retention", "GET", "/api/v1/retention", row({}, 200)],
     // Platform-only data: row counts per partition, a worker's full /metrics (none configured here: 404).
     ["retention plan", "GET", "/api/v1/retention/plan", row(TENANT_TOKENS_FORBIDDEN, 200)],

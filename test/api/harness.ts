@@ -6,6 +6,11 @@ import * as effectRoute from "@/app/api/v1/effects/[key]/route";
 import * as effectsRoute from "@/app/api/v1/effects/route";
 import * as openapiRoute from "@/app/api/v1/openapi.json/route";
 import * as overviewRoute from "@/app/api/v1/overview/route";
+import * as findingAcknowledgeRoute from "@/app/api/v1/reconciliation/findings/[id]/acknowledge/route";
+import * as findingResolveRoute from "@/app/api/v1/reconciliation/findings/[id]/resolve/route";
+import * as findingRoute from "@/app/api/v1/reconciliation/findings/[id]/route";
+import * as findingsRoute from "@/app/api/v1/reconciliation/findings/route";
+import * as reconciliationRunsRoute from "@/app/api/v1/reconciliation/runs/route";
 import * as retentionPlanRoute from "@/app/api/v1/retention/plan/route";
 import * as retentionRoute from "@/app/api/v1/retention/route";
 import * as violationsRoute from "@/app/api/v1/violations/route";
@@ -43,9 +48,19 @@ export function handlerFor(method: string, pathname: string): Handler | undefine
                         ? workerMetricsRoute
                         : pathname === "/api/metrics"
                           ? consoleMetricsRoute
-                          : segments[0] === "api" && segments[1] === "v1"
-                            ? unknownRoute
-                            : undefined;
+                          : pathname === "/api/v1/reconciliation/runs"
+                            ? reconciliationRunsRoute
+                            : pathname === "/api/v1/reconciliation/findings"
+                              ? findingsRoute
+                              : /^\/api\/v1\/reconciliation\/findings\/[^/]+$/.test(pathname)
+                                ? findingRoute
+                                : /^\/api\/v1\/reconciliation\/findings\/[^/]+\/acknowledge$/.test(pathname)
+                                  ? findingAcknowledgeRoute
+                                  : /^\/api\/v1\/reconciliation\/findings\/[^/]+\/resolve$/.test(pathname)
+                                    ? findingResolveRoute
+                                    : segments[0] === "api" && segments[1] === "v1"
+                                      ? unknownRoute
+                                      : undefined;
   return (route as Record<string, Handler | undefined> | undefined)?.[m];
 }
 
@@ -53,14 +68,23 @@ export async function call(
   method: string,
   path: string,
   headers: Record<string, string> = {},
+  body?: unknown,
 ): Promise<{ status: number; text: string; headers: Headers }> {
   const url = new URL(path, "http://console.test");
   const handler = handlerFor(method, url.pathname);
   if (!handler) throw new Error(`no handler for ${method} ${url.pathname}`);
-  // The one dynamic segment the in-process routes read from params (the others parse the path).
+  // The dynamic segments the in-process routes read from params (the others parse the path).
   const worker = /^\/api\/v1\/workers\/([^/]+)\/metrics$/.exec(url.pathname)?.[1];
-  const response = await handler(new Request(url, { method, headers: { host: "console.test", ...headers } }), {
-    params: Promise.resolve(worker === undefined ? {} : { index: worker }),
-  });
+  const finding = /^\/api\/v1\/reconciliation\/findings\/([^/]+)(?:\/[^/]+)?$/.exec(url.pathname)?.[1];
+  const params = worker !== undefined ? { index: worker } : finding !== undefined ? { id: decodeURIComponent(finding) } : {};
+  const init: RequestInit =
+    body === undefined
+      ? { method, headers: { host: "console.test", ...headers } }
+      : {
+          method,
+          headers: { host: "console.test", "content-type": "application/json", ...headers },
+          body: typeof body === "string" ? body : JSON.stringify(body),
+        };
+  const response = await handler(new Request(url, init), { params: Promise.resolve(params) });
   return { status: response.status, text: await response.text(), headers: response.headers };
 }
