@@ -44,6 +44,14 @@ export { createRegistry, defaultRegistry } from "./metrics";
 // The library's own schema (default onceboard) and its installer.
 export { type LibraryMigrateResult, LibraryMigrationError, type MigrateOptions, migrate } from "./migrate";
 export type { OnceInput, StepPolicy } from "./once";
+export {
+  type OnceboardMetadata,
+  onceboardMetadata,
+  PROVIDER_METADATA_KEY,
+  PROVIDER_METADATA_TENANT,
+  type ProviderOutcome,
+  providerOutcome,
+} from "./provider-metadata";
 export type { OnceManyAnswer } from "./once-many";
 export type { EffectsOptions } from "./options";
 export { DEFAULT_SCHEMA } from "./schema";
