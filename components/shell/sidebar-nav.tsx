@@ -33,6 +33,13 @@ function Icon({ name }: { name: NavIcon }) {
           <path fill="currentColor" d="M8 1 0.5 15h15L8 1Zm-.8 5h1.6l-.2 5H7.4l-.2-5Zm.8 6.2a.9.9 0 1 1 0 1.8.9.9 0 0 1 0-1.8Z" />
         </svg>
       );
+    case "reconciliation":
+      // Two columns checked against each other.
+      return (
+        <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
+          <path fill="currentColor" d="M1 2h5v12H1zm9 0h5v12h-5zM6.5 7.2h3v1.6h-3z" />
+        </svg>
+      );
     case "gaps":
       return (
         <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">

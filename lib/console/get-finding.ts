@@ -31,7 +31,11 @@ const record = (value: unknown): Record<string, unknown> | null =>
   value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 const stringOr = (value: unknown): string | null => (typeof value === "string" ? value : null);
 const numberOr = (value: unknown): number | null =>
-  typeof value === "number" && Number.isFinite(value) ? value : typeof value === "string" && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : null;
+  typeof value === "number" && Number.isFinite(value)
+    ? value
+    : typeof value === "string" && /^-?\d+(\.\d+)?$/.test(value)
+      ? Number(value)
+      : null;
 
 /** A provider's creation time (Stripe: Unix seconds) or an ISO string, as ISO; anything else null. */
 function instantOr(value: unknown): string | null {

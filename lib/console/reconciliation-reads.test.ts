@@ -32,7 +32,7 @@ describe("reconciliation read models", () => {
   });
 
   it("a tenant scope lists only its tenant's findings, whatever ?tenant= says; the platform sees all and the tenantless one", async () => {
-    for (const asked of [{}, { tenant: "globex" }, { tenant: "initech" }]) {
+    for (const asked of [{}, { tenant: "globex" }, { tenant: "initech" }] as Record<string, string>[]) {
       const list = await listFindings(acme, query(asked), db.pool);
       expect(list.tenant).toBe("acme");
       expect(list.findings).toHaveLength(RECON_SEED.perTenant);
@@ -122,7 +122,11 @@ describe("reconciliation read models", () => {
       changeFindingState({ ...input, principal: operator("acme"), scope: acme, action: "acknowledge", note: "mine?" }, prisma),
     ).rejects.toMatchObject({ code: "NOT_FOUND" });
     const acked = await changeFindingState({ ...input, action: "acknowledge", note: "refund amount under review" }, prisma);
-    expect(acked.finding).toMatchObject({ state: "acknowledged", stateNote: "refund amount under review", stateChangedBy: "op@globex" });
+    expect(acked.finding).toMatchObject({
+      state: "acknowledged",
+      stateNote: "refund amount under review",
+      stateChangedBy: "op@globex",
+    });
     await expect(changeFindingState({ ...input, action: "acknowledge", note: "again" }, prisma)).rejects.toBeInstanceOf(
       FindingStateRefusedError,
     );

@@ -39,7 +39,7 @@ describe("reconciliation API", () => {
     await db.drop();
   });
 
-  const as = (who: Who | "none") => (who === "none" ? {} : { authorization: `Bearer ${tokens[who]}` });
+  const as = (who: Who | "none"): Record<string, string> => (who === "none" ? {} : { authorization: `Bearer ${tokens[who]}` });
   const json = async (method: string, path: string, who: Who, body?: unknown) => {
     const response = await call(method, path, as(who), body);
     return { status: response.status, body: JSON.parse(response.text) };
@@ -53,7 +53,9 @@ describe("reconciliation API", () => {
         expect(status).toBe(200);
         expect(body.tenant).toBe(tenant);
         expect(body.findings.map((f: { tenant: string }) => f.tenant)).toEqual(Array(RECON_SEED.perTenant).fill(tenant));
-        expect(JSON.stringify(body)).not.toMatch(new RegExp(`orphan|${RECON_SEED.tenants.filter((t) => t !== tenant).join("|")}`));
+        expect(JSON.stringify(body)).not.toMatch(
+          new RegExp(`orphan|${RECON_SEED.tenants.filter((t) => t !== tenant).join("|")}`),
+        );
       }
     }
     const all = await json("GET", "/api/v1/reconciliation/findings?limit=200", "platform-viewer");
@@ -92,12 +94,12 @@ describe("reconciliation API", () => {
     const missing = await call("GET", "/api/v1/reconciliation/findings/999999999", as("globex-operator"));
     expect(other.status).toBe(404);
     expect(other.text).toBe(missing.text);
-    expect((await call("GET", `/api/v1/reconciliation/findings/${ids["none:unknown_to_onceboard"]}`, as("acme-viewer"))).status).toBe(
-      404,
-    );
-    expect((await json("GET", `/api/v1/reconciliation/findings/${ids["none:unknown_to_onceboard"]}`, "platform-viewer")).status).toBe(
-      200,
-    );
+    expect(
+      (await call("GET", `/api/v1/reconciliation/findings/${ids["none:unknown_to_onceboard"]}`, as("acme-viewer"))).status,
+    ).toBe(404);
+    expect(
+      (await json("GET", `/api/v1/reconciliation/findings/${ids["none:unknown_to_onceboard"]}`, "platform-viewer")).status,
+    ).toBe(200);
   });
 
   it("acknowledge and resolve: operators of the finding's tenant, with a note, audited; viewers 403 (audited too)", async () => {
@@ -113,7 +115,9 @@ describe("reconciliation API", () => {
     expect(acked.status).toBe(200);
     expect(acked.body.finding).toMatchObject({ state: "acknowledged", stateNote: "the provider lost it; re-capturing" });
     expect((await json("POST", path, "acme-operator", { note: "again" })).status).toBe(409);
-    const resolved = await json("POST", `/api/v1/reconciliation/findings/${id}/resolve`, "acme-operator", { note: "captured again" });
+    const resolved = await json("POST", `/api/v1/reconciliation/findings/${id}/resolve`, "acme-operator", {
+      note: "captured again",
+    });
     expect(resolved.body.finding.state).toBe("resolved");
     const open = await json("GET", "/api/v1/reconciliation/findings", "acme-viewer");
     expect(open.body.findings.map((f: { id: string }) => f.id)).not.toContain(id);

@@ -52,7 +52,22 @@ export async function seedReconciliation(db: Queryable, now: Date = new Date()):
     JSON.stringify(counts),
     null,
   ]);
-  await run([RECON_SEED.provider, at(10), at(0), "running", "manual", "admin@platform", at(1), null, now, 420, 400, 398, "{}", null]);
+  await run([
+    RECON_SEED.provider,
+    at(10),
+    at(0),
+    "running",
+    "manual",
+    "admin@platform",
+    at(1),
+    null,
+    now,
+    420,
+    400,
+    398,
+    "{}",
+    null,
+  ]);
   await run([
     "mailer",
     at(24 * 60),
