@@ -55,12 +55,29 @@ export const LAYERS = [
   {
     name: "lib/console",
     holds: "read models, one question per file",
-    may: ["lib/db", "lib/idempotency", "lib/retention", "lib/config.ts", "lib/format.ts", "lib/fields.ts", "lib/auth/scope.ts"],
+    may: [
+      "lib/db",
+      "lib/idempotency",
+      "lib/retention",
+      "lib/reconciliation",
+      "lib/config.ts",
+      "lib/format.ts",
+      "lib/fields.ts",
+      "lib/auth/scope.ts",
+    ],
   },
   {
     name: "lib/retention",
     holds: "partition manager (the console's side)",
-    may: ["lib/db", "lib/idempotency", "lib/config.ts", "lib/format.ts", "lib/fields.ts", "lib/auth/scope.ts"],
+    may: [
+      "lib/db",
+      "lib/idempotency",
+      "lib/reconciliation",
+      "lib/config.ts",
+      "lib/format.ts",
+      "lib/fields.ts",
+      "lib/auth/scope.ts",
+    ],
   },
   {
     name: "lib/reconciliation",

@@ -25,6 +25,7 @@ import {
 } from "@/lib/console/keys-types";
 import { OVERVIEW_QUERY_ROOT } from "@/lib/console/overview-types";
 import { formatUtc } from "@/lib/format";
+import { ProviderVerdict } from "./provider-verdict";
 
 export type { KeysViewParams };
 
@@ -222,6 +223,7 @@ function KeyDetail({
         <p className="verdict" data-testid="verdict">
           {e.verdict}
         </p>
+        {e.providerSide ? <ProviderVerdict side={e.providerSide} /> : null}
         <dl className="key-facts">
           <dt>Job type</dt>
           <dd>{e.jobType}</dd>

@@ -132,6 +132,20 @@ export const OPENAPI = {
           leaseUntil: nullable(time),
           stuck: { type: "boolean" },
           verdict: str,
+          providerSide: nullable({
+            type: "object",
+            description:
+              'The provider\'s side when a reconciliation covered the key: "ran once here · 1 payment at Stripe (pi_…) · reconciled 4 min ago"; tone danger for a duplicate at the provider or a missing object',
+            properties: {
+              provider: str,
+              label: str,
+              text: str,
+              tone: { type: "string", enum: ["ok", "warning", "danger"] },
+              objectIds: { type: "array", items: str },
+              reconciledAt: nullable(time),
+              findingIds: { type: "array", items: str },
+            },
+          }),
           steps: { type: "array", items: { type: "object" } },
           violations: {
             type: "array",

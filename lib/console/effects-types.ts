@@ -66,10 +66,31 @@ export interface EffectDetail {
   stuck: boolean;
   /** "ran once, 3 duplicates suppressed, last 49 s after the first". */
   verdict: string;
+  /**
+   * The provider's side, when the key's job type is reconciled with a provider and a completed run
+   * covered the key's creation time (or found something about it); null otherwise.
+   */
+  providerSide: ProviderSide | null;
   /** The job's steps (this one included), oldest first. */
   steps: JobStep[];
   /** This key's own uncaught unique violations, newest first. */
   violations: UncaughtViolation[];
+}
+
+/** "ran once here · 1 payment at Stripe (pi_…) · reconciled 4 min ago", and whether that is an alarm. */
+export interface ProviderSide {
+  provider: string;
+  /** The provider's name as people know it ("Stripe"). */
+  label: string;
+  text: string;
+  /** danger: the provider holds more than one object for the key, or none; warning: another disagreement; ok: they agree. */
+  tone: "ok" | "warning" | "danger";
+  /** The provider's objects for the key (the outcome's recorded id, or the finding's). */
+  objectIds: string[];
+  /** When the run that covered the key completed; null when only a finding names it. */
+  reconciledAt: string | null;
+  /** The open or acknowledged findings about this key (their ids, for a link to the Reconciliation page). */
+  findingIds: string[];
 }
 
 export interface ReleaseResponse {
