@@ -73,3 +73,21 @@ CREATE TABLE onceboard.reconciliation_coverage (
   CONSTRAINT reconciliation_coverage_run_id_fkey FOREIGN KEY (run_id) REFERENCES onceboard.reconciliation_runs (id)
 );
 CREATE INDEX reconciliation_coverage_window_idx ON onceboard.reconciliation_coverage (provider, window_to DESC);
+
+-- A run's provider objects, staged page by page so the comparison is one SQL statement over the
+-- whole window while the reconciler holds one page in memory. Unlogged (no WAL for a million
+-- rows): a crash of PostgreSQL empties it, and a resumed run whose checkpoint counts more staged
+-- objects than are here reads the provider again from the start. Emptied when the run ends.
+CREATE UNLOGGED TABLE onceboard.reconciliation_staged_objects (
+  run_id      bigint      NOT NULL,
+  object_id   text        NOT NULL,
+  object_key  text,
+  tenant_id   text,
+  amount      bigint,
+  currency    text,
+  status      text,
+  created     timestamptz NOT NULL,
+  metadata    jsonb       NOT NULL DEFAULT '{}'::jsonb,
+  CONSTRAINT reconciliation_staged_objects_pkey PRIMARY KEY (run_id, object_id)
+);
+CREATE INDEX reconciliation_staged_objects_key_idx ON onceboard.reconciliation_staged_objects (run_id, tenant_id, object_key);
