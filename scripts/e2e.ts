@@ -13,6 +13,7 @@ import { createToken } from "../lib/auth/tokens";
 import { type Config, loadConfig, loadDebugFlag } from "../lib/config";
 import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/console/testing/seed-gaps";
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../lib/console/testing/seed-keys";
+import { seedReconciledEffects, seedReconciliation } from "../lib/console/testing/seed-reconciliation";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overview";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { describeDatabaseError, redactUrl } from "../lib/db/errors";
@@ -227,6 +228,8 @@ async function main(): Promise<number> {
       await seedOverview(seeder);
       await seedKeys(seeder);
       await seedGaps(seeder);
+      await seedReconciliation(seeder);
+      await seedReconciledEffects(seeder);
     } finally {
       await seeder.end();
     }

@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { Scope } from "../auth/scope";
 import { ensureEffectPartitions } from "../db/partitions";
 import { getEffect } from "./get-effect";
-import { RECON_SEED, seedReconciliation } from "./testing/seed-reconciliation";
+import { RECONCILED_EFFECTS as R, RECON_SEED, seedReconciledEffects, seedReconciliation } from "./testing/seed-reconciliation";
 
 /**
  * The key's verdict from the provider's side, through getEffect as the Keys page reads it: a key a
@@ -20,18 +20,7 @@ describe("the key's verdict from the provider's side", () => {
     db = await createTestDatabase();
     await ensureEffectPartitions(db.pool, { now: NOW, back: 2, ahead: 1 });
     await seedReconciliation(db.pool, NOW);
-    const effect = (key: string, jobType: string, minutesAgo: number, outcome: unknown) =>
-      db.pool.query(
-        `INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, outcome, created_at, completed_at)
-         VALUES ('acme', $1, $2, 'completed', 'external', 1, $3, $4, $4)`,
-        [key, jobType, JSON.stringify(outcome), new Date(NOW.getTime() - minutesAgo * 60_000)],
-      );
-    await effect("capture:acme-ord-ok", "order.capture", 60, { provider_object_id: "pi_acme_ok", amount: 4200 });
-    await effect(RECON_SEED.duplicateKey("acme"), "order.capture", 61, { provider_object_id: "pi_acme_dup_1" });
-    await effect(RECON_SEED.missingKey("acme"), "order.capture", 61, { provider_object_id: "pi_acme_lost" });
-    // Created after the covered window ended (10 minutes ago): no run has looked at it.
-    await effect("capture:acme-ord-new", "order.capture", 2, { provider_object_id: "pi_acme_new" });
-    await effect("mark-paid:acme-ord-ok", "order.paid", 60, { ok: true });
+    await seedReconciledEffects(db.pool, NOW);
   });
   afterAll(async () => {
     await db?.drop();
@@ -40,7 +29,7 @@ describe("the key's verdict from the provider's side", () => {
   const side = async (key: string) => (await getEffect(acme, { key, now: NOW }, db.pool))?.providerSide;
 
   it("a covered key with no finding: one payment at Stripe, the recorded id, reconciled 4 min ago", async () => {
-    expect(await side("capture:acme-ord-ok")).toMatchObject({
+    expect(await side(R.cleanKey)).toMatchObject({
       provider: "stripe",
       text: "ran once here · 1 payment at Stripe (pi_acme_ok) · reconciled 4 min ago",
       tone: "ok",
@@ -68,7 +57,7 @@ describe("the key's verdict from the provider's side", () => {
   });
 
   it("no provider side for a key no run covered, nor for a job type no provider holds", async () => {
-    expect(await side("capture:acme-ord-new")).toBeNull();
-    expect(await side("mark-paid:acme-ord-ok")).toBeNull();
+    expect(await side(R.uncoveredKey)).toBeNull();
+    expect(await side(R.unmappedKey)).toBeNull();
   });
 });

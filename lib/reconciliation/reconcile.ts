@@ -4,7 +4,13 @@ import { ProviderReadError } from "./adapter";
 import { COMPARE_SQL } from "./compare-sql";
 import type { ReconcileProvider } from "./providers";
 
-export const FINDING_KINDS = ["duplicated_at_provider", "missing_at_provider", "unknown_to_onceboard", "drift", "pending"] as const;
+export const FINDING_KINDS = [
+  "duplicated_at_provider",
+  "missing_at_provider",
+  "unknown_to_onceboard",
+  "drift",
+  "pending",
+] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 export type FindingCounts = Record<FindingKind, number>;
 
@@ -118,10 +124,11 @@ async function runLocked(options: ReconcileOptions, db: pg.PoolClient): Promise<
       await db.query("BEGIN");
       const staged = await stage(db, runId, page.objects);
       checkpoint = { cursor: page.next, pages: checkpoint.pages + 1, staged: checkpoint.staged + staged };
-      await db.query(
-        `UPDATE reconciliation_runs SET checkpoint = $2, objects_seen = $3, heartbeat_at = now() WHERE id = $1`,
-        [runId, checkpoint, checkpoint.staged],
-      );
+      await db.query(`UPDATE reconciliation_runs SET checkpoint = $2, objects_seen = $3, heartbeat_at = now() WHERE id = $1`, [
+        runId,
+        checkpoint,
+        checkpoint.staged,
+      ]);
       await db.query("COMMIT");
       options.onProgress?.({ runId, pages: checkpoint.pages, objects: checkpoint.staged, resumed });
     }

@@ -82,5 +82,24 @@ export interface Advice {
   reasons: string[];
   jobTypes: JobTypeAdvice[];
   comparison: RetentionComparison;
+  /** Each provider that dedupes keys for a while (Stripe: 24 h), and the redeliveries that came after it. */
+  providers: ProviderWindowAdvice[];
   inputs: AdviceInputs;
+}
+
+/**
+ * A provider's own idempotency-key window against the observed gaps of the job types it holds: a
+ * redelivery later than the window would have run again at the provider, and only Onceboard's
+ * record stopped it.
+ */
+export interface ProviderWindowAdvice {
+  provider: string;
+  label: string;
+  keyWindowSeconds: number;
+  jobTypes: string[];
+  /** Redeliveries of those job types whose gap was certainly longer than the window… */
+  afterWindow: number;
+  /** …and at most this many (a histogram bucket straddling the window may hold more). */
+  afterWindowUpTo: number;
+  message: string;
 }

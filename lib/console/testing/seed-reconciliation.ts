@@ -174,3 +174,36 @@ export async function seedReconciliation(db: Queryable, now: Date = new Date()):
   ]);
   return { completedRunId };
 }
+
+/** The acme effects the seeded findings and coverage are about (the Keys page's provider side). */
+export const RECONCILED_EFFECTS = {
+  tenant: "acme",
+  /** Covered by the completed run, no finding: "1 payment at Stripe (pi_acme_ok)". */
+  cleanKey: "capture:acme-ord-ok",
+  cleanObject: "pi_acme_ok",
+  /** Created after the covered window: no run has looked at it. */
+  uncoveredKey: "capture:acme-ord-new",
+  /** A job type no provider holds. */
+  unmappedKey: "mark-paid:acme-ord-ok",
+};
+
+/**
+ * Acme's effects behind the seeded findings, plus a covered key with no finding, an uncovered one
+ * and one of a job type no provider holds. Needs effect partitions for the last two hours.
+ */
+export async function seedReconciledEffects(db: Queryable, now: Date = new Date()): Promise<void> {
+  const effect = (key: string, jobType: string, minutesAgo: number, outcome: unknown) =>
+    db.query(
+      `INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, outcome, created_at, completed_at)
+       VALUES ($1, $2, $3, 'completed', 'external', 1, $4, $5, $5)`,
+      [RECONCILED_EFFECTS.tenant, key, jobType, JSON.stringify(outcome), new Date(now.getTime() - minutesAgo * 60_000)],
+    );
+  await effect(RECONCILED_EFFECTS.cleanKey, "order.capture", 60, {
+    provider_object_id: RECONCILED_EFFECTS.cleanObject,
+    amount: 4200,
+  });
+  await effect(RECON_SEED.duplicateKey("acme"), "order.capture", 61, { provider_object_id: "pi_acme_dup_1", amount: 4200 });
+  await effect(RECON_SEED.missingKey("acme"), "order.capture", 61, { provider_object_id: "pi_acme_lost", amount: 4200 });
+  await effect(RECONCILED_EFFECTS.uncoveredKey, "order.capture", 2, { provider_object_id: "pi_acme_new" });
+  await effect(RECONCILED_EFFECTS.unmappedKey, "order.paid", 60, { ok: true });
+}
