@@ -132,7 +132,12 @@ describe("the providers' own key windows", () => {
   it("counts the redeliveries of a provider's job types that came after its key window; a provider that never dedupes has no line", () => {
     const advice = adviseRetention({ ...base, providerWindows: [stripe, mailer] });
     expect(advice.providers).toHaveLength(1);
-    expect(advice.providers[0]).toMatchObject({ provider: "stripe", jobTypes: ["order.paid"], afterWindow: 20, afterWindowUpTo: 20 });
+    expect(advice.providers[0]).toMatchObject({
+      provider: "stripe",
+      jobTypes: ["order.paid"],
+      afterWindow: 20,
+      afterWindowUpTo: 20,
+    });
     expect(advice.providers[0]?.message).toBe(
       "Stripe keeps an idempotency key for 1 d: 20 redeliveries of order.paid arrived later; Stripe would have run them again, and only Onceboard's own record stopped them. The retention must keep those records.",
     );
