@@ -44,6 +44,8 @@ export { createRegistry, defaultRegistry } from "./metrics";
 // The library's own schema (default onceboard) and its installer.
 export { type LibraryMigrateResult, LibraryMigrationError, type MigrateOptions, migrate } from "./migrate";
 export type { OnceInput, StepPolicy } from "./once";
+export type { OnceManyAnswer } from "./once-many";
+export type { EffectsOptions } from "./options";
 export {
   type OnceboardMetadata,
   onceboardMetadata,
@@ -52,8 +54,6 @@ export {
   type ProviderOutcome,
   providerOutcome,
 } from "./provider-metadata";
-export type { OnceManyAnswer } from "./once-many";
-export type { EffectsOptions } from "./options";
 export { DEFAULT_SCHEMA } from "./schema";
 export { type MetricsServer, serveMetrics } from "./serve-metrics";
 export type { EffectResult } from "./step";

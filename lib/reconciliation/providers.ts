@@ -33,7 +33,9 @@ export interface ReconcileProvider {
 export const STRIPE_JOB_TYPES = ["order.paid", "order.capture", "order.refund"];
 export const MAILER_JOB_TYPES = ["order.paid", "order.receipt"];
 
-export function reconcileProviders(config: Pick<Config, "STRIPE_API_KEY" | "STRIPE_KEY_WINDOW_HOURS" | "MAILER_RECONCILE_URL">): ReconcileProvider[] {
+export function reconcileProviders(
+  config: Pick<Config, "STRIPE_API_KEY" | "STRIPE_KEY_WINDOW_HOURS" | "MAILER_RECONCILE_URL">,
+): ReconcileProvider[] {
   return [
     {
       name: "stripe",

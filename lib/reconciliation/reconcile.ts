@@ -4,7 +4,13 @@ import { ProviderReadError } from "./adapter";
 import { COMPARE_SQL } from "./compare-sql";
 import type { ReconcileProvider } from "./providers";
 
-export const FINDING_KINDS = ["duplicated_at_provider", "missing_at_provider", "unknown_to_onceboard", "drift", "pending"] as const;
+export const FINDING_KINDS = [
+  "duplicated_at_provider",
+  "missing_at_provider",
+  "unknown_to_onceboard",
+  "drift",
+  "pending",
+] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 export type FindingCounts = Record<FindingKind, number>;
 
@@ -56,7 +62,7 @@ const zeroCounts = (): FindingCounts => Object.fromEntries(FINDING_KINDS.map((ki
  * window). A provider that cannot be read ends the run failed with the reason, never matched.
  */
 export async function reconcile(options: ReconcileOptions): Promise<ReconcileResult> {
-  const { pool, adapter, provider, window } = options;
+  const { pool, provider, window } = options;
   if (!(window.from < window.to)) throw new RangeError("reconcile window: from must be before to");
   const lockClient = await pool.connect();
   let locked = false;
@@ -118,10 +124,11 @@ async function runLocked(options: ReconcileOptions, db: pg.PoolClient): Promise<
       await db.query("BEGIN");
       const staged = await stage(db, runId, page.objects);
       checkpoint = { cursor: page.next, pages: checkpoint.pages + 1, staged: checkpoint.staged + staged };
-      await db.query(
-        `UPDATE reconciliation_runs SET checkpoint = $2, objects_seen = $3, heartbeat_at = now() WHERE id = $1`,
-        [runId, checkpoint, checkpoint.staged],
-      );
+      await db.query(`UPDATE reconciliation_runs SET checkpoint = $2, objects_seen = $3, heartbeat_at = now() WHERE id = $1`, [
+        runId,
+        checkpoint,
+        checkpoint.staged,
+      ]);
       await db.query("COMMIT");
       options.onProgress?.({ runId, pages: checkpoint.pages, objects: checkpoint.staged, resumed });
     }

@@ -22,7 +22,8 @@ export function stripeClient(
   config: Pick<Config, "STRIPE_API_KEY" | "STRIPE_HOST" | "STRIPE_PORT" | "STRIPE_PROTOCOL">,
   options: { maxNetworkRetries?: number } = {},
 ): Stripe {
-  if (!config.STRIPE_API_KEY) throw new ProviderReadError("auth", "STRIPE_API_KEY is not set: the Stripe provider cannot be read");
+  if (!config.STRIPE_API_KEY)
+    throw new ProviderReadError("auth", "STRIPE_API_KEY is not set: the Stripe provider cannot be read");
   return new Stripe(config.STRIPE_API_KEY, {
     ...(config.STRIPE_HOST ? { host: config.STRIPE_HOST } : {}),
     ...(config.STRIPE_PORT ? { port: config.STRIPE_PORT } : {}),
@@ -39,7 +40,14 @@ interface StripeCursor {
   after: string | null;
 }
 
-type Listed = { id: string; amount: number; currency: string; status: string | null; created: number; metadata: Stripe.Metadata | null };
+type Listed = {
+  id: string;
+  amount: number;
+  currency: string;
+  status: string | null;
+  created: number;
+  metadata: Stripe.Metadata | null;
+};
 
 function toObject(item: Listed): ProviderObject {
   const metadata = (item.metadata ?? {}) as Record<string, string>;
@@ -60,7 +68,9 @@ function classify(error: unknown): never {
   if (error instanceof Stripe.errors.StripeError) {
     const status = error.statusCode;
     if (status === 401 || status === 403 || error instanceof Stripe.errors.StripeAuthenticationError) {
-      throw new ProviderReadError("auth", `Stripe refused the API key (${status ?? "no status"}): ${error.message}`, { cause: error });
+      throw new ProviderReadError("auth", `Stripe refused the API key (${status ?? "no status"}): ${error.message}`, {
+        cause: error,
+      });
     }
     if (status === 429 || error instanceof Stripe.errors.StripeRateLimitError) {
       const headers = (error.headers ?? {}) as Record<string, string>;
@@ -104,7 +114,8 @@ export class StripeAdapter implements ProviderAdapter {
       try {
         const list =
           at.list === "payment_intents" ? await this.stripe.paymentIntents.list(params) : await this.stripe.refunds.list(params);
-        if (!list || !Array.isArray(list.data)) throw new ProviderReadError("malformed", `Stripe ${at.list} list has no data array`);
+        if (!list || !Array.isArray(list.data))
+          throw new ProviderReadError("malformed", `Stripe ${at.list} list has no data array`);
         return list as { data: Listed[]; has_more: boolean };
       } catch (error) {
         if (error instanceof ProviderReadError) throw error;
