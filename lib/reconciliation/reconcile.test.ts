@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
 import Stripe from "stripe";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { noFaults, seedProviderObjects } from "../demo/stripe-server";
@@ -169,4 +171,77 @@ describe("reconciling Onceboard's effects with the demo's Stripe-compatible serv
     const { rows } = await h.db.pool.query("SELECT count(*)::int AS n FROM reconciliation_findings");
     expect(rows[0].n).toBe(0);
   });
+});
+
+describe("a run in another process, killed mid-way", () => {
+  it("resumes from its checkpoint to the same findings, counting no object twice", async () => {
+    await h.capture("acme", "paid", 100);
+    const created = nowSeconds();
+    const objects = Array.from({ length: 1000 }, (_, i) => ({
+      id: `pi_unknown_${String(i).padStart(4, "0")}`,
+      amount: 10,
+      created,
+      metadata: { onceboard_key: `capture:ghost-${i}`, onceboard_tenant: "acme" },
+    }));
+    await seedProviderObjects(h.server.pool, objects);
+    const child = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      const proc = spawn(
+        process.execPath,
+        [
+          "--import",
+          "tsx",
+          path.join(import.meta.dirname, "testing/kill-mid-run.ts"),
+          h.db.url,
+          String(h.server.port),
+          h.window.from.toISOString(),
+          h.window.to.toISOString(),
+          "4",
+        ],
+        { stdio: ["ignore", "ignore", "inherit"] },
+      );
+      proc.on("exit", (code, signal) => resolve({ code, signal }));
+    });
+    expect(child.signal).toBe("SIGKILL");
+    const { rows: left } = await h.db.pool.query("SELECT status, objects_seen, checkpoint FROM reconciliation_runs");
+    expect(left).toHaveLength(1);
+    expect(left[0]).toMatchObject({ status: "running", objects_seen: 400 });
+
+    const resumed = await h.run({ pageLimit: 100 });
+    expect(resumed).toMatchObject({ status: "completed", resumed: true, objectsSeen: 1001, matched: 1 });
+    expect(resumed.counts.unknown_to_onceboard).toBe(1000);
+    const { rows } = await h.db.pool.query(
+      "SELECT count(*)::int AS n, count(DISTINCT identity)::int AS d FROM reconciliation_findings",
+    );
+    expect(rows[0]).toEqual({ n: 1000, d: 1000 });
+    const { rows: runs } = await h.db.pool.query("SELECT count(*)::int AS n FROM reconciliation_runs");
+    expect(runs[0].n).toBe(1);
+  });
+});
+
+describe("a window of 100,000 provider objects", () => {
+  it("pages through all of them and matches each to its effect", async () => {
+    const total = 100_000;
+    const created = nowSeconds();
+    // The effects a worker would have written, bulk-inserted as the harness may (the library writes them in production).
+    await h.db.pool.query(
+      `INSERT INTO effects (tenant_id, key, job_type, status, policy, outcome, created_at, completed_at)
+       SELECT 'acme', 'capture:bulk-' || i, 'order.capture', 'completed', 'external',
+              jsonb_build_object('provider_object_id', 'pi_bulk_' || i, 'amount', 100, 'currency', 'usd', 'status', 'succeeded'),
+              now(), now()
+         FROM generate_series(1, $1) AS i`,
+      [total],
+    );
+    await seedProviderObjects(
+      h.server.pool,
+      Array.from({ length: total }, (_, n) => ({
+        id: `pi_bulk_${n + 1}`,
+        amount: 100,
+        created,
+        metadata: { onceboard_key: `capture:bulk-${n + 1}`, onceboard_tenant: "acme" },
+      })),
+    );
+    const result = await h.run({ pageLimit: 100 });
+    expect(result).toMatchObject({ status: "completed", matched: total, effectsSeen: total, objectsSeen: total });
+    expect(await findings()).toEqual([]);
+  }, 300_000);
 });

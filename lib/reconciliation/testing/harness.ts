@@ -18,6 +18,7 @@ export interface Harness {
   effects: Effects;
   /** A capture through the library and the stripe client, as the demo's external step does it. */
   capture(tenant: string, orderId: string, amount: number, options?: { retryAfterCharge?: boolean }): Promise<void>;
+  window: { from: Date; to: Date };
   run(options?: { graceSeconds?: number; pageLimit?: number; stripe?: Stripe; sleeps?: number[] }): Promise<ReconcileResult>;
   close(): Promise<void>;
 }
@@ -44,6 +45,7 @@ export async function startHarness(): Promise<Harness> {
     server,
     stripe,
     effects,
+    window,
     async capture(tenant, orderId, amount, options = {}) {
       await effects.once({ tenant, key: `capture:${orderId}`, jobType: "order.capture", policy: "external" }, async (claim) => {
         const create = () =>
