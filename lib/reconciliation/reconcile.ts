@@ -62,7 +62,7 @@ const zeroCounts = (): FindingCounts => Object.fromEntries(FINDING_KINDS.map((ki
  * window). A provider that cannot be read ends the run failed with the reason, never matched.
  */
 export async function reconcile(options: ReconcileOptions): Promise<ReconcileResult> {
-  const { pool, adapter, provider, window } = options;
+  const { pool, provider, window } = options;
   if (!(window.from < window.to)) throw new RangeError("reconcile window: from must be before to");
   const lockClient = await pool.connect();
   let locked = false;
