@@ -88,7 +88,7 @@ export const LAYERS = [
   {
     name: "lib/auth",
     holds: "tokens, sessions, roles, audit, audited admin actions",
-    may: ["lib/api", "lib/console", "lib/db", "lib/idempotency", "lib/config.ts"],
+    may: ["lib/api", "lib/console", "lib/db", "lib/idempotency", "lib/reconciliation", "lib/config.ts"],
   },
   { name: "lib/demo", holds: "the demo workload", may: ["lib/idempotency", "lib/queues"] },
   // The soak drives the demo's workload through the adapters' public entry points, as a user's worker would.

@@ -31,7 +31,7 @@ SELECT id::text AS id, provider, window_from, window_to, grace_seconds, status, 
  LIMIT $3`,
 };
 
-interface RunRow {
+export interface RunRow {
   id: string;
   provider: string;
   window_from: Date;

@@ -146,4 +146,28 @@ describe("reconciliation API", () => {
     expect(platform.body.runs.map((r: { status: string }) => r.status)).toEqual(["running", "completed"]);
     expect(platform.body.runs[1].counts.duplicated_at_provider).toBe(3);
   });
+
+  it("starting a run: platform admins only, the body validated, an unconfigured provider refused", async () => {
+    const body = { provider: "stripe", from: "2026-11-30T00:00:00Z", to: "2026-12-01T00:00:00Z" };
+    expect((await json("POST", "/api/v1/reconciliation/runs", "acme-operator", body)).status).toBe(403);
+    expect((await json("POST", "/api/v1/reconciliation/runs", "platform-viewer", body)).status).toBe(403);
+    const backwards = await json("POST", "/api/v1/reconciliation/runs", "platform-admin", {
+      ...body,
+      from: body.to,
+      to: body.from,
+    });
+    expect(backwards.status).toBe(400);
+    expect(backwards.body.error.message).toContain("from");
+    const tooLong = await json("POST", "/api/v1/reconciliation/runs", "platform-admin", {
+      ...body,
+      from: "2026-11-01T00:00:00Z",
+    });
+    expect(tooLong.body.error.message).toContain("at most 7 days");
+    const unknown = await json("POST", "/api/v1/reconciliation/runs", "platform-admin", { ...body, provider: "paypal" });
+    expect(unknown.status).toBe(404);
+    delete process.env.STRIPE_API_KEY;
+    const unconfigured = await json("POST", "/api/v1/reconciliation/runs", "platform-admin", body);
+    expect(unconfigured.status).toBe(409);
+    expect(unconfigured.body.error.message).toContain("STRIPE_API_KEY");
+  });
 });

@@ -1,6 +1,7 @@
-import { jsonResponse, otherMethods } from "@/lib/api/errors";
-import { parseSearchParams } from "@/lib/api/parse";
-import { runsQuery } from "@/lib/api/reconciliation-query";
+import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
+import { parseJsonBody, parseSearchParams } from "@/lib/api/parse";
+import { runsQuery, startRunBody } from "@/lib/api/reconciliation-query";
+import { startReconciliation } from "@/lib/auth/start-reconciliation";
 import { withAuth } from "@/lib/auth/with-auth";
 import { listReconciliationRuns } from "@/lib/console/list-reconciliation-runs";
 
@@ -10,6 +11,18 @@ export const dynamic = "force-dynamic";
 export const GET = withAuth("viewer", async (request, { scope }) => {
   const query = parseSearchParams(runsQuery, new URL(request.url));
   return jsonResponse(await listReconciliationRuns(scope, query));
+});
+
+/**
+ * POST /api/v1/reconciliation/runs { provider, from, to } → 202 { run } (platform admin; audited):
+ * a run spans every tenant's effects of the provider's job types. 409 while that window's run holds its lock.
+ */
+export const POST = withAuth("admin", async (request, { principal, scope, ip }) => {
+  if (!scope.platform)
+    throw new ApiError("FORBIDDEN", "a reconciliation run spans every tenant: it needs a platform admin token");
+  const body = await parseJsonBody(startRunBody, request);
+  const run = await startReconciliation({ principal, provider: body.provider, from: body.from, to: body.to, ip });
+  return jsonResponse({ run }, { status: 202 });
 });
 
 export const { PUT, PATCH, DELETE } = otherMethods(["GET", "POST"]);
