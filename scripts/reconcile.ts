@@ -20,7 +20,8 @@ function parseArgs(args: string[]) {
   const out: { provider?: string; from?: Date; to?: Date; grace?: number } = {};
   const time = (flag: string, value: string | undefined) => {
     const date = new Date(value ?? "");
-    if (Number.isNaN(date.getTime())) throw new Error(`${flag} needs a time like 2026-12-01T00:00:00Z, got ${value ?? "nothing"}\n${USAGE}`);
+    if (Number.isNaN(date.getTime()))
+      throw new Error(`${flag} needs a time like 2026-12-01T00:00:00Z, got ${value ?? "nothing"}\n${USAGE}`);
     return date;
   };
   for (let i = 0; i < args.length; i++) {

@@ -31,7 +31,12 @@ export interface HttpJsonMapping {
 }
 
 const at = (value: unknown, path: string): unknown =>
-  path.split(".").reduce<unknown>((node, part) => (node && typeof node === "object" ? (node as Record<string, unknown>)[part] : undefined), value);
+  path
+    .split(".")
+    .reduce<unknown>(
+      (node, part) => (node && typeof node === "object" ? (node as Record<string, unknown>)[part] : undefined),
+      value,
+    );
 
 export class HttpJsonAdapter implements ProviderAdapter {
   constructor(
@@ -53,11 +58,15 @@ export class HttpJsonAdapter implements ProviderAdapter {
       try {
         res = await fetch(url, { headers: this.options.bearer ? { authorization: `Bearer ${this.options.bearer}` } : {} });
       } catch (error) {
-        throw new RetryableProviderError(`${this.provider} unreachable: ${error instanceof Error ? error.message : String(error)}`, null);
+        throw new RetryableProviderError(
+          `${this.provider} unreachable: ${error instanceof Error ? error.message : String(error)}`,
+          null,
+        );
       }
       if (res.status === 429) throw new RetryableProviderError("429 rate limited", retryAfterMs(res.headers.get("retry-after")));
       if (res.status >= 500) throw new RetryableProviderError(`${res.status} ${res.statusText}`, null);
-      if (res.status === 401 || res.status === 403) throw new ProviderReadError("auth", `${this.provider} refused the credentials (${res.status})`);
+      if (res.status === 401 || res.status === 403)
+        throw new ProviderReadError("auth", `${this.provider} refused the credentials (${res.status})`);
       if (!res.ok) throw new ProviderReadError("refused", `${this.provider} refused the list request (${res.status})`);
       const text = await res.text();
       try {
@@ -67,7 +76,8 @@ export class HttpJsonAdapter implements ProviderAdapter {
       }
     });
     const items = at(body, this.mapping.items);
-    if (!Array.isArray(items)) throw new ProviderReadError("malformed", `${this.provider} list has no "${this.mapping.items}" array`);
+    if (!Array.isArray(items))
+      throw new ProviderReadError("malformed", `${this.provider} list has no "${this.mapping.items}" array`);
     const text = (item: unknown, path: string | undefined) => {
       const value = path ? at(item, path) : undefined;
       return value === undefined || value === null ? null : String(value);
@@ -76,7 +86,10 @@ export class HttpJsonAdapter implements ProviderAdapter {
       const id = text(item, this.mapping.id);
       const created = new Date(text(item, this.mapping.created) ?? "");
       if (!id || Number.isNaN(created.getTime())) {
-        throw new ProviderReadError("malformed", `${this.provider} list item lacks ${this.mapping.id} or a time at ${this.mapping.created}`);
+        throw new ProviderReadError(
+          "malformed",
+          `${this.provider} list item lacks ${this.mapping.id} or a time at ${this.mapping.created}`,
+        );
       }
       const amount = text(item, this.mapping.amount);
       return {
