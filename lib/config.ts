@@ -196,6 +196,8 @@ const configSchema = z.object({
   MAILER_RECONCILE_URL: z.preprocess(emptyAsUndefined, httpUrl.optional()),
   /** Seconds a provider may lag its own writes: objects and effects younger than this are "pending", not findings. */
   RECONCILE_GRACE_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(604_800).default(900)),
+  /** Seconds between the console's reconciliation passes (rolling hour and uncovered whole days); 0 turns the loop off. */
+  RECONCILE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
   /** How long Stripe keeps an idempotency key (hours): a redelivery after it would charge again but for Onceboard's record. */
   STRIPE_KEY_WINDOW_HOURS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().max(8_760).default(24)),
   RETENTION_MAINTENANCE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
