@@ -119,6 +119,8 @@ export const LAYERS = [
       "lib/auth",
       "lib/console",
       "lib/retention",
+      "lib/reconciliation",
+      "lib/demo",
       "lib/config.ts",
       "scripts",
       "test",

@@ -1,3 +1,5 @@
+import { setTimeout as delay } from "node:timers/promises";
+
 /**
  * A provider adapter lists the provider's objects created in a window, one page at a time, from a
  * cursor the reconciler checkpoints: a run killed mid-way asks again from the last page it staged.
@@ -88,7 +90,7 @@ export function retryAfterMs(header: string | string[] | null | undefined, now =
 
 /** Calls `read` until it answers, retrying RetryableProviderError with backoff (or Retry-After); other errors pass through. */
 export async function withRetries<T>(what: string, policy: RetryPolicy, read: () => Promise<T>): Promise<T> {
-  const sleep = policy.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const wait = policy.sleep ?? delay;
   for (let attempt = 0; ; attempt++) {
     try {
       return await read();
@@ -103,7 +105,7 @@ export async function withRetries<T>(what: string, policy: RetryPolicy, read: ()
       }
       const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt) * (0.5 + Math.random() / 2);
       // The provider's own Retry-After wins over our backoff: asking sooner only earns another 429.
-      await sleep(error.retryAfterMs ?? backoff);
+      await wait(error.retryAfterMs ?? backoff);
     }
   }
 }

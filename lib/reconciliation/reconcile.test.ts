@@ -3,7 +3,10 @@ import path from "node:path";
 import Stripe from "stripe";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { noFaults, seedProviderObjects } from "../demo/stripe-server";
-import { summaryLine } from "./reconcile";
+import type { ProviderAdapter } from "./adapter";
+import { reconcileProvider } from "./providers";
+import { ReconcileBusyError, reconcile, summaryLine } from "./reconcile";
+import { StripeAdapter } from "./stripe";
 import { type Harness, startHarness, TEST_STRIPE_KEY } from "./testing/harness";
 
 let h: Harness;
@@ -159,17 +162,38 @@ describe("reconciling Onceboard's effects with the demo's Stripe-compatible serv
     expect(TEST_STRIPE_KEY).not.toBe("sk_test_wrong");
   });
 
-  it("lets only one of two runs of one window write", async () => {
+  it("refuses a second run of a window while the first holds it, and lets the first finish", async () => {
     await h.capture("acme", "o-1", 100);
-    const [a, b] = await Promise.allSettled([h.run(), h.run()]);
-    const outcomes = [a.status, b.status].sort();
-    // Either one waited out the other's lock (both completed, one after the other) or was refused.
-    if (outcomes.includes("rejected")) {
-      const rejected = (a.status === "rejected" ? a : b) as PromiseRejectedResult;
-      expect(String(rejected.reason)).toMatch(/is already running/);
-    }
-    const { rows } = await h.db.pool.query("SELECT count(*)::int AS n FROM reconciliation_findings");
-    expect(rows[0].n).toBe(0);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const provider = reconcileProvider(
+      { STRIPE_API_KEY: TEST_STRIPE_KEY, STRIPE_KEY_WINDOW_HOURS: 24, MAILER_RECONCILE_URL: undefined },
+      "stripe",
+    )!;
+    const real = new StripeAdapter(h.stripe);
+    // The first run stops inside its first page, holding the window's lock on its own connection.
+    const blocking: ProviderAdapter = {
+      provider: "stripe",
+      async listPage(window, cursor) {
+        entered();
+        await held;
+        return real.listPage(window, cursor);
+      },
+    };
+    const options = { pool: h.db.pool, provider, window: h.window, graceSeconds: 0, trigger: "manual" as const };
+    const first = reconcile({ ...options, adapter: blocking });
+    await inside;
+    await expect(reconcile({ ...options, adapter: real })).rejects.toBeInstanceOf(ReconcileBusyError);
+    release();
+    expect(await first).toMatchObject({ status: "completed", matched: 1 });
+    const { rows } = await h.db.pool.query("SELECT count(*)::int AS n FROM reconciliation_runs");
+    expect(rows[0].n).toBe(1);
   });
 });
 

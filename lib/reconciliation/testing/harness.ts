@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import pino from "pino";
 import type Stripe from "stripe";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
@@ -65,7 +66,7 @@ export async function startHarness(): Promise<Harness> {
         ...FAST_RETRY,
         sleep: async (ms) => {
           sleeps?.push(ms);
-          await new Promise((resolve) => setTimeout(resolve, Math.min(ms, 1100)));
+          await delay(Math.min(ms, 1100));
         },
       };
       return reconcile({
