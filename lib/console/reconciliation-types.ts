@@ -1,12 +1,6 @@
-/** The kinds of disagreement a reconciliation run records (the CHECK of reconciliation_findings.kind). */
-export const FINDING_KINDS = [
-  "duplicated_at_provider",
-  "missing_at_provider",
-  "unknown_to_onceboard",
-  "drift",
-  "pending",
-] as const;
-export type FindingKind = (typeof FINDING_KINDS)[number];
+import { FINDING_KINDS, type FindingKind } from "../reconciliation/finding-types";
+
+export { FINDING_KINDS, type FindingKind };
 
 /** What an operator did about a finding (the CHECK of reconciliation_findings.state). */
 export const FINDING_STATES = ["open", "acknowledged", "resolved"] as const;
