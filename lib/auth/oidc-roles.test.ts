@@ -24,7 +24,13 @@ describe("roles from groups", () => {
   });
 
   it("gives no role for unmapped or malformed groups, never a default", () => {
-    for (const groups of [[], ["staff"], ["onceboard-platform-root"], ["onceboard-tenant--viewer"], ["Onceboard-Platform-Admin"]]) {
+    for (const groups of [
+      [],
+      ["staff"],
+      ["onceboard-platform-root"],
+      ["onceboard-tenant--viewer"],
+      ["Onceboard-Platform-Admin"],
+    ]) {
       expect(decideRole(groups, null).kind, JSON.stringify(groups)).toBe("no-role");
     }
   });
