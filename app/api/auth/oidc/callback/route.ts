@@ -25,6 +25,8 @@ export async function GET(request: Request): Promise<Response> {
     const ip = clientIp(request);
     const rate = await getRateLimits().signInAttempt(ip);
     if (!rate.allowed) return rateLimitedResponse({ decision: rate, reason: "too many sign-in attempts from this address" });
+    // The mapping file is read at each sign-in, so an edited file applies without a restart; a file
+    // broken since `npm start` checked it refuses sign-in with the variable's name (500 CONFIG_INVALID).
     const result = await completeOidcSignIn(settings, {
       search: new URL(request.url).search,
       cookieHeader: request.headers.get("cookie"),
