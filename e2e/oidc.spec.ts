@@ -5,6 +5,10 @@ import { expect, type Page, test } from "@playwright/test";
  * real OpenID Provider's own login and consent forms (oidc-provider, started by scripts/e2e.ts),
  * back to the console, and out again through the provider's end_session.
  */
+// Each test goes through the console's and the provider's forms: on a loaded machine that outlasts
+// the default minute (tests never assert a duration).
+test.describe.configure({ timeout: 180_000 });
+
 async function signInAtProvider(page: Page, login: string): Promise<void> {
   await page.goto("/login");
   await page.getByTestId("sign-in-sso").click();
