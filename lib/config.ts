@@ -185,6 +185,26 @@ const configSchema = z.object({
   ONCEBOARD_REDACT_FIELDS: redactWordList,
   /** Replaces the default field-name words (lib/console/redact.ts DEFAULT_REDACTED_FIELD_WORDS). */
   ONCEBOARD_REDACT_FIELD_WORDS: redactWordList,
+  /** Single sign-on: the identity provider's issuer URL (discovery at <issuer>/.well-known/openid-configuration). Needs OIDC_CLIENT_ID, OIDC_CLIENT_SECRET and PUBLIC_URL. */
+  OIDC_ISSUER: z.preprocess(emptyAsUndefined, httpUrl.optional()),
+  /** The console's client id at the identity provider. */
+  OIDC_CLIENT_ID: z.preprocess(emptyAsUndefined, z.string().max(500).optional()),
+  /** The console's client secret at the identity provider (client_secret_basic). */
+  OIDC_CLIENT_SECRET: z.preprocess(emptyAsUndefined, z.string().max(2000).optional()),
+  /** The identity provider's name on the sign-in button ("Sign in with …"); unset: the issuer's host. */
+  OIDC_NAME: z.preprocess(emptyAsUndefined, z.string().max(100).optional()),
+  /** Scopes the console asks for, space-separated; must include openid. */
+  OIDC_SCOPES: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/(^|\s)openid(\s|$)/, "must include openid")
+      .default("openid profile email"),
+  ),
+  /** The ID token claim that lists a person's groups (a list of strings, or one string). */
+  OIDC_GROUPS_CLAIM: z.preprocess(emptyAsUndefined, z.string().max(200).default("groups")),
+  /** A JSON file mapping group names to a role and a tenant or the platform (lib/auth/oidc-roles.ts); unset: the onceboard-platform-<role> / onceboard-tenant-<tenant>-<role> names. */
+  OIDC_ROLE_MAPPING_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),
   /** Seconds between the console's partition maintenance runs (lib/retention/schedule.ts); 0 turns it off. */
   /** Stripe's secret key for reconciliation (read-only is enough: it lists PaymentIntents and Refunds). */
   STRIPE_API_KEY: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
@@ -203,6 +223,28 @@ const configSchema = z.object({
   RETENTION_MAINTENANCE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
 });
 
+/** Single sign-on is all or nothing: the three OIDC_* variables together, and a PUBLIC_URL for the redirect URI the provider has registered. */
+const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
+  const oidc = {
+    OIDC_ISSUER: config.OIDC_ISSUER,
+    OIDC_CLIENT_ID: config.OIDC_CLIENT_ID,
+    OIDC_CLIENT_SECRET: config.OIDC_CLIENT_SECRET,
+  };
+  const set = Object.entries(oidc).filter(([, value]) => value !== undefined);
+  if (set.length === 0) return;
+  for (const [name, value] of Object.entries(oidc)) {
+    if (value === undefined)
+      ctx.addIssue({ code: "custom", path: [name], message: `must be set with ${set.map(([n]) => n).join(", ")}` });
+  }
+  if (config.PUBLIC_URL === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["PUBLIC_URL"],
+      message: "must be set for single sign-on (OIDC_*): the redirect URI is made from it",
+    });
+  }
+});
+
 export type Config = z.infer<typeof configSchema>;
 
 /** An environment to read: process.env, or a test's own. */
@@ -214,7 +256,7 @@ export class ConfigError extends Error {
 
 /** Parses the environment; a bad value throws one ConfigError naming every offending variable. */
 export function loadConfig(env: Env = process.env): Config {
-  const parsed = configSchema.safeParse(env);
+  const parsed = checkedConfigSchema.safeParse(env);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`);
   throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);

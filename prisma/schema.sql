@@ -83,15 +83,26 @@ CREATE TABLE claim_latency_minute (
 
 CREATE TABLE console_sessions (
   id_hash text NOT NULL,
-  token_id uuid NOT NULL,
+  token_id uuid,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   last_seen_at timestamp with time zone NOT NULL DEFAULT now(),
   expires_at timestamp with time zone NOT NULL,
   revoked_at timestamp with time zone,
   signed_in_with text NOT NULL,
   client_ip text,
+  oidc_issuer text,
+  oidc_subject text,
+  actor text,
+  role text,
+  tenant_id text,
+  id_token text,
   CONSTRAINT console_sessions_pkey PRIMARY KEY (id_hash),
-  CONSTRAINT console_sessions_signed_in_with_check CHECK ((signed_in_with = ANY (ARRAY['token'::text, 'link'::text]))),
+  CONSTRAINT console_sessions_principal_check CHECK (
+CASE
+    WHEN (signed_in_with = 'oidc'::text) THEN ((token_id IS NULL) AND (oidc_issuer IS NOT NULL) AND (oidc_subject IS NOT NULL) AND (actor IS NOT NULL) AND (role = ANY (ARRAY['viewer'::text, 'operator'::text, 'admin'::text])))
+    ELSE ((token_id IS NOT NULL) AND (oidc_subject IS NULL) AND (role IS NULL) AND (tenant_id IS NULL) AND (id_token IS NULL))
+END),
+  CONSTRAINT console_sessions_signed_in_with_check CHECK ((signed_in_with = ANY (ARRAY['token'::text, 'link'::text, 'oidc'::text]))),
   CONSTRAINT console_sessions_token_id_fkey FOREIGN KEY (token_id) REFERENCES api_tokens(id) ON DELETE CASCADE
 );
 
@@ -381,6 +392,7 @@ CREATE UNIQUE INDEX api_tokens_token_hash_key ON onceboard.api_tokens USING btre
 CREATE INDEX audit_log_at_idx ON onceboard.audit_log USING btree (at);
 CREATE UNIQUE INDEX audit_log_seq_key ON onceboard.audit_log USING btree (seq);
 CREATE INDEX audit_log_tenant_id_at_idx ON onceboard.audit_log USING btree (tenant_id, at);
+CREATE INDEX console_sessions_oidc_subject_idx ON onceboard.console_sessions USING btree (oidc_issuer, oidc_subject) WHERE (oidc_subject IS NOT NULL);
 CREATE INDEX console_sessions_token_id_idx ON onceboard.console_sessions USING btree (token_id);
 CREATE INDEX effects_in_progress_lease_until_idx ON ONLY onceboard.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
 CREATE INDEX effects_max_gap_seconds_idx ON ONLY onceboard.effects USING btree (max_gap_seconds) WHERE (max_gap_seconds IS NOT NULL);

@@ -24,6 +24,7 @@ import { withSearchPath } from "../lib/db/pool";
 import { createPrismaClient } from "../lib/db/prisma";
 import { createScratchDatabase } from "../lib/db/scratch";
 import { DEFAULT_SCHEMA } from "../lib/idempotency";
+import { startTestProvider, TEST_CLIENT_ID, TEST_CLIENT_SECRET } from "../test/oidc/test-provider";
 import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-server";
 
 /**
@@ -41,7 +42,9 @@ import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-
  *    two worker URLs in ONCEBOARD_E2E_WORKER_UP_URL / ONCEBOARD_E2E_WORKER_DOWN_URL, and its JSON
  *    report written to ONCEBOARD_E2E_RESULTS when set. Tokens for viewer, operator and admin of
  *    tenant E2E_TENANT and a platform admin are in ONCEBOARD_E2E_TOKENS (JSON, role → secret);
- *    e2e/auth.ts signs in with them. Both servers share one ONCEBOARD_SECRET (cookies are not
+ *    e2e/auth.ts signs in with them. The seeded console also signs in through a real OpenID
+ *    Provider (test/oidc/test-provider.ts, in this process, its login form included): OIDC_* and
+ *    PUBLIC_URL are set for it (e2e/oidc.spec.ts). Both servers share one ONCEBOARD_SECRET (cookies are not
  *    scoped by port, so a session made on the healthy one is honoured by the broken one).
  * 5. Everything torn down, the database dropped, whatever happened.
  */
@@ -251,6 +254,8 @@ async function main(): Promise<number> {
     const brokenDatabaseUrl = `postgresql://postgres:unused@127.0.0.1:${closedPort}/onceboard_unreachable`;
     const secret = randomBytes(32).toString("base64url");
     const workerUpUrl = await serveWorkerMetrics(cleanups);
+    const identityProvider = await startTestProvider({ consoleUrl: `http://127.0.0.1:${port}` });
+    cleanups.push(() => identityProvider.close());
     const workerDownUrl = `http://127.0.0.1:${closedWorkerPort}/metrics`;
     const [healthy, broken] = await Promise.all([
       serveConsole({
@@ -267,6 +272,11 @@ async function main(): Promise<number> {
           ONCEBOARD_RATE_LIMIT_PER_MINUTE: "100000",
           ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: "100000",
           ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: "100000",
+          PUBLIC_URL: `http://127.0.0.1:${port}`,
+          OIDC_ISSUER: identityProvider.issuer,
+          OIDC_CLIENT_ID: TEST_CLIENT_ID,
+          OIDC_CLIENT_SECRET: TEST_CLIENT_SECRET,
+          OIDC_NAME: "Test IdP",
         },
         quiet: true,
       }),

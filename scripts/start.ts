@@ -4,6 +4,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { bootstrapLoginMessage } from "../lib/auth/bootstrap";
+import { loadRoleMapping } from "../lib/auth/oidc-roles";
 import { CONSOLE_AUTHENTICATION_ENABLED, isLoopbackHost, loadConfig, loadWorkerMetricsUrls } from "../lib/config";
 import { ensurePrivateDataDir } from "../lib/db/data-dir";
 import { assertPortFree, findFreePort } from "../lib/db/free-port";
@@ -64,6 +65,8 @@ runMain(async () => {
   // Bad demo input fails here, before anything starts: one line, non-zero exit.
   const historyMs = flags.history === undefined || flags.history === "off" ? undefined : parseSpan(flags.history, "--history");
   const demoSettings = flags.demo ? demoSettingsFromEnv() : undefined;
+  // A bad role mapping file stops startup with one line, not each single sign-on later.
+  loadRoleMapping();
   try {
     loadWorkerMetricsUrls();
   } catch (error) {

@@ -2,11 +2,10 @@ import { dehydrate, HydrationBoundary, QueryClient } from "@tanstack/react-query
 import type { Metadata } from "next";
 import { Suspense } from "react";
 import { ReconciliationView } from "@/components/reconciliation/reconciliation-view";
+import { ErrorState } from "@/components/ui/error-state";
 import { PageHeader } from "@/components/ui/page-header";
-import { ErrorState } from "@/components/ui/states";
 import { ApiError, toApiError } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { findingsQuery } from "@/lib/api/reconciliation-query";
 import { requirePageScope } from "@/lib/auth/page-session";
 import { getFinding } from "@/lib/console/get-finding";
 import { listFindings } from "@/lib/console/list-findings";
@@ -19,6 +18,7 @@ import {
   findingsQueryKey,
   runsQueryKey,
 } from "@/lib/console/reconciliation-types";
+import { findingsQuery } from "@/lib/contract/reconciliation";
 
 export const metadata: Metadata = { title: "Reconciliation" };
 export const dynamic = "force-dynamic";

@@ -1,7 +1,7 @@
 import Link from "next/link";
 import { type FindingFilters, type FindingListResponse, reconciliationHref } from "@/lib/console/reconciliation-types";
 import { formatUtc } from "@/lib/format";
-import { EmptyState } from "../ui/states";
+import { EmptyState } from "../ui/empty-state";
 import { FindingKindBadge } from "./finding-kind-badge";
 
 /** The findings for the page's filters, newest last seen first; a row opens its detail beside the list. */

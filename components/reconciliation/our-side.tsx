@@ -1,7 +1,7 @@
 import Link from "next/link";
+import { keyHref } from "@/lib/console/keys-types";
 import type { FindingOurs } from "@/lib/console/reconciliation-types";
 import { formatUtc } from "@/lib/format";
-import { keyHref } from "../overview/overview-links";
 
 /** Onceboard's side of a finding: the effect as recorded (its outcome already redacted by the server). */
 export function OurSide({ ours, tenant }: { ours: FindingOurs | null; tenant: string | null }) {

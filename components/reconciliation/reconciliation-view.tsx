@@ -12,7 +12,8 @@ import {
   runsQueryKey,
 } from "@/lib/console/reconciliation-types";
 import { fetchJson } from "../api/fetch-json";
-import { QueryStates, REFRESH_MS } from "../ui/query-state";
+import { REFRESH_MS } from "../ui/describe-api-error";
+import { QueryStates } from "../ui/query-state";
 import { FindingDetail } from "./finding-detail";
 import { FindingFilters } from "./finding-filters";
 import { FindingsTable } from "./findings-table";

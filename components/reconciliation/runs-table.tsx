@@ -1,6 +1,6 @@
 import { FINDING_KIND_LABELS, FINDING_KINDS, type ReconciliationRun } from "@/lib/console/reconciliation-types";
 import { formatCount, formatDuration, formatUtc } from "@/lib/format";
-import { EmptyState } from "../ui/states";
+import { EmptyState } from "../ui/empty-state";
 import { RunProgress } from "./run-progress";
 
 const STATUS_TONE = { running: "warning", completed: "success", failed: "danger" } as const;

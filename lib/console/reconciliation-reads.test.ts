@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { findingsQuery } from "../api/reconciliation-query";
 import type { Principal } from "../auth/auth-types";
 import { changeFindingState, FindingStateRefusedError } from "../auth/finding-state";
 import { Scope } from "../auth/scope";
+import { findingsQuery } from "../contract/reconciliation";
 import { createPrismaClient, type PrismaClient } from "../db/prisma";
 import { getFinding } from "./get-finding";
 import { listFindings } from "./list-findings";

@@ -22,93 +22,16 @@ export const FINDING_KIND_LABELS: Record<FindingKind, string> = {
   pending: "pending",
 };
 
-/** One reconciliation run: a provider, a window of creation time, how far it got and what it found. */
-export interface ReconciliationRun {
-  id: string;
-  provider: string;
-  windowFrom: string;
-  windowTo: string;
-  graceSeconds: number;
-  status: RunStatus;
-  trigger: string;
-  requestedBy: string | null;
-  startedAt: string;
-  finishedAt: string | null;
-  heartbeatAt: string | null;
-  /** Seconds from start to finish, or to now for a running one. */
-  durationSeconds: number;
-  objectsSeen: number;
-  effectsSeen: number;
-  matched: number;
-  /**
-   * Findings per kind over every tenant; null for a tenant scope (those counts span tenants, so a
-   * tenant reads its own findings instead).
-   */
-  counts: Record<FindingKind, number> | null;
-  error: string | null;
-}
-
-export interface ReconciliationRunListResponse {
-  runs: ReconciliationRun[];
-  nextCursor: string | null;
-}
-
-/** Our side of a finding: the effect as Onceboard recorded it (its outcome after the redaction hook). */
-export interface FindingOurs {
-  key: string | null;
-  status: string | null;
-  attempts: number | null;
-  outcome: unknown;
-  providerKey: string | null;
-  createdAt: string | null;
-}
-
-/** One provider object of a finding, as the provider returned it. */
-export interface FindingTheirs {
-  id: string;
-  amount: number | null;
-  currency: string | null;
-  status: string | null;
-  created: string | null;
-}
-
-/** A finding as the list shows it. */
-export interface FindingSummary {
-  id: string;
-  provider: string;
-  kind: FindingKind;
-  tenant: string | null;
-  jobType: string | null;
-  effectKey: string | null;
-  providerObjectIds: string[];
-  detail: string;
-  firstSeenAt: string;
-  lastSeenAt: string;
-  state: FindingState;
-}
-
-/** A finding with both sides, and what an operator said about it. */
-export interface FindingDetail extends FindingSummary {
-  ours: FindingOurs | null;
-  theirs: FindingTheirs[];
-  firstRunId: string | null;
-  lastRunId: string | null;
-  stateNote: string | null;
-  stateChangedBy: string | null;
-  stateChangedAt: string | null;
-}
-
-export interface FindingListResponse {
-  /** The tenant listed, or null for every tenant (platform sessions). */
-  tenant: string | null;
-  findings: FindingSummary[];
-  nextCursor: string | null;
-}
-
-export interface FindingStateResponse {
-  finding: FindingDetail;
-  message: string;
-}
+export type {
+  FindingDetail,
+  FindingListResponse,
+  FindingOurs,
+  FindingStateResponse,
+  FindingSummary,
+  FindingTheirs,
+  ReconciliationRun,
+  ReconciliationRunListResponse,
+} from "../contract/reconciliation";
 
 /** The page's filters, as its URL carries them. */
 export interface FindingFilters {

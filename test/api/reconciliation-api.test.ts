@@ -3,7 +3,7 @@ import { createToken } from "../../lib/auth/tokens";
 import { RECON_SEED, seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
 import { getPrisma } from "../../lib/db/prisma";
 import { createTestDatabase, type TestDatabase } from "../database";
-import { call } from "./harness";
+import { callDocumented as call } from "./harness";
 
 /**
  * The reconciliation API with a token of each role in three tenants and the platform: which token

@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { findingsQuery } from "@/lib/api/reconciliation-query";
 import { withAuth } from "@/lib/auth/with-auth";
 import { listFindings } from "@/lib/console/list-findings";
+import { findingsQuery } from "@/lib/contract/reconciliation";
 
 export const dynamic = "force-dynamic";
 

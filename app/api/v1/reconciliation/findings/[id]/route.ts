@@ -1,5 +1,5 @@
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
-import { findingIdFromPath } from "@/lib/api/reconciliation-query";
+import { findingIdFromPath } from "@/lib/api/finding-id";
 import { withAuth } from "@/lib/auth/with-auth";
 import { getFinding } from "@/lib/console/get-finding";
 

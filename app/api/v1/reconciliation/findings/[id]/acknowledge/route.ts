@@ -1,8 +1,9 @@
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
+import { findingIdFromPath } from "@/lib/api/finding-id";
 import { parseJsonBody } from "@/lib/api/parse";
-import { findingIdFromPath, findingStateBody } from "@/lib/api/reconciliation-query";
 import { changeFindingState, FindingStateRefusedError } from "@/lib/auth/finding-state";
 import { withAuth } from "@/lib/auth/with-auth";
+import { findingStateBody } from "@/lib/contract/reconciliation";
 
 export const dynamic = "force-dynamic";
 
