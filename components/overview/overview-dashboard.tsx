@@ -15,22 +15,33 @@ import { WORKERS_QUERY_KEY, WorkersPanel } from "./workers-panel";
 const stepLabel = (s: number) => (s % 3600 === 0 ? `${s / 3600} h` : `${s / 60} min`);
 const utcRange = (iso: string) => `${iso.slice(0, 16).replace("T", " ")}`;
 
+/** Whether a part of the response (a key of OverviewResponse.tenantScoped) answers for the tenant filter. */
+const answersForTenant = (data: OverviewResponse, part: string) => data.tenant === null || data.tenantScoped.includes(part);
+
+/** What a part that cannot answer for the tenant filter says instead. */
+const EVERY_TENANT = "all tenants";
+
 function Tiles({ data }: { data: OverviewResponse }) {
   const t = data.totals;
-  const tiles: [string, string, number, string | undefined][] = [
-    ["deliveries", "Deliveries", t.deliveries, undefined],
-    ["redeliveries", "Redeliveries", t.redeliveries, undefined],
-    ["claims", "Claims", t.claims, undefined],
-    ["suppressions", "Duplicates suppressed", t.suppressions, undefined],
-    ["uncaught", "Uncaught violations", t.uncaughtViolations, t.uncaughtViolations > 0 ? "danger" : undefined],
-    ["stuck", "Stuck claims (now)", t.stuck, t.stuck > 0 ? "warning" : undefined],
+  const tiles: [string, string, number, string | undefined, string][] = [
+    ["deliveries", "Deliveries", t.deliveries, undefined, "totals.deliveries"],
+    ["redeliveries", "Redeliveries", t.redeliveries, undefined, "totals.redeliveries"],
+    ["claims", "Claims", t.claims, undefined, "totals.claims"],
+    ["suppressions", "Duplicates suppressed", t.suppressions, undefined, "totals.suppressions"],
+    ["uncaught", "Uncaught violations", t.uncaughtViolations, t.uncaughtViolations > 0 ? "danger" : undefined, "totals.uncaughtViolations"],
+    ["stuck", "Stuck claims (now)", t.stuck, t.stuck > 0 ? "warning" : undefined, "stuck"],
   ];
   return (
     <div className="stat-grid" data-testid="tiles">
-      {tiles.map(([id, label, value, tone]) => (
+      {tiles.map(([id, label, value, tone, part]) => (
         <div className="stat" key={id} data-tone={tone} data-testid={`stat-${id}`}>
           <span className="stat-label">{label}</span>
           <span className="stat-value">{formatCount(Math.round(value))}</span>
+          {data.tenant !== null ? (
+            <span className="stat-note" data-testid="stat-scope">
+              {answersForTenant(data, part) ? data.tenant : EVERY_TENANT}
+            </span>
+          ) : null}
         </div>
       ))}
     </div>
@@ -41,6 +52,8 @@ function Dashboard({ data }: { data: OverviewResponse }) {
   const s = data.series;
   const per = `per ${stepLabel(s.stepSeconds)}`;
   const ms = (v: number | null) => (v === null ? null : v * 1000);
+  // The claim charts come from the per-minute rollups, which carry no tenant.
+  const fleetOnly = data.tenant === null ? "" : ` · ${EVERY_TENANT}`;
   return (
     <div className="overview" data-source={data.source} data-range={data.range ?? "custom"}>
       <ViolationsBanner
@@ -48,6 +61,12 @@ function Dashboard({ data }: { data: OverviewResponse }) {
         groups={data.violationGroups}
         range={{ from: data.from, to: data.to }}
       />
+      {data.jobType !== null && !data.jobTypeKnown ? (
+        <p className="banner banner-danger" role="alert" data-testid="unknown-job-type">
+          No worker ever reported a job type named <code>{data.jobType}</code>: every number below is zero for that
+          reason. Job types match exactly; pick one from the Job types table without the filter.
+        </p>
+      ) : null}
       {data.notes.map((n) => (
         <p key={n} className="banner" data-tone="info">
           {n}
@@ -55,7 +74,7 @@ function Dashboard({ data }: { data: OverviewResponse }) {
       ))}
       <Tiles data={data} />
       <div className="panel-grid">
-        <AlertsPanel alerts={data.alerts} source={data.alertsSource} />
+        <AlertsPanel alerts={data.alerts} source={data.alertsSource} everyTenant={!answersForTenant(data, "alerts")} />
         <TopTenants tenants={data.topTenants} />
       </div>
       <div className="panel-grid">
@@ -81,7 +100,7 @@ function Dashboard({ data }: { data: OverviewResponse }) {
         <TimeSeriesChart
           id="claim-rate"
           title="Claim rate"
-          unit="claims/s"
+          unit={`claims/s${fleetOnly}`}
           kind="line"
           timestamps={s.timestamps}
           series={[{ name: "claims/s", values: s.claimRate }]}
@@ -90,7 +109,7 @@ function Dashboard({ data }: { data: OverviewResponse }) {
         <TimeSeriesChart
           id="latency"
           title="Claim latency"
-          unit="ms"
+          unit={`ms${fleetOnly}`}
           kind="line"
           timestamps={s.timestamps}
           series={[
@@ -102,7 +121,7 @@ function Dashboard({ data }: { data: OverviewResponse }) {
         <TimeSeriesChart
           id="waits"
           title="In-flight waits and lease takeovers"
-          unit={per}
+          unit={`${per}${fleetOnly}`}
           kind="bar"
           timestamps={s.timestamps}
           series={[
@@ -111,7 +130,11 @@ function Dashboard({ data }: { data: OverviewResponse }) {
           ]}
         />
       </div>
-      <JobActivityTable jobTypes={data.jobTypes} />
+      <JobActivityTable
+        jobTypes={data.jobTypes}
+        tenant={data.tenant}
+        tenantCounts={answersForTenant(data, "jobTypes.suppressions") && answersForTenant(data, "jobTypes.uncaughtViolations")}
+      />
       <StuckClaims claims={data.stuck} total={data.totals.stuck} />
     </div>
   );

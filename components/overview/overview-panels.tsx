@@ -24,7 +24,8 @@ const STATE_TONE: Record<AlertStatus["state"], string | undefined> = {
   unknown: "muted",
 };
 
-export function AlertsPanel({ alerts, source }: { alerts: AlertStatus[]; source: string }) {
+/** `everyTenant`: a tenant filter is set, and alert rules carry no tenant, so the panel says so. */
+export function AlertsPanel({ alerts, source, everyTenant = false }: { alerts: AlertStatus[]; source: string; everyTenant?: boolean }) {
   const firing = alerts.filter((a) => a.state === "firing").length;
   return (
     <section className="panel panel-flush" aria-labelledby="alerts-heading" data-testid="alerts">
@@ -39,6 +40,7 @@ export function AlertsPanel({ alerts, source }: { alerts: AlertStatus[]; source:
         </h2>
         <span className="panel-meta">
           {source === "prometheus" ? "state from Prometheus" : "deploy/alerts.yml evaluated over the rollups"}
+          {everyTenant ? <span data-testid="alerts-scope"> · all tenants (alert rules carry no tenant)</span> : null}
         </span>
       </div>
       <ul className="alert-list">
@@ -125,12 +127,30 @@ export function ViolationsBanner({
   );
 }
 
-export function JobActivityTable({ jobTypes }: { jobTypes: JobTypeActivity[] }) {
+/**
+ * `tenant`: the tenant filter; with it, `tenantCounts` says Suppressed and Uncaught are that
+ * tenant's, and the header says the rest are every tenant's (the per-minute rollups carry none).
+ */
+export function JobActivityTable({
+  jobTypes,
+  tenant = null,
+  tenantCounts = false,
+}: {
+  jobTypes: JobTypeActivity[];
+  tenant?: string | null;
+  tenantCounts?: boolean;
+}) {
   return (
-    <section className="panel panel-flush" aria-labelledby="job-activity-heading">
+    <section className="panel panel-flush" aria-labelledby="job-activity-heading" data-testid="job-types">
       <div className="panel-header">
         <h2 id="job-activity-heading">Job types</h2>
-        <span className="panel-meta">deliveries, redeliveries and suppressions over the range</span>
+        <span className="panel-meta" data-testid="job-types-scope">
+          {tenant === null
+            ? "deliveries, redeliveries and suppressions over the range"
+            : tenantCounts
+              ? `suppressed and uncaught: ${tenant}'s; deliveries, redeliveries and claims: all tenants`
+              : "all tenants"}
+        </span>
       </div>
       <div className="table-scroll">
         <table className="data-table" aria-labelledby="job-activity-heading">

@@ -120,9 +120,11 @@ export interface OverviewResponse {
   from: string;
   to: string;
   jobType: string | null;
+  /** False when `jobType` names a job type no worker ever reported (a typo in the URL, most likely). */
+  jobTypeKnown: boolean;
   tenant: string | null;
   series: OverviewSeries;
-  /** Which parts honour ?tenant= (the rest are for every tenant: the rollups carry no tenant). */
+  /** Which parts honour ?tenant= (the rest are for every tenant: the rollups carry no tenant); each part says which it is. */
   tenantScoped: string[];
   jobTypes: JobTypeActivity[];
   topTenants: TenantRow[];
