@@ -68,6 +68,35 @@ test("filters change the URL, and a copied URL restores the same view", async ({
   await expect(other.getByTestId("tiles")).toHaveText(shown);
 });
 
+test("with a tenant filter every tile, chart, table and alert answers for it or says it is every tenant's", async ({ page }) => {
+  await page.goto("/overview?tenant=globex&jobType=capture-payment");
+  await expect(page.getByTestId("stat-suppressions").getByTestId("stat-scope")).toHaveText("globex");
+  await expect(page.getByTestId("stat-uncaught").getByTestId("stat-scope")).toHaveText("globex");
+  for (const tile of ["deliveries", "redeliveries", "claims"])
+    await expect(page.getByTestId(`stat-${tile}`).getByTestId("stat-scope"), tile).toHaveText("all tenants");
+  // The tile and the job-type table count the same suppressions: globex's.
+  const tile = (await page.getByTestId("stat-suppressions").locator(".stat-value").textContent()) ?? "";
+  const row = page.getByTestId("job-type-row").filter({ hasText: "capture-payment" });
+  await expect(row.locator("td").nth(2)).toHaveText(tile);
+  await expect(page.getByTestId("job-types-scope")).toHaveText(
+    "suppressed and uncaught: globex's; deliveries, redeliveries and claims: all tenants",
+  );
+  await expect(page.getByTestId("alerts-scope")).toContainText("all tenants");
+  for (const chart of ["claim-rate", "latency", "waits"])
+    await expect(page.getByTestId(`chart-${chart}-meta`), chart).toContainText("all tenants");
+  await expect(page.getByTestId("chart-suppressions-meta")).not.toContainText("all tenants");
+  // The job-type filter reaches the alerts: no instance of another job type is listed.
+  for (const text of await page.getByTestId("alert").allTextContents()) expect(text).not.toMatch(/job_type=(?!capture-payment)/);
+});
+
+test("an unknown job type in the URL says so", async ({ page }) => {
+  await page.goto("/overview?jobType=capture-paymnet");
+  await expect(page.getByTestId("unknown-job-type")).toContainText("No worker ever reported a job type named capture-paymnet");
+  await page.goto("/overview?jobType=capture-payment");
+  await expect(page.getByTestId("tiles")).toBeVisible();
+  await expect(page.getByTestId("unknown-job-type")).toHaveCount(0);
+});
+
 test("a stuck claim links to the Keys page; a violation group to its list, and each listed key to its page", async ({ page }) => {
   await page.goto("/overview");
   // The Keys seed adds a stuck receipt of its own: pick the Overview seed's stuck capture.

@@ -17,7 +17,7 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
   const per = `per ${formatDuration(s.stepSeconds)}`;
   const ms = (v: number | null) => (v === null ? null : v * 1000);
   // The claim charts come from the per-minute rollups, which carry no tenant.
-  const fleetOnly = data.tenant === null ? "" : ` · ${EVERY_TENANT}`;
+  const fleetOnly = data.tenant === null ? undefined : EVERY_TENANT;
   return (
     <div className="overview" data-source={data.source} data-range={data.range ?? "custom"}>
       <ViolationsBanner
@@ -64,7 +64,8 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
         <TimeSeriesChart
           id="claim-rate"
           title="Claim rate"
-          unit={`claims/s${fleetOnly}`}
+          unit="claims/s"
+          scope={fleetOnly}
           kind="line"
           timestamps={s.timestamps}
           series={[{ name: "claims/s", values: s.claimRate }]}
@@ -73,7 +74,8 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
         <TimeSeriesChart
           id="latency"
           title="Claim latency"
-          unit={`ms${fleetOnly}`}
+          unit="ms"
+          scope={fleetOnly}
           kind="line"
           timestamps={s.timestamps}
           series={[
@@ -85,7 +87,8 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
         <TimeSeriesChart
           id="waits"
           title="In-flight waits and lease takeovers"
-          unit={`${per}${fleetOnly}`}
+          unit={per}
+          scope={fleetOnly}
           kind="bar"
           timestamps={s.timestamps}
           series={[
