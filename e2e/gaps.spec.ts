@@ -50,7 +50,10 @@ for (const colorScheme of ["light", "dark"] as const) {
 
       const late = page.getByTestId("late-duplicates");
       const link = late.getByRole("link", { name: E.effectsMaxGapKey });
-      await expect(link).toHaveAttribute("href", `/keys?tenant=acme&key=${encodeURIComponent(E.effectsMaxGapKey)}`);
+      await expect(link).toHaveAttribute(
+        "href",
+        `/keys?tenant=acme&q=${encodeURIComponent(E.effectsMaxGapKey)}&key=${encodeURIComponent(E.effectsMaxGapKey)}`,
+      );
       await expect(late.getByText("3.46 d")).toBeVisible();
 
       await page.screenshot({ path: `${SCREENSHOT_DIR}/gaps-${colorScheme}.png`, fullPage: true });

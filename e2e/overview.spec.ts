@@ -101,7 +101,10 @@ test("a stuck claim links to the Keys page; a violation group to its list, and e
   await page.goto("/overview");
   // The Keys seed adds a stuck receipt of its own: pick the Overview seed's stuck capture.
   const stuck = page.getByTestId("stuck-claim").filter({ hasText: "capture-payment:in_progress:" }).first().getByRole("link");
-  await expect(stuck).toHaveAttribute("href", /^\/keys\?tenant=[^&]+&key=capture-payment%3Ain_progress%3A/);
+  await expect(stuck).toHaveAttribute(
+    "href",
+    /^\/keys\?tenant=[^&]+&q=capture-payment%3Ain_progress%3A[^&]+&key=capture-payment%3Ain_progress%3A/,
+  );
   await expect(page.getByTestId("violations-banner")).toContainText(`${expected.uncaughtViolations} uncaught unique violations`);
   const group = page.getByTestId("violation-group").filter({ hasText: "send-receipt" }).first();
   await expect(group).toHaveAttribute("href", /^\/violations\?tenant=globex&jobType=send-receipt&constraint=/);
@@ -114,13 +117,26 @@ test("a stuck claim links to the Keys page; a violation group to its list, and e
   expect(new Set(keys).size).toBe(keys.length);
   await expect(page.getByTestId("violation-key").filter({ hasText: /^send-receipt:order-100$/ })).toHaveAttribute(
     "href",
-    "/keys?tenant=globex&key=send-receipt%3Aorder-100",
+    "/keys?tenant=globex&q=send-receipt%3Aorder-100&key=send-receipt%3Aorder-100",
   );
+});
+
+test("the stuck-claim link opens that claim: one row, called stuck in the list and in its detail", async ({ page }) => {
+  await page.goto("/overview");
+  const stuck = page.getByTestId("stuck-claim").filter({ hasText: "capture-payment:in_progress:" }).first();
+  const key = ((await stuck.getByRole("link").textContent()) ?? "").trim();
+  await stuck.getByRole("link").click();
+  await expect(page).toHaveURL(/\/keys\?/);
+  await expect(page.getByTestId("key-row")).toHaveCount(1);
+  await expect(page.getByTestId("key-row")).toContainText(key);
+  await expect(page.getByTestId("key-row").getByTestId("status-badge")).toHaveText("stuck");
+  await expect(page.getByTestId("key-detail").getByTestId("status-badge").first()).toHaveText("stuck");
 });
 
 test("an invalid window is shown as the API's error, never replaced", async ({ page, request }) => {
   const api = await (await request.get("/api/v1/overview?window=zzz", { headers: bearer("platform-admin") })).json();
-  await page.goto("/overview?window=zzz");
+  const response = await page.goto("/overview?window=zzz");
+  expect(response?.status()).toBe(400);
   const alert = page.getByRole("main").getByRole("alert");
   await expect(alert).toContainText("This view's address is invalid");
   await expect(alert).toContainText(api.error.message);

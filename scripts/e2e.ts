@@ -151,7 +151,8 @@ async function createE2eTokens(url: string): Promise<{ tokens: Record<E2eRole, s
   try {
     const viewer = await make("viewer", E2E_TENANT);
     const viewerLoginCodes: string[] = [];
-    for (let i = 0; i < E2E_LOGIN_CODE_COUNT; i++) viewerLoginCodes.push((await createLoginLink(viewer.token.id, { db: prisma })).code);
+    for (let i = 0; i < E2E_LOGIN_CODE_COUNT; i++)
+      viewerLoginCodes.push((await createLoginLink(viewer.token.id, { db: prisma })).code);
     return {
       tokens: {
         viewer: viewer.secret,

@@ -11,8 +11,8 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { ROOT_RUNTIME_DIR } from "../lib/db/embedded";
 import { findFreePort } from "../lib/db/free-port";
-import { createScratchDatabase } from "../lib/db/scratch";
 import { isProcessAlive } from "../lib/db/process-alive";
+import { createScratchDatabase } from "../lib/db/scratch";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const execFileAsync = promisify(execFile);

@@ -12,7 +12,15 @@ const STATE_TONE: Record<AlertStatus["state"], string | undefined> = {
 };
 
 /** `everyTenant`: a tenant filter is set, and alert rules carry no tenant, so the panel says so. */
-export function AlertsPanel({ alerts, source, everyTenant = false }: { alerts: AlertStatus[]; source: string; everyTenant?: boolean }) {
+export function AlertsPanel({
+  alerts,
+  source,
+  everyTenant = false,
+}: {
+  alerts: AlertStatus[];
+  source: string;
+  everyTenant?: boolean;
+}) {
   const firing = alerts.filter((a) => a.state === "firing").length;
   return (
     <section className="panel panel-flush" aria-labelledby="alerts-heading" data-testid="alerts">

@@ -27,8 +27,8 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
       />
       {data.jobType !== null && !data.jobTypeKnown ? (
         <p className="banner banner-danger" role="alert" data-testid="unknown-job-type">
-          No worker ever reported a job type named <code>{data.jobType}</code>: every number below is zero for that
-          reason. Job types match exactly; pick one from the Job types table without the filter.
+          No worker ever reported a job type named <code>{data.jobType}</code>: every number below is zero for that reason. Job
+          types match exactly; pick one from the Job types table without the filter.
         </p>
       ) : null}
       {data.notes.map((n) => (

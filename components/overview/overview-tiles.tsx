@@ -13,7 +13,13 @@ export function OverviewTiles({ data }: { data: OverviewResponse }) {
     ["redeliveries", "Redeliveries", t.redeliveries, undefined, "totals.redeliveries"],
     ["claims", "Claims", t.claims, undefined, "totals.claims"],
     ["suppressions", "Duplicates suppressed", t.suppressions, undefined, "totals.suppressions"],
-    ["uncaught", "Uncaught violations", t.uncaughtViolations, t.uncaughtViolations > 0 ? "danger" : undefined, "totals.uncaughtViolations"],
+    [
+      "uncaught",
+      "Uncaught violations",
+      t.uncaughtViolations,
+      t.uncaughtViolations > 0 ? "danger" : undefined,
+      "totals.uncaughtViolations",
+    ],
     ["stuck", "Stuck claims (now)", t.stuck, t.stuck > 0 ? "warning" : undefined, "stuck"],
   ];
   return (

@@ -28,7 +28,18 @@ export interface TimeSeriesChartProps {
  * A time series with axis units, a legend and a tooltip (times in UTC). Colours come from CSS
  * variables, so the chart follows the light and dark themes; it fills its container's width.
  */
-export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, format, emptyText, tone, scope }: TimeSeriesChartProps) {
+export function TimeSeriesChart({
+  id,
+  title,
+  unit,
+  timestamps,
+  series,
+  kind,
+  format,
+  emptyText,
+  tone,
+  scope,
+}: TimeSeriesChartProps) {
   // Measured in the browser: the server has no width, and a chart hydrated from server HTML never sizes itself.
   const [mounted, setMounted] = useState(false);
   useEffect(() => setMounted(true), []);

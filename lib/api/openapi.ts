@@ -1,4 +1,4 @@
-import { EFFECT_STATUSES } from "../console/effects-types";
+import { CROSS_TENANT_SEARCH_DAYS, EFFECT_STATUSES } from "../console/effects-types";
 import { ERROR_STATUS } from "./errors";
 
 const error = { $ref: "#/components/schemas/Error" };
@@ -23,7 +23,8 @@ const tenantParam = {
   name: "tenant",
   in: "query",
   required: false,
-  description: "Platform tokens only (required for them on /effects); a tenant token always reads its own tenant.",
+  description:
+    "Platform tokens only (on /effects without it a platform token searches every tenant; required on one key's routes); a tenant token always reads its own tenant.",
   schema: str,
 };
 const keyParam = {
@@ -66,6 +67,7 @@ export const OPENAPI = {
       EffectSummary: {
         type: "object",
         properties: {
+          tenant: str,
           key: str,
           jobType: str,
           status: { type: "string", enum: EFFECT_STATUSES },
@@ -75,6 +77,7 @@ export const OPENAPI = {
           completedAt: nullable(time),
           duplicateCount: { type: "integer" },
           firstMessageId: nullable(str),
+          stuck: { type: "boolean", description: "in progress with its lease run out" },
         },
       },
       EffectDetail: {
@@ -127,7 +130,8 @@ export const OPENAPI = {
   paths: {
     "/api/v1/effects": {
       get: {
-        summary: "Search one tenant's effects by key prefix or fragment, newest first (viewer)",
+        summary:
+          "Search one tenant's effects (or, for a platform token naming none, every tenant's) by key prefix or fragment, newest first (viewer)",
         parameters: [
           tenantParam,
           {
@@ -138,7 +142,12 @@ export const OPENAPI = {
           },
           { name: "status", in: "query", schema: { type: "string", enum: EFFECT_STATUSES } },
           { name: "jobType", in: "query", schema: str },
-          { name: "from", in: "query", schema: time, description: "Default: 90 days ago" },
+          {
+            name: "from",
+            in: "query",
+            schema: time,
+            description: `Default: 90 days ago within a tenant, ${CROSS_TENANT_SEARCH_DAYS} days ago across every tenant`,
+          },
           { name: "to", in: "query", schema: time },
           { name: "cursor", in: "query", schema: str, description: "nextCursor of the previous page" },
           { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
@@ -147,7 +156,7 @@ export const OPENAPI = {
           "200": json({
             type: "object",
             properties: {
-              tenant: str,
+              tenant: nullable(str),
               effects: { type: "array", items: { $ref: "#/components/schemas/EffectSummary" } },
               nextCursor: nullable(str),
             },
@@ -186,7 +195,12 @@ export const OPENAPI = {
           tenantParam,
           { name: "jobType", in: "query", schema: str },
           { name: "constraint", in: "query", schema: str, description: "The violated constraint's name" },
-          { name: "from", in: "query", schema: time, description: "Default: 90 days ago" },
+          {
+            name: "from",
+            in: "query",
+            schema: time,
+            description: `Default: 90 days ago within a tenant, ${CROSS_TENANT_SEARCH_DAYS} days ago across every tenant`,
+          },
           { name: "to", in: "query", schema: time },
           { name: "cursor", in: "query", schema: str, description: "nextCursor of the previous page" },
           { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },

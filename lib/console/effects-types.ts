@@ -5,8 +5,15 @@ import type { UncaughtViolation } from "./violations-types";
 export const EFFECT_STATUSES = ["in_progress", "completed", "failed", "abandoned"] as const;
 export type EffectStatus = (typeof EFFECT_STATUSES)[number];
 
+/**
+ * A platform search that names no tenant looks this far back (the tenant's search, 90 days): no
+ * index spans tenants, so the days bound what it reads. Shared with the Keys page, which says so.
+ */
+export const CROSS_TENANT_SEARCH_DAYS = 7;
+
 /** One row of a search result. */
 export interface EffectSummary {
+  tenant: string;
   key: string;
   jobType: string;
   status: EffectStatus;
@@ -16,10 +23,13 @@ export interface EffectSummary {
   completedAt: string | null;
   duplicateCount: number;
   firstMessageId: string | null;
+  /** In progress with its lease run out: the detail and the list both call it stuck. */
+  stuck: boolean;
 }
 
 export interface EffectSearchResponse {
-  tenant: string;
+  /** The tenant searched; null for a platform search across every tenant (each row names its own). */
+  tenant: string | null;
   effects: EffectSummary[];
   /** Pass as ?cursor= for the next (older) page; null on the last page. */
   nextCursor: string | null;

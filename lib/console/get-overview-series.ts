@@ -130,7 +130,11 @@ function withTenantCounts(
   for (const line of suppressions) suppressed.set(line.name, (suppressed.get(line.name) ?? 0) + sum(line.values));
   const uncaught = new Map<string, number>();
   for (const line of violations) uncaught.set(line.jobType, (uncaught.get(line.jobType) ?? 0) + sum(line.values));
-  return fleet.map((j) => ({ ...j, suppressions: suppressed.get(j.jobType) ?? 0, uncaughtViolations: uncaught.get(j.jobType) ?? 0 }));
+  return fleet.map((j) => ({
+    ...j,
+    suppressions: suppressed.get(j.jobType) ?? 0,
+    uncaughtViolations: uncaught.get(j.jobType) ?? 0,
+  }));
 }
 
 /**
@@ -143,7 +147,11 @@ export function alertsForJobType(alerts: AlertStatus[], jobType: string | null):
     const mine = alert.instances.filter((i) => i.labels.job_type === undefined || i.labels.job_type === jobType);
     if (mine.length === alert.instances.length) return alert;
     const others = [...new Set(alert.instances.filter((i) => !mine.includes(i)).map((i) => i.labels.job_type))].sort();
-    const state = mine.some((i) => i.state === "firing") ? "firing" : mine.some((i) => i.state === "pending") ? "pending" : "inactive";
+    const state = mine.some((i) => i.state === "firing")
+      ? "firing"
+      : mine.some((i) => i.state === "pending")
+        ? "pending"
+        : "inactive";
     return {
       ...alert,
       state,

@@ -110,7 +110,8 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
       // manager stopping the stack): only a crash is recovered from.
       if (stopping || retired.has(child) || code === 0) return;
       restarts++;
-      const injected = options.logDir && child.pid !== undefined && injectedCrash(path.join(options.logDir, `${marker}.log`), child.pid);
+      const injected =
+        options.logDir && child.pid !== undefined && injectedCrash(path.join(options.logDir, `${marker}.log`), child.pid);
       log(`${marker} exited (${signal ?? `code ${code}`}${injected ? ", injected fault" : ""}); starting it again`);
       setTimeout(() => {
         if (!stopping) launch(marker, script, args);

@@ -135,7 +135,9 @@ describe("adviseRetention", () => {
     });
     const j = advice.jobTypes[0];
     expect(j?.basisSeconds).toBe(300_000);
-    expect(j?.note).toMatch(/p99\.9 interpolated to 6\.2 d inside the 3 d–7 d bucket, above the observed maximum: capped at 3\.47 d/);
+    expect(j?.note).toMatch(
+      /p99\.9 interpolated to 6\.2 d inside the 3 d–7 d bucket, above the observed maximum: capped at 3\.47 d/,
+    );
     // 300,000 × 2 = 6.94 d → 7 d, not the 13 d the interpolation implied.
     expect(advice.recommendedSeconds).toBe(7 * DAY);
     expect(advice.reasons.join(" ")).toMatch(/order\.receipt: p99\.9 interpolated .* capped at 3\.47 d/);

@@ -97,7 +97,13 @@ export function adviseRetention(input: AdviseInput): Advice {
       input.effectsMaxGap && input.effectsMaxGap.jobType === j.jobType && m && input.effectsMaxGap.seconds > m.atLeast
         ? input.effectsMaxGap.seconds
         : null;
-    const observedMax = m ? (Number.isFinite(m.atMost) ? (exact !== null ? Math.min(exact, m.atMost) : m.atMost) : m.atLeast) : null;
+    const observedMax = m
+      ? Number.isFinite(m.atMost)
+        ? exact !== null
+          ? Math.min(exact, m.atMost)
+          : m.atMost
+        : m.atLeast
+      : null;
     let basisSeconds: number | null;
     if (basisUsed === "max") {
       basisSeconds = observedMax;
