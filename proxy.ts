@@ -104,7 +104,9 @@ export async function proxy(request: NextRequest) {
   // page's own parser (lib/api/page-queries.ts). A client-side navigation's RSC fetch keeps its 200
   // so the router renders the page in place rather than reloading it.
   if (!isApi && request.headers.get("rsc") !== "1" && pageQueryError(pathname, request.nextUrl.searchParams)) {
-    return finish(NextResponse.rewrite(request.nextUrl, { status: 400, request: { headers: requestHeaders } }));
+    // request.url, not nextUrl: Next writes 127.0.0.1 as "localhost" in nextUrl, and a rewrite to
+    // another origin than the server's own is proxied to it as an external URL.
+    return finish(NextResponse.rewrite(new URL(request.url), { status: 400, request: { headers: requestHeaders } }));
   }
   return finish(NextResponse.next({ request: { headers: requestHeaders } }));
 }
