@@ -1,6 +1,5 @@
 import { type NextRequest, NextResponse } from "next/server";
 import { ApiError, errorResponse } from "@/lib/api/errors";
-import { pageQueryError } from "@/lib/api/page-queries";
 import { type Authenticated, databaseError } from "@/lib/auth/authenticate";
 import { consoleOrigin } from "@/lib/auth/client-ip";
 import { type GuardResult, guardRequest, rateLimitedResponse, unauthenticatedResponse } from "@/lib/auth/guard";
@@ -99,15 +98,6 @@ export async function proxy(request: NextRequest) {
   requestHeaders.set("content-security-policy", csp);
   // Lets requirePageSession send a signed-out reader back to where they were.
   requestHeaders.set("x-onceboard-path", `${pathname}${search}`);
-  // A page whose query string is invalid still renders (its form, the error beside it), but as the
-  // 400 it is: a page cannot set its status once it streams, so the status is set here, from the
-  // page's own parser (lib/api/page-queries.ts). A client-side navigation's RSC fetch keeps its 200
-  // so the router renders the page in place rather than reloading it.
-  if (!isApi && request.headers.get("rsc") !== "1" && pageQueryError(pathname, request.nextUrl.searchParams)) {
-    // request.url, not nextUrl: Next writes 127.0.0.1 as "localhost" in nextUrl, and a rewrite to
-    // another origin than the server's own is proxied to it as an external URL.
-    return finish(NextResponse.rewrite(new URL(request.url), { status: 400, request: { headers: requestHeaders } }));
-  }
   return finish(NextResponse.next({ request: { headers: requestHeaders } }));
 }
 

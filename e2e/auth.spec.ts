@@ -38,7 +38,8 @@ test("a signed-out page goes to the login page, and the form signs in and back",
 
 test("a login link signs in when opened, and when pasted into a tab already on /login", async ({ page }) => {
   await page.goto(`/login?next=${encodeURIComponent("/keys")}#code=${viewerLoginCode(0)}`);
-  await expect(page).toHaveURL(/\/keys$/);
+  // A loaded machine: the exchange and the redirect may take a while (tests never assert a duration).
+  await expect(page).toHaveURL(/\/keys$/, { timeout: 45_000 });
   await expect(page.getByTestId("session-badge")).toContainText("viewer · acme");
 
   await page.context().clearCookies();
@@ -48,7 +49,7 @@ test("a login link signs in when opened, and when pasted into a tab already on /
   await page.evaluate((code) => {
     window.location.hash = `code=${code}`;
   }, viewerLoginCode(1));
-  await expect(page).toHaveURL(/\/overview$/);
+  await expect(page).toHaveURL(/\/overview$/, { timeout: 45_000 });
   await expect(page.getByTestId("session-badge")).toContainText("viewer · acme");
 });
 

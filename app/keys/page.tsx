@@ -50,7 +50,7 @@ export default async function KeysPage({
     ({ params, search } = parseKeysPageQuery(raw, session));
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
-    // The form stays, with what was typed, and the error beside it (proxy.ts answers this URL 400).
+    // The form stays, with what was typed, and the error beside it.
     return (
       <>
         {header}

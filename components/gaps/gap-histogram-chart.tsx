@@ -104,18 +104,8 @@ export function GapHistogramChart({
           fillOpacity={0.35}
           isAnimationActive={false}
         />
-        <ReferenceLine
-          x={retryWindowSeconds}
-          stroke="var(--warning)"
-          strokeDasharray="4 3"
-          className="ref-retry-window"
-        />
-        <ReferenceLine
-          x={retentionSeconds}
-          stroke="var(--danger)"
-          strokeWidth={2}
-          className="ref-retention"
-        />
+        <ReferenceLine x={retryWindowSeconds} stroke="var(--warning)" strokeDasharray="4 3" className="ref-retry-window" />
+        <ReferenceLine x={retentionSeconds} stroke="var(--danger)" strokeWidth={2} className="ref-retention" />
       </AreaChart>
       {/* The lines' names under the chart, not on the lines: inside a small chart's plot a label
           beside a line near the right edge is clipped, and two lines days apart overprint. */}

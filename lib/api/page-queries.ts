@@ -1,15 +1,9 @@
 import { type KeysPageParams, keysPageParams } from "../console/keys-params";
 import { keysSearchUrl } from "../console/keys-types";
-import { overviewQuerySchema } from "../console/overview-query";
 import { effectSearchQuery } from "./effects-query";
-import { ApiError } from "./errors";
 import { parseSearchParams } from "./parse";
 
-/**
- * The query strings of the pages that take one, parsed as their API routes parse them. A page
- * renders its own error beside its form; proxy.ts answers the same URL with a 400 status (a page
- * cannot set one itself while it streams), so both come from this one place.
- */
+/** The Keys page's query string, parsed as its API route parses it: an invalid one shows the API's 400 text beside the form. */
 
 /** A page's search params as Next hands them: a repeated key keeps its last value, as the API does. */
 export function lastValues(input: Record<string, string | string[] | undefined> | URLSearchParams): URLSearchParams {
@@ -36,29 +30,4 @@ export function parseKeysPageQuery(
   const platform = session.tenantId === null;
   const search = parseSearchParams(effectSearchQuery, new URL(keysSearchUrl(params, platform), "http://console.local"));
   return { params, search };
-}
-
-/** The Overview's URL (empty values mean "unset", as its form submits them). */
-export function overviewPageQuery(raw: URLSearchParams): URLSearchParams {
-  const out = new URLSearchParams();
-  for (const [name, value] of raw) if (value !== "") out.set(name, value);
-  return out;
-}
-
-const PAGE_QUERIES: Record<string, (raw: URLSearchParams) => unknown> = {
-  "/keys": (raw) => parseKeysPageQuery(raw, { tenantId: null }),
-  "/overview": (raw) => parseSearchParams(overviewQuerySchema, overviewPageQuery(raw)),
-};
-
-/** What is wrong with a page's query string (the page shows the same), or null when it is valid or the page takes none. */
-export function pageQueryError(pathname: string, search: URLSearchParams): ApiError | null {
-  const parse = PAGE_QUERIES[pathname.replace(/\/$/, "") || "/"];
-  if (!parse) return null;
-  try {
-    parse(lastValues(search));
-    return null;
-  } catch (error) {
-    if (error instanceof ApiError) return error;
-    throw error;
-  }
 }

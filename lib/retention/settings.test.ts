@@ -38,7 +38,9 @@ describe("retention settings", () => {
     try {
       await expect(updateRetentionSettings({ retentionDays: 5 }, deps)).rejects.toMatchObject({
         code: "RETENTION_REFUSED",
-        message: expect.stringMatching(/lower that worker's retry window first \(and restart it\), keep the retention at 9 d or more/),
+        message: expect.stringMatching(
+          /lower that worker's retry window first \(and restart it\), keep the retention at 9 d or more/,
+        ),
       });
       await expect(updateRetentionSettings({ retentionDays: 5, force: true }, deps)).rejects.toMatchObject({
         code: "RETENTION_REFUSED",
@@ -72,7 +74,9 @@ describe("retention settings", () => {
     await updateRetentionSettings({ retentionDays: 7, maxRetryWindowDays: 3 }, deps);
     await expect(updateRetentionSettings({ retentionDays: 2 }, deps)).rejects.toMatchObject({
       code: "RETENTION_INVALID",
-      message: expect.stringMatching(/lower the retry window first \(max retry window 2d or less, e\.g\. --max-retry-window-days 2\)/),
+      message: expect.stringMatching(
+        /lower the retry window first \(max retry window 2d or less, e\.g\. --max-retry-window-days 2\)/,
+      ),
     });
   });
 
