@@ -106,8 +106,13 @@ test("a stuck claim links to the Keys page; a violation group to its list, and e
     /^\/keys\?tenant=[^&]+&q=capture-payment%3Ain_progress%3A[^&]+&key=capture-payment%3Ain_progress%3A/,
   );
   await expect(page.getByTestId("violations-banner")).toContainText(`${expected.uncaughtViolations} uncaught unique violations`);
-  // A group's link names its constraint; its job type is in the link's query.
-  const group = page.locator('[data-testid="violation-group"][href*="jobType=send-receipt"]').first();
+  // The group's link names its constraint; its tenant and job type stand beside it in the row.
+  const group = page
+    .getByTestId("violations-banner")
+    .getByRole("listitem")
+    .filter({ hasText: "send-receipt" })
+    .first()
+    .getByTestId("violation-group");
   await expect(group).toHaveAttribute("href", /^\/violations\?tenant=globex&jobType=send-receipt&constraint=/);
   await group.click();
   await expect(page).toHaveURL(/\/violations\?tenant=globex&jobType=send-receipt/);

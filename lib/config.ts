@@ -186,6 +186,20 @@ const configSchema = z.object({
   /** Replaces the default field-name words (lib/console/redact.ts DEFAULT_REDACTED_FIELD_WORDS). */
   ONCEBOARD_REDACT_FIELD_WORDS: redactWordList,
   /** Seconds between the console's partition maintenance runs (lib/retention/schedule.ts); 0 turns it off. */
+  /** Stripe's secret key for reconciliation (read-only is enough: it lists PaymentIntents and Refunds). */
+  STRIPE_API_KEY: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
+  /** Where the stripe client sends requests: Stripe itself by default, or a Stripe-compatible local server (the demo's). */
+  STRIPE_HOST: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
+  STRIPE_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(65_535).optional()),
+  STRIPE_PROTOCOL: z.preprocess(emptyAsUndefined, z.enum(["http", "https"]).optional()),
+  /** The generic HTTP+JSON provider ("mailer"): its list endpoint, e.g. http://127.0.0.1:4600/messages. */
+  MAILER_RECONCILE_URL: z.preprocess(emptyAsUndefined, httpUrl.optional()),
+  /** Seconds a provider may lag its own writes: objects and effects younger than this are "pending", not findings. */
+  RECONCILE_GRACE_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(604_800).default(900)),
+  /** Seconds between the console's reconciliation passes (rolling hour and uncovered whole days); 0 turns the loop off. */
+  RECONCILE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
+  /** How long Stripe keeps an idempotency key (hours): a redelivery after it would charge again but for Onceboard's record. */
+  STRIPE_KEY_WINDOW_HOURS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().max(8_760).default(24)),
   RETENTION_MAINTENANCE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
 });
 

@@ -62,6 +62,11 @@ export const LAYERS = [
     holds: "partition manager (the console's side)",
     may: ["lib/db", "lib/idempotency", "lib/config.ts", "lib/format.ts", "lib/fields.ts", "lib/auth/scope.ts"],
   },
+  {
+    name: "lib/reconciliation",
+    holds: "provider adapters (Stripe through its client, generic HTTP+JSON) and the reconciler: runs, findings, coverage",
+    may: ["lib/db", "lib/idempotency", "lib/config.ts"],
+  },
   // lib/auth wraps route handlers (withAuth), so it answers with lib/api's error table.
   {
     name: "lib/auth",
@@ -97,6 +102,8 @@ export const LAYERS = [
       "lib/auth",
       "lib/console",
       "lib/retention",
+      "lib/reconciliation",
+      "lib/demo",
       "lib/config.ts",
       "scripts",
       "test",
