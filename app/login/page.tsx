@@ -23,7 +23,14 @@ export default async function LoginPage({
   const reason = typeof params.reason === "string" ? REASONS[params.reason] : undefined;
   return (
     <>
-      <PageHeader title="Sign in" description="Paste an Onceboard token. `npm run token -- create` makes one." />
+      <PageHeader
+        title="Sign in"
+        description={
+          <>
+            Paste an Onceboard token. <code>npm run token -- create</code> makes one.
+          </>
+        }
+      />
       <section className="panel login-panel">
         {params.error ? (
           <p className="login-error" role="alert">
