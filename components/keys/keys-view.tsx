@@ -24,7 +24,7 @@ import {
   keysSearchUrl,
 } from "@/lib/console/keys-types";
 import { OVERVIEW_QUERY_ROOT } from "@/lib/console/overview-types";
-import { formatUtc } from "@/lib/format";
+import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
 
 export type { KeysViewParams };
 
@@ -47,9 +47,9 @@ function time(iso: string | null): string {
   return formatUtc(iso, { empty: "–" });
 }
 
-/** "2026-11-21 08:37:44": the results column is headed UTC, and a narrow panel keeps every column in view. */
+/** "2026-11-21 08:37:44" (lib/format's style without " UTC"): the results column is headed UTC, and a narrow panel keeps every column in view. */
 function shortTime(iso: string): string {
-  return iso.slice(0, 19).replace("T", " ");
+  return formatUtc(iso).slice(0, 19);
 }
 
 /** The Keys page: search box (and tenant picker for platform tokens), results, the selected key's detail. */
@@ -118,7 +118,9 @@ export function KeysView({
             <div className="panel-header">
               <h2 id="keys-results-heading">Results</h2>
               <span className="panel-meta">
-                {search.data ? `${search.data.effects.length}${search.data.nextCursor ? "+" : ""} keys, newest first` : ""}
+                {search.data
+                  ? `${search.data.nextCursor ? `${formatCount(search.data.effects.length)}+ keys` : formatCountOf(search.data.effects.length, "key")}, newest first`
+                  : ""}
               </span>
             </div>
             {search.isPending ? (

@@ -3,6 +3,7 @@
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { type OverviewResponse, overviewQueryKey } from "@/lib/console/overview-types";
+import { formatUtc, formatUtcClock } from "@/lib/format";
 import { fetchJson } from "../api/fetch-json";
 import { QueryStates, REFRESH_MS } from "../ui/query-state";
 import { formatCount, formatMeasure } from "./format";
@@ -13,7 +14,7 @@ import { TimeSeriesChart } from "./time-series-chart";
 import { WORKERS_QUERY_KEY, WorkersPanel } from "./workers-panel";
 
 const stepLabel = (s: number) => (s % 3600 === 0 ? `${s / 3600} h` : `${s / 60} min`);
-const utcRange = (iso: string) => `${iso.slice(0, 16).replace("T", " ")}`;
+const utcRange = (iso: string) => formatUtc(iso, { seconds: false });
 
 function Tiles({ data }: { data: OverviewResponse }) {
   const t = data.totals;
@@ -134,11 +135,7 @@ export function OverviewDashboard({ apiQuery }: { apiQuery: string }) {
     refetchInterval: paused ? false : REFRESH_MS,
   });
   const { data, isFetching, dataUpdatedAt, refetch } = query;
-  const refreshState = isFetching
-    ? "Refreshing…"
-    : dataUpdatedAt > 0
-      ? `updated ${new Date(dataUpdatedAt).toISOString().slice(11, 19)} UTC`
-      : "";
+  const refreshState = isFetching ? "Refreshing…" : dataUpdatedAt > 0 ? `updated ${formatUtcClock(dataUpdatedAt)}` : "";
 
   return (
     <>
@@ -158,7 +155,7 @@ export function OverviewDashboard({ apiQuery }: { apiQuery: string }) {
           <span className="refresh-meta" aria-live="polite">
             {data ? (
               <>
-                {utcRange(data.from)} – {utcRange(data.to)} UTC · step {stepLabel(data.series.stepSeconds)} · source{" "}
+                {utcRange(data.from)} – {utcRange(data.to)} · step {stepLabel(data.series.stepSeconds)} · source{" "}
                 <strong data-testid="metrics-source">{data.source === "prometheus" ? "Prometheus" : "PostgreSQL rollups"}</strong>
                 {" · "}
               </>

@@ -4,11 +4,10 @@ import Link from "next/link";
 import { useSearchParams } from "next/navigation";
 import type { AlertStatus, JobTypeActivity, StuckClaim, TenantRow } from "@/lib/console/overview-types";
 import { type ViolationGroup, violationsHref } from "@/lib/console/violations-types";
+import { formatCountOf, formatUtc } from "@/lib/format";
 import { formatCount } from "./format";
 import { withParams } from "./overview-filters";
 import { jobTypeHref, keyHref } from "./overview-links";
-
-const utc = (iso: string) => `${new Date(iso).toISOString().slice(0, 16).replace("T", " ")} UTC`;
 
 export function duration(seconds: number): string {
   if (seconds < 90) return `${Math.round(seconds)} s`;
@@ -92,8 +91,8 @@ export function ViolationsBanner({
   return (
     <div className="banner" data-tone="danger" role="alert" data-testid="violations-banner">
       <div>
-        <strong>{`${formatCount(count)} uncaught unique violation${count === 1 ? "" : "s"} in this range.`}</strong> A handler hit
-        a unique constraint with its own writes: a duplicate got past its guard.{" "}
+        <strong>{`${formatCountOf(count, "uncaught unique violation")} in this range.`}</strong> A handler hit a unique constraint
+        with its own writes: a duplicate got past its guard.{" "}
         <Link href={violationsHref({ from: range.from, to: range.to })} data-testid="violations-link">
           Every affected key
         </Link>
@@ -114,7 +113,8 @@ export function ViolationsBanner({
                   {`${formatCount(g.count)}× ${g.constraint}`}
                 </Link>{" "}
                 <span className="muted">
-                  tenant {g.tenant} · {g.jobType} · {formatCount(g.keys)} key{g.keys === 1 ? "" : "s"} · last {utc(g.lastSeen)}
+                  tenant {g.tenant} · {g.jobType} · {formatCountOf(g.keys, "key")} · last{" "}
+                  {formatUtc(g.lastSeen, { seconds: false })}
                 </span>
               </li>
             ))}

@@ -3,9 +3,10 @@
 import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import type { WorkerStatus, WorkersResponse } from "@/lib/console/workers-types";
+import { formatUtcClock } from "@/lib/format";
 import { ApiClientError, fetchJson } from "../api/fetch-json";
 import { ErrorState, Skeleton } from "../ui/states";
-import { formatClock, formatCount } from "./format";
+import { formatCount } from "./format";
 
 const REFRESH_MS = 15_000;
 
@@ -140,7 +141,7 @@ export function WorkersPanel() {
         {isError ? (
           <div className="banner panel-banner" data-tone="danger">
             <span>
-              The last refresh failed ({describeError(error).message}). Showing the scrape from {formatClock(dataUpdatedAt)}.
+              The last refresh failed ({describeError(error).message}). Showing the scrape from {formatUtcClock(dataUpdatedAt)}.
             </span>
             <button type="button" className="button button-quiet" onClick={() => void refetch()}>
               Retry
@@ -197,7 +198,7 @@ export function WorkersPanel() {
         </h2>
         <span className="panel-meta">
           {data && data.workers.length > 0
-            ? `counters since each worker started · scraped ${formatClock(dataUpdatedAt)}`
+            ? `counters since each worker started · scraped ${formatUtcClock(dataUpdatedAt)}`
             : "scraped live from each worker's /metrics"}
         </span>
       </div>

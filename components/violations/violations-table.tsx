@@ -2,8 +2,7 @@ import Link from "next/link";
 import { keyHref } from "@/components/overview/overview-links";
 import { EmptyState } from "@/components/ui/states";
 import { type ViolationListFilters, type ViolationListResponse, violationsHref } from "@/lib/console/violations-types";
-
-const utc = (iso: string) => `${iso.slice(0, 19).replace("T", " ")} UTC`;
+import { formatUtc } from "@/lib/format";
 
 /** The filter form: a plain GET form, so the list is a link that can be shared. */
 function ViolationFilters({ filters, platform }: { filters: ViolationListFilters; platform: boolean }) {
@@ -72,7 +71,7 @@ export function ViolationsTable({
               <tbody>
                 {list.violations.map((v) => (
                   <tr key={v.id} data-testid="violation-row">
-                    <td>{utc(v.occurredAt)}</td>
+                    <td>{formatUtc(v.occurredAt)}</td>
                     <th scope="row">
                       <Link href={keyHref(v.tenant, v.key)} data-testid="violation-key">
                         <code>{v.key}</code>
