@@ -22,7 +22,16 @@ import { ALERT_RULES } from "@/lib/console/metrics/alert-rules";
  * An API request's answer to "who is this" is handed to withAuth (lib/auth/proxy-handover.ts), so
  * the token is looked up once per request, not twice.
  */
-const STATIC_PATHS = new Set(["/icon.svg", "/favicon.ico"]);
+/** public/ and the app's metadata files (app/icon.svg, app/manifest.ts): the same for everyone, before sign-in. */
+const STATIC_PATHS = new Set([
+  "/icon.svg",
+  "/favicon.ico",
+  "/apple-touch-icon.png",
+  "/icon-192.png",
+  "/icon-512.png",
+  "/manifest.webmanifest",
+  "/robots.txt",
+]);
 const PUBLIC_PATHS = new Set(["/login", "/api/auth/login", "/api/auth/logout", "/api/v1/health", ...STATIC_PATHS]);
 /** The runbook pages that exist: one per alert rule. */
 const RUNBOOK_PATH = /^\/overview\/runbook\/([^/]*)\/?$/;
