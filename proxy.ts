@@ -16,7 +16,8 @@ import { ALERT_RULES } from "@/lib/console/metrics/alert-rules";
  * - the rate limits of lib/auth/guard.ts (429), counted here once per request;
  * - when the session or token cannot be read: 503 for the API, /login?reason=unavailable for a page;
  * - public: /login, /api/auth/login, /api/auth/logout, /api/v1/health (polled by `npm start` and
- *   load balancers before anyone can sign in; it tells whether PostgreSQL answers, nothing else).
+ *   load balancers before anyone can sign in; it tells whether PostgreSQL answers, nothing else),
+ *   and STATIC_PATHS: the icons, the web manifest and robots.txt (cacheable, the same for everyone).
  * Every response gets the security headers (HSTS when served over https) and Cache-Control: no-store;
  * pages get a CSP with a fresh nonce Next applies to its scripts.
  * An API request's answer to "who is this" is handed to withAuth (lib/auth/proxy-handover.ts), so
