@@ -24,13 +24,14 @@ for (const target of CONSOLE_PAGES) {
         if (target.signedIn) await loginAs(page, "platform-admin");
         await page.goto(target.path);
         await settle(page);
-        if (viewport.width === 390) {
-          expect(await overflowsOf(page), `${target.path} at 390 px (${colorScheme})`).toEqual([]);
-        }
+        // Taken first, so a page that does not fit is kept too and shows what is wrong.
         await page.screenshot({
           path: `docs/screenshots/${target.name}-${viewport.width}-${colorScheme}.png`,
           fullPage: true,
         });
+        if (viewport.width === 390) {
+          expect(await overflowsOf(page), `${target.path} at 390 px (${colorScheme})`).toEqual([]);
+        }
         await context.close();
       }
     }
