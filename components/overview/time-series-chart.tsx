@@ -3,14 +3,10 @@
 import { useEffect, useState } from "react";
 import { Area, AreaChart, Bar, BarChart, CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
 import type { Series } from "@/lib/console/overview-types";
-import { formatUtc } from "@/lib/format";
-import { formatMeasure } from "./format";
+import { formatMeasure, formatUtc, formatUtcTick } from "@/lib/format";
 
 /** Series colours: CSS variables with light and dark values (app/globals.css, --series-N). */
 export const seriesColor = (i: number) => `var(--series-${(i % 8) + 1})`;
-
-/** An axis tick cut from lib/format's "2026-12-01 20:08 UTC": "20:08", or "12-01 20:08" when the range spans days. */
-const tick = (ms: number, withDate: boolean) => formatUtc(ms, { seconds: false }).slice(withDate ? 5 : 11, 16);
 
 export interface TimeSeriesChartProps {
   id: string;
@@ -58,7 +54,7 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
         type="number"
         scale="time"
         domain={["dataMin", "dataMax"]}
-        tickFormatter={(t: number) => tick(t, spanDays > 1)}
+        tickFormatter={(t: number) => formatUtcTick(t, { withDate: spanDays > 1 })}
         tick={{ fill: "var(--text-muted)", fontSize: 11 }}
         stroke="var(--border)"
         minTickGap={40}
