@@ -1,6 +1,7 @@
 import { expect, type Page } from "@playwright/test";
 import { NAV_ITEMS } from "../components/shell/nav-items";
 import { ALERT_RULES } from "../lib/console/metrics/alert-rules";
+import { E2E_TENANT } from "./roles";
 import { KEYS_SEED } from "../lib/console/testing/seed-keys";
 
 /** A page the looks checks visit: its screenshot name, its address, and whether it needs a session. */
@@ -18,7 +19,7 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   ...NAV_ITEMS.map((item) => ({ name: item.href.slice(1), path: item.href, signedIn: true })),
   {
     name: "keys-detail",
-    path: `/keys?q=${KEYS_SEED.orderId}&key=${encodeURIComponent(`capture:${KEYS_SEED.orderId}`)}`,
+    path: `/keys?tenant=${E2E_TENANT}&q=${KEYS_SEED.orderId}&key=${encodeURIComponent(`capture:${KEYS_SEED.orderId}`)}`,
     signedIn: true,
   },
   ...ALERT_RULES.slice(0, 1).map((rule) => ({ name: "runbook", path: `/overview/runbook/${rule.name}`, signedIn: true })),
