@@ -5,7 +5,6 @@ import { Suspense } from "react";
 import { KeysView } from "@/components/keys/keys-view";
 import { ErrorState } from "@/components/ui/error-state";
 import { PageHeader } from "@/components/ui/page-header";
-import { effectSearchQuery } from "@/lib/api/effects-query";
 import { ApiError } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { readEffectAudited, searchEffectsAudited } from "@/lib/auth/audited-reads";
@@ -19,6 +18,7 @@ import {
   keysSearchQueryKey,
   keysSearchUrl,
 } from "@/lib/console/keys-types";
+import { effectSearchQuery } from "@/lib/contract/effects";
 
 export const metadata: Metadata = { title: "Keys" };
 export const dynamic = "force-dynamic";

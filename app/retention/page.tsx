@@ -7,8 +7,9 @@ import { ErrorState } from "@/components/ui/error-state";
 import { PageHeader } from "@/components/ui/page-header";
 import { Skeleton } from "@/components/ui/skeleton";
 import { ApiError } from "@/lib/api/errors";
-import { DEFAULT_RETENTION_RUNS, parseRetentionQuery, type RetentionQuery } from "@/lib/api/retention-query";
+import { parseRetentionQuery, type RetentionQuery } from "@/lib/api/retention-query";
 import { requirePageScope } from "@/lib/auth/page-session";
+import { DEFAULT_RETENTION_RUNS } from "@/lib/contract/retention";
 import { getRetention } from "@/lib/retention/get-retention";
 import { retentionQueryKey } from "@/lib/retention/retention-types";
 

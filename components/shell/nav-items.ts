@@ -1,4 +1,4 @@
-/** The console's pages. Later issues add Delivery gaps, Keys and Retention here, with their pages. */
+/** The console's pages, in the sidebar's order; the server tier (test/server) checks each for cross-tenant leaks. */
 export const NAV_ITEMS = [
   { href: "/overview", label: "Overview", icon: "overview" },
   { href: "/keys", label: "Keys", icon: "keys" },

@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { Scope } from "../auth/scope";
+import { overviewQuery } from "../contract/overview";
 import { ensureEffectPartitions } from "../db/partitions";
 import { getOverviewSeries } from "./get-overview-series";
 import { tenantWindows } from "./get-tenant-activity";
 import { levelFor, PostgresSource } from "./metrics/postgres-source";
 import { bucketsFor, chooseStep, histogramQuantile, notWiredUp, rankTenants } from "./metrics/series-math";
-import { overviewQuerySchema } from "./overview-query";
 import { CLAIM_DURATION_BOUNDS } from "./overview-types";
 
 const NOW = new Date("2026-11-30T12:00:30Z");
 const at = (iso: string) => new Date(iso);
-const q = (raw: Record<string, string>) => overviewQuerySchema.parse(raw);
+const q = (raw: Record<string, string>) => overviewQuery.parse(raw);
 
 describe("series math", () => {
   it("derives the step from the chart width (a point per 4 px), never under a minute nor above 11,000 points", () => {
@@ -94,10 +94,10 @@ describe("series math", () => {
   });
 
   it("rejects an unknown window with the API's message", () => {
-    const parsed = overviewQuerySchema.safeParse({ window: "zzz" });
+    const parsed = overviewQuery.safeParse({ window: "zzz" });
     expect(parsed.success).toBe(false);
-    expect(overviewQuerySchema.safeParse({ from: "2026-11-30T10:00:00Z" }).success).toBe(false);
-    expect(overviewQuerySchema.safeParse({ from: "2026-11-30T10:00:00Z", to: "2026-11-30T09:00:00Z" }).success).toBe(false);
+    expect(overviewQuery.safeParse({ from: "2026-11-30T10:00:00Z" }).success).toBe(false);
+    expect(overviewQuery.safeParse({ from: "2026-11-30T10:00:00Z", to: "2026-11-30T09:00:00Z" }).success).toBe(false);
   });
 });
 

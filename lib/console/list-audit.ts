@@ -1,6 +1,6 @@
 import type { Scope } from "../auth/scope";
+import type { AuditResponse } from "../contract/audit";
 import { getPrisma, type PrismaClient } from "../db/prisma";
-import type { AuditResponse } from "./audit-types";
 
 /**
  * GET /api/v1/audit: audit rows newest first, keyset-paginated on id: a tenant scope's own rows

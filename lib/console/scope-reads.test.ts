@@ -3,6 +3,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { parseGapsQuery } from "../api/gaps-query";
 import { appendAudit } from "../auth/audit";
 import { Scope } from "../auth/scope";
+import { overviewQuery } from "../contract/overview";
 import { ensureEffectPartitions } from "../db/partitions";
 import { createPrismaClient, type PrismaClient } from "../db/prisma";
 import { getRetention, getRetentionPlan } from "../retention/get-retention";
@@ -12,7 +13,6 @@ import { getOverviewSeries } from "./get-overview-series";
 import { listAudit } from "./list-audit";
 import { listViolations } from "./list-violations";
 import { PostgresSource } from "./metrics/postgres-source";
-import { overviewQuerySchema } from "./overview-query";
 import { searchEffects } from "./search-effects";
 import { GAPS_SEED_DAYS_BACK, seedGaps } from "./testing/seed-gaps";
 import { KEYS_SEED, seedKeys } from "./testing/seed-keys";
@@ -64,7 +64,7 @@ describe("a tenant scope never reads another tenant's rows", () => {
 
   // What the Overview page prefetches into its HTML: the session's scope and the URL's query.
   const overview = (scope: Scope, raw: Record<string, string>) =>
-    getOverviewSeries(scope, overviewQuerySchema.parse(raw), { db: db.pool, source: new PostgresSource(db.pool), now: NOW });
+    getOverviewSeries(scope, overviewQuery.parse(raw), { db: db.pool, source: new PostgresSource(db.pool), now: NOW });
 
   it("Overview: tenants, stuck claims and violation keys are the scope's, whatever ?tenant= says", async () => {
     const asked: Record<string, string>[] = [

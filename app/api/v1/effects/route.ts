@@ -1,8 +1,8 @@
-import { effectSearchQuery } from "@/lib/api/effects-query";
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { searchEffectsAudited } from "@/lib/auth/audited-reads";
 import { withAuth } from "@/lib/auth/with-auth";
+import { effectSearchQuery } from "@/lib/contract/effects";
 
 export const dynamic = "force-dynamic";
 
