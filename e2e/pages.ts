@@ -1,8 +1,8 @@
 import { expect, type Page } from "@playwright/test";
 import { NAV_ITEMS } from "../components/shell/nav-items";
 import { ALERT_RULES } from "../lib/console/metrics/alert-rules";
-import { E2E_TENANT } from "./roles";
 import { KEYS_SEED } from "../lib/console/testing/seed-keys";
+import { E2E_TENANT } from "./roles";
 
 /** A page the looks checks visit: its screenshot name, its address, and whether it needs a session. */
 export interface ConsolePage {
