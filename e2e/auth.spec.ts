@@ -3,6 +3,9 @@ import { bearer, tokenFor } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
 
 test.use({ colorScheme: "light" });
+// Each test signs in several times through the real form: on a loaded machine that outlasts the
+// default minute (tests never assert a duration).
+test.describe.configure({ timeout: 180_000 });
 
 test("a signed-out page goes to the login page, and the form signs in and back", async ({ page, request }) => {
   await page.goto("/overview?window=7d");

@@ -84,7 +84,7 @@ test("the advice API answers with the recommendation, its inputs and reasons", a
   expect(advice.status).toBe("recommended");
   expect(advice.recommendedSeconds).toBe(E.recommendedDays * 86_400);
   expect(advice.comparison.verdict).toBe("below_observed_max");
-  expect(advice.inputs.maxRetryWindowSource).toBe("retention_settings.max_retry_window_days");
+  expect(advice.inputs.maxRetryWindowSource).toBe("retention_settings.max_retry_window_days (or its default)");
   expect(advice.reasons.length).toBeGreaterThan(0);
 });
 

@@ -74,7 +74,13 @@ test("a stuck claim links to the Keys page; a violation group to its list, and e
   const stuck = page.getByTestId("stuck-claim").filter({ hasText: "capture-payment:in_progress:" }).first().getByRole("link");
   await expect(stuck).toHaveAttribute("href", /^\/keys\?tenant=[^&]+&key=capture-payment%3Ain_progress%3A/);
   await expect(page.getByTestId("violations-banner")).toContainText(`${expected.uncaughtViolations} uncaught unique violations`);
-  const group = page.getByTestId("violation-group").filter({ hasText: "send-receipt" }).first();
+  // The group's link names its constraint; its tenant and job type stand beside it in the row.
+  const group = page
+    .getByTestId("violations-banner")
+    .getByRole("listitem")
+    .filter({ hasText: "send-receipt" })
+    .first()
+    .getByTestId("violation-group");
   await expect(group).toHaveAttribute("href", /^\/violations\?tenant=globex&jobType=send-receipt&constraint=/);
   await group.click();
   await expect(page).toHaveURL(/\/violations\?tenant=globex&jobType=send-receipt/);
