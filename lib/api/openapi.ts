@@ -281,12 +281,22 @@ export const OPENAPI = {
   ),
 };
 
-/** The documented operation a request reaches, matching `pathname` against the templates. */
-export function operationFor(method: string, pathname: string): { template: string; operation: Operation } | undefined {
+/** The path parameters of `pathname` under `template` (/api/v1/effects/{key}), or undefined when it does not match. */
+export function matchTemplate(template: string, pathname: string): Record<string, string> | undefined {
+  const names = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+  const values = new RegExp(`^${template.replace(/\{\w+\}/g, "([^/]+)")}$`).exec(pathname)?.slice(1);
+  return values && Object.fromEntries(names.map((name, i) => [name, values[i] ?? ""]));
+}
+
+/** The documented operation a request reaches, and the path's parameters. */
+export function operationFor(
+  method: string,
+  pathname: string,
+): { template: string; operation: Operation; params: Record<string, string> } | undefined {
   for (const [template, methods] of Object.entries(OPERATIONS)) {
-    const pattern = new RegExp(`^${template.replace(/\{\w+\}/g, "[^/]+")}$`);
     const operation = methods[method.toLowerCase() as Method];
-    if (operation && pattern.test(pathname)) return { template, operation };
+    const params = operation && matchTemplate(template, pathname);
+    if (operation && params) return { template, operation, params };
   }
   return undefined;
 }

@@ -1,6 +1,6 @@
 /**
- * The Delivery gaps page's JSON shape, shared by the read model, the route handler and the React
- * components (types and constants only: safe to import from client code).
+ * The Delivery gaps page's ranges and query key, and the types of GET /api/v1/gaps (schemas in
+ * lib/contract/gaps.ts; types and constants only: safe to import from client code).
  */
 export const GAP_RANGES = ["1h", "6h", "24h", "7d", "30d"] as const;
 export type GapRange = (typeof GAP_RANGES)[number];

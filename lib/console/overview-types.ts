@@ -1,6 +1,6 @@
 /**
- * The Overview's JSON shape, shared by the read model, the route handler and the React components
- * (types and constants only: safe to import from client code).
+ * The Overview's ranges, bounds and query key, and the types of GET /api/v1/overview (schemas in
+ * lib/contract/overview.ts; types and constants only: safe to import from client code).
  */
 
 /** The windows the browser tests' seed states its expectations for (lib/console/testing/seed-overview.ts). */

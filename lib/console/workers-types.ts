@@ -1,6 +1,6 @@
 /**
- * The Workers panel's JSON shape, shared by the read model, the route handler and the React
- * components (types and constants only: safe to import from client code).
+ * The Workers panel's constants, and the types of GET /api/v1/workers (schemas in
+ * lib/contract/workers.ts; types and constants only: safe to import from client code).
  */
 
 /** The window the Workers panel counts restarts over. */

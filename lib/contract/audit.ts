@@ -1,18 +1,16 @@
 import { z } from "zod";
-import { bigintId, isoInstant } from "../fields";
-import { instant, nextCursor, tenantParam } from "./common";
+import { bigintId } from "../fields";
+import { fromBeforeTo, instant, listingFields, nextCursor, tenantParam } from "./common";
 
 /** The contract of GET /api/v1/audit: its query and its answer. */
 
 export const auditQuery = z
   .object({
     tenant: tenantParam,
-    from: isoInstant.optional(),
-    to: isoInstant.optional(),
     cursor: bigintId.optional().meta({ description: "nextCursor of the previous page" }),
-    limit: z.coerce.number().int().min(1).max(500).default(100),
+    ...listingFields({ max: 500, default: 100 }),
   })
-  .refine((v) => !v.from || !v.to || v.from < v.to, { message: "must be before to", path: ["from"] });
+  .superRefine(fromBeforeTo);
 
 export const auditRow = z.object({
   id: z.string(),

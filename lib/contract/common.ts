@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { safeText } from "../fields";
+import { isoInstant, safeText } from "../fields";
 
 /**
  * What every route family's contract shares: the tenant parameter, time and cursor fields of
@@ -16,3 +16,15 @@ export const tenantParam = safeText(255, 1)
 
 /** Pass as ?cursor= for the next (older) page; null on the last page. */
 export const nextCursor = z.string().nullable();
+
+/** A listing's window and page: from/to (ISO 8601), a cursor from the previous page, a page size. */
+export const listingFields = (limit: { max: number; default: number }) => ({
+  from: isoInstant.optional().meta({ description: "Default: 90 days ago" }),
+  to: isoInstant.optional(),
+  limit: z.coerce.number().int().min(1).max(limit.max).default(limit.default),
+});
+
+/** The refinement every listing shares: a window's from comes before its to. */
+export function fromBeforeTo(v: { from?: Date; to?: Date }, ctx: z.RefinementCtx): void {
+  if (v.from && v.to && v.from >= v.to) ctx.addIssue({ code: "custom", message: "must be before to", path: ["from"] });
+}

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { EFFECT_STATUSES } from "../console/effects-types";
-import { isoInstant, safeText } from "../fields";
-import { instant, nextCursor, nullableInstant, tenantParam } from "./common";
+import { safeText } from "../fields";
+import { fromBeforeTo, instant, listingFields, nextCursor, nullableInstant, tenantParam } from "./common";
 import { uncaughtViolation } from "./violations";
 
 /** The contract of /api/v1/effects, /api/v1/effects/{key} and its release: queries, path and answers. */
@@ -28,12 +28,10 @@ export const effectSearchQuery = z
       .meta({ description: 'A key prefix or fragment, case-insensitive: "ord-123" finds "capture:ord-123"' }),
     status: status.optional(),
     jobType: safeText(255, 1).optional(),
-    from: isoInstant.optional().meta({ description: "Default: 90 days ago" }),
-    to: isoInstant.optional(),
     cursor: safeText(1000, 1).optional().meta({ description: "nextCursor of the previous page" }),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
+    ...listingFields({ max: 200, default: 50 }),
   })
-  .refine((v) => !v.from || !v.to || v.from < v.to, { message: "must be before to", path: ["from"] });
+  .superRefine(fromBeforeTo);
 
 /** One row of a search result. */
 export const effectSummary = z.object({

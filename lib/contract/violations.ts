@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { isoInstant, safeText } from "../fields";
-import { instant, nextCursor, tenantParam } from "./common";
+import { safeText } from "../fields";
+import { fromBeforeTo, instant, listingFields, nextCursor, tenantParam } from "./common";
 
 /** The contract of GET /api/v1/violations: its query and its answer. */
 
@@ -23,12 +23,10 @@ export const violationsQuery = z
     tenant: tenantParam,
     jobType: safeText(255, 1).optional(),
     constraint: safeText(255, 1).optional().meta({ description: "The violated constraint's name" }),
-    from: isoInstant.optional().meta({ description: "Default: 90 days ago" }),
-    to: isoInstant.optional(),
     cursor: safeText(1000, 1).optional().meta({ description: "nextCursor of the previous page" }),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
+    ...listingFields({ max: 200, default: 50 }),
   })
-  .refine((v) => !v.from || !v.to || v.from < v.to, { message: "must be before to", path: ["from"] });
+  .superRefine(fromBeforeTo);
 
 /** GET /api/v1/violations: newest first; `nextCursor` asks for the next (older) page. */
 export const violationListResponse = z.object({

@@ -1,6 +1,7 @@
 /**
- * The retention advisor's JSON shape, shared by lib/retention/advise-retention.ts, the API route,
- * the CLI and the React components (types and constants only: safe to import from client code).
+ * The retention advisor's constants, and the types of its answer (schemas in
+ * lib/contract/retention.ts), for lib/retention/advise-retention.ts, the API route, the CLI and the
+ * React components (types and constants only: safe to import from client code).
  */
 export const ADVICE_BASES = ["p90", "p99", "p99.9", "max"] as const;
 export type AdviceBasis = (typeof ADVICE_BASES)[number];

@@ -1,4 +1,7 @@
-/** What the Retention page and /api/v1/retention/* return (JSON: dates as ISO strings). */
+/**
+ * The Retention page's constants and query keys, and the types of what /api/v1/retention/* return
+ * (schemas in lib/contract/retention.ts; JSON: dates as ISO strings).
+ */
 
 /** The first element of every Retention query key: `[RETENTION_QUERY_ROOT]` matches every view. */
 export const RETENTION_QUERY_ROOT = "retention";

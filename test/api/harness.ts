@@ -11,30 +11,21 @@ const APP = path.resolve(import.meta.dirname, "../../app");
  * catch-all for any other /api/v1 path. So every documented route can be called in-process, and a
  * new one needs no entry here.
  */
-function routeFileFor(method: string, pathname: string): { file: string; template?: string } | undefined {
+function routeFileFor(method: string, pathname: string): { file: string; params: Record<string, string> } | undefined {
   const documented = operationFor(method, pathname);
   if (documented) {
     const dir = documented.template.replace(/^\//, "").replace(/\{(\w+)\}/g, "[$1]");
-    return { file: path.join(APP, dir, "route.ts"), template: documented.template };
+    return { file: path.join(APP, dir, "route.ts"), params: documented.params };
   }
-  if (pathname === "/api/metrics") return { file: path.join(APP, "api/metrics/route.ts") };
+  if (pathname === "/api/metrics") return { file: path.join(APP, "api/metrics/route.ts"), params: {} };
   if (pathname.startsWith("/api/v1/")) {
     // An undocumented method of a documented path reaches that route's 405; any other path the catch-all.
     for (const m of ["GET", "POST", "PUT", "PATCH", "DELETE"]) {
-      const other = operationFor(m, pathname);
-      if (other) return routeFileFor(m, pathname);
+      if (operationFor(m, pathname)) return routeFileFor(m, pathname);
     }
-    return { file: path.join(APP, "api/v1/[...path]/route.ts") };
+    return { file: path.join(APP, "api/v1/[...path]/route.ts"), params: {} };
   }
   return undefined;
-}
-
-/** The path template's parameters of `pathname` (Next hands them to the handler as `params`). */
-function paramsOf(template: string | undefined, pathname: string): Record<string, string> {
-  if (!template) return {};
-  const names = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
-  const values = new RegExp(`^${template.replace(/\{\w+\}/g, "([^/]+)")}$`).exec(pathname)?.slice(1) ?? [];
-  return Object.fromEntries(names.map((name, i) => [name, values[i] ?? ""]));
 }
 
 /**
@@ -59,7 +50,7 @@ export async function call(
     init.headers = { ...init.headers, "content-type": "application/json" };
   }
   const response = await handler(new Request(url, init), {
-    params: Promise.resolve(paramsOf(route.template, url.pathname)),
+    params: Promise.resolve(route.params),
   });
   return { status: response.status, text: await response.text(), headers: response.headers };
 }
