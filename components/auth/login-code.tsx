@@ -33,7 +33,8 @@ export function LoginCode({ next }: { next: string }) {
   if (state === "refused")
     return (
       <p className="login-error" role="alert">
-        This login link is used, expired or unknown. Ask for a new one (`npm run token -- link &lt;id&gt;`) or paste a token.
+        This login link is used, expired or unknown. Ask for a new one (<code>npm run token -- link &lt;id&gt;</code>) or paste a
+        token.
       </p>
     );
   return null;

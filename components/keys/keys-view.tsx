@@ -8,7 +8,7 @@ import { ErrorState } from "@/components/ui/error-state";
 import type { Role } from "@/lib/auth/auth-types";
 import { CROSS_TENANT_SEARCH_DAYS, EFFECT_STATUSES, type EffectSearchResponse } from "@/lib/console/effects-types";
 import { type KeysViewParams, keysQueryString, keysSearchQueryKey, keysSearchUrl } from "@/lib/console/keys-types";
-import { formatUtc } from "@/lib/format";
+import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
 import { KeyDetail } from "./key-detail";
 import { StatusBadge } from "./status-badge";
 
@@ -103,7 +103,7 @@ export function KeysView({
               <h2 id="keys-results-heading">Results</h2>
               <span className="panel-meta">
                 {search.data
-                  ? `${search.data.effects.length}${search.data.nextCursor ? "+" : ""} keys, newest first${everyTenant ? `, every tenant, last ${CROSS_TENANT_SEARCH_DAYS} days` : ""}`
+                  ? `${search.data.nextCursor ? `${formatCount(search.data.effects.length)}+ keys` : formatCountOf(search.data.effects.length, "key")}, newest first${everyTenant ? `, every tenant, last ${CROSS_TENANT_SEARCH_DAYS} days` : ""}`
                   : ""}
               </span>
             </div>
