@@ -18,13 +18,23 @@ import { ALERT_RULES } from "@/lib/console/metrics/alert-rules";
  * - when the session or token cannot be read: 503 for the API, /login?reason=unavailable for a page;
  * - public: /login, /api/auth/login, /api/auth/logout, the single sign-on start and callback and its
  *   /no-access page, /api/v1/health (polled by `npm start` and load balancers before anyone can
- *   sign in; it tells whether PostgreSQL answers, nothing else).
+ *   sign in; it tells whether PostgreSQL answers, nothing else), and STATIC_PATHS: the icons, the
+ *   web manifest and robots.txt (cacheable, the same for everyone).
  * Every response gets the security headers (HSTS when served over https) and Cache-Control: no-store;
  * pages get a CSP with a fresh nonce Next applies to its scripts.
  * An API request's answer to "who is this" is handed to withAuth (lib/auth/proxy-handover.ts), so
  * the token is looked up once per request, not twice.
  */
-const STATIC_PATHS = new Set(["/icon.svg", "/favicon.ico"]);
+/** public/ and the app's metadata files (app/icon.svg, app/manifest.ts): the same for everyone, before sign-in. */
+const STATIC_PATHS = new Set([
+  "/icon.svg",
+  "/favicon.ico",
+  "/apple-touch-icon.png",
+  "/icon-192.png",
+  "/icon-512.png",
+  "/manifest.webmanifest",
+  "/robots.txt",
+]);
 const PUBLIC_PATHS = new Set([
   "/login",
   "/no-access",

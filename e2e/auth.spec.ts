@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { bearer, tokenFor } from "./auth";
+import { bearer, tokenFor, viewerLoginCode } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
 
 test.use({ colorScheme: "light" });
@@ -37,6 +37,23 @@ test("a signed-out page goes to the login page, and the form signs in and back",
   await expect(page).toHaveURL(/\/login/);
   // Signing out ended the session on the server: the old cookie, replayed, is refused.
   expect((await request.get("/api/v1/overview", { headers: { cookie } })).status()).toBe(401);
+});
+
+test("a login link signs in when opened, and when pasted into a tab already on /login", async ({ page }) => {
+  await page.goto(`/login?next=${encodeURIComponent("/keys")}#code=${viewerLoginCode(0)}`);
+  // A loaded machine: the exchange and the redirect may take a while (tests never assert a duration).
+  await expect(page).toHaveURL(/\/keys$/, { timeout: 45_000 });
+  await expect(page.getByTestId("session-badge")).toContainText("viewer · acme");
+
+  await page.context().clearCookies();
+  await page.goto("/login");
+  await expect(page.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
+  // Pasting the link changes only the fragment: no navigation, so the page must read it itself.
+  await page.evaluate((code) => {
+    window.location.hash = `code=${code}`;
+  }, viewerLoginCode(1));
+  await expect(page).toHaveURL(/\/overview$/, { timeout: 45_000 });
+  await expect(page.getByTestId("session-badge")).toContainText("viewer · acme");
 });
 
 test("sign-in never sends the reader off the console, however next= is spelled", async ({ page }) => {

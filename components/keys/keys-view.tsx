@@ -4,37 +4,47 @@ import { useQuery } from "@tanstack/react-query";
 import Form from "next/form";
 import Link from "next/link";
 import { ApiClientError, fetchJson } from "@/components/api/fetch-json";
-import { EmptyState } from "@/components/ui/empty-state";
 import { ErrorState } from "@/components/ui/error-state";
 import type { Role } from "@/lib/auth/auth-types";
-import { EFFECT_STATUSES, type EffectSearchResponse } from "@/lib/console/effects-types";
+import { CROSS_TENANT_SEARCH_DAYS, EFFECT_STATUSES, type EffectSearchResponse } from "@/lib/console/effects-types";
 import { type KeysViewParams, keysQueryString, keysSearchQueryKey, keysSearchUrl } from "@/lib/console/keys-types";
-import { formatUtc } from "@/lib/format";
+import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
 import { KeyDetail } from "./key-detail";
 import { StatusBadge } from "./status-badge";
 
 export type { KeysViewParams };
 
-/** The Keys page: search box (and tenant picker for platform tokens), results, the selected key's detail. */
+/**
+ * The Keys page: search box (and tenant field for platform tokens: empty searches every tenant),
+ * results, the selected key's detail. `invalid`: the URL did not parse; the form keeps what was
+ * `typed` and the error stands beside it, in place of the results.
+ */
 export function KeysView({
   params,
   session,
+  typed,
+  invalid,
 }: {
   params: KeysViewParams;
   session: { role: Role; tenantId: string | null; actor: string };
+  typed?: Record<string, string>;
+  invalid?: { message: string; code: string };
 }) {
   const platform = session.tenantId === null;
   const tenant = params.tenant;
+  const shown = typed ?? (params as Record<string, string | undefined>);
   // The server prefetched under the same key (app/keys/page.tsx): the first HTML has the results.
   const searchUrl = keysSearchUrl(params, platform);
   const search = useQuery({
     queryKey: keysSearchQueryKey(searchUrl),
     queryFn: ({ signal }) => fetchJson<EffectSearchResponse>(searchUrl, signal),
-    enabled: tenant !== undefined,
+    enabled: invalid === undefined,
     refetchInterval: 15_000,
   });
-  const linkTo = (key?: string) =>
-    `/keys?${keysQueryString({ tenant: platform ? tenant : undefined, q: params.q, status: params.status, jobType: params.jobType, key })}`;
+  // Opening a key found across tenants names its tenant: the key's detail is one tenant's.
+  const linkTo = (key?: string, keyTenant = tenant) =>
+    `/keys?${keysQueryString({ tenant: platform ? keyTenant : undefined, q: params.q, status: params.status, jobType: params.jobType, key })}`;
+  const everyTenant = search.data?.tenant === null;
 
   return (
     <div className="keys-layout">
@@ -42,18 +52,24 @@ export function KeysView({
         {platform ? (
           <label className="keys-field">
             <span>Tenant</span>
-            <input name="tenant" defaultValue={tenant ?? ""} required className="input" placeholder="acme" list="keys-tenants" />
+            <input
+              name="tenant"
+              defaultValue={shown.tenant ?? ""}
+              className="input"
+              placeholder="every tenant"
+              list="keys-tenants"
+            />
           </label>
         ) : (
           <span className="keys-field muted">Tenant {session.tenantId}</span>
         )}
         <label className="keys-field keys-q">
           <span>Key or fragment</span>
-          <input name="q" type="search" defaultValue={params.q ?? ""} className="input" placeholder="order id, e.g. ord-123" />
+          <input name="q" type="search" defaultValue={shown.q ?? ""} className="input" placeholder="order id, e.g. ord-123" />
         </label>
         <label className="keys-field">
           <span>Status</span>
-          <select name="status" defaultValue={params.status ?? ""} className="input">
+          <select name="status" defaultValue={shown.status ?? ""} className="input">
             <option value="">any</option>
             {EFFECT_STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -64,24 +80,31 @@ export function KeysView({
         </label>
         <label className="keys-field">
           <span>Job type</span>
-          <input name="jobType" defaultValue={params.jobType ?? ""} className="input" placeholder="any" />
+          <input name="jobType" defaultValue={shown.jobType ?? ""} className="input" placeholder="any" />
         </label>
         <button type="submit" className="button">
           Search
         </button>
       </Form>
 
-      {tenant === undefined ? (
-        <EmptyState title="Pick a tenant">
-          <p>A platform token spans tenants: name the tenant whose keys to search.</p>
-        </EmptyState>
+      {invalid ? (
+        <div data-testid="keys-invalid">
+          <ErrorState
+            title="This search is invalid"
+            message={invalid.message}
+            code={invalid.code}
+            hint="Change it above and search again."
+          />
+        </div>
       ) : (
         <div className="keys-columns">
           <section className="panel panel-flush keys-results" aria-labelledby="keys-results-heading">
             <div className="panel-header">
               <h2 id="keys-results-heading">Results</h2>
               <span className="panel-meta">
-                {search.data ? `${search.data.effects.length}${search.data.nextCursor ? "+" : ""} keys, newest first` : ""}
+                {search.data
+                  ? `${search.data.nextCursor ? `${formatCount(search.data.effects.length)}+ keys` : formatCountOf(search.data.effects.length, "key")}, newest first${everyTenant ? `, every tenant, last ${CROSS_TENANT_SEARCH_DAYS} days` : ""}`
+                  : ""}
               </span>
             </div>
             {search.isPending ? (
@@ -97,13 +120,18 @@ export function KeysView({
                 retrying={search.isFetching}
               />
             ) : search.data.effects.length === 0 ? (
-              <p className="panel-body">No key of tenant {tenant} matches.</p>
+              <p className="panel-body">
+                {everyTenant
+                  ? `No key of any tenant created in the last ${CROSS_TENANT_SEARCH_DAYS} days matches: name a tenant to search 90 days.`
+                  : `No key of tenant ${search.data.tenant} matches.`}
+              </p>
             ) : (
               <div className="table-scroll">
                 <table className="data-table" aria-labelledby="keys-results-heading">
                   <thead>
                     <tr>
                       <th scope="col">Key · job type</th>
+                      {everyTenant ? <th scope="col">Tenant</th> : null}
                       <th scope="col">Status</th>
                       <th scope="col" className="num" title="Duplicates suppressed">
                         Dup.
@@ -113,15 +141,20 @@ export function KeysView({
                   </thead>
                   <tbody>
                     {search.data.effects.map((e) => (
-                      <tr key={e.key} aria-selected={e.key === params.key} data-testid="key-row">
+                      <tr
+                        key={`${e.tenant}|${e.key}`}
+                        aria-selected={e.key === params.key && e.tenant === tenant}
+                        data-testid="key-row"
+                      >
                         <th scope="row">
-                          <Link href={linkTo(e.key)} className="key-link">
+                          <Link href={linkTo(e.key, e.tenant)} className="key-link">
                             {e.key}
                           </Link>
                           <span className="key-job">{e.jobType}</span>
                         </th>
+                        {everyTenant ? <td data-testid="key-tenant">{e.tenant}</td> : null}
                         <td>
-                          <StatusBadge status={e.status} />
+                          <StatusBadge status={e.status} stuck={e.stuck} />
                         </td>
                         <td className="num">{e.duplicateCount}</td>
                         <td>{formatUtc(e.createdAt, { empty: "–" }).replace(" UTC", "")}</td>
@@ -132,7 +165,7 @@ export function KeysView({
               </div>
             )}
           </section>
-          {params.key ? (
+          {params.key && tenant !== undefined ? (
             <KeyDetail tenant={tenant} platform={platform} effectKey={params.key} role={session.role} linkTo={linkTo} />
           ) : null}
         </div>

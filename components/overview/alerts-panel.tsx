@@ -11,7 +11,16 @@ const STATE_TONE: Record<AlertStatus["state"], string | undefined> = {
   unknown: "muted",
 };
 
-export function AlertsPanel({ alerts, source }: { alerts: AlertStatus[]; source: string }) {
+/** `everyTenant`: a tenant filter is set, and alert rules carry no tenant, so the panel says so. */
+export function AlertsPanel({
+  alerts,
+  source,
+  everyTenant = false,
+}: {
+  alerts: AlertStatus[];
+  source: string;
+  everyTenant?: boolean;
+}) {
   const firing = alerts.filter((a) => a.state === "firing").length;
   return (
     <section className="panel panel-flush" aria-labelledby="alerts-heading" data-testid="alerts">
@@ -26,6 +35,7 @@ export function AlertsPanel({ alerts, source }: { alerts: AlertStatus[]; source:
         </h2>
         <span className="panel-meta">
           {source === "prometheus" ? "state from Prometheus" : "deploy/alerts.yml evaluated over the rollups"}
+          {everyTenant ? <span data-testid="alerts-scope"> · all tenants (alert rules carry no tenant)</span> : null}
         </span>
       </div>
       <ul className="alert-list">

@@ -5,12 +5,30 @@ import { jobTypeHref } from "@/lib/console/keys-types";
 import type { JobTypeActivity } from "@/lib/console/overview-types";
 import { formatCount } from "@/lib/format";
 
-export function JobActivityTable({ jobTypes }: { jobTypes: JobTypeActivity[] }) {
+/**
+ * `tenant`: the tenant filter; with it, `tenantCounts` says Suppressed and Uncaught are that
+ * tenant's, and the header says the rest are every tenant's (the per-minute rollups carry none).
+ */
+export function JobActivityTable({
+  jobTypes,
+  tenant = null,
+  tenantCounts = false,
+}: {
+  jobTypes: JobTypeActivity[];
+  tenant?: string | null;
+  tenantCounts?: boolean;
+}) {
   return (
-    <section className="panel panel-flush" aria-labelledby="job-activity-heading">
+    <section className="panel panel-flush" aria-labelledby="job-activity-heading" data-testid="job-types">
       <div className="panel-header">
         <h2 id="job-activity-heading">Job types</h2>
-        <span className="panel-meta">deliveries, redeliveries and suppressions over the range</span>
+        <span className="panel-meta" data-testid="job-types-scope">
+          {tenant === null
+            ? "deliveries, redeliveries and suppressions over the range"
+            : tenantCounts
+              ? `suppressed and uncaught: ${tenant}'s; deliveries, redeliveries and claims: all tenants`
+              : "all tenants"}
+        </span>
       </div>
       <div className="table-scroll">
         <table className="data-table" aria-labelledby="job-activity-heading">

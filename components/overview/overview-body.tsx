@@ -6,6 +6,7 @@ import { AlertsPanel } from "./alerts-panel";
 import { JobActivityTable } from "./job-activity-table";
 import { OverviewTiles } from "./overview-tiles";
 import { StuckClaims } from "./stuck-claims";
+import { answersForTenant, EVERY_TENANT } from "./tenant-scope";
 import { TimeSeriesChart } from "./time-series-chart";
 import { TopTenants } from "./top-tenants";
 import { ViolationsBanner } from "./violations-banner";
@@ -15,6 +16,8 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
   const s = data.series;
   const per = `per ${formatDuration(s.stepSeconds)}`;
   const ms = (v: number | null) => (v === null ? null : v * 1000);
+  // The claim charts come from the per-minute rollups, which carry no tenant.
+  const fleetOnly = data.tenant === null ? undefined : EVERY_TENANT;
   return (
     <div className="overview" data-source={data.source} data-range={data.range ?? "custom"}>
       <ViolationsBanner
@@ -22,6 +25,12 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
         groups={data.violationGroups}
         range={{ from: data.from, to: data.to }}
       />
+      {data.jobType !== null && !data.jobTypeKnown ? (
+        <p className="banner banner-danger" role="alert" data-testid="unknown-job-type">
+          No worker ever reported a job type named <code>{data.jobType}</code>: every number below is zero for that reason. Job
+          types match exactly; pick one from the Job types table without the filter.
+        </p>
+      ) : null}
       {data.notes.map((n) => (
         <p key={n} className="banner" data-tone="info">
           {n}
@@ -29,7 +38,7 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
       ))}
       <OverviewTiles data={data} />
       <div className="panel-grid">
-        <AlertsPanel alerts={data.alerts} source={data.alertsSource} />
+        <AlertsPanel alerts={data.alerts} source={data.alertsSource} everyTenant={!answersForTenant(data, "alerts")} />
         <TopTenants tenants={data.topTenants} />
       </div>
       <div className="panel-grid">
@@ -56,6 +65,7 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
           id="claim-rate"
           title="Claim rate"
           unit="claims/s"
+          scope={fleetOnly}
           kind="line"
           timestamps={s.timestamps}
           series={[{ name: "claims/s", values: s.claimRate }]}
@@ -65,6 +75,7 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
           id="latency"
           title="Claim latency"
           unit="ms"
+          scope={fleetOnly}
           kind="line"
           timestamps={s.timestamps}
           series={[
@@ -77,6 +88,7 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
           id="waits"
           title="In-flight waits and lease takeovers"
           unit={per}
+          scope={fleetOnly}
           kind="bar"
           timestamps={s.timestamps}
           series={[
@@ -85,7 +97,11 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
           ]}
         />
       </div>
-      <JobActivityTable jobTypes={data.jobTypes} />
+      <JobActivityTable
+        jobTypes={data.jobTypes}
+        tenant={data.tenant}
+        tenantCounts={answersForTenant(data, "jobTypes.suppressions") && answersForTenant(data, "jobTypes.uncaughtViolations")}
+      />
       <StuckClaims claims={data.stuck} total={data.totals.stuck} />
     </div>
   );

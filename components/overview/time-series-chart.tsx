@@ -20,13 +20,26 @@ export interface TimeSeriesChartProps {
   /** Shown instead of the chart when every value is zero or missing. */
   emptyText?: string;
   tone?: "danger";
+  /** Whose events these are, when a filter asked for a tenant the series cannot narrow to (e.g. "all tenants"). */
+  scope?: string;
 }
 
 /**
  * A time series with axis units, a legend and a tooltip (times in UTC). Colours come from CSS
  * variables, so the chart follows the light and dark themes; it fills its container's width.
  */
-export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, format, emptyText, tone }: TimeSeriesChartProps) {
+export function TimeSeriesChart({
+  id,
+  title,
+  unit,
+  timestamps,
+  series,
+  kind,
+  format,
+  emptyText,
+  tone,
+  scope,
+}: TimeSeriesChartProps) {
   // Measured in the browser: the server has no width, and a chart hydrated from server HTML never sizes itself.
   const [mounted, setMounted] = useState(false);
   useEffect(() => setMounted(true), []);
@@ -135,7 +148,10 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
     <section className="panel" aria-labelledby={`${id}-heading`}>
       <div className="panel-header">
         <h2 id={`${id}-heading`}>{title}</h2>
-        <span className="panel-meta">{unit}</span>
+        <span className="panel-meta" data-testid={`chart-${id}-meta`}>
+          {unit}
+          {scope ? ` · ${scope}` : ""}
+        </span>
       </div>
       <figure
         className="chart"

@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { type ViolationGroup, violationsHref } from "@/lib/console/violations-types";
-import { formatCount, formatUtc } from "@/lib/format";
+import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
 
 export function ViolationsBanner({
   total,
@@ -21,8 +21,8 @@ export function ViolationsBanner({
   return (
     <div className="banner" data-tone="danger" role="alert" data-testid="violations-banner">
       <div>
-        <strong>{`${formatCount(count)} uncaught unique violation${count === 1 ? "" : "s"} in this range.`}</strong> A handler hit
-        a unique constraint with its own writes: a duplicate got past its guard.{" "}
+        <strong>{`${formatCountOf(count, "uncaught unique violation")} in this range.`}</strong> A handler hit a unique constraint
+        with its own writes: a duplicate got past its guard.{" "}
         <Link href={violationsHref({ from: range.from, to: range.to })} data-testid="violations-link">
           Every affected key
         </Link>
@@ -43,7 +43,7 @@ export function ViolationsBanner({
                   {`${formatCount(g.count)}× ${g.constraint}`}
                 </Link>{" "}
                 <span className="muted">
-                  tenant {g.tenant} · {g.jobType} · {formatCount(g.keys)} key{g.keys === 1 ? "" : "s"} · last{" "}
+                  tenant {g.tenant} · {g.jobType} · {formatCountOf(g.keys, "key")} · last{" "}
                   {formatUtc(g.lastSeen, { seconds: false })}
                 </span>
               </li>

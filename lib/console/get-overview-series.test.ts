@@ -328,6 +328,38 @@ describe("getOverviewSeries over seeded rollups", () => {
     expect(o.totals.suppressions).toBe(0);
   });
 
+  it("answers the job-type table for ?tenant=: the tenant's suppressions and violations, marked as such", async () => {
+    const fleet = await get({ window: "1h" });
+    expect(fleet.jobTypes.find((j) => j.jobType === "capture")?.suppressions).toBe(6);
+    const acme = await get({ window: "1h", tenant: "acme" });
+    const capture = acme.jobTypes.find((j) => j.jobType === "capture");
+    const receipt = acme.jobTypes.find((j) => j.jobType === "receipt");
+    // The tile and the table agree: both acme's 5, not every tenant's 6.
+    expect(capture?.suppressions).toBe(5);
+    expect(acme.totals.suppressions).toBe(5);
+    expect(receipt?.uncaughtViolations).toBe(0);
+    expect(capture?.deliveries).toBe(fleet.jobTypes.find((j) => j.jobType === "capture")?.deliveries);
+    expect(acme.tenantScoped).toEqual(expect.arrayContaining(["jobTypes.suppressions", "jobTypes.uncaughtViolations"]));
+    expect(acme.tenantScoped).not.toContain("totals.deliveries");
+    expect(acme.tenantScoped).not.toContain("alerts");
+  });
+
+  it("answers the alerts for ?jobType=: an alert firing only for another job type is inactive here and says for which", async () => {
+    const capture = await get({ window: "1h", jobType: "capture" });
+    const violation = capture.alerts.find((a) => a.name === "OnceboardUncaughtUniqueViolation");
+    expect(violation?.state).toBe("inactive");
+    expect(violation?.instances).toEqual([]);
+    expect(violation?.note).toBe("Not for capture; firing for receipt.");
+    const receipt = await get({ window: "1h", jobType: "receipt" });
+    expect(receipt.alerts.find((a) => a.name === "OnceboardUncaughtUniqueViolation")?.state).toBe("firing");
+  });
+
+  it("says when ?jobType= names a job type no worker ever reported", async () => {
+    expect((await get({ window: "1h", jobType: "capture" })).jobTypeKnown).toBe(true);
+    expect((await get({ window: "1h" })).jobTypeKnown).toBe(true);
+    expect((await get({ window: "1h", jobType: "captur" })).jobTypeKnown).toBe(false);
+  });
+
   it("evaluates deploy/alerts.yml's rules over the rollups", async () => {
     const o = await get({ window: "1h" });
     const state = Object.fromEntries(o.alerts.map((a) => [a.name, a.state]));

@@ -35,6 +35,7 @@ export const effectSearchQuery = z
 
 /** One row of a search result. */
 export const effectSummary = z.object({
+  tenant: z.string(),
   key: z.string(),
   jobType: z.string(),
   status,
@@ -44,14 +45,22 @@ export const effectSummary = z.object({
   completedAt: nullableInstant,
   duplicateCount: z.number().int(),
   firstMessageId: z.string().nullable(),
+  stuck: z.boolean().meta({ description: "In progress with its lease run out: the detail and the list both call it stuck" }),
 });
 export type EffectSummary = z.infer<typeof effectSummary>;
 
-export const effectSearchResponse = z.object({ tenant: z.string(), effects: z.array(effectSummary), nextCursor });
+export const effectSearchResponse = z.object({
+  tenant: z
+    .string()
+    .nullable()
+    .meta({ description: "The tenant searched; null for a platform search across every tenant (each row names its own)" }),
+  effects: z.array(effectSummary),
+  nextCursor,
+});
 export type EffectSearchResponse = z.infer<typeof effectSearchResponse>;
 
 /** Another step of the same job: an effect sharing this one's first message id. */
-export const jobStep = effectSummary.omit({ firstMessageId: true });
+export const jobStep = effectSummary.omit({ tenant: true, firstMessageId: true, stuck: true });
 export type JobStep = z.infer<typeof jobStep>;
 
 /** "ran once here · 1 payment at Stripe (pi_…) · reconciled 4 min ago", and whether that is an alarm. */

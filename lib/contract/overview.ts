@@ -113,6 +113,9 @@ export const overviewResponse = z.object({
   from: instant,
   to: instant,
   jobType: z.string().nullable(),
+  jobTypeKnown: z
+    .boolean()
+    .meta({ description: "False when jobType names a job type no worker ever reported (a typo in the URL, most likely)" }),
   tenant: z.string().nullable(),
   series: overviewSeries,
   tenantScoped: z.array(z.string()).meta({ description: "Which parts honour ?tenant=" }),
