@@ -37,13 +37,12 @@ export default async function LoginPage({
       <PageHeader
         title="Sign in"
         description={
-          sso ? (
-            `Sign in with ${sso.name}, or paste an Onceboard token (for consoles and machines without it).`
-          ) : (
-            <>
-              Paste an Onceboard token. <code>npm run token -- create</code> makes one.
-            </>
-          )
+          <>
+            {sso
+              ? `Sign in with ${sso.name}, or paste an Onceboard token (for consoles and machines without it). `
+              : "Paste an Onceboard token. "}
+            <code>npm run token -- create</code> makes one.
+          </>
         }
       />
       <section className="panel login-panel">
