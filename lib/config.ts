@@ -185,6 +185,10 @@ const configSchema = z.object({
   ONCEBOARD_REDACT_FIELDS: redactWordList,
   /** Replaces the default field-name words (lib/console/redact.ts DEFAULT_REDACTED_FIELD_WORDS). */
   ONCEBOARD_REDACT_FIELD_WORDS: redactWordList,
+  /** `true` (or 1, yes): the console writes nothing — every state-changing API request is refused (403) and the pages hide their write buttons. */
+  CONSOLE_READ_ONLY: z
+    .preprocess(emptyAsUndefined, z.string().optional())
+    .transform((value) => /^(1|true|yes)$/i.test(value ?? "")),
   /** Seconds between the console's partition maintenance runs (lib/retention/schedule.ts); 0 turns it off. */
   RETENTION_MAINTENANCE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
 });

@@ -65,8 +65,8 @@ export const LAYERS = [
   // lib/auth wraps route handlers (withAuth), so it answers with lib/api's error table.
   {
     name: "lib/auth",
-    holds: "tokens, sessions, roles, audit, audited admin actions",
-    may: ["lib/api", "lib/console", "lib/db", "lib/idempotency", "lib/config.ts"],
+    holds: "tokens, sessions, roles, audit, audited admin actions (and their request schemas), bulk actions",
+    may: ["lib/api", "lib/console", "lib/db", "lib/idempotency", "lib/config.ts", "lib/fields.ts"],
   },
   { name: "lib/demo", holds: "the demo workload", may: ["lib/idempotency", "lib/queues"] },
   // The soak drives the demo's workload through the adapters' public entry points, as a user's worker would.
@@ -78,7 +78,7 @@ export const LAYERS = [
   {
     name: "lib/api",
     holds: "HTTP helpers for route handlers (`parse.ts`, `errors.ts`)",
-    may: ["lib/console", "lib/retention", "lib/config.ts", "lib/fields.ts"],
+    may: ["lib/console", "lib/retention", "lib/config.ts", "lib/fields.ts", "lib/auth/auth-types.ts"],
   },
   {
     name: "app",

@@ -5,6 +5,7 @@ import Form from "next/form";
 import Link from "next/link";
 import { useState } from "react";
 import { ApiClientError, fetchJson, postJson } from "@/components/api/fetch-json";
+import { useConsoleWritable } from "@/components/shell/console-mode";
 import { EmptyState, ErrorState } from "@/components/ui/states";
 import type { Role } from "@/lib/auth/auth-types";
 import {
@@ -192,6 +193,7 @@ function KeyDetail({
   linkTo: (key?: string) => string;
 }) {
   const url = keyDetailUrl(tenant, effectKey, platform);
+  const writable = useConsoleWritable();
   const detail = useQuery({
     queryKey: keyDetailQueryKey(url),
     queryFn: ({ signal }) => fetchJson<EffectDetail>(url, signal),
@@ -299,7 +301,7 @@ function KeyDetail({
           </ul>
         )}
 
-        {role !== "viewer" && e.status === "in_progress" ? (
+        {role !== "viewer" && writable && e.status === "in_progress" ? (
           <ReleaseButton url={url.replace(/(\?|$)/, "/release$1")} effectKey={e.key} />
         ) : null}
       </div>

@@ -22,15 +22,36 @@ export const effectSearchQuery = z
   .refine((v) => !v.from || !v.to || v.from < v.to, { message: "must be before to", path: ["from"] });
 
 /** GET /api/v1/audit query. */
+const auditFilterFields = {
+  tenant,
+  /** Part of the actor's name, case-insensitive ("oncall" finds "oncall (…a1b2c3)"). */
+  actor: text(255, 1).optional(),
+  /** An action, or its family with a trailing dot: "effect.release", "token." */
+  action: text(100, 1).optional(),
+  /** Exactly what a row names: an effect key, a token's id, a session's public id. */
+  target: text(1000, 1).optional(),
+  from: instant.optional(),
+  to: instant.optional(),
+};
+const fromBeforeTo: [(v: { from?: Date; to?: Date }) => boolean, { message: string; path: string[] }] = [
+  (v) => !v.from || !v.to || v.from < v.to,
+  { message: "must be before to", path: ["from"] },
+];
+
 export const auditQuery = z
   .object({
-    tenant,
-    from: instant.optional(),
-    to: instant.optional(),
+    ...auditFilterFields,
     cursor: bigintId.optional(),
     limit: z.coerce.number().int().min(1).max(500).default(100),
   })
-  .refine((v) => !v.from || !v.to || v.from < v.to, { message: "must be before to", path: ["from"] });
+  .refine(...fromBeforeTo);
+
+export const AUDIT_EXPORT_FORMATS = ["csv", "ndjson"] as const;
+
+/** GET /api/v1/audit/export query: the page's filters, and the file's format. */
+export const auditExportQuery = z
+  .object({ ...auditFilterFields, format: z.enum(AUDIT_EXPORT_FORMATS).default("csv") })
+  .refine(...fromBeforeTo);
 
 /** GET /api/v1/violations query (and the Violations page's URL). */
 export const violationsQuery = z

@@ -1,4 +1,6 @@
+import { ROLES } from "../auth/auth-types";
 import { EFFECT_STATUSES } from "../console/effects-types";
+import { AUDIT_EXPORT_FORMATS } from "./effects-query";
 import { ERROR_STATUS } from "./errors";
 
 const error = { $ref: "#/components/schemas/Error" };
@@ -26,6 +28,14 @@ const tenantParam = {
   description: "Platform tokens only (required for them on /effects); a tenant token always reads its own tenant.",
   schema: str,
 };
+const auditFilterParams = [
+  tenantParam,
+  { name: "actor", in: "query", schema: str, description: "Part of the actor's name, case-insensitive" },
+  { name: "action", in: "query", schema: str, description: 'An action, or a family with a trailing dot: "token."' },
+  { name: "target", in: "query", schema: str, description: "What a row names exactly: an effect key, a token id, a session id" },
+  { name: "from", in: "query", schema: time },
+  { name: "to", in: "query", schema: time },
+];
 const keyParam = {
   name: "key",
   in: "path",
@@ -107,6 +117,36 @@ export const OPENAPI = {
             description: "This key's own uncaught unique violations, newest first",
             items: { $ref: "#/components/schemas/UncaughtViolation" },
           },
+        },
+      },
+      Token: {
+        type: "object",
+        properties: {
+          id: { type: "string", format: "uuid" },
+          name: str,
+          tenantId: nullable(str),
+          role: { type: "string", enum: ROLES },
+          suffix: { ...str, description: "The secret's last 6 characters" },
+          createdAt: time,
+          expiresAt: nullable(time),
+          revokedAt: nullable(time),
+          lastUsedAt: nullable(time),
+          state: { type: "string", enum: ["active", "revoked", "expired"] },
+        },
+      },
+      Session: {
+        type: "object",
+        properties: {
+          id: { type: "string", format: "uuid", description: "The session's public id (not its cookie)" },
+          actor: str,
+          tokenId: { type: "string", format: "uuid" },
+          tenantId: nullable(str),
+          role: { type: "string", enum: ROLES },
+          signedInWith: str,
+          clientIp: nullable(str),
+          createdAt: time,
+          lastSeenAt: time,
+          expiresAt: time,
         },
       },
       UncaughtViolation: {
@@ -208,13 +248,123 @@ export const OPENAPI = {
       get: {
         summary: "The audit log, newest first (admin; a tenant admin sees its tenant's rows)",
         parameters: [
-          tenantParam,
-          { name: "from", in: "query", schema: time },
-          { name: "to", in: "query", schema: time },
+          ...auditFilterParams,
           { name: "cursor", in: "query", schema: str },
           { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 500, default: 100 } },
         ],
         responses: { "200": json({ type: "object" }), ...errors(400, 401, 403, 429, 503, 504) },
+      },
+    },
+    "/api/v1/audit/export": {
+      get: {
+        summary:
+          "The filtered audit log as a file, streamed newest first: CSV (formula-leading cells neutralised) or NDJSON (admin; the export is itself audited)",
+        parameters: [
+          ...auditFilterParams,
+          { name: "format", in: "query", schema: { type: "string", enum: AUDIT_EXPORT_FORMATS, default: "csv" } },
+        ],
+        responses: {
+          "200": {
+            description: "The rows, one per line, up to the newest that existed when the export began",
+            content: { "text/csv": { schema: str }, "application/x-ndjson": { schema: str } },
+          },
+          ...errors(400, 401, 403, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/audit/integrity": {
+      get: {
+        summary:
+          "Whether the audit log's hash chain holds: checked in slices from where the last check stopped, fully again hourly (admin; where it broke: platform admins)",
+        responses: {
+          "200": json({
+            type: "object",
+            properties: {
+              state: { type: "string", enum: ["ok", "broken", "checking"] },
+              rowsChecked: nullable({ type: "integer" }),
+              checkedAt: nullable(time),
+              problem: nullable(str),
+            },
+          }),
+          ...errors(401, 403, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/tokens": {
+      get: {
+        summary:
+          "Machine tokens, newest first, revoked and expired ones too; never a secret (admin; a tenant admin sees its tenant's)",
+        parameters: [tenantParam],
+        responses: {
+          "200": json({
+            type: "object",
+            properties: { tokens: { type: "array", items: { $ref: "#/components/schemas/Token" } } },
+          }),
+          ...errors(400, 401, 403, 429, 503, 504),
+        },
+      },
+      post: {
+        summary:
+          "Create a token; its secret is in this answer only (admin; audited). A tenant admin's token is bound to its tenant; a platform admin's to `tenant`, or to the platform when omitted or null",
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["name", "role"],
+                additionalProperties: false,
+                properties: {
+                  name: { type: "string", minLength: 1, maxLength: 100 },
+                  role: { type: "string", enum: ROLES },
+                  tenant: nullable({ type: "string", minLength: 1, maxLength: 255 }),
+                  expiresAt: nullable(time),
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          "201": json(
+            { type: "object", properties: { token: { $ref: "#/components/schemas/Token" }, secret: str } },
+            "Created: the secret is shown this once",
+          ),
+          ...errors(400, 401, 403, 413, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/tokens/{id}/revoke": {
+      post: {
+        summary: "Revoke a token (idempotent); its console sessions end with it (admin; audited)",
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+        responses: {
+          "200": json({ type: "object", properties: { token: { $ref: "#/components/schemas/Token" } } }),
+          ...errors(400, 401, 403, 404, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/sessions": {
+      get: {
+        summary:
+          "Live console sessions: who, how signed in, from where, last seen; named by a public id that grants nothing (admin; a tenant admin sees its tenant's)",
+        parameters: [tenantParam],
+        responses: {
+          "200": json({
+            type: "object",
+            properties: { sessions: { type: "array", items: { $ref: "#/components/schemas/Session" } } },
+          }),
+          ...errors(400, 401, 403, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/sessions/{id}/revoke": {
+      post: {
+        summary: "End a live session by its public id: its next request is refused (admin; audited)",
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+        responses: {
+          "200": json({ type: "object", properties: { id: str, revoked: { const: true } } }),
+          ...errors(400, 401, 403, 404, 429, 503, 504),
+        },
       },
     },
     "/api/v1/overview": {
