@@ -189,6 +189,8 @@ const configSchema = z.object({
   CONSOLE_READ_ONLY: z
     .preprocess(emptyAsUndefined, z.string().optional())
     .transform((value) => /^(1|true|yes)$/i.test(value ?? "")),
+  /** The most rows one bulk action may touch ("release every stuck claim matching this filter"); a filter matching more is refused. */
+  BULK_ACTION_MAX_ITEMS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1_000_000).default(10_000)),
   /** Seconds between the console's partition maintenance runs (lib/retention/schedule.ts); 0 turns it off. */
   RETENTION_MAINTENANCE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
 });

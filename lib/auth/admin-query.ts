@@ -25,3 +25,13 @@ export const createTokenBody = z
 
 /** GET /api/v1/tokens and /api/v1/sessions query: a platform admin may narrow to one tenant. */
 export const adminListQuery = z.object({ tenant: safeText(255, 1).optional() });
+
+/** POST /api/v1/bulk/release body: the Keys page's filter (tenant for platform admins), and whether only to count. */
+export const bulkReleaseBody = z
+  .object({
+    tenant: safeText(255, 1).optional(),
+    q: safeText(255).optional(),
+    jobType: safeText(255, 1).optional(),
+    dryRun: z.boolean().default(false),
+  })
+  .strict();
