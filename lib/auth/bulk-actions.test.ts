@@ -69,11 +69,11 @@ async function bearer(role: "viewer" | "operator" | "admin" = "operator", tenant
 }
 
 function post(
-  route: { POST: (r: Request, c: { params: Promise<Record<string, string>> }) => Promise<Response> },
+  route: { POST: (r: Request, c: { params: Promise<{ id: string }> }) => Promise<Response> },
   url: string,
   headers: Record<string, string>,
   body?: unknown,
-  params: Record<string, string> = {},
+  params: { id: string } = { id: "" },
 ) {
   return route.POST(
     new Request(`${CONSOLE}${url}`, {
