@@ -78,7 +78,7 @@ export const LAYERS = [
   {
     name: "lib/api",
     holds: "HTTP helpers for route handlers (`parse.ts`, `errors.ts`)",
-    may: ["lib/console", "lib/retention", "lib/config.ts", "lib/fields.ts", "lib/auth/auth-types.ts"],
+    may: ["lib/console", "lib/retention", "lib/config.ts", "lib/fields.ts", "lib/auth/auth-types.ts", "lib/auth/bulk-types.ts"],
   },
   {
     name: "app",

@@ -26,6 +26,7 @@ import {
 } from "@/lib/console/keys-types";
 import { OVERVIEW_QUERY_ROOT } from "@/lib/console/overview-types";
 import { formatUtc } from "@/lib/format";
+import { BulkReleasePanel } from "./bulk-release-panel";
 
 export type { KeysViewParams };
 
@@ -114,66 +115,77 @@ export function KeysView({
           <p>A platform token spans tenants: name the tenant whose keys to search.</p>
         </EmptyState>
       ) : (
-        <div className="keys-columns">
-          <section className="panel panel-flush keys-results" aria-labelledby="keys-results-heading">
-            <div className="panel-header">
-              <h2 id="keys-results-heading">Results</h2>
-              <span className="panel-meta">
-                {search.data ? `${search.data.effects.length}${search.data.nextCursor ? "+" : ""} keys, newest first` : ""}
-              </span>
-            </div>
-            {search.isPending ? (
-              <p role="status" className="panel-body">
-                Searching…
-              </p>
-            ) : search.isError ? (
-              <ErrorState
-                title="The search failed"
-                message={search.error.message}
-                code={search.error instanceof ApiClientError ? search.error.code : undefined}
-                onRetry={() => void search.refetch()}
-                retrying={search.isFetching}
-              />
-            ) : search.data.effects.length === 0 ? (
-              <p className="panel-body">No key of tenant {tenant} matches.</p>
-            ) : (
-              <div className="table-scroll">
-                <table className="data-table" aria-labelledby="keys-results-heading">
-                  <thead>
-                    <tr>
-                      <th scope="col">Key · job type</th>
-                      <th scope="col">Status</th>
-                      <th scope="col" className="num" title="Duplicates suppressed">
-                        Dup.
-                      </th>
-                      <th scope="col">Created (UTC)</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {search.data.effects.map((e) => (
-                      <tr key={e.key} aria-selected={e.key === params.key} data-testid="key-row">
-                        <th scope="row">
-                          <Link href={linkTo(e.key)} className="key-link">
-                            {e.key}
-                          </Link>
-                          <span className="key-job">{e.jobType}</span>
-                        </th>
-                        <td>
-                          <StatusBadge status={e.status} />
-                        </td>
-                        <td className="num">{e.duplicateCount}</td>
-                        <td>{shortTime(e.createdAt)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-          </section>
-          {params.key ? (
-            <KeyDetail tenant={tenant} platform={platform} effectKey={params.key} role={session.role} linkTo={linkTo} />
+        <>
+          {session.role !== "viewer" ? (
+            <BulkReleasePanel
+              key={`${tenant}\u0000${params.q ?? ""}\u0000${params.jobType ?? ""}`}
+              tenant={tenant}
+              platform={platform}
+              q={params.q}
+              jobType={params.jobType}
+            />
           ) : null}
-        </div>
+          <div className="keys-columns">
+            <section className="panel panel-flush keys-results" aria-labelledby="keys-results-heading">
+              <div className="panel-header">
+                <h2 id="keys-results-heading">Results</h2>
+                <span className="panel-meta">
+                  {search.data ? `${search.data.effects.length}${search.data.nextCursor ? "+" : ""} keys, newest first` : ""}
+                </span>
+              </div>
+              {search.isPending ? (
+                <p role="status" className="panel-body">
+                  Searching…
+                </p>
+              ) : search.isError ? (
+                <ErrorState
+                  title="The search failed"
+                  message={search.error.message}
+                  code={search.error instanceof ApiClientError ? search.error.code : undefined}
+                  onRetry={() => void search.refetch()}
+                  retrying={search.isFetching}
+                />
+              ) : search.data.effects.length === 0 ? (
+                <p className="panel-body">No key of tenant {tenant} matches.</p>
+              ) : (
+                <div className="table-scroll">
+                  <table className="data-table" aria-labelledby="keys-results-heading">
+                    <thead>
+                      <tr>
+                        <th scope="col">Key · job type</th>
+                        <th scope="col">Status</th>
+                        <th scope="col" className="num" title="Duplicates suppressed">
+                          Dup.
+                        </th>
+                        <th scope="col">Created (UTC)</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {search.data.effects.map((e) => (
+                        <tr key={e.key} aria-selected={e.key === params.key} data-testid="key-row">
+                          <th scope="row">
+                            <Link href={linkTo(e.key)} className="key-link">
+                              {e.key}
+                            </Link>
+                            <span className="key-job">{e.jobType}</span>
+                          </th>
+                          <td>
+                            <StatusBadge status={e.status} />
+                          </td>
+                          <td className="num">{e.duplicateCount}</td>
+                          <td>{shortTime(e.createdAt)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+            </section>
+            {params.key ? (
+              <KeyDetail tenant={tenant} platform={platform} effectKey={params.key} role={session.role} linkTo={linkTo} />
+            ) : null}
+          </div>
+        </>
       )}
     </div>
   );

@@ -1,4 +1,5 @@
 import { ROLES } from "../auth/auth-types";
+import { BULK_ACTION_KINDS, BULK_ACTION_STATES } from "../auth/bulk-types";
 import { EFFECT_STATUSES } from "../console/effects-types";
 import { AUDIT_EXPORT_FORMATS } from "./effects-query";
 import { ERROR_STATUS } from "./errors";
@@ -147,6 +148,25 @@ export const OPENAPI = {
           createdAt: time,
           lastSeenAt: time,
           expiresAt: time,
+        },
+      },
+      BulkAction: {
+        type: "object",
+        properties: {
+          id: { type: "string", format: "uuid" },
+          kind: { type: "string", enum: BULK_ACTION_KINDS },
+          tenant: str,
+          filter: { type: "object", properties: { q: nullable(str), jobType: nullable(str) } },
+          state: { type: "string", enum: BULK_ACTION_STATES },
+          total: { type: "integer" },
+          processed: { type: "integer" },
+          applied: { type: "integer", description: "Items released; processed − applied were refused by the library's guards" },
+          actor: str,
+          createdAt: time,
+          startedAt: nullable(time),
+          finishedAt: nullable(time),
+          cancelledBy: nullable(str),
+          error: nullable(str),
         },
       },
       UncaughtViolation: {
@@ -339,6 +359,54 @@ export const OPENAPI = {
         parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
         responses: {
           "200": json({ type: "object", properties: { token: { $ref: "#/components/schemas/Token" } } }),
+          ...errors(400, 401, 403, 404, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/bulk/release": {
+      post: {
+        summary:
+          "Release every stuck claim (in progress, lease expired, not at-most-once) of one tenant matching the Keys page's filter. dryRun: how many and a sample. Else 202: a background action, capped at BULK_ACTION_MAX_ITEMS (409 past it), each key released by the library and audited (operator)",
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                additionalProperties: false,
+                properties: {
+                  tenant: { ...str, description: "Platform tokens: the tenant (required for them)" },
+                  q: { ...str, description: "A key fragment, case-insensitive" },
+                  jobType: str,
+                  dryRun: { type: "boolean", default: false },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          "200": json({ type: "object", description: "The dry run: dryRun, tenant, count, cap, overCap, sample" }),
+          "202": json({ type: "object", properties: { action: { $ref: "#/components/schemas/BulkAction" } } }, "Started"),
+          ...errors(400, 401, 403, 409, 413, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/bulk/{id}": {
+      get: {
+        summary: "A bulk action's state and progress (viewer; a tenant token sees its own tenant's)",
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+        responses: {
+          "200": json({ type: "object", properties: { action: { $ref: "#/components/schemas/BulkAction" } } }),
+          ...errors(400, 401, 404, 429, 503, 504),
+        },
+      },
+    },
+    "/api/v1/bulk/{id}/cancel": {
+      post: {
+        summary: "Cancel a queued or running bulk action: no item is applied after it (operator; audited)",
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+        responses: {
+          "200": json({ type: "object", properties: { action: { $ref: "#/components/schemas/BulkAction" } } }),
           ...errors(400, 401, 403, 404, 429, 503, 504),
         },
       },
