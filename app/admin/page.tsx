@@ -32,14 +32,6 @@ export default async function AdminPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const { principal, scope } = await requirePageScope("viewer");
-  if (!roleAtLeast(principal.role, "admin")) {
-    return (
-      <>
-        {header}
-        <AdminOnly page="Tokens & sessions" role={principal.role} />
-      </>
-    );
-  }
   const raw = (await searchParams).tenant;
   const requested = Array.isArray(raw) ? raw.at(-1) : raw;
   let tenant: string | undefined;
@@ -51,6 +43,15 @@ export default async function AdminPage({
       <>
         {header}
         <ErrorState title="This link has an invalid filter" message={e.message} code={e.code} />
+      </>
+    );
+  }
+  // After the parse: a bad link says so to anyone; a good one shows a non-admin no data.
+  if (!roleAtLeast(principal.role, "admin")) {
+    return (
+      <>
+        {header}
+        <AdminOnly page="Tokens & sessions" role={principal.role} />
       </>
     );
   }

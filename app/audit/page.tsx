@@ -32,14 +32,6 @@ export default async function AuditPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const { principal, scope } = await requirePageScope("viewer");
-  if (!roleAtLeast(principal.role, "admin")) {
-    return (
-      <>
-        {header}
-        <AdminOnly page="The audit log" role={principal.role} />
-      </>
-    );
-  }
   const raw = await searchParams;
   const search = new URLSearchParams();
   for (const k of [...AUDIT_FILTER_KEYS, "cursor", "limit"]) {
@@ -61,6 +53,15 @@ export default async function AuditPage({
     query = parseSearchParams(auditQuery, search);
   } catch (error) {
     return invalid(error);
+  }
+  // After the parse: a bad link says so to anyone; a good one shows a non-admin no data.
+  if (!roleAtLeast(principal.role, "admin")) {
+    return (
+      <>
+        {header}
+        <AdminOnly page="The audit log" role={principal.role} />
+      </>
+    );
   }
   const filters: AuditPageFilters = {
     tenant: scope.platform ? (query.tenant ?? null) : null,
