@@ -158,6 +158,7 @@ export async function runBulkActions(options: RunOptions): Promise<void> {
 interface BulkRunnerState {
   timer: NodeJS.Timeout;
   running: boolean;
+  lastError?: string;
 }
 
 declare global {
@@ -179,9 +180,15 @@ export function startBulkRunner(options: { pollMs?: number; leaseMs?: number } =
       if (state.running) return;
       state.running = true;
       runBulkActions({ owner, leaseMs: options.leaseMs })
+        .then(() => {
+          state.lastError = undefined;
+        })
         .catch((error: unknown) => {
-          // The lease runs out and this or another process resumes the action on a later pass.
-          console.error(`onceboard: bulk action paused: ${error instanceof Error ? error.message : String(error)}`);
+          // The lease runs out and this or another process resumes the action on a later pass. Said
+          // once per failure, not every pass: a console whose database is down would log it forever.
+          const message = error instanceof Error ? error.message : String(error);
+          if (message !== state.lastError) console.error(`onceboard: bulk actions paused: ${message}`);
+          state.lastError = message;
         })
         .finally(() => {
           state.running = false;
