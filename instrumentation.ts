@@ -1,8 +1,9 @@
 /**
  * Next.js runs register() once per server process at start. On the Node.js runtime only, the
- * console ends with whoever owns it (lib/console/process-lifecycle.ts), runs partition
- * maintenance (lib/retention/schedule.ts) and bulk actions (lib/auth/bulk-runner.ts). Both are imported here, behind the runtime check, so the
- * Edge build never sees their Node.js APIs.
+ * console ends with whoever owns it (lib/console/process-lifecycle.ts) and runs partition
+ * maintenance (lib/retention/schedule.ts), bulk actions (lib/auth/bulk-runner.ts) and reconciliation
+ * (lib/reconciliation/schedule.ts). All are imported here, behind the runtime check, so the Edge
+ * build never sees their Node.js APIs.
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
@@ -16,4 +17,31 @@ export async function register(): Promise<void> {
   }
   const { startBulkRunner } = await import("./lib/auth/bulk-runner");
   startBulkRunner();
+  try {
+    await startConsoleReconciliation();
+  } catch (error) {
+    console.error(`onceboard: reconciliation not started: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+declare global {
+  var __onceboardReconcileSchedule: unknown;
+}
+
+/** Reconciliation with the configured providers (lib/reconciliation/schedule.ts), on the maintenance pool, counted on the console's registry. */
+async function startConsoleReconciliation(): Promise<void> {
+  const { loadConfig } = await import("./lib/config");
+  const config = loadConfig();
+  if (!config.DATABASE_URL || globalThis.__onceboardReconcileSchedule) return;
+  const [{ startReconcileSchedule }, { maintenancePool }, { consoleRegistry }] = await Promise.all([
+    import("./lib/reconciliation/schedule"),
+    import("./lib/retention/maintenance-pool"),
+    import("./lib/console/http-metrics"),
+  ]);
+  globalThis.__onceboardReconcileSchedule = startReconcileSchedule({
+    pool: maintenancePool(),
+    config,
+    registry: consoleRegistry(),
+    log: (line) => console.error(`onceboard: ${line}`),
+  });
 }

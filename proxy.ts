@@ -3,6 +3,7 @@ import { ApiError, errorResponse } from "@/lib/api/errors";
 import { type Authenticated, databaseError } from "@/lib/auth/authenticate";
 import { consoleOrigin } from "@/lib/auth/client-ip";
 import { type GuardResult, guardRequest, rateLimitedResponse, unauthenticatedResponse } from "@/lib/auth/guard";
+import { OIDC_CALLBACK_PATH, OIDC_START_PATH } from "@/lib/auth/oidc-paths";
 import { HANDOVER_HEADER, handOver } from "@/lib/auth/proxy-handover";
 import { safeNextPath } from "@/lib/auth/safe-next";
 import { contentSecurityPolicy, securityHeadersFor } from "@/lib/auth/security-headers";
@@ -15,15 +16,35 @@ import { ALERT_RULES } from "@/lib/console/metrics/alert-rules";
  * - any page without a session → redirect to /login?next=<path>;
  * - the rate limits of lib/auth/guard.ts (429), counted here once per request;
  * - when the session or token cannot be read: 503 for the API, /login?reason=unavailable for a page;
- * - public: /login, /api/auth/login, /api/auth/logout, /api/v1/health (polled by `npm start` and
- *   load balancers before anyone can sign in; it tells whether PostgreSQL answers, nothing else).
+ * - public: /login, /api/auth/login, /api/auth/logout, the single sign-on start and callback and its
+ *   /no-access page, /api/v1/health (polled by `npm start` and load balancers before anyone can
+ *   sign in; it tells whether PostgreSQL answers, nothing else), and STATIC_PATHS: the icons, the
+ *   web manifest and robots.txt (cacheable, the same for everyone).
  * Every response gets the security headers (HSTS when served over https) and Cache-Control: no-store;
  * pages get a CSP with a fresh nonce Next applies to its scripts.
  * An API request's answer to "who is this" is handed to withAuth (lib/auth/proxy-handover.ts), so
  * the token is looked up once per request, not twice.
  */
-const STATIC_PATHS = new Set(["/icon.svg", "/favicon.ico"]);
-const PUBLIC_PATHS = new Set(["/login", "/api/auth/login", "/api/auth/logout", "/api/v1/health", ...STATIC_PATHS]);
+/** public/ and the app's metadata files (app/icon.svg, app/manifest.ts): the same for everyone, before sign-in. */
+const STATIC_PATHS = new Set([
+  "/icon.svg",
+  "/favicon.ico",
+  "/apple-touch-icon.png",
+  "/icon-192.png",
+  "/icon-512.png",
+  "/manifest.webmanifest",
+  "/robots.txt",
+]);
+const PUBLIC_PATHS = new Set([
+  "/login",
+  "/no-access",
+  "/api/auth/login",
+  "/api/auth/logout",
+  OIDC_START_PATH,
+  OIDC_CALLBACK_PATH,
+  "/api/v1/health",
+  ...STATIC_PATHS,
+]);
 /** The runbook pages that exist: one per alert rule. */
 const RUNBOOK_PATH = /^\/overview\/runbook\/([^/]*)\/?$/;
 const ALERT_NAMES = new Set(ALERT_RULES.map((rule) => rule.name));

@@ -16,6 +16,10 @@ import "./globals.css";
 export const metadata: Metadata = {
   title: { default: "Onceboard", template: "%s · Onceboard" },
   description: "Whether your background jobs are safe to run twice.",
+  // An admin console: no search engine should list it, even where robots.txt is not read.
+  robots: { index: false, follow: false },
+  // app/icon.svg is the tab icon; favicon.ico and these are made from it by scripts/make-icons.mjs.
+  icons: { apple: { url: "/apple-touch-icon.png", sizes: "180x180", type: "image/png" } },
 };
 
 export const viewport: Viewport = {

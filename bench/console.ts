@@ -11,7 +11,7 @@ import pg from "pg";
 import { Scope } from "../lib/auth/scope";
 import { getOverviewSeries } from "../lib/console/get-overview-series";
 import { PostgresSource } from "../lib/console/metrics/postgres-source";
-import { overviewQuerySchema } from "../lib/console/overview-query";
+import { overviewQuery } from "../lib/contract/overview";
 import { benchDatabase, machine } from "./support";
 
 const log = (line: string) => process.stdout.write(`bench:console: ${line}\n`);
@@ -126,7 +126,7 @@ async function main() {
     const source = new PostgresSource(pool);
     let worst = 0;
     for (const window of ["1h", "24h", "30d"] as const) {
-      const query = overviewQuerySchema.parse({ window });
+      const query = overviewQuery.parse({ window });
       await getOverviewSeries(Scope.operator(), query, { db: pool, source, now }); // warm
       const times: number[] = [];
       for (let i = 0; i < ITERATIONS; i++) {

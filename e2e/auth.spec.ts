@@ -1,8 +1,11 @@
 import { expect, test } from "@playwright/test";
-import { bearer, tokenFor } from "./auth";
+import { bearer, tokenFor, viewerLoginCode } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
 
 test.use({ colorScheme: "light" });
+// Each test signs in several times through the real form: on a loaded machine that outlasts the
+// default minute (tests never assert a duration).
+test.describe.configure({ timeout: 180_000 });
 
 test("a signed-out page goes to the login page, and the form signs in and back", async ({ page, request }) => {
   await page.goto("/overview?window=7d");
@@ -34,6 +37,23 @@ test("a signed-out page goes to the login page, and the form signs in and back",
   await expect(page).toHaveURL(/\/login/);
   // Signing out ended the session on the server: the old cookie, replayed, is refused.
   expect((await request.get("/api/v1/overview", { headers: { cookie } })).status()).toBe(401);
+});
+
+test("a login link signs in when opened, and when pasted into a tab already on /login", async ({ page }) => {
+  await page.goto(`/login?next=${encodeURIComponent("/keys")}#code=${viewerLoginCode(0)}`);
+  // A loaded machine: the exchange and the redirect may take a while (tests never assert a duration).
+  await expect(page).toHaveURL(/\/keys$/, { timeout: 45_000 });
+  await expect(page.getByTestId("session-badge")).toContainText("viewer · acme");
+
+  await page.context().clearCookies();
+  await page.goto("/login");
+  await expect(page.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
+  // Pasting the link changes only the fragment: no navigation, so the page must read it itself.
+  await page.evaluate((code) => {
+    window.location.hash = `code=${code}`;
+  }, viewerLoginCode(1));
+  await expect(page).toHaveURL(/\/overview$/, { timeout: 45_000 });
+  await expect(page.getByTestId("session-badge")).toContainText("viewer · acme");
 });
 
 test("sign-in never sends the reader off the console, however next= is spelled", async ({ page }) => {

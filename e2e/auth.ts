@@ -15,6 +15,15 @@ export function tokenFor(role: E2eRole): string {
   return tokens()[role];
 }
 
+/** The n-th one-time login code scripts/e2e.ts made for the viewer's token (each works once). */
+export function viewerLoginCode(n: number): string {
+  const raw = process.env.ONCEBOARD_E2E_LOGIN_CODES;
+  if (!raw) throw new Error("ONCEBOARD_E2E_LOGIN_CODES is not set: run the browser tests with `npm run test:e2e`");
+  const code = (JSON.parse(raw) as string[])[n];
+  if (!code) throw new Error(`no login code ${n}: raise E2E_LOGIN_CODE_COUNT in e2e/roles.ts`);
+  return code;
+}
+
 /** `Authorization: Bearer …` headers for API calls as a role. */
 export function bearer(role: E2eRole): Record<string, string> {
   return { authorization: `Bearer ${tokenFor(role)}` };

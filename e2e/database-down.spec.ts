@@ -10,7 +10,7 @@ test.beforeEach(async ({ page }) => loginAs(page, "viewer"));
 test("a page fails closed when the session cannot be checked: the outage notice, no data", async ({ page }) => {
   await page.goto("/overview");
   await expect(page).toHaveURL(/\/login\?reason=unavailable&next=%2Foverview$/);
-  await expect(page.getByRole("alert")).toContainText("The database cannot be reached");
+  await expect(page.getByRole("main").getByRole("alert")).toContainText("The database cannot be reached");
   await expect(page.getByRole("main")).not.toContainText("Which tenant");
   await page.screenshot({ path: `${SCREENSHOT_DIR}/overview-database-down.png` });
 

@@ -27,6 +27,16 @@ for (const colorScheme of ["light", "dark"] as const) {
       await expect(histogram.getByText("retention 7 d")).toBeVisible();
       await expect(histogram.getByText("retry window 3 d")).toBeVisible();
       await expect(histogram.getByText("1 h", { exact: true })).toBeVisible();
+      // The small charts name both lines in full, inside their own box: nothing clipped.
+      const small = page.locator(".small-multiple").first();
+      const key = small.getByTestId("chart-key");
+      await expect(key).toHaveText(/retry window 3 d.*retention 7 d/);
+      const box = (await small.boundingBox())!;
+      for (const name of [key.locator(".chart-key-retry-window"), key.locator(".chart-key-retention")]) {
+        const label = (await name.boundingBox())!;
+        expect(label.x).toBeGreaterThanOrEqual(box.x);
+        expect(label.x + label.width).toBeLessThanOrEqual(box.x + box.width + 1);
+      }
 
       const advice = page.getByTestId("advice");
       await expect(advice).toHaveAttribute("data-verdict", "below_observed_max");
@@ -50,7 +60,10 @@ for (const colorScheme of ["light", "dark"] as const) {
 
       const late = page.getByTestId("late-duplicates");
       const link = late.getByRole("link", { name: E.effectsMaxGapKey });
-      await expect(link).toHaveAttribute("href", `/keys?tenant=acme&key=${encodeURIComponent(E.effectsMaxGapKey)}`);
+      await expect(link).toHaveAttribute(
+        "href",
+        `/keys?tenant=acme&q=${encodeURIComponent(E.effectsMaxGapKey)}&key=${encodeURIComponent(E.effectsMaxGapKey)}`,
+      );
       await expect(late.getByText("3.46 d")).toBeVisible();
 
       await page.screenshot({ path: `${SCREENSHOT_DIR}/gaps-${colorScheme}.png`, fullPage: true });
@@ -84,7 +97,7 @@ test("the advice API answers with the recommendation, its inputs and reasons", a
   expect(advice.status).toBe("recommended");
   expect(advice.recommendedSeconds).toBe(E.recommendedDays * 86_400);
   expect(advice.comparison.verdict).toBe("below_observed_max");
-  expect(advice.inputs.maxRetryWindowSource).toBe("retention_settings.max_retry_window_days");
+  expect(advice.inputs.maxRetryWindowSource).toBe("retention_settings.max_retry_window_days (or its default)");
   expect(advice.reasons.length).toBeGreaterThan(0);
 });
 

@@ -104,14 +104,60 @@ test("a viewer sees no release button, and the API refuses the viewer", async ({
   expect((await refused.json()).error.code).toBe("FORBIDDEN");
 });
 
-test("a platform admin picks the tenant; the Overview's links open the Keys page filtered", async ({ page }) => {
+test("a platform admin searches every tenant at once, each row naming its tenant, and opens one in its tenant", async ({
+  page,
+}) => {
   await loginAs(page, "platform-admin");
   await page.goto("/keys");
-  await expect(page.getByRole("heading", { name: "Pick a tenant" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Pick a tenant" })).toHaveCount(0);
+  await page.getByRole("searchbox", { name: "Key or fragment" }).fill("capture-payment:in_progress:");
+  await page.getByRole("button", { name: "Search" }).click();
+  await expect(page.getByTestId("key-row").first()).toBeVisible();
+  const tenants = new Set(await page.getByTestId("key-tenant").allTextContents());
+  expect(tenants.size).toBeGreaterThan(1);
+  await expect(page.getByRole("main")).toContainText("every tenant, last 7 days");
+  // Opening a row names its tenant: the detail is that tenant's key.
+  const row = page.getByTestId("key-row").first();
+  const tenant = (await row.getByTestId("key-tenant").textContent()) ?? "";
+  await row.getByRole("link").click();
+  await expect(page).toHaveURL(new RegExp(`tenant=${tenant}&`));
+  await expect(page.getByTestId("key-detail")).toBeVisible();
+  // Narrowed to one tenant, the tenant column goes: every row is that tenant's.
   await page.goto(`/keys?tenant=globex&q=${KEYS_SEED.orderId}&jobType=capture-payment`);
   await expect(page.getByTestId("key-row")).toHaveCount(1);
-  await page.goto("/keys?status=bogus");
-  await expect(page.getByRole("main").getByRole("alert")).toContainText("status");
+  await expect(page.getByTestId("key-tenant")).toHaveCount(0);
+});
+
+test("a tenant session searches only its own tenant, whatever the URL names", async ({ page }) => {
+  await loginAs(page, "viewer");
+  await page.goto(`/keys?tenant=globex&q=${KEYS_SEED.orderId}`);
+  await expect(page.getByTestId("key-row")).toHaveCount(3);
+  await expect(page.getByTestId("key-tenant")).toHaveCount(0);
+  await expect(page.getByRole("main")).toContainText("Tenant acme");
+});
+
+test("a bad search shows its error beside the form, which keeps what was typed", async ({ page }) => {
+  await loginAs(page, "viewer");
+  await page.goto(`/keys?q=${"x".repeat(300)}&status=bogus`);
+  const form = page.getByRole("search", { name: "Search keys" });
+  await expect(form).toBeVisible();
+  await expect(form.getByRole("searchbox", { name: "Key or fragment" })).toHaveValue("x".repeat(300));
+  await expect(page.getByTestId("keys-invalid").getByRole("alert")).toContainText("invalid query");
+  // Fixing it in the form searches again, in place.
+  await form.getByRole("searchbox", { name: "Key or fragment" }).fill(KEYS_SEED.orderId);
+  await form.getByRole("combobox", { name: "Status" }).selectOption("");
+  await form.getByRole("button", { name: "Search" }).click();
+  await expect(page.getByTestId("key-row").first()).toBeVisible();
+  await expect(page.getByTestId("keys-invalid")).toHaveCount(0);
+});
+
+test("a stuck claim is called stuck in the list as in its detail", async ({ page }) => {
+  // Not KEYS_SEED.stuckKey: the first test releases that one.
+  await loginAs(page, "viewer");
+  await page.goto(`/keys?q=stuck&key=${encodeURIComponent(KEYS_SEED.stuckAtMostOnceKey)}`);
+  const row = page.getByTestId("key-row").filter({ hasText: KEYS_SEED.stuckAtMostOnceKey });
+  await expect(row.getByTestId("status-badge")).toHaveText("stuck");
+  await expect(page.getByTestId("key-detail").getByTestId("status-badge").first()).toHaveText("stuck");
 });
 
 test("keys with / % ? # spaces and non-ASCII round-trip through the URL", async ({ request }) => {

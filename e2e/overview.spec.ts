@@ -68,13 +68,51 @@ test("filters change the URL, and a copied URL restores the same view", async ({
   await expect(other.getByTestId("tiles")).toHaveText(shown);
 });
 
+test("with a tenant filter every tile, chart, table and alert answers for it or says it is every tenant's", async ({ page }) => {
+  await page.goto("/overview?tenant=globex&jobType=capture-payment");
+  await expect(page.getByTestId("stat-suppressions").getByTestId("stat-scope")).toHaveText("globex");
+  await expect(page.getByTestId("stat-uncaught").getByTestId("stat-scope")).toHaveText("globex");
+  for (const tile of ["deliveries", "redeliveries", "claims"])
+    await expect(page.getByTestId(`stat-${tile}`).getByTestId("stat-scope"), tile).toHaveText("all tenants");
+  // The tile and the job-type table count the same suppressions: globex's.
+  const tile = (await page.getByTestId("stat-suppressions").locator(".stat-value").textContent()) ?? "";
+  const row = page.getByTestId("job-type-row").filter({ hasText: "capture-payment" });
+  await expect(row.locator("td").nth(2)).toHaveText(tile);
+  await expect(page.getByTestId("job-types-scope")).toHaveText(
+    "suppressed and uncaught: globex's; deliveries, redeliveries and claims: all tenants",
+  );
+  await expect(page.getByTestId("alerts-scope")).toContainText("all tenants");
+  for (const chart of ["claim-rate", "latency", "waits"])
+    await expect(page.getByTestId(`chart-${chart}-meta`), chart).toContainText("all tenants");
+  await expect(page.getByTestId("chart-suppressions-meta")).not.toContainText("all tenants");
+  // The job-type filter reaches the alerts: no instance of another job type is listed.
+  for (const text of await page.getByTestId("alert").allTextContents()) expect(text).not.toMatch(/job_type=(?!capture-payment)/);
+});
+
+test("an unknown job type in the URL says so", async ({ page }) => {
+  await page.goto("/overview?jobType=capture-paymnet");
+  await expect(page.getByTestId("unknown-job-type")).toContainText("No worker ever reported a job type named capture-paymnet");
+  await page.goto("/overview?jobType=capture-payment");
+  await expect(page.getByTestId("tiles")).toBeVisible();
+  await expect(page.getByTestId("unknown-job-type")).toHaveCount(0);
+});
+
 test("a stuck claim links to the Keys page; a violation group to its list, and each listed key to its page", async ({ page }) => {
   await page.goto("/overview");
   // The Keys seed adds a stuck receipt of its own: pick the Overview seed's stuck capture.
   const stuck = page.getByTestId("stuck-claim").filter({ hasText: "capture-payment:in_progress:" }).first().getByRole("link");
-  await expect(stuck).toHaveAttribute("href", /^\/keys\?tenant=[^&]+&key=capture-payment%3Ain_progress%3A/);
+  await expect(stuck).toHaveAttribute(
+    "href",
+    /^\/keys\?tenant=[^&]+&q=capture-payment%3Ain_progress%3A[^&]+&key=capture-payment%3Ain_progress%3A/,
+  );
   await expect(page.getByTestId("violations-banner")).toContainText(`${expected.uncaughtViolations} uncaught unique violations`);
-  const group = page.getByTestId("violation-group").filter({ hasText: "send-receipt" }).first();
+  // The group's link names its constraint; its tenant and job type stand beside it in the row.
+  const group = page
+    .getByTestId("violations-banner")
+    .getByRole("listitem")
+    .filter({ hasText: "send-receipt" })
+    .first()
+    .getByTestId("violation-group");
   await expect(group).toHaveAttribute("href", /^\/violations\?tenant=globex&jobType=send-receipt&constraint=/);
   await group.click();
   await expect(page).toHaveURL(/\/violations\?tenant=globex&jobType=send-receipt/);
@@ -85,8 +123,20 @@ test("a stuck claim links to the Keys page; a violation group to its list, and e
   expect(new Set(keys).size).toBe(keys.length);
   await expect(page.getByTestId("violation-key").filter({ hasText: /^send-receipt:order-100$/ })).toHaveAttribute(
     "href",
-    "/keys?tenant=globex&key=send-receipt%3Aorder-100",
+    "/keys?tenant=globex&q=send-receipt%3Aorder-100&key=send-receipt%3Aorder-100",
   );
+});
+
+test("the stuck-claim link opens that claim: one row, called stuck in the list and in its detail", async ({ page }) => {
+  await page.goto("/overview");
+  const stuck = page.getByTestId("stuck-claim").filter({ hasText: "capture-payment:in_progress:" }).first();
+  const key = ((await stuck.getByRole("link").textContent()) ?? "").trim();
+  await stuck.getByRole("link").click();
+  await expect(page).toHaveURL(/\/keys\?/);
+  await expect(page.getByTestId("key-row")).toHaveCount(1);
+  await expect(page.getByTestId("key-row")).toContainText(key);
+  await expect(page.getByTestId("key-row").getByTestId("status-badge")).toHaveText("stuck");
+  await expect(page.getByTestId("key-detail").getByTestId("status-badge").first()).toHaveText("stuck");
 });
 
 test("an invalid window is shown as the API's error, never replaced", async ({ page, request }) => {

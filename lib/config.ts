@@ -191,8 +191,64 @@ const configSchema = z.object({
     .transform((value) => /^(1|true|yes)$/i.test(value ?? "")),
   /** The most rows one bulk action may touch ("release every stuck claim matching this filter"); a filter matching more is refused. */
   BULK_ACTION_MAX_ITEMS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1_000_000).default(10_000)),
+  /** Single sign-on: the identity provider's issuer URL (discovery at <issuer>/.well-known/openid-configuration). Needs OIDC_CLIENT_ID, OIDC_CLIENT_SECRET and PUBLIC_URL. */
+  OIDC_ISSUER: z.preprocess(emptyAsUndefined, httpUrl.optional()),
+  /** The console's client id at the identity provider. */
+  OIDC_CLIENT_ID: z.preprocess(emptyAsUndefined, z.string().max(500).optional()),
+  /** The console's client secret at the identity provider (client_secret_basic). */
+  OIDC_CLIENT_SECRET: z.preprocess(emptyAsUndefined, z.string().max(2000).optional()),
+  /** The identity provider's name on the sign-in button ("Sign in with …"); unset: the issuer's host. */
+  OIDC_NAME: z.preprocess(emptyAsUndefined, z.string().max(100).optional()),
+  /** Scopes the console asks for, space-separated; must include openid. */
+  OIDC_SCOPES: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/(^|\s)openid(\s|$)/, "must include openid")
+      .default("openid profile email"),
+  ),
+  /** The ID token claim that lists a person's groups (a list of strings, or one string). */
+  OIDC_GROUPS_CLAIM: z.preprocess(emptyAsUndefined, z.string().max(200).default("groups")),
+  /** A JSON file mapping group names to a role and a tenant or the platform (lib/auth/oidc-roles.ts); unset: the onceboard-platform-<role> / onceboard-tenant-<tenant>-<role> names. */
+  OIDC_ROLE_MAPPING_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),
   /** Seconds between the console's partition maintenance runs (lib/retention/schedule.ts); 0 turns it off. */
+  /** Stripe's secret key for reconciliation (read-only is enough: it lists PaymentIntents and Refunds). */
+  STRIPE_API_KEY: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
+  /** Where the stripe client sends requests: Stripe itself by default, or a Stripe-compatible local server (the demo's). */
+  STRIPE_HOST: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
+  STRIPE_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(65_535).optional()),
+  STRIPE_PROTOCOL: z.preprocess(emptyAsUndefined, z.enum(["http", "https"]).optional()),
+  /** The generic HTTP+JSON provider ("mailer"): its list endpoint, e.g. http://127.0.0.1:4600/messages. */
+  MAILER_RECONCILE_URL: z.preprocess(emptyAsUndefined, httpUrl.optional()),
+  /** Seconds a provider may lag its own writes: objects and effects younger than this are "pending", not findings. */
+  RECONCILE_GRACE_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(604_800).default(900)),
+  /** Seconds between the console's reconciliation passes (rolling hour and uncovered whole days); 0 turns the loop off. */
+  RECONCILE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
+  /** How long Stripe keeps an idempotency key (hours): a redelivery after it would charge again but for Onceboard's record. */
+  STRIPE_KEY_WINDOW_HOURS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().max(8_760).default(24)),
   RETENTION_MAINTENANCE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
+});
+
+/** Single sign-on is all or nothing: the three OIDC_* variables together, and a PUBLIC_URL for the redirect URI the provider has registered. */
+const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
+  const oidc = {
+    OIDC_ISSUER: config.OIDC_ISSUER,
+    OIDC_CLIENT_ID: config.OIDC_CLIENT_ID,
+    OIDC_CLIENT_SECRET: config.OIDC_CLIENT_SECRET,
+  };
+  const set = Object.entries(oidc).filter(([, value]) => value !== undefined);
+  if (set.length === 0) return;
+  for (const [name, value] of Object.entries(oidc)) {
+    if (value === undefined)
+      ctx.addIssue({ code: "custom", path: [name], message: `must be set with ${set.map(([n]) => n).join(", ")}` });
+  }
+  if (config.PUBLIC_URL === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["PUBLIC_URL"],
+      message: "must be set for single sign-on (OIDC_*): the redirect URI is made from it",
+    });
+  }
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -206,7 +262,7 @@ export class ConfigError extends Error {
 
 /** Parses the environment; a bad value throws one ConfigError naming every offending variable. */
 export function loadConfig(env: Env = process.env): Config {
-  const parsed = configSchema.safeParse(env);
+  const parsed = checkedConfigSchema.safeParse(env);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`);
   throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);

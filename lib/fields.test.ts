@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { auditQuery, effectSearchQuery } from "./api/effects-query";
 import { ApiError } from "./api/errors";
 import { parseGapsQuery } from "./api/gaps-query";
 import { parseSearchParams } from "./api/parse";
-import { overviewQuerySchema } from "./console/overview-query";
+import { auditQuery } from "./contract/audit";
+import { effectSearchQuery } from "./contract/effects";
+import { overviewQuery } from "./contract/overview";
+import { adviceQuery } from "./contract/retention";
 import { bigintId, isoTime, safeText } from "./fields";
-import { adviceQuerySchema } from "./retention/advice-query";
 
 /** The 400 a query gets, or undefined when it parses. */
 function refusal(parse: () => unknown): ApiError | undefined {
@@ -49,17 +50,17 @@ describe("the shared field refinements", () => {
 
 describe("every query schema refuses what the database would choke on, naming the field", () => {
   const cases: [string, () => unknown, string][] = [
-    ["overview jobType NUL", () => parseSearchParams(overviewQuerySchema, "/?jobType=a%00b"), "jobType"],
-    ["overview tenant NUL", () => parseSearchParams(overviewQuerySchema, "/?tenant=a%00b"), "tenant"],
+    ["overview jobType NUL", () => parseSearchParams(overviewQuery, "/?jobType=a%00b"), "jobType"],
+    ["overview tenant NUL", () => parseSearchParams(overviewQuery, "/?tenant=a%00b"), "tenant"],
     ["gaps jobType NUL", () => parseGapsQuery("/?jobType=a%00b"), "jobType"],
     ["gaps tenant NUL", () => parseGapsQuery("/?tenant=a%00b"), "tenant"],
-    ["advice jobType NUL", () => parseSearchParams(adviceQuerySchema, "/?jobType=a%00b"), "jobType"],
+    ["advice jobType NUL", () => parseSearchParams(adviceQuery, "/?jobType=a%00b"), "jobType"],
     ["effects to year 0000", () => parseSearchParams(effectSearchQuery, "/?to=0000-01-01T00:00:00Z"), "to"],
     ["audit from year 0000", () => parseSearchParams(auditQuery, "/?from=0000-01-01T00:00:00Z"), "from"],
     ["audit cursor past bigint", () => parseSearchParams(auditQuery, "/?cursor=9999999999999999999"), "cursor"],
     [
       "overview from year 0000",
-      () => parseSearchParams(overviewQuerySchema, "/?from=0000-01-01T00:00:00Z&to=0000-01-02T00:00:00Z"),
+      () => parseSearchParams(overviewQuery, "/?from=0000-01-01T00:00:00Z&to=0000-01-02T00:00:00Z"),
       "from",
     ],
     ["malformed escape", () => parseSearchParams(effectSearchQuery, "/?q=%ZZ"), "q"],

@@ -120,7 +120,7 @@ CREATE TABLE claim_latency_minute (
 
 CREATE TABLE console_sessions (
   id_hash text NOT NULL,
-  token_id uuid NOT NULL,
+  token_id uuid,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   last_seen_at timestamp with time zone NOT NULL DEFAULT now(),
   expires_at timestamp with time zone NOT NULL,
@@ -128,8 +128,19 @@ CREATE TABLE console_sessions (
   signed_in_with text NOT NULL,
   client_ip text,
   public_id uuid NOT NULL DEFAULT gen_random_uuid(),
+  oidc_issuer text,
+  oidc_subject text,
+  actor text,
+  role text,
+  tenant_id text,
+  id_token text,
   CONSTRAINT console_sessions_pkey PRIMARY KEY (id_hash),
-  CONSTRAINT console_sessions_signed_in_with_check CHECK ((signed_in_with = ANY (ARRAY['token'::text, 'link'::text]))),
+  CONSTRAINT console_sessions_principal_check CHECK (
+CASE
+    WHEN (signed_in_with = 'oidc'::text) THEN ((token_id IS NULL) AND (oidc_issuer IS NOT NULL) AND (oidc_subject IS NOT NULL) AND (actor IS NOT NULL) AND (role = ANY (ARRAY['viewer'::text, 'operator'::text, 'admin'::text])))
+    ELSE ((token_id IS NOT NULL) AND (oidc_subject IS NULL) AND (role IS NULL) AND (tenant_id IS NULL) AND (id_token IS NULL))
+END),
+  CONSTRAINT console_sessions_signed_in_with_check CHECK ((signed_in_with = ANY (ARRAY['token'::text, 'link'::text, 'oidc'::text]))),
   CONSTRAINT console_sessions_token_id_fkey FOREIGN KEY (token_id) REFERENCES api_tokens(id) ON DELETE CASCADE
 );
 
@@ -188,6 +199,81 @@ CREATE TABLE rate_limits (
   points integer NOT NULL DEFAULT 0,
   expire bigint,
   CONSTRAINT rate_limits_pkey PRIMARY KEY (key)
+);
+
+CREATE TABLE reconciliation_coverage (
+  provider text NOT NULL,
+  window_from timestamp with time zone NOT NULL,
+  window_to timestamp with time zone NOT NULL,
+  run_id bigint NOT NULL,
+  completed_at timestamp with time zone NOT NULL,
+  CONSTRAINT reconciliation_coverage_pkey PRIMARY KEY (provider, window_from, window_to),
+  CONSTRAINT reconciliation_coverage_run_id_fkey FOREIGN KEY (run_id) REFERENCES reconciliation_runs(id)
+);
+
+CREATE TABLE reconciliation_findings (
+  id bigint NOT NULL DEFAULT nextval('reconciliation_findings_id_seq'::regclass),
+  identity text NOT NULL,
+  provider text NOT NULL,
+  kind text NOT NULL,
+  tenant_id text,
+  job_type text,
+  effect_key text,
+  provider_object_ids text[] NOT NULL DEFAULT '{}'::text[],
+  ours jsonb,
+  theirs jsonb NOT NULL DEFAULT '[]'::jsonb,
+  detail text NOT NULL,
+  first_run_id bigint,
+  last_run_id bigint,
+  first_seen_at timestamp with time zone NOT NULL DEFAULT now(),
+  last_seen_at timestamp with time zone NOT NULL DEFAULT now(),
+  state text NOT NULL DEFAULT 'open'::text,
+  state_note text,
+  state_changed_by text,
+  state_changed_at timestamp with time zone,
+  CONSTRAINT reconciliation_findings_first_run_id_fkey FOREIGN KEY (first_run_id) REFERENCES reconciliation_runs(id),
+  CONSTRAINT reconciliation_findings_identity_key UNIQUE (identity),
+  CONSTRAINT reconciliation_findings_kind_check CHECK ((kind = ANY (ARRAY['duplicated_at_provider'::text, 'missing_at_provider'::text, 'unknown_to_onceboard'::text, 'drift'::text, 'pending'::text]))),
+  CONSTRAINT reconciliation_findings_last_run_id_fkey FOREIGN KEY (last_run_id) REFERENCES reconciliation_runs(id),
+  CONSTRAINT reconciliation_findings_pkey PRIMARY KEY (id),
+  CONSTRAINT reconciliation_findings_state_check CHECK ((state = ANY (ARRAY['open'::text, 'acknowledged'::text, 'resolved'::text])))
+);
+
+CREATE TABLE reconciliation_runs (
+  id bigint NOT NULL DEFAULT nextval('reconciliation_runs_id_seq'::regclass),
+  provider text NOT NULL,
+  window_from timestamp with time zone NOT NULL,
+  window_to timestamp with time zone NOT NULL,
+  grace_seconds integer NOT NULL,
+  status text NOT NULL,
+  trigger text NOT NULL,
+  requested_by text,
+  started_at timestamp with time zone NOT NULL DEFAULT now(),
+  finished_at timestamp with time zone,
+  heartbeat_at timestamp with time zone,
+  checkpoint jsonb,
+  objects_seen bigint NOT NULL DEFAULT 0,
+  effects_seen bigint NOT NULL DEFAULT 0,
+  matched bigint NOT NULL DEFAULT 0,
+  counts jsonb NOT NULL DEFAULT '{}'::jsonb,
+  error text,
+  CONSTRAINT reconciliation_runs_pkey PRIMARY KEY (id),
+  CONSTRAINT reconciliation_runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'completed'::text, 'failed'::text]))),
+  CONSTRAINT reconciliation_runs_trigger_check CHECK ((trigger = ANY (ARRAY['schedule'::text, 'manual'::text, 'api'::text]))),
+  CONSTRAINT reconciliation_runs_window_check CHECK ((window_from < window_to))
+);
+
+CREATE TABLE reconciliation_staged_objects (
+  run_id bigint NOT NULL,
+  object_id text NOT NULL,
+  object_key text,
+  tenant_id text,
+  amount bigint,
+  currency text,
+  status text,
+  created timestamp with time zone NOT NULL,
+  metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
+  CONSTRAINT reconciliation_staged_objects_pkey PRIMARY KEY (run_id, object_id)
 );
 
 CREATE TABLE retention_settings (
@@ -345,11 +431,18 @@ CREATE INDEX audit_log_at_idx ON onceboard.audit_log USING btree (at);
 CREATE UNIQUE INDEX audit_log_seq_key ON onceboard.audit_log USING btree (seq);
 CREATE INDEX audit_log_tenant_id_at_idx ON onceboard.audit_log USING btree (tenant_id, at);
 CREATE INDEX bulk_actions_runnable_idx ON onceboard.bulk_actions USING btree (created_at) WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
+CREATE INDEX console_sessions_oidc_subject_idx ON onceboard.console_sessions USING btree (oidc_issuer, oidc_subject) WHERE (oidc_subject IS NOT NULL);
 CREATE UNIQUE INDEX console_sessions_public_id_key ON onceboard.console_sessions USING btree (public_id);
 CREATE INDEX console_sessions_token_id_idx ON onceboard.console_sessions USING btree (token_id);
 CREATE INDEX effects_in_progress_lease_until_idx ON ONLY onceboard.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
 CREATE INDEX effects_max_gap_seconds_idx ON ONLY onceboard.effects USING btree (max_gap_seconds) WHERE (max_gap_seconds IS NOT NULL);
 CREATE INDEX maintenance_runs_started_at_idx ON onceboard.maintenance_runs USING btree (started_at);
+CREATE INDEX reconciliation_coverage_window_idx ON onceboard.reconciliation_coverage USING btree (provider, window_to DESC);
+CREATE INDEX reconciliation_findings_filter_idx ON onceboard.reconciliation_findings USING btree (state, kind, provider, tenant_id, last_seen_at DESC);
+CREATE INDEX reconciliation_findings_key_idx ON onceboard.reconciliation_findings USING btree (tenant_id, effect_key);
+CREATE INDEX reconciliation_runs_provider_window_idx ON onceboard.reconciliation_runs USING btree (provider, window_from, window_to, started_at DESC);
+CREATE INDEX reconciliation_runs_started_at_idx ON onceboard.reconciliation_runs USING btree (started_at DESC);
+CREATE INDEX reconciliation_staged_objects_key_idx ON onceboard.reconciliation_staged_objects USING btree (run_id, tenant_id, object_key);
 CREATE INDEX tenant_suppressions_hour_tenant_idx ON onceboard.tenant_suppressions_hour USING btree (tenant_id, hour);
 CREATE INDEX tenant_violations_hour_tenant_idx ON onceboard.tenant_violations_hour USING btree (tenant_id, hour);
 CREATE INDEX uncaught_violation_keys_occurred_idx ON onceboard.uncaught_violation_keys USING btree (occurred_at, id);

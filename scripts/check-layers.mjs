@@ -44,6 +44,24 @@ export const LAYERS = [
     may: [],
     packages: ["zod"],
   },
+  // The contract's enumerations are the client-safe constants of the *-types.ts files, which in turn
+  // re-export the contract's inferred types (type-only: erased, no cycle at run time).
+  {
+    name: "lib/contract",
+    holds:
+      "the HTTP contract: one zod module per route family (query, path and body schemas, response schemas, their inferred types); routes validate with it, `lib/api/openapi.ts` generates the document from it",
+    may: [
+      "lib/fields.ts",
+      "lib/console/effects-types.ts",
+      "lib/console/overview-types.ts",
+      "lib/console/gaps-types.ts",
+      "lib/retention/retention-types.ts",
+      "lib/retention/advice-types.ts",
+      "lib/auth/auth-types.ts",
+      "lib/auth/bulk-types.ts",
+    ],
+    packages: ["zod"],
+  },
   // lib/db and lib/console phrase database failures from the library's one PostgreSQL error table.
   {
     name: "lib/db",
@@ -55,18 +73,32 @@ export const LAYERS = [
   {
     name: "lib/console",
     holds: "read models, one question per file",
-    may: ["lib/db", "lib/idempotency", "lib/retention", "lib/config.ts", "lib/format.ts", "lib/fields.ts", "lib/auth/scope.ts"],
+    may: [
+      "lib/db",
+      "lib/idempotency",
+      "lib/retention",
+      "lib/contract",
+      "lib/config.ts",
+      "lib/format.ts",
+      "lib/fields.ts",
+      "lib/auth/scope.ts",
+    ],
   },
   {
     name: "lib/retention",
     holds: "partition manager (the console's side)",
-    may: ["lib/db", "lib/idempotency", "lib/config.ts", "lib/format.ts", "lib/fields.ts", "lib/auth/scope.ts"],
+    may: ["lib/db", "lib/idempotency", "lib/contract", "lib/config.ts", "lib/format.ts", "lib/fields.ts", "lib/auth/scope.ts"],
+  },
+  {
+    name: "lib/reconciliation",
+    holds: "provider adapters (Stripe through its client, generic HTTP+JSON) and the reconciler: runs, findings, coverage",
+    may: ["lib/db", "lib/idempotency", "lib/config.ts"],
   },
   // lib/auth wraps route handlers (withAuth), so it answers with lib/api's error table.
   {
     name: "lib/auth",
-    holds: "tokens, sessions, roles, audit, audited admin actions (and their request schemas), bulk actions",
-    may: ["lib/api", "lib/console", "lib/db", "lib/idempotency", "lib/config.ts", "lib/fields.ts"],
+    holds: "tokens, sessions, roles, audit, audited admin actions, bulk actions",
+    may: ["lib/api", "lib/console", "lib/contract", "lib/db", "lib/idempotency", "lib/config.ts", "lib/fields.ts"],
   },
   { name: "lib/demo", holds: "the demo workload", may: ["lib/idempotency", "lib/queues"] },
   // The soak drives the demo's workload through the adapters' public entry points, as a user's worker would.
@@ -78,15 +110,34 @@ export const LAYERS = [
   {
     name: "lib/api",
     holds: "HTTP helpers for route handlers (`parse.ts`, `errors.ts`)",
-    may: ["lib/console", "lib/retention", "lib/config.ts", "lib/fields.ts", "lib/auth/auth-types.ts", "lib/auth/bulk-types.ts"],
+    may: [
+      "lib/console",
+      "lib/retention",
+      "lib/contract",
+      "lib/config.ts",
+      "lib/fields.ts",
+      "lib/auth/auth-types.ts",
+      "lib/auth/bulk-types.ts",
+    ],
   },
   {
     name: "app",
     holds: "routes: pages and `app/api/v1/**` handlers",
-    may: ["lib/api", "lib/console", "lib/auth", "lib/retention", "lib/config.ts", "lib/format.ts", "lib/fields.ts", "components"],
+    may: [
+      "lib/api",
+      "lib/console",
+      "lib/auth",
+      "lib/retention",
+      "lib/contract",
+      "lib/config.ts",
+      "lib/format.ts",
+      "lib/fields.ts",
+      "components",
+    ],
   },
-  // Components run in the browser: besides the pure formatting module, only type files of lib.
-  { name: "components", holds: "React components", may: ["lib/format.ts"], types: true },
+  // Components run in the browser: besides the pure formatting module, only type files of lib, and
+  // the contract's inferred types (`import type`: its zod schemas stay on the server).
+  { name: "components", holds: "React components", may: ["lib/format.ts"], types: true, typesOnly: ["lib/contract"] },
   {
     name: "bench",
     holds: "benchmarks through public APIs",
@@ -97,6 +148,9 @@ export const LAYERS = [
       "lib/auth",
       "lib/console",
       "lib/retention",
+      "lib/contract",
+      "lib/reconciliation",
+      "lib/demo",
       "lib/config.ts",
       "scripts",
       "test",
@@ -207,6 +261,7 @@ export function checkLayers({ root = ROOT, files } = {}) {
     const layer = layerOf(from);
     if (!layer) continue;
     const test = isTestFile(from);
+    const valueTargets = new Set(valueImportsOf(text).map((spec) => resolve(root, from, spec)));
     if (!test) {
       for (const spec of valueImportsOf(text)) {
         const to = resolve(root, from, spec);
@@ -228,6 +283,12 @@ export function checkLayers({ root = ROOT, files } = {}) {
       if (test && !layer.packages) continue;
       if (test && (to.startsWith("test/") || to.startsWith("vitest"))) continue;
       if (layer.types) {
+        const typesOnly = layer.typesOnly?.find((name) => to.startsWith(`${name}/`));
+        if (typesOnly) {
+          if (valueTargets.has(to))
+            problems.push({ from, to, why: `components import ${typesOnly} as types only (\`import type …\`)` });
+          continue;
+        }
         if (!/-types\.ts$/.test(to) && !layer.may.includes(to))
           problems.push({ from, to, why: `components may import only lib/**/*-types.ts and ${layer.may.join(", ")}` });
         continue;
@@ -261,7 +322,10 @@ const code = (text) => `\`${text}\``;
 const folder = (layer) => (layer.name.endsWith(".ts") ? code(layer.name) : code(`${layer.name}/`));
 
 function mayImport(layer) {
-  if (layer.types) return `only \`lib/**/*-types.ts\` files and ${layer.may.map(code).join(", ")}`;
+  if (layer.types) {
+    const typesOnly = (layer.typesOnly ?? []).map((name) => `${code(`${name}/`)} as types only`);
+    return `only \`lib/**/*-types.ts\` files, ${[...layer.may.map(code), ...typesOnly].join(", ")}`;
+  }
   const parts = [layer.may.length ? layer.may.map(code).join(", ") : "nothing else of this repository"];
   if (layer.packages) parts.push(`npm packages ${layer.packages.map(code).join(", ")} and node built-ins only`);
   return parts.join("; ");

@@ -7,8 +7,9 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { E2E_TENANT, type E2eRole } from "../e2e/roles";
+import { E2E_LOGIN_CODE_COUNT, E2E_TENANT, type E2eRole } from "../e2e/roles";
 import { WORKER_EXPOSITION } from "../e2e/worker-metrics";
+import { createLoginLink } from "../lib/auth/login";
 import { createToken } from "../lib/auth/tokens";
 import { type Config, loadConfig, loadDebugFlag } from "../lib/config";
 import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/console/testing/seed-gaps";
@@ -23,6 +24,7 @@ import { withSearchPath } from "../lib/db/pool";
 import { createPrismaClient } from "../lib/db/prisma";
 import { createScratchDatabase } from "../lib/db/scratch";
 import { DEFAULT_SCHEMA } from "../lib/idempotency";
+import { startTestProvider, TEST_CLIENT_ID, TEST_CLIENT_SECRET } from "../test/oidc/test-provider";
 import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-server";
 
 /**
@@ -40,7 +42,10 @@ import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-
  *    two worker URLs in ONCEBOARD_E2E_WORKER_UP_URL / ONCEBOARD_E2E_WORKER_DOWN_URL, and its JSON
  *    report written to ONCEBOARD_E2E_RESULTS when set. Tokens for viewer, operator and admin of
  *    tenant E2E_TENANT and a platform admin are in ONCEBOARD_E2E_TOKENS (JSON, role → secret);
- *    e2e/auth.ts signs in with them. Both servers share one ONCEBOARD_SECRET (cookies are not
+ *    e2e/auth.ts signs in with them; one-time login codes for the viewer's token are in
+ *    ONCEBOARD_E2E_LOGIN_CODES (JSON array). The seeded console also signs in through a real OpenID
+ *    Provider (test/oidc/test-provider.ts, in this process, its login form included): OIDC_* and
+ *    PUBLIC_URL are set for it (e2e/oidc.spec.ts). Both servers share one ONCEBOARD_SECRET (cookies are not
  *    scoped by port, so a session made on the healthy one is honoured by the broken one).
  * 5. Everything torn down, the database dropped, whatever happened.
  */
@@ -136,19 +141,29 @@ async function serveWorkerMetrics(cleanups: (() => Promise<void>)[]): Promise<st
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
 }
 
-/** One token per role the browser tests sign in as (tenant E2E_TENANT, and a platform admin). */
-async function createE2eTokens(url: string): Promise<Record<E2eRole, string>> {
+/**
+ * One token per role the browser tests sign in as (tenant E2E_TENANT, and a platform admin), and
+ * one-time login codes for the viewer's token (each works once: one per test that signs in by link).
+ */
+async function createE2eTokens(url: string): Promise<{ tokens: Record<E2eRole, string>; viewerLoginCodes: string[] }> {
   // A client of its own on the e2e database: the process-wide one follows DATABASE_URL.
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   const prisma = createPrismaClient(pool);
   const make = async (role: "viewer" | "operator" | "admin", tenantId: string | null) =>
-    (await createToken({ name: `e2e ${role} ${tenantId ?? "platform"}`, tenantId, role }, prisma)).secret;
+    createToken({ name: `e2e ${role} ${tenantId ?? "platform"}`, tenantId, role }, prisma);
   try {
+    const viewer = await make("viewer", E2E_TENANT);
+    const viewerLoginCodes: string[] = [];
+    for (let i = 0; i < E2E_LOGIN_CODE_COUNT; i++)
+      viewerLoginCodes.push((await createLoginLink(viewer.token.id, { db: prisma })).code);
     return {
-      viewer: await make("viewer", E2E_TENANT),
-      operator: await make("operator", E2E_TENANT),
-      admin: await make("admin", E2E_TENANT),
-      "platform-admin": await make("admin", null),
+      tokens: {
+        viewer: viewer.secret,
+        operator: (await make("operator", E2E_TENANT)).secret,
+        admin: (await make("admin", E2E_TENANT)).secret,
+        "platform-admin": (await make("admin", null)).secret,
+      },
+      viewerLoginCodes,
     };
   } finally {
     await prisma.$disconnect();
@@ -231,7 +246,7 @@ async function main(): Promise<number> {
       await seeder.end();
     }
     log("migrated and seeded");
-    const tokens = await createE2eTokens(url);
+    const { tokens, viewerLoginCodes } = await createE2eTokens(url);
 
     // 3. The console: built when needed, served twice (healthy and with an unreachable database).
     const stale = config().ONCEBOARD_E2E_REBUILD ? "ONCEBOARD_E2E_REBUILD is set" : buildIsStale();
@@ -248,6 +263,8 @@ async function main(): Promise<number> {
     const brokenDatabaseUrl = `postgresql://postgres:unused@127.0.0.1:${closedPort}/onceboard_unreachable`;
     const secret = randomBytes(32).toString("base64url");
     const workerUpUrl = await serveWorkerMetrics(cleanups);
+    const identityProvider = await startTestProvider({ consoleUrl: `http://127.0.0.1:${port}` });
+    cleanups.push(() => identityProvider.close());
     const workerDownUrl = `http://127.0.0.1:${closedWorkerPort}/metrics`;
     const [healthy, broken] = await Promise.all([
       serveConsole({
@@ -264,6 +281,11 @@ async function main(): Promise<number> {
           ONCEBOARD_RATE_LIMIT_PER_MINUTE: "100000",
           ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: "100000",
           ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: "100000",
+          PUBLIC_URL: `http://127.0.0.1:${port}`,
+          OIDC_ISSUER: identityProvider.issuer,
+          OIDC_CLIENT_ID: TEST_CLIENT_ID,
+          OIDC_CLIENT_SECRET: TEST_CLIENT_SECRET,
+          OIDC_NAME: "Test IdP",
         },
         quiet: true,
       }),
@@ -296,6 +318,7 @@ async function main(): Promise<number> {
           ONCEBOARD_E2E_WORKER_UP_URL: workerUpUrl,
           ONCEBOARD_E2E_WORKER_DOWN_URL: workerDownUrl,
           ONCEBOARD_E2E_TOKENS: JSON.stringify(tokens),
+          ONCEBOARD_E2E_LOGIN_CODES: JSON.stringify(viewerLoginCodes),
           PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1",
         }),
       });

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import fs, { existsSync } from "node:fs";
 import path from "node:path";
+import readline from "node:readline";
+import type { Readable, Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -44,6 +46,11 @@ export async function serveConsole(options: {
   onSpawn?: (pid: number | undefined) => void;
   /** The server process, as soon as it exists (so a caller can stop it while it starts). */
   onChild?: (child: ChildProcess) => void;
+  /**
+   * Where the console's JSON log lines (lib/api/log-safe.ts) go instead of the terminal, appended;
+   * every other line (Next's own) still reaches the terminal.
+   */
+  jsonLogFile?: string;
 }): Promise<ChildProcess> {
   const host = options.host ?? "127.0.0.1";
   // `start` runs the console's own server (scripts/console-server.ts: next start, plus the TCP
@@ -56,8 +63,15 @@ export async function serveConsole(options: {
     cwd: ROOT,
     // The console exits once this process is gone (instrumentation.ts), so a SIGKILL here leaves no server behind.
     env: nextEnv({ ONCEBOARD_PARENT_PID: String(process.pid), ...options.env }),
-    stdio: options.quiet ? ["ignore", "ignore", "inherit"] : "inherit",
+    stdio: options.quiet ? ["ignore", "ignore", "inherit"] : options.jsonLogFile ? ["ignore", "pipe", "pipe"] : "inherit",
   });
+  if (!options.quiet && options.jsonLogFile) {
+    fs.mkdirSync(path.dirname(options.jsonLogFile), { recursive: true });
+    const file = fs.createWriteStream(options.jsonLogFile, { flags: "a", mode: 0o600 });
+    if (child.stdout) splitJsonLines(child.stdout, process.stdout, file);
+    if (child.stderr) splitJsonLines(child.stderr, process.stderr, file);
+    child.on("exit", () => file.end());
+  }
   options.onSpawn?.(child.pid);
   options.onChild?.(child);
   const exited = new Promise<never>((_, reject) => {
@@ -79,4 +93,21 @@ export async function serveConsole(options: {
   })();
   await Promise.race([ready, exited]);
   return child;
+}
+
+/** A JSON object on a line of its own is a structured log line; anything else is for people. */
+export function isJsonLogLine(line: string): boolean {
+  if (!line.startsWith("{")) return false;
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === "object" && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+/** Copies `from` line by line: JSON log lines to `json`, the rest to `human`. */
+export function splitJsonLines(from: Readable, human: Writable, json: Writable): void {
+  const lines = readline.createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY });
+  lines.on("line", (line) => (isJsonLogLine(line) ? json : human).write(`${line}\n`));
 }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { bootstrapLoginMessage } from "../lib/auth/bootstrap";
+import { loadRoleMapping } from "../lib/auth/oidc-roles";
 import { CONSOLE_AUTHENTICATION_ENABLED, isLoopbackHost, loadConfig, loadWorkerMetricsUrls } from "../lib/config";
 import { ensurePrivateDataDir } from "../lib/db/data-dir";
 import { assertPortFree, findFreePort } from "../lib/db/free-port";
@@ -18,7 +19,7 @@ import { log, runMain } from "./cli";
 import { buildConsole, hasProductionBuild, probeHost, serveConsole } from "./next-server";
 import { RunRegistry } from "./run-registry";
 
-const USAGE = `usage: npm start [-- --no-demo] [--history 14d|off] [--rebuild]   (npm run dev for the development server)`;
+const USAGE = `usage: npm start [-- --demo|--no-demo] [--history 14d|off] [--rebuild]   (npm run dev for the development server)`;
 
 function parseFlags() {
   try {
@@ -26,7 +27,8 @@ function parseFlags() {
       options: {
         dev: { type: "boolean", default: false },
         rebuild: { type: "boolean", default: false },
-        demo: { type: "boolean", default: true },
+        // Unset: the demo runs on the embedded database only, never in the user's own (DATABASE_URL).
+        demo: { type: "boolean" },
         history: { type: "string" },
       },
       allowNegative: true,
@@ -59,11 +61,14 @@ async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>
 const STOP_WITHIN_MS = 9_000;
 
 runMain(async () => {
-  const flags = parseFlags();
+  const parsed = parseFlags();
   const config = loadConfig();
+  const flags = { ...parsed, demo: parsed.demo ?? config.DATABASE_URL === undefined };
   // Bad demo input fails here, before anything starts: one line, non-zero exit.
   const historyMs = flags.history === undefined || flags.history === "off" ? undefined : parseSpan(flags.history, "--history");
   const demoSettings = flags.demo ? demoSettingsFromEnv() : undefined;
+  // A bad role mapping file stops startup with one line, not each single sign-on later.
+  loadRoleMapping();
   try {
     loadWorkerMetricsUrls();
   } catch (error) {
@@ -166,6 +171,7 @@ runMain(async () => {
     const env: Record<string, string> = { DATABASE_URL: database.consoleUrl, PORT: String(config.PORT), HOST: config.HOST };
     if (demo) env.WORKER_METRICS_URLS = demo.metricsUrls.join(",");
     const mode = flags.dev ? "dev" : "start";
+    const consoleLogFile = path.join(config.ONCEBOARD_DATA_DIR, "logs", "console.log");
     if (mode === "start" && !shuttingDown && (flags.rebuild || !hasProductionBuild())) {
       log("building the console (first start only)");
       await buildConsole(env, (child) => {
@@ -181,6 +187,7 @@ runMain(async () => {
       env,
       onSpawn: (pid) => registry.add(pid, "next"),
       onChild: (child) => children.push(child),
+      jsonLogFile: consoleLogFile,
     });
     server.on("exit", (code) => {
       if (!shuttingDown) {
@@ -199,7 +206,10 @@ runMain(async () => {
       );
     }
     registry.setConsoleUrl(`http://${shown}:${config.PORT}`);
-    log(await bootstrapLoginMessage(database.url, `http://${shown}:${config.PORT}`));
+    log(`console logs (JSON lines) in ${consoleLogFile}`);
+    // The login link is printed last, and again once the history backfill's lines have scrolled it away.
+    const loginMessage = await bootstrapLoginMessage(database.url, `http://${shown}:${config.PORT}`);
+    log(loginMessage);
     if (historySpanMs !== undefined) {
       const spanMs = historySpanMs;
       log(
@@ -212,6 +222,7 @@ runMain(async () => {
         // Each day is its own transaction: what was written is whole. The live console goes on.
         if (!shuttingDown) log(`history backfill stopped: ${error instanceof Error ? error.message : String(error)}`);
       }
+      if (!shuttingDown) log(loginMessage);
     }
   } catch (error) {
     if (shuttingDown) return; // the failure is the stop we asked for

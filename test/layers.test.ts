@@ -95,6 +95,12 @@ describe("layer rules", () => {
       `import type { Role } from "../auth/auth-types";`,
       "lib/auth/auth-types.ts",
     ],
+    [
+      "a component importing the contract's zod schemas",
+      "components/planted.tsx",
+      `import { effectDetail } from "@/lib/contract/effects";`,
+      "lib/contract/effects.ts",
+    ],
   ])("catch %s", (_what, file, source, target) => {
     const problems = check({ files: { [file]: source } });
     expect(problems).toEqual([expect.objectContaining({ from: file, to: target })]);
@@ -106,6 +112,11 @@ describe("layer rules", () => {
       "a component importing a types file",
       "components/planted.tsx",
       `import type { WorkerStatus } from "@/lib/console/workers-types";`,
+    ],
+    [
+      "a component importing the contract's inferred types",
+      "components/planted.tsx",
+      `import type { EffectDetail } from "@/lib/contract/effects";`,
     ],
     ["a component importing the formatting module", "components/planted.tsx", `import { formatUtc } from "@/lib/format";`],
     [
@@ -150,7 +161,7 @@ describe("layer rules", () => {
   it("are what docs/architecture.md shows: its table is printed from LAYERS", () => {
     expect(staleLayerTable()).toBeUndefined();
     expect(layerTable()).toContain(
-      "| `components/` | React components | only `lib/**/*-types.ts` files and `lib/format.ts` | any |",
+      "| `components/` | React components | only `lib/**/*-types.ts` files, `lib/format.ts`, `lib/contract/` as types only | any |",
     );
   });
 

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ROOT_RUNTIME_DIR } from "../lib/db/embedded";
 import { findFreePort } from "../lib/db/free-port";
 import { isProcessAlive } from "../lib/db/process-alive";
+import { createScratchDatabase } from "../lib/db/scratch";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const execFileAsync = promisify(execFile);
@@ -533,3 +534,50 @@ function processesNaming(text: string): number[] {
   }
   return pids;
 }
+
+describe("npm start on the user's own database (DATABASE_URL)", () => {
+  const adminUrl = process.env.DATABASE_URL;
+  const dataDir = path.join(os.tmpdir(), `onceboard-start-own-${process.pid}`);
+  const running: Started[] = [];
+  afterAll(async () => {
+    for (const run of running) if (run.child.exitCode === null) run.child.kill("SIGKILL");
+    await removeDataDir(dataDir);
+  });
+
+  it.skipIf(!adminUrl)(
+    "runs no demo and writes no demo data unless --demo is given, and prints the login line last",
+    async () => {
+      const scratch = await createScratchDatabase(adminUrl!, { prefix: "onceboard_start_own" });
+      try {
+        const port = await findFreePort();
+        const run = runStart({ DATABASE_URL: scratch.url, ONCEBOARD_DATA_DIR: dataDir, PORT: String(port) });
+        running.push(run);
+        await waitForOutput(run, /console ready at http:\/\/\S+:\d+/, 300_000);
+        await waitForOutput(run, /Sign in once with this link/, 30_000);
+        // Give a demo, were one started, time to say so and to write its first rows.
+        await sleep(3000);
+        const lines = run.output().trim().split("\n");
+        expect(lines.at(-1)).toMatch(/Sign in once with this link .*\/login#code=/);
+        expect(run.output()).toMatch(new RegExp(`console logs \\(JSON lines\\) in ${path.join(dataDir, "logs", "console.log")}`));
+        expect(run.output()).not.toMatch(/demo: \d+ workers|backfilling/);
+        const client = new pg.Client({ connectionString: scratch.url });
+        await client.connect();
+        try {
+          const { rows } = await client.query<{ nspname: string }>(
+            "SELECT nspname FROM pg_namespace WHERE nspname IN ('onceboard_demo', 'pgboss_demo')",
+          );
+          expect(rows).toEqual([]);
+          const effects = await client.query<{ n: string }>("SELECT count(*) AS n FROM onceboard.effects");
+          expect(Number(effects.rows[0]?.n)).toBe(0);
+        } finally {
+          await client.end();
+        }
+        run.child.kill("SIGTERM");
+        expect(await run.exited).toBe(0);
+      } finally {
+        await scratch.drop();
+      }
+    },
+    600_000,
+  );
+});

@@ -2,15 +2,15 @@ import type { Metadata } from "next";
 import { AdminOnly } from "@/components/admin/admin-only";
 import { SessionsTable } from "@/components/admin/sessions-table";
 import { TokensTable } from "@/components/admin/tokens-table";
+import { ErrorState } from "@/components/ui/error-state";
 import { PageHeader } from "@/components/ui/page-header";
-import { ErrorState } from "@/components/ui/states";
 import { toApiError } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { adminListQuery } from "@/lib/auth/admin-query";
 import { roleAtLeast } from "@/lib/auth/auth-types";
 import { requirePageScope } from "@/lib/auth/page-session";
 import { listLiveSessions } from "@/lib/auth/session-admin";
 import { listScopedTokens } from "@/lib/auth/token-admin";
+import { adminListQuery } from "@/lib/contract/admin";
 
 export const metadata: Metadata = { title: "Tokens & sessions" };
 export const dynamic = "force-dynamic";

@@ -4,14 +4,14 @@ import Link from "next/link";
 import { Suspense } from "react";
 import { OverviewDashboard } from "@/components/overview/overview-dashboard";
 import { OverviewSkeleton } from "@/components/overview/overview-skeleton";
+import { ErrorState } from "@/components/ui/error-state";
 import { PageHeader } from "@/components/ui/page-header";
-import { ErrorState } from "@/components/ui/states";
 import { ApiError } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { requirePageScope } from "@/lib/auth/page-session";
 import { getOverviewSeries } from "@/lib/console/get-overview-series";
-import { type OverviewQuery, overviewQuerySchema } from "@/lib/console/overview-query";
 import { overviewQueryKey } from "@/lib/console/overview-types";
+import { type OverviewQuery, overviewQuery } from "@/lib/contract/overview";
 
 export const metadata: Metadata = { title: "Overview" };
 export const dynamic = "force-dynamic";
@@ -53,7 +53,7 @@ export default async function OverviewPage({
 
   let query: OverviewQuery;
   try {
-    query = parseSearchParams(overviewQuerySchema, params);
+    query = parseSearchParams(overviewQuery, params);
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     // The same words as the API's 400: the address is wrong, and nothing is silently replaced.

@@ -3,11 +3,13 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Suspense } from "react";
 import { RetentionPanel } from "@/components/retention/retention-panel";
+import { ErrorState } from "@/components/ui/error-state";
 import { PageHeader } from "@/components/ui/page-header";
-import { ErrorState, Skeleton } from "@/components/ui/states";
+import { Skeleton } from "@/components/ui/skeleton";
 import { ApiError } from "@/lib/api/errors";
-import { DEFAULT_RETENTION_RUNS, parseRetentionQuery, type RetentionQuery } from "@/lib/api/retention-query";
+import { parseRetentionQuery, type RetentionQuery } from "@/lib/api/retention-query";
 import { requirePageScope } from "@/lib/auth/page-session";
+import { DEFAULT_RETENTION_RUNS } from "@/lib/contract/retention";
 import { getRetention } from "@/lib/retention/get-retention";
 import { retentionQueryKey } from "@/lib/retention/retention-types";
 

@@ -1,13 +1,13 @@
 import type { Metadata } from "next";
+import { ErrorState } from "@/components/ui/error-state";
 import { PageHeader } from "@/components/ui/page-header";
-import { ErrorState } from "@/components/ui/states";
 import { ViolationsTable } from "@/components/violations/violations-table";
-import { violationsQuery } from "@/lib/api/effects-query";
 import { toApiError } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { requirePageScope } from "@/lib/auth/page-session";
 import { listViolations } from "@/lib/console/list-violations";
 import type { ViolationListFilters } from "@/lib/console/violations-types";
+import { violationsQuery } from "@/lib/contract/violations";
 
 export const metadata: Metadata = { title: "Violations" };
 export const dynamic = "force-dynamic";

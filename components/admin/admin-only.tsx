@@ -1,4 +1,4 @@
-import { EmptyState } from "@/components/ui/states";
+import { EmptyState } from "@/components/ui/empty-state";
 
 /** What an admin page shows a signed-in viewer or operator: what it needs, and no data. */
 export function AdminOnly({ page, role }: { page: string; role: string }) {

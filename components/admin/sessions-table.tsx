@@ -3,8 +3,9 @@
 import { useQuery } from "@tanstack/react-query";
 import { fetchJson } from "@/components/api/fetch-json";
 import { useConsoleWritable } from "@/components/shell/console-mode";
-import { REFRESH_MS } from "@/components/ui/query-state";
-import { EmptyState, ErrorState } from "@/components/ui/states";
+import { REFRESH_MS } from "@/components/ui/describe-api-error";
+import { EmptyState } from "@/components/ui/empty-state";
+import { ErrorState } from "@/components/ui/error-state";
 import { ADMIN_QUERY_ROOT, type SessionsResponse } from "@/lib/auth/admin-types";
 import { formatUtc } from "@/lib/format";
 import { RevokeButton } from "./revoke-button";

@@ -46,7 +46,7 @@ function HistogramTooltip({ active, payload }: { active?: boolean; payload?: Rea
 
 /**
  * A redelivery-gap histogram as a step area on a log time axis, with the current retention and the
- * largest declared retry window as vertical reference lines. A symlog count axis keeps the rare
+ * largest declared retry window as vertical reference lines, named in a key under the chart. A symlog count axis keeps the rare
  * late gaps visible next to the millions of fast ones.
  */
 export function GapHistogramChart({
@@ -104,26 +104,15 @@ export function GapHistogramChart({
           fillOpacity={0.35}
           isAnimationActive={false}
         />
-        <ReferenceLine
-          x={retryWindowSeconds}
-          stroke="var(--warning)"
-          strokeDasharray="4 3"
-          label={{
-            value: `retry window ${formatDuration(retryWindowSeconds)}`,
-            position: "insideTopLeft",
-            fill: "var(--warning)",
-            fontSize: 11,
-          }}
-          className="ref-retry-window"
-        />
-        <ReferenceLine
-          x={retentionSeconds}
-          stroke="var(--danger)"
-          strokeWidth={2}
-          label={{ value: `retention ${formatDuration(retentionSeconds)}`, position: "top", fill: "var(--danger)", fontSize: 11 }}
-          className="ref-retention"
-        />
+        <ReferenceLine x={retryWindowSeconds} stroke="var(--warning)" strokeDasharray="4 3" className="ref-retry-window" />
+        <ReferenceLine x={retentionSeconds} stroke="var(--danger)" strokeWidth={2} className="ref-retention" />
       </AreaChart>
+      {/* The lines' names under the chart, not on the lines: inside a small chart's plot a label
+          beside a line near the right edge is clipped, and two lines days apart overprint. */}
+      <figcaption className="chart-key" data-testid="chart-key">
+        <span className="chart-key-retry-window">┆ retry window {formatDuration(retryWindowSeconds)}</span>
+        <span className="chart-key-retention">│ retention {formatDuration(retentionSeconds)}</span>
+      </figcaption>
     </figure>
   );
 }

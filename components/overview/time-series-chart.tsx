@@ -3,18 +3,10 @@
 import { useEffect, useState } from "react";
 import { Area, AreaChart, Bar, BarChart, CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
 import type { Series } from "@/lib/console/overview-types";
-import { formatMeasure } from "./format";
+import { formatMeasure, formatUtc, formatUtcTick } from "@/lib/format";
 
 /** Series colours: CSS variables with light and dark values (app/globals.css, --series-N). */
 export const seriesColor = (i: number) => `var(--series-${(i % 8) + 1})`;
-
-const utc = (ms: number, withDate: boolean) =>
-  new Date(ms).toLocaleString("en-GB", {
-    timeZone: "UTC",
-    hour: "2-digit",
-    minute: "2-digit",
-    ...(withDate ? { day: "2-digit", month: "short" } : {}),
-  });
 
 export interface TimeSeriesChartProps {
   id: string;
@@ -28,13 +20,26 @@ export interface TimeSeriesChartProps {
   /** Shown instead of the chart when every value is zero or missing. */
   emptyText?: string;
   tone?: "danger";
+  /** Whose events these are, when a filter asked for a tenant the series cannot narrow to (e.g. "all tenants"). */
+  scope?: string;
 }
 
 /**
  * A time series with axis units, a legend and a tooltip (times in UTC). Colours come from CSS
  * variables, so the chart follows the light and dark themes; it fills its container's width.
  */
-export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, format, emptyText, tone }: TimeSeriesChartProps) {
+export function TimeSeriesChart({
+  id,
+  title,
+  unit,
+  timestamps,
+  series,
+  kind,
+  format,
+  emptyText,
+  tone,
+  scope,
+}: TimeSeriesChartProps) {
   // Measured in the browser: the server has no width, and a chart hydrated from server HTML never sizes itself.
   const [mounted, setMounted] = useState(false);
   useEffect(() => setMounted(true), []);
@@ -62,7 +67,7 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
         type="number"
         scale="time"
         domain={["dataMin", "dataMax"]}
-        tickFormatter={(t: number) => utc(t, spanDays > 1)}
+        tickFormatter={(t: number) => formatUtcTick(t, { withDate: spanDays > 1 })}
         tick={{ fill: "var(--text-muted)", fontSize: 11 }}
         stroke="var(--border)"
         minTickGap={40}
@@ -76,7 +81,7 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
       />
       <Tooltip
         isAnimationActive={false}
-        labelFormatter={(t) => `${utc(Number(t), true)} UTC`}
+        labelFormatter={(t) => formatUtc(Number(t), { seconds: false })}
         formatter={(value) => (typeof value === "number" ? `${fmt(value)} ${unit}` : "–")}
         contentStyle={{ background: "var(--surface)", border: "1px solid var(--border)", color: "var(--text)" }}
       />
@@ -143,7 +148,10 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
     <section className="panel" aria-labelledby={`${id}-heading`}>
       <div className="panel-header">
         <h2 id={`${id}-heading`}>{title}</h2>
-        <span className="panel-meta">{unit}</span>
+        <span className="panel-meta" data-testid={`chart-${id}-meta`}>
+          {unit}
+          {scope ? ` · ${scope}` : ""}
+        </span>
       </div>
       <figure
         className="chart"

@@ -1,52 +1,382 @@
-import { ROLES } from "../auth/auth-types";
-import { BULK_ACTION_KINDS, BULK_ACTION_STATES } from "../auth/bulk-types";
-import { EFFECT_STATUSES } from "../console/effects-types";
-import { AUDIT_EXPORT_FORMATS } from "./effects-query";
+import { z } from "zod";
+import {
+  adminIdPath,
+  adminListQuery,
+  createdTokenResponse,
+  createTokenBody,
+  revokedSessionResponse,
+  revokedTokenResponse,
+  sessionsResponse,
+  tokensResponse,
+} from "../contract/admin";
+import { auditExportQuery, auditIntegrityView, auditQuery, auditResponse } from "../contract/audit";
+import { bulkActionResponse, bulkDryRunResponse, bulkIdPath, bulkReleaseBody } from "../contract/bulk";
+import {
+  effectDetail,
+  effectKeyPath,
+  effectSearchQuery,
+  effectSearchResponse,
+  releaseResponse,
+  tenantQuery,
+} from "../contract/effects";
+import { gapsQuery, gapsResponse } from "../contract/gaps";
+import { healthResponse } from "../contract/health";
+import { overviewQuery, overviewResponse } from "../contract/overview";
+import {
+  advice,
+  adviceQuery,
+  applyResultView,
+  planView,
+  retentionQuery,
+  retentionSettingsBody,
+  retentionSettingsView,
+  retentionView,
+  settingsUpdateView,
+} from "../contract/retention";
+import { violationListResponse, violationsQuery } from "../contract/violations";
+import { workerMetricsPath, workersResponse } from "../contract/workers";
 import { ERROR_STATUS } from "./errors";
 
-const error = { $ref: "#/components/schemas/Error" };
-const errors = (...codes: number[]) =>
-  Object.fromEntries(
+/**
+ * The HTTP API as data: each operation names the contract's schemas (lib/contract/<family>.ts)
+ * that its route validates with and answers, and the OpenAPI 3.1 document is generated from them
+ * with zod's own JSON Schema output, so the document cannot disagree with the validation. A new
+ * route adds its operation here (docs/architecture.md, "A new admin action").
+ */
+export interface Operation {
+  summary: string;
+  /** The query string's fields (a z.object, refinements allowed). */
+  query?: z.ZodObject;
+  /** The path template's fields, by name. */
+  path?: z.ZodObject;
+  body?: z.ZodType;
+  /** What a success answers: JSON of this schema, or text (Prometheus, CSV/NDJSON). */
+  response: z.ZodType | "text";
+  /** The success status `response` is answered with: 200 unless said (201 created, 202 accepted). */
+  status?: 200 | 201 | 202;
+  /** The text response's media types and what it is (default: Prometheus text). */
+  text?: { mediaTypes: string[]; description: string };
+  /** Other success answers, by status (POST /api/v1/bulk/release: 200 a dry run, 202 the started action). */
+  alsoAnswers?: { status: 200 | 201 | 202; response: z.ZodType; description: string }[];
+  errors: number[];
+  /** Answered without a token (health is polled before anyone can sign in). */
+  public?: true;
+}
+
+type Method = "get" | "post" | "put" | "patch" | "delete";
+
+/** Every operation of /api/v1, by path template and method. */
+export const OPERATIONS: Record<string, Partial<Record<Method, Operation>>> = {
+  "/api/v1/effects": {
+    get: {
+      summary: "Search one tenant's effects by key prefix or fragment, newest first (viewer)",
+      query: effectSearchQuery,
+      response: effectSearchResponse,
+      errors: [400, 401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/effects/{key}": {
+    get: {
+      summary: "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations (viewer; audited)",
+      path: effectKeyPath,
+      query: tenantQuery,
+      response: effectDetail,
+      errors: [400, 401, 403, 404, 429, 503, 504],
+    },
+  },
+  "/api/v1/effects/{key}/release": {
+    post: {
+      summary:
+        "Release a stuck in-progress claim whose lease expired, so the next delivery retries it (operator; audited in the same transaction). 409 for a live lease, a completed effect, an at-most-once step (which becomes abandoned on the next delivery instead).",
+      path: effectKeyPath,
+      query: tenantQuery,
+      response: releaseResponse,
+      errors: [400, 401, 403, 404, 409, 429, 503, 504],
+    },
+  },
+  "/api/v1/violations": {
+    get: {
+      summary:
+        "Every uncaught unique violation, one per affected key and time, newest first (viewer; a tenant token sees its own tenant, a platform token every tenant or ?tenant=)",
+      query: violationsQuery,
+      response: violationListResponse,
+      errors: [400, 401, 429, 503, 504],
+    },
+  },
+  "/api/v1/audit": {
+    get: {
+      summary: "The audit log, newest first (admin; a tenant admin sees its tenant's rows)",
+      query: auditQuery,
+      response: auditResponse,
+      errors: [400, 401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/audit/export": {
+    get: {
+      summary:
+        "The filtered audit log as a file, streamed newest first: CSV (formula-leading cells neutralised) or NDJSON (admin; the export is itself audited)",
+      query: auditExportQuery,
+      response: "text",
+      text: {
+        mediaTypes: ["text/csv", "application/x-ndjson"],
+        description: "The rows, one per line, up to the newest that existed when the export began",
+      },
+      errors: [400, 401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/audit/integrity": {
+    get: {
+      summary:
+        "Whether the audit log's hash chain holds: checked in slices from where the last check stopped, fully again hourly (admin; where it broke: platform admins)",
+      response: auditIntegrityView,
+      errors: [401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/tokens": {
+    get: {
+      summary:
+        "Machine tokens, newest first, revoked and expired ones too; never a secret (admin; a tenant admin sees its tenant's)",
+      query: adminListQuery,
+      response: tokensResponse,
+      errors: [400, 401, 403, 429, 503, 504],
+    },
+    post: {
+      summary:
+        "Create a token; its secret is in this answer only (admin; audited). A tenant admin's token is bound to its tenant; a platform admin's to `tenant`, or to the platform when omitted or null",
+      body: createTokenBody,
+      response: createdTokenResponse,
+      status: 201,
+      errors: [400, 401, 403, 413, 429, 503, 504],
+    },
+  },
+  "/api/v1/tokens/{id}/revoke": {
+    post: {
+      summary: "Revoke a token (idempotent); its console sessions end with it (admin; audited)",
+      path: adminIdPath,
+      response: revokedTokenResponse,
+      errors: [400, 401, 403, 404, 429, 503, 504],
+    },
+  },
+  "/api/v1/sessions": {
+    get: {
+      summary:
+        "Live console sessions (token and OIDC): who, how signed in, from where, last seen; named by a public id that grants nothing (admin; a tenant admin sees its tenant's)",
+      query: adminListQuery,
+      response: sessionsResponse,
+      errors: [400, 401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/sessions/{id}/revoke": {
+    post: {
+      summary: "End a live session by its public id: its next request is refused (admin; audited)",
+      path: adminIdPath,
+      response: revokedSessionResponse,
+      errors: [400, 401, 403, 404, 429, 503, 504],
+    },
+  },
+  "/api/v1/bulk/release": {
+    post: {
+      summary:
+        "Release every stuck claim (in progress, lease expired, not at-most-once) of one tenant matching the Keys page's filter. dryRun: 200, how many and a sample. Else 202: a background action, capped at BULK_ACTION_MAX_ITEMS (409 past it), each key released by the library and audited (operator)",
+      body: bulkReleaseBody,
+      response: bulkDryRunResponse,
+      alsoAnswers: [{ status: 202, response: bulkActionResponse, description: "Started" }],
+      errors: [400, 401, 403, 409, 413, 429, 503, 504],
+    },
+  },
+  "/api/v1/bulk/{id}": {
+    get: {
+      summary: "A bulk action's state and progress (viewer; a tenant token sees its own tenant's)",
+      path: bulkIdPath,
+      response: bulkActionResponse,
+      errors: [400, 401, 404, 429, 503, 504],
+    },
+  },
+  "/api/v1/bulk/{id}/cancel": {
+    post: {
+      summary: "Cancel a queued or running bulk action: no item is applied after it (operator; audited)",
+      path: bulkIdPath,
+      response: bulkActionResponse,
+      errors: [400, 401, 403, 404, 429, 503, 504],
+    },
+  },
+  "/api/v1/overview": {
+    get: {
+      summary:
+        "The Overview's series: suppressions, deliveries, violations, claim rate and latency, tenants, stuck claims, alerts (viewer; a tenant token sees its own tenant)",
+      query: overviewQuery,
+      response: overviewResponse,
+      errors: [400, 401, 429, 502, 503, 504],
+    },
+  },
+  "/api/v1/gaps": {
+    get: {
+      summary: "Redelivery gap histograms, percentiles, gaps per day and the latest late duplicates (viewer)",
+      query: gapsQuery,
+      response: gapsResponse,
+      errors: [400, 401, 429, 503, 504],
+    },
+  },
+  "/api/v1/retention": {
+    get: {
+      summary:
+        "The Retention page's data: partitions, settings, live workers, plan, the last runs (viewer; a tenant token gets the settings and its own largest gap, plan null)",
+      query: retentionQuery,
+      response: retentionView,
+      errors: [400, 401, 429, 503, 504],
+    },
+  },
+  "/api/v1/retention/plan": {
+    get: {
+      summary: "What the partition manager would do now, and the guard that keeps each partition (viewer; platform tokens)",
+      response: planView,
+      errors: [401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/retention/apply": {
+    post: {
+      summary:
+        "One maintenance run now: premake, detach concurrently, drop, index closed partitions concurrently (platform admin; audited)",
+      response: applyResultView,
+      errors: [401, 403, 409, 429, 503, 504],
+    },
+  },
+  "/api/v1/retention/settings": {
+    get: {
+      summary: "Retention, partition interval and premake count (viewer)",
+      response: retentionSettingsView,
+      errors: [401, 429, 503],
+    },
+    put: {
+      summary:
+        "Change the retention settings (platform admin; audited). Below a live worker's retry window: 409 unless force with a reason",
+      body: retentionSettingsBody,
+      response: settingsUpdateView,
+      errors: [400, 401, 403, 409, 413, 429, 503],
+    },
+  },
+  "/api/v1/retention/advice": {
+    get: {
+      summary: "The retention advisor's recommendation, its inputs and its reasons (viewer; platform tokens)",
+      query: adviceQuery,
+      response: advice,
+      errors: [400, 401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/workers/{index}/metrics": {
+    get: {
+      summary: "The n-th configured worker's /metrics text, fetched by the console (viewer; platform tokens)",
+      path: workerMetricsPath,
+      response: "text",
+      errors: [401, 403, 404, 429],
+    },
+  },
+  "/api/v1/workers": {
+    get: {
+      summary: "Workers' live counters (viewer; proxyPath for platform tokens only)",
+      response: workersResponse,
+      errors: [401, 429, 500],
+    },
+  },
+  "/api/v1/health": {
+    get: {
+      summary: "Whether PostgreSQL answers (public: polled before anyone can sign in)",
+      response: healthResponse,
+      errors: [503],
+      public: true,
+    },
+  },
+  "/api/v1/openapi.json": {
+    get: {
+      summary: "This document (viewer)",
+      response: z.object({ openapi: z.string(), paths: z.record(z.string(), z.unknown()) }).loose(),
+      errors: [401, 429],
+    },
+  },
+};
+
+/** Every 4xx and 5xx body: a code of lib/api/errors.ts's table, a message, and the fields at fault. */
+export const errorBody = z.object({
+  error: z.object({
+    code: z.enum(Object.keys(ERROR_STATUS) as [keyof typeof ERROR_STATUS]),
+    message: z.string(),
+    issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  }),
+});
+
+type JsonSchema = Record<string, unknown>;
+
+/** A zod schema as the document's JSON Schema: what a client sends (`input`) or receives (`output`). */
+function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
+  return rest;
+}
+
+/** One parameter per field of a query or path object, its description lifted out of the schema. */
+function parameters(object: z.ZodObject, where: "query" | "path"): JsonSchema[] {
+  return Object.entries(object.shape).map(([name, field]) => {
+    const { description, ...schema } = jsonSchema(field as z.ZodType, "input");
+    return {
+      name,
+      in: where,
+      required: where === "path" || !(field as z.ZodType).safeParse(undefined).success,
+      ...(description ? { description } : {}),
+      schema,
+    };
+  });
+}
+
+const json = (schema: JsonSchema, description: string) => ({ description, content: { "application/json": { schema } } });
+
+function errorResponses(codes: number[]) {
+  return Object.fromEntries(
     codes.map((code) => [
       String(code),
-      {
-        description: Object.entries(ERROR_STATUS)
+      json(
+        { $ref: "#/components/schemas/Error" },
+        Object.entries(ERROR_STATUS)
           .filter(([, status]) => status === code)
           .map(([name]) => name)
           .join(" | "),
-        content: { "application/json": { schema: error } },
-      },
+      ),
     ]),
   );
-const json = (schema: unknown, description = "OK") => ({ description, content: { "application/json": { schema } } });
-const str = { type: "string" };
-const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: "null" }] });
-const time = { type: "string", format: "date-time" };
-const tenantParam = {
-  name: "tenant",
-  in: "query",
-  required: false,
-  description: "Platform tokens only (required for them on /effects); a tenant token always reads its own tenant.",
-  schema: str,
-};
-const auditFilterParams = [
-  tenantParam,
-  { name: "actor", in: "query", schema: str, description: "Part of the actor's name, case-insensitive" },
-  { name: "action", in: "query", schema: str, description: 'An action, or a family with a trailing dot: "token."' },
-  { name: "target", in: "query", schema: str, description: "What a row names exactly: an effect key, a token id, a session id" },
-  { name: "from", in: "query", schema: time },
-  { name: "to", in: "query", schema: time },
-];
-const keyParam = {
-  name: "key",
-  in: "path",
-  required: true,
-  description:
-    'The effect key, URL-encoded as one path segment (encodeURIComponent: "/" → %2F, "%" → %25, "?" → %3F, "#" → %23).',
-  schema: str,
-};
+}
 
-/** GET /api/v1/openapi.json: the API as OpenAPI 3.1. */
+function documentOperation(operation: Operation) {
+  const params = [
+    ...(operation.path ? parameters(operation.path, "path") : []),
+    ...(operation.query ? parameters(operation.query, "query") : []),
+  ];
+  return {
+    summary: operation.summary,
+    ...(operation.public ? { security: [] } : {}),
+    ...(params.length ? { parameters: params } : {}),
+    ...(operation.body
+      ? { requestBody: { required: true, content: { "application/json": { schema: jsonSchema(operation.body, "input") } } } }
+      : {}),
+    responses: {
+      [String(operation.status ?? 200)]:
+        operation.response === "text"
+          ? {
+              description: operation.text?.description ?? "Prometheus text",
+              content: Object.fromEntries(
+                (operation.text?.mediaTypes ?? ["text/plain"]).map((type) => [type, { schema: { type: "string" } }]),
+              ),
+            }
+          : json(jsonSchema(operation.response, "output"), "OK"),
+      ...Object.fromEntries(
+        (operation.alsoAnswers ?? []).map((also) => [
+          String(also.status),
+          json(jsonSchema(also.response, "output"), also.description),
+        ]),
+      ),
+      ...errorResponses(operation.errors),
+    },
+  };
+}
+
+/** GET /api/v1/openapi.json: the API as OpenAPI 3.1, generated from OPERATIONS. */
 export const OPENAPI = {
   openapi: "3.1.0",
   info: {
@@ -58,475 +388,32 @@ export const OPENAPI = {
   security: [{ bearer: [] }],
   components: {
     securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
-    schemas: {
-      Error: {
-        type: "object",
-        required: ["error"],
-        properties: {
-          error: {
-            type: "object",
-            required: ["code", "message"],
-            properties: {
-              code: { type: "string", enum: Object.keys(ERROR_STATUS) },
-              message: str,
-              issues: { type: "array", items: { type: "object", properties: { path: str, message: str } } },
-            },
-          },
-        },
-      },
-      EffectSummary: {
-        type: "object",
-        properties: {
-          key: str,
-          jobType: str,
-          status: { type: "string", enum: EFFECT_STATUSES },
-          policy: str,
-          attempt: { type: "integer" },
-          createdAt: time,
-          completedAt: nullable(time),
-          duplicateCount: { type: "integer" },
-          firstMessageId: nullable(str),
-        },
-      },
-      EffectDetail: {
-        type: "object",
-        properties: {
-          tenant: str,
-          key: str,
-          jobType: str,
-          status: { type: "string", enum: EFFECT_STATUSES },
-          policy: str,
-          attempts: { type: "integer" },
-          outcome: { description: "The stored outcome after the redaction hook" },
-          error: nullable(str),
-          providerKey: str,
-          firstMessageId: nullable(str),
-          lastMessageId: nullable(str),
-          createdAt: time,
-          completedAt: nullable(time),
-          updatedAt: time,
-          duplicateCount: { type: "integer" },
-          lastDuplicateAt: nullable(time),
-          lastDuplicateGapSeconds: nullable({ type: "number" }),
-          owner: nullable(str),
-          leaseUntil: nullable(time),
-          stuck: { type: "boolean" },
-          verdict: str,
-          steps: { type: "array", items: { type: "object" } },
-          violations: {
-            type: "array",
-            description: "This key's own uncaught unique violations, newest first",
-            items: { $ref: "#/components/schemas/UncaughtViolation" },
-          },
-        },
-      },
-      Token: {
-        type: "object",
-        properties: {
-          id: { type: "string", format: "uuid" },
-          name: str,
-          tenantId: nullable(str),
-          role: { type: "string", enum: ROLES },
-          suffix: { ...str, description: "The secret's last 6 characters" },
-          createdAt: time,
-          expiresAt: nullable(time),
-          revokedAt: nullable(time),
-          lastUsedAt: nullable(time),
-          state: { type: "string", enum: ["active", "revoked", "expired"] },
-        },
-      },
-      Session: {
-        type: "object",
-        properties: {
-          id: { type: "string", format: "uuid", description: "The session's public id (not its cookie)" },
-          actor: str,
-          tokenId: { type: "string", format: "uuid" },
-          tenantId: nullable(str),
-          role: { type: "string", enum: ROLES },
-          signedInWith: str,
-          clientIp: nullable(str),
-          createdAt: time,
-          lastSeenAt: time,
-          expiresAt: time,
-        },
-      },
-      BulkAction: {
-        type: "object",
-        properties: {
-          id: { type: "string", format: "uuid" },
-          kind: { type: "string", enum: BULK_ACTION_KINDS },
-          tenant: str,
-          filter: { type: "object", properties: { q: nullable(str), jobType: nullable(str) } },
-          state: { type: "string", enum: BULK_ACTION_STATES },
-          total: { type: "integer" },
-          processed: { type: "integer" },
-          applied: { type: "integer", description: "Items released; processed − applied were refused by the library's guards" },
-          actor: str,
-          createdAt: time,
-          startedAt: nullable(time),
-          finishedAt: nullable(time),
-          cancelledBy: nullable(str),
-          error: nullable(str),
-        },
-      },
-      UncaughtViolation: {
-        type: "object",
-        properties: {
-          id: str,
-          occurredAt: time,
-          tenant: str,
-          jobType: str,
-          constraint: str,
-          key: str,
-          messageId: nullable(str),
-          message: { ...nullable(str), description: "The handler's database error, after the redaction hook" },
-        },
-      },
-    },
+    schemas: { Error: jsonSchema(errorBody, "output") },
   },
-  paths: {
-    "/api/v1/effects": {
-      get: {
-        summary: "Search one tenant's effects by key prefix or fragment, newest first (viewer)",
-        parameters: [
-          tenantParam,
-          {
-            name: "q",
-            in: "query",
-            schema: str,
-            description: 'A key prefix or fragment, case-insensitive: "ord-123" finds "capture:ord-123"',
-          },
-          { name: "status", in: "query", schema: { type: "string", enum: EFFECT_STATUSES } },
-          { name: "jobType", in: "query", schema: str },
-          { name: "from", in: "query", schema: time, description: "Default: 90 days ago" },
-          { name: "to", in: "query", schema: time },
-          { name: "cursor", in: "query", schema: str, description: "nextCursor of the previous page" },
-          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
-        ],
-        responses: {
-          "200": json({
-            type: "object",
-            properties: {
-              tenant: str,
-              effects: { type: "array", items: { $ref: "#/components/schemas/EffectSummary" } },
-              nextCursor: nullable(str),
-            },
-          }),
-          ...errors(400, 401, 403, 429, 503, 504),
-        },
-      },
-    },
-    "/api/v1/effects/{key}": {
-      get: {
-        summary:
-          "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations (viewer; audited)",
-        parameters: [keyParam, tenantParam],
-        responses: { "200": json({ $ref: "#/components/schemas/EffectDetail" }), ...errors(400, 401, 403, 404, 429, 503, 504) },
-      },
-    },
-    "/api/v1/effects/{key}/release": {
-      post: {
-        summary:
-          "Release a stuck in-progress claim whose lease expired, so the next delivery retries it (operator; audited in the same transaction). 409 for a live lease, a completed effect, an at-most-once step (which becomes abandoned on the next delivery instead).",
-        parameters: [keyParam, tenantParam],
-        responses: {
-          "200": json({
-            type: "object",
-            properties: { released: { const: true }, key: str, status: { const: "failed" }, message: str },
-          }),
-          ...errors(400, 401, 403, 404, 409, 429, 503, 504),
-        },
-      },
-    },
-    "/api/v1/violations": {
-      get: {
-        summary:
-          "Every uncaught unique violation, one per affected key and time, newest first (viewer; a tenant token sees its own tenant, a platform token every tenant or ?tenant=)",
-        parameters: [
-          tenantParam,
-          { name: "jobType", in: "query", schema: str },
-          { name: "constraint", in: "query", schema: str, description: "The violated constraint's name" },
-          { name: "from", in: "query", schema: time, description: "Default: 90 days ago" },
-          { name: "to", in: "query", schema: time },
-          { name: "cursor", in: "query", schema: str, description: "nextCursor of the previous page" },
-          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
-        ],
-        responses: {
-          "200": json({
-            type: "object",
-            properties: {
-              tenant: nullable(str),
-              violations: { type: "array", items: { $ref: "#/components/schemas/UncaughtViolation" } },
-              nextCursor: nullable(str),
-            },
-          }),
-          ...errors(400, 401, 429, 503, 504),
-        },
-      },
-    },
-    "/api/v1/audit": {
-      get: {
-        summary: "The audit log, newest first (admin; a tenant admin sees its tenant's rows)",
-        parameters: [
-          ...auditFilterParams,
-          { name: "cursor", in: "query", schema: str },
-          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 500, default: 100 } },
-        ],
-        responses: { "200": json({ type: "object" }), ...errors(400, 401, 403, 429, 503, 504) },
-      },
-    },
-    "/api/v1/audit/export": {
-      get: {
-        summary:
-          "The filtered audit log as a file, streamed newest first: CSV (formula-leading cells neutralised) or NDJSON (admin; the export is itself audited)",
-        parameters: [
-          ...auditFilterParams,
-          { name: "format", in: "query", schema: { type: "string", enum: AUDIT_EXPORT_FORMATS, default: "csv" } },
-        ],
-        responses: {
-          "200": {
-            description: "The rows, one per line, up to the newest that existed when the export began",
-            content: { "text/csv": { schema: str }, "application/x-ndjson": { schema: str } },
-          },
-          ...errors(400, 401, 403, 429, 503, 504),
-        },
-      },
-    },
-    "/api/v1/audit/integrity": {
-      get: {
-        summary:
-          "Whether the audit log's hash chain holds: checked in slices from where the last check stopped, fully again hourly (admin; where it broke: platform admins)",
-        responses: {
-          "200": json({
-            type: "object",
-            properties: {
-              state: { type: "string", enum: ["ok", "broken", "checking"] },
-              rowsChecked: nullable({ type: "integer" }),
-              checkedAt: nullable(time),
-              problem: nullable(str),
-            },
-          }),
-          ...errors(401, 403, 429, 503, 504),
-        },
-      },
-    },
-    "/api/v1/tokens": {
-      get: {
-        summary:
-          "Machine tokens, newest first, revoked and expired ones too; never a secret (admin; a tenant admin sees its tenant's)",
-        parameters: [tenantParam],
-        responses: {
-          "200": json({
-            type: "object",
-            properties: { tokens: { type: "array", items: { $ref: "#/components/schemas/Token" } } },
-          }),
-          ...errors(400, 401, 403, 429, 503, 504),
-        },
-      },
-      post: {
-        summary:
-          "Create a token; its secret is in this answer only (admin; audited). A tenant admin's token is bound to its tenant; a platform admin's to `tenant`, or to the platform when omitted or null",
-        requestBody: {
-          required: true,
-          content: {
-            "application/json": {
-              schema: {
-                type: "object",
-                required: ["name", "role"],
-                additionalProperties: false,
-                properties: {
-                  name: { type: "string", minLength: 1, maxLength: 100 },
-                  role: { type: "string", enum: ROLES },
-                  tenant: nullable({ type: "string", minLength: 1, maxLength: 255 }),
-                  expiresAt: nullable(time),
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          "201": json(
-            { type: "object", properties: { token: { $ref: "#/components/schemas/Token" }, secret: str } },
-            "Created: the secret is shown this once",
-          ),
-          ...errors(400, 401, 403, 413, 429, 503, 504),
-        },
-      },
-    },
-    "/api/v1/tokens/{id}/revoke": {
-      post: {
-        summary: "Revoke a token (idempotent); its console sessions end with it (admin; audited)",
-        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
-        responses: {
-          "200": json({ type: "object", properties: { token: { $ref: "#/components/schemas/Token" } } }),
-          ...errors(400, 401, 403, 404, 429, 503, 504),
-        },
-      },
-    },
-    "/api/v1/bulk/release": {
-      post: {
-        summary:
-          "Release every stuck claim (in progress, lease expired, not at-most-once) of one tenant matching the Keys page's filter. dryRun: how many and a sample. Else 202: a background action, capped at BULK_ACTION_MAX_ITEMS (409 past it), each key released by the library and audited (operator)",
-        requestBody: {
-          required: true,
-          content: {
-            "application/json": {
-              schema: {
-                type: "object",
-                additionalProperties: false,
-                properties: {
-                  tenant: { ...str, description: "Platform tokens: the tenant (required for them)" },
-                  q: { ...str, description: "A key fragment, case-insensitive" },
-                  jobType: str,
-                  dryRun: { type: "boolean", default: false },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          "200": json({ type: "object", description: "The dry run: dryRun, tenant, count, cap, overCap, sample" }),
-          "202": json({ type: "object", properties: { action: { $ref: "#/components/schemas/BulkAction" } } }, "Started"),
-          ...errors(400, 401, 403, 409, 413, 429, 503, 504),
-        },
-      },
-    },
-    "/api/v1/bulk/{id}": {
-      get: {
-        summary: "A bulk action's state and progress (viewer; a tenant token sees its own tenant's)",
-        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
-        responses: {
-          "200": json({ type: "object", properties: { action: { $ref: "#/components/schemas/BulkAction" } } }),
-          ...errors(400, 401, 404, 429, 503, 504),
-        },
-      },
-    },
-    "/api/v1/bulk/{id}/cancel": {
-      post: {
-        summary: "Cancel a queued or running bulk action: no item is applied after it (operator; audited)",
-        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
-        responses: {
-          "200": json({ type: "object", properties: { action: { $ref: "#/components/schemas/BulkAction" } } }),
-          ...errors(400, 401, 403, 404, 429, 503, 504),
-        },
-      },
-    },
-    "/api/v1/sessions": {
-      get: {
-        summary:
-          "Live console sessions: who, how signed in, from where, last seen; named by a public id that grants nothing (admin; a tenant admin sees its tenant's)",
-        parameters: [tenantParam],
-        responses: {
-          "200": json({
-            type: "object",
-            properties: { sessions: { type: "array", items: { $ref: "#/components/schemas/Session" } } },
-          }),
-          ...errors(400, 401, 403, 429, 503, 504),
-        },
-      },
-    },
-    "/api/v1/sessions/{id}/revoke": {
-      post: {
-        summary: "End a live session by its public id: its next request is refused (admin; audited)",
-        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
-        responses: {
-          "200": json({ type: "object", properties: { id: str, revoked: { const: true } } }),
-          ...errors(400, 401, 403, 404, 429, 503, 504),
-        },
-      },
-    },
-    "/api/v1/overview": {
-      get: {
-        summary:
-          "The Overview's series: suppressions, deliveries, violations, claim rate and latency, tenants, stuck claims, alerts (viewer; a tenant token sees its own tenant)",
-        parameters: [
-          { name: "window", in: "query", schema: { type: "string", enum: ["15m", "1h", "6h", "24h", "7d", "30d"] } },
-          { name: "from", in: "query", schema: time, description: "With to: a custom range instead of window" },
-          { name: "to", in: "query", schema: time },
-          { name: "jobType", in: "query", schema: str },
-          tenantParam,
-          {
-            name: "width",
-            in: "query",
-            schema: { type: "integer" },
-            description: "Chart width in px: bounds the points asked for",
-          },
-        ],
-        responses: { "200": json({ type: "object" }), ...errors(400, 401, 429, 502, 503, 504) },
-      },
-    },
-    "/api/v1/gaps": {
-      get: {
-        summary: "Redelivery gap histograms, percentiles, gaps per day and the latest late duplicates (viewer)",
-        parameters: [
-          { name: "range", in: "query", schema: { type: "string", enum: ["1h", "6h", "24h", "7d", "30d"] } },
-          { name: "from", in: "query", schema: time },
-          { name: "to", in: "query", schema: time },
-          { name: "jobType", in: "query", schema: str },
-          tenantParam,
-        ],
-        responses: { "200": json({ type: "object" }), ...errors(400, 401, 429, 503, 504) },
-      },
-    },
-    "/api/v1/retention": {
-      get: {
-        summary:
-          "The Retention page's data: partitions, settings, live workers, plan, the last runs (viewer; a tenant token gets the settings and its own largest gap, plan null)",
-        parameters: [{ name: "runs", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 20 } }],
-        responses: { "200": json({ type: "object" }), ...errors(400, 401, 429, 503, 504) },
-      },
-    },
-    "/api/v1/retention/plan": {
-      get: {
-        summary: "What the partition manager would do now, and the guard that keeps each partition (viewer; platform tokens)",
-        responses: { "200": json({ type: "object" }), ...errors(401, 403, 429, 503, 504) },
-      },
-    },
-    "/api/v1/retention/apply": {
-      post: {
-        summary:
-          "One maintenance run now: premake, detach concurrently, drop, index closed partitions concurrently (platform admin; audited)",
-        responses: { "200": json({ type: "object" }), ...errors(401, 403, 409, 429, 503, 504) },
-      },
-    },
-    "/api/v1/retention/settings": {
-      get: {
-        summary: "Retention, partition interval and premake count (viewer)",
-        responses: { "200": json({ type: "object" }), ...errors(401, 429, 503) },
-      },
-      put: {
-        summary:
-          "Change the retention settings (platform admin; audited). Below a live worker's retry window: 409 unless force with a reason",
-        requestBody: { content: { "application/json": { schema: { type: "object" } } } },
-        responses: { "200": json({ type: "object" }), ...errors(400, 401, 403, 409, 429, 503) },
-      },
-    },
-    "/api/v1/retention/advice": {
-      get: {
-        summary: "The retention advisor's recommendation, its inputs and its reasons (viewer; platform tokens)",
-        responses: { "200": json({ type: "object" }), ...errors(400, 401, 403, 429, 503, 504) },
-      },
-    },
-    "/api/v1/workers/{index}/metrics": {
-      get: {
-        summary: "The n-th configured worker's /metrics text, fetched by the console (viewer; platform tokens)",
-        parameters: [{ name: "index", in: "path", required: true, schema: { type: "integer" } }],
-        responses: { "200": { description: "Prometheus text" }, ...errors(401, 403, 404, 429) },
-      },
-    },
-    "/api/v1/workers": {
-      get: {
-        summary: "Workers' live counters (viewer; proxyPath for platform tokens only)",
-        responses: { "200": json({ type: "object" }), ...errors(401, 429) },
-      },
-    },
-    "/api/v1/health": {
-      get: {
-        summary: "Whether PostgreSQL answers (public: polled before anyone can sign in)",
-        security: [],
-        responses: { "200": json({ type: "object" }), ...errors(503) },
-      },
-    },
-    "/api/v1/openapi.json": { get: { summary: "This document (viewer)", responses: { "200": json({ type: "object" }) } } },
-  },
-} as const;
+  paths: Object.fromEntries(
+    Object.entries(OPERATIONS).map(([template, methods]) => [
+      template,
+      Object.fromEntries(Object.entries(methods).map(([method, operation]) => [method, documentOperation(operation)])),
+    ]),
+  ),
+};
+
+/** The path parameters of `pathname` under `template` (/api/v1/effects/{key}), or undefined when it does not match. */
+export function matchTemplate(template: string, pathname: string): Record<string, string> | undefined {
+  const names = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+  const values = new RegExp(`^${template.replace(/\{\w+\}/g, "([^/]+)")}$`).exec(pathname)?.slice(1);
+  return values && Object.fromEntries(names.map((name, i) => [name, values[i] ?? ""]));
+}
+
+/** The documented operation a request reaches, and the path's parameters. */
+export function operationFor(
+  method: string,
+  pathname: string,
+): { template: string; operation: Operation; params: Record<string, string> } | undefined {
+  for (const [template, methods] of Object.entries(OPERATIONS)) {
+    const operation = methods[method.toLowerCase() as Method];
+    const params = operation && matchTemplate(template, pathname);
+    if (operation && params) return { template, operation, params };
+  }
+  return undefined;
+}

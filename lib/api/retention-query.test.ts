@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_RETENTION_RUNS, MAX_RETENTION_RUNS } from "../contract/retention";
 import { ApiError } from "./errors";
-import { DEFAULT_RETENTION_RUNS, MAX_RETENTION_RUNS, parseRetentionQuery } from "./retention-query";
+import { parseRetentionQuery } from "./retention-query";
 
 describe("parseRetentionQuery (the Retention page and GET /api/v1/retention)", () => {
   it("defaults to 20 runs and reads ?runs= within 1-200, the last value of a repeated key", () => {

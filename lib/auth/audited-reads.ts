@@ -34,7 +34,7 @@ export async function readEffectAudited(input: {
   return detail;
 }
 
-/** One page of a tenant's search. */
+/** One page of a tenant's search, or (a platform scope naming no tenant) of every tenant's. */
 export async function searchEffectsAudited(input: {
   principal: Principal;
   scope: Scope;
@@ -42,7 +42,7 @@ export async function searchEffectsAudited(input: {
   ip: string | null;
 }): Promise<EffectSearchResponse> {
   const { search, scope } = input;
-  const tenant = scope.narrow(search.tenant).oneTenant();
+  const tenant = scope.narrow(search.tenant).tenant;
   const result = await searchEffects(scope, { ...search, tenant });
   await audit({
     principal: input.principal,

@@ -1,7 +1,7 @@
 import { ConsoleError, translateDatabaseError } from "../console/errors";
 import { getPrisma } from "../db/prisma";
 import type { Principal } from "./auth-types";
-import { findSessionToken, readSessionCookie, type SessionStore } from "./session";
+import { findSession, readSessionCookie, type SessionStore } from "./session";
 import { actorOf, findActiveToken, type TokenSummary } from "./tokens";
 
 /** The admin table authentication reads (and stamps last use on), through Prisma Client. */
@@ -17,9 +17,10 @@ export function principalOf(token: TokenSummary): Principal {
 }
 
 /**
- * Who a request is: `Authorization: Bearer <token>` first, else the session cookie. Either way the
- * token is looked up (by hash, or through the server-side session the cookie names, lib/auth/session.ts)
- * and must be neither revoked nor expired. A present but bad Authorization header is not rescued by a cookie.
+ * Who a request is: `Authorization: Bearer <token>` first, else the session cookie. A token is
+ * looked up (by hash, or through the server-side session the cookie names, lib/auth/session.ts)
+ * and must be neither revoked nor expired; a session signed in through the identity provider is
+ * its own principal (lib/auth/oidc-sign-in.ts). A present but bad Authorization header is not rescued by a cookie.
  */
 export async function authenticate(
   headers: Headers,
@@ -83,10 +84,11 @@ async function lookUp(headers: Headers, db: TokenReader, now: Date): Promise<Aut
   }
   // No way in on the cookie alone: when the session or its token cannot be read, this throws
   // (the API answers 503, a page its outage state), it never guesses who the cookie was.
-  const token = await findSessionToken(readSessionCookie(headers.get("cookie")), db, now);
-  if (!token) return null;
-  touch(token, db, now);
-  return { principal: principalOf(token), via: "session" };
+  const holder = await findSession(readSessionCookie(headers.get("cookie")), db, now);
+  if (!holder) return null;
+  if (holder.kind === "oidc") return { principal: holder.principal, via: "session" };
+  touch(holder.token, db, now);
+  return { principal: principalOf(holder.token), via: "session" };
 }
 
 /**

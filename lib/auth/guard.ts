@@ -1,4 +1,5 @@
 import { ApiError, errorResponse } from "../api/errors";
+import { principalKey } from "./auth-types";
 import { type Authenticated, authenticate, type TokenReader } from "./authenticate";
 import { clientIpOf } from "./client-ip";
 import { getRateLimits, type RateDecision, type RateLimits } from "./rate-limit";
@@ -38,7 +39,7 @@ export async function guardRequest(headers: Headers, options: GuardOptions = {})
       ? { kind: "unauthenticated" }
       : { kind: "rate-limited", decision, reason: "too many unknown credentials from this address" };
   }
-  const decision = await limits.authenticatedRequest(auth.principal.tokenId, address);
+  const decision = await limits.authenticatedRequest(principalKey(auth.principal), address);
   if (!decision.allowed) return { kind: "rate-limited", decision, reason: "too many requests for this token or address" };
   return { kind: "authenticated", auth };
 }

@@ -30,8 +30,8 @@ export interface RateLimits {
   mayPresentCredentials(address: string | null): Promise<RateDecision>;
   /** Counts an unknown or invalid credential from `address`. */
   badCredential(address: string | null): Promise<RateDecision>;
-  /** Counts an authenticated request, against its token and its address. */
-  authenticatedRequest(tokenId: string, address: string | null): Promise<RateDecision>;
+  /** Counts an authenticated request, against its principal (auth-types.ts principalKey) and its address. */
+  authenticatedRequest(principalKey: string, address: string | null): Promise<RateDecision>;
 }
 
 type Limits = Pick<
@@ -97,8 +97,8 @@ export function createRateLimits(pool: pg.Pool, schema: string, limits: Limits):
       const res = await credentials.get(addressKey(address));
       return res && res.consumedPoints >= credentials.points ? refused(res) : ALLOWED;
     },
-    async authenticatedRequest(tokenId, address) {
-      const byToken = await decide(tokens.consume(tokenId));
+    async authenticatedRequest(principalKey, address) {
+      const byToken = await decide(tokens.consume(principalKey));
       if (!byToken.allowed) return byToken;
       return decide(addresses.consume(addressKey(address)));
     },

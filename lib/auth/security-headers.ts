@@ -1,8 +1,15 @@
 import { loadConfig } from "../config";
 import { servedOverHttps } from "./client-ip";
+import { oidcProviderOrigin } from "./oidc-paths";
 
-/** The Content-Security-Policy of every page: scripts only from the console and with this request's nonce. */
+/**
+ * The Content-Security-Policy of every page: scripts only from the console and with this request's
+ * nonce. Forms post to the console only, and, with single sign-on, on to the identity provider:
+ * the sign-out form's answer redirects there (RP-initiated logout), and a browser holds a form's
+ * redirects to form-action too.
+ */
 export function contentSecurityPolicy(nonce: string, dev: boolean): string {
+  const provider = oidcProviderOrigin();
   return [
     "default-src 'self'",
     `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'${dev ? " 'unsafe-eval'" : ""}`,
@@ -13,7 +20,7 @@ export function contentSecurityPolicy(nonce: string, dev: boolean): string {
     "connect-src 'self'",
     "object-src 'none'",
     "base-uri 'self'",
-    "form-action 'self'",
+    `form-action 'self'${provider ? ` ${provider}` : ""}`,
     "frame-ancestors 'none'",
   ].join("; ");
 }

@@ -10,22 +10,40 @@ import { actorOf } from "./tokens";
 /**
  * Live console sessions as the admin page and /api/v1/sessions show them, named by their public id
  * (never the cookie's secret or its hash, which would let a reader of this list sign in as them).
- * A tenant admin sees and revokes the sessions of its own tenant's tokens only.
+ * A tenant admin sees and revokes the sessions of its own tenant only: a token session's tenant is
+ * its token's; an OIDC session (no token) carries its own actor, role and tenant on the row.
  */
 
 /** A session still good at `now`: not revoked, not past its expiry, seen within the idle timeout, its token active. */
 function liveWhere(scope: Scope, now: Date) {
   const idleSince = new Date(now.getTime() - loadConfig().ONCEBOARD_SESSION_IDLE_MINUTES * 60_000);
+  const tokenLive = { revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] };
   return {
     revokedAt: null,
     expiresAt: { gt: now },
     lastSeenAt: { gt: idleSince },
-    token: {
-      revokedAt: null,
-      OR: [{ expiresAt: null }, { expiresAt: { gt: now } }],
-      ...(scope.tenant !== null ? { tenantId: scope.tenant } : {}),
-    },
+    OR: [
+      { tokenId: { not: null }, token: { ...tokenLive, ...(scope.tenant !== null ? { tenantId: scope.tenant } : {}) } },
+      { tokenId: null, signedInWith: "oidc", ...(scope.tenant !== null ? { tenantId: scope.tenant } : {}) },
+    ],
   };
+}
+
+/** Who a session is: its token's name, role and tenant, or (OIDC, no token) what the row says. */
+function sessionOwner(row: {
+  actor: string | null;
+  role: string | null;
+  tenantId: string | null;
+  token: { name: string; prefix: string; tenantId: string | null; role: string } | null;
+}): { actor: string; role: Role; tenantId: string | null } {
+  if (row.token) {
+    return {
+      actor: actorOf({ name: row.token.name, suffix: row.token.prefix }),
+      role: row.token.role as Role,
+      tenantId: row.token.tenantId,
+    };
+  }
+  return { actor: row.actor ?? "oidc (unknown)", role: (row.role ?? "viewer") as Role, tenantId: row.tenantId };
 }
 
 export async function listLiveSessions(
@@ -45,15 +63,16 @@ export async function listLiveSessions(
       expiresAt: true,
       signedInWith: true,
       clientIp: true,
+      actor: true,
+      role: true,
+      tenantId: true,
       token: { select: { name: true, prefix: true, tenantId: true, role: true } },
     },
   });
   return rows.map((row) => ({
     id: row.publicId,
-    actor: actorOf({ name: row.token.name, suffix: row.token.prefix }),
+    ...sessionOwner(row),
     tokenId: row.tokenId,
-    tenantId: row.token.tenantId,
-    role: row.token.role as Role,
     signedInWith: row.signedInWith,
     clientIp: row.clientIp,
     createdAt: row.createdAt.toISOString(),
@@ -75,7 +94,13 @@ export async function revokeScopedSession(
   return db.$transaction(async (tx) => {
     const row = await tx.consoleSession.findFirst({
       where: { publicId: input.id, ...liveWhere(input.scope, now) },
-      select: { idHash: true, token: { select: { tenantId: true, name: true, prefix: true } } },
+      select: {
+        idHash: true,
+        actor: true,
+        role: true,
+        tenantId: true,
+        token: { select: { tenantId: true, name: true, prefix: true, role: true } },
+      },
     });
     if (!row) throw new ApiError("NOT_FOUND", "no live session with this id");
     // Conditional: a logout racing this revokes once, and the audit row still says who ended it.
@@ -83,10 +108,10 @@ export async function revokeScopedSession(
     await appendAudit(tx, {
       principal: input.principal,
       action: "session.revoke",
-      tenantId: row.token.tenantId,
+      tenantId: sessionOwner(row).tenantId,
       target: input.id,
       result: "ok",
-      detail: { actor: actorOf({ name: row.token.name, suffix: row.token.prefix }) },
+      detail: { actor: sessionOwner(row).actor },
       ip: input.ip,
     });
     return { id: input.id, revoked: true as const };

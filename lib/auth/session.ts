@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { loadConfig } from "../config";
 import { getPrisma, type PrismaClient } from "../db/prisma";
+import { type Principal, ROLES, type Role } from "./auth-types";
 import { sessionSecret } from "./secret";
 import { findActiveTokenById, type TokenSummary } from "./tokens";
 
@@ -10,12 +11,14 @@ import { findActiveTokenById, type TokenSummary } from "./tokens";
  * signature only spares the database a lookup for a forged cookie; a session's authority is its row,
  * found by the id's SHA-256 (the id itself is never stored). A row is good while it is not revoked
  * (logout revokes it), not past its absolute expiry, and seen within the idle timeout; and its
- * token must still be active. There is no way in on the cookie alone: when the row or the token
+ * token, when it has one, must still be active. A session signed in through the identity provider
+ * (OIDC) has no token: its row carries the person, role and tenant, and its absolute expiry is no
+ * later than the ID token's. There is no way in on the cookie alone: when the row or the token
  * cannot be read, the caller gets the database's error, never a principal.
  */
 export const SESSION_COOKIE = "onceboard_session";
 
-export type SignedInWith = "token" | "link";
+export type SignedInWith = "token" | "link" | "oidc";
 
 /** The row, by Prisma Client: only what sessions read and write. */
 export type SessionStore = Pick<PrismaClient, "consoleSession" | "apiToken">;
@@ -49,16 +52,25 @@ export interface NewSession {
   expiresAt: Date;
 }
 
+function newSessionId(): { id: string; cookieValue: string } {
+  const id = randomBytes(32).toString("base64url");
+  return { id, cookieValue: `${id}.${sign(id, sessionSecret())}` };
+}
+
+function sessionEnd(now: Date, notAfter: Date | null): Date {
+  const expiresAt = new Date(now.getTime() + loadConfig().ONCEBOARD_SESSION_HOURS * 3_600_000);
+  return notAfter && notAfter < expiresAt ? notAfter : expiresAt;
+}
+
 /** Opens a session for an active token: ends at ONCEBOARD_SESSION_HOURS or the token's expiry, whichever is first. */
 export async function openSession(
   token: TokenSummary,
-  details: { signedInWith: SignedInWith; ip: string | null },
+  details: { signedInWith: Exclude<SignedInWith, "oidc">; ip: string | null },
   db: Pick<PrismaClient, "consoleSession"> = getPrisma(),
   now = new Date(),
 ): Promise<NewSession> {
-  let expiresAt = new Date(now.getTime() + loadConfig().ONCEBOARD_SESSION_HOURS * 3_600_000);
-  if (token.expiresAt && token.expiresAt < expiresAt) expiresAt = token.expiresAt;
-  const id = randomBytes(32).toString("base64url");
+  const expiresAt = sessionEnd(now, token.expiresAt);
+  const { id, cookieValue } = newSessionId();
   await db.consoleSession.create({
     data: {
       idHash: hashSessionId(id),
@@ -71,30 +83,102 @@ export async function openSession(
     },
     select: { idHash: true },
   });
-  return { cookieValue: `${id}.${sign(id, sessionSecret())}`, expiresAt };
+  return { cookieValue, expiresAt };
 }
 
+/** A person the identity provider vouched for, with the role and tenant their groups map to. */
+export interface OidcIdentity {
+  issuer: string;
+  subject: string;
+  actor: string;
+  role: Role;
+  /** null: the platform. */
+  tenantId: string | null;
+  /** The ID token's expiry: the session ends then at the latest. */
+  idTokenExpiresAt: Date;
+  /** Kept as the id_token_hint of RP-initiated logout. */
+  idToken: string;
+}
+
+/** Opens a session for a person signed in through the identity provider: ends at ONCEBOARD_SESSION_HOURS or the ID token's expiry, whichever is first. */
+export async function openOidcSession(
+  identity: OidcIdentity,
+  details: { ip: string | null },
+  db: Pick<PrismaClient, "consoleSession"> = getPrisma(),
+  now = new Date(),
+): Promise<NewSession> {
+  const expiresAt = sessionEnd(now, identity.idTokenExpiresAt);
+  const { id, cookieValue } = newSessionId();
+  await db.consoleSession.create({
+    data: {
+      idHash: hashSessionId(id),
+      tokenId: null,
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt,
+      signedInWith: "oidc",
+      clientIp: details.ip,
+      oidcIssuer: identity.issuer,
+      oidcSubject: identity.subject,
+      actor: identity.actor,
+      role: identity.role,
+      tenantId: identity.tenantId,
+      idToken: identity.idToken,
+    },
+    select: { idHash: true },
+  });
+  return { cookieValue, expiresAt };
+}
+
+/** Who a good session is: its token (a token's session), or the person the identity provider vouched for. */
+export type SessionHolder = { kind: "token"; token: TokenSummary } | { kind: "oidc"; principal: Principal };
+
 /**
- * The token of the session a cookie value names, when the session and the token are both good at
- * `now`; null when either is not. Throws when the database cannot answer.
+ * Who the session a cookie value names is, when the session (and its token, if it has one) is good
+ * at `now`; null when not. Throws when the database cannot answer.
  */
-export async function findSessionToken(
+export async function findSession(
   cookieValue: string | undefined | null,
   db: SessionStore = getPrisma(),
   now = new Date(),
-): Promise<TokenSummary | null> {
+): Promise<SessionHolder | null> {
   const id = sessionIdOf(cookieValue);
   if (id === null) return null;
   const idHash = hashSessionId(id);
   const row = await db.consoleSession.findUnique({
     where: { idHash },
-    select: { tokenId: true, lastSeenAt: true, expiresAt: true, revokedAt: true },
+    select: {
+      tokenId: true,
+      lastSeenAt: true,
+      expiresAt: true,
+      revokedAt: true,
+      signedInWith: true,
+      oidcSubject: true,
+      actor: true,
+      role: true,
+      tenantId: true,
+    },
   });
   if (!row || row.revokedAt !== null || row.expiresAt.getTime() <= now.getTime()) return null;
   const idleMs = loadConfig().ONCEBOARD_SESSION_IDLE_MINUTES * 60_000;
   if (now.getTime() - row.lastSeenAt.getTime() >= idleMs) return null;
-  const token = await findActiveTokenById(row.tokenId, db, now);
-  if (!token) return null;
+  let holder: SessionHolder | null = null;
+  if (row.tokenId !== null) {
+    const token = await findActiveTokenById(row.tokenId, db, now);
+    holder = token ? { kind: "token", token } : null;
+  } else if (row.signedInWith === "oidc" && row.oidcSubject && row.actor && ROLES.includes(row.role as Role)) {
+    holder = {
+      kind: "oidc",
+      principal: {
+        tokenId: null,
+        oidcSubject: row.oidcSubject,
+        actor: row.actor,
+        tenantId: row.tenantId,
+        role: row.role as Role,
+      },
+    };
+  }
+  if (!holder) return null;
   if (now.getTime() - row.lastSeenAt.getTime() >= LAST_SEEN_RESOLUTION_MS) {
     // Conditional, so concurrent requests (or console processes) stamp it once; a lost stamp only
     // brings the idle timeout a minute closer.
@@ -105,22 +189,45 @@ export async function findSessionToken(
       })
       .catch(() => {});
   }
-  return token;
+  return holder;
 }
 
-/** Ends the session a cookie value names (logout). True when a live session was revoked. Throws when the database cannot answer. */
+/** The token of the session a cookie value names, when it is a token's session and both are good at `now`. */
+export async function findSessionToken(
+  cookieValue: string | undefined | null,
+  db: SessionStore = getPrisma(),
+  now = new Date(),
+): Promise<TokenSummary | null> {
+  const holder = await findSession(cookieValue, db, now);
+  return holder?.kind === "token" ? holder.token : null;
+}
+
+/**
+ * Ends the session a cookie value names (logout). Returns whether a live session was revoked, and
+ * its ID token when it was signed in through the identity provider (for RP-initiated logout).
+ * Throws when the database cannot answer.
+ */
+export async function endSession(
+  cookieValue: string | undefined | null,
+  db: Pick<PrismaClient, "consoleSession"> = getPrisma(),
+  now = new Date(),
+): Promise<{ revoked: boolean; idToken: string | null }> {
+  const id = sessionIdOf(cookieValue);
+  if (id === null) return { revoked: false, idToken: null };
+  const idHash = hashSessionId(id);
+  const { count } = await db.consoleSession.updateMany({ where: { idHash, revokedAt: null }, data: { revokedAt: now } });
+  if (count !== 1) return { revoked: false, idToken: null };
+  const row = await db.consoleSession.findUnique({ where: { idHash }, select: { idToken: true } });
+  return { revoked: true, idToken: row?.idToken ?? null };
+}
+
+/** Ends the session a cookie value names. True when a live session was revoked. Throws when the database cannot answer. */
 export async function revokeSession(
   cookieValue: string | undefined | null,
   db: Pick<PrismaClient, "consoleSession"> = getPrisma(),
   now = new Date(),
 ): Promise<boolean> {
-  const id = sessionIdOf(cookieValue);
-  if (id === null) return false;
-  const { count } = await db.consoleSession.updateMany({
-    where: { idHash: hashSessionId(id), revokedAt: null },
-    data: { revokedAt: now },
-  });
-  return count === 1;
+  return (await endSession(cookieValue, db, now)).revoked;
 }
 
 /** Set-Cookie attributes: httpOnly, SameSite=Strict, Secure when served over https. */

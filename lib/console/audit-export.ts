@@ -1,7 +1,7 @@
 import type { Scope } from "../auth/scope";
+import type { AuditRow } from "../contract/audit";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { type AuditFilter, auditWhere } from "./audit-filter";
-import type { AuditRow } from "./audit-types";
 import { auditRowOf } from "./list-audit";
 
 /**

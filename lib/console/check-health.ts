@@ -1,9 +1,6 @@
+import type { Health } from "../contract/health";
 import type { Queryable } from "../db/types";
 import { consoleDatabase } from "./database";
-
-import type { Health } from "./health-types";
-
-export type { Health } from "./health-types";
 
 /** Whether the console can answer at all: one round trip to PostgreSQL. Throws ConsoleError when not. */
 export async function checkHealth(db: Queryable = consoleDatabase()): Promise<Health> {

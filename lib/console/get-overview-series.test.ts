@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { Scope } from "../auth/scope";
+import { overviewQuery } from "../contract/overview";
 import { ensureEffectPartitions } from "../db/partitions";
 import { getOverviewSeries } from "./get-overview-series";
 import { tenantWindows } from "./get-tenant-activity";
 import { levelFor, PostgresSource } from "./metrics/postgres-source";
 import { bucketsFor, chooseStep, histogramQuantile, notWiredUp, rankTenants } from "./metrics/series-math";
-import { overviewQuerySchema } from "./overview-query";
 import { CLAIM_DURATION_BOUNDS } from "./overview-types";
 
 const NOW = new Date("2026-11-30T12:00:30Z");
 const at = (iso: string) => new Date(iso);
-const q = (raw: Record<string, string>) => overviewQuerySchema.parse(raw);
+const q = (raw: Record<string, string>) => overviewQuery.parse(raw);
 
 describe("series math", () => {
   it("derives the step from the chart width (a point per 4 px), never under a minute nor above 11,000 points", () => {
@@ -94,10 +94,10 @@ describe("series math", () => {
   });
 
   it("rejects an unknown window with the API's message", () => {
-    const parsed = overviewQuerySchema.safeParse({ window: "zzz" });
+    const parsed = overviewQuery.safeParse({ window: "zzz" });
     expect(parsed.success).toBe(false);
-    expect(overviewQuerySchema.safeParse({ from: "2026-11-30T10:00:00Z" }).success).toBe(false);
-    expect(overviewQuerySchema.safeParse({ from: "2026-11-30T10:00:00Z", to: "2026-11-30T09:00:00Z" }).success).toBe(false);
+    expect(overviewQuery.safeParse({ from: "2026-11-30T10:00:00Z" }).success).toBe(false);
+    expect(overviewQuery.safeParse({ from: "2026-11-30T10:00:00Z", to: "2026-11-30T09:00:00Z" }).success).toBe(false);
   });
 });
 
@@ -326,6 +326,38 @@ describe("getOverviewSeries over seeded rollups", () => {
     const o = await get({ window: "1h", jobType: "receipt" });
     expect(o.jobTypes.map((j) => j.jobType)).toEqual(["receipt"]);
     expect(o.totals.suppressions).toBe(0);
+  });
+
+  it("answers the job-type table for ?tenant=: the tenant's suppressions and violations, marked as such", async () => {
+    const fleet = await get({ window: "1h" });
+    expect(fleet.jobTypes.find((j) => j.jobType === "capture")?.suppressions).toBe(6);
+    const acme = await get({ window: "1h", tenant: "acme" });
+    const capture = acme.jobTypes.find((j) => j.jobType === "capture");
+    const receipt = acme.jobTypes.find((j) => j.jobType === "receipt");
+    // The tile and the table agree: both acme's 5, not every tenant's 6.
+    expect(capture?.suppressions).toBe(5);
+    expect(acme.totals.suppressions).toBe(5);
+    expect(receipt?.uncaughtViolations).toBe(0);
+    expect(capture?.deliveries).toBe(fleet.jobTypes.find((j) => j.jobType === "capture")?.deliveries);
+    expect(acme.tenantScoped).toEqual(expect.arrayContaining(["jobTypes.suppressions", "jobTypes.uncaughtViolations"]));
+    expect(acme.tenantScoped).not.toContain("totals.deliveries");
+    expect(acme.tenantScoped).not.toContain("alerts");
+  });
+
+  it("answers the alerts for ?jobType=: an alert firing only for another job type is inactive here and says for which", async () => {
+    const capture = await get({ window: "1h", jobType: "capture" });
+    const violation = capture.alerts.find((a) => a.name === "OnceboardUncaughtUniqueViolation");
+    expect(violation?.state).toBe("inactive");
+    expect(violation?.instances).toEqual([]);
+    expect(violation?.note).toBe("Not for capture; firing for receipt.");
+    const receipt = await get({ window: "1h", jobType: "receipt" });
+    expect(receipt.alerts.find((a) => a.name === "OnceboardUncaughtUniqueViolation")?.state).toBe("firing");
+  });
+
+  it("says when ?jobType= names a job type no worker ever reported", async () => {
+    expect((await get({ window: "1h", jobType: "capture" })).jobTypeKnown).toBe(true);
+    expect((await get({ window: "1h" })).jobTypeKnown).toBe(true);
+    expect((await get({ window: "1h", jobType: "captur" })).jobTypeKnown).toBe(false);
   });
 
   it("evaluates deploy/alerts.yml's rules over the rollups", async () => {

@@ -4,11 +4,12 @@ import { consoleDatabase } from "./database";
 import { getStuckClaims } from "./get-stuck-claims";
 import { getTenantActivity } from "./get-tenant-activity";
 import { getViolationGroups } from "./get-violation-groups";
+import { isKnownJobType } from "./job-type-known";
 import { metricsSource } from "./metrics";
 import { bucketsFor, chooseStep, rankTenants } from "./metrics/series-math";
 import type { MetricsSource } from "./metrics/source";
 import { type OverviewQuery, resolveRange } from "./overview-query";
-import type { OverviewResponse, TenantRow } from "./overview-types";
+import type { AlertStatus, JobTypeActivity, OverviewResponse, TenantRow } from "./overview-types";
 
 export interface GetOverviewSeriesDeps {
   db?: Queryable;
@@ -41,24 +42,35 @@ export async function getOverviewSeries(
   const jobType = query.jobType ?? null;
   const tenant = scope.tenant;
 
-  const [result, tenants, stuck, alerts, violationGroups] = await Promise.all([
+  const [result, tenants, stuck, fleetAlerts, violationGroups, jobTypeKnown] = await Promise.all([
     source.series({ buckets, jobType }),
     getTenantActivity(scope, { buckets, jobType }, db),
     getStuckClaims(scope, { jobType, now }, db),
     source.alerts(now),
     getViolationGroups(scope, { jobType, from, to }, db),
+    jobType === null ? true : isKnownJobType(db, jobType),
   ]);
+  const alerts = alertsForJobType(fleetAlerts, jobType);
 
   const series = { ...result.series };
   const notes: string[] = [];
   const tenantScoped = ["topTenants", "stuck", "violationGroups"];
+  let jobTypes = result.jobTypes;
   if (tenant !== null) {
     series.suppressions = tenants.suppressions ?? [];
     series.violations = tenants.violations ?? [];
-    tenantScoped.push("series.suppressions", "series.violations", "totals.suppressions", "totals.uncaughtViolations");
+    jobTypes = withTenantCounts(result.jobTypes, series.suppressions, series.violations);
+    tenantScoped.push(
+      "series.suppressions",
+      "series.violations",
+      "totals.suppressions",
+      "totals.uncaughtViolations",
+      "jobTypes.suppressions",
+      "jobTypes.uncaughtViolations",
+    );
     notes.push(
       `Suppressions and violations are ${tenant}'s, counted per hour (an hour's count sits at the point holding its start). ` +
-        "Claims, latency, deliveries and the job-type table are for every tenant: the per-minute rollups carry no tenant.",
+        "Deliveries, redeliveries, claims, latency, waits and the alerts are for every tenant (each says so): the per-minute rollups and the alert rules carry no tenant.",
     );
   }
 
@@ -72,9 +84,9 @@ export async function getOverviewSeries(
   }
 
   const totals = {
-    deliveries: result.jobTypes.reduce((a, j) => a + j.deliveries, 0),
-    redeliveries: result.jobTypes.reduce((a, j) => a + j.redeliveries, 0),
-    claims: result.jobTypes.reduce((a, j) => a + j.claims, 0),
+    deliveries: jobTypes.reduce((a, j) => a + j.deliveries, 0),
+    redeliveries: jobTypes.reduce((a, j) => a + j.redeliveries, 0),
+    claims: jobTypes.reduce((a, j) => a + j.claims, 0),
     suppressions: series.suppressions.reduce((a, s) => a + sum(s.values), 0),
     uncaughtViolations: series.violations.reduce((a, s) => a + sum(s.values), 0),
     stuck: stuck.total,
@@ -91,10 +103,11 @@ export async function getOverviewSeries(
     from: new Date(buckets.originMs).toISOString(),
     to: new Date(buckets.timestamps[buckets.timestamps.length - 1] ?? buckets.originMs).toISOString(),
     jobType,
+    jobTypeKnown,
     tenant,
     series,
     tenantScoped,
-    jobTypes: result.jobTypes,
+    jobTypes,
     topTenants: rankTenants([...rows.values()]),
     stuck: stuck.claims,
     violationGroups,
@@ -102,4 +115,48 @@ export async function getOverviewSeries(
     totals,
     notes,
   };
+}
+
+/**
+ * The job-type table for one tenant: its own suppressions and uncaught violations per job type
+ * (the hourly per-tenant tables); deliveries, redeliveries and claims stay every tenant's.
+ */
+function withTenantCounts(
+  fleet: JobTypeActivity[],
+  suppressions: { name: string; values: (number | null)[] }[],
+  violations: { jobType: string; values: (number | null)[] }[],
+): JobTypeActivity[] {
+  const suppressed = new Map<string, number>();
+  for (const line of suppressions) suppressed.set(line.name, (suppressed.get(line.name) ?? 0) + sum(line.values));
+  const uncaught = new Map<string, number>();
+  for (const line of violations) uncaught.set(line.jobType, (uncaught.get(line.jobType) ?? 0) + sum(line.values));
+  return fleet.map((j) => ({
+    ...j,
+    suppressions: suppressed.get(j.jobType) ?? 0,
+    uncaughtViolations: uncaught.get(j.jobType) ?? 0,
+  }));
+}
+
+/**
+ * The alerts as they stand for one job type: instances labelled with another job type are left
+ * out, and an alert firing only for others is inactive here, saying for which it fires.
+ */
+export function alertsForJobType(alerts: AlertStatus[], jobType: string | null): AlertStatus[] {
+  if (jobType === null) return alerts;
+  return alerts.map((alert) => {
+    const mine = alert.instances.filter((i) => i.labels.job_type === undefined || i.labels.job_type === jobType);
+    if (mine.length === alert.instances.length) return alert;
+    const others = [...new Set(alert.instances.filter((i) => !mine.includes(i)).map((i) => i.labels.job_type))].sort();
+    const state = mine.some((i) => i.state === "firing")
+      ? "firing"
+      : mine.some((i) => i.state === "pending")
+        ? "pending"
+        : "inactive";
+    return {
+      ...alert,
+      state,
+      instances: mine,
+      ...(mine.length === 0 ? { note: `Not for ${jobType}; ${alert.state} for ${others.join(", ")}.` } : {}),
+    };
+  });
 }

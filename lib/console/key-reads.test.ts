@@ -73,6 +73,32 @@ describe("Keys read models", () => {
     expect(await keys({ q: "%" })).toEqual([]);
   });
 
+  it("a platform search naming no tenant spans every tenant, each row naming its own, paged without skip or repeat", async () => {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const result = await searchEffects(Scope.operator(), { q: "ord-7", limit: 2, cursor, now: NOW }, db.pool);
+      expect(result.tenant).toBeNull();
+      seen.push(...result.effects.map((e) => `${e.tenant}/${e.key}`));
+      if (!result.nextCursor) break;
+      cursor = result.nextCursor;
+    }
+    expect(seen).toEqual([
+      "acme/z:ORD-7-refund",
+      "acme/receipt:ord-7",
+      "acme/mark-paid:ord-7",
+      "globex/mark-paid:ord-7b",
+      "acme/capture:ord-7",
+    ]);
+    // A tenant session asking for no tenant, or for another, still searches only its own.
+    const own = Scope.ofPrincipal({ tenantId: "globex" });
+    for (const tenant of [undefined, "acme"]) {
+      const result = await searchEffects(own, { tenant, q: "ord-7", limit: 50, now: NOW }, db.pool);
+      expect(result.tenant).toBe("globex");
+      expect(result.effects.map((e) => `${e.tenant}/${e.key}`)).toEqual(["globex/mark-paid:ord-7b"]);
+    }
+  });
+
   it("a key's steps: the tenant's effects first claimed by its message, within 3 days of it", async () => {
     const capture = await getEffect(Scope.operator(), { tenant: "acme", key: "capture:ord-7", now: NOW }, db.pool);
     expect(capture?.steps.map((s) => s.key)).toEqual(["capture:ord-7", "mark-paid:ord-7"]);

@@ -1,7 +1,7 @@
 import type { Scope } from "../auth/scope";
+import type { AuditResponse, AuditRow } from "../contract/audit";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { type AuditFilter, auditWhere } from "./audit-filter";
-import type { AuditResponse, AuditRow } from "./audit-types";
 
 /**
  * GET /api/v1/audit and the Audit log page: audit rows matching the filter (lib/console/audit-filter.ts:

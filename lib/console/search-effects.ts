@@ -1,10 +1,10 @@
 import type { Scope } from "../auth/scope";
 import type { StatementQueryable } from "../db/types";
 import { consoleDatabase } from "./database";
-import type { EffectSearchResponse, EffectStatus, EffectSummary } from "./effects-types";
+import { CROSS_TENANT_SEARCH_DAYS, type EffectSearchResponse, type EffectStatus, type EffectSummary } from "./effects-types";
 
 export interface EffectSearch {
-  /** The tenant asked for: a platform scope must name one; a tenant scope reads its own whatever it says. */
+  /** The tenant asked for: a platform scope that names none searches every tenant; a tenant scope reads its own whatever it says. */
   tenant?: string | null;
   /** A key prefix or any fragment of it ("ord-123" finds "capture:ord-123"), case-insensitive. */
   q?: string;
@@ -55,33 +55,56 @@ WITH page AS MATERIALIZED (
    ORDER BY created_at DESC, key DESC
    LIMIT $9
 )
-SELECT e.key, e.job_type, e.status, e.policy, e.attempt, e.created_at, e.completed_at, e.duplicate_count, e.first_message_id,
+SELECT e.key, e.job_type, e.status, e.policy, e.attempt, e.created_at, e.completed_at, e.duplicate_count, e.first_message_id, e.lease_until,
        to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
   FROM page p
  CROSS JOIN LATERAL (
-        SELECT key, job_type, status, policy, attempt, created_at, completed_at, duplicate_count, first_message_id
+        SELECT key, job_type, status, policy, attempt, created_at, completed_at, duplicate_count, first_message_id, lease_until
           FROM effects
          WHERE tenant_id = $1 AND key = p.key AND created_at = p.created_at
          LIMIT 1) e
  ORDER BY p.created_at DESC, p.key DESC`,
 };
 
-function decodeCursor(cursor: string): [string, string] {
+// Search across every tenant (a platform scope that named none), newest first, keyset-paginated on
+// (created_at, tenant_id, key). No index spans tenants (each Keys index leads with the tenant), so
+// this reads the rows of the range: it looks back CROSS_TENANT_SEARCH_DAYS by default, the
+// partitions outside it pruned, and stops at the page once sorted. Same fragment rules as above.
+const SEARCH_EVERY_TENANT = {
+  name: "console_search_effects_every_tenant",
+  text: `
+SELECT tenant_id, key, job_type, status, policy, attempt, created_at, completed_at, duplicate_count, first_message_id, lease_until,
+       to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
+  FROM effects
+ WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
+   AND (created_at, tenant_id, key) < ($3::timestamptz, $4::text, $5::text)
+   AND ($6::text IS NULL OR strpos(lower(key), $6) > 0)
+   AND ($7::text IS NULL OR status = $7)
+   AND ($8::text IS NULL OR job_type = $8)
+ ORDER BY created_at DESC, tenant_id DESC, key DESC
+ LIMIT $9`,
+};
+
+// A key or tenant id never holds one, and text cannot hold NUL.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: exactly what is being refused
+const hasControlCharacter = (text: string) => /[\u0000-\u001f\u007f]/.test(text);
+
+/** A cursor: [created_at, key] within a tenant, [created_at, key, tenant] across tenants. */
+function decodeCursor(cursor: string): [string, string, string] {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
     if (
       Array.isArray(parsed) &&
-      parsed.length === 2 &&
+      (parsed.length === 2 || (parsed.length === 3 && typeof parsed[2] === "string" && !hasControlCharacter(parsed[2]))) &&
       typeof parsed[0] === "string" &&
       typeof parsed[1] === "string" &&
       // Exactly what cursor_at prints: anything else (Date.parse takes "1") could fail PostgreSQL's cast.
       /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(parsed[0]) &&
       !Number.isNaN(Date.parse(parsed[0])) &&
       new Date(parsed[0]).toISOString().slice(0, 19) === parsed[0].slice(0, 19) &&
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: a key never holds one, and text cannot hold NUL
-      !/[\u0000-\u001f\u007f]/.test(parsed[1])
+      !hasControlCharacter(parsed[1])
     ) {
-      return [parsed[0], parsed[1]];
+      return [parsed[0], parsed[1], parsed.length === 3 ? (parsed[2] as string) : ""];
     }
   } catch {
     // falls through
@@ -89,39 +112,52 @@ function decodeCursor(cursor: string): [string, string] {
   throw new InvalidCursorError("invalid query: cursor is not one this API returned");
 }
 
-export function encodeCursor(at: string, key: string): string {
-  return Buffer.from(JSON.stringify([at, key])).toString("base64url");
+export function encodeCursor(at: string, key: string, tenant?: string): string {
+  return Buffer.from(JSON.stringify(tenant === undefined ? [at, key] : [at, key, tenant])).toString("base64url");
 }
 
-/** GET /api/v1/effects: one tenant's (the scope's, or the one a platform scope names) effects matching a key fragment and filters, newest first. */
+interface SearchRow {
+  tenant_id?: string;
+  key: string;
+  job_type: string;
+  status: EffectStatus;
+  policy: string;
+  attempt: number;
+  created_at: Date;
+  completed_at: Date | null;
+  duplicate_count: number;
+  first_message_id: string | null;
+  lease_until: Date | null;
+  cursor_at: string;
+}
+
+/**
+ * GET /api/v1/effects: the scope's tenant's (or the one a platform scope names) effects matching a
+ * key fragment and filters, newest first; a platform scope that names none searches every tenant.
+ */
 export async function searchEffects(
   scope: Scope,
   search: EffectSearch,
   db: StatementQueryable = consoleDatabase(),
 ): Promise<EffectSearchResponse> {
-  const tenant = scope.narrow(search.tenant).oneTenant();
+  const tenant = scope.narrow(search.tenant).tenant;
   const now = search.now ?? new Date();
-  const from = search.from ?? new Date(now.getTime() - DEFAULT_SEARCH_DAYS * 86_400_000);
+  const days = tenant === null ? CROSS_TENANT_SEARCH_DAYS : DEFAULT_SEARCH_DAYS;
+  const from = search.from ?? new Date(now.getTime() - days * 86_400_000);
   const to = search.to ?? new Date(now.getTime() + 60_000);
-  const [cursorAt, cursorKey] = search.cursor ? decodeCursor(search.cursor) : [to.toISOString(), ""];
+  const [cursorAt, cursorKey, cursorTenant] = search.cursor ? decodeCursor(search.cursor) : [to.toISOString(), "", ""];
   const q = search.q?.trim() ? search.q.trim().toLowerCase() : null;
-  const { rows } = await db.query<{
-    key: string;
-    job_type: string;
-    status: EffectStatus;
-    policy: string;
-    attempt: number;
-    created_at: Date;
-    completed_at: Date | null;
-    duplicate_count: number;
-    first_message_id: string | null;
-    cursor_at: string;
-  }>({
-    ...SEARCH,
-    values: [tenant, from, to, cursorAt, cursorKey, q, search.status ?? null, search.jobType ?? null, search.limit + 1],
-  });
+  const filters = [q, search.status ?? null, search.jobType ?? null, search.limit + 1];
+  const { rows } =
+    tenant === null
+      ? await db.query<SearchRow>({
+          ...SEARCH_EVERY_TENANT,
+          values: [from, to, cursorAt, cursorTenant, cursorKey, ...filters],
+        })
+      : await db.query<SearchRow>({ ...SEARCH, values: [tenant, from, to, cursorAt, cursorKey, ...filters] });
   const page = rows.slice(0, search.limit);
   const effects: EffectSummary[] = page.map((r) => ({
+    tenant: r.tenant_id ?? (tenant as string),
     key: r.key,
     jobType: r.job_type,
     status: r.status,
@@ -131,11 +167,16 @@ export async function searchEffects(
     completedAt: r.completed_at ? r.completed_at.toISOString() : null,
     duplicateCount: r.duplicate_count,
     firstMessageId: r.first_message_id,
+    // The key's detail calls the same claim stuck (lib/console/get-effect.ts): one name for one state.
+    stuck: r.status === "in_progress" && r.lease_until !== null && r.lease_until.getTime() <= now.getTime(),
   }));
   const last = page[page.length - 1];
   return {
     tenant,
     effects,
-    nextCursor: rows.length > search.limit && last ? encodeCursor(last.cursor_at, last.key) : null,
+    nextCursor:
+      rows.length > search.limit && last
+        ? encodeCursor(last.cursor_at, last.key, tenant === null ? last.tenant_id : undefined)
+        : null,
   };
 }

@@ -1,36 +1,3 @@
-/** One uncaught unique violation: the key it hit, when, and the handler's (redacted) error. */
-export interface UncaughtViolation {
-  id: string;
-  occurredAt: string;
-  tenant: string;
-  jobType: string;
-  constraint: string;
-  key: string;
-  messageId: string | null;
-  /** The driver's error message, after the redaction hook. */
-  message: string | null;
-}
-
-/** GET /api/v1/violations: newest first; `nextCursor` asks for the next (older) page. */
-export interface ViolationListResponse {
-  /** The tenant listed, or null for every tenant (platform sessions). */
-  tenant: string | null;
-  violations: UncaughtViolation[];
-  nextCursor: string | null;
-}
-
-/** The Overview banner's line: one (tenant, job type, constraint) group over the range. */
-export interface ViolationGroup {
-  tenant: string;
-  jobType: string;
-  constraint: string;
-  /** Violations in the group. */
-  count: number;
-  /** Distinct keys among them. */
-  keys: number;
-  lastSeen: string;
-}
-
 export interface ViolationListFilters {
   tenant?: string | null;
   jobType?: string | null;
@@ -51,3 +18,5 @@ export function violationsHref(filters: ViolationListFilters = {}): string {
   const text = search.toString();
   return text ? `/violations?${text}` : "/violations";
 }
+
+export type { UncaughtViolation, ViolationGroup, ViolationListResponse } from "../contract/violations";

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import pg from "pg";
+import pg, { escapeIdentifier, escapeLiteral } from "pg";
 import { schemaNameOf } from "../idempotency/admin";
 
 /**
@@ -29,9 +29,6 @@ export class ConsoleRoleError extends Error {
   readonly code = "CONSOLE_ROLE";
 }
 
-const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
-const quoteLiteral = (value: string) => `'${value.replaceAll("'", "''")}'`;
-
 /** The role a connection URL logs in as. */
 export function roleOfUrl(url: string): string {
   return decodeURIComponent(new URL(url).username) || "postgres";
@@ -53,14 +50,14 @@ export async function ensureConsoleRole(owner: pg.ClientBase, role: string, pass
   const attributes = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS";
   await owner.query(`DO $$
 BEGIN
-  CREATE ROLE ${quoteIdent(role)} ${attributes};
+  CREATE ROLE ${escapeIdentifier(role)} ${attributes};
 EXCEPTION WHEN duplicate_object OR unique_violation THEN
   NULL;
 END;
 $$`);
   // An existing role keeps no power it should not have. Test runs sharing a server may alter the
   // same role at once ("tuple concurrently updated"): the loser tries again.
-  const alter = `ALTER ROLE ${quoteIdent(role)} ${attributes}${password === undefined ? "" : ` PASSWORD ${quoteLiteral(password)}`}`;
+  const alter = `ALTER ROLE ${escapeIdentifier(role)} ${attributes}${password === undefined ? "" : ` PASSWORD ${escapeLiteral(password)}`}`;
   for (let attempt = 1; ; attempt++) {
     try {
       await owner.query(alter);
@@ -78,9 +75,9 @@ $$`);
  * migrate() at every start, so objects a new migration made are covered too.
  */
 export async function grantConsoleRole(owner: pg.ClientBase, role: string, options: { schema?: string } = {}): Promise<void> {
-  const schema = quoteIdent(schemaNameOf(options.schema));
-  const grantee = quoteIdent(role);
-  const tables = (names: readonly string[]) => names.map((name) => `${schema}.${quoteIdent(name)}`).join(", ");
+  const schema = escapeIdentifier(schemaNameOf(options.schema));
+  const grantee = escapeIdentifier(role);
+  const tables = (names: readonly string[]) => names.map((name) => `${schema}.${escapeIdentifier(name)}`).join(", ");
   await owner.query("BEGIN");
   try {
     // CREATE: partition maintenance makes new effects partitions in the schema. It does not let
@@ -139,7 +136,7 @@ $$`);
  */
 export async function giveSchemasToConsoleRole(owner: pg.ClientBase, role: string, schemas: readonly string[]): Promise<void> {
   const { rows } = await owner.query<{ database: string }>("SELECT current_database() AS database");
-  await owner.query(`GRANT CREATE ON DATABASE ${quoteIdent(rows[0]?.database ?? "")} TO ${quoteIdent(role)}`);
+  await owner.query(`GRANT CREATE ON DATABASE ${escapeIdentifier(rows[0]?.database ?? "")} TO ${escapeIdentifier(role)}`);
   for (const schema of schemas) {
     const exists = await owner.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
     if (exists.rowCount === 0) continue;

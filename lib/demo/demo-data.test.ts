@@ -7,8 +7,8 @@ import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { Scope } from "../auth/scope";
 import { getOverviewSeries } from "../console/get-overview-series";
 import { PostgresSource } from "../console/metrics/postgres-source";
-import { overviewQuerySchema } from "../console/overview-query";
 import type { OverviewResponse } from "../console/overview-types";
+import { overviewQuery } from "../contract/overview";
 import { Rollups } from "../idempotency/rollups";
 import { silentLogger } from "../idempotency/test/helpers";
 import { backfillHistory, HISTORY_OUTAGE, isDatabaseEmpty } from "./history";
@@ -224,7 +224,7 @@ async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
 }
 
 const readOverview = (window: "1h" | "24h" | "7d", now: Date) =>
-  getOverviewSeries(Scope.operator(), overviewQuerySchema.parse({ window }), {
+  getOverviewSeries(Scope.operator(), overviewQuery.parse({ window }), {
     db: demo,
     source: new PostgresSource(demo),
     now,

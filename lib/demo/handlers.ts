@@ -17,11 +17,14 @@ export interface Faults {
   violation(): boolean;
 }
 
+/** The line a demo worker logs just before its crash fault SIGKILLs it (the supervisor looks for it). */
+export const crashFaultLine = (pid: number): string => `fault: worker ${pid} exits mid-job`;
+
 export function createFaults(settings: DemoSettings, random = Math.random, log: (line: string) => void = () => {}): Faults {
   return {
     crash(where) {
       if (random() < settings.crash) {
-        log(`fault: worker ${process.pid} exits mid-job (${where})`);
+        log(`${crashFaultLine(process.pid)} (${where})`);
         process.kill(process.pid, "SIGKILL");
       }
     },

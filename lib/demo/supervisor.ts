@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startBoss } from "../queues/pgboss";
-import { createDemoQueues } from "./handlers";
+import { crashFaultLine, createDemoQueues } from "./handlers";
 import type { DemoSettings } from "./settings";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";
 
@@ -37,6 +37,26 @@ export interface StartDemoOptions {
   freePort: () => Promise<number>;
   /** Start the producer (default true). */
   producer?: boolean;
+}
+
+/**
+ * Whether the worker `pid` logged its crash fault before dying: only then is the death the demo's
+ * own doing and not a real crash (the OOM killer, a bug). The line is among the log's last bytes.
+ */
+export function injectedCrash(logFile: string, pid: number): boolean {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(logFile, "r");
+    const size = fs.fstatSync(fd).size;
+    const length = Math.min(size, 16_384);
+    const tail = Buffer.alloc(length);
+    fs.readSync(fd, tail, 0, length, size - length);
+    return tail.toString("utf8").includes(crashFaultLine(pid));
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
 }
 
 /**
@@ -90,7 +110,9 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
       // manager stopping the stack): only a crash is recovered from.
       if (stopping || retired.has(child) || code === 0) return;
       restarts++;
-      log(`${marker} exited (${signal ?? `code ${code}`}); starting it again`);
+      const injected =
+        options.logDir && child.pid !== undefined && injectedCrash(path.join(options.logDir, `${marker}.log`), child.pid);
+      log(`${marker} exited (${signal ?? `code ${code}`}${injected ? ", injected fault" : ""}); starting it again`);
       setTimeout(() => {
         if (!stopping) launch(marker, script, args);
       }, 500).unref();

@@ -237,7 +237,7 @@ export function settleClaim(core: EffectsCore, sql: Sql, spec: ClaimSpec, row: C
   metrics.claimDuration.observe(labels, seconds);
   metrics.claims.inc({ job_type: spec.jobType, result: row.result });
   rollups?.addClaim(spec.jobType, seconds);
-  // Issue 12: a delivery published longer ago than the retention. Counted whatever the result:
+  // A delivery published longer ago than the retention. Counted whatever the result:
   // where its record was already pruned, a duplicate among these cannot have been recognised.
   const beyondRetention = spec.publishedAt !== null && Date.now() - spec.publishedAt.getTime() > opts.retentionMs;
   if (beyondRetention) {

@@ -46,6 +46,14 @@ export { type LibraryMigrateResult, LibraryMigrationError, type MigrateOptions, 
 export type { OnceInput, StepPolicy } from "./once";
 export type { OnceManyAnswer } from "./once-many";
 export type { EffectsOptions } from "./options";
+export {
+  type OnceboardMetadata,
+  onceboardMetadata,
+  PROVIDER_METADATA_KEY,
+  PROVIDER_METADATA_TENANT,
+  type ProviderOutcome,
+  providerOutcome,
+} from "./provider-metadata";
 export { DEFAULT_SCHEMA } from "./schema";
 export { type MetricsServer, serveMetrics } from "./serve-metrics";
 export type { EffectResult } from "./step";

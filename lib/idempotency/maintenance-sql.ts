@@ -1,3 +1,5 @@
+import { escapeIdentifier, escapeLiteral } from "pg";
+
 /**
  * The partition manager's SQL (lib/idempotency/maintenance*.ts). One statement per constant, each
  * with its why; values are bound. Reads name their objects `onceboard.<name>` and run through
@@ -78,7 +80,7 @@ SELECT c.relname AS name
    AND obj_description(c.oid, 'pg_class') LIKE '${DETACH_COMMENT_PREFIX}%'
  ORDER BY c.relname`;
 
-/** The one settings row; defaults when it is missing (a database migrated before issue 11). */
+/** The one settings row; defaults when it is missing (a database whose migrations predate the settings table). */
 export const READ_SETTINGS = `
 SELECT retention_days, max_retry_window_days, partition_interval, premake_count
   FROM onceboard.retention_settings WHERE id = 1`;
@@ -112,24 +114,15 @@ UPDATE onceboard.maintenance_runs SET finished_at = $2, result = $3, operations 
 
 /** Effects still being worked on in a partition: an in-progress claim whose lease is alive. */
 export function countLiveClaimsSql(table: string): string {
-  return `SELECT count(*)::int AS n FROM onceboard.${quoteIdent(table)} WHERE status = 'in_progress' AND lease_until > $1`;
-}
-
-/** PostgreSQL's quote_ident, for the partition names we build (and read back from the catalog). */
-export function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
-export function quoteLiteral(value: string): string {
-  return `'${value.replaceAll("'", "''")}'`;
+  return `SELECT count(*)::int AS n FROM onceboard.${escapeIdentifier(table)} WHERE status = 'in_progress' AND lease_until > $1`;
 }
 
 // ---- The manager's DDL, built per installation: `schema` is a validated identifier (schemaNameOf),
 // names and bounds are quoted here. pg-boss's plans.ts is the model: one builder per statement.
 
-const table = (schema: string, name: string) => `${schema}.${quoteIdent(name)}`;
-const bounds = (from: Date, to: Date) => `FROM (${quoteLiteral(from.toISOString())}) TO (${quoteLiteral(to.toISOString())})`;
-const rangeCheckName = (name: string) => quoteIdent(`${name}_range`);
+const table = (schema: string, name: string) => `${schema}.${escapeIdentifier(name)}`;
+const bounds = (from: Date, to: Date) => `FROM (${escapeLiteral(from.toISOString())}) TO (${escapeLiteral(to.toISOString())})`;
+const rangeCheckName = (name: string) => escapeIdentifier(`${name}_range`);
 
 /** An empty table shaped like effects, to attach as a partition. */
 export const createPartitionTable = (schema: string, name: string) =>
@@ -137,14 +130,14 @@ export const createPartitionTable = (schema: string, name: string) =>
 
 /** A CHECK matching the bounds, so ATTACH skips its validation scan. */
 export const addRangeCheck = (schema: string, name: string, from: Date, to: Date) =>
-  `ALTER TABLE ${table(schema, name)} ADD CONSTRAINT ${rangeCheckName(name)} CHECK (created_at >= ${quoteLiteral(from.toISOString())} AND created_at < ${quoteLiteral(to.toISOString())})`;
+  `ALTER TABLE ${table(schema, name)} ADD CONSTRAINT ${rangeCheckName(name)} CHECK (created_at >= ${escapeLiteral(from.toISOString())} AND created_at < ${escapeLiteral(to.toISOString())})`;
 
 export const dropRangeCheck = (schema: string, name: string) =>
   `ALTER TABLE ${table(schema, name)} DROP CONSTRAINT ${rangeCheckName(name)}`;
 
 /** The unique index every partition carries: the claim's (tenant_id, key). */
 export const createPartitionUniqueIndex = (schema: string, name: string) =>
-  `CREATE UNIQUE INDEX ${quoteIdent(`${name}_tenant_key_uq`)} ON ${table(schema, name)} (tenant_id, key)`;
+  `CREATE UNIQUE INDEX ${escapeIdentifier(`${name}_tenant_key_uq`)} ON ${table(schema, name)} (tenant_id, key)`;
 
 export const attachPartition = (schema: string, name: string, from: Date, to: Date) =>
   `ALTER TABLE ${schema}.effects ATTACH PARTITION ${table(schema, name)} FOR VALUES ${bounds(from, to)}`;
@@ -158,11 +151,11 @@ export const dropTable = (schema: string, name: string, ifExists = false) =>
 
 /** A comment on a partition (the detach marker), or none. */
 export const commentOnTable = (schema: string, name: string, comment: string | null) =>
-  `COMMENT ON TABLE ${table(schema, name)} IS ${comment === null ? "NULL" : quoteLiteral(comment)}`;
+  `COMMENT ON TABLE ${table(schema, name)} IS ${comment === null ? "NULL" : escapeLiteral(comment)}`;
 
 /** The Keys index of a closed partition, built without blocking claims. */
 export const createTenantIndex = (schema: string, partition: string, index: string) =>
-  `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quoteIdent(index)} ON ${table(schema, partition)} ${TENANT_INDEX_SHAPE}`;
+  `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${escapeIdentifier(index)} ON ${table(schema, partition)} ${TENANT_INDEX_SHAPE}`;
 
 export const dropIndexConcurrently = (schema: string, index: string) =>
   `DROP INDEX CONCURRENTLY IF EXISTS ${table(schema, index)}`;

@@ -3,7 +3,7 @@ import { EffectsDatabaseError, InvalidEffectInputError, OutcomeNotStorableError 
 import { decide } from "./core";
 
 describe("decide", () => {
-  it("never reports a connection cut as the handler's failure (issue 8, item 2)", () => {
+  it("never reports a connection cut as the handler's failure", () => {
     for (const error of [
       new Error("Client has encountered a connection error and is not queryable"),
       Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" }),

@@ -1,6 +1,7 @@
 /**
- * The retention advisor's JSON shape, shared by lib/retention/advise-retention.ts, the API route,
- * the CLI and the React components (types and constants only: safe to import from client code).
+ * The retention advisor's constants, and the types of its answer (schemas in
+ * lib/contract/retention.ts), for lib/retention/advise-retention.ts, the API route, the CLI and the
+ * React components (types and constants only: safe to import from client code).
  */
 export const ADVICE_BASES = ["p90", "p99", "p99.9", "max"] as const;
 export type AdviceBasis = (typeof ADVICE_BASES)[number];
@@ -15,72 +16,12 @@ export const ADVICE_DEFAULTS = {
   windowDays: 30,
 };
 
-export type RefusalCode = "NO_DATA" | "TOO_FEW_SAMPLES" | "OPEN_ENDED_BUCKET";
-
-export interface Refusal {
-  code: RefusalCode;
-  /** The job type concerned, or null for the whole fleet. */
-  jobType: string | null;
-  message: string;
-}
-
-export interface JobTypeAdvice {
-  jobType: string;
-  samples: number;
-  /** Gaps in the open-ended top bucket (beyond the last bound): their length is unknown. */
-  overflow: number;
-  /** What the basis was taken from: the chosen percentile, or the observed maximum. */
-  basisUsed: AdviceBasis;
-  basisSeconds: number | null;
-  /** basisSeconds × safetyFactor + deadLetterDwellSeconds. */
-  candidateSeconds: number | null;
-  note: string | null;
-}
-
-export type RetentionVerdict = "ok" | "below_recommendation" | "below_observed_max";
-
-export interface RetentionComparison {
-  retentionSeconds: number;
-  /** The largest gap certainly observed: the lower bound of the highest non-empty bucket, or a per-effect max_gap_seconds. */
-  observedMaxSeconds: number | null;
-  observedMaxSource: string | null;
-  /** Red: the retention is shorter than a gap that really happened. */
-  belowObservedMax: boolean;
-  /** Duplicates in the window that certainly arrived later than the retention allows (each would have run as new work once pruned). */
-  lateDuplicates: number;
-  /** The same, counting the bucket the retention falls inside. */
-  lateDuplicatesUpTo: number;
-  /** Claims whose delivery was published longer ago than the retention (rollup claims_beyond_retention). */
-  claimsBeyondRetention: number;
-  verdict: RetentionVerdict;
-  message: string;
-}
-
-export interface AdviceInputs {
-  from: string;
-  to: string;
-  basis: AdviceBasis;
-  safetyFactor: number;
-  deadLetterDwellSeconds: number;
-  minSamples: number;
-  partitionSeconds: number;
-  retentionSeconds: number;
-  maxRetryWindowSeconds: number;
-  /** Where the largest declared retry window came from. */
-  maxRetryWindowSource: string;
-  bounds: number[];
-}
-
-export interface Advice {
-  status: "recommended" | "refused";
-  /** Null when refused. */
-  recommendedSeconds: number | null;
-  /** The job type whose candidate decided the recommendation (or "retry window" when the floor did). */
-  decidedBy: string | null;
-  refusals: Refusal[];
-  /** Human-readable reasoning, one sentence each, in order. */
-  reasons: string[];
-  jobTypes: JobTypeAdvice[];
-  comparison: RetentionComparison;
-  inputs: AdviceInputs;
-}
+export type {
+  Advice,
+  AdviceInputs,
+  JobTypeAdvice,
+  Refusal,
+  RefusalCode,
+  RetentionComparison,
+  RetentionVerdict,
+} from "../contract/retention";

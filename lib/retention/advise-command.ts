@@ -1,9 +1,10 @@
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { loadConfig } from "../config";
+import { adviceQuery } from "../contract/retention";
 import { consolePoolConfig } from "../db/pool";
 import { formatCountOf, formatDuration } from "../format";
-import { adviceQuerySchema, toAdviceOptions } from "./advice-query";
+import { toAdviceOptions } from "./advice-query";
 import type { Advice } from "./advice-types";
 import { getRetentionAdvice } from "./advise-retention";
 
@@ -75,7 +76,7 @@ export async function runAdviseCommand(args: string[], deps: AdviseCommandDeps =
     set("minSamples", values["min-samples"]);
     set("jobType", values["job-type"]);
     const raw = Object.fromEntries(params);
-    const parsed = adviceQuerySchema.safeParse(raw);
+    const parsed = adviceQuery.safeParse(raw);
     if (!parsed.success) {
       throw new Error(parsed.error.issues.map((issue) => `${issue.path.join(".") || "(options)"} ${issue.message}`).join("; "));
     }

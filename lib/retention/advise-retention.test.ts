@@ -123,4 +123,23 @@ describe("adviseRetention", () => {
     const below = adviseRetention({ ...base, retentionSeconds: 8 * DAY });
     expect(below.comparison.verdict).toBe("below_recommendation");
   });
+
+  it("caps a percentile at the observed maximum and names the bucket that bounds it", () => {
+    // B with 10 more gaps in (3 d, 7 d]: p99.9 interpolates to 3 d + 4 d × 8/10 = 6.2 d, but the
+    // longest gap of order.receipt was 3.47 d.
+    const receipt = { jobType: "order.receipt", buckets: hist({ 3: 1990, 12: 10 }) };
+    const advice = adviseRetention({
+      ...base,
+      jobTypes: [receipt],
+      effectsMaxGap: { seconds: 300_000, jobType: "order.receipt", tenant: "acme", key: "receipt:o-1" },
+    });
+    const j = advice.jobTypes[0];
+    expect(j?.basisSeconds).toBe(300_000);
+    expect(j?.note).toMatch(
+      /p99\.9 interpolated to 6\.2 d inside the 3 d–7 d bucket, above the observed maximum: capped at 3\.47 d/,
+    );
+    // 300,000 × 2 = 6.94 d → 7 d, not the 13 d the interpolation implied.
+    expect(advice.recommendedSeconds).toBe(7 * DAY);
+    expect(advice.reasons.join(" ")).toMatch(/order\.receipt: p99\.9 interpolated .* capped at 3\.47 d/);
+  });
 });

@@ -90,16 +90,31 @@ export function adviseRetention(input: AdviseInput): Advice {
       basisUsed = "max";
       note = `${n} samples: too few for ${basis}, its observed maximum is used`;
     }
+    // The job type's observed maximum: the exact per-effect gap when it is this job type's and lies
+    // in its highest bucket, else that bucket's upper bound (conservative).
+    const m = maxBounds(j.buckets);
+    const exact =
+      input.effectsMaxGap && input.effectsMaxGap.jobType === j.jobType && m && input.effectsMaxGap.seconds > m.atLeast
+        ? input.effectsMaxGap.seconds
+        : null;
+    const observedMax = m
+      ? Number.isFinite(m.atMost)
+        ? exact !== null
+          ? Math.min(exact, m.atMost)
+          : m.atMost
+        : m.atLeast
+      : null;
     let basisSeconds: number | null;
     if (basisUsed === "max") {
-      const m = maxBounds(j.buckets);
-      const exact =
-        input.effectsMaxGap && input.effectsMaxGap.jobType === j.jobType && m && input.effectsMaxGap.seconds > m.atLeast
-          ? input.effectsMaxGap.seconds
-          : null;
-      basisSeconds = m ? (Number.isFinite(m.atMost) ? (exact !== null ? Math.min(exact, m.atMost) : m.atMost) : m.atLeast) : null;
+      basisSeconds = observedMax;
     } else {
       basisSeconds = quantile(j.buckets, BASIS_QUANTILE[basisUsed as keyof typeof BASIS_QUANTILE])?.seconds ?? null;
+      // Interpolating inside the highest bucket can land above every gap that happened: a
+      // percentile never exceeds the observed maximum.
+      if (basisSeconds !== null && observedMax !== null && m && basisSeconds > observedMax) {
+        note = `${basisUsed} interpolated to ${formatDuration(basisSeconds)} inside the ${formatDuration(m.atLeast)}–${formatDuration(m.atMost)} bucket, above the observed maximum: capped at ${formatDuration(observedMax)}`;
+        basisSeconds = observedMax;
+      }
     }
     return {
       jobType: j.jobType,
@@ -123,6 +138,7 @@ export function adviseRetention(input: AdviseInput): Advice {
       }
     }
     const decider = jobTypes.find((j) => j.jobType === decidedBy);
+    for (const j of jobTypes) if (j.note) reasons.push(`${j.jobType}: ${j.note}`);
     if (decider) {
       reasons.push(
         `${decider.jobType} decides: ${decider.basisUsed} ${formatDuration(decider.basisSeconds)} × ${safetyFactor}${dwell > 0 ? ` + ${formatDuration(dwell)} dead-letter dwell` : ""} = ${formatDuration(decider.candidateSeconds)}`,

@@ -36,7 +36,12 @@ describe("retention settings", () => {
     const worker = registerWorker(db.pool, { workerId: "w-9d", maxRetryWindowMs: 9 * 86_400_000 });
     await worker.ready;
     try {
-      await expect(updateRetentionSettings({ retentionDays: 5 }, deps)).rejects.toMatchObject({ code: "RETENTION_REFUSED" });
+      await expect(updateRetentionSettings({ retentionDays: 5 }, deps)).rejects.toMatchObject({
+        code: "RETENTION_REFUSED",
+        message: expect.stringMatching(
+          /lower that worker's retry window first \(and restart it\), keep the retention at 9 d or more/,
+        ),
+      });
       await expect(updateRetentionSettings({ retentionDays: 5, force: true }, deps)).rejects.toMatchObject({
         code: "RETENTION_REFUSED",
       });
@@ -63,6 +68,15 @@ describe("retention settings", () => {
     expect(result.warnings).toEqual(["retention 3 d is below the largest redelivery gap observed (6 d)"]);
     await expect(updateRetentionSettings({ retentionDays: 2, maxRetryWindowDays: 3 }, deps)).rejects.toMatchObject({
       code: "RETENTION_INVALID",
+      message: expect.stringMatching(/set the retry window to 2d or less, or the retention to 3d or more$/),
+    });
+    // `--retention-days 2` alone (the window stays 3 d): the refusal says the window must be lowered first.
+    await updateRetentionSettings({ retentionDays: 7, maxRetryWindowDays: 3 }, deps);
+    await expect(updateRetentionSettings({ retentionDays: 2 }, deps)).rejects.toMatchObject({
+      code: "RETENTION_INVALID",
+      message: expect.stringMatching(
+        /lower the retry window first \(max retry window 2d or less, e\.g\. --max-retry-window-days 2\)/,
+      ),
     });
   });
 

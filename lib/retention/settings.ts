@@ -57,9 +57,14 @@ export async function updateRetentionSettings(input: RetentionSettingsInput, dep
     premakeCount: input.premakeCount ?? before.premakeCount,
   };
   if (after.retentionDays < after.maxRetryWindowDays) {
+    // Say what must change, in the words of the change that would pass.
+    const lowering = input.maxRetryWindowDays === undefined;
     throw new RetentionError(
       "RETENTION_INVALID",
-      `retention (${after.retentionDays}d) must be at least the fleet's max retry window (${after.maxRetryWindowDays}d)`,
+      `retention (${after.retentionDays}d) must be at least the fleet's max retry window (${after.maxRetryWindowDays}d): ` +
+        (lowering
+          ? `lower the retry window first (max retry window ${after.retentionDays}d or less, e.g. --max-retry-window-days ${after.retentionDays}), once no worker retries for longer`
+          : `set the retry window to ${after.retentionDays}d or less, or the retention to ${after.maxRetryWindowDays}d or more`),
     );
   }
   const workers = await readLiveWorkers(pool, now);
@@ -86,7 +91,10 @@ export async function updateRetentionSettings(input: RetentionSettingsInput, dep
           detail: { ...detail, refused: message },
         }),
       );
-      throw new RetentionError("RETENTION_REFUSED", `${message}; pass force with a reason to do it anyway`);
+      throw new RetentionError(
+        "RETENTION_REFUSED",
+        `${message}; lower that worker's retry window first (and restart it), keep the retention at ${formatDuration(Math.ceil(largest.maxRetryWindowSeconds / DAY) * DAY)} or more, or pass force with a reason to do it anyway`,
+      );
     }
     warnings.push(`forced: ${message}`);
   }

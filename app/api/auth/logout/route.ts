@@ -3,7 +3,8 @@ import { audit } from "@/lib/auth/audit";
 import { authenticate, databaseError } from "@/lib/auth/authenticate";
 import { clientIp, servedOverHttps } from "@/lib/auth/client-ip";
 import { csrfProblem } from "@/lib/auth/csrf";
-import { clearSessionCookieHeader, readSessionCookie, revokeSession } from "@/lib/auth/session";
+import { endSessionUrl, oidcSettings } from "@/lib/auth/oidc-client";
+import { clearSessionCookieHeader, endSession, readSessionCookie } from "@/lib/auth/session";
 import { ConsoleError } from "@/lib/console/errors";
 
 export const dynamic = "force-dynamic";
@@ -13,6 +14,10 @@ export const dynamic = "force-dynamic";
  * refused from then on) and its cookie cleared (same-origin only). When the database cannot be
  * reached the session cannot be revoked: the cookie is still cleared, and the answer says so
  * (/login?reason=logout-unavailable), so nobody leaves believing a copied cookie is dead.
+ * A session signed in through the identity provider goes on to the provider's end_session_endpoint
+ * (RP-initiated logout, with id_token_hint and post_logout_redirect_uri), when it offers one, so the
+ * person is signed out there too; when the provider cannot be reached the console's session is
+ * ended all the same, and the answer is /login.
  */
 export async function POST(request: Request): Promise<Response> {
   try {
@@ -22,7 +27,12 @@ export async function POST(request: Request): Promise<Response> {
     let location = "/login";
     try {
       const auth = await authenticate(request.headers);
-      await revokeSession(readSessionCookie(request.headers.get("cookie")));
+      const ended = await endSession(readSessionCookie(request.headers.get("cookie")));
+      const settings = oidcSettings();
+      if (ended.idToken && settings) {
+        const url = await endSessionUrl(settings, ended.idToken).catch(() => null);
+        if (url) location = url.href;
+      }
       if (auth) {
         await audit({
           principal: auth.principal,

@@ -1,12 +1,12 @@
-import { effectSearchQuery } from "@/lib/api/effects-query";
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { searchEffectsAudited } from "@/lib/auth/audited-reads";
 import { withAuth } from "@/lib/auth/with-auth";
+import { effectSearchQuery } from "@/lib/contract/effects";
 
 export const dynamic = "force-dynamic";
 
-/** GET /api/v1/effects?q=&status=&jobType=&from=&to=&cursor=&limit= → EffectSearchResponse (viewer; one tenant). */
+/** GET /api/v1/effects?q=&status=&jobType=&from=&to=&cursor=&limit= → EffectSearchResponse (viewer; one tenant, or every tenant for a platform token naming none). */
 export const GET = withAuth("viewer", async (request, { principal, scope, ip }) => {
   const query = parseSearchParams(effectSearchQuery, new URL(request.url));
   return jsonResponse(await searchEffectsAudited({ principal, scope, search: query, ip }));

@@ -3,7 +3,7 @@ import { parseSearchParams } from "@/lib/api/parse";
 import { withAuth } from "@/lib/auth/with-auth";
 import { getOverviewSeries } from "@/lib/console/get-overview-series";
 import { withHttpMetrics } from "@/lib/console/http-metrics";
-import { overviewQuerySchema } from "@/lib/console/overview-query";
+import { overviewQuery } from "@/lib/contract/overview";
 
 export const dynamic = "force-dynamic";
 
@@ -15,7 +15,7 @@ export const dynamic = "force-dynamic";
 export const GET = withHttpMetrics(
   "/api/v1/overview",
   withAuth("viewer", async (request, { scope }) => {
-    const query = parseSearchParams(overviewQuerySchema, new URL(request.url));
+    const query = parseSearchParams(overviewQuery, new URL(request.url));
     return jsonResponse(await getOverviewSeries(scope, query));
   }),
 );

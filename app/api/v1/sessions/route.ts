@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { adminListQuery } from "@/lib/auth/admin-query";
 import { listLiveSessions } from "@/lib/auth/session-admin";
 import { withAuth } from "@/lib/auth/with-auth";
+import { adminListQuery } from "@/lib/contract/admin";
 
 export const dynamic = "force-dynamic";
 

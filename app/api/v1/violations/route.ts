@@ -1,8 +1,8 @@
-import { violationsQuery } from "@/lib/api/effects-query";
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { withAuth } from "@/lib/auth/with-auth";
 import { listViolations } from "@/lib/console/list-violations";
+import { violationsQuery } from "@/lib/contract/violations";
 
 export const dynamic = "force-dynamic";
 

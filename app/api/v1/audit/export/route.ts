@@ -1,8 +1,8 @@
-import { auditExportQuery } from "@/lib/api/effects-query";
 import { otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { exportAuditLog } from "@/lib/auth/audit-export";
 import { withAuth } from "@/lib/auth/with-auth";
+import { auditExportQuery } from "@/lib/contract/audit";
 
 export const dynamic = "force-dynamic";
 

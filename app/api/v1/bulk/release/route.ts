@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseJsonBody } from "@/lib/api/parse";
-import { bulkReleaseBody } from "@/lib/auth/admin-query";
 import { dryRunBulkRelease, startBulkRelease } from "@/lib/auth/bulk-actions";
 import { withAuth } from "@/lib/auth/with-auth";
+import { bulkReleaseBody } from "@/lib/contract/bulk";
 
 export const dynamic = "force-dynamic";
 

@@ -2,7 +2,8 @@ import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { withAuth } from "@/lib/auth/with-auth";
 import { consoleDatabase } from "@/lib/console/database";
-import { adviceQuerySchema, toAdviceOptions } from "@/lib/retention/advice-query";
+import { adviceQuery } from "@/lib/contract/retention";
+import { toAdviceOptions } from "@/lib/retention/advice-query";
 import { getRetentionAdvice } from "@/lib/retention/advise-retention";
 
 export const dynamic = "force-dynamic";
@@ -14,7 +15,7 @@ export const dynamic = "force-dynamic";
  */
 export const GET = withAuth("viewer", async (request, { scope }) => {
   scope.requirePlatform("the retention advice");
-  const query = parseSearchParams(adviceQuerySchema, new URL(request.url));
+  const query = parseSearchParams(adviceQuery, new URL(request.url));
   return jsonResponse(await getRetentionAdvice(consoleDatabase(), toAdviceOptions(query)));
 });
 

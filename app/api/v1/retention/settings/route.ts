@@ -1,28 +1,15 @@
-import { z } from "zod";
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseJsonBody } from "@/lib/api/parse";
 import { appendAudit } from "@/lib/auth/audit";
 import { withAuth } from "@/lib/auth/with-auth";
-import { safeText } from "@/lib/fields";
+import { retentionSettingsBody } from "@/lib/contract/retention";
 import { getRetentionSettings } from "@/lib/retention/get-retention";
-import { PARTITION_INTERVALS } from "@/lib/retention/retention-types";
 import { updateRetentionSettings } from "@/lib/retention/settings";
 
 export const dynamic = "force-dynamic";
 
 /** GET /api/v1/retention/settings → RetentionSettingsView. */
 export const GET = withAuth("viewer", async () => jsonResponse(await getRetentionSettings()));
-
-const body = z
-  .object({
-    retentionDays: z.number().int().min(1).max(3650).optional(),
-    maxRetryWindowDays: z.number().int().min(0).max(3650).optional(),
-    partitionInterval: z.enum(PARTITION_INTERVALS).optional(),
-    premakeCount: z.number().int().min(1).max(1000).optional(),
-    force: z.boolean().optional(),
-    reason: safeText(500).trim().min(3).optional(),
-  })
-  .strict();
 
 /**
  * PUT /api/v1/retention/settings → SettingsUpdateView. Platform admins only; lowering the
@@ -31,7 +18,7 @@ const body = z
 export const PUT = withAuth("admin", async (request, { principal, ip }) => {
   if (principal.tenantId !== null)
     throw new ApiError("FORBIDDEN", "retention is platform-wide: this needs a platform admin token");
-  const changes = await parseJsonBody(body, request);
+  const changes = await parseJsonBody(retentionSettingsBody, request);
   return jsonResponse(
     await updateRetentionSettings(changes, {
       actor: principal.actor,

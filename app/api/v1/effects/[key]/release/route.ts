@@ -1,9 +1,9 @@
 import { effectKeyFromPath } from "@/lib/api/effect-key";
-import { tenantQuery } from "@/lib/api/effects-query";
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { ReleaseRefusedError, releaseEffect } from "@/lib/auth/release-effect";
 import { withAuth } from "@/lib/auth/with-auth";
+import { tenantQuery } from "@/lib/contract/effects";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parsePathParam } from "@/lib/api/parse";
-import { adminId } from "@/lib/auth/admin-query";
 import { revokeScopedToken } from "@/lib/auth/token-admin";
 import { withAuth } from "@/lib/auth/with-auth";
+import { adminId } from "@/lib/contract/admin";
 
 export const dynamic = "force-dynamic";
 

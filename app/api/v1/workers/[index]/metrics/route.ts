@@ -1,6 +1,7 @@
 import { ApiError, otherMethods } from "@/lib/api/errors";
 import { withAuth } from "@/lib/auth/with-auth";
 import { fetchWorkerMetrics } from "@/lib/console/get-workers";
+import { workerMetricsPath } from "@/lib/contract/workers";
 
 export const dynamic = "force-dynamic";
 
@@ -12,8 +13,9 @@ export const dynamic = "force-dynamic";
  */
 export const GET = withAuth<{ index: string }>("viewer", async (_request, { params, scope }) => {
   scope.requirePlatform("a worker's metrics");
-  const { index } = params;
-  if (!/^\d{1,4}$/.test(index)) throw new ApiError("NOT_FOUND", "no such worker");
+  const path = workerMetricsPath.safeParse(params);
+  if (!path.success) throw new ApiError("NOT_FOUND", "no such worker");
+  const { index } = path.data;
   const result = await fetchWorkerMetrics(Number(index));
   if (!result) throw new ApiError("NOT_FOUND", `no worker number ${index} in WORKER_METRICS_URLS`);
   return new Response(result.body, { status: result.status, headers: { "content-type": "text/plain; charset=utf-8" } });

@@ -1,0 +1,8 @@
+import type { OverviewResponse } from "@/lib/console/overview-types";
+
+/** Whether a part of the response (a key of OverviewResponse.tenantScoped) answers for the tenant filter. */
+export const answersForTenant = (data: OverviewResponse, part: string): boolean =>
+  data.tenant === null || data.tenantScoped.includes(part);
+
+/** What a part that cannot answer for the tenant filter says instead. */
+export const EVERY_TENANT = "all tenants";

@@ -1,0 +1,101 @@
+import { z } from "zod";
+import { EFFECT_STATUSES } from "../console/effects-types";
+import { safeText } from "../fields";
+import { fromBeforeTo, instant, listingFields, nextCursor, nullableInstant, tenantParam } from "./common";
+import { uncaughtViolation } from "./violations";
+
+/** The contract of /api/v1/effects, /api/v1/effects/{key} and its release: queries, path and answers. */
+
+const status = z.enum(EFFECT_STATUSES);
+
+/** ?tenant= alone (the detail and the release). */
+export const tenantQuery = z.object({ tenant: tenantParam });
+
+/** The path's key, URL-encoded as one segment (lib/api/effect-key.ts decodes it exactly once). */
+export const effectKeyPath = z.object({
+  key: safeText(255, 1).meta({
+    description:
+      'The effect key, URL-encoded as one path segment (encodeURIComponent: "/" → %2F, "%" → %25, "?" → %3F, "#" → %23).',
+  }),
+});
+
+/** GET /api/v1/effects query. */
+export const effectSearchQuery = z
+  .object({
+    tenant: tenantParam,
+    q: safeText(255)
+      .optional()
+      .meta({ description: 'A key prefix or fragment, case-insensitive: "ord-123" finds "capture:ord-123"' }),
+    status: status.optional(),
+    jobType: safeText(255, 1).optional(),
+    cursor: safeText(1000, 1).optional().meta({ description: "nextCursor of the previous page" }),
+    ...listingFields({ max: 200, default: 50 }),
+  })
+  .superRefine(fromBeforeTo);
+
+/** One row of a search result. */
+export const effectSummary = z.object({
+  tenant: z.string(),
+  key: z.string(),
+  jobType: z.string(),
+  status,
+  policy: z.string(),
+  attempt: z.number().int(),
+  createdAt: instant,
+  completedAt: nullableInstant,
+  duplicateCount: z.number().int(),
+  firstMessageId: z.string().nullable(),
+  stuck: z.boolean().meta({ description: "In progress with its lease run out: the detail and the list both call it stuck" }),
+});
+export type EffectSummary = z.infer<typeof effectSummary>;
+
+export const effectSearchResponse = z.object({
+  tenant: z
+    .string()
+    .nullable()
+    .meta({ description: "The tenant searched; null for a platform search across every tenant (each row names its own)" }),
+  effects: z.array(effectSummary),
+  nextCursor,
+});
+export type EffectSearchResponse = z.infer<typeof effectSearchResponse>;
+
+/** Another step of the same job: an effect sharing this one's first message id. */
+export const jobStep = effectSummary.omit({ tenant: true, firstMessageId: true, stuck: true });
+export type JobStep = z.infer<typeof jobStep>;
+
+export const effectDetail = z.object({
+  tenant: z.string(),
+  key: z.string(),
+  jobType: z.string(),
+  status,
+  policy: z.string(),
+  attempts: z.number().int().meta({ description: "How many times a worker claimed it (1 = ran once)" }),
+  outcome: z.unknown().meta({ description: "The stored outcome, after the redaction hook" }),
+  error: z.string().nullable(),
+  providerKey: z.string().meta({ description: "The idempotency key sent to third parties (derived from tenant + key)" }),
+  firstMessageId: z.string().nullable(),
+  lastMessageId: z.string().nullable(),
+  createdAt: instant,
+  completedAt: nullableInstant,
+  updatedAt: instant,
+  duplicateCount: z.number().int(),
+  lastDuplicateAt: nullableInstant,
+  lastDuplicateGapSeconds: z.number().nullable().meta({ description: "Seconds from the first claim to the last duplicate" }),
+  owner: z.string().nullable().meta({ description: "While in progress: who holds it" }),
+  leaseUntil: nullableInstant,
+  stuck: z
+    .boolean()
+    .meta({ description: "in_progress with an expired lease: a retry may take it over, or an operator release it" }),
+  verdict: z.string().meta({ description: '"ran once, 3 duplicates suppressed, last 49 s after the first"' }),
+  steps: z.array(jobStep).meta({ description: "The job's steps (this one included), oldest first" }),
+  violations: z.array(uncaughtViolation).meta({ description: "This key's own uncaught unique violations, newest first" }),
+});
+export type EffectDetail = z.infer<typeof effectDetail>;
+
+export const releaseResponse = z.object({
+  released: z.literal(true),
+  key: z.string(),
+  status: z.literal("failed"),
+  message: z.string(),
+});
+export type ReleaseResponse = z.infer<typeof releaseResponse>;

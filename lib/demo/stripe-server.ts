@@ -1,0 +1,418 @@
+import { randomBytes } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import pg from "pg";
+
+/**
+ * The demo's payment provider: a Stripe-compatible HTTP server with its own storage (schema
+ * onceboard_demo_provider), so the demo's handlers and the reconciler talk to it through the same
+ * `stripe` client a user points at Stripe. It speaks the part of Stripe's API they use:
+ * POST/GET /v1/payment_intents, GET /v1/payment_intents/{id}, POST/GET /v1/refunds, form-encoded
+ * bodies, Bearer secret keys, Idempotency-Key honoured for a window (24 h, as Stripe), lists by
+ * created[gte|lte] newest first with limit and starting_after.
+ *
+ * It can misbehave on purpose. Disagreements, each drawn per create at its rate and recorded in
+ * `injections` so demo:verify can compare them with the reconciler's findings:
+ * - duplicate: the key is "pruned" and a second object is created for it;
+ * - lost: the request is answered as accepted but no object is kept;
+ * - keyless: the object is stored without its Onceboard metadata (a legacy path);
+ * - drift: the object is stored with another amount.
+ * And failures of the API itself, for tests: 429 with Retry-After, 5xx, malformed JSON.
+ */
+export const PROVIDER_SCHEMA = "onceboard_demo_provider";
+export const DEFAULT_IDEMPOTENCY_WINDOW_SECONDS = 24 * 3600;
+
+export const DISAGREEMENTS = ["duplicate", "lost", "keyless", "drift"] as const;
+export type Disagreement = (typeof DISAGREEMENTS)[number];
+
+export interface ProviderFaults {
+  /** Per create, each at its rate (0..1). */
+  rates: Record<Disagreement, number>;
+  /** The next N requests answer 429 with this Retry-After (seconds). */
+  rateLimitNext: { count: number; retryAfterSeconds: number };
+  /** The next N requests answer this 5xx status. */
+  serverErrorNext: { count: number; status: number };
+  /** The next N list requests answer 200 with a body that is not JSON. */
+  malformedNext: number;
+}
+
+export const noFaults = (): ProviderFaults => ({
+  rates: { duplicate: 0, lost: 0, keyless: 0, drift: 0 },
+  rateLimitNext: { count: 0, retryAfterSeconds: 1 },
+  serverErrorNext: { count: 0, status: 500 },
+  malformedNext: 0,
+});
+
+const SCHEMA_SQL = `
+CREATE SCHEMA IF NOT EXISTS ${PROVIDER_SCHEMA};
+CREATE TABLE IF NOT EXISTS ${PROVIDER_SCHEMA}.objects (
+  id          text        NOT NULL,
+  kind        text        NOT NULL CHECK (kind IN ('payment_intent', 'refund')),
+  amount      bigint      NOT NULL,
+  currency    text        NOT NULL,
+  status      text        NOT NULL,
+  metadata    jsonb       NOT NULL DEFAULT '{}'::jsonb,
+  payment_intent text,
+  created     bigint      NOT NULL,
+  CONSTRAINT objects_pkey PRIMARY KEY (id)
+);
+CREATE INDEX IF NOT EXISTS objects_list_idx ON ${PROVIDER_SCHEMA}.objects (kind, created DESC, id DESC);
+CREATE TABLE IF NOT EXISTS ${PROVIDER_SCHEMA}.idempotency_keys (
+  api_key     text        NOT NULL,
+  key         text        NOT NULL,
+  path        text        NOT NULL,
+  status      integer     NOT NULL,
+  response    jsonb       NOT NULL,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT idempotency_keys_pkey PRIMARY KEY (api_key, key)
+);
+CREATE TABLE IF NOT EXISTS ${PROVIDER_SCHEMA}.injections (
+  id          bigserial   NOT NULL,
+  disagreement text       NOT NULL,
+  object_id   text,
+  onceboard_key text,
+  onceboard_tenant text,
+  injected_at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT injections_pkey PRIMARY KEY (id)
+);`;
+
+export async function installProviderSchema(db: pg.Pool | pg.Client): Promise<void> {
+  await db.query(SCHEMA_SQL);
+}
+
+/** Parses Stripe's form encoding: `metadata[a]=1&created[gte]=5` → { metadata: { a: "1" }, created: { gte: "5" } }. */
+export function parseStripeForm(text: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of new URLSearchParams(text)) {
+    const parts = name.split(/\[|\]\[|\]/).filter((part) => part !== "");
+    let node = out;
+    for (const part of parts.slice(0, -1)) {
+      if (!node[part] || typeof node[part] !== "object") node[part] = {};
+      node = node[part] as Record<string, unknown>;
+    }
+    node[parts.at(-1) ?? name] = value;
+  }
+  return out;
+}
+
+const objectId = (prefix: string) => `${prefix}_${randomBytes(12).toString("hex")}`;
+
+interface Row {
+  id: string;
+  kind: "payment_intent" | "refund";
+  amount: string | number;
+  currency: string;
+  status: string;
+  metadata: Record<string, string>;
+  payment_intent: string | null;
+  created: string | number;
+}
+
+function toStripe(row: Row): Record<string, unknown> {
+  const common = {
+    id: row.id,
+    amount: Number(row.amount),
+    currency: row.currency,
+    status: row.status,
+    metadata: row.metadata,
+    created: Number(row.created),
+    livemode: false,
+  };
+  return row.kind === "payment_intent"
+    ? { object: "payment_intent", ...common, amount_received: row.status === "succeeded" ? Number(row.amount) : 0 }
+    : { object: "refund", ...common, payment_intent: row.payment_intent };
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    message: string,
+    readonly param?: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface StripeServerOptions {
+  databaseUrl: string;
+  /** Secret keys accepted as Bearer tokens. */
+  apiKeys: string[];
+  port?: number;
+  host?: string;
+  idempotencyWindowSeconds?: number;
+  faults?: ProviderFaults;
+  random?: () => number;
+}
+
+export interface StripeServer {
+  port: number;
+  url: string;
+  /** Mutable: tests turn failures on and off while it runs. */
+  faults: ProviderFaults;
+  pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+export async function startStripeServer(options: StripeServerOptions): Promise<StripeServer> {
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 8, application_name: "onceboard-demo-provider" });
+  pool.on("error", () => {});
+  await installProviderSchema(pool);
+  const windowSeconds = options.idempotencyWindowSeconds ?? DEFAULT_IDEMPOTENCY_WINDOW_SECONDS;
+  const random = options.random ?? Math.random;
+  const faults = options.faults ?? noFaults();
+  const state = { faults };
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((error) => {
+      const status = error instanceof HttpError ? error.status : 500;
+      const body = {
+        error: {
+          type: error instanceof HttpError ? error.type : "api_error",
+          message: error instanceof Error ? error.message : String(error),
+          ...(error instanceof HttpError && error.param ? { param: error.param } : {}),
+        },
+      };
+      if (!res.headersSent) res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    });
+  });
+
+  async function readBody(req: http.IncomingMessage): Promise<string> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  }
+
+  function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+    res.writeHead(status, { "content-type": "application/json", "request-id": objectId("req"), ...headers });
+    res.end(JSON.stringify(body));
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse) {
+    const url = new URL(req.url ?? "/", "http://provider");
+    const auth = req.headers.authorization ?? "";
+    const apiKey = auth.startsWith("Bearer ") ? auth.slice(7) : "";
+    if (!options.apiKeys.includes(apiKey)) {
+      throw new HttpError(401, "invalid_request_error", `Invalid API Key provided: ${apiKey.slice(0, 8)}…`);
+    }
+    const f = state.faults;
+    if (f.rateLimitNext.count > 0) {
+      f.rateLimitNext.count--;
+      return send(
+        res,
+        429,
+        { error: { type: "rate_limit_error", message: "Too many requests" } },
+        {
+          "retry-after": String(f.rateLimitNext.retryAfterSeconds),
+        },
+      );
+    }
+    if (f.serverErrorNext.count > 0) {
+      f.serverErrorNext.count--;
+      return send(res, f.serverErrorNext.status, { error: { type: "api_error", message: "injected server error" } });
+    }
+    const match = /^\/v1\/(payment_intents|refunds)(?:\/([A-Za-z0-9_]+))?$/.exec(url.pathname);
+    if (!match) throw new HttpError(404, "invalid_request_error", `Unrecognized request URL (${req.method}: ${url.pathname})`);
+    const kind = match[1] === "payment_intents" ? "payment_intent" : "refund";
+    if (req.method === "GET" && match[2]) return send(res, 200, await retrieve(kind, match[2]));
+    if (req.method === "GET") {
+      if (f.malformedNext > 0) {
+        f.malformedNext--;
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end('{"object":"list","data":[{"id":');
+      }
+      return send(res, 200, await list(kind, parseStripeForm(url.search.slice(1)), url.pathname));
+    }
+    if (req.method === "POST" && !match[2]) {
+      const params = parseStripeForm(await readBody(req));
+      const key = req.headers["idempotency-key"];
+      return create(res, kind, params, apiKey, typeof key === "string" && key !== "" ? key : null, url.pathname);
+    }
+    throw new HttpError(405, "invalid_request_error", `${req.method} is not supported on ${url.pathname}`);
+  }
+
+  async function retrieve(kind: Row["kind"], id: string) {
+    const { rows } = await pool.query<Row>(`SELECT * FROM ${PROVIDER_SCHEMA}.objects WHERE id = $1 AND kind = $2`, [id, kind]);
+    if (!rows[0]) throw new HttpError(404, "invalid_request_error", `No such ${kind}: '${id}'`, "id");
+    return toStripe(rows[0]);
+  }
+
+  async function list(kind: Row["kind"], params: Record<string, unknown>, path: string) {
+    const created = (params.created ?? {}) as Record<string, string>;
+    const int = (value: unknown, name: string) => {
+      if (value === undefined) return null;
+      const n = Number(value);
+      if (!Number.isInteger(n)) throw new HttpError(400, "invalid_request_error", `Invalid integer: ${String(value)}`, name);
+      return n;
+    };
+    const limit = int(params.limit, "limit") ?? 10;
+    if (limit < 1 || limit > 100) throw new HttpError(400, "invalid_request_error", "limit must be between 1 and 100", "limit");
+    const gte = int(created.gte, "created[gte]");
+    const lte = int(created.lte, "created[lte]");
+    let after: { created: number; id: string } | null = null;
+    if (typeof params.starting_after === "string") {
+      const { rows } = await pool.query<{ created: string }>(`SELECT created FROM ${PROVIDER_SCHEMA}.objects WHERE id = $1`, [
+        params.starting_after,
+      ]);
+      if (!rows[0])
+        throw new HttpError(400, "invalid_request_error", `No such object: '${params.starting_after}'`, "starting_after");
+      after = { created: Number(rows[0].created), id: params.starting_after };
+    }
+    const { rows } = await pool.query<Row>(
+      `SELECT * FROM ${PROVIDER_SCHEMA}.objects
+        WHERE kind = $1 AND ($2::bigint IS NULL OR created >= $2) AND ($3::bigint IS NULL OR created <= $3)
+          AND ($4::bigint IS NULL OR (created, id) < ($4, $5))
+        ORDER BY created DESC, id DESC LIMIT $6`,
+      [kind, gte, lte, after?.created ?? null, after?.id ?? "", limit + 1],
+    );
+    return { object: "list", url: path, has_more: rows.length > limit, data: rows.slice(0, limit).map(toStripe) };
+  }
+
+  async function create(
+    res: http.ServerResponse,
+    kind: Row["kind"],
+    params: Record<string, unknown>,
+    apiKey: string,
+    idempotencyKey: string | null,
+    path: string,
+  ) {
+    const amount = Number(params.amount);
+    if (!Number.isInteger(amount) || amount < 1) throw new HttpError(400, "invalid_request_error", "Invalid amount", "amount");
+    const currency = typeof params.currency === "string" ? params.currency.toLowerCase() : "usd";
+    const metadata = (params.metadata && typeof params.metadata === "object" ? params.metadata : {}) as Record<string, string>;
+    const paymentIntent = typeof params.payment_intent === "string" ? params.payment_intent : null;
+    const draw = (d: Disagreement) => random() < state.faults.rates[d];
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      if (idempotencyKey) {
+        const duplicate = draw("duplicate");
+        // Stripe prunes keys after its window; the "duplicate" disagreement prunes this one early.
+        await client.query(
+          `DELETE FROM ${PROVIDER_SCHEMA}.idempotency_keys
+            WHERE api_key = $1 AND key = $2 AND (created_at < now() - make_interval(secs => $3) OR $4)`,
+          [apiKey, idempotencyKey, windowSeconds, duplicate],
+        );
+        const { rowCount } = await client.query(
+          `INSERT INTO ${PROVIDER_SCHEMA}.idempotency_keys (api_key, key, path, status, response) VALUES ($1, $2, $3, 0, '{}')
+           ON CONFLICT DO NOTHING`,
+          [apiKey, idempotencyKey, path],
+        );
+        if (rowCount === 0) {
+          const { rows } = await client.query<{ status: number; response: unknown; path: string }>(
+            `SELECT status, response, path FROM ${PROVIDER_SCHEMA}.idempotency_keys WHERE api_key = $1 AND key = $2`,
+            [apiKey, idempotencyKey],
+          );
+          await client.query("COMMIT");
+          if (rows[0]!.path !== path) {
+            throw new HttpError(400, "idempotency_error", "Keys for idempotent requests can only be used for the same endpoint");
+          }
+          return send(res, rows[0]!.status, rows[0]!.response, { "idempotent-replayed": "true" });
+        }
+        if (duplicate) await inject(client, "duplicate", null, metadata);
+      }
+      const id = objectId(kind === "payment_intent" ? "pi" : "re");
+      let stored = { amount, metadata };
+      if (draw("keyless")) {
+        const { onceboard_key: _k, onceboard_tenant: _t, ...rest } = metadata;
+        await inject(client, "keyless", id, metadata);
+        stored = { ...stored, metadata: rest };
+      } else if (draw("drift")) {
+        await inject(client, "drift", id, metadata);
+        stored = { ...stored, amount: amount + 1 };
+      }
+      const row: Row = {
+        id,
+        kind,
+        amount: stored.amount,
+        currency,
+        status: "succeeded",
+        metadata: stored.metadata,
+        payment_intent: paymentIntent,
+        created: Math.floor(Date.now() / 1000),
+      };
+      if (draw("lost")) await inject(client, "lost", id, metadata);
+      else {
+        await client.query(
+          `INSERT INTO ${PROVIDER_SCHEMA}.objects (id, kind, amount, currency, status, metadata, payment_intent, created)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [row.id, row.kind, row.amount, row.currency, row.status, row.metadata, row.payment_intent, row.created],
+        );
+      }
+      // The caller is told what it asked for: a lost or drifted object looks fine from its side.
+      const response = toStripe({ ...row, amount, metadata });
+      if (idempotencyKey) {
+        await client.query(
+          `UPDATE ${PROVIDER_SCHEMA}.idempotency_keys SET status = 200, response = $3 WHERE api_key = $1 AND key = $2`,
+          [apiKey, idempotencyKey, response],
+        );
+      }
+      await client.query("COMMIT");
+      return send(res, 200, response);
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async function inject(client: pg.PoolClient, disagreement: Disagreement, id: string | null, metadata: Record<string, string>) {
+    await client.query(
+      `INSERT INTO ${PROVIDER_SCHEMA}.injections (disagreement, object_id, onceboard_key, onceboard_tenant) VALUES ($1, $2, $3, $4)`,
+      [disagreement, id, metadata.onceboard_key ?? null, metadata.onceboard_tenant ?? null],
+    );
+  }
+
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    get faults() {
+      return state.faults;
+    },
+    set faults(value) {
+      state.faults = value;
+    },
+    pool,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await pool.end();
+    },
+  };
+}
+
+export interface SeedObject {
+  id: string;
+  kind?: "payment_intent" | "refund";
+  amount: number;
+  currency?: string;
+  status?: string;
+  metadata?: Record<string, string>;
+  /** Seconds since the epoch. */
+  created: number;
+}
+
+/** Bulk-loads objects into the provider's storage (tests and the benchmark: a million objects without a million requests). */
+export async function seedProviderObjects(db: pg.Pool, objects: SeedObject[]): Promise<void> {
+  for (let i = 0; i < objects.length; i += 10_000) {
+    const batch = objects.slice(i, i + 10_000).map((o) => ({
+      id: o.id,
+      kind: o.kind ?? "payment_intent",
+      amount: o.amount,
+      currency: o.currency ?? "usd",
+      status: o.status ?? "succeeded",
+      metadata: o.metadata ?? {},
+      created: o.created,
+    }));
+    await db.query(
+      `INSERT INTO ${PROVIDER_SCHEMA}.objects (id, kind, amount, currency, status, metadata, created)
+       SELECT id, kind, amount, currency, status, metadata, created
+         FROM jsonb_to_recordset($1::jsonb) AS o(id text, kind text, amount bigint, currency text, status text, metadata jsonb, created bigint)`,
+      [JSON.stringify(batch)],
+    );
+  }
+}

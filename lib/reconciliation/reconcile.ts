@@ -1,0 +1,227 @@
+import type pg from "pg";
+import type { ProviderAdapter, ProviderObject, ReconcileWindow } from "./adapter";
+import { ProviderReadError } from "./adapter";
+import { COMPARE_SQL } from "./compare-sql";
+import type { ReconcileProvider } from "./providers";
+
+export const FINDING_KINDS = [
+  "duplicated_at_provider",
+  "missing_at_provider",
+  "unknown_to_onceboard",
+  "drift",
+  "pending",
+] as const;
+export type FindingKind = (typeof FINDING_KINDS)[number];
+export type FindingCounts = Record<FindingKind, number>;
+
+export interface ReconcileOptions {
+  /** Connections with the console's schema first on the search_path (as the console's pools). */
+  pool: pg.Pool;
+  adapter: ProviderAdapter;
+  provider: ReconcileProvider;
+  window: ReconcileWindow;
+  graceSeconds: number;
+  trigger: "schedule" | "manual" | "api";
+  requestedBy?: string | null;
+  /** Called after each page is staged. */
+  onProgress?: (progress: { runId: number; pages: number; objects: number; resumed: boolean }) => void;
+}
+
+export interface ReconcileResult {
+  runId: number;
+  status: "completed" | "failed";
+  resumed: boolean;
+  matched: number;
+  effectsSeen: number;
+  objectsSeen: number;
+  counts: FindingCounts;
+  error: string | null;
+}
+
+/** Another run of this provider and window holds the lock: this one wrote nothing. */
+export class ReconcileBusyError extends Error {
+  constructor(provider: string, window: ReconcileWindow) {
+    super(`a reconciliation of ${provider} for ${window.from.toISOString()}..${window.to.toISOString()} is already running`);
+    this.name = "ReconcileBusyError";
+  }
+}
+
+interface Checkpoint {
+  cursor: string | null;
+  pages: number;
+  staged: number;
+}
+
+const zeroCounts = (): FindingCounts => Object.fromEntries(FINDING_KINDS.map((kind) => [kind, 0])) as FindingCounts;
+
+/**
+ * One reconciliation of a provider for a window. Idempotent (findings upsert by identity) and
+ * resumable: a run that died while reading the provider is taken up again from its checkpoint by
+ * the next call for the same window, and ends with the same findings. Two calls for one window at
+ * once: the second gets ReconcileBusyError (a session advisory lock keyed by schema, provider and
+ * window). A provider that cannot be read ends the run failed with the reason, never matched.
+ */
+export async function reconcile(options: ReconcileOptions): Promise<ReconcileResult> {
+  const { pool, provider, window } = options;
+  if (!(window.from < window.to)) throw new RangeError("reconcile window: from must be before to");
+  const lockClient = await pool.connect();
+  let locked = false;
+  try {
+    const { rows: lockRows } = await lockClient.query<{ locked: boolean }>(
+      `SELECT pg_try_advisory_lock(hashtextextended(format('onceboard.reconcile|%s|%s|%s|%s', current_schema(), $1::text, $2::timestamptz, $3::timestamptz), 0)) AS locked`,
+      [provider.name, window.from, window.to],
+    );
+    locked = lockRows[0]!.locked;
+    if (!locked) throw new ReconcileBusyError(provider.name, window);
+    return await runLocked(options, lockClient);
+  } finally {
+    if (locked) await lockClient.query("SELECT pg_advisory_unlock_all()").catch(() => {});
+    lockClient.release();
+  }
+}
+
+async function runLocked(options: ReconcileOptions, db: pg.PoolClient): Promise<ReconcileResult> {
+  const { adapter, provider, window } = options;
+  // We hold the window's lock, so a run still marked running died: resume it.
+  const { rows: open } = await db.query<{ id: number; checkpoint: Checkpoint | null }>(
+    `SELECT id, checkpoint FROM reconciliation_runs
+      WHERE provider = $1 AND window_from = $2 AND window_to = $3 AND status = 'running'
+      ORDER BY id DESC LIMIT 1`,
+    [provider.name, window.from, window.to],
+  );
+  let runId: number;
+  let checkpoint: Checkpoint = { cursor: null, pages: 0, staged: 0 };
+  const resumed = open.length > 0;
+  if (resumed) {
+    runId = open[0]!.id;
+    const { rows } = await db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM reconciliation_staged_objects WHERE run_id = $1",
+      [runId],
+    );
+    const saved = open[0]!.checkpoint;
+    // The staging table is unlogged: after a database crash it is empty and the provider is read again.
+    if (saved && rows[0]!.n === saved.staged) checkpoint = saved;
+    else await db.query("DELETE FROM reconciliation_staged_objects WHERE run_id = $1", [runId]);
+    await db.query("UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1", [runId]);
+  } else {
+    const { rows } = await db.query<{ id: number }>(
+      `INSERT INTO reconciliation_runs (provider, window_from, window_to, grace_seconds, status, trigger, requested_by, heartbeat_at, checkpoint)
+       VALUES ($1, $2, $3, $4, 'running', $5, $6, now(), $7) RETURNING id`,
+      [provider.name, window.from, window.to, options.graceSeconds, options.trigger, options.requestedBy ?? null, checkpoint],
+    );
+    runId = rows[0]!.id;
+  }
+
+  // Objects are listed a grace period past the window's end: an effect claimed just before `to` may
+  // have its object created just after. Only objects inside the window can be unknown or late.
+  const listWindow = { from: window.from, to: new Date(window.to.getTime() + options.graceSeconds * 1000) };
+  try {
+    let first = !resumed || checkpoint.pages === 0;
+    while (first || checkpoint.cursor !== null) {
+      first = false;
+      const page = await adapter.listPage(listWindow, checkpoint.cursor);
+      // The page and the checkpoint past it commit together: a kill between them cannot skip or double a page.
+      await db.query("BEGIN");
+      const staged = await stage(db, runId, page.objects);
+      checkpoint = { cursor: page.next, pages: checkpoint.pages + 1, staged: checkpoint.staged + staged };
+      await db.query(`UPDATE reconciliation_runs SET checkpoint = $2, objects_seen = $3, heartbeat_at = now() WHERE id = $1`, [
+        runId,
+        checkpoint,
+        checkpoint.staged,
+      ]);
+      await db.query("COMMIT");
+      options.onProgress?.({ runId, pages: checkpoint.pages, objects: checkpoint.staged, resumed });
+    }
+    return await compare(options, db, runId, checkpoint, resumed);
+  } catch (error) {
+    const message =
+      error instanceof ProviderReadError
+        ? error.message
+        : `reconciliation of ${provider.name} failed: ${error instanceof Error ? error.message : String(error)}`;
+    await db.query("ROLLBACK").catch(() => {});
+    await db.query(
+      `UPDATE reconciliation_runs SET status = 'failed', error = $2, finished_at = now(), heartbeat_at = now() WHERE id = $1`,
+      [runId, message],
+    );
+    await db.query("DELETE FROM reconciliation_staged_objects WHERE run_id = $1", [runId]);
+    return {
+      runId,
+      status: "failed",
+      resumed,
+      matched: 0,
+      effectsSeen: 0,
+      objectsSeen: checkpoint.staged,
+      counts: zeroCounts(),
+      error: message,
+    };
+  }
+}
+
+/** Stages one page in one statement; a page staged before a crash and listed again is not counted twice. */
+async function stage(db: pg.PoolClient, runId: number, objects: ProviderObject[]): Promise<number> {
+  if (objects.length === 0) return 0;
+  const { rowCount } = await db.query(
+    `INSERT INTO reconciliation_staged_objects (run_id, object_id, object_key, tenant_id, amount, currency, status, created, metadata)
+     SELECT $1, o.id, o.key, o.tenant, o.amount, o.currency, o.status, o.created, o.metadata
+       FROM jsonb_to_recordset($2::jsonb)
+         AS o(id text, key text, tenant text, amount bigint, currency text, status text, created timestamptz, metadata jsonb)
+     ON CONFLICT (run_id, object_id) DO NOTHING`,
+    [runId, JSON.stringify(objects)],
+  );
+  return rowCount ?? 0;
+}
+
+async function compare(
+  options: ReconcileOptions,
+  db: pg.PoolClient,
+  runId: number,
+  checkpoint: Checkpoint,
+  resumed: boolean,
+): Promise<ReconcileResult> {
+  const { provider, window } = options;
+  await db.query("BEGIN");
+  const { rows } = await db.query<{ matched: number; effects_seen: number; counts: Partial<FindingCounts> }>(COMPARE_SQL, [
+    runId,
+    provider.name,
+    window.from,
+    window.to,
+    provider.jobTypes,
+    provider.keyPrefixes.map((prefix) => `${prefix.replace(/[\\%_]/g, "\\$&")}%`),
+    options.graceSeconds,
+    provider.keyRequired,
+    provider.compareFields,
+    provider.objectNoun,
+  ]);
+  const row = rows[0]!;
+  const counts = { ...zeroCounts(), ...row.counts };
+  await db.query(
+    `UPDATE reconciliation_runs
+        SET status = 'completed', finished_at = now(), heartbeat_at = now(), matched = $2, effects_seen = $3, objects_seen = $4,
+            counts = $5, checkpoint = $6
+      WHERE id = $1`,
+    [runId, row.matched, row.effects_seen, checkpoint.staged, counts, checkpoint],
+  );
+  await db.query(
+    `INSERT INTO reconciliation_coverage (provider, window_from, window_to, run_id, completed_at)
+     VALUES ($1, $2, $3, $4, now())
+     ON CONFLICT (provider, window_from, window_to) DO UPDATE SET run_id = EXCLUDED.run_id, completed_at = EXCLUDED.completed_at`,
+    [provider.name, window.from, window.to, runId],
+  );
+  await db.query("DELETE FROM reconciliation_staged_objects WHERE run_id = $1", [runId]);
+  await db.query("COMMIT");
+  return {
+    runId,
+    status: "completed",
+    resumed,
+    matched: row.matched,
+    effectsSeen: row.effects_seen,
+    objectsSeen: checkpoint.staged,
+    counts,
+    error: null,
+  };
+}
+
+/** The CLI's last line: `reconcile matched=N duplicated_at_provider=N …`. */
+export function summaryLine(result: Pick<ReconcileResult, "matched" | "counts">): string {
+  return `reconcile matched=${result.matched} ${FINDING_KINDS.map((kind) => `${kind}=${result.counts[kind]}`).join(" ")}`;
+}
