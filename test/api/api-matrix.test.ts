@@ -178,7 +178,11 @@ describe("API token × tenant × endpoint matrix", () => {
       for (const who of WHO) {
         const response = await call(method, path, as(who));
         got[who] = response.status;
-        expect(response.headers.get("content-type") ?? "", `${who} ${path}`).toContain("application/json");
+        // The export's 200 is its file (CSV or NDJSON); every other answer is JSON.
+        const file = response.status === 200 && path.startsWith("/api/v1/audit/export");
+        expect(response.headers.get("content-type") ?? "", `${who} ${path}`).toContain(
+          file ? "application/x-ndjson" : "application/json",
+        );
         // Never another tenant's data: globex's secrets never reach an acme token, and acme's never reach globex.
         if (who.startsWith("acme")) expect(response.text).not.toMatch(/GLOBEX|msg-e2e-4711-globex/);
         if (who.startsWith("globex")) expect(response.text).not.toMatch(/ch_e2e_1|msg-e2e-4711"|ledger_entries_order_id_key/);
