@@ -1,3 +1,6 @@
+import type { z } from "zod";
+import type { bulkActionResponse, bulkActionView, bulkDryRunResponse, stuckClaimSample } from "../contract/bulk";
+
 /** Bulk actions as the Keys page and /api/v1/bulk show them. */
 export const BULK_ACTION_KINDS = ["release_stuck_claims"] as const;
 export type BulkActionKind = (typeof BULK_ACTION_KINDS)[number];
@@ -11,46 +14,12 @@ export interface BulkReleaseFilter {
   jobType: string | null;
 }
 
-export interface StuckClaimSample {
-  key: string;
-  jobType: string;
-  attempt: number;
-  owner: string | null;
-  leaseUntil: string;
-}
-
+/** What /api/v1/bulk answers, inferred from the contract (lib/contract/bulk.ts). */
+export type StuckClaimSample = z.infer<typeof stuckClaimSample>;
 /** POST /api/v1/bulk/release with dryRun: what would be released, and whether the cap allows it. */
-export interface BulkDryRunResponse {
-  dryRun: true;
-  tenant: string;
-  /** How many stuck claims match (counted up to cap + 1: "more than the cap" is all that matters past it). */
-  count: number;
-  cap: number;
-  overCap: boolean;
-  sample: StuckClaimSample[];
-}
-
-export interface BulkActionView {
-  id: string;
-  kind: BulkActionKind;
-  tenant: string;
-  filter: BulkReleaseFilter;
-  state: BulkActionState;
-  total: number;
-  processed: number;
-  /** Items the action did (released); processed − applied were refused (e.g. a worker took the claim over meanwhile). */
-  applied: number;
-  actor: string;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  cancelledBy: string | null;
-  error: string | null;
-}
-
-export interface BulkActionResponse {
-  action: BulkActionView;
-}
+export type BulkDryRunResponse = z.infer<typeof bulkDryRunResponse>;
+export type BulkActionView = z.infer<typeof bulkActionView>;
+export type BulkActionResponse = z.infer<typeof bulkActionResponse>;
 
 export const bulkActionQueryKey = (id: string) => ["bulk-action", id];
 /** Terminal states: the page stops polling. */

@@ -23,7 +23,7 @@ export const bulkIdPath = z.object({
     .transform((value) => value.toLowerCase()),
 });
 
-const stuckClaimSample = z.object({
+export const stuckClaimSample = z.object({
   key: z.string(),
   jobType: z.string(),
   attempt: z.number().int(),
@@ -35,6 +35,7 @@ const stuckClaimSample = z.object({
 export const bulkDryRunResponse = z.object({
   dryRun: z.literal(true),
   tenant: z.string(),
+  /** How many stuck claims match (counted up to cap + 1: "more than the cap" is all that matters past it). */
   count: z.number().int(),
   cap: z.number().int(),
   overCap: z.boolean(),
@@ -49,6 +50,7 @@ export const bulkActionView = z.object({
   state: z.enum(BULK_ACTION_STATES),
   total: z.number().int(),
   processed: z.number().int(),
+  /** Items the action did (released); processed − applied were refused (e.g. a worker took the claim over meanwhile). */
   applied: z.number().int(),
   actor: z.string(),
   createdAt: instant,
