@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, formatCount, formatCountOf, formatDuration, formatUtc, formatUtcClock, formatUtcDay } from "./format";
+import {
+  formatBytes,
+  formatCount,
+  formatCountOf,
+  formatDuration,
+  formatElapsed,
+  formatMeasure,
+  formatUtc,
+  formatUtcClock,
+  formatUtcDay,
+  formatUtcTick,
+} from "./format";
 
 describe("formatUtc", () => {
   it("writes one style, in UTC whatever the input's offset", () => {
@@ -79,5 +90,30 @@ describe("formatBytes", () => {
     [1.5 * 1024 ** 3, "1.5 GiB"],
   ])("%d bytes is %s", (bytes, text) => {
     expect(formatBytes(bytes)).toBe(text);
+  });
+});
+
+describe("formatMeasure (chart values and ticks)", () => {
+  it("keeps small fractional ticks apart and prints whole numbers as counts", () => {
+    const ticks = [0, 0.0025, 0.005, 0.0075, 0.01].map(formatMeasure);
+    expect(new Set(ticks).size).toBe(ticks.length);
+    expect(ticks).toEqual(["0", "0.0025", "0.005", "0.0075", "0.01"]);
+    expect(formatMeasure(12_345)).toBe("12,345");
+    expect(formatMeasure(1.23456)).toBe("1.23");
+  });
+});
+
+describe("formatUtcTick and formatElapsed", () => {
+  it("writes a chart tick in UTC, with the day when the chart spans days", () => {
+    const at = Date.UTC(2026, 11, 1, 23, 5, 9);
+    expect(formatUtcTick(at)).toBe("23:05");
+    expect(formatUtcTick(at, { withDate: true })).toBe("12-01 23:05");
+  });
+
+  it("writes an uptime in whole units, two of them past two hours", () => {
+    expect(formatElapsed(45)).toBe("45 s");
+    expect(formatElapsed(17 * 60 + 5)).toBe("17 min");
+    expect(formatElapsed(3 * 3600 + 12 * 60)).toBe("3 h 12 min");
+    expect(formatElapsed(2 * 86_400 + 5 * 3600)).toBe("2 d 5 h");
   });
 });

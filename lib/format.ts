@@ -46,6 +46,13 @@ export function formatUtcClock(at: Instant): string {
   return p ? `${p.hour}:${p.minute}:${p.second} UTC` : "—";
 }
 
+/** "14:05", or "12-01 14:05" when a chart spans days: a time axis's tick, in UTC like every other time. */
+export function formatUtcTick(at: Instant, options: { withDate?: boolean } = {}): string {
+  const p = parts(at);
+  if (!p) return "—";
+  return options.withDate ? `${p.month}-${p.day} ${p.hour}:${p.minute}` : `${p.hour}:${p.minute}`;
+}
+
 /** "12,345". */
 export const formatCount = (n: number) => integer.format(n);
 
@@ -53,6 +60,11 @@ export const formatCount = (n: number) => integer.format(n);
 export function formatCountOf(n: number, one: string, many = `${one}s`): string {
   return `${formatCount(n)} ${plurals.select(n) === "one" ? one : many}`;
 }
+
+const measure = new Intl.NumberFormat(LOCALE, { maximumSignificantDigits: 3 });
+
+/** A chart value or tick: whole numbers as counts; fractions to 3 significant digits, so 0.0025 and 0.005 stay apart (toFixed(2) printed both as 0.00). */
+export const formatMeasure = (v: number) => (Number.isInteger(v) ? formatCount(v) : measure.format(v));
 
 const UNITS: ReadonlyArray<readonly [seconds: number, unit: string]> = [
   [86_400, "d"],
@@ -83,4 +95,13 @@ export function formatBytes(bytes: number): string {
   if (bytes >= 1024 ** 2) return `${one.format(bytes / 1024 ** 2)} MiB`;
   if (bytes >= 1024) return `${formatCount(bytes / 1024)} KiB`;
   return `${formatCount(bytes)} B`;
+}
+
+/** "45 s", "17 min", "3 h 12 min", "2 d 5 h": how long something has run, in two whole units past two of the smaller. */
+export function formatElapsed(seconds: number): string {
+  if (seconds < 120) return `${Math.floor(seconds)} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 120) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  return hours < 48 ? `${hours} h ${minutes % 60} min` : `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }

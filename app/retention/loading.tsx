@@ -1,5 +1,5 @@
 import { PageHeader } from "@/components/ui/page-header";
-import { Skeleton } from "@/components/ui/states";
+import { Skeleton } from "@/components/ui/skeleton";
 
 export default function Loading() {
   return (

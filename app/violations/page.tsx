@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
+import { ErrorState } from "@/components/ui/error-state";
 import { PageHeader } from "@/components/ui/page-header";
-import { ErrorState } from "@/components/ui/states";
 import { ViolationsTable } from "@/components/violations/violations-table";
 import { violationsQuery } from "@/lib/api/effects-query";
 import { toApiError } from "@/lib/api/errors";

@@ -2,83 +2,19 @@
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { type GapSeries, type Gaps, gapsQueryKey } from "@/lib/console/gaps-types";
-import { formatCount, formatDuration, formatUtc } from "@/lib/format";
+import { type Gaps, gapsQueryKey } from "@/lib/console/gaps-types";
+import { keyHref } from "@/lib/console/keys-types";
+import { formatDuration, formatUtc } from "@/lib/format";
 import { ApiClientError, fetchJson } from "../api/fetch-json";
-import { EmptyState, ErrorState } from "../ui/states";
+import { EmptyState } from "../ui/empty-state";
+import { ErrorState } from "../ui/error-state";
 import { AdvicePanel } from "./advice-panel";
-import { describeRange, GapFilters, type GapsParams, gapsHref } from "./gap-filters";
+import { describeRange, GapFilters, type GapsParams } from "./gap-filters";
 import { GapHistogramChart } from "./gap-histogram-chart";
+import { GapStatsTable } from "./gap-stats-table";
 import { GapsOverTime } from "./gaps-over-time";
 
 const REFRESH_MS = 60_000;
-
-/** The URL of a key's detail page (the Keys page). */
-export const keyHref = (tenant: string, key: string) =>
-  `/keys?tenant=${encodeURIComponent(tenant)}&key=${encodeURIComponent(key)}`;
-
-function StatsRow({ s, params, kind }: { s: GapSeries; params: GapsParams; kind: "job_type" | "tenant" }) {
-  const st = s.stats;
-  return (
-    <tr>
-      <th scope="row">
-        <Link href={gapsHref(params, kind === "job_type" ? { jobType: s.name } : { tenant: s.name })} className="job-type">
-          {s.name}
-        </Link>
-      </th>
-      <td>{formatCount(st.samples)}</td>
-      <td>{formatDuration(st.p50)}</td>
-      <td>{formatDuration(st.p90)}</td>
-      <td>{formatDuration(st.p99)}</td>
-      <td>{formatDuration(st.p999)}</td>
-      <td>
-        {st.maxAtLeast === null
-          ? "—"
-          : st.maxAtMost === null
-            ? `> ${formatDuration(st.maxAtLeast)}`
-            : `≤ ${formatDuration(st.maxAtMost)}`}
-      </td>
-      <td className={st.beyondRetention > 0 ? "text-danger" : undefined}>{formatCount(st.beyondRetention)}</td>
-    </tr>
-  );
-}
-
-function StatsTable({
-  caption,
-  rows,
-  params,
-  kind,
-}: {
-  caption: string;
-  rows: GapSeries[];
-  params: GapsParams;
-  kind: "job_type" | "tenant";
-}) {
-  return (
-    <div className="table-scroll">
-      <table className="data-table" data-testid={`gap-stats-${kind}`}>
-        <caption className="sr-only">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{kind === "job_type" ? "Job type" : "Tenant"}</th>
-            <th scope="col">Gaps</th>
-            <th scope="col">p50</th>
-            <th scope="col">p90</th>
-            <th scope="col">p99</th>
-            <th scope="col">p99.9</th>
-            <th scope="col">max</th>
-            <th scope="col">beyond retention</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((s) => (
-            <StatsRow key={s.name} s={s} params={params} kind={kind} />
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
 
 /** The Delivery gaps page body; data prefetched on the server (same key), then polled. */
 export function GapsView({ search, params }: { search: string; params: GapsParams }) {
@@ -150,7 +86,7 @@ export function GapsView({ search, params }: { search: string; params: GapsParam
               <h2 id="jt-heading">By job type</h2>
               <span className="panel-meta">first claim → a duplicate's arrival</span>
             </div>
-            <StatsTable caption="Gap percentiles by job type" rows={g.jobTypes} params={params} kind="job_type" />
+            <GapStatsTable caption="Gap percentiles by job type" rows={g.jobTypes} params={params} kind="job_type" />
             <div className="small-multiples">
               {g.jobTypes.slice(0, 12).map((s) => (
                 <div key={s.name} className="small-multiple">
@@ -186,7 +122,7 @@ export function GapsView({ search, params }: { search: string; params: GapsParam
         {g.tenants.length === 0 ? (
           <p className="panel-empty">No late redeliveries in this range.</p>
         ) : (
-          <StatsTable caption="Gap percentiles by tenant" rows={g.tenants} params={params} kind="tenant" />
+          <GapStatsTable caption="Gap percentiles by tenant" rows={g.tenants} params={params} kind="tenant" />
         )}
       </section>
       <section className="panel" aria-labelledby="late-heading">

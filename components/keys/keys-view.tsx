@@ -1,56 +1,19 @@
 "use client";
 
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import Form from "next/form";
 import Link from "next/link";
-import { useState } from "react";
-import { ApiClientError, fetchJson, postJson } from "@/components/api/fetch-json";
-import { EmptyState, ErrorState } from "@/components/ui/states";
+import { ApiClientError, fetchJson } from "@/components/api/fetch-json";
+import { EmptyState } from "@/components/ui/empty-state";
+import { ErrorState } from "@/components/ui/error-state";
 import type { Role } from "@/lib/auth/auth-types";
-import {
-  EFFECT_STATUSES,
-  type EffectDetail,
-  type EffectSearchResponse,
-  type EffectStatus,
-  type ReleaseResponse,
-} from "@/lib/console/effects-types";
-import {
-  KEYS_SEARCH_QUERY_ROOT,
-  type KeysViewParams,
-  keyDetailQueryKey,
-  keyDetailUrl,
-  keysQueryString,
-  keysSearchQueryKey,
-  keysSearchUrl,
-} from "@/lib/console/keys-types";
-import { OVERVIEW_QUERY_ROOT } from "@/lib/console/overview-types";
+import { EFFECT_STATUSES, type EffectSearchResponse } from "@/lib/console/effects-types";
+import { type KeysViewParams, keysQueryString, keysSearchQueryKey, keysSearchUrl } from "@/lib/console/keys-types";
 import { formatUtc } from "@/lib/format";
+import { KeyDetail } from "./key-detail";
+import { StatusBadge } from "./status-badge";
 
 export type { KeysViewParams };
-
-const STATUS_TONE: Record<EffectStatus, "success" | "warning" | "danger" | undefined> = {
-  completed: "success",
-  in_progress: "warning",
-  failed: "danger",
-  abandoned: "danger",
-};
-
-export function StatusBadge({ status, stuck }: { status: EffectStatus; stuck?: boolean }) {
-  return (
-    <span className="badge status-badge" data-tone={stuck ? "danger" : STATUS_TONE[status]} data-testid="status-badge">
-      {stuck ? "stuck" : status.replace("_", " ")}
-    </span>
-  );
-}
-
-function time(iso: string | null): string {
-  return formatUtc(iso, { empty: "–" });
-}
-
-/** "2026-11-21 08:37:44": the results column is headed UTC, and a narrow panel keeps every column in view. */
-function shortTime(iso: string): string {
-  return iso.slice(0, 19).replace("T", " ");
-}
 
 /** The Keys page: search box (and tenant picker for platform tokens), results, the selected key's detail. */
 export function KeysView({
@@ -161,7 +124,7 @@ export function KeysView({
                           <StatusBadge status={e.status} />
                         </td>
                         <td className="num">{e.duplicateCount}</td>
-                        <td>{shortTime(e.createdAt)}</td>
+                        <td>{formatUtc(e.createdAt, { empty: "–" }).replace(" UTC", "")}</td>
                       </tr>
                     ))}
                   </tbody>
@@ -172,185 +135,6 @@ export function KeysView({
           {params.key ? (
             <KeyDetail tenant={tenant} platform={platform} effectKey={params.key} role={session.role} linkTo={linkTo} />
           ) : null}
-        </div>
-      )}
-    </div>
-  );
-}
-
-function KeyDetail({
-  tenant,
-  platform,
-  effectKey,
-  role,
-  linkTo,
-}: {
-  tenant: string;
-  platform: boolean;
-  effectKey: string;
-  role: Role;
-  linkTo: (key?: string) => string;
-}) {
-  const url = keyDetailUrl(tenant, effectKey, platform);
-  const detail = useQuery({
-    queryKey: keyDetailQueryKey(url),
-    queryFn: ({ signal }) => fetchJson<EffectDetail>(url, signal),
-    refetchInterval: 10_000,
-  });
-  if (detail.isPending) return <p role="status">Loading {effectKey}…</p>;
-  if (detail.isError) {
-    const notFound = detail.error instanceof ApiClientError && detail.error.status === 404;
-    return notFound ? (
-      <EmptyState title="No such key">
-        <p>
-          Tenant {tenant} has no effect <code>{effectKey}</code> (it may have been pruned by retention).
-        </p>
-      </EmptyState>
-    ) : (
-      <ErrorState title="The key failed to load" message={detail.error.message} onRetry={() => void detail.refetch()} />
-    );
-  }
-  const e = detail.data;
-  return (
-    <section className="panel key-detail" aria-labelledby="key-detail-heading" data-testid="key-detail">
-      <div className="panel-header">
-        <h2 id="key-detail-heading" className="key-title">
-          {e.key} <StatusBadge status={e.status} stuck={e.stuck} />
-        </h2>
-      </div>
-      <div className="panel-body">
-        <p className="verdict" data-testid="verdict">
-          {e.verdict}
-        </p>
-        <dl className="key-facts">
-          <dt>Job type</dt>
-          <dd>{e.jobType}</dd>
-          <dt>Policy</dt>
-          <dd>{e.policy}</dd>
-          <dt>Attempts</dt>
-          <dd>{e.attempts}</dd>
-          <dt>Duplicates</dt>
-          <dd>
-            {e.duplicateCount}
-            {e.lastDuplicateAt ? ` (last ${time(e.lastDuplicateAt)})` : ""}
-          </dd>
-          <dt>Provider key</dt>
-          <dd>
-            <code>{e.providerKey}</code>
-          </dd>
-          <dt>First message</dt>
-          <dd>
-            <code>{e.firstMessageId ?? "–"}</code>
-          </dd>
-          <dt>Last message</dt>
-          <dd>
-            <code>{e.lastMessageId ?? "–"}</code>
-          </dd>
-          <dt>Created</dt>
-          <dd>{time(e.createdAt)}</dd>
-          <dt>Completed</dt>
-          <dd>{time(e.completedAt)}</dd>
-          {e.status === "in_progress" ? (
-            <>
-              <dt>Owner</dt>
-              <dd>{e.owner ?? "–"}</dd>
-              <dt>Lease until</dt>
-              <dd>{time(e.leaseUntil)}</dd>
-            </>
-          ) : null}
-          {e.error ? (
-            <>
-              <dt>Error</dt>
-              <dd>{e.error}</dd>
-            </>
-          ) : null}
-        </dl>
-
-        <h3>The job's steps</h3>
-        <div className="steps" data-testid="steps">
-          {e.steps.map((s) => (
-            <Link key={s.key} href={linkTo(s.key)} className="step" aria-current={s.key === e.key ? "true" : undefined}>
-              <span className="step-key">{s.key}</span>
-              <StatusBadge status={s.status} />
-              <span className="muted">
-                {s.jobType} · attempt {s.attempt} · {s.duplicateCount} dup
-              </span>
-            </Link>
-          ))}
-        </div>
-
-        <h3>Outcome</h3>
-        <pre className="outcome" data-testid="outcome">
-          {JSON.stringify(e.outcome, null, 2)}
-        </pre>
-
-        <h3>Uncaught violations</h3>
-        {e.violations.length === 0 ? (
-          <p className="muted">None recorded for this key.</p>
-        ) : (
-          <ul data-testid="key-violations">
-            {e.violations.map((v) => (
-              <li key={v.id} data-testid="key-violation">
-                {v.constraint} ({v.jobType}) at {time(v.occurredAt)}
-                {v.messageId ? <span className="muted"> · message {v.messageId}</span> : null}
-                {v.message ? <span className="muted"> · {v.message}</span> : null}
-              </li>
-            ))}
-          </ul>
-        )}
-
-        {role !== "viewer" && e.status === "in_progress" ? (
-          <ReleaseButton url={url.replace(/(\?|$)/, "/release$1")} effectKey={e.key} />
-        ) : null}
-      </div>
-    </section>
-  );
-}
-
-function ReleaseButton({ url, effectKey }: { url: string; effectKey: string }) {
-  const [confirming, setConfirming] = useState(false);
-  const client = useQueryClient();
-  const release = useMutation({
-    mutationFn: () => postJson<ReleaseResponse>(url),
-    // A release changes this key, the searches listing it and the Overview's stuck claims; nothing else.
-    onSettled: () =>
-      Promise.all([
-        client.invalidateQueries({ queryKey: keyDetailQueryKey(url) }),
-        client.invalidateQueries({ queryKey: [KEYS_SEARCH_QUERY_ROOT] }),
-        client.invalidateQueries({ queryKey: [OVERVIEW_QUERY_ROOT] }),
-      ]),
-  });
-  return (
-    <div className="release" data-testid="release">
-      {release.isSuccess ? (
-        <p role="status">{release.data.message}</p>
-      ) : release.isError ? (
-        <p role="alert" className="login-error">
-          {release.error.message}
-        </p>
-      ) : null}
-      {!confirming ? (
-        <button type="button" className="button" onClick={() => setConfirming(true)}>
-          Release claim…
-        </button>
-      ) : (
-        <div role="alertdialog" aria-label="Confirm release" className="release-confirm">
-          <p>
-            Release <code>{effectKey}</code>? The next delivery runs it again (attempt + 1). Do this only if its worker is gone.
-          </p>
-          <button
-            type="button"
-            className="button"
-            onClick={() => {
-              setConfirming(false);
-              release.mutate();
-            }}
-          >
-            Confirm release
-          </button>{" "}
-          <button type="button" className="button-quiet" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
         </div>
       )}
     </div>

@@ -3,119 +3,14 @@
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { type OverviewResponse, overviewQueryKey } from "@/lib/console/overview-types";
+import { formatDuration, formatUtc, formatUtcClock } from "@/lib/format";
 import { fetchJson } from "../api/fetch-json";
-import { QueryStates, REFRESH_MS } from "../ui/query-state";
-import { formatCount, formatMeasure } from "./format";
+import { REFRESH_MS } from "../ui/describe-api-error";
+import { QueryStates } from "../ui/query-state";
+import { OverviewBody } from "./overview-body";
 import { OverviewFilters } from "./overview-filters";
-import { AlertsPanel, JobActivityTable, StuckClaims, TopTenants, ViolationsBanner } from "./overview-panels";
 import { OverviewSkeleton } from "./overview-skeleton";
-import { TimeSeriesChart } from "./time-series-chart";
 import { WORKERS_QUERY_KEY, WorkersPanel } from "./workers-panel";
-
-const stepLabel = (s: number) => (s % 3600 === 0 ? `${s / 3600} h` : `${s / 60} min`);
-const utcRange = (iso: string) => `${iso.slice(0, 16).replace("T", " ")}`;
-
-function Tiles({ data }: { data: OverviewResponse }) {
-  const t = data.totals;
-  const tiles: [string, string, number, string | undefined][] = [
-    ["deliveries", "Deliveries", t.deliveries, undefined],
-    ["redeliveries", "Redeliveries", t.redeliveries, undefined],
-    ["claims", "Claims", t.claims, undefined],
-    ["suppressions", "Duplicates suppressed", t.suppressions, undefined],
-    ["uncaught", "Uncaught violations", t.uncaughtViolations, t.uncaughtViolations > 0 ? "danger" : undefined],
-    ["stuck", "Stuck claims (now)", t.stuck, t.stuck > 0 ? "warning" : undefined],
-  ];
-  return (
-    <div className="stat-grid" data-testid="tiles">
-      {tiles.map(([id, label, value, tone]) => (
-        <div className="stat" key={id} data-tone={tone} data-testid={`stat-${id}`}>
-          <span className="stat-label">{label}</span>
-          <span className="stat-value">{formatCount(Math.round(value))}</span>
-        </div>
-      ))}
-    </div>
-  );
-}
-
-function Dashboard({ data }: { data: OverviewResponse }) {
-  const s = data.series;
-  const per = `per ${stepLabel(s.stepSeconds)}`;
-  const ms = (v: number | null) => (v === null ? null : v * 1000);
-  return (
-    <div className="overview" data-source={data.source} data-range={data.range ?? "custom"}>
-      <ViolationsBanner
-        total={data.totals.uncaughtViolations}
-        groups={data.violationGroups}
-        range={{ from: data.from, to: data.to }}
-      />
-      {data.notes.map((n) => (
-        <p key={n} className="banner" data-tone="info">
-          {n}
-        </p>
-      ))}
-      <Tiles data={data} />
-      <div className="panel-grid">
-        <AlertsPanel alerts={data.alerts} source={data.alertsSource} />
-        <TopTenants tenants={data.topTenants} />
-      </div>
-      <div className="panel-grid">
-        <TimeSeriesChart
-          id="suppressions"
-          title="Duplicate suppressions by job type"
-          unit={per}
-          kind="stacked-area"
-          timestamps={s.timestamps}
-          series={s.suppressions}
-          emptyText="No duplicate was suppressed in this range."
-        />
-        <TimeSeriesChart
-          id="violations"
-          title="Uncaught unique violations"
-          unit={per}
-          kind="bar"
-          tone="danger"
-          timestamps={s.timestamps}
-          series={s.violations}
-          emptyText="No uncaught unique violation in this range."
-        />
-        <TimeSeriesChart
-          id="claim-rate"
-          title="Claim rate"
-          unit="claims/s"
-          kind="line"
-          timestamps={s.timestamps}
-          series={[{ name: "claims/s", values: s.claimRate }]}
-          format={(v) => (v >= 10 ? v.toFixed(0) : formatMeasure(v))}
-        />
-        <TimeSeriesChart
-          id="latency"
-          title="Claim latency"
-          unit="ms"
-          kind="line"
-          timestamps={s.timestamps}
-          series={[
-            { name: "p50", values: s.latencyP50.map(ms) },
-            { name: "p99", values: s.latencyP99.map(ms) },
-          ]}
-          format={(v) => (v >= 10 ? v.toFixed(0) : v.toFixed(1))}
-        />
-        <TimeSeriesChart
-          id="waits"
-          title="In-flight waits and lease takeovers"
-          unit={per}
-          kind="bar"
-          timestamps={s.timestamps}
-          series={[
-            { name: "in-flight waits", values: s.inFlight },
-            { name: "lease takeovers", values: s.takeovers },
-          ]}
-        />
-      </div>
-      <JobActivityTable jobTypes={data.jobTypes} />
-      <StuckClaims claims={data.stuck} total={data.totals.stuck} />
-    </div>
-  );
-}
 
 /**
  * The on-call Overview. `apiQuery` is the validated, canonical query string the server prefetched
@@ -134,11 +29,7 @@ export function OverviewDashboard({ apiQuery }: { apiQuery: string }) {
     refetchInterval: paused ? false : REFRESH_MS,
   });
   const { data, isFetching, dataUpdatedAt, refetch } = query;
-  const refreshState = isFetching
-    ? "Refreshing…"
-    : dataUpdatedAt > 0
-      ? `updated ${new Date(dataUpdatedAt).toISOString().slice(11, 19)} UTC`
-      : "";
+  const refreshState = isFetching ? "Refreshing…" : dataUpdatedAt > 0 ? `updated ${formatUtcClock(dataUpdatedAt)}` : "";
 
   return (
     <>
@@ -158,7 +49,8 @@ export function OverviewDashboard({ apiQuery }: { apiQuery: string }) {
           <span className="refresh-meta" aria-live="polite">
             {data ? (
               <>
-                {utcRange(data.from)} – {utcRange(data.to)} UTC · step {stepLabel(data.series.stepSeconds)} · source{" "}
+                {formatUtc(data.from, { seconds: false })} – {formatUtc(data.to, { seconds: false })} · step{" "}
+                {formatDuration(data.series.stepSeconds)} · source{" "}
                 <strong data-testid="metrics-source">{data.source === "prometheus" ? "Prometheus" : "PostgreSQL rollups"}</strong>
                 {" · "}
               </>
@@ -182,7 +74,7 @@ export function OverviewDashboard({ apiQuery }: { apiQuery: string }) {
         </div>
       </div>
       <QueryStates query={query} what="the overview" skeleton={<OverviewSkeleton />}>
-        {(d) => <Dashboard data={d} />}
+        {(d) => <OverviewBody data={d} />}
       </QueryStates>
       <WorkersPanel />
     </>

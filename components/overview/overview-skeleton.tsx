@@ -1,4 +1,4 @@
-import { Skeleton } from "../ui/states";
+import { Skeleton } from "../ui/skeleton";
 
 /** The Overview's shape while it loads: tiles, two panels, a table. */
 export function OverviewSkeleton() {

@@ -3,18 +3,10 @@
 import { useEffect, useState } from "react";
 import { Area, AreaChart, Bar, BarChart, CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
 import type { Series } from "@/lib/console/overview-types";
-import { formatMeasure } from "./format";
+import { formatMeasure, formatUtc, formatUtcTick } from "@/lib/format";
 
 /** Series colours: CSS variables with light and dark values (app/globals.css, --series-N). */
 export const seriesColor = (i: number) => `var(--series-${(i % 8) + 1})`;
-
-const utc = (ms: number, withDate: boolean) =>
-  new Date(ms).toLocaleString("en-GB", {
-    timeZone: "UTC",
-    hour: "2-digit",
-    minute: "2-digit",
-    ...(withDate ? { day: "2-digit", month: "short" } : {}),
-  });
 
 export interface TimeSeriesChartProps {
   id: string;
@@ -62,7 +54,7 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
         type="number"
         scale="time"
         domain={["dataMin", "dataMax"]}
-        tickFormatter={(t: number) => utc(t, spanDays > 1)}
+        tickFormatter={(t: number) => formatUtcTick(t, { withDate: spanDays > 1 })}
         tick={{ fill: "var(--text-muted)", fontSize: 11 }}
         stroke="var(--border)"
         minTickGap={40}
@@ -76,7 +68,7 @@ export function TimeSeriesChart({ id, title, unit, timestamps, series, kind, for
       />
       <Tooltip
         isAnimationActive={false}
-        labelFormatter={(t) => `${utc(Number(t), true)} UTC`}
+        labelFormatter={(t) => formatUtc(Number(t), { seconds: false })}
         formatter={(value) => (typeof value === "number" ? `${fmt(value)} ${unit}` : "–")}
         contentStyle={{ background: "var(--surface)", border: "1px solid var(--border)", color: "var(--text)" }}
       />

@@ -2,10 +2,12 @@
 
 import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
-import type { WorkerStatus, WorkersResponse } from "@/lib/console/workers-types";
+import type { WorkersResponse } from "@/lib/console/workers-types";
+import { formatUtcClock } from "@/lib/format";
 import { ApiClientError, fetchJson } from "../api/fetch-json";
-import { ErrorState, Skeleton } from "../ui/states";
-import { formatClock, formatCount } from "./format";
+import { ErrorState } from "../ui/error-state";
+import { Skeleton } from "../ui/skeleton";
+import { WorkerRow } from "./worker-row";
 
 const REFRESH_MS = 15_000;
 
@@ -27,74 +29,6 @@ function describeError(error: unknown): { title: string; message: string; code?:
     message,
     code: error instanceof ApiClientError ? error.code : undefined,
   };
-}
-
-function Count({ value, tone }: { value: number | null; tone?: "danger" }) {
-  if (value === null) {
-    return (
-      <td className="num" data-zero="" title="No data: the worker did not answer">
-        –
-      </td>
-    );
-  }
-  return (
-    <td className="num" data-zero={value === 0 ? "" : undefined} data-tone={value > 0 ? tone : undefined}>
-      {formatCount(value)}
-    </td>
-  );
-}
-
-/** "3 h 12 min": a worker's uptime. */
-function uptime(seconds: number): string {
-  if (seconds < 120) return `${seconds} s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 120) return `${minutes} min`;
-  const hours = Math.floor(minutes / 60);
-  return hours < 48 ? `${hours} h ${minutes % 60} min` : `${Math.floor(hours / 24)} d ${hours % 24} h`;
-}
-
-function WorkerRow({ worker }: { worker: WorkerStatus }) {
-  const state = worker.up ? "up" : "down";
-  const restarts = worker.restarts ?? 0;
-  return (
-    <tr data-testid="worker" data-state={state} data-url={worker.url}>
-      <th scope="row">
-        {/* Through the console: the worker's own URL (often 127.0.0.1) means nothing to a browser elsewhere.
-            No proxyPath (a tenant token): a worker's full /metrics is platform data, so no link. */}
-        {worker.proxyPath ? (
-          <a className="worker-url" href={worker.proxyPath} target="_blank" rel="noreferrer">
-            <code>{worker.url}</code>
-          </a>
-        ) : (
-          <code className="worker-url" title="A worker's full metrics are shown to platform tokens only">
-            {worker.url}
-          </code>
-        )}
-      </th>
-      <td className="worker-status">
-        <span className="worker-state" data-state={state}>
-          <span className="worker-state-dot" aria-hidden="true" />
-          {worker.up ? "Up" : "Down"}
-        </span>
-        {worker.error ? <span className="worker-error">{worker.error}</span> : null}
-      </td>
-      <td className="num" data-testid="worker-uptime" title={worker.startedAt ? `started ${worker.startedAt}` : undefined}>
-        {worker.uptimeSeconds != null ? uptime(worker.uptimeSeconds) : "–"}
-      </td>
-      <td
-        className="num"
-        data-testid="worker-restarts"
-        data-tone={restarts > 0 ? "warning" : undefined}
-        title="restarts seen in the last hour"
-      >
-        {restarts}
-      </td>
-      <Count value={worker.claims} />
-      <Count value={worker.duplicateSuppressions} />
-      <Count value={worker.redeliveries} />
-      <Count value={worker.uncaughtViolations} tone="danger" />
-    </tr>
-  );
 }
 
 /**
@@ -140,7 +74,7 @@ export function WorkersPanel() {
         {isError ? (
           <div className="banner panel-banner" data-tone="danger">
             <span>
-              The last refresh failed ({describeError(error).message}). Showing the scrape from {formatClock(dataUpdatedAt)}.
+              The last refresh failed ({describeError(error).message}). Showing the scrape from {formatUtcClock(dataUpdatedAt)}.
             </span>
             <button type="button" className="button button-quiet" onClick={() => void refetch()}>
               Retry
@@ -197,7 +131,7 @@ export function WorkersPanel() {
         </h2>
         <span className="panel-meta">
           {data && data.workers.length > 0
-            ? `counters since each worker started · scraped ${formatClock(dataUpdatedAt)}`
+            ? `counters since each worker started · scraped ${formatUtcClock(dataUpdatedAt)}`
             : "scraped live from each worker's /metrics"}
         </span>
       </div>

@@ -1,58 +1,19 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { formatDuration, formatUtcClock } from "@/lib/format";
+import { formatUtcClock } from "@/lib/format";
 import { type RetentionView, retentionQueryKey } from "@/lib/retention/retention-types";
 import { ApiClientError, fetchJson, shouldRetry } from "../api/fetch-json";
-import { ErrorState, Skeleton } from "../ui/states";
+import { ErrorState } from "../ui/error-state";
+import { Skeleton } from "../ui/skeleton";
 import { LiveWorkersSection } from "./live-workers-section";
 import { PartitionsSection } from "./partitions-section";
 import { PlanSection } from "./plan-section";
 import { RunsSection } from "./runs-section";
 import { SettingsSection } from "./settings-section";
+import { TenantRetention } from "./tenant-retention";
 
 const REFRESH_MS = 30_000;
-
-/**
- * What a tenant token sees (the API's view with plan null): how long its keys are kept and the
- * largest gap its own effects saw. Partitions, the plan, live workers and maintenance runs span
- * every tenant, and the page says so instead of showing them.
- */
-function TenantRetention({
-  settings,
-  observedMaxGapSeconds,
-}: {
-  settings: RetentionView["settings"];
-  observedMaxGapSeconds: number | null;
-}) {
-  return (
-    <div className="retention">
-      <section className="panel" aria-labelledby="retention-settings">
-        <div className="panel-header">
-          <h2 id="retention-settings">Settings</h2>
-        </div>
-        <dl className="retention-facts">
-          <div>
-            <dt>Retention</dt>
-            <dd data-testid="retention-days">{settings.retentionDays} d</dd>
-          </div>
-          <div>
-            <dt>Max retry window</dt>
-            <dd>{settings.maxRetryWindowDays} d</dd>
-          </div>
-          <div>
-            <dt>Largest gap on your effects</dt>
-            <dd>{observedMaxGapSeconds === null ? "none yet" : formatDuration(observedMaxGapSeconds)}</dd>
-          </div>
-        </dl>
-      </section>
-      <p className="panel-empty" data-testid="retention-platform-only">
-        Partitions, the maintenance plan, live workers and maintenance runs cover every tenant&apos;s effects: they are shown to
-        platform tokens only.
-      </p>
-    </div>
-  );
-}
 
 /**
  * The Retention page: settings, runway, partitions with their guard, the plan, apply (admins), the

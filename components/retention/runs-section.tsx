@@ -1,7 +1,7 @@
 import Link from "next/link";
 import { formatUtc } from "@/lib/format";
 import type { MaintenanceRunView } from "@/lib/retention/retention-types";
-import { EmptyState } from "../ui/states";
+import { EmptyState } from "../ui/empty-state";
 
 /** The run counts offered beside the runs table (?runs=), besides the default. */
 const RUN_COUNTS = [20, 50, 200];

@@ -2,45 +2,8 @@
 
 import Link from "next/link";
 import { usePathname } from "next/navigation";
-import { NAV_ITEMS, type NavIcon } from "./nav-items";
-
-function Icon({ name }: { name: NavIcon }) {
-  switch (name) {
-    case "overview":
-      return (
-        <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
-          <path fill="currentColor" d="M1 9h3v6H1zM6.5 5h3v10h-3zM12 1h3v14h-3z" />
-        </svg>
-      );
-    case "retention":
-      return (
-        <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
-          <path fill="currentColor" d="M1 2h14v3H1zM2 6h12v8H2zm3 2v1h6V8z" />
-        </svg>
-      );
-    case "keys":
-      return (
-        <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
-          <path
-            fill="currentColor"
-            d="M6.5 1a5.5 5.5 0 1 0 3.9 9.4l4.1 4.1 1.1-1.1-4.1-4.1A5.5 5.5 0 0 0 6.5 1Zm0 1.6a3.9 3.9 0 1 1 0 7.8 3.9 3.9 0 0 1 0-7.8Z"
-          />
-        </svg>
-      );
-    case "violations":
-      return (
-        <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
-          <path fill="currentColor" d="M8 1 0.5 15h15L8 1Zm-.8 5h1.6l-.2 5H7.4l-.2-5Zm.8 6.2a.9.9 0 1 1 0 1.8.9.9 0 0 1 0-1.8Z" />
-        </svg>
-      );
-    case "gaps":
-      return (
-        <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
-          <path fill="currentColor" d="M1 14h14v1H1zM2 13V7h2v6zm3 0V3h2v10zm3 0V6h2v7zm3 0v-3h1.5v3zm2.5 0v-1.5H15V13z" />
-        </svg>
-      );
-  }
-}
+import { NavIcon } from "./nav-icon";
+import { NAV_ITEMS } from "./nav-items";
 
 export function SidebarNav() {
   const pathname = usePathname();
@@ -52,7 +15,7 @@ export function SidebarNav() {
           return (
             <li key={item.href}>
               <Link href={item.href} aria-current={active ? "page" : undefined} className="nav-link">
-                <Icon name={item.icon} />
+                <NavIcon name={item.icon} />
                 <span>{item.label}</span>
               </Link>
             </li>

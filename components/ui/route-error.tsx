@@ -1,8 +1,8 @@
 "use client";
 
 import { useEffect } from "react";
+import { ErrorState } from "./error-state";
 import { PageHeader } from "./page-header";
-import { ErrorState } from "./states";
 
 export interface RouteErrorProps {
   error: unknown;

@@ -1,37 +1,9 @@
 import Link from "next/link";
-import { keyHref } from "@/components/overview/overview-links";
-import { EmptyState } from "@/components/ui/states";
+import { EmptyState } from "@/components/ui/empty-state";
+import { keyHref } from "@/lib/console/keys-types";
 import { type ViolationListFilters, type ViolationListResponse, violationsHref } from "@/lib/console/violations-types";
-
-const utc = (iso: string) => `${iso.slice(0, 19).replace("T", " ")} UTC`;
-
-/** The filter form: a plain GET form, so the list is a link that can be shared. */
-function ViolationFilters({ filters, platform }: { filters: ViolationListFilters; platform: boolean }) {
-  return (
-    <form method="get" action="/violations" className="filter-form" data-testid="violation-filters">
-      {platform ? (
-        <label>
-          Tenant <input name="tenant" defaultValue={filters.tenant ?? ""} placeholder="all" size={12} />
-        </label>
-      ) : null}
-      <label>
-        Job type <input name="jobType" defaultValue={filters.jobType ?? ""} placeholder="all" size={14} />
-      </label>
-      <label>
-        Constraint <input name="constraint" defaultValue={filters.constraint ?? ""} placeholder="all" size={18} />
-      </label>
-      <label>
-        From <input name="from" defaultValue={filters.from ?? ""} placeholder="ISO 8601" size={20} />
-      </label>
-      <label>
-        To <input name="to" defaultValue={filters.to ?? ""} placeholder="ISO 8601" size={20} />
-      </label>
-      <button type="submit" className="button button-quiet">
-        Apply
-      </button>
-    </form>
-  );
-}
+import { formatUtc } from "@/lib/format";
+import { ViolationFilters } from "./violation-filters";
 
 /** Every uncaught violation, one row per occurrence, each linking to its own key's page. */
 export function ViolationsTable({
@@ -72,7 +44,7 @@ export function ViolationsTable({
               <tbody>
                 {list.violations.map((v) => (
                   <tr key={v.id} data-testid="violation-row">
-                    <td>{utc(v.occurredAt)}</td>
+                    <td>{formatUtc(v.occurredAt)}</td>
                     <th scope="row">
                       <Link href={keyHref(v.tenant, v.key)} data-testid="violation-key">
                         <code>{v.key}</code>

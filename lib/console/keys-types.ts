@@ -43,3 +43,8 @@ export function keyDetailUrl(tenant: string, key: string, platform: boolean): st
 export const KEYS_SEARCH_QUERY_ROOT = "effects";
 export const keysSearchQueryKey = (url: string) => [KEYS_SEARCH_QUERY_ROOT, url] as const;
 export const keyDetailQueryKey = (url: string) => ["effect", url] as const;
+
+/** The Keys page showing one key of a tenant: where the Overview, Gaps and Violations link a key. */
+export const keyHref = (tenant: string, key: string) => `/keys?${keysQueryString({ tenant, key })}`;
+/** The Keys page filtered to one job type. */
+export const jobTypeHref = (jobType: string) => `/keys?${keysQueryString({ jobType })}`;

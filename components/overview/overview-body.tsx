@@ -1,0 +1,92 @@
+"use client";
+
+import type { OverviewResponse } from "@/lib/console/overview-types";
+import { formatDuration, formatMeasure } from "@/lib/format";
+import { AlertsPanel } from "./alerts-panel";
+import { JobActivityTable } from "./job-activity-table";
+import { OverviewTiles } from "./overview-tiles";
+import { StuckClaims } from "./stuck-claims";
+import { TimeSeriesChart } from "./time-series-chart";
+import { TopTenants } from "./top-tenants";
+import { ViolationsBanner } from "./violations-banner";
+
+/** One overview response: banners, tiles, alerts, top tenants, the charts, job activity and stuck claims. */
+export function OverviewBody({ data }: { data: OverviewResponse }) {
+  const s = data.series;
+  const per = `per ${formatDuration(s.stepSeconds)}`;
+  const ms = (v: number | null) => (v === null ? null : v * 1000);
+  return (
+    <div className="overview" data-source={data.source} data-range={data.range ?? "custom"}>
+      <ViolationsBanner
+        total={data.totals.uncaughtViolations}
+        groups={data.violationGroups}
+        range={{ from: data.from, to: data.to }}
+      />
+      {data.notes.map((n) => (
+        <p key={n} className="banner" data-tone="info">
+          {n}
+        </p>
+      ))}
+      <OverviewTiles data={data} />
+      <div className="panel-grid">
+        <AlertsPanel alerts={data.alerts} source={data.alertsSource} />
+        <TopTenants tenants={data.topTenants} />
+      </div>
+      <div className="panel-grid">
+        <TimeSeriesChart
+          id="suppressions"
+          title="Duplicate suppressions by job type"
+          unit={per}
+          kind="stacked-area"
+          timestamps={s.timestamps}
+          series={s.suppressions}
+          emptyText="No duplicate was suppressed in this range."
+        />
+        <TimeSeriesChart
+          id="violations"
+          title="Uncaught unique violations"
+          unit={per}
+          kind="bar"
+          tone="danger"
+          timestamps={s.timestamps}
+          series={s.violations}
+          emptyText="No uncaught unique violation in this range."
+        />
+        <TimeSeriesChart
+          id="claim-rate"
+          title="Claim rate"
+          unit="claims/s"
+          kind="line"
+          timestamps={s.timestamps}
+          series={[{ name: "claims/s", values: s.claimRate }]}
+          format={(v) => (v >= 10 ? v.toFixed(0) : formatMeasure(v))}
+        />
+        <TimeSeriesChart
+          id="latency"
+          title="Claim latency"
+          unit="ms"
+          kind="line"
+          timestamps={s.timestamps}
+          series={[
+            { name: "p50", values: s.latencyP50.map(ms) },
+            { name: "p99", values: s.latencyP99.map(ms) },
+          ]}
+          format={(v) => (v >= 10 ? v.toFixed(0) : v.toFixed(1))}
+        />
+        <TimeSeriesChart
+          id="waits"
+          title="In-flight waits and lease takeovers"
+          unit={per}
+          kind="bar"
+          timestamps={s.timestamps}
+          series={[
+            { name: "in-flight waits", values: s.inFlight },
+            { name: "lease takeovers", values: s.takeovers },
+          ]}
+        />
+      </div>
+      <JobActivityTable jobTypes={data.jobTypes} />
+      <StuckClaims claims={data.stuck} total={data.totals.stuck} />
+    </div>
+  );
+}
