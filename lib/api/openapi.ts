@@ -1,4 +1,4 @@
-import { EFFECT_STATUSES } from "../console/effects-types";
+import { DELIVERY_ANSWERS, EFFECT_STATUSES } from "../console/effects-types";
 import { ERROR_STATUS } from "./errors";
 
 const error = { $ref: "#/components/schemas/Error" };
@@ -107,6 +107,27 @@ export const OPENAPI = {
             description: "This key's own uncaught unique violations, newest first",
             items: { $ref: "#/components/schemas/UncaughtViolation" },
           },
+          timeline: {
+            type: "array",
+            description: "Every delivery of this effect, oldest first (the newest 200 when there were more)",
+            items: { $ref: "#/components/schemas/Delivery" },
+          },
+          timelineTotal: { type: "integer", description: "Deliveries recorded in all" },
+        },
+      },
+      Delivery: {
+        type: "object",
+        description: "One delivery of a key as its worker recorded it: what the claim answered",
+        properties: {
+          deliveredAt: { ...time, description: "When the database answered the claim" },
+          answer: { type: "string", enum: DELIVERY_ANSWERS },
+          messageId: nullable(str),
+          deliveryAttempt: nullable({ type: "integer", description: "The broker's delivery count" }),
+          effectAttempt: { type: "integer", description: "The effect's attempt after this claim" },
+          worker: str,
+          claimMs: { type: "number", description: "How long the claim took, any wait for an in-flight copy included" },
+          gapSeconds: nullable({ type: "number", description: "Seconds since the delivery before it" }),
+          first: { type: "boolean", description: "The delivery that claimed the effect first" },
         },
       },
       UncaughtViolation: {
@@ -159,7 +180,7 @@ export const OPENAPI = {
     "/api/v1/effects/{key}": {
       get: {
         summary:
-          "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations (viewer; audited)",
+          "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations, its timeline of deliveries (viewer; audited)",
         parameters: [keyParam, tenantParam],
         responses: { "200": json({ $ref: "#/components/schemas/EffectDetail" }), ...errors(400, 401, 403, 404, 429, 503, 504) },
       },

@@ -37,6 +37,44 @@ export interface JobStep {
   duplicateCount: number;
 }
 
+/**
+ * What one delivery's claim answered (lib/idempotency/timeline.ts): claimed, duplicate, waited
+ * (found it in flight, waited, got the outcome), in_flight (the wait ran out), takeover (the
+ * owner's lease had expired), retry (the previous attempt failed), abandoned, key_reuse,
+ * beyond_retention.
+ */
+export const DELIVERY_ANSWERS = [
+  "claimed",
+  "duplicate",
+  "waited",
+  "in_flight",
+  "takeover",
+  "retry",
+  "abandoned",
+  "key_reuse",
+  "beyond_retention",
+] as const;
+export type DeliveryAnswer = (typeof DELIVERY_ANSWERS)[number];
+
+/** One delivery of the key, as its worker recorded it (delivery_timeline). */
+export interface Delivery {
+  /** When the database answered the claim. */
+  deliveredAt: string;
+  answer: DeliveryAnswer;
+  messageId: string | null;
+  /** The broker's delivery count, when the adapter passed one. */
+  deliveryAttempt: number | null;
+  /** The effect's attempt after this claim (a takeover or retry: one more). */
+  effectAttempt: number;
+  worker: string;
+  /** How long the claim took, the wait for an in-flight copy included. */
+  claimMs: number;
+  /** Seconds since the delivery shown before it; null for the first one shown. */
+  gapSeconds: number | null;
+  /** The delivery that claimed the effect first (it created the effect). */
+  first: boolean;
+}
+
 export interface EffectDetail {
   tenant: string;
   key: string;
@@ -70,7 +108,14 @@ export interface EffectDetail {
   steps: JobStep[];
   /** This key's own uncaught unique violations, newest first. */
   violations: UncaughtViolation[];
+  /** Every delivery of this effect, oldest first: the newest TIMELINE_LIMIT when there are more. */
+  timeline: Delivery[];
+  /** How many deliveries were recorded in all (more than timeline.length when it was cut). */
+  timelineTotal: number;
 }
+
+/** The most deliveries a key's detail carries (the newest). */
+export const TIMELINE_LIMIT = 200;
 
 export interface ReleaseResponse {
   released: true;

@@ -19,8 +19,8 @@ CREATE TABLE onceboard.delivery_timeline (
   key text NOT NULL,
   delivered_at timestamp with time zone NOT NULL,
   delivery_id uuid NOT NULL,
-  -- claimed | duplicate | waited | in_flight | takeover | retry | abandoned | key_reuse | beyond_retention
-  answer text NOT NULL,
+  answer text NOT NULL CONSTRAINT delivery_timeline_answer_check CHECK (answer = ANY (ARRAY[
+    'claimed', 'duplicate', 'waited', 'in_flight', 'takeover', 'retry', 'abandoned', 'key_reuse', 'beyond_retention'])),
   job_type text NOT NULL,
   message_id text,
   -- The broker's delivery count, when the adapter passed one.
