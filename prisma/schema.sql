@@ -665,7 +665,7 @@ BEGIN
       SELECT 1 FROM pg_inherits i
        WHERE i.inhparent = 'onceboard.effects'::regclass AND i.inhrelid = to_regclass('onceboard.' || quote_ident(name))
     ) THEN
-      EXECUTE format('CREATE TABLE onceboard.%I PARTITION OF onceboard.delivery_timeline FOR VALUES FROM (%L) TO (%L)',
+      EXECUTE format('CREATE UNLOGGED TABLE onceboard.%I PARTITION OF onceboard.delivery_timeline FOR VALUES FROM (%L) TO (%L)',
                      timeline, lo, hi);
     END IF;
     day := day + 1;

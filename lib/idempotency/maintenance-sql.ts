@@ -192,6 +192,9 @@ SELECT c.relname AS name,
  WHERE i.inhparent = 'onceboard.delivery_timeline'::regclass
  ORDER BY range_from NULLS FIRST, c.relname`;
 
-/** A timeline partition. CREATE … PARTITION OF locks the parent briefly; only timeline flushes and key-page reads wait. */
+/**
+ * A timeline partition, UNLOGGED (no WAL: migration 0010 says why). CREATE … PARTITION OF locks the
+ * parent briefly; only timeline flushes and key-page reads wait.
+ */
 export const createTimelinePartition = (schema: string, name: string, from: Date, to: Date) =>
-  `CREATE TABLE IF NOT EXISTS ${table(schema, name)} PARTITION OF ${schema}.delivery_timeline FOR VALUES ${bounds(from, to)}`;
+  `CREATE UNLOGGED TABLE IF NOT EXISTS ${table(schema, name)} PARTITION OF ${schema}.delivery_timeline FOR VALUES ${bounds(from, to)}`;

@@ -12,6 +12,13 @@
 -- once the effects partition of its range is gone (maintenance-timeline.ts). No default partition,
 -- as for effects.
 --
+-- Its partitions are UNLOGGED: they write no WAL. Measured with bench:claims, a logged timeline cost
+-- fresh claims about a third of their rate on a loaded machine (each flush's WAL was flushed
+-- ahead of the claims' own commits), an unlogged one nothing measurable. The price, documented in
+-- docs/worker-library.md: a PostgreSQL crash (not a clean restart) empties the timeline, and
+-- replicas and WAL-based backups do not have it. It is a diagnostic record; the effects table,
+-- which decides every claim, stays logged.
+--
 -- The worker names each row (delivery_id): a flush retried after a lost reply writes it once. The
 -- unique index also serves the key page's read (tenant, key, in time order).
 CREATE TABLE onceboard.delivery_timeline (
@@ -47,7 +54,7 @@ BEGIN
       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
      WHERE i.inhparent = 'onceboard.effects'::regclass AND NOT i.inhdetachpending
   LOOP
-    EXECUTE format('CREATE TABLE onceboard.%I PARTITION OF onceboard.delivery_timeline %s',
+    EXECUTE format('CREATE UNLOGGED TABLE onceboard.%I PARTITION OF onceboard.delivery_timeline %s',
                    'delivery_timeline_' || substr(p.name, length('effects_') + 1), p.bound);
   END LOOP;
 END;

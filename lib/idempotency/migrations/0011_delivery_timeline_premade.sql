@@ -1,4 +1,4 @@
--- The startup premake makes each daily effects partition's delivery_timeline partition too, so a fresh install records deliveries before maintain() first runs
+-- The startup premake makes each daily effects partition's delivery_timeline partition too (UNLOGGED), so a fresh install records deliveries before maintain() first runs
 --
 -- Stamped by `npm run db:stamp` from lib/idempotency/sql/ (onceboard_ensure_partitions.sql):
 -- edit those sources, never this migration. Objects are named onceboard.<name>: migrate() rewrites that.
@@ -11,7 +11,7 @@
 -- manager made at another interval: a day already overlapped by any partition is left alone
 -- (the manager fills any gap). Each daily effects partition gets its delivery_timeline partition
 -- of the same bounds (named delivery_timeline_pYYYYMMDD), made here too so that a fresh install
--- can record deliveries before the manager first runs. Same signature as before.
+-- can record deliveries before the manager first runs (UNLOGGED, as migration 0010 explains). Same signature as before.
 CREATE OR REPLACE FUNCTION onceboard.onceboard_ensure_partitions(from_day date, to_day date)
 RETURNS integer
 LANGUAGE plpgsql AS $$
@@ -53,7 +53,7 @@ BEGIN
       SELECT 1 FROM pg_inherits i
        WHERE i.inhparent = 'onceboard.effects'::regclass AND i.inhrelid = to_regclass('onceboard.' || quote_ident(name))
     ) THEN
-      EXECUTE format('CREATE TABLE onceboard.%I PARTITION OF onceboard.delivery_timeline FOR VALUES FROM (%L) TO (%L)',
+      EXECUTE format('CREATE UNLOGGED TABLE onceboard.%I PARTITION OF onceboard.delivery_timeline FOR VALUES FROM (%L) TO (%L)',
                      timeline, lo, hi);
     END IF;
     day := day + 1;

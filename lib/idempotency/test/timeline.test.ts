@@ -235,6 +235,11 @@ describe("timeline partitions", () => {
       );
       const { rows } = await pool.query<{ key: string }>("SELECT key FROM delivery_timeline ORDER BY key");
       expect(rows.map((r) => r.key)).toEqual(["new"]);
+      // No WAL for the timeline: every partition is UNLOGGED, the premade and the remade ones alike.
+      const persistence = await pool.query<{ relpersistence: string }>(
+        "SELECT DISTINCT c.relpersistence FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'delivery_timeline'::regclass",
+      );
+      expect(persistence.rows.map((r) => r.relpersistence)).toEqual(["u"]);
       // Unreachable as a table too: the partition is gone, not detached.
       const left = await pool.query("SELECT to_regclass($1) AS t", [`delivery_timeline_p${ymd(-10)}`]);
       expect(left.rows[0].t).toBeNull();
