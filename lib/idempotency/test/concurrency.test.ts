@@ -65,8 +65,26 @@ describe("N deliveries at once", () => {
   });
 
   it("the same harness catches a naive check-then-act handler charging twice", async () => {
+    // Every delivery reads before any writes: the window a busy machine may close by chance
+    // (one delivery finishing before the others read) is held open by a barrier, not by luck.
+    const readers = new Map<string, { count: number; allRead: Promise<void>; release: () => void }>();
+    const allHaveRead = (orderId: string) => {
+      let entry = readers.get(orderId);
+      if (!entry) {
+        let release = () => {};
+        const allRead = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        entry = { count: 0, allRead, release };
+        readers.set(orderId, entry);
+      }
+      entry.count += 1;
+      if (entry.count === 50) entry.release();
+      return entry.allRead;
+    };
     const naive: Handler = async ({ orderId }, provider) => {
       const { rows } = await db.pool.query("SELECT status FROM orders WHERE id = $1", [orderId]);
+      await allHaveRead(orderId);
       if (rows[0]?.status === "paid") return; // the guard: both deliveries see 'pending'
       await provider.capture(orderId);
       await db.pool.query("UPDATE orders SET status = 'paid' WHERE id = $1", [orderId]);
