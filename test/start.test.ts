@@ -221,8 +221,20 @@ async function processesOf(dataDir: string): Promise<{ owner: number; children: 
 async function removeDataDir(dataDir: string): Promise<void> {
   const link = path.join(dataDir, "pg");
   const stat = await fs.lstat(link).catch(() => undefined);
-  if (stat?.isSymbolicLink()) await fs.rm(await fs.realpath(link), { recursive: true, force: true });
-  await fs.rm(dataDir, { recursive: true, force: true });
+  // A process that was just killed may still be closing files in it: retry a non-empty directory.
+  const options = { recursive: true, force: true, maxRetries: 5, retryDelay: 200 };
+  if (stat?.isSymbolicLink()) await fs.rm(await fs.realpath(link), options);
+  await fs.rm(dataDir, options);
+}
+
+/** Where a data directory's cluster lives as root (ROOT_RUNTIME_DIR/clusters/<id>), named as lib/db/embedded names it. */
+function besideClusterDirs(dataDir: string): string[] {
+  if (!fsSync.existsSync(dataDir)) return [];
+  const id = createHash("sha256")
+    .update(path.join(fsSync.realpathSync(dataDir), "pg"))
+    .digest("hex")
+    .slice(0, 16);
+  return [path.join(ROOT_RUNTIME_DIR, "clusters", id)];
 }
 
 describe("npm start on the embedded PostgreSQL", () => {
@@ -381,17 +393,13 @@ describe("npm start on the embedded PostgreSQL", () => {
       // The password goes to initdb in a file inside a private directory beside the cluster; catch it there.
       // The cluster is fresh/pg, or (as root: the 0700 data directory is closed to the postgres user)
       // ROOT_RUNTIME_DIR/clusters/<id>, named as lib/db/embedded.ts names it.
-      const besideCluster = (): Array<{ dir: string; prefix: string }> => {
-        const places = [{ dir: fresh, prefix: ".pg-initdb-" }];
-        if (fsSync.existsSync(fresh)) {
-          const id = createHash("sha256")
-            .update(path.join(fsSync.realpathSync(fresh), "pg"))
-            .digest("hex")
-            .slice(0, 16);
-          places.push({ dir: path.join(ROOT_RUNTIME_DIR, "clusters"), prefix: `.${id}-initdb-` });
-        }
-        return places;
-      };
+      const besideCluster = (): Array<{ dir: string; prefix: string }> => [
+        { dir: fresh, prefix: ".pg-initdb-" },
+        ...besideClusterDirs(fresh).map((cluster) => ({
+          dir: path.dirname(cluster),
+          prefix: `.${path.basename(cluster)}-initdb-`,
+        })),
+      ];
       let handover: string | undefined;
       const deadline = Date.now() + 60_000;
       while (!handover && Date.now() < deadline && run.child.exitCode === null) {
@@ -409,9 +417,12 @@ describe("npm start on the embedded PostgreSQL", () => {
       const leftovers = fsSync.existsSync(handover!) ? fsSync.readdirSync(handover!).map((f) => path.join(handover!, f)) : [];
       for (const file of leftovers) expect(readableByOthers(file)).toBe(false);
     } finally {
-      // initdb, orphaned by the SIGKILL, is stopped too before its directory goes.
-      for (const pid of processesNaming(fresh)) process.kill(pid, "SIGKILL");
-      await survivorsAfter(processesNaming(fresh), 10_000);
+      // initdb, orphaned by the SIGKILL, is stopped too before its directory goes. As root its
+      // command line names the cluster under ROOT_RUNTIME_DIR, not the data directory: look for both.
+      const clusterDirs = besideClusterDirs(fresh);
+      const orphans = () => [fresh, ...clusterDirs].flatMap((text) => processesNaming(text));
+      for (const pid of orphans()) process.kill(pid, "SIGKILL");
+      await survivorsAfter(orphans(), 10_000);
       await removeDataDir(fresh);
     }
   }, 120_000);
