@@ -37,7 +37,7 @@ test("loads with the seeded data and the charts have points", async ({ page }) =
     ).toBeAttached();
   }
   await expect(page.getByTestId("job-type-row").filter({ hasText: "sync-search-index" })).toContainText("not wired up");
-  await expect(page.getByTestId("alert")).toHaveCount(5);
+  await expect(page.getByTestId("alert")).toHaveCount(8);
   await expect(page.getByTestId("alert").first().getByRole("link", { name: "Runbook" })).toHaveAttribute(
     "href",
     "/overview/runbook/OnceboardUncaughtUniqueViolation",

@@ -55,6 +55,7 @@ export const LAYERS = [
       "lib/console/effects-types.ts",
       "lib/console/overview-types.ts",
       "lib/console/gaps-types.ts",
+      "lib/console/reconciliation-types.ts",
       "lib/retention/retention-types.ts",
       "lib/retention/advice-types.ts",
     ],
@@ -75,6 +76,7 @@ export const LAYERS = [
       "lib/db",
       "lib/idempotency",
       "lib/retention",
+      "lib/reconciliation",
       "lib/contract",
       "lib/config.ts",
       "lib/format.ts",
@@ -85,7 +87,16 @@ export const LAYERS = [
   {
     name: "lib/retention",
     holds: "partition manager (the console's side)",
-    may: ["lib/db", "lib/idempotency", "lib/contract", "lib/config.ts", "lib/format.ts", "lib/fields.ts", "lib/auth/scope.ts"],
+    may: [
+      "lib/db",
+      "lib/idempotency",
+      "lib/reconciliation",
+      "lib/contract",
+      "lib/config.ts",
+      "lib/format.ts",
+      "lib/fields.ts",
+      "lib/auth/scope.ts",
+    ],
   },
   {
     name: "lib/reconciliation",
@@ -96,7 +107,7 @@ export const LAYERS = [
   {
     name: "lib/auth",
     holds: "tokens, sessions, roles, audit, audited admin actions",
-    may: ["lib/api", "lib/console", "lib/contract", "lib/db", "lib/idempotency", "lib/config.ts"],
+    may: ["lib/api", "lib/console", "lib/contract", "lib/db", "lib/idempotency", "lib/reconciliation", "lib/config.ts"],
   },
   { name: "lib/demo", holds: "the demo workload", may: ["lib/idempotency", "lib/queues"] },
   // The soak drives the demo's workload through the adapters' public entry points, as a user's worker would.

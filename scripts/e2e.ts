@@ -15,6 +15,7 @@ import { type Config, loadConfig, loadDebugFlag } from "../lib/config";
 import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/console/testing/seed-gaps";
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../lib/console/testing/seed-keys";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overview";
+import { seedReconciledEffects, seedReconciliation } from "../lib/console/testing/seed-reconciliation";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { describeDatabaseError, redactUrl } from "../lib/db/errors";
 import { findFreePort } from "../lib/db/free-port";
@@ -242,6 +243,8 @@ async function main(): Promise<number> {
       await seedOverview(seeder);
       await seedKeys(seeder);
       await seedGaps(seeder);
+      await seedReconciliation(seeder);
+      await seedReconciledEffects(seeder);
     } finally {
       await seeder.end();
     }

@@ -1,5 +1,6 @@
 import type { Gaps } from "@/lib/console/gaps-types";
 import { formatCount, formatDuration } from "@/lib/format";
+import { ProviderWindows } from "./provider-windows";
 
 /** The advisor's recommendation beside the current retention; red when the retention is below an observed gap. */
 export function AdvicePanel({ gaps }: { gaps: Gaps }) {
@@ -50,6 +51,7 @@ export function AdvicePanel({ gaps }: { gaps: Gaps }) {
           {c.message}
         </p>
         {c.observedMaxSource ? <p className="muted">Longest gap: {c.observedMaxSource}.</p> : null}
+        <ProviderWindows providers={advice.providers} />
         <p className="muted" data-testid="claims-beyond-retention">
           Claims of deliveries published before the retention (unrecognisable once pruned):{" "}
           <strong>{formatCount(c.claimsBeyondRetention)}</strong>

@@ -9,6 +9,7 @@ import type { Role } from "@/lib/auth/auth-types";
 import type { EffectDetail } from "@/lib/console/effects-types";
 import { keyDetailQueryKey, keyDetailUrl } from "@/lib/console/keys-types";
 import { formatUtc } from "@/lib/format";
+import { ProviderVerdict } from "./provider-verdict";
 import { ReleaseButton } from "./release-button";
 import { StatusBadge } from "./status-badge";
 
@@ -59,6 +60,7 @@ export function KeyDetail({
         <p className="verdict" data-testid="verdict">
           {e.verdict}
         </p>
+        {e.providerSide ? <ProviderVerdict side={e.providerSide} /> : null}
         <dl className="key-facts">
           <dt>Job type</dt>
           <dd>{e.jobType}</dd>

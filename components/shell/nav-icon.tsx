@@ -6,6 +6,8 @@ const GLYPHS: Record<NavIconName, string> = {
   retention: "M1 2h14v3H1zM2 6h12v8H2zm3 2v1h6V8z",
   keys: "M6.5 1a5.5 5.5 0 1 0 3.9 9.4l4.1 4.1 1.1-1.1-4.1-4.1A5.5 5.5 0 0 0 6.5 1Zm0 1.6a3.9 3.9 0 1 1 0 7.8 3.9 3.9 0 0 1 0-7.8Z",
   violations: "M8 1 0.5 15h15L8 1Zm-.8 5h1.6l-.2 5H7.4l-.2-5Zm.8 6.2a.9.9 0 1 1 0 1.8.9.9 0 0 1 0-1.8Z",
+  // Two columns checked against each other.
+  reconciliation: "M1 2h5v12H1zm9 0h5v12h-5zM6.5 7.2h3v1.6h-3z",
   gaps: "M1 14h14v1H1zM2 13V7h2v6zm3 0V3h2v10zm3 0V6h2v7zm3 0v-3h1.5v3zm2.5 0v-1.5H15V13z",
 };
 

@@ -4,6 +4,7 @@ export const NAV_ITEMS = [
   { href: "/keys", label: "Keys", icon: "keys" },
   { href: "/gaps", label: "Delivery gaps", icon: "gaps" },
   { href: "/violations", label: "Violations", icon: "violations" },
+  { href: "/reconciliation", label: "Reconciliation", icon: "reconciliation" },
   { href: "/retention", label: "Retention", icon: "retention" },
 ] as const;
 

@@ -12,6 +12,18 @@ import { gapsQuery, gapsResponse } from "../contract/gaps";
 import { healthResponse } from "../contract/health";
 import { overviewQuery, overviewResponse } from "../contract/overview";
 import {
+  findingDetail,
+  findingIdPath,
+  findingListResponse,
+  findingStateBody,
+  findingStateResponse,
+  findingsQuery,
+  reconciliationRunListResponse,
+  runsQuery,
+  startRunBody,
+  startRunResponse,
+} from "../contract/reconciliation";
+import {
   advice,
   adviceQuery,
   applyResultView,
@@ -39,8 +51,10 @@ export interface Operation {
   /** The path template's fields, by name. */
   path?: z.ZodObject;
   body?: z.ZodType;
-  /** What a 200 answers: JSON of this schema, or Prometheus text. */
+  /** What a success answers: JSON of this schema, or Prometheus text. */
   response: z.ZodType | "text";
+  /** The success status, when not 200 (a started run answers 202 Accepted). */
+  status?: 202;
   errors: number[];
   /** Answered without a token (health is polled before anyone can sign in). */
   public?: true;
@@ -84,6 +98,60 @@ export const OPERATIONS: Record<string, Partial<Record<Method, Operation>>> = {
       query: violationsQuery,
       response: violationListResponse,
       errors: [400, 401, 429, 503, 504],
+    },
+  },
+  "/api/v1/reconciliation/runs": {
+    get: {
+      summary:
+        "Reconciliation runs, newest first: provider, window, status, progress, counts per kind, duration (viewer; counts, requester and error text for platform tokens)",
+      query: runsQuery,
+      response: reconciliationRunListResponse,
+      errors: [400, 401, 429, 503, 504],
+    },
+    post: {
+      summary:
+        "Start a reconciliation of one provider's window now (platform admin; audited). 409 while a run of that window holds its lock.",
+      body: startRunBody,
+      response: startRunResponse,
+      status: 202,
+      errors: [400, 401, 403, 404, 409, 413, 429, 503, 504],
+    },
+  },
+  "/api/v1/reconciliation/findings": {
+    get: {
+      summary:
+        "Reconciliation findings in one state (open by default), newest last seen first (viewer; a tenant token sees its own tenant's findings, a platform token every tenant's, those naming no tenant too, or ?tenant=)",
+      query: findingsQuery,
+      response: findingListResponse,
+      errors: [400, 401, 429, 503, 504],
+    },
+  },
+  "/api/v1/reconciliation/findings/{id}": {
+    get: {
+      summary: "One finding with both sides: our effect and the provider's objects (viewer; another tenant's is 404)",
+      path: findingIdPath,
+      response: findingDetail,
+      errors: [400, 401, 404, 429, 503, 504],
+    },
+  },
+  "/api/v1/reconciliation/findings/{id}/acknowledge": {
+    post: {
+      summary:
+        "Acknowledge a finding with a note: its state becomes acknowledged (operator; audited in the same transaction). 409 when it is acknowledged already or resolved.",
+      path: findingIdPath,
+      body: findingStateBody,
+      response: findingStateResponse,
+      errors: [400, 401, 403, 404, 409, 413, 429, 503, 504],
+    },
+  },
+  "/api/v1/reconciliation/findings/{id}/resolve": {
+    post: {
+      summary:
+        "Resolve a finding with a note: its state becomes resolved (operator; audited in the same transaction). 409 when it is resolved already.",
+      path: findingIdPath,
+      body: findingStateBody,
+      response: findingStateResponse,
+      errors: [400, 401, 403, 404, 409, 413, 429, 503, 504],
     },
   },
   "/api/v1/audit": {
@@ -250,7 +318,7 @@ function documentOperation(operation: Operation) {
       ? { requestBody: { required: true, content: { "application/json": { schema: jsonSchema(operation.body, "input") } } } }
       : {}),
     responses: {
-      "200":
+      [String(operation.status ?? 200)]:
         operation.response === "text"
           ? { description: "Prometheus text", content: { "text/plain": { schema: { type: "string" } } } }
           : json(jsonSchema(operation.response, "output"), "OK"),

@@ -12,4 +12,11 @@ export type EffectStatus = (typeof EFFECT_STATUSES)[number];
  */
 export const CROSS_TENANT_SEARCH_DAYS = 7;
 
-export type { EffectDetail, EffectSearchResponse, EffectSummary, JobStep, ReleaseResponse } from "../contract/effects";
+export type {
+  EffectDetail,
+  EffectSearchResponse,
+  EffectSummary,
+  JobStep,
+  ProviderSide,
+  ReleaseResponse,
+} from "../contract/effects";

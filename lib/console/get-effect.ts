@@ -5,6 +5,7 @@ import { consoleDatabase } from "./database";
 import { effectVerdict } from "./effect-verdict";
 import type { EffectDetail, EffectStatus, JobStep } from "./effects-types";
 import { toUncaughtViolation } from "./list-violations";
+import { getProviderSide } from "./provider-side";
 import { redactMessage, redactOutcome } from "./redact";
 
 interface EffectRow {
@@ -161,6 +162,20 @@ export async function getEffect(
   const gap =
     row.max_gap_seconds ?? (row.last_duplicate_at ? (row.last_duplicate_at.getTime() - row.created_at.getTime()) / 1000 : null);
   const inFlight = row.status === "in_progress";
+  // A second round trip, only for a job type a provider holds: what the last reconciliation saw.
+  const providerSide = await getProviderSide(
+    db,
+    {
+      tenant,
+      key: row.key,
+      jobType: row.job_type,
+      status: row.status,
+      attempts: row.attempt,
+      createdAt: row.created_at,
+      outcome: row.outcome,
+    },
+    { now },
+  );
   return {
     tenant,
     key: row.key,
@@ -190,6 +205,7 @@ export async function getEffect(
       lastDuplicateGapSeconds: gap,
       stuck,
     }),
+    providerSide,
     steps,
     violations,
   };

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { Scope } from "../auth/scope";
+import { loadConfig } from "../config";
+import { reconcileProviders } from "../reconciliation/providers";
 import { adviseRetention, getRetentionAdvice, readRetentionSettings } from "../retention/advise-retention";
 import { addInto, emptyHistogram, maxBounds, quantile, total } from "../retention/gap-histogram";
 import { getGaps } from "./get-gaps";
@@ -166,6 +168,7 @@ describe("the gap rollups' fast path", () => {
           .map(([jobType, buckets]) => ({ jobType, buckets, claimsBeyondRetention: want.beyond.get(jobType) ?? 0 })),
         ...(await readRetentionSettings(db.pool)),
         effectsMaxGap: null,
+        providerWindows: reconcileProviders(loadConfig()),
       }),
     );
     expect(advice.status).toBe("recommended");

@@ -1,5 +1,7 @@
 import type { Scope } from "../auth/scope";
+import { loadConfig } from "../config";
 import type { Queryable } from "../db/types";
+import { reconcileProviders } from "../reconciliation/providers";
 import {
   adviseRetention,
   RETENTION_SETTINGS_SQL,
@@ -236,6 +238,7 @@ export async function getGaps(scope: Scope, input: GetGapsInput, db: Queryable =
     jobTypes: [...byJobType].map(([name, h]) => ({ jobType: name, ...h })),
     ...settings,
     effectsMaxGap,
+    providerWindows: reconcileProviders(loadConfig()),
   });
 
   return {

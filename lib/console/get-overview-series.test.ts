@@ -369,6 +369,9 @@ describe("getOverviewSeries over seeded rollups", () => {
       OnceboardKeyReuse: "inactive",
       OnceboardLateDuplicates: "inactive",
       OnceboardRollupFlushFailing: "unknown",
+      OnceboardProviderDuplicateCharge: "inactive",
+      OnceboardReconcileFindings: "inactive",
+      OnceboardReconcileFailing: "inactive",
     });
     expect(o.alerts[0]?.runbook).toBe("/overview/runbook/OnceboardUncaughtUniqueViolation");
   });

@@ -63,6 +63,23 @@ export type EffectSearchResponse = z.infer<typeof effectSearchResponse>;
 export const jobStep = effectSummary.omit({ tenant: true, firstMessageId: true, stuck: true });
 export type JobStep = z.infer<typeof jobStep>;
 
+/** "ran once here · 1 payment at Stripe (pi_…) · reconciled 4 min ago", and whether that is an alarm. */
+export const providerSide = z.object({
+  provider: z.string(),
+  label: z.string().meta({ description: 'The provider\'s name as people know it ("Stripe")' }),
+  text: z.string(),
+  tone: z.enum(["ok", "warning", "danger"]).meta({
+    description:
+      "danger: the provider holds more than one object for the key, or none; warning: another disagreement; ok: they agree",
+  }),
+  objectIds: z.array(z.string()).meta({ description: "The provider's objects for the key" }),
+  reconciledAt: nullableInstant.meta({
+    description: "When the run that covered the key completed; null when only a finding names it",
+  }),
+  findingIds: z.array(z.string()).meta({ description: "The open or acknowledged findings about this key" }),
+});
+export type ProviderSide = z.infer<typeof providerSide>;
+
 export const effectDetail = z.object({
   tenant: z.string(),
   key: z.string(),
@@ -87,6 +104,10 @@ export const effectDetail = z.object({
     .boolean()
     .meta({ description: "in_progress with an expired lease: a retry may take it over, or an operator release it" }),
   verdict: z.string().meta({ description: '"ran once, 3 duplicates suppressed, last 49 s after the first"' }),
+  providerSide: providerSide.nullable().meta({
+    description:
+      "The provider's side, when the key's job type is reconciled with a provider and a completed run covered the key's creation time (or a finding names it); null otherwise",
+  }),
   steps: z.array(jobStep).meta({ description: "The job's steps (this one included), oldest first" }),
   violations: z.array(uncaughtViolation).meta({ description: "This key's own uncaught unique violations, newest first" }),
 });

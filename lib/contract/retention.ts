@@ -176,6 +176,28 @@ export const adviceInputs = z.object({
 });
 export type AdviceInputs = z.infer<typeof adviceInputs>;
 
+/**
+ * A provider's own idempotency-key window against the observed gaps of the job types it holds: a
+ * redelivery later than the window would have run again at the provider, and only Onceboard's
+ * record stopped it.
+ */
+export const providerWindowAdvice = z.object({
+  provider: z.string(),
+  label: z.string(),
+  keyWindowSeconds: z.number(),
+  jobTypes: z.array(z.string()),
+  afterWindow: z
+    .number()
+    .int()
+    .meta({ description: "Redeliveries of those job types whose gap was certainly longer than the window" }),
+  afterWindowUpTo: z
+    .number()
+    .int()
+    .meta({ description: "…and at most this many (a histogram bucket straddling the window may hold more)" }),
+  message: z.string(),
+});
+export type ProviderWindowAdvice = z.infer<typeof providerWindowAdvice>;
+
 export const advice = z.object({
   status: z.enum(["recommended", "refused"]),
   recommendedSeconds: z.number().nullable(),
@@ -184,6 +206,9 @@ export const advice = z.object({
   reasons: z.array(z.string()),
   jobTypes: z.array(jobTypeAdvice),
   comparison: retentionComparison,
+  providers: z
+    .array(providerWindowAdvice)
+    .meta({ description: "Each provider that dedupes keys for a while (Stripe: 24 h), and the redeliveries after it" }),
   inputs: adviceInputs,
 });
 export type Advice = z.infer<typeof advice>;

@@ -2,16 +2,10 @@ import type pg from "pg";
 import type { ProviderAdapter, ProviderObject, ReconcileWindow } from "./adapter";
 import { ProviderReadError } from "./adapter";
 import { COMPARE_SQL } from "./compare-sql";
+import { FINDING_KINDS, type FindingKind } from "./finding-types";
 import type { ReconcileProvider } from "./providers";
 
-export const FINDING_KINDS = [
-  "duplicated_at_provider",
-  "missing_at_provider",
-  "unknown_to_onceboard",
-  "drift",
-  "pending",
-] as const;
-export type FindingKind = (typeof FINDING_KINDS)[number];
+export { FINDING_KINDS, type FindingKind } from "./finding-types";
 export type FindingCounts = Record<FindingKind, number>;
 
 export interface ReconcileOptions {

@@ -20,6 +20,7 @@ export type {
   Advice,
   AdviceInputs,
   JobTypeAdvice,
+  ProviderWindowAdvice,
   Refusal,
   RefusalCode,
   RetentionComparison,

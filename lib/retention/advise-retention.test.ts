@@ -143,3 +143,30 @@ describe("adviseRetention", () => {
     expect(advice.reasons.join(" ")).toMatch(/order\.receipt: p99\.9 interpolated .* capped at 3\.47 d/);
   });
 });
+
+describe("the providers' own key windows", () => {
+  const stripe = { name: "stripe", label: "Stripe", keyWindowSeconds: DAY, jobTypes: ["order.paid", "order.capture"] };
+  const mailer = { name: "mailer", label: "Mailer", keyWindowSeconds: null, jobTypes: ["order.receipt"] };
+
+  it("counts the redeliveries of a provider's job types that came after its key window; a provider that never dedupes has no line", () => {
+    const advice = adviseRetention({ ...base, providerWindows: [stripe, mailer] });
+    expect(advice.providers).toHaveLength(1);
+    expect(advice.providers[0]).toMatchObject({
+      provider: "stripe",
+      jobTypes: ["order.paid"],
+      afterWindow: 20,
+      afterWindowUpTo: 20,
+    });
+    expect(advice.providers[0]?.message).toBe(
+      "Stripe keeps an idempotency key for 1 d: 20 redeliveries of order.paid arrived later; Stripe would have run them again, and only Onceboard's own record stopped them. The retention must keep those records.",
+    );
+  });
+
+  it("follows a configured window: a bucket straddling it counts as 'up to'", () => {
+    const [fourDays] = adviseRetention({ ...base, providerWindows: [{ ...stripe, keyWindowSeconds: 4 * DAY }] }).providers;
+    expect(fourDays).toMatchObject({ afterWindow: 0, afterWindowUpTo: 20 });
+    const [eightDays] = adviseRetention({ ...base, providerWindows: [{ ...stripe, keyWindowSeconds: 8 * DAY }] }).providers;
+    expect(eightDays?.afterWindowUpTo).toBe(0);
+    expect(eightDays?.message).toContain("every observed redelivery of order.paid came within it");
+  });
+});

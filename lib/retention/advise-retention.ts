@@ -1,3 +1,4 @@
+import { loadConfig } from "../config";
 import type { Queryable } from "../db/types";
 import { formatCountOf, formatDuration } from "../format";
 import {
@@ -7,6 +8,8 @@ import {
   readRetentionSettings as readLibrarySettings,
   readLiveWorkers,
 } from "../idempotency/admin";
+import { reconcileProviders } from "../reconciliation/providers";
+import type { ProviderWindowAdvice } from "./advice-types";
 import {
   ADVICE_DEFAULTS,
   type Advice,
@@ -42,6 +45,53 @@ export interface AdviseInput {
   deadLetterDwellSeconds?: number;
   minSamples?: number;
   partitionSeconds?: number;
+  /** The providers the job types call and how long each dedupes a key itself (reconcileProviders()). */
+  providerWindows?: ProviderKeyWindow[];
+}
+
+export interface ProviderKeyWindow {
+  name: string;
+  label: string;
+  /** Null: the provider does not dedupe at all (nothing to compare). */
+  keyWindowSeconds: number | null;
+  jobTypes: string[];
+}
+
+/**
+ * Per provider with a key window: the observed redeliveries of its job types that arrived after
+ * the window, i.e. the ones the provider would have run again and Onceboard's own record stopped.
+ */
+export function providerWindowAdvice(jobTypes: AdviceJobType[], providers: ProviderKeyWindow[]): ProviderWindowAdvice[] {
+  return providers.flatMap((p) => {
+    if (p.keyWindowSeconds === null) return [];
+    const window = p.keyWindowSeconds;
+    const held = jobTypes.filter((j) => p.jobTypes.includes(j.jobType));
+    let atLeast = 0;
+    let upTo = 0;
+    for (const j of held) {
+      const c = countBeyond(j.buckets, window);
+      atLeast += c.atLeast;
+      upTo += c.upTo;
+    }
+    const names = held.map((j) => j.jobType);
+    const message =
+      held.length === 0
+        ? `${p.label} keeps an idempotency key for ${formatDuration(window)}; no redelivery of its job types (${p.jobTypes.join(", ")}) was observed in the window.`
+        : upTo === 0
+          ? `${p.label} keeps an idempotency key for ${formatDuration(window)}: every observed redelivery of ${names.join(", ")} came within it.`
+          : `${p.label} keeps an idempotency key for ${formatDuration(window)}: ${formatCountOf(atLeast, "redelivery", "redeliveries")} of ${names.join(", ")} arrived later${upTo > atLeast ? ` (up to ${upTo})` : ""}; ${p.label} would have run ${atLeast === 1 ? "it" : "them"} again, and only Onceboard's own record stopped ${atLeast === 1 ? "it" : "them"}. The retention must keep those records.`;
+    return [
+      {
+        provider: p.name,
+        label: p.label,
+        keyWindowSeconds: window,
+        jobTypes: names,
+        afterWindow: atLeast,
+        afterWindowUpTo: upTo,
+        message,
+      },
+    ];
+  });
 }
 
 /**
@@ -166,6 +216,7 @@ export function adviseRetention(input: AdviseInput): Advice {
     reasons,
     jobTypes,
     comparison: compare(input, recommendedSeconds),
+    providers: providerWindowAdvice(input.jobTypes, input.providerWindows ?? []),
     inputs: {
       from: input.from.toISOString(),
       to: input.to.toISOString(),
@@ -342,5 +393,6 @@ export async function getRetentionAdvice(db: Queryable, options: GetAdviceOption
     safetyFactor: options.safetyFactor,
     deadLetterDwellSeconds: options.deadLetterDwellSeconds,
     minSamples: options.minSamples,
+    providerWindows: reconcileProviders(loadConfig()),
   });
 }

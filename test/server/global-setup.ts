@@ -8,6 +8,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
 import { loadConfig } from "../../lib/config";
+import { seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
 import { findFreePort } from "../../lib/db/free-port";
 import { withSearchPath } from "../../lib/db/pool";
 import { createPrismaClient } from "../../lib/db/prisma";
@@ -171,7 +172,10 @@ async function probeFreshStart(baseUrl: string, secrets: { platform: string; ten
   return probes;
 }
 
-/** Each tenant's rows: a completed effect, a stuck claim and an uncaught violation, all recent. */
+/**
+ * Each tenant's rows: a completed effect, a stuck claim and an uncaught violation, all recent; and
+ * its reconciliation findings (keys naming the tenant), beside one that names no tenant.
+ */
 async function seedTenants(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -207,6 +211,7 @@ async function seedTenants(url: string): Promise<void> {
         [hour, tenant, rows.violationKey, new Date(now - 10 * 60_000)],
       );
     }
+    await seedReconciliation(client, new Date(now));
   } finally {
     await client.end();
   }

@@ -112,7 +112,17 @@ SELECT
   (SELECT coalesce(json_agg(l), '[]') FROM (
      SELECT job_type, sum((SELECT coalesce(sum(x), 0) FROM unnest(gap_buckets[12:]) x))::float8 AS n FROM worker_stats_minute
       WHERE minute >= $5 AND minute <= $1 AND gap_seconds_sum >= 172800 GROUP BY 1
-     HAVING sum((SELECT coalesce(sum(x), 0) FROM unnest(gap_buckets[12:]) x)) > 0) l) AS late`;
+     HAVING sum((SELECT coalesce(sum(x), 0) FROM unnest(gap_buckets[12:]) x)) > 0) l) AS late,
+  -- deploy/reconcile-alerts.yml over the tables its gauges are read from (lib/reconciliation/metrics.ts):
+  -- open findings per provider and kind, with the oldest one's age for the ticket's "for: 1h".
+  (SELECT coalesce(json_agg(f), '[]') FROM (
+     SELECT provider, kind, count(*)::float8 AS n, extract(epoch FROM $1::timestamptz - min(first_seen_at))::float8 AS age
+       FROM reconciliation_findings WHERE state = 'open' AND kind <> 'pending' GROUP BY 1, 2) f) AS findings,
+  -- sum by (provider) (increase(onceboard_reconcile_runs_total{status="failed"}[1h])) >= 3
+  (SELECT coalesce(json_agg(r), '[]') FROM (
+     SELECT provider, count(*)::float8 AS n FROM reconciliation_runs
+      WHERE status = 'failed' AND finished_at > $1::timestamptz - interval '1 hour' AND finished_at <= $1
+      GROUP BY 1 HAVING count(*) >= 3) r) AS failed_runs`;
 
 const zeros = (n: number) => new Array<number>(n).fill(0);
 
@@ -238,6 +248,8 @@ export class PostgresSource implements MetricsSource {
       redeliveries: { minute: number; job_type: string; redeliveries: number; suppressed: number }[];
       key_reuse: { job_type: string; n: number }[];
       late: { job_type: string; n: number }[];
+      findings: { provider: string; kind: string; n: number; age: number }[];
+      failed_runs: { provider: string; n: number }[];
     }>(ALERTS_SQL, [now, minute(10 * 60_000), minute(46 * 60_000), minute(15 * 60_000), minute(24 * HOUR_MS)]);
     const inputs = rows[0];
     if (!inputs) throw new Error("the alerts query answered no row");
@@ -282,6 +294,32 @@ export class PostgresSource implements MetricsSource {
         case "OnceboardLateDuplicates": {
           const instances = inputs.late.map((r) => ({
             labels: { job_type: r.job_type },
+            state: "firing" as const,
+            value: r.n,
+          }));
+          return { ...base, state: instances.length > 0 ? "firing" : "inactive", instances };
+        }
+        case "OnceboardProviderDuplicateCharge": {
+          const instances = inputs.findings
+            .filter((f) => f.kind === "duplicated_at_provider")
+            .map((f) => ({ labels: { provider: f.provider }, state: "firing" as const, value: f.n }));
+          return { ...base, state: instances.length > 0 ? "firing" : "inactive", instances };
+        }
+        case "OnceboardReconcileFindings": {
+          // for: 1h — an instance fires once its oldest open finding is an hour old, pending before.
+          const instances = inputs.findings
+            .filter((f) => f.kind !== "duplicated_at_provider")
+            .map((f) => ({
+              labels: { provider: f.provider, kind: f.kind },
+              state: f.age >= 3600 ? ("firing" as const) : ("pending" as const),
+              value: f.n,
+            }));
+          const state = instances.some((i) => i.state === "firing") ? "firing" : instances.length > 0 ? "pending" : "inactive";
+          return { ...base, state, instances };
+        }
+        case "OnceboardReconcileFailing": {
+          const instances = inputs.failed_runs.map((r) => ({
+            labels: { provider: r.provider },
             state: "firing" as const,
             value: r.n,
           }));

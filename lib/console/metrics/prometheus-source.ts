@@ -183,7 +183,7 @@ export class PrometheusSource implements MetricsSource {
           ...base,
           state: "unknown",
           instances: [],
-          note: "This rule is not loaded in Prometheus (rule_files: deploy/alerts.yml).",
+          note: `This rule is not loaded in Prometheus (rule_files: ${rule.file ?? "deploy/alerts.yml"}).`,
         };
       return {
         ...base,

@@ -213,6 +213,9 @@ describe.skipIf(!hasPrometheus)("PostgreSQL rollups and Prometheus agree", () =>
       "OnceboardKeyReuse",
       "OnceboardLateDuplicates",
       "OnceboardRollupFlushFailing",
+      "OnceboardProviderDuplicateCharge",
+      "OnceboardReconcileFindings",
+      "OnceboardReconcileFailing",
     ]);
     const violation = alerts[0];
     expect(violation?.instances[0]?.labels).toMatchObject({ job_type: "receipt.write", constraint: "receipts_order_key" });

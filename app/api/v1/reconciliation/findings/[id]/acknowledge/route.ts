@@ -1,0 +1,22 @@
+import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
+import { findingIdFromPath } from "@/lib/api/finding-id";
+import { parseJsonBody } from "@/lib/api/parse";
+import { changeFindingState, FindingStateRefusedError } from "@/lib/auth/finding-state";
+import { withAuth } from "@/lib/auth/with-auth";
+import { findingStateBody } from "@/lib/contract/reconciliation";
+
+export const dynamic = "force-dynamic";
+
+/** POST /api/v1/reconciliation/findings/{id}/acknowledge { note } → FindingStateResponse (operator; audited with the change). */
+export const POST = withAuth<{ id: string }>("operator", async (request, { principal, scope, params, ip }) => {
+  const id = findingIdFromPath(params);
+  const { note } = await parseJsonBody(findingStateBody, request);
+  try {
+    return jsonResponse(await changeFindingState({ principal, scope, id, action: "acknowledge", note, ip }));
+  } catch (error) {
+    if (error instanceof FindingStateRefusedError) throw new ApiError(error.code, error.message);
+    throw error;
+  }
+});
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

@@ -1,0 +1,19 @@
+import type { ReconciliationRun } from "@/lib/console/reconciliation-types";
+import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
+
+/**
+ * How far a run got: objects read from the provider and effects compared. A running run shows a
+ * live bar (a run does not know the provider's total in advance, so the bar is indeterminate)
+ * and when its worker last checked in.
+ */
+export function RunProgress({ run }: { run: ReconciliationRun }) {
+  const seen = `${formatCountOf(run.objectsSeen, "object")} · ${formatCountOf(run.effectsSeen, "effect")} · ${formatCount(run.matched)} matched`;
+  if (run.status !== "running") return <span>{seen}</span>;
+  return (
+    <div className="run-progress" data-testid="run-progress">
+      <progress aria-label={`run ${run.id} of ${run.provider}, in progress`} />
+      <span>{seen}</span>
+      <span className="muted">last heartbeat {formatUtc(run.heartbeatAt)}</span>
+    </div>
+  );
+}

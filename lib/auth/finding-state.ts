@@ -1,0 +1,86 @@
+import { FINDING_COLUMNS, type FindingDetailRow, toFindingDetail } from "../console/get-finding";
+import { FINDING_ACTIONS, type FindingAction, type FindingStateResponse } from "../console/reconciliation-types";
+import type { PrismaClient } from "../db/prisma";
+import { getPrisma } from "../db/prisma";
+import { appendAudit } from "./audit";
+import type { Principal } from "./auth-types";
+import type { Scope } from "./scope";
+
+/** The states each action may leave: a resolved finding is closed; acknowledging twice says nothing new. */
+const FROM_STATES: Record<FindingAction, readonly string[]> = {
+  acknowledge: ["open"],
+  resolve: ["open", "acknowledged"],
+};
+
+export class FindingStateRefusedError extends Error {
+  constructor(
+    readonly code: "NOT_FOUND" | "CONFLICT",
+    message: string,
+  ) {
+    super(message);
+    this.name = "FindingStateRefusedError";
+  }
+}
+
+// The finding is the scope's when its tenant is the scope's; a finding with no tenant is the platform's.
+const UPDATE = `
+UPDATE reconciliation_findings
+   SET state = $4, state_note = $5, state_changed_by = $6, state_changed_at = now()
+ WHERE id = $1::bigint
+   AND (CASE WHEN $2::text IS NULL THEN $3::boolean ELSE tenant_id = $2 END)
+   AND state = ANY($7::text[])
+RETURNING ${FINDING_COLUMNS}`;
+
+const CURRENT = `
+SELECT state, tenant_id FROM reconciliation_findings
+ WHERE id = $1::bigint AND (CASE WHEN $2::text IS NULL THEN $3::boolean ELSE tenant_id = $2 END)`;
+
+/**
+ * POST /api/v1/reconciliation/findings/{id}/acknowledge and …/resolve: the state change and its
+ * audit row commit together (a change without its audit row cannot commit). A refusal (another
+ * tenant's or a missing finding, one already in that state or resolved) is audited too, then thrown.
+ */
+export async function changeFindingState(
+  input: { principal: Principal; scope: Scope; id: string; action: FindingAction; note: string; ip: string | null },
+  db: PrismaClient = getPrisma(),
+): Promise<FindingStateResponse> {
+  const to = FINDING_ACTIONS[input.action];
+  const outcome = await db.$transaction(async (tx) => {
+    const scopeArgs = [input.id, input.scope.tenant, input.scope.platform] as const;
+    const updated = await tx.$queryRawUnsafe<FindingDetailRow[]>(
+      UPDATE,
+      ...scopeArgs,
+      to,
+      input.note,
+      input.principal.actor,
+      FROM_STATES[input.action],
+    );
+    const row = updated[0];
+    let refusal: FindingStateRefusedError | null = null;
+    let tenantId: string | null = row ? row.tenant_id : input.principal.tenantId;
+    if (!row) {
+      const [current] = await tx.$queryRawUnsafe<{ state: string; tenant_id: string | null }[]>(CURRENT, ...scopeArgs);
+      if (!current) refusal = new FindingStateRefusedError("NOT_FOUND", "no finding with this id");
+      else {
+        tenantId = current.tenant_id;
+        refusal = new FindingStateRefusedError(
+          "CONFLICT",
+          current.state === to ? `the finding is ${to} already` : `refused: the finding is ${current.state}; it cannot be ${to}`,
+        );
+      }
+    }
+    await appendAudit(tx, {
+      principal: input.principal,
+      action: `reconciliation.finding.${input.action}`,
+      tenantId,
+      target: input.id,
+      result: refusal ? (refusal.code === "NOT_FOUND" ? "not_found" : "conflict") : "ok",
+      detail: { note: input.note },
+      ip: input.ip,
+    });
+    return refusal ?? row;
+  });
+  if (outcome instanceof FindingStateRefusedError) throw outcome;
+  if (!outcome) throw new FindingStateRefusedError("NOT_FOUND", "no finding with this id");
+  return { finding: toFindingDetail(outcome), message: `finding ${input.id} is ${to}` };
+}

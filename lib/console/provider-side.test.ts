@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { Scope } from "../auth/scope";
+import { ensureEffectPartitions } from "../db/partitions";
+import { getEffect } from "./get-effect";
+import { RECONCILED_EFFECTS as R, RECON_SEED, seedReconciledEffects, seedReconciliation } from "./testing/seed-reconciliation";
+
+/**
+ * The key's verdict from the provider's side, through getEffect as the Keys page reads it: a key a
+ * run covered and found nothing about names the object its outcome recorded; a duplicate at the
+ * provider is red with both objects; a key no run covered yet, or of a job type no provider holds,
+ * has no provider side.
+ */
+const NOW = new Date();
+const acme = Scope.ofPrincipal({ tenantId: "acme" });
+
+describe("the key's verdict from the provider's side", () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await ensureEffectPartitions(db.pool, { now: NOW, back: 2, ahead: 1 });
+    await seedReconciliation(db.pool, NOW);
+    await seedReconciledEffects(db.pool, NOW);
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  const side = async (key: string) => (await getEffect(acme, { key, now: NOW }, db.pool))?.providerSide;
+
+  it("a covered key with no finding: one payment at Stripe, the recorded id, reconciled 4 min ago", async () => {
+    expect(await side(R.cleanKey)).toMatchObject({
+      provider: "stripe",
+      text: "ran once here · 1 payment at Stripe (pi_acme_ok) · reconciled 4 min ago",
+      tone: "ok",
+      objectIds: ["pi_acme_ok"],
+      findingIds: [],
+    });
+  });
+
+  it("a duplicate at the provider: both payments, in red, with the finding", async () => {
+    const dup = await side(RECON_SEED.duplicateKey("acme"));
+    expect(dup).toMatchObject({
+      text: "ran once here · 2 payments at Stripe · reconciled 4 min ago",
+      tone: "danger",
+      objectIds: RECON_SEED.duplicateObjects("acme"),
+    });
+    expect(dup?.findingIds).toHaveLength(1);
+    expect((await side(RECON_SEED.missingKey("acme")))?.text).toBe("ran once here · no payment at Stripe · reconciled 4 min ago");
+  });
+
+  it("a resolved finding no longer colours the verdict", async () => {
+    await db.pool.query("UPDATE reconciliation_findings SET state = 'resolved' WHERE effect_key = $1", [
+      RECON_SEED.missingKey("acme"),
+    ]);
+    expect((await side(RECON_SEED.missingKey("acme")))?.tone).toBe("ok");
+  });
+
+  it("no provider side for a key no run covered, nor for a job type no provider holds", async () => {
+    expect(await side(R.uncoveredKey)).toBeNull();
+    expect(await side(R.unmappedKey)).toBeNull();
+  });
+});
