@@ -1,8 +1,9 @@
 /**
  * Next.js runs register() once per server process at start. On the Node.js runtime only, the
  * console ends with whoever owns it (lib/console/process-lifecycle.ts) and runs partition
- * maintenance (lib/retention/schedule.ts) and reconciliation (lib/reconciliation/schedule.ts).
- * All are imported here, behind the runtime check, so the Edge build never sees their Node.js APIs.
+ * maintenance (lib/retention/schedule.ts), bulk actions (lib/auth/bulk-runner.ts) and reconciliation
+ * (lib/reconciliation/schedule.ts). All are imported here, behind the runtime check, so the Edge
+ * build never sees their Node.js APIs.
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
@@ -14,6 +15,8 @@ export async function register(): Promise<void> {
   } catch (error) {
     console.error(`onceboard: partition maintenance not started: ${error instanceof Error ? error.message : String(error)}`);
   }
+  const { startBulkRunner } = await import("./lib/auth/bulk-runner");
+  startBulkRunner();
   try {
     await startConsoleReconciliation();
   } catch (error) {

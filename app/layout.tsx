@@ -3,11 +3,13 @@ import { headers } from "next/headers";
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { SessionBadge } from "@/components/auth/session-badge";
+import { ConsoleModeProvider } from "@/components/shell/console-mode";
 import { DatabaseStatus } from "@/components/shell/database-status";
 import { SidebarNav } from "@/components/shell/sidebar-nav";
 import { THEME_SCRIPT } from "@/components/theme/theme-script";
 import { ThemeToggle } from "@/components/theme/theme-toggle";
 import { currentPageSession } from "@/lib/auth/page-session";
+import { consoleReadOnly } from "@/lib/auth/read-only";
 import { Providers } from "./providers";
 import "./globals.css";
 
@@ -43,33 +45,40 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
           Skip to content
         </a>
         <Providers>
-          <div className="app-shell">
-            <aside className="sidebar">
-              <Link href="/overview" className="brand" aria-label="Onceboard home">
-                <svg aria-hidden="true" viewBox="0 0 24 24" width="22" height="22" className="brand-mark">
-                  <rect x="1" y="1" width="22" height="22" rx="6" fill="currentColor" />
-                  <path
-                    d="M7 12.5l3.2 3.2L17 8.8"
-                    fill="none"
-                    stroke="var(--brand-ink)"
-                    strokeWidth="2.4"
-                    strokeLinecap="round"
-                    strokeLinejoin="round"
-                  />
-                </svg>
-                <span>Onceboard</span>
-              </Link>
-              <SidebarNav />
-              <div className="sidebar-footer">
-                <SessionBadge session={session} />
-                <DatabaseStatus />
-                <ThemeToggle />
-              </div>
-            </aside>
-            <main id="main" className="main" tabIndex={-1}>
-              {children}
-            </main>
-          </div>
+          <ConsoleModeProvider readOnly={consoleReadOnly()}>
+            <div className="app-shell">
+              <aside className="sidebar">
+                <Link href="/overview" className="brand" aria-label="Onceboard home">
+                  <svg aria-hidden="true" viewBox="0 0 24 24" width="22" height="22" className="brand-mark">
+                    <rect x="1" y="1" width="22" height="22" rx="6" fill="currentColor" />
+                    <path
+                      d="M7 12.5l3.2 3.2L17 8.8"
+                      fill="none"
+                      stroke="var(--brand-ink)"
+                      strokeWidth="2.4"
+                      strokeLinecap="round"
+                      strokeLinejoin="round"
+                    />
+                  </svg>
+                  <span>Onceboard</span>
+                </Link>
+                <SidebarNav role={session?.role ?? null} />
+                <div className="sidebar-footer">
+                  <SessionBadge session={session} />
+                  {consoleReadOnly() ? (
+                    <p className="muted" data-testid="read-only-badge">
+                      Read-only console
+                    </p>
+                  ) : null}
+                  <DatabaseStatus />
+                  <ThemeToggle />
+                </div>
+              </aside>
+              <main id="main" className="main" tabIndex={-1}>
+                {children}
+              </main>
+            </div>
+          </ConsoleModeProvider>
         </Providers>
       </body>
     </html>

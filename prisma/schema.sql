@@ -59,6 +59,43 @@ CREATE TABLE audit_log (
   CONSTRAINT audit_log_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE bulk_action_items (
+  action_id uuid NOT NULL,
+  seq integer NOT NULL,
+  key text NOT NULL,
+  outcome text,
+  done_at timestamp with time zone,
+  CONSTRAINT bulk_action_items_action_id_fkey FOREIGN KEY (action_id) REFERENCES bulk_actions(id) ON DELETE CASCADE,
+  CONSTRAINT bulk_action_items_key_unique UNIQUE (action_id, key),
+  CONSTRAINT bulk_action_items_pkey PRIMARY KEY (action_id, seq)
+);
+
+CREATE TABLE bulk_actions (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  kind text NOT NULL,
+  tenant_id text NOT NULL,
+  filter jsonb NOT NULL,
+  state text NOT NULL DEFAULT 'queued'::text,
+  total integer NOT NULL,
+  processed integer NOT NULL DEFAULT 0,
+  applied integer NOT NULL DEFAULT 0,
+  token_id uuid,
+  actor text NOT NULL,
+  role text NOT NULL,
+  ip text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  started_at timestamp with time zone,
+  finished_at timestamp with time zone,
+  cancelled_by text,
+  lease_owner text,
+  lease_until timestamp with time zone,
+  error text,
+  CONSTRAINT bulk_actions_kind_check CHECK ((kind = ANY (ARRAY['release_stuck_claims'::text]))),
+  CONSTRAINT bulk_actions_pkey PRIMARY KEY (id),
+  CONSTRAINT bulk_actions_progress_check CHECK (((processed >= 0) AND (processed <= total) AND (applied <= processed))),
+  CONSTRAINT bulk_actions_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'done'::text, 'cancelled'::text, 'failed'::text])))
+);
+
 CREATE TABLE claim_latency_10m (
   bucket timestamp with time zone NOT NULL,
   job_type text NOT NULL,
@@ -90,6 +127,7 @@ CREATE TABLE console_sessions (
   revoked_at timestamp with time zone,
   signed_in_with text NOT NULL,
   client_ip text,
+  public_id uuid NOT NULL DEFAULT gen_random_uuid(),
   oidc_issuer text,
   oidc_subject text,
   actor text,
@@ -392,7 +430,9 @@ CREATE UNIQUE INDEX api_tokens_token_hash_key ON onceboard.api_tokens USING btre
 CREATE INDEX audit_log_at_idx ON onceboard.audit_log USING btree (at);
 CREATE UNIQUE INDEX audit_log_seq_key ON onceboard.audit_log USING btree (seq);
 CREATE INDEX audit_log_tenant_id_at_idx ON onceboard.audit_log USING btree (tenant_id, at);
+CREATE INDEX bulk_actions_runnable_idx ON onceboard.bulk_actions USING btree (created_at) WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE INDEX console_sessions_oidc_subject_idx ON onceboard.console_sessions USING btree (oidc_issuer, oidc_subject) WHERE (oidc_subject IS NOT NULL);
+CREATE UNIQUE INDEX console_sessions_public_id_key ON onceboard.console_sessions USING btree (public_id);
 CREATE INDEX console_sessions_token_id_idx ON onceboard.console_sessions USING btree (token_id);
 CREATE INDEX effects_in_progress_lease_until_idx ON ONLY onceboard.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
 CREATE INDEX effects_max_gap_seconds_idx ON ONLY onceboard.effects USING btree (max_gap_seconds) WHERE (max_gap_seconds IS NOT NULL);

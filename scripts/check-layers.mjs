@@ -58,6 +58,8 @@ export const LAYERS = [
       "lib/console/reconciliation-types.ts",
       "lib/retention/retention-types.ts",
       "lib/retention/advice-types.ts",
+      "lib/auth/auth-types.ts",
+      "lib/auth/bulk-types.ts",
     ],
     packages: ["zod"],
   },
@@ -106,8 +108,17 @@ export const LAYERS = [
   // lib/auth wraps route handlers (withAuth), so it answers with lib/api's error table.
   {
     name: "lib/auth",
-    holds: "tokens, sessions, roles, audit, audited admin actions",
-    may: ["lib/api", "lib/console", "lib/contract", "lib/db", "lib/idempotency", "lib/reconciliation", "lib/config.ts"],
+    holds: "tokens, sessions, roles, audit, audited admin actions, bulk actions",
+    may: [
+      "lib/api",
+      "lib/console",
+      "lib/contract",
+      "lib/db",
+      "lib/idempotency",
+      "lib/reconciliation",
+      "lib/config.ts",
+      "lib/fields.ts",
+    ],
   },
   { name: "lib/demo", holds: "the demo workload", may: ["lib/idempotency", "lib/queues"] },
   // The soak drives the demo's workload through the adapters' public entry points, as a user's worker would.
@@ -119,7 +130,15 @@ export const LAYERS = [
   {
     name: "lib/api",
     holds: "HTTP helpers for route handlers (`parse.ts`, `errors.ts`)",
-    may: ["lib/console", "lib/retention", "lib/contract", "lib/config.ts", "lib/fields.ts"],
+    may: [
+      "lib/console",
+      "lib/retention",
+      "lib/contract",
+      "lib/config.ts",
+      "lib/fields.ts",
+      "lib/auth/auth-types.ts",
+      "lib/auth/bulk-types.ts",
+    ],
   },
   {
     name: "app",

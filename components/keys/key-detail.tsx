@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { ApiClientError, fetchJson } from "@/components/api/fetch-json";
+import { useConsoleWritable } from "@/components/shell/console-mode";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ErrorState } from "@/components/ui/error-state";
 import type { Role } from "@/lib/auth/auth-types";
@@ -30,6 +31,7 @@ export function KeyDetail({
   linkTo: (key?: string) => string;
 }) {
   const url = keyDetailUrl(tenant, effectKey, platform);
+  const writable = useConsoleWritable();
   const detail = useQuery({
     queryKey: keyDetailQueryKey(url),
     queryFn: ({ signal }) => fetchJson<EffectDetail>(url, signal),
@@ -138,7 +140,7 @@ export function KeyDetail({
           </ul>
         )}
 
-        {role !== "viewer" && e.status === "in_progress" ? (
+        {role !== "viewer" && writable && e.status === "in_progress" ? (
           <ReleaseButton url={url.replace(/(\?|$)/, "/release$1")} effectKey={e.key} />
         ) : null}
       </div>

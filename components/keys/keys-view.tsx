@@ -9,6 +9,7 @@ import type { Role } from "@/lib/auth/auth-types";
 import { CROSS_TENANT_SEARCH_DAYS, EFFECT_STATUSES, type EffectSearchResponse } from "@/lib/console/effects-types";
 import { type KeysViewParams, keysQueryString, keysSearchQueryKey, keysSearchUrl } from "@/lib/console/keys-types";
 import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
+import { BulkReleasePanel } from "./bulk-release-panel";
 import { KeyDetail } from "./key-detail";
 import { StatusBadge } from "./status-badge";
 
@@ -97,78 +98,89 @@ export function KeysView({
           />
         </div>
       ) : (
-        <div className="keys-columns">
-          <section className="panel panel-flush keys-results" aria-labelledby="keys-results-heading">
-            <div className="panel-header">
-              <h2 id="keys-results-heading">Results</h2>
-              <span className="panel-meta">
-                {search.data
-                  ? `${search.data.nextCursor ? `${formatCount(search.data.effects.length)}+ keys` : formatCountOf(search.data.effects.length, "key")}, newest first${everyTenant ? `, every tenant, last ${CROSS_TENANT_SEARCH_DAYS} days` : ""}`
-                  : ""}
-              </span>
-            </div>
-            {search.isPending ? (
-              <p role="status" className="panel-body">
-                Searching…
-              </p>
-            ) : search.isError ? (
-              <ErrorState
-                title="The search failed"
-                message={search.error.message}
-                code={search.error instanceof ApiClientError ? search.error.code : undefined}
-                onRetry={() => void search.refetch()}
-                retrying={search.isFetching}
-              />
-            ) : search.data.effects.length === 0 ? (
-              <p className="panel-body">
-                {everyTenant
-                  ? `No key of any tenant created in the last ${CROSS_TENANT_SEARCH_DAYS} days matches: name a tenant to search 90 days.`
-                  : `No key of tenant ${search.data.tenant} matches.`}
-              </p>
-            ) : (
-              <div className="table-scroll">
-                <table className="data-table" aria-labelledby="keys-results-heading">
-                  <thead>
-                    <tr>
-                      <th scope="col">Key · job type</th>
-                      {everyTenant ? <th scope="col">Tenant</th> : null}
-                      <th scope="col">Status</th>
-                      <th scope="col" className="num" title="Duplicates suppressed">
-                        Dup.
-                      </th>
-                      <th scope="col">Created (UTC)</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {search.data.effects.map((e) => (
-                      <tr
-                        key={`${e.tenant}|${e.key}`}
-                        aria-selected={e.key === params.key && e.tenant === tenant}
-                        data-testid="key-row"
-                      >
-                        <th scope="row">
-                          <Link href={linkTo(e.key, e.tenant)} className="key-link">
-                            {e.key}
-                          </Link>
-                          <span className="key-job">{e.jobType}</span>
-                        </th>
-                        {everyTenant ? <td data-testid="key-tenant">{e.tenant}</td> : null}
-                        <td>
-                          <StatusBadge status={e.status} stuck={e.stuck} />
-                        </td>
-                        <td className="num">{e.duplicateCount}</td>
-                        <td>{formatUtc(e.createdAt, { empty: "–" }).replace(" UTC", "")}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-          </section>
-          {params.key && tenant !== undefined ? (
-            <KeyDetail tenant={tenant} platform={platform} effectKey={params.key} role={session.role} linkTo={linkTo} />
+        <>
+          {session.role !== "viewer" && tenant !== undefined ? (
+            <BulkReleasePanel
+              key={`${tenant}\u0000${params.q ?? ""}\u0000${params.jobType ?? ""}`}
+              tenant={tenant}
+              platform={platform}
+              q={params.q}
+              jobType={params.jobType}
+            />
           ) : null}
-        </div>
+          <div className="keys-columns">
+            <section className="panel panel-flush keys-results" aria-labelledby="keys-results-heading">
+              <div className="panel-header">
+                <h2 id="keys-results-heading">Results</h2>
+                <span className="panel-meta">
+                  {search.data
+                    ? `${search.data.nextCursor ? `${formatCount(search.data.effects.length)}+ keys` : formatCountOf(search.data.effects.length, "key")}, newest first${everyTenant ? `, every tenant, last ${CROSS_TENANT_SEARCH_DAYS} days` : ""}`
+                    : ""}
+                </span>
+              </div>
+              {search.isPending ? (
+                <p role="status" className="panel-body">
+                  Searching…
+                </p>
+              ) : search.isError ? (
+                <ErrorState
+                  title="The search failed"
+                  message={search.error.message}
+                  code={search.error instanceof ApiClientError ? search.error.code : undefined}
+                  onRetry={() => void search.refetch()}
+                  retrying={search.isFetching}
+                />
+              ) : search.data.effects.length === 0 ? (
+                <p className="panel-body">
+                  {everyTenant
+                    ? `No key of any tenant created in the last ${CROSS_TENANT_SEARCH_DAYS} days matches: name a tenant to search 90 days.`
+                    : `No key of tenant ${search.data.tenant} matches.`}
+                </p>
+              ) : (
+                <div className="table-scroll">
+                  <table className="data-table" aria-labelledby="keys-results-heading">
+                    <thead>
+                      <tr>
+                        <th scope="col">Key · job type</th>
+                        {everyTenant ? <th scope="col">Tenant</th> : null}
+                        <th scope="col">Status</th>
+                        <th scope="col" className="num" title="Duplicates suppressed">
+                          Dup.
+                        </th>
+                        <th scope="col">Created (UTC)</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {search.data.effects.map((e) => (
+                        <tr
+                          key={`${e.tenant}|${e.key}`}
+                          aria-selected={e.key === params.key && e.tenant === tenant}
+                          data-testid="key-row"
+                        >
+                          <th scope="row">
+                            <Link href={linkTo(e.key, e.tenant)} className="key-link">
+                              {e.key}
+                            </Link>
+                            <span className="key-job">{e.jobType}</span>
+                          </th>
+                          {everyTenant ? <td data-testid="key-tenant">{e.tenant}</td> : null}
+                          <td>
+                            <StatusBadge status={e.status} stuck={e.stuck} />
+                          </td>
+                          <td className="num">{e.duplicateCount}</td>
+                          <td>{formatUtc(e.createdAt, { empty: "–" }).replace(" UTC", "")}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+            </section>
+            {params.key && tenant !== undefined ? (
+              <KeyDetail tenant={tenant} platform={platform} effectKey={params.key} role={session.role} linkTo={linkTo} />
+            ) : null}
+          </div>
+        </>
       )}
     </div>
   );

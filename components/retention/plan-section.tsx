@@ -6,9 +6,12 @@ import { KEYS_SEARCH_QUERY_ROOT } from "@/lib/console/keys-types";
 import { formatCountOf, formatUtc } from "@/lib/format";
 import { type ApplyResultView, type PlanView, RETENTION_QUERY_ROOT } from "@/lib/retention/retention-types";
 import { postJson } from "../api/fetch-json";
+import { useConsoleWritable } from "../shell/console-mode";
 
 /** What the next maintenance run would do, and (for admins) the button that runs it now. */
-export function PlanSection({ plan, canApply }: { plan: PlanView; canApply: boolean }) {
+export function PlanSection({ plan, canApply: admin }: { plan: PlanView; canApply: boolean }) {
+  const writable = useConsoleWritable();
+  const canApply = admin && writable;
   const queryClient = useQueryClient();
   const [confirming, setConfirming] = useState(false);
   const apply = useMutation({

@@ -9,6 +9,9 @@ const GLYPHS: Record<NavIconName, string> = {
   // Two columns checked against each other.
   reconciliation: "M1 2h5v12H1zm9 0h5v12h-5zM6.5 7.2h3v1.6h-3z",
   gaps: "M1 14h14v1H1zM2 13V7h2v6zm3 0V3h2v10zm3 0V6h2v7zm3 0v-3h1.5v3zm2.5 0v-1.5H15V13z",
+  audit: "M3 1h7l3 3v11H3zm2 5v1h6V6zm0 3v1h6V9zm0 3v1h4v-1z",
+  admin:
+    "M8 1 2 3.5V8c0 3.5 2.6 6.2 6 7 3.4-.8 6-3.5 6-7V3.5L8 1Zm0 3a2 2 0 1 1 0 4 2 2 0 0 1 0-4Zm-3 7.5C5.5 10 6.6 9 8 9s2.5 1 3 2.5c-.8.9-1.8 1.5-3 1.8-1.2-.3-2.2-.9-3-1.8Z",
 };
 
 /** A navigation entry's 16-pixel icon (decorative: the entry's label names it). */

@@ -2,15 +2,18 @@
 
 import Link from "next/link";
 import { usePathname } from "next/navigation";
+import { type Role, roleAtLeast } from "@/lib/auth/auth-types";
 import { NavIcon } from "./nav-icon";
 import { NAV_ITEMS } from "./nav-items";
 
-export function SidebarNav() {
+/** The pages `role` may use; signed out (the login page), the viewer pages. */
+export function SidebarNav({ role }: { role: Role | null }) {
   const pathname = usePathname();
+  const items = NAV_ITEMS.filter((item) => item.minRole === "viewer" || (role !== null && roleAtLeast(role, item.minRole)));
   return (
     <nav aria-label="Console" className="sidebar-nav">
       <ul>
-        {NAV_ITEMS.map((item) => {
+        {items.map((item) => {
           const active = pathname === item.href || pathname.startsWith(`${item.href}/`);
           return (
             <li key={item.href}>

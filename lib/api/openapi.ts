@@ -1,5 +1,16 @@
 import { z } from "zod";
-import { auditQuery, auditResponse } from "../contract/audit";
+import {
+  adminIdPath,
+  adminListQuery,
+  createdTokenResponse,
+  createTokenBody,
+  revokedSessionResponse,
+  revokedTokenResponse,
+  sessionsResponse,
+  tokensResponse,
+} from "../contract/admin";
+import { auditExportQuery, auditIntegrityView, auditQuery, auditResponse } from "../contract/audit";
+import { bulkActionResponse, bulkDryRunResponse, bulkIdPath, bulkReleaseBody } from "../contract/bulk";
 import {
   effectDetail,
   effectKeyPath,
@@ -51,10 +62,14 @@ export interface Operation {
   /** The path template's fields, by name. */
   path?: z.ZodObject;
   body?: z.ZodType;
-  /** What a success answers: JSON of this schema, or Prometheus text. */
+  /** What a success answers: JSON of this schema, or text (Prometheus, CSV/NDJSON). */
   response: z.ZodType | "text";
-  /** The success status, when not 200 (a started run answers 202 Accepted). */
-  status?: 202;
+  /** The success status `response` is answered with: 200 unless said (201 created, 202 accepted). */
+  status?: 200 | 201 | 202;
+  /** The text response's media types and what it is (default: Prometheus text). */
+  text?: { mediaTypes: string[]; description: string };
+  /** Other success answers, by status (POST /api/v1/bulk/release: 200 a dry run, 202 the started action). */
+  alsoAnswers?: { status: 200 | 201 | 202; response: z.ZodType; description: string }[];
   errors: number[];
   /** Answered without a token (health is polled before anyone can sign in). */
   public?: true;
@@ -160,6 +175,95 @@ export const OPERATIONS: Record<string, Partial<Record<Method, Operation>>> = {
       query: auditQuery,
       response: auditResponse,
       errors: [400, 401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/audit/export": {
+    get: {
+      summary:
+        "The filtered audit log as a file, streamed newest first: CSV (formula-leading cells neutralised) or NDJSON (admin; the export is itself audited)",
+      query: auditExportQuery,
+      response: "text",
+      text: {
+        mediaTypes: ["text/csv", "application/x-ndjson"],
+        description: "The rows, one per line, up to the newest that existed when the export began",
+      },
+      errors: [400, 401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/audit/integrity": {
+    get: {
+      summary:
+        "Whether the audit log's hash chain holds: checked in slices from where the last check stopped, fully again hourly (admin; where it broke: platform admins)",
+      response: auditIntegrityView,
+      errors: [401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/tokens": {
+    get: {
+      summary:
+        "Machine tokens, newest first, revoked and expired ones too; never a secret (admin; a tenant admin sees its tenant's)",
+      query: adminListQuery,
+      response: tokensResponse,
+      errors: [400, 401, 403, 429, 503, 504],
+    },
+    post: {
+      summary:
+        "Create a token; its secret is in this answer only (admin; audited). A tenant admin's token is bound to its tenant; a platform admin's to `tenant`, or to the platform when omitted or null",
+      body: createTokenBody,
+      response: createdTokenResponse,
+      status: 201,
+      errors: [400, 401, 403, 413, 429, 503, 504],
+    },
+  },
+  "/api/v1/tokens/{id}/revoke": {
+    post: {
+      summary: "Revoke a token (idempotent); its console sessions end with it (admin; audited)",
+      path: adminIdPath,
+      response: revokedTokenResponse,
+      errors: [400, 401, 403, 404, 429, 503, 504],
+    },
+  },
+  "/api/v1/sessions": {
+    get: {
+      summary:
+        "Live console sessions (token and OIDC): who, how signed in, from where, last seen; named by a public id that grants nothing (admin; a tenant admin sees its tenant's)",
+      query: adminListQuery,
+      response: sessionsResponse,
+      errors: [400, 401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/sessions/{id}/revoke": {
+    post: {
+      summary: "End a live session by its public id: its next request is refused (admin; audited)",
+      path: adminIdPath,
+      response: revokedSessionResponse,
+      errors: [400, 401, 403, 404, 429, 503, 504],
+    },
+  },
+  "/api/v1/bulk/release": {
+    post: {
+      summary:
+        "Release every stuck claim (in progress, lease expired, not at-most-once) of one tenant matching the Keys page's filter. dryRun: 200, how many and a sample. Else 202: a background action, capped at BULK_ACTION_MAX_ITEMS (409 past it), each key released by the library and audited (operator)",
+      body: bulkReleaseBody,
+      response: bulkDryRunResponse,
+      alsoAnswers: [{ status: 202, response: bulkActionResponse, description: "Started" }],
+      errors: [400, 401, 403, 409, 413, 429, 503, 504],
+    },
+  },
+  "/api/v1/bulk/{id}": {
+    get: {
+      summary: "A bulk action's state and progress (viewer; a tenant token sees its own tenant's)",
+      path: bulkIdPath,
+      response: bulkActionResponse,
+      errors: [400, 401, 404, 429, 503, 504],
+    },
+  },
+  "/api/v1/bulk/{id}/cancel": {
+    post: {
+      summary: "Cancel a queued or running bulk action: no item is applied after it (operator; audited)",
+      path: bulkIdPath,
+      response: bulkActionResponse,
+      errors: [400, 401, 403, 404, 429, 503, 504],
     },
   },
   "/api/v1/overview": {
@@ -320,8 +424,19 @@ function documentOperation(operation: Operation) {
     responses: {
       [String(operation.status ?? 200)]:
         operation.response === "text"
-          ? { description: "Prometheus text", content: { "text/plain": { schema: { type: "string" } } } }
+          ? {
+              description: operation.text?.description ?? "Prometheus text",
+              content: Object.fromEntries(
+                (operation.text?.mediaTypes ?? ["text/plain"]).map((type) => [type, { schema: { type: "string" } }]),
+              ),
+            }
           : json(jsonSchema(operation.response, "output"), "OK"),
+      ...Object.fromEntries(
+        (operation.alsoAnswers ?? []).map((also) => [
+          String(also.status),
+          json(jsonSchema(also.response, "output"), also.description),
+        ]),
+      ),
       ...errorResponses(operation.errors),
     },
   };

@@ -86,3 +86,11 @@ export async function parseJsonBody<S extends z.ZodType>(schema: S, request: Req
   if (parsed.success) return parsed.data;
   throw invalidInput("body", parsed.error);
 }
+
+/** One path segment checked by a zod schema: a 400 naming the parameter when it does not fit. */
+export function parsePathParam<S extends z.ZodType>(schema: S, name: string, value: unknown): z.infer<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const message = parsed.error.issues.map((issue) => issue.message).join("; ");
+  throw new ApiError("INVALID_INPUT", `invalid path: ${name} ${message}`, [{ path: name, message }]);
+}

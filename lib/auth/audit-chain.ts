@@ -17,8 +17,12 @@ export type AuditChainBreak = "changed" | "removed" | "out_of_order";
 
 export interface AuditChainReport {
   ok: boolean;
-  /** Rows checked (all of them when ok). */
+  /** Rows checked (all of them when ok, or all after `start`). */
   rows: number;
+  /** Stopped at `maxRows` before the end: ok so far, the rest (and the head) unchecked. */
+  partial?: boolean;
+  /** The last row that fits: where a later check may start. */
+  last?: AuditChainCheckpoint;
   /** The first break: what kind, where (the row's seq and id, when there is a row) and a sentence saying so. */
   problem?: { kind: AuditChainBreak; seq: number | null; id: string | null; message: string };
 }
@@ -65,21 +69,31 @@ export function auditRowHash(previousHash: string, row: Omit<AuditChainRow, "has
     .digest("hex");
 }
 
+/** A row already found to fit the chain: seq, id and hash. */
+export interface AuditChainCheckpoint {
+  seq: number;
+  id: string;
+  hash: string;
+}
+
 /**
  * Walks the whole log in seq order and stops at the first row that was changed, removed or
  * inserted out of order; then holds the last row against the chain's head, which catches rows cut
- * off the end or appended around the trigger.
+ * off the end or appended around the trigger. With `start`, the walk begins after that checkpoint
+ * (rows up to it are taken as checked); with `maxRows`, it stops after that many rows (partial).
  */
 export async function verifyAuditChain(
   db: Queryable,
-  options: { schema?: string; pageSize?: number } = {},
+  options: { schema?: string; pageSize?: number; start?: AuditChainCheckpoint; maxRows?: number } = {},
 ): Promise<AuditChainReport> {
   const schema = schemaNameOf(options.schema);
   const pageSize = Math.max(1, Math.trunc(options.pageSize ?? 1000));
-  let expectedSeq = 1;
-  let previousHash = AUDIT_CHAIN_GENESIS;
-  let previousId: bigint | null = null;
+  let expectedSeq = options.start ? options.start.seq + 1 : 1;
+  let previousHash = options.start?.hash ?? AUDIT_CHAIN_GENESIS;
+  let previousId: bigint | null = options.start ? BigInt(options.start.id) : null;
   let rows = 0;
+  const checkpoint = (): AuditChainCheckpoint | undefined =>
+    previousId === null ? undefined : { seq: expectedSeq - 1, id: previousId.toString(), hash: previousHash };
   const fail = (kind: AuditChainBreak, row: AuditChainRow | null, message: string): AuditChainReport => ({
     ok: false,
     rows,
@@ -115,6 +129,7 @@ export async function verifyAuditChain(
       previousId = BigInt(row.id);
       expectedSeq += 1;
       rows += 1;
+      if (options.maxRows !== undefined && rows >= options.maxRows) return { ok: true, rows, partial: true, last: checkpoint() };
     }
     if (page.rows.length < pageSize) break;
   }
@@ -138,5 +153,5 @@ export async function verifyAuditChain(
   if (head[0].hash !== previousHash) {
     return fail("changed", null, `the chain head's hash does not match row seq ${last}: the head or the last row was changed`);
   }
-  return { ok: true, rows };
+  return { ok: true, rows, last: checkpoint() };
 }

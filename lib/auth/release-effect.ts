@@ -1,5 +1,6 @@
 import { loadConfig } from "../config";
 import type { ReleaseResponse } from "../console/effects-types";
+import type { Prisma } from "../db/generated/client";
 import type { PrismaClient } from "../db/prisma";
 import { getPrisma } from "../db/prisma";
 import { type ReleaseRefusal, releaseClaim, type UnreleasedEffect } from "../idempotency/admin";
@@ -31,25 +32,7 @@ export async function releaseEffect(
   db: PrismaClient = getPrisma(),
   schema = loadConfig().ONCEBOARD_SCHEMA,
 ): Promise<ReleaseResponse> {
-  const outcome = await db.$transaction(async (tx) => {
-    const result = await releaseClaim(tx, {
-      tenant: input.tenant,
-      key: input.key,
-      releasedBy: input.principal.actor,
-      schema,
-    });
-    const refusal = result.released ? null : explain(result.reason, result.effect);
-    await appendAudit(tx, {
-      principal: input.principal,
-      action: "effect.release",
-      tenantId: input.tenant,
-      target: input.key,
-      result: refusal ? refusal.reason : "ok",
-      detail: result.released ? { attempt: result.attempt } : null,
-      ip: input.ip,
-    });
-    return refusal ?? (result.released ? result.attempt : 0);
-  });
+  const outcome = await db.$transaction((tx) => releaseInTransaction(tx, input, schema));
   if (outcome instanceof ReleaseRefusedError) throw outcome;
   return {
     released: true,
@@ -57,6 +40,37 @@ export async function releaseEffect(
     status: "failed",
     message: `released: attempt ${outcome}'s claim is marked failed; the next delivery retries it as attempt ${outcome + 1}`,
   };
+}
+
+/**
+ * The guarded release inside the caller's transaction: releaseClaim, then its audit row (ok, or
+ * the refusal's reason). The released attempt, or the refusal explained (not thrown: the caller's
+ * other writes — a bulk action's progress — commit with the refusal's audit row). `detail` joins
+ * the audit row's (a bulk action names itself there).
+ */
+export async function releaseInTransaction(
+  tx: Prisma.TransactionClient,
+  input: { principal: Principal; tenant: string; key: string; ip: string | null; detail?: Record<string, string> },
+  schema = loadConfig().ONCEBOARD_SCHEMA,
+): Promise<number | ReleaseRefusedError> {
+  const result = await releaseClaim(tx, {
+    tenant: input.tenant,
+    key: input.key,
+    releasedBy: input.principal.actor,
+    schema,
+  });
+  const refusal = result.released ? null : explain(result.reason, result.effect);
+  const detail = { ...(result.released ? { attempt: result.attempt } : {}), ...input.detail };
+  await appendAudit(tx, {
+    principal: input.principal,
+    action: "effect.release",
+    tenantId: input.tenant,
+    target: input.key,
+    result: refusal ? refusal.reason : "ok",
+    detail: Object.keys(detail).length > 0 ? detail : null,
+    ip: input.ip,
+  });
+  return refusal ?? (result.released ? result.attempt : 0);
 }
 
 function explain(reason: ReleaseRefusal, row: UnreleasedEffect | null): ReleaseRefusedError {

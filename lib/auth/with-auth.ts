@@ -6,6 +6,7 @@ import { clientIp } from "./client-ip";
 import { csrfProblem, isStateChanging } from "./csrf";
 import { guardRequest, rateLimitedResponse, unauthenticatedResponse } from "./guard";
 import { takeOver } from "./proxy-handover";
+import { consoleReadOnly, READ_ONLY_MESSAGE } from "./read-only";
 import { Scope } from "./scope";
 
 /** What a wrapped handler receives besides the request. */
@@ -29,7 +30,9 @@ export const WITH_AUTH = Symbol.for("onceboard.withAuth");
  *    token and address) → else 401 or 429 with Retry-After (the proxy's answer for this very
  *    request when it handed one over, lib/auth/proxy-handover.ts);
  * 2. CSRF: a state-changing request must come from the console's own origin → else 403;
- * 3. role: at least `role` → else 403; a refused write (2 or 3) is audited;
+ * 3. role: at least `role` → else 403;
+ * 4. CONSOLE_READ_ONLY: a state-changing request → 403 (lib/auth/read-only.ts); a refused write
+ *    (2, 3 or 4) is audited;
  * then the handler, its answer marked Cache-Control: no-store; anything it throws becomes the
  * JSON error of lib/api/errors.ts.
  *
@@ -51,9 +54,11 @@ export function withAuth<P = Record<string, string>>(
       const csrf = csrfProblem(request, auth.via);
       const refusal = csrf
         ? csrf
-        : roleAtLeast(auth.principal.role, role)
-          ? null
-          : `this needs the ${role} role; the token has ${auth.principal.role}`;
+        : !roleAtLeast(auth.principal.role, role)
+          ? `this needs the ${role} role; the token has ${auth.principal.role}`
+          : isStateChanging(request.method) && consoleReadOnly()
+            ? READ_ONLY_MESSAGE
+            : null;
       if (refusal) {
         if (isStateChanging(request.method)) await auditRefusedWrite(request, auth, refusal);
         throw new ApiError("FORBIDDEN", refusal);

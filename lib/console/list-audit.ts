@@ -1,18 +1,18 @@
 import type { Scope } from "../auth/scope";
-import type { AuditResponse } from "../contract/audit";
+import type { AuditResponse, AuditRow } from "../contract/audit";
 import { getPrisma, type PrismaClient } from "../db/prisma";
+import { type AuditFilter, auditWhere } from "./audit-filter";
 
 /**
- * GET /api/v1/audit: audit rows newest first, keyset-paginated on id: a tenant scope's own rows
- * whatever `tenant` says; a platform scope's rows of `tenant`, or every row. Read through Prisma (an
+ * GET /api/v1/audit and the Audit log page: audit rows matching the filter (lib/console/audit-filter.ts:
+ * a tenant scope's own rows only), newest first, keyset-paginated on id. Read through Prisma (an
  * admin table); the primary key serves the order.
  */
 export async function listAudit(
   scope: Scope,
-  input: { tenant?: string | null; from?: Date; to?: Date; cursor?: string; limit: number },
+  input: AuditFilter & { cursor?: string; limit: number },
   db: Pick<PrismaClient, "auditLog"> = getPrisma(),
 ): Promise<AuditResponse> {
-  const tenant = scope.narrow(input.tenant).tenant;
   let before: bigint | null = null;
   if (input.cursor) {
     if (!/^\d{1,19}$/.test(input.cursor)) {
@@ -21,11 +21,7 @@ export async function listAudit(
     before = BigInt(input.cursor);
   }
   const rows = await db.auditLog.findMany({
-    where: {
-      ...(tenant !== null ? { tenantId: tenant } : {}),
-      at: { ...(input.from ? { gte: input.from } : {}), ...(input.to ? { lt: input.to } : {}) },
-      ...(before !== null ? { id: { lt: before } } : {}),
-    },
+    where: { ...auditWhere(scope, input), ...(before !== null ? { id: { lt: before } } : {}) },
     // Newest first by id (a sequence: insertion order), so the cursor is exact.
     orderBy: { id: "desc" },
     take: input.limit + 1,
@@ -33,18 +29,34 @@ export async function listAudit(
   const page = rows.slice(0, input.limit);
   const last = page[page.length - 1];
   return {
-    entries: page.map((r) => ({
-      id: r.id.toString(),
-      at: r.at.toISOString(),
-      tokenId: r.tokenId,
-      actor: r.actor,
-      tenantId: r.tenantId,
-      action: r.action,
-      target: r.target,
-      result: r.result,
-      detail: r.detail,
-      ip: r.ip,
-    })),
+    entries: page.map(auditRowOf),
     nextCursor: rows.length > input.limit && last ? last.id.toString() : null,
+  };
+}
+
+/** A stored row as the API, the page and the export show it. */
+export function auditRowOf(r: {
+  id: bigint;
+  at: Date;
+  tokenId: string | null;
+  actor: string;
+  tenantId: string | null;
+  action: string;
+  target: string | null;
+  result: string;
+  detail: unknown;
+  ip: string | null;
+}): AuditRow {
+  return {
+    id: r.id.toString(),
+    at: r.at.toISOString(),
+    tokenId: r.tokenId,
+    actor: r.actor,
+    tenantId: r.tenantId,
+    action: r.action,
+    target: r.target,
+    result: r.result,
+    detail: r.detail,
+    ip: r.ip,
   };
 }

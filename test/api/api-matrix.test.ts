@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../lib/api/openapi";
 import { announcePeerHeader, PEER_HEADER } from "../../lib/auth/client-ip";
 import { releaseEffect } from "../../lib/auth/release-effect";
+import { openOidcSession } from "../../lib/auth/session";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
 import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/console/testing/seed-keys";
 import { seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
@@ -123,6 +124,42 @@ describe("API token × tenant × endpoint matrix", () => {
         200,
       ),
     ],
+    [
+      "audit export",
+      "GET",
+      "/api/v1/audit/export?format=ndjson",
+      row(
+        { "acme-viewer": 403, "acme-operator": 403, "globex-viewer": 403, "globex-operator": 403, "platform-viewer": 403 },
+        200,
+      ),
+    ],
+    [
+      "audit integrity",
+      "GET",
+      "/api/v1/audit/integrity",
+      row(
+        { "acme-viewer": 403, "acme-operator": 403, "globex-viewer": 403, "globex-operator": 403, "platform-viewer": 403 },
+        200,
+      ),
+    ],
+    [
+      "tokens",
+      "GET",
+      "/api/v1/tokens",
+      row(
+        { "acme-viewer": 403, "acme-operator": 403, "globex-viewer": 403, "globex-operator": 403, "platform-viewer": 403 },
+        200,
+      ),
+    ],
+    [
+      "sessions",
+      "GET",
+      "/api/v1/sessions",
+      row(
+        { "acme-viewer": 403, "acme-operator": 403, "globex-viewer": 403, "globex-operator": 403, "platform-viewer": 403 },
+        200,
+      ),
+    ],
     ["overview", "GET", "/api/v1/overview", row({}, 200)],
     ["violations", "GET", "/api/v1/violations", row({}, 200)],
     ["reconciliation runs", "GET", "/api/v1/reconciliation/runs", row({}, 200)],
@@ -152,7 +189,11 @@ describe("API token × tenant × endpoint matrix", () => {
       for (const who of WHO) {
         const response = await call(method, path, as(who));
         got[who] = response.status;
-        expect(response.headers.get("content-type") ?? "", `${who} ${path}`).toContain("application/json");
+        // The export's 200 is its file (CSV or NDJSON); every other answer is JSON.
+        const file = response.status === 200 && path.startsWith("/api/v1/audit/export");
+        expect(response.headers.get("content-type") ?? "", `${who} ${path}`).toContain(
+          file ? "application/x-ndjson" : "application/json",
+        );
         // Never another tenant's data: globex's secrets never reach an acme token, and acme's never reach globex.
         if (who.startsWith("acme")) expect(response.text).not.toMatch(/GLOBEX|msg-e2e-4711-globex/);
         if (who.startsWith("globex")) expect(response.text).not.toMatch(/ch_e2e_1|msg-e2e-4711"|ledger_entries_order_id_key/);
@@ -447,6 +488,54 @@ describe("API token × tenant × endpoint matrix", () => {
       }
       await stripe.close();
     }
+  });
+
+  it("admin writes and bulk release answer as documented; OIDC sessions are listed and revoked within their tenant", async () => {
+    const write = (who: string) => ({ ...as(who), origin: "http://console.test" });
+    const created = await call("POST", "/api/v1/tokens", write("acme-admin"), { name: "matrix-made", role: "viewer" });
+    expect(created.status, created.text).toBe(201);
+    const { token } = JSON.parse(created.text) as { token: { id: string; tenantId: string | null } };
+    expect(token.tenantId).toBe(ACME);
+    const revokedToken = await call("POST", `/api/v1/tokens/${token.id}/revoke`, write("acme-admin"));
+    expect(revokedToken.status, revokedToken.text).toBe(200);
+
+    // An OIDC session: no token; its actor, role and tenant are on the row.
+    await openOidcSession(
+      {
+        issuer: "https://idp.test",
+        subject: "sub-1",
+        actor: "Ada <ada@acme.test> (oidc:sub-1)",
+        role: "operator",
+        tenantId: ACME,
+        idTokenExpiresAt: new Date(Date.now() + 3_600_000),
+        idToken: "id-token",
+      },
+      { ip: null },
+    );
+    const listed = await call("GET", "/api/v1/sessions", as("acme-admin"));
+    expect(listed.status, listed.text).toBe(200);
+    const oidc = (
+      JSON.parse(listed.text) as { sessions: { id: string; tokenId: string | null; actor: string; role: string }[] }
+    ).sessions.find((session) => session.tokenId === null);
+    expect(oidc).toMatchObject({ actor: "Ada <ada@acme.test> (oidc:sub-1)", role: "operator" });
+    const globexSees = JSON.parse((await call("GET", "/api/v1/sessions", as("globex-admin"))).text) as {
+      sessions: { id: string }[];
+    };
+    expect(globexSees.sessions.map((session) => session.id)).not.toContain(oidc?.id);
+    expect((await call("POST", `/api/v1/sessions/${oidc?.id}/revoke`, write("globex-admin"))).status).toBe(404);
+    const revokedSession = await call("POST", `/api/v1/sessions/${oidc?.id}/revoke`, write("acme-admin"));
+    expect(revokedSession.status, revokedSession.text).toBe(200);
+
+    const dryRun = await call("POST", "/api/v1/bulk/release", write("acme-operator"), { dryRun: true });
+    expect(dryRun.status, dryRun.text).toBe(200);
+    expect((JSON.parse(dryRun.text) as { count: number }).count).toBeGreaterThan(0);
+    // No runner in this process: the action stays queued until it is cancelled.
+    const started = await call("POST", "/api/v1/bulk/release", write("acme-operator"), {});
+    expect(started.status, started.text).toBe(202);
+    const { action } = JSON.parse(started.text) as { action: { id: string } };
+    expect((await call("GET", `/api/v1/bulk/${action.id}`, as("acme-viewer"))).status).toBe(200);
+    const cancelled = await call("POST", `/api/v1/bulk/${action.id}/cancel`, write("acme-operator"));
+    expect(cancelled.status, cancelled.text).toBe(200);
   });
 
   // Last: the tests above have called every route; each documented 200 was checked against its schema.

@@ -1,7 +1,16 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { NAV_ITEMS } from "../../components/shell/nav-items";
-import { type Credential, fetchAs, inBatches, leaksIn, type Operation, openApiDocument, operationsOf } from "./tier";
+import {
+  type Credential,
+  fetchAs,
+  inBatches,
+  leaksIn,
+  type Operation,
+  openApiDocument,
+  operationsOf,
+  SERVER_TENANTS,
+} from "./tier";
 
 /**
  * Hostile input through the built console, bounded and reproducible (fixed seed): the inputs that
@@ -119,8 +128,11 @@ describe.skipIf(tier.skipped !== undefined)(
             const who = `${caller.label} ${method} ${target}`;
             const problems: string[] = [];
             if (response.status >= 500) problems.push(`${who}: ${response.status} ${body.slice(0, 200)}`);
+            // The audit log quotes what its own tenant's people typed (acme's search for "globex" is an
+            // acme row), so there another tenant's bare name is no leak; its rows' markers still are.
+            const quoted = target.startsWith("/api/v1/audit") ? `${target} ${SERVER_TENANTS.join(" ")}` : target;
             if (caller.kind !== "none" && caller.tenant)
-              for (const leak of leaksIn(body, caller.tenant, target)) problems.push(`${who}: holds ${leak}`);
+              for (const leak of leaksIn(body, caller.tenant, quoted)) problems.push(`${who}: holds ${leak}`);
             return problems;
           },
         )

@@ -1,0 +1,15 @@
+import { jsonResponse, otherMethods } from "@/lib/api/errors";
+import { parsePathParam } from "@/lib/api/parse";
+import { getBulkAction } from "@/lib/auth/bulk-actions";
+import { withAuth } from "@/lib/auth/with-auth";
+import { bulkIdPath } from "@/lib/contract/bulk";
+
+export const dynamic = "force-dynamic";
+
+/** GET /api/v1/bulk/{id} → BulkActionResponse: state and progress (viewer; a tenant sees its own). */
+export const GET = withAuth<{ id: string }>("viewer", async (_request, { scope, params }) => {
+  const id = parsePathParam(bulkIdPath.shape.id, "id", params.id);
+  return jsonResponse({ action: await getBulkAction(scope, id) });
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

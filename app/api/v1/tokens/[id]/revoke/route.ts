@@ -1,0 +1,15 @@
+import { jsonResponse, otherMethods } from "@/lib/api/errors";
+import { parsePathParam } from "@/lib/api/parse";
+import { revokeScopedToken } from "@/lib/auth/token-admin";
+import { withAuth } from "@/lib/auth/with-auth";
+import { adminId } from "@/lib/contract/admin";
+
+export const dynamic = "force-dynamic";
+
+/** POST /api/v1/tokens/{id}/revoke → { token } (admin; audited; its sessions end with it). */
+export const POST = withAuth<{ id: string }>("admin", async (_request, { scope, principal, ip, params }) => {
+  const id = parsePathParam(adminId, "id", params.id);
+  return jsonResponse({ token: await revokeScopedToken({ scope, principal, ip, id }) });
+});
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

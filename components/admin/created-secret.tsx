@@ -1,0 +1,31 @@
+"use client";
+
+import { useState } from "react";
+import type { CreatedTokenResponse } from "@/lib/auth/admin-types";
+
+/** The new token's secret, shown this once: the server keeps only its hash. */
+export function CreatedSecret({ created, onDismiss }: { created: CreatedTokenResponse; onDismiss: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className="banner" role="status" data-testid="created-secret">
+      <p>
+        Token <strong>{created.token.name}</strong> created. Copy its secret now: it is shown this once and cannot be read again.
+      </p>
+      <p>
+        <code data-testid="token-secret">{created.secret}</code>{" "}
+        <button
+          type="button"
+          className="button button-quiet"
+          onClick={() => {
+            void navigator.clipboard?.writeText(created.secret).then(() => setCopied(true));
+          }}
+        >
+          {copied ? "Copied" : "Copy"}
+        </button>{" "}
+        <button type="button" className="button button-quiet" onClick={onDismiss}>
+          Done
+        </button>
+      </p>
+    </div>
+  );
+}

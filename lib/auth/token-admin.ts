@@ -1,0 +1,136 @@
+import { ApiError } from "../api/errors";
+import { getPrisma, type PrismaClient } from "../db/prisma";
+import type { TokenView } from "./admin-types";
+import { appendAudit } from "./audit";
+import type { Principal, Role } from "./auth-types";
+import type { Scope } from "./scope";
+import { createToken, revokeToken, type TokenSummary } from "./tokens";
+
+/**
+ * Machine tokens as the admin page and /api/v1/tokens manage them. A tenant admin's scope reads and
+ * changes its own tenant's tokens only (another tenant's token answers 404, like a missing one);
+ * a platform admin's, every tenant's and the platform's. Every change appends its audit row in the
+ * transaction that makes it.
+ */
+
+export function tokenView(token: TokenSummary, now = new Date()): TokenView {
+  const state =
+    token.revokedAt !== null ? "revoked" : token.expiresAt && token.expiresAt.getTime() <= now.getTime() ? "expired" : "active";
+  return {
+    id: token.id,
+    name: token.name,
+    tenantId: token.tenantId,
+    role: token.role,
+    suffix: token.suffix,
+    createdAt: token.createdAt.toISOString(),
+    expiresAt: token.expiresAt?.toISOString() ?? null,
+    revokedAt: token.revokedAt?.toISOString() ?? null,
+    lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
+    state,
+  };
+}
+
+/** Which tokens a scope may see: a tenant's own; a platform scope's narrowed tenant, or all. */
+function tokenWhere(scope: Scope): { tenantId?: string } {
+  return scope.tenant !== null ? { tenantId: scope.tenant } : {};
+}
+
+/** The scope's tokens, newest first (revoked and expired ones too: the page says so). */
+export async function listScopedTokens(
+  scope: Scope,
+  db: Pick<PrismaClient, "apiToken"> = getPrisma(),
+  now = new Date(),
+): Promise<TokenView[]> {
+  const rows = await db.apiToken.findMany({
+    where: tokenWhere(scope),
+    orderBy: [{ createdAt: "desc" }, { id: "asc" }],
+    select: {
+      id: true,
+      name: true,
+      tenantId: true,
+      role: true,
+      prefix: true,
+      createdAt: true,
+      expiresAt: true,
+      revokedAt: true,
+      lastUsedAt: true,
+    },
+    take: 1000,
+  });
+  return rows.map((row) => tokenView({ ...row, role: row.role as Role, suffix: row.prefix }, now));
+}
+
+export interface NewTokenRequest {
+  name: string;
+  role: Role;
+  /** The tenant it is bound to; null: a platform token (platform admins only); undefined: the caller's own tenant. */
+  tenantId?: string | null;
+  expiresAt?: Date | null;
+}
+
+/** Creates a token within the caller's scope and audits it; the secret is returned this once. */
+export async function createScopedToken(
+  input: { scope: Scope; principal: Principal; ip: string | null; request: NewTokenRequest },
+  db: PrismaClient = getPrisma(),
+  now = new Date(),
+): Promise<{ token: TokenView; secret: string }> {
+  const { scope, request } = input;
+  let tenantId: string | null;
+  if (!scope.platform) {
+    const own = scope.oneTenant();
+    if (request.tenantId !== undefined && request.tenantId !== own) {
+      throw new ApiError("FORBIDDEN", `a tenant admin creates tokens for its own tenant (${own}) only`);
+    }
+    tenantId = own;
+  } else {
+    tenantId = request.tenantId ?? null;
+  }
+  if (request.expiresAt && request.expiresAt.getTime() <= now.getTime()) {
+    throw new ApiError("INVALID_INPUT", "invalid body: expiresAt must be in the future", [
+      { path: "expiresAt", message: "must be in the future" },
+    ]);
+  }
+  return db.$transaction(async (tx) => {
+    const { token, secret } = await createToken(
+      { name: request.name, tenantId, role: request.role, expiresAt: request.expiresAt ?? null },
+      tx,
+    );
+    await appendAudit(tx, {
+      principal: input.principal,
+      action: "token.create",
+      tenantId,
+      target: token.id,
+      result: "ok",
+      detail: { name: token.name, role: token.role, suffix: token.suffix, expiresAt: token.expiresAt?.toISOString() ?? null },
+      ip: input.ip,
+    });
+    return { token: tokenView(token, now), secret };
+  });
+}
+
+/**
+ * Revokes a token of the caller's scope (idempotent) and audits it; its console sessions end with
+ * it (a session is only as good as its token). 404 for a token the scope does not hold.
+ */
+export async function revokeScopedToken(
+  input: { scope: Scope; principal: Principal; ip: string | null; id: string },
+  db: PrismaClient = getPrisma(),
+  now = new Date(),
+): Promise<TokenView> {
+  return db.$transaction(async (tx) => {
+    const found = await tx.apiToken.findFirst({ where: { id: input.id, ...tokenWhere(input.scope) }, select: { id: true } });
+    if (!found) throw new ApiError("NOT_FOUND", "no token with this id");
+    await revokeToken(found.id, tx);
+    const row = await tx.apiToken.findUniqueOrThrow({ where: { id: found.id } });
+    await appendAudit(tx, {
+      principal: input.principal,
+      action: "token.revoke",
+      tenantId: row.tenantId,
+      target: row.id,
+      result: "ok",
+      detail: { name: row.name, suffix: row.prefix },
+      ip: input.ip,
+    });
+    return tokenView({ ...row, role: row.role as Role, suffix: row.prefix }, now);
+  });
+}
