@@ -24,6 +24,15 @@ test("an operator finds an order by its id fragment, reads the verdict, and rele
   const detail = page.getByTestId("key-detail");
   await expect(detail.getByTestId("verdict")).toHaveText("ran once, 3 duplicates suppressed, last 49 s after the first");
   await expect(detail.getByTestId("steps").getByRole("link")).toHaveCount(3);
+  // Every delivery, newest last: the first marked, the waiting copy, the gaps written out.
+  const deliveries = detail.getByTestId("timeline-entry");
+  await expect(deliveries).toHaveCount(4);
+  await expect(deliveries.first()).toContainText("first delivery");
+  await expect(deliveries.nth(1)).toContainText("waited while in flight");
+  await expect(deliveries.nth(1).getByTestId("timeline-gap")).toHaveText("+0.5 s");
+  await expect(deliveries.nth(3).getByTestId("timeline-gap")).toHaveText("+19 s");
+  await expect(deliveries.last()).toContainText("delivery 3");
+  await expect(detail.getByTestId("timeline")).not.toContainText("globex");
   const outcome = detail.getByTestId("outcome");
   await expect(outcome).toContainText("[card …1111]");
   await expect(outcome).toContainText("[email]");

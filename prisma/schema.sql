@@ -144,6 +144,23 @@ END),
   CONSTRAINT console_sessions_token_id_fkey FOREIGN KEY (token_id) REFERENCES api_tokens(id) ON DELETE CASCADE
 );
 
+CREATE TABLE delivery_timeline (
+  tenant_id text NOT NULL,
+  key text NOT NULL,
+  delivered_at timestamp with time zone NOT NULL,
+  delivery_id uuid NOT NULL,
+  answer text NOT NULL,
+  job_type text NOT NULL,
+  message_id text,
+  delivery_attempt integer,
+  effect_attempt integer NOT NULL,
+  worker_id text NOT NULL,
+  claim_ms double precision NOT NULL,
+  effect_created_at timestamp with time zone,
+  demo boolean NOT NULL DEFAULT false,
+  CONSTRAINT delivery_timeline_answer_check CHECK ((answer = ANY (ARRAY['claimed'::text, 'duplicate'::text, 'waited'::text, 'in_flight'::text, 'takeover'::text, 'retry'::text, 'abandoned'::text, 'key_reuse'::text, 'beyond_retention'::text])))
+) PARTITION BY RANGE (delivered_at);
+
 CREATE TABLE effects (
   tenant_id text NOT NULL,
   key text NOT NULL,
@@ -434,6 +451,7 @@ CREATE INDEX bulk_actions_runnable_idx ON onceboard.bulk_actions USING btree (cr
 CREATE INDEX console_sessions_oidc_subject_idx ON onceboard.console_sessions USING btree (oidc_issuer, oidc_subject) WHERE (oidc_subject IS NOT NULL);
 CREATE UNIQUE INDEX console_sessions_public_id_key ON onceboard.console_sessions USING btree (public_id);
 CREATE INDEX console_sessions_token_id_idx ON onceboard.console_sessions USING btree (token_id);
+CREATE UNIQUE INDEX delivery_timeline_key_uq ON ONLY onceboard.delivery_timeline USING btree (tenant_id, key, delivered_at, delivery_id);
 CREATE INDEX effects_in_progress_lease_until_idx ON ONLY onceboard.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
 CREATE INDEX effects_max_gap_seconds_idx ON ONLY onceboard.effects USING btree (max_gap_seconds) WHERE (max_gap_seconds IS NOT NULL);
 CREATE INDEX maintenance_runs_started_at_idx ON onceboard.maintenance_runs USING btree (started_at);
@@ -745,6 +763,7 @@ AS $function$
 DECLARE
   day date;
   name text;
+  timeline text;
   lo timestamptz;
   hi timestamptz;
   created integer := 0;
@@ -773,6 +792,14 @@ BEGIN
       EXECUTE format('CREATE TABLE onceboard.%I PARTITION OF onceboard.effects FOR VALUES FROM (%L) TO (%L)', name, lo, hi);
       EXECUTE format('CREATE UNIQUE INDEX IF NOT EXISTS %I ON onceboard.%I (tenant_id, key)', name || '_tenant_key_uq', name);
       created := created + 1;
+    END IF;
+    timeline := 'delivery_timeline_p' || to_char(day, 'YYYYMMDD');
+    IF to_regclass('onceboard.' || quote_ident(timeline)) IS NULL AND EXISTS (
+      SELECT 1 FROM pg_inherits i
+       WHERE i.inhparent = 'onceboard.effects'::regclass AND i.inhrelid = to_regclass('onceboard.' || quote_ident(name))
+    ) THEN
+      EXECUTE format('CREATE UNLOGGED TABLE onceboard.%I PARTITION OF onceboard.delivery_timeline FOR VALUES FROM (%L) TO (%L)',
+                     timeline, lo, hi);
     END IF;
     day := day + 1;
   END LOOP;

@@ -3,7 +3,14 @@ import type { StatementQueryable } from "../db/types";
 import { providerKeyFor } from "../idempotency";
 import { consoleDatabase } from "./database";
 import { effectVerdict } from "./effect-verdict";
-import type { EffectDetail, EffectStatus, JobStep } from "./effects-types";
+import {
+  type Delivery,
+  type DeliveryAnswer,
+  type EffectDetail,
+  type EffectStatus,
+  type JobStep,
+  TIMELINE_LIMIT,
+} from "./effects-types";
 import { toUncaughtViolation } from "./list-violations";
 import { getProviderSide } from "./provider-side";
 import { redactMessage, redactOutcome } from "./redact";
@@ -47,6 +54,10 @@ interface EffectRow {
 //    message is one of these but whose first is not is not listed: matching it would need
 //    last_message_id in the index, and the duplicate bookkeeping that updates that column would
 //    then never be a HOT update.
+//  - timeline/timeline_total: this effect's deliveries (delivery_timeline, written by the workers in
+//    batches), the newest TIMELINE_LIMIT, through the partitioned unique index (tenant_id, key,
+//    delivered_at, delivery_id). From the effect's creation on, and only those that met this effect
+//    (or none): a key reused after an earlier effect was pruned does not show that one's deliveries.
 //  - violations: this key's own uncaught violations (uncaught_violation_keys, one row per
 //    occurrence, written by the worker when it happened), newest first: never another key's.
 const EFFECT_DETAIL = {
@@ -80,6 +91,23 @@ WITH effect AS MATERIALIZED (
     FROM (SELECT job_type, updated_at AS touched FROM effect
           UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM effect
           UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM steps) t
+), timeline AS (
+  SELECT t.delivered_at, t.delivery_id, t.answer, t.message_id, t.delivery_attempt, t.effect_attempt, t.worker_id,
+         t.claim_ms, t.effect_created_at = e.created_at AND t.answer = 'claimed' AND t.delivered_at = e.created_at AS first
+    FROM effect e
+    JOIN delivery_timeline t
+      ON t.tenant_id = $1 AND t.key = $2
+     AND t.delivered_at >= e.created_at AND t.delivered_at <= $3::timestamptz + interval '1 minute'
+     AND (t.effect_created_at IS NULL OR t.effect_created_at = e.created_at)
+   ORDER BY t.delivered_at DESC, t.delivery_id DESC
+   LIMIT $4
+), timeline_total AS (
+  SELECT count(*)::int AS n
+    FROM effect e
+    JOIN delivery_timeline t
+      ON t.tenant_id = $1 AND t.key = $2
+     AND t.delivered_at >= e.created_at AND t.delivered_at <= $3::timestamptz + interval '1 minute'
+     AND (t.effect_created_at IS NULL OR t.effect_created_at = e.created_at)
 ), violations AS (
   SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_name, v.key, v.message_id, v.message
     FROM uncaught_violation_keys v
@@ -89,7 +117,9 @@ WITH effect AS MATERIALIZED (
 )
 SELECT e.*,
        (SELECT coalesce(json_agg(s ORDER BY s.created_at, s.key), '[]') FROM steps s) AS steps,
-       (SELECT coalesce(json_agg(v ORDER BY v.occurred_at DESC, v.id DESC), '[]') FROM violations v) AS violations
+       (SELECT coalesce(json_agg(v ORDER BY v.occurred_at DESC, v.id DESC), '[]') FROM violations v) AS violations,
+       (SELECT coalesce(json_agg(t ORDER BY t.delivered_at, t.delivery_id), '[]') FROM timeline t) AS timeline,
+       (SELECT n FROM timeline_total) AS timeline_total
   FROM effect e`,
 };
 
@@ -103,6 +133,16 @@ interface StepJson {
   created_at: string;
   completed_at: string | null;
   duplicate_count: number;
+}
+interface DeliveryJson {
+  delivered_at: string;
+  answer: DeliveryAnswer;
+  message_id: string | null;
+  delivery_attempt: number | null;
+  effect_attempt: number;
+  worker_id: string;
+  claim_ms: number;
+  first: boolean | null;
 }
 interface ViolationJson {
   id: string;
@@ -125,9 +165,11 @@ export async function getEffect(
 ): Promise<EffectDetail | null> {
   const tenant = scope.narrow(input.tenant).oneTenant();
   const now = input.now ?? new Date();
-  const { rows } = await db.query<EffectRow & { steps: StepJson[]; violations: ViolationJson[] }>({
+  const { rows } = await db.query<
+    EffectRow & { steps: StepJson[]; violations: ViolationJson[]; timeline: DeliveryJson[]; timeline_total: number }
+  >({
     ...EFFECT_DETAIL,
-    values: [tenant, input.key, now],
+    values: [tenant, input.key, now, TIMELINE_LIMIT],
   });
   const row = rows[0];
   if (!row) return null;
@@ -157,6 +199,7 @@ export async function getEffect(
   }
 
   const violations = row.violations.map(toUncaughtViolation);
+  const timeline = toTimeline(row.timeline);
 
   const stuck = row.status === "in_progress" && row.lease_until !== null && row.lease_until.getTime() <= now.getTime();
   const gap =
@@ -208,5 +251,28 @@ export async function getEffect(
     providerSide,
     steps,
     violations,
+    timeline,
+    timelineTotal: row.timeline_total,
   };
+}
+
+/** The deliveries oldest first, each with the gap since the one before it. */
+function toTimeline(rows: DeliveryJson[]): Delivery[] {
+  let previous: number | null = null;
+  return rows.map((t) => {
+    const at = new Date(t.delivered_at).getTime();
+    const gapSeconds = previous === null ? null : (at - previous) / 1000;
+    previous = at;
+    return {
+      deliveredAt: new Date(at).toISOString(),
+      answer: t.answer,
+      messageId: t.message_id,
+      deliveryAttempt: t.delivery_attempt,
+      effectAttempt: t.effect_attempt,
+      worker: t.worker_id,
+      claimMs: t.claim_ms,
+      gapSeconds,
+      first: t.first === true,
+    };
+  });
 }

@@ -173,7 +173,7 @@ async function probeFreshStart(baseUrl: string, secrets: { platform: string; ten
 }
 
 /**
- * Each tenant's rows: a completed effect, a stuck claim and an uncaught violation, all recent; and
+ * Each tenant's rows: a completed effect with its deliveries, a stuck claim and an uncaught violation, all recent; and
  * its reconciliation findings (keys naming the tenant), beside one that names no tenant.
  */
 async function seedTenants(url: string): Promise<void> {
@@ -200,6 +200,16 @@ async function seedTenants(url: string): Promise<void> {
           new Date(now - 20 * 60_000),
           `${rows.messageId}-stuck`,
         ],
+      );
+      // The completed key's deliveries: its first claim and the two duplicates it counts, each
+      // naming the tenant's own message and worker, for the key page's timeline.
+      await client.query(
+        `INSERT INTO delivery_timeline (tenant_id, key, delivered_at, delivery_id, answer, job_type, message_id,
+                                        delivery_attempt, effect_attempt, worker_id, claim_ms, effect_created_at)
+         SELECT $1, $2, $3::timestamptz + d.n * interval '1 minute', gen_random_uuid(), d.answer, 'capture-payment', $4,
+                d.n + 1, 1, $5, 1.5, $3
+           FROM (VALUES (0, 'claimed'), (1, 'duplicate'), (2, 'duplicate')) AS d(n, answer)`,
+        [tenant, rows.completedKey, new Date(now - 30 * 60_000), rows.messageId, rows.owner],
       );
       await client.query(
         `INSERT INTO tenant_suppressions_hour (hour, tenant_id, job_type, count) VALUES ($1, $2, 'capture-payment', 2)`,

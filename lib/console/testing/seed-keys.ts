@@ -25,7 +25,8 @@ export const KEYS_SEED = {
  * Seeds effects for the Keys page and API tests: one order's three steps in acme (a capture that
  * ran once with 3 duplicates suppressed, the last 49 s after the first; its outcome holds a card
  * number and an e-mail address, by field name and inside text, and a phone number), the same keys in globex, two stuck claims, odd keys, and
- * uncaught violations on this order's mark-paid, another order's and globex's. Needs partitions KEYS_SEED_DAYS_BACK back.
+ * uncaught violations on this order's mark-paid, another order's and globex's, and the capture's
+ * delivery timeline. Needs partitions KEYS_SEED_DAYS_BACK back.
  */
 export async function seedKeys(db: Queryable, now: Date = new Date()): Promise<void> {
   const t0 = new Date(now.getTime() - KEYS_SEED_DAYS_BACK * 86_400_000);
@@ -175,4 +176,19 @@ export async function seedKeys(db: Queryable, now: Date = new Date()): Promise<v
       `${messageId}-globex`,
     ],
   );
+  // The acme capture's deliveries as its workers recorded them: the first claim, a concurrent copy
+  // that waited for it, and the later duplicates (the last 49 s after the first); globex's copy of
+  // the key has one delivery of its own, never shown for acme.
+  const delivery = (tid: string, seconds: number, answer: string, message: string, deliveryAttempt: number, worker: string) =>
+    db.query(
+      `INSERT INTO delivery_timeline (tenant_id, key, delivered_at, delivery_id, answer, job_type, message_id,
+                                      delivery_attempt, effect_attempt, worker_id, claim_ms, effect_created_at)
+       VALUES ($1, $2, $3, gen_random_uuid(), $4, 'capture-payment', $5, $6, 1, $7, $8, $9)`,
+      [tid, `capture:${orderId}`, at(seconds), answer, message, deliveryAttempt, worker, answer === "waited" ? 480 : 2.5, at(0)],
+    );
+  await delivery(tenant, 0, "claimed", messageId, 1, "worker-a");
+  await delivery(tenant, 0.5, "waited", messageId, 1, "worker-b");
+  await delivery(tenant, 30, "duplicate", messageId, 2, "worker-a");
+  await delivery(tenant, 49, "duplicate", messageId, 3, "worker-b");
+  await delivery(otherTenant, 0, "claimed", `${messageId}-globex`, 1, "worker-globex");
 }
