@@ -97,7 +97,9 @@ async function main() {
 
     log("warming up");
     for (const side of ["off", "on"] as const) {
-      await runFor(CONCURRENCY, 1, (w, i) => effects[side].claim({ tenant: "bench", key: `warm:${side}-${w}-${i}`, jobType: "bench" }));
+      await runFor(CONCURRENCY, 1, (w, i) =>
+        effects[side].claim({ tenant: "bench", key: `warm:${side}-${w}-${i}`, jobType: "bench" }),
+      );
     }
 
     const fresh = await alternate("fresh claims", effects, (side, round) =>
@@ -167,7 +169,10 @@ async function main() {
       schedule: false,
       onError: (error) => log(`pg-boss: ${error.message}`),
     });
-    const write = { name: "bench_timeline_write", text: "INSERT INTO e2e_writes (id, tenant_id, amount) VALUES ($1, 'bench', 1)" };
+    const write = {
+      name: "bench_timeline_write",
+      text: "INSERT INTO e2e_writes (id, tenant_id, amount) VALUES ($1, 'bench', 1)",
+    };
     const handlers: Record<"job" | "once", IdempotentHandler<{ id: string }, void>> = {
       job: {
         kind: "job",

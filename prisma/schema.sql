@@ -145,21 +145,25 @@ END),
 );
 
 CREATE TABLE delivery_timeline (
-  tenant_id text NOT NULL,
-  key text NOT NULL,
-  delivered_at timestamp with time zone NOT NULL,
-  delivery_id uuid NOT NULL,
-  answer text NOT NULL,
-  job_type text NOT NULL,
-  message_id text,
-  delivery_attempt integer,
-  effect_attempt integer NOT NULL,
+  first_at timestamp with time zone NOT NULL,
+  last_at timestamp with time zone NOT NULL,
+  chunk_id uuid NOT NULL,
   worker_id text NOT NULL,
-  claim_ms double precision NOT NULL,
-  effect_created_at timestamp with time zone,
   demo boolean NOT NULL DEFAULT false,
-  CONSTRAINT delivery_timeline_answer_check CHECK ((answer = ANY (ARRAY['claimed'::text, 'duplicate'::text, 'waited'::text, 'in_flight'::text, 'takeover'::text, 'retry'::text, 'abandoned'::text, 'key_reuse'::text, 'beyond_retention'::text])))
-) PARTITION BY RANGE (delivered_at);
+  later_keys text[],
+  tenants text[] NOT NULL,
+  keys text[] NOT NULL,
+  job_types text[] NOT NULL,
+  delivered_at timestamp with time zone[] NOT NULL,
+  answers text[] NOT NULL,
+  message_ids text[] NOT NULL,
+  delivery_attempts integer[] NOT NULL,
+  effect_attempts integer[] NOT NULL,
+  claim_ms real[] NOT NULL,
+  effect_created_at timestamp with time zone[] NOT NULL,
+  CONSTRAINT delivery_timeline_answer_check CHECK ((answers <@ ARRAY['claimed'::text, 'duplicate'::text, 'waited'::text, 'in_flight'::text, 'takeover'::text, 'retry'::text, 'abandoned'::text, 'key_reuse'::text, 'beyond_retention'::text])),
+  CONSTRAINT delivery_timeline_parallel_check CHECK (((cardinality(keys) = cardinality(tenants)) AND (cardinality(keys) = cardinality(job_types)) AND (cardinality(keys) = cardinality(delivered_at)) AND (cardinality(keys) = cardinality(answers)) AND (cardinality(keys) = cardinality(message_ids)) AND (cardinality(keys) = cardinality(delivery_attempts)) AND (cardinality(keys) = cardinality(effect_attempts)) AND (cardinality(keys) = cardinality(claim_ms)) AND (cardinality(keys) = cardinality(effect_created_at))))
+) PARTITION BY RANGE (first_at);
 
 CREATE TABLE effects (
   tenant_id text NOT NULL,
@@ -451,7 +455,8 @@ CREATE INDEX bulk_actions_runnable_idx ON onceboard.bulk_actions USING btree (cr
 CREATE INDEX console_sessions_oidc_subject_idx ON onceboard.console_sessions USING btree (oidc_issuer, oidc_subject) WHERE (oidc_subject IS NOT NULL);
 CREATE UNIQUE INDEX console_sessions_public_id_key ON onceboard.console_sessions USING btree (public_id);
 CREATE INDEX console_sessions_token_id_idx ON onceboard.console_sessions USING btree (token_id);
-CREATE UNIQUE INDEX delivery_timeline_key_uq ON ONLY onceboard.delivery_timeline USING btree (tenant_id, key, delivered_at, delivery_id);
+CREATE UNIQUE INDEX delivery_timeline_first_at_uq ON ONLY onceboard.delivery_timeline USING btree (first_at, chunk_id);
+CREATE INDEX delivery_timeline_later_keys_idx ON ONLY onceboard.delivery_timeline USING gin (later_keys) WHERE (later_keys IS NOT NULL);
 CREATE INDEX effects_in_progress_lease_until_idx ON ONLY onceboard.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
 CREATE INDEX effects_max_gap_seconds_idx ON ONLY onceboard.effects USING btree (max_gap_seconds) WHERE (max_gap_seconds IS NOT NULL);
 CREATE INDEX maintenance_runs_started_at_idx ON onceboard.maintenance_runs USING btree (started_at);

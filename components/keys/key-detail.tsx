@@ -10,8 +10,8 @@ import type { Role } from "@/lib/auth/auth-types";
 import type { EffectDetail } from "@/lib/console/effects-types";
 import { keyDetailQueryKey, keyDetailUrl } from "@/lib/console/keys-types";
 import { formatUtc } from "@/lib/format";
-import { ProviderVerdict } from "./provider-verdict";
 import { DeliveryTimeline } from "./delivery-timeline";
+import { ProviderVerdict } from "./provider-verdict";
 import { ReleaseButton } from "./release-button";
 import { StatusBadge } from "./status-badge";
 

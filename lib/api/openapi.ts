@@ -89,7 +89,8 @@ export const OPERATIONS: Record<string, Partial<Record<Method, Operation>>> = {
   },
   "/api/v1/effects/{key}": {
     get: {
-      summary: "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations, its deliveries (viewer; audited)",
+      summary:
+        "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations, its deliveries (viewer; audited)",
       path: effectKeyPath,
       query: tenantQuery,
       response: effectDetail,

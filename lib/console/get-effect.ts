@@ -54,10 +54,10 @@ interface EffectRow {
 //    message is one of these but whose first is not is not listed: matching it would need
 //    last_message_id in the index, and the duplicate bookkeeping that updates that column would
 //    then never be a HOT update.
-//  - timeline/timeline_total: this effect's deliveries (delivery_timeline, written by the workers in
-//    batches), the newest TIMELINE_LIMIT, through the partitioned unique index (tenant_id, key,
-//    delivered_at, delivery_id). From the effect's creation on, and only those that met this effect
-//    (or none): a key reused after an earlier effect was pruned does not show that one's deliveries.
+//  - timeline/timeline_total: this effect's deliveries (delivery_timeline, chunks of parallel arrays
+//    written by the workers in the background), the newest TIMELINE_LIMIT: the chunks that name the
+//    key in later_keys, and the first-delivery chunk that holds the effect's creation instant.
+//    From the effect's creation on, and only those that met this effect (or none): a key reused after an earlier effect was pruned does not show that one's deliveries.
 //  - violations: this key's own uncaught violations (uncaught_violation_keys, one row per
 //    occurrence, written by the worker when it happened), newest first: never another key's.
 const EFFECT_DETAIL = {
@@ -91,23 +91,34 @@ WITH effect AS MATERIALIZED (
     FROM (SELECT job_type, updated_at AS touched FROM effect
           UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM effect
           UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM steps) t
+), chunks AS (
+  -- Later deliveries through later_keys (GIN); the first delivery by its instant, the effect's
+  -- creation (lib/idempotency/timeline.ts keeps first deliveries in chunks of one UTC minute).
+  SELECT c.*
+    FROM effect e
+    JOIN delivery_timeline c
+      ON c.later_keys @> ARRAY[$1 || chr(31) || $2]
+     AND c.first_at >= date_trunc('hour', e.created_at) AND c.first_at <= $3::timestamptz + interval '1 minute'
+  UNION ALL
+  SELECT c.*
+    FROM effect e
+    JOIN delivery_timeline c
+      ON c.later_keys IS NULL
+     AND c.first_at >= date_trunc('minute', e.created_at) AND c.first_at <= e.created_at AND c.last_at >= e.created_at
+), deliveries AS MATERIALIZED (
+  SELECT u.delivered_at, c.chunk_id, u.n, u.answer, u.message_id, u.delivery_attempt, u.effect_attempt, c.worker_id,
+         u.claim_ms, u.answer = 'claimed' AND u.delivered_at = e.created_at AS first
+    FROM effect e
+   CROSS JOIN chunks c
+   CROSS JOIN LATERAL unnest(c.tenants, c.keys, c.delivered_at, c.answers, c.message_ids, c.delivery_attempts,
+                             c.effect_attempts, c.claim_ms, c.effect_created_at) WITH ORDINALITY
+          AS u(tenant_id, key, delivered_at, answer, message_id, delivery_attempt, effect_attempt, claim_ms,
+               effect_created_at, n)
+   WHERE u.tenant_id = $1 AND u.key = $2
+     AND u.delivered_at >= e.created_at AND u.delivered_at <= $3::timestamptz + interval '1 minute'
+     AND (u.effect_created_at IS NULL OR u.effect_created_at = e.created_at)
 ), timeline AS (
-  SELECT t.delivered_at, t.delivery_id, t.answer, t.message_id, t.delivery_attempt, t.effect_attempt, t.worker_id,
-         t.claim_ms, t.effect_created_at = e.created_at AND t.answer = 'claimed' AND t.delivered_at = e.created_at AS first
-    FROM effect e
-    JOIN delivery_timeline t
-      ON t.tenant_id = $1 AND t.key = $2
-     AND t.delivered_at >= e.created_at AND t.delivered_at <= $3::timestamptz + interval '1 minute'
-     AND (t.effect_created_at IS NULL OR t.effect_created_at = e.created_at)
-   ORDER BY t.delivered_at DESC, t.delivery_id DESC
-   LIMIT $4
-), timeline_total AS (
-  SELECT count(*)::int AS n
-    FROM effect e
-    JOIN delivery_timeline t
-      ON t.tenant_id = $1 AND t.key = $2
-     AND t.delivered_at >= e.created_at AND t.delivered_at <= $3::timestamptz + interval '1 minute'
-     AND (t.effect_created_at IS NULL OR t.effect_created_at = e.created_at)
+  SELECT * FROM deliveries ORDER BY delivered_at DESC, chunk_id DESC, n DESC LIMIT $4
 ), violations AS (
   SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_name, v.key, v.message_id, v.message
     FROM uncaught_violation_keys v
@@ -118,8 +129,8 @@ WITH effect AS MATERIALIZED (
 SELECT e.*,
        (SELECT coalesce(json_agg(s ORDER BY s.created_at, s.key), '[]') FROM steps s) AS steps,
        (SELECT coalesce(json_agg(v ORDER BY v.occurred_at DESC, v.id DESC), '[]') FROM violations v) AS violations,
-       (SELECT coalesce(json_agg(t ORDER BY t.delivered_at, t.delivery_id), '[]') FROM timeline t) AS timeline,
-       (SELECT n FROM timeline_total) AS timeline_total
+       (SELECT coalesce(json_agg(t ORDER BY t.delivered_at, t.chunk_id, t.n), '[]') FROM timeline t) AS timeline,
+       (SELECT count(*)::int FROM deliveries) AS timeline_total
   FROM effect e`,
 };
 

@@ -92,7 +92,10 @@ export const delivery = z.object({
   effectAttempt: z.number().int().meta({ description: "The effect's attempt after this claim (a takeover or retry: one more)" }),
   worker: z.string().meta({ description: "The worker that asked (its workerId)" }),
   claimMs: z.number().meta({ description: "How long the claim took, the wait for an in-flight copy included" }),
-  gapSeconds: z.number().nullable().meta({ description: "Seconds since the delivery listed before it; null for the first listed" }),
+  gapSeconds: z
+    .number()
+    .nullable()
+    .meta({ description: "Seconds since the delivery listed before it; null for the first listed" }),
   first: z.boolean().meta({ description: "The delivery that created the effect" }),
 });
 export type Delivery = z.infer<typeof delivery>;

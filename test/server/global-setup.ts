@@ -8,6 +8,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
 import { loadConfig } from "../../lib/config";
+import { seedDeliveries } from "../../lib/console/testing/seed-deliveries";
 import { seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
 import { findFreePort } from "../../lib/db/free-port";
 import { withSearchPath } from "../../lib/db/pool";
@@ -203,13 +204,22 @@ async function seedTenants(url: string): Promise<void> {
       );
       // The completed key's deliveries: its first claim and the two duplicates it counts, each
       // naming the tenant's own message and worker, for the key page's timeline.
-      await client.query(
-        `INSERT INTO delivery_timeline (tenant_id, key, delivered_at, delivery_id, answer, job_type, message_id,
-                                        delivery_attempt, effect_attempt, worker_id, claim_ms, effect_created_at)
-         SELECT $1, $2, $3::timestamptz + d.n * interval '1 minute', gen_random_uuid(), d.answer, 'capture-payment', $4,
-                d.n + 1, 1, $5, 1.5, $3
-           FROM (VALUES (0, 'claimed'), (1, 'duplicate'), (2, 'duplicate')) AS d(n, answer)`,
-        [tenant, rows.completedKey, new Date(now - 30 * 60_000), rows.messageId, rows.owner],
+      const created = new Date(now - 30 * 60_000);
+      await seedDeliveries(
+        client,
+        (["claimed", "duplicate", "duplicate"] as const).map((answer, n) => ({
+          tenant,
+          key: rows.completedKey,
+          at: new Date(created.getTime() + n * 60_000),
+          answer,
+          jobType: "capture-payment",
+          messageId: rows.messageId,
+          deliveryAttempt: n + 1,
+          effectAttempt: 1,
+          worker: rows.owner,
+          claimMs: 1.5,
+          effectCreatedAt: created,
+        })),
       );
       await client.query(
         `INSERT INTO tenant_suppressions_hour (hour, tenant_id, job_type, count) VALUES ($1, $2, 'capture-payment', 2)`,

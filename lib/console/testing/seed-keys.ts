@@ -1,4 +1,5 @@
 import type { Queryable } from "../../db/types";
+import { seedDeliveries } from "./seed-deliveries";
 
 /** How far back the Keys seed sits: older than the Overview's longest window (7 d), so its counts stay as seeded. */
 export const KEYS_SEED_DAYS_BACK = 10;
@@ -179,16 +180,24 @@ export async function seedKeys(db: Queryable, now: Date = new Date()): Promise<v
   // The acme capture's deliveries as its workers recorded them: the first claim, a concurrent copy
   // that waited for it, and the later duplicates (the last 49 s after the first); globex's copy of
   // the key has one delivery of its own, never shown for acme.
-  const delivery = (tid: string, seconds: number, answer: string, message: string, deliveryAttempt: number, worker: string) =>
-    db.query(
-      `INSERT INTO delivery_timeline (tenant_id, key, delivered_at, delivery_id, answer, job_type, message_id,
-                                      delivery_attempt, effect_attempt, worker_id, claim_ms, effect_created_at)
-       VALUES ($1, $2, $3, gen_random_uuid(), $4, 'capture-payment', $5, $6, 1, $7, $8, $9)`,
-      [tid, `capture:${orderId}`, at(seconds), answer, message, deliveryAttempt, worker, answer === "waited" ? 480 : 2.5, at(0)],
-    );
-  await delivery(tenant, 0, "claimed", messageId, 1, "worker-a");
-  await delivery(tenant, 0.5, "waited", messageId, 1, "worker-b");
-  await delivery(tenant, 30, "duplicate", messageId, 2, "worker-a");
-  await delivery(tenant, 49, "duplicate", messageId, 3, "worker-b");
-  await delivery(otherTenant, 0, "claimed", `${messageId}-globex`, 1, "worker-globex");
+  const delivery = (tid: string, seconds: number, answer: string, message: string, deliveryAttempt: number, worker: string) => ({
+    tenant: tid,
+    key: `capture:${orderId}`,
+    at: at(seconds),
+    answer,
+    jobType: "capture-payment",
+    messageId: message,
+    deliveryAttempt,
+    effectAttempt: 1,
+    worker,
+    claimMs: answer === "waited" ? 480 : 2.5,
+    effectCreatedAt: at(0),
+  });
+  await seedDeliveries(db, [
+    delivery(tenant, 0, "claimed", messageId, 1, "worker-a"),
+    delivery(tenant, 0.5, "waited", messageId, 1, "worker-b"),
+    delivery(tenant, 30, "duplicate", messageId, 2, "worker-a"),
+    delivery(tenant, 49, "duplicate", messageId, 3, "worker-b"),
+    delivery(otherTenant, 0, "claimed", `${messageId}-globex`, 1, "worker-globex"),
+  ]);
 }

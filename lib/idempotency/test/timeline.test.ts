@@ -33,8 +33,14 @@ interface TimelineRow {
 
 async function timelineOf(key: string, tenant = "t1"): Promise<TimelineRow[]> {
   const { rows } = await db.pool.query<TimelineRow>(
-    `SELECT answer, message_id, delivery_attempt, effect_attempt, worker_id, claim_ms, delivered_at, effect_created_at
-       FROM delivery_timeline WHERE tenant_id = $1 AND key = $2 ORDER BY delivered_at, answer`,
+    `SELECT u.answer, u.message_id, u.delivery_attempt, u.effect_attempt, c.worker_id, u.claim_ms, u.delivered_at,
+            u.effect_created_at
+       FROM delivery_timeline c
+      CROSS JOIN LATERAL unnest(c.tenants, c.keys, c.answers, c.message_ids, c.delivery_attempts, c.effect_attempts,
+                                c.claim_ms, c.delivered_at, c.effect_created_at)
+            AS u(tenant_id, key, answer, message_id, delivery_attempt, effect_attempt, claim_ms, delivered_at, effect_created_at)
+      WHERE u.tenant_id = $1 AND u.key = $2
+      ORDER BY u.delivered_at, u.answer`,
     [tenant, key],
   );
   return rows;
@@ -210,10 +216,13 @@ describe("timeline partitions", () => {
       ]);
       expect(await partitionsOf(pool, "delivery_timeline")).toContain(`delivery_timeline_p${ymd(-10)}`);
       // One old delivery and one of today.
+      // A first delivery as the worker writes it: a chunk of one (timeline.ts).
       const insert = (at: Date, key: string) =>
         pool.query(
-          `INSERT INTO delivery_timeline (tenant_id, key, delivered_at, delivery_id, answer, job_type, effect_attempt, worker_id, claim_ms)
-           VALUES ('t1', $1, $2, gen_random_uuid(), 'claimed', 'timeline', 1, 'w', 1)`,
+          `INSERT INTO delivery_timeline (first_at, last_at, chunk_id, worker_id, tenants, keys, job_types, delivered_at,
+                                          answers, message_ids, delivery_attempts, effect_attempts, claim_ms, effect_created_at)
+           VALUES ($2, $2, gen_random_uuid(), 'w', ARRAY['t1'], ARRAY[$1], ARRAY['timeline'], ARRAY[$2::timestamptz],
+                   ARRAY['claimed'], ARRAY[NULL::text], ARRAY[NULL::int], ARRAY[1], ARRAY[1::real], ARRAY[$2::timestamptz])`,
           [key, at],
         );
       await insert(new Date(day(-10).getTime() + 3_600_000), "old");
@@ -233,7 +242,7 @@ describe("timeline partitions", () => {
       expect(run.operations).toContainEqual(
         expect.objectContaining({ kind: "drop", partition: `delivery_timeline_p${ymd(-10)}`, result: "ok" }),
       );
-      const { rows } = await pool.query<{ key: string }>("SELECT key FROM delivery_timeline ORDER BY key");
+      const { rows } = await pool.query<{ key: string }>("SELECT unnest(keys) AS key FROM delivery_timeline ORDER BY key");
       expect(rows.map((r) => r.key)).toEqual(["new"]);
       // No WAL for the timeline: every partition is UNLOGGED, the premade and the remade ones alike.
       const persistence = await pool.query<{ relpersistence: string }>(
