@@ -7,6 +7,24 @@ test.use({ colorScheme: "light" });
 // A shared, loaded machine: generous timeouts (tests never assert a duration).
 test.describe.configure({ timeout: 90_000 });
 
+test("a key taken over after its worker died shows its deliveries newest last, the first and the takeover marked", async ({
+  page,
+}) => {
+  await loginAs(page, "viewer");
+  await page.goto(`/keys?q=ord-e2e-takeover&key=${encodeURIComponent(KEYS_SEED.takeoverKey)}`);
+  const deliveries = page.getByTestId("key-detail").getByTestId("timeline-entry");
+  await expect(deliveries).toHaveCount(3);
+  await expect(deliveries.first().getByTestId("timeline-mark")).toHaveText("first delivery");
+  await expect(deliveries.first()).toContainText("worker-dead");
+  await expect(deliveries.first().getByTestId("timeline-gap")).toHaveCount(0);
+  await expect(deliveries.nth(1).getByTestId("timeline-mark")).toHaveText("takeover");
+  await expect(deliveries.nth(1)).toContainText("took over an expired lease");
+  await expect(deliveries.nth(1)).toContainText("attempt 2");
+  await expect(deliveries.nth(1).getByTestId("timeline-gap")).toHaveText("+45 s");
+  await expect(deliveries.last()).toContainText("duplicate");
+  await expect(deliveries.last().getByTestId("timeline-gap")).toHaveText("+1 min");
+});
+
 test("an operator finds an order by its id fragment, reads the verdict, and releases a stuck claim", async ({ page }) => {
   await loginAs(page, "operator");
   await page.goto("/keys");

@@ -54,7 +54,7 @@ export function DeliveryTimeline({ deliveries, total }: { deliveries: Delivery[]
               </span>
             ) : null}
             <span className="timeline-time">{formatUtc(d.deliveredAt)}</span>{" "}
-            <span className="badge" data-tone={ANSWER_TONE[d.answer]}>
+            <span className="badge" data-tone={ANSWER_TONE[d.answer]} data-testid="timeline-mark">
               {d.first ? "first delivery" : d.answer === "takeover" ? "takeover" : d.answer.replace("_", " ")}
             </span>{" "}
             <span>{ANSWER_TEXT[d.answer]}</span>
