@@ -14,7 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
  *
  * Last line: `timeline fresh=<on/off> duplicate=<on/off> batch=<on/off> e2e_job=<on/off>
  * e2e_once=<on/off> rounds=<n>`; 1.000 = no cost, 0.95 = 5 % slower with the timeline.
- * Env: BENCH_SECONDS (3 per claims phase), BENCH_ROUNDS (4 per path), BENCH_CONCURRENCY (16),
+ * Env: BENCH_SECONDS (1 per claims round: short rounds, many of them, follow the load closely), BENCH_ROUNDS (10 per path), BENCH_CONCURRENCY (16),
  * BENCH_BATCH (50), BENCH_E2E_JOBS (2000 per e2e phase), BENCH_E2E_BATCH (100), DATABASE_URL
  * (else an embedded PostgreSQL).
  */
@@ -27,8 +27,8 @@ import type { IdempotentHandler } from "../lib/queues/core";
 import { startBoss, workIdempotent } from "../lib/queues/pgboss";
 import { benchDatabase, machine, runFor } from "./support";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const BATCH = Number(process.env.BENCH_BATCH ?? 50);
 const E2E_JOBS = Number(process.env.BENCH_E2E_JOBS ?? 2000);
