@@ -52,7 +52,7 @@ export interface DeliveryRecord {
 }
 
 /** A delivery waiting for the next flush: what DeliveryRecord says, with the instants as epoch ms. */
-interface Pending {
+export interface PendingDelivery {
   tenant: string;
   key: string;
   jobType: string;
@@ -126,32 +126,82 @@ const NO_PARTITION = "23514";
 
 /**
  * Groups deliveries into chunks: first deliveries (claimed) by UTC minute in time order, the rest
- * by UTC hour in key order, TIMELINE_CHUNK at most each. Neither kind spans a UTC hour, so a chunk
- * lies inside one partition whatever the interval.
+ * by UTC hour with each key's deliveries together, TIMELINE_CHUNK at most each. Neither kind spans a
+ * UTC hour, so a chunk lies inside one partition whatever the interval. Linear in the deliveries:
+ * it runs on the worker's event loop beside its claims.
  */
-export function toChunks(deliveries: readonly Pending[]): Chunk[] {
-  const groups = new Map<string, Pending[]>();
+export function toChunks(deliveries: readonly PendingDelivery[]): Chunk[] {
+  const firsts = new Map<number, PendingDelivery[]>();
+  const laters = new Map<number, Map<string, PendingDelivery[]>>();
   for (const d of deliveries) {
-    const first = d.answer === "claimed";
-    const id = first ? `f${Math.floor(d.at / MINUTE)}` : `l${Math.floor(d.at / HOUR)}`;
-    const group = groups.get(id);
-    if (group) group.push(d);
-    else groups.set(id, [d]);
+    if (d.answer === "claimed") {
+      const minute = Math.floor(d.at / MINUTE);
+      const group = firsts.get(minute);
+      if (group) group.push(d);
+      else firsts.set(minute, [d]);
+    } else {
+      const hour = Math.floor(d.at / HOUR);
+      let byKey = laters.get(hour);
+      if (!byKey) {
+        byKey = new Map();
+        laters.set(hour, byKey);
+      }
+      const tenantKey = `${d.tenant}${LATER_KEY_SEPARATOR}${d.key}`;
+      const group = byKey.get(tenantKey);
+      if (group) group.push(d);
+      else byKey.set(tenantKey, [d]);
+    }
   }
+  const format = isoFormatter();
   const chunks: Chunk[] = [];
-  for (const [id, group] of groups) {
-    const first = id.startsWith("f");
-    if (first) group.sort((a, b) => a.at - b.at);
-    else
-      group.sort((a, b) =>
-        a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : a.at - b.at,
-      );
-    for (let i = 0; i < group.length; i += TIMELINE_CHUNK) chunks.push(chunkOf(group.slice(i, i + TIMELINE_CHUNK), first));
+  for (const group of firsts.values()) {
+    // Recorded in the order the claims were answered, nearly always in time order already.
+    if (group.some((d, i) => i > 0 && d.at < (group[i - 1] as PendingDelivery).at)) group.sort((x, y) => x.at - y.at);
+    for (let i = 0; i < group.length; i += TIMELINE_CHUNK) chunks.push(chunkOf(group.slice(i, i + TIMELINE_CHUNK), null, format));
+  }
+  for (const byKey of laters.values()) {
+    let part: PendingDelivery[] = [];
+    let keys: string[] = [];
+    for (const [tenantKey, group] of byKey) {
+      for (let i = 0; i < group.length; ) {
+        const room = TIMELINE_CHUNK - part.length;
+        const taken = group.slice(i, i + room);
+        part.push(...taken);
+        keys.push(tenantKey);
+        i += taken.length;
+        if (part.length === TIMELINE_CHUNK) {
+          chunks.push(chunkOf(part, keys, format));
+          part = [];
+          keys = [];
+        }
+      }
+    }
+    if (part.length > 0) chunks.push(chunkOf(part, keys, format));
   }
   return chunks;
 }
 
-function chunkOf(part: Pending[], first: boolean): Chunk {
+/**
+ * Date#toISOString, about ten times faster for instants that share their minute (a flush's
+ * deliveries do): Date#toISOString cost more than a microsecond a delivery on the loaded machine.
+ */
+function isoFormatter(): (ms: number) => string {
+  let minute = Number.NaN;
+  let prefix = "";
+  return (ms) => {
+    const m = Math.floor(ms / MINUTE);
+    if (m !== minute) {
+      minute = m;
+      prefix = new Date(m * MINUTE).toISOString().slice(0, -7); // "2026-12-02T01:19:"
+    }
+    const rest = ms - m * MINUTE;
+    const seconds = Math.floor(rest / 1000);
+    const millis = rest - seconds * 1000;
+    return `${prefix}${seconds < 10 ? "0" : ""}${seconds}.${millis < 10 ? "00" : millis < 100 ? "0" : ""}${millis}Z`;
+  };
+}
+
+function chunkOf(part: PendingDelivery[], laterKeys: string[] | null, iso: (ms: number) => string): Chunk {
   let lo = Infinity;
   let hi = -Infinity;
   for (const d of part) {
@@ -160,24 +210,24 @@ function chunkOf(part: Pending[], first: boolean): Chunk {
   }
   return {
     chunk_id: randomUUID(),
-    first_at: new Date(lo).toISOString(),
-    last_at: new Date(hi).toISOString(),
-    later_keys: first ? null : [...new Set(part.map((d) => `${d.tenant}${LATER_KEY_SEPARATOR}${d.key}`))],
+    first_at: iso(lo),
+    last_at: iso(hi),
+    later_keys: laterKeys,
     tenants: part.map((d) => d.tenant),
     keys: part.map((d) => d.key),
     job_types: part.map((d) => d.jobType),
-    delivered_at: part.map((d) => new Date(d.at).toISOString()),
+    delivered_at: part.map((d) => iso(d.at)),
     answers: part.map((d) => d.answer),
     message_ids: part.map((d) => d.messageId),
     delivery_attempts: part.map((d) => d.deliveryAttempt),
     effect_attempts: part.map((d) => d.effectAttempt),
     claim_ms: part.map((d) => d.claimMs),
-    effect_created_at: part.map((d) => (d.effectCreatedAt === null ? null : new Date(d.effectCreatedAt).toISOString())),
+    effect_created_at: part.map((d) => (d.effectCreatedAt === null ? null : iso(d.effectCreatedAt))),
   };
 }
 
 export class DeliveryTimeline extends PeriodicFlush {
-  private pending: Pending[] = [];
+  private pending: PendingDelivery[] = [];
   /** Chunks whose INSERT failed, retried as they are (same chunk_id: a lost reply's chunk is not written twice). */
   private unwritten: Chunk[] = [];
   private unwrittenDeliveries = 0;
