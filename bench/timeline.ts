@@ -14,7 +14,8 @@ import { setTimeout as sleep } from "node:timers/promises";
  *
  * Last line: `timeline fresh=<on/off> duplicate=<on/off> batch=<on/off> e2e_job=<on/off>
  * e2e_once=<on/off> rounds=<n>`; 1.000 = no cost, 0.95 = 5 % slower with the timeline.
- * Env: BENCH_SECONDS (1 per claims round: short rounds, many of them, follow the load closely), BENCH_ROUNDS (10 per path), BENCH_CONCURRENCY (16),
+ * Env: BENCH_SECONDS (0.25 per claims round: short rounds, many of them, follow the load closely), BENCH_ROUNDS (40
+ * per claims path), BENCH_E2E_ROUNDS (10 per e2e handler), BENCH_CONCURRENCY (16),
  * BENCH_BATCH (50), BENCH_E2E_JOBS (2000 per e2e phase), BENCH_E2E_BATCH (100), DATABASE_URL
  * (else an embedded PostgreSQL).
  */
@@ -27,8 +28,9 @@ import type { IdempotentHandler } from "../lib/queues/core";
 import { startBoss, workIdempotent } from "../lib/queues/pgboss";
 import { benchDatabase, machine, runFor } from "./support";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 0.25);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
+const E2E_ROUNDS = Number(process.env.BENCH_E2E_ROUNDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const BATCH = Number(process.env.BENCH_BATCH ?? 50);
 const E2E_JOBS = Number(process.env.BENCH_E2E_JOBS ?? 2000);
@@ -53,10 +55,13 @@ async function alternate(
   name: string,
   effects: Record<Side, { flush(): Promise<boolean> }>,
   measure: (side: Side, round: number) => Promise<{ ops: number; seconds: number }>,
+  rounds = ROUNDS,
 ): Promise<number> {
   const totals: Record<Side, Tally> = { off: { ops: 0, s: 0 }, on: { ops: 0, s: 0 } };
-  for (let round = 0; round < ROUNDS; round++) {
+  const roundRatios: number[] = [];
+  for (let round = 0; round < rounds; round++) {
     const line: string[] = [];
+    const rate: Partial<Record<Side, number>> = {};
     for (const side of orderOf(round)) {
       const { ops, seconds } = await measure(side, round);
       const flushStarted = performance.now();
@@ -65,12 +70,19 @@ async function alternate(
       totals[side].ops += ops;
       totals[side].s += total;
       line.push(`${side} ${(ops / total).toFixed(0)}/s`);
+      rate[side] = ops / total;
     }
-    log(`${name} round ${round + 1}/${ROUNDS}: ${line.join(", ")}`);
+    roundRatios.push((rate.on as number) / (rate.off as number));
+    if (rounds <= 10 || (round + 1) % 10 === 0) log(`${name} round ${round + 1}/${rounds}: ${line.join(", ")}`);
   }
   const on = totals.on.ops / totals.on.s;
   const off = totals.off.ops / totals.off.s;
-  log(`${name}: on ${on.toFixed(0)}/s, off ${off.toFixed(0)}/s, on/off ${(on / off).toFixed(3)}`);
+  const sorted = [...roundRatios].sort((a, b) => a - b);
+  const median =
+    ((sorted[Math.floor((sorted.length - 1) / 2)] as number) + (sorted[Math.ceil((sorted.length - 1) / 2)] as number)) / 2;
+  log(
+    `${name}: on ${on.toFixed(0)}/s, off ${off.toFixed(0)}/s, on/off ${(on / off).toFixed(3)} (median of the ${rounds} rounds' on/off ${median.toFixed(3)})`,
+  );
   return on / off;
 }
 
@@ -226,13 +238,13 @@ async function main() {
       log(`e2e ${kind} handler: warming up`);
       await e2ePhase(kind, "off", "warm");
       await e2ePhase(kind, "on", "warm");
-      e2e[kind] = await alternate(`e2e ${kind} handler jobs`, effects, (side, round) => e2ePhase(kind, side, round));
+      e2e[kind] = await alternate(`e2e ${kind} handler jobs`, effects, (side, round) => e2ePhase(kind, side, round), E2E_ROUNDS);
     }
 
     const { rows } = await pool.query<{ n: string }>("SELECT count(*) AS n FROM delivery_timeline");
     log(`${rows[0]?.n} timeline rows written by the on side; PostgreSQL ${database.serverVersion} (${database.where})`);
     console.log(
-      `timeline fresh=${fresh.toFixed(3)} duplicate=${duplicate.toFixed(3)} batch=${batch.toFixed(3)} e2e_job=${e2e.job.toFixed(3)} e2e_once=${e2e.once.toFixed(3)} rounds=${ROUNDS}`,
+      `timeline fresh=${fresh.toFixed(3)} duplicate=${duplicate.toFixed(3)} batch=${batch.toFixed(3)} e2e_job=${e2e.job.toFixed(3)} e2e_once=${e2e.once.toFixed(3)} rounds=${ROUNDS} e2e_rounds=${E2E_ROUNDS}`,
     );
   } finally {
     await boss?.stop({ graceful: false, wait: true }).catch(() => {});
