@@ -19,6 +19,8 @@ export interface SoakOptions {
   kills: number;
   /** Worker processes. */
   workers: number;
+  /** Share of the deliveries done when PostgreSQL is restarted (once), 0.05–0.95. */
+  outageAt: number;
   /** Handler runs in flight per worker process (pg-boss batch fetch keeps it full). */
   concurrency: number;
   /** Write the full result as JSON here. */
@@ -34,7 +36,7 @@ export interface SoakOptions {
 }
 
 export const USAGE =
-  "usage: npm run soak [-- --deliveries <n>] [--duplicates <0..0.9>] [--kills <0..0.5>] [--workers <1..8>] [--concurrency <1..64>] [--faults none|proxy] [--fault-rates reply-lost=<0..1>,reset=<0..1>,stall=<0..1>,latency-ms=<0..100>] [--report <file.json>] [--keep] [--synchronous-commit]";
+  "usage: npm run soak [-- --deliveries <n>] [--duplicates <0..0.9>] [--kills <0..0.5>] [--workers <1..8>] [--concurrency <1..64>] [--outage-at <0.05..0.95>] [--faults none|proxy] [--fault-rates reply-lost=<0..1>,reset=<0..1>,stall=<0..1>,latency-ms=<0..100>] [--report <file.json>] [--keep] [--synchronous-commit]";
 
 const RATE_NAMES: Record<string, { field: keyof SoakOptions["faultRates"]; max: number }> = {
   "reply-lost": { field: "replyLost", max: 1 },
@@ -87,6 +89,12 @@ function share(flag: string, raw: string | undefined, fallback: number, max: num
   return n;
 }
 
+function outageShare(raw: string | undefined): number {
+  const n = share("outage-at", raw, 0.5, 0.95);
+  if (n < 0.05) throw new SoakUsageError(`--outage-at must be a number from 0.05 to 0.95 (got ${JSON.stringify(raw)})`);
+  return n;
+}
+
 /** Parses the command line; anything wrong is one SoakUsageError naming the flag. */
 export function parseSoakArgs(args: string[]): SoakOptions {
   let values: Record<string, string | boolean | undefined>;
@@ -98,6 +106,7 @@ export function parseSoakArgs(args: string[]): SoakOptions {
         duplicates: { type: "string" },
         kills: { type: "string" },
         workers: { type: "string" },
+        "outage-at": { type: "string" },
         concurrency: { type: "string" },
         report: { type: "string" },
         keep: { type: "boolean", default: false },
@@ -124,6 +133,7 @@ export function parseSoakArgs(args: string[]): SoakOptions {
     duplicates: share("duplicates", str("duplicates"), 0.3, 0.9),
     kills: share("kills", str("kills"), 0.05, 0.5),
     workers: integer("workers", str("workers"), 2, 1, 8),
+    outageAt: outageShare(str("outage-at")),
     concurrency: integer("concurrency", str("concurrency"), 32, 1, 64),
     report: str("report"),
     keep: values.keep === true,

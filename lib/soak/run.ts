@@ -215,9 +215,11 @@ export async function runSoak(
       const d = done();
       const more = await producer.step(d, producer.progress.published - d < window / 4);
       published = producer.progress.published;
-      // The outage, once, halfway through.
-      if (!outagePromise && d >= plan.deliveries / 2) {
-        log(`halfway (${d} deliveries done): PostgreSQL outage now`);
+      // The outage, once, halfway through (or at --outage-at).
+      if (!outagePromise && d >= plan.deliveries * options.outageAt) {
+        log(
+          `${options.outageAt === 0.5 ? "halfway" : `${Math.round(options.outageAt * 100)}%`} (${d} deliveries done): PostgreSQL outage now`,
+        );
         outagePromise = db.outage().then(
           (r) => {
             outage = r;
