@@ -130,7 +130,7 @@ export async function runSoak(
       expireInSeconds: EXPIRE_SECONDS,
     });
     log(
-      `${options.deliveries} deliveries: ${plan.orders} orders + ${plan.deliveries - plan.orders} duplicates (${plan.concurrent} concurrent, ${plan.republished} re-published with new message ids, ${plan.late} late); ${options.workers} worker processes x ${options.concurrency} in flight; ${Math.round(options.kills * 100)}% of handler runs killed; one PostgreSQL ${db.outageKind === "restart" ? "restart" : "outage (connections terminated)"} midway; ${db.describe}`,
+      `${options.deliveries} deliveries: ${plan.orders} orders + ${plan.deliveries - plan.orders} duplicates (${plan.concurrent} concurrent, ${plan.republished} re-published with new message ids, ${plan.late} late); ${options.workers} worker processes x ${options.concurrency} in flight; ${Math.round(options.kills * 100)}% of handler runs killed; one PostgreSQL ${db.outageKind === "restart" ? "restart" : "outage (connections terminated)"} ${options.outageAt === 0.5 ? "midway" : `at ${Math.round(options.outageAt * 100)}%`}; ${db.describe}`,
     );
     let workerUrl = db.url;
     if (options.faults === "proxy") {
