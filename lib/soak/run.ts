@@ -356,6 +356,12 @@ export async function runSoak(
         failures.push(`the fault proxy injected too little: ${missing.join(", ")}`);
     }
     bookkeeping = bookkeepingLoss(c.duplicateClaims, v, w.stats);
+    // The bound: only a SIGKILL loses batched bookkeeping, and no more than its worker had not flushed.
+    const b = bookkeeping;
+    if (b.suppressionsLost > b.unflushedAtMost || b.duplicateCountsLost > b.unflushedAtMost)
+      failures.push(
+        `the batched bookkeeping lost more than the killed workers had unflushed: suppressions_lost=${b.suppressionsLost}, duplicate_counts_lost=${b.duplicateCountsLost}, unflushed at most ${b.unflushedAtMost}`,
+      );
     for (const line of formatDetails(v, w.stats, expectedDeliveries)) log(line);
     for (const line of formatFaultDetails(proxy?.counts ?? null, bookkeeping, memory)) log(line);
   } catch (error) {
