@@ -3,7 +3,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseSoakArgs, SoakUsageError } from "./options";
 import { planDeliveries } from "./producer";
-import { summaryLine } from "./run";
+import { bookkeepingLoss, summaryLine } from "./run";
+import { emptyPoolStats } from "./supervisor";
+import type { SoakVerification } from "./verify";
 import { violationsLost } from "./verify";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -87,5 +89,20 @@ describe("the soak's plan and summary", () => {
     expect(violationsLost(seen, { "acme\u0001mark-paid:o-1": 1, "globex\u0001mark-paid:o-2": 1 })).toBe(2);
     // A row whose handler died before it could count it is not a loss.
     expect(violationsLost({}, { "acme\u0001mark-paid:o-3": 1 })).toBe(0);
+  });
+
+  it("measures the bookkeeping lost against the handlers' ground truth, never below 0", () => {
+    const w = emptyPoolStats();
+    w.unflushed = { atMost: 40, atLeast: 30, largestAtMost: 25 };
+    const v = { recordedSuppressions: 965, recordedDuplicateCounts: 1003 } as SoakVerification;
+    expect(bookkeepingLoss(1000, v, w)).toEqual({
+      duplicateClaims: 1000,
+      suppressionsLost: 35,
+      // More recorded than seen (a rerun transaction counts its duplicate twice): no loss, not -3.
+      duplicateCountsLost: 0,
+      largestLossPerKill: 25,
+      unflushedAtMost: 40,
+      unflushedAtLeast: 30,
+    });
   });
 });
