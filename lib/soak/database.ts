@@ -29,6 +29,8 @@ export interface SoakDatabase {
   url: string;
   /** Where the soak runs, safe to print. */
   describe: string;
+  /** The embedded server's data directory (its processes are the soak's); unset on DATABASE_URL. */
+  serverDataDir?: string;
   /** "restart": the soak's own server, stopped and started again on the same port. */
   outageKind: "restart" | "terminate";
   outage(): Promise<OutageReport>;
@@ -101,6 +103,7 @@ async function openEmbedded(options: { synchronousCommit: boolean }, log: (line:
     // The soak's handlers name the demo's tables and the library's unqualified.
     url: withSearchPath(handle.url, [DEFAULT_SCHEMA, DEMO_SCHEMA]),
     describe: `embedded PostgreSQL on 127.0.0.1:${port} (${dataDir})`,
+    serverDataDir: dataDir,
     outageKind: "restart",
     async outage() {
       const connectionsCut = await countConnections(handle.url, "postgres").catch(() => 0);

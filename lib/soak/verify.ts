@@ -36,6 +36,9 @@ export interface SoakVerification {
   rolledUpViolations: Record<string, number>;
   /** Violation rows (uncaught_violation_keys), by `<tenant>\u0001<effect key>`. */
   recordedViolationKeys: Record<string, number>;
+  /** What the library's batched bookkeeping recorded: the rollups' suppressed, sum(effects.duplicate_count). */
+  recordedSuppressions: number;
+  recordedDuplicateCounts: number;
   doubleEffects: number;
   lost: number;
 }
@@ -102,6 +105,10 @@ export async function verifySoak(db: Queryable): Promise<SoakVerification> {
       WHERE constraint_name = $1 GROUP BY tenant_id, key`,
     [INJECTED_CONSTRAINT],
   );
+  const bookkeeping = await db.query<{ suppressed: number; duplicate_counts: number }>(
+    `SELECT (SELECT coalesce(sum(suppressed), 0)::int FROM worker_stats_minute) AS suppressed,
+            (SELECT coalesce(sum(duplicate_count), 0)::int FROM effects) AS duplicate_counts`,
+  );
   const doubleEffects = t.doubleCaptures + t.doubleReceipts + t.doubleRefunds + d.double_entries;
   const lost = t.lost + d.missing_entries + d.unexplained_missing;
   return {
@@ -124,6 +131,8 @@ export async function verifySoak(db: Queryable): Promise<SoakVerification> {
     brokerFailed: broker.rows[0]?.failed ?? 0,
     rolledUpViolations: Object.fromEntries(violations.rows.map((r) => [r.constraint_name, r.n])),
     recordedViolationKeys: Object.fromEntries(recorded.rows.map((r) => [r.id, r.n])),
+    recordedSuppressions: bookkeeping.rows[0]?.suppressed ?? 0,
+    recordedDuplicateCounts: bookkeeping.rows[0]?.duplicate_counts ?? 0,
     doubleEffects,
     lost,
   };

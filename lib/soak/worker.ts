@@ -14,6 +14,7 @@ import {
   type KillNote,
   SOAK_APP_PREFIX,
   SOAK_BOSS_SCHEMA,
+  SOAK_FLUSH_INTERVAL_MS,
   SOAK_QUEUE,
   type SoakWorkerConfig,
   type SupervisorMessage,
@@ -67,18 +68,44 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     wait: config.waitMs,
     retention: "7d",
     maxRetryWindow: "3d",
-    flushInterval: 2000,
+    // The soak flushes on SOAK_FLUSH_INTERVAL_MS itself (below), through the public flush(), so
+    // that it knows what each flush wrote: the ground truth of what a SIGKILL loses.
+    flushInterval: 0,
     logger,
     workerId: `${name}:${process.pid}`,
   });
   let pending = emptyCounters();
   let armed = false;
+  // Duplicate claims counted in this process, and that count at the snapshot of the last flush
+  // that wrote everything (flushing: of the flush in flight). effects.flush() takes its snapshot
+  // synchronously, before its first await, so the numbers line up with what it writes.
+  let duplicateClaims = 0;
+  let flushedDuplicateClaims = 0;
+  let flushingDuplicateClaims: number | null = null;
+  const flushBookkeeping = async () => {
+    if (flushingDuplicateClaims !== null) return;
+    const snapshot = duplicateClaims;
+    flushingDuplicateClaims = snapshot;
+    const ok = await effects.flush().catch(() => false);
+    flushingDuplicateClaims = null;
+    if (ok) flushedDuplicateClaims = snapshot;
+  };
+  const flusher = setInterval(() => void flushBookkeeping(), SOAK_FLUSH_INTERVAL_MS);
   // Set once the consumer runs; a kill point can only be reached by one of its runs.
   let inFlight = () => 0;
 
   // The SIGKILL: every run in flight dies wherever it is; the note says how many.
   const die = (where: string) => {
-    const note: KillNote = { pid: process.pid, inflight: inFlight(), where, unreported: pending };
+    const note: KillNote = {
+      pid: process.pid,
+      inflight: inFlight(),
+      where,
+      unreported: pending,
+      unflushedDuplicateClaims: {
+        atMost: duplicateClaims - flushedDuplicateClaims,
+        atLeast: duplicateClaims - (flushingDuplicateClaims ?? flushedDuplicateClaims),
+      },
+    };
     fs.writeFileSync(config.noteFile, JSON.stringify(note));
     process.kill(process.pid, "SIGKILL");
   };
@@ -97,7 +124,19 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
       return inject;
     },
   };
-  const steps = demoSteps(pool, faults);
+  const demo = demoSteps(pool, faults);
+  // Each step's duplicate claim counted as soon as the step returns (job.steps grows by one).
+  const counted =
+    <A extends unknown[], R>(step: (job: JobContext<pg.PoolClient>, ...args: A) => Promise<R>) =>
+    async (job: JobContext<pg.PoolClient>, ...args: A): Promise<R> => {
+      const value = await step(job, ...args);
+      if (job.steps.at(-1)?.result === "duplicate") {
+        duplicateClaims++;
+        pending.duplicateClaims++;
+      }
+      return value;
+    };
+  const steps = { capture: counted(demo.capture), markPaid: counted(demo.markPaid), receipt: counted(demo.receipt) };
   const countSteps = (job: JobContext<pg.PoolClient>) => {
     for (const s of job.steps) {
       if (s.result === "ran") pending.stepsRan++;
@@ -150,6 +189,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
       case "fail": {
         pending.failed++;
         const e = decision.error as { code?: string; constraint?: string };
+        if (e?.code === "LEASE_LOST") pending.leaseLost++;
         if (e?.code === "23505") {
           const c = e.constraint ?? "unknown";
           pending.violations[c] = (pending.violations[c] ?? 0) + 1;
@@ -188,6 +228,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
   return async () => {
     await consumer.stop({ timeoutMs: 30_000 });
     clearInterval(reporter);
+    clearInterval(flusher);
     await effects.close().catch(() => {});
     await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
     await pool.end().catch(() => {});
