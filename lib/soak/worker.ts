@@ -4,6 +4,7 @@ import type PgBoss from "pg-boss";
 import pino from "pino";
 import { loadConfig } from "../config";
 import { demoSteps, type Faults } from "../demo/handlers";
+import { demoProviderClients, newDemoApiKey, startDemoProviderServers } from "../demo/provider";
 import type { OrderMessage } from "../demo/settings";
 import { createEffects, type JobContext } from "../idempotency";
 import type { Decision, IdempotentHandler } from "../queues/core";
@@ -97,7 +98,10 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
       return inject;
     },
   };
-  const steps = demoSteps(pool, faults);
+  // The demo's providers, served from this process: their storage is the database's, so every
+  // worker's servers are one provider (as a provider's API nodes are), and a killed worker's go with it.
+  const providerServers = await startDemoProviderServers({ databaseUrl: config.url, apiKey: newDemoApiKey() });
+  const steps = demoSteps(pool, faults, demoProviderClients(providerServers.endpoints));
   const countSteps = (job: JobContext<pg.PoolClient>) => {
     for (const s of job.steps) {
       if (s.result === "ran") pending.stepsRan++;
@@ -189,6 +193,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     await consumer.stop({ timeoutMs: 30_000 });
     clearInterval(reporter);
     await effects.close().catch(() => {});
+    await providerServers.close().catch(() => {});
     await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
     await pool.end().catch(() => {});
     report();
