@@ -151,7 +151,7 @@ export async function startMailerServer(options: { databaseUrl: string; port?: n
       [time("created_gte"), time("created_lt"), cursor, limit + 1],
     );
     const page = rows.slice(0, limit);
-    return { messages: page.map(toMessage), next_cursor: rows.length > limit ? page.at(-1)!.id : null };
+    return { messages: page.map(toMessage), next_cursor: rows.length > limit ? String(page.at(-1)!.id) : null };
   }
 
   const server = http.createServer((req, res) => {
