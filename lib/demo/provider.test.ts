@@ -57,10 +57,11 @@ const order = (orderId: string, amountCents = 1200, tenant = "acme"): OrderMessa
 async function pay(steps: DemoSteps, m: OrderMessage, disagreement?: Disagreement) {
   servers.stripe.faults = disagreement ? { ...noFaults(), rates: { ...noFaults().rates, [disagreement]: 1 } } : noFaults();
   try {
-    await demo.query(
-      "INSERT INTO demo_orders (tenant_id, order_id, amount_cents) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-      [m.tenant, m.orderId, m.amountCents],
-    );
+    await demo.query("INSERT INTO demo_orders (tenant_id, order_id, amount_cents) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
+      m.tenant,
+      m.orderId,
+      m.amountCents,
+    ]);
     return await effects.job({ tenant: m.tenant, jobType: "order.paid", messageId: m.msgId }, async (job) => {
       const charge = await steps.capture(job, m);
       await steps.markPaid(job, m, charge.chargeId);
