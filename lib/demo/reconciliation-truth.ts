@@ -8,8 +8,11 @@ import { PROVIDER_SCHEMA } from "./stripe-server";
  * - by the Stripe-compatible server (its `injections`): duplicate → duplicated_at_provider, lost →
  *   missing_at_provider, drift → drift, keyless → unknown_to_onceboard (the object without a key)
  *   and missing_at_provider (its effect, whose key no object carries);
- * - by the workers' crash fault between a receipt's claim and its send (demo_unsent_receipts), and
- *   by the history's abandoned receipts: missing_at_provider at the mailer, "never sent".
+ * - at the mailer, missing_at_provider ("never sent"): the receipts the workers' crash fault killed
+ *   between claim and send (demo_unsent_receipts), and every abandoned receipt the mailer's own
+ *   storage holds no message for, read straight from that storage rather than through its API: a
+ *   crash kills every job in flight in its worker, so a receipt claimed by another job of the same
+ *   process is abandoned unsent too, as are the history's abandoned receipts.
  * A finding is named by its identity (`<provider>:key:<tenant>:<key>`, `<provider>:object:<id>`),
  * as the reconciler names it. Only effects created inside the window count, as in a run.
  */
@@ -37,7 +40,9 @@ SELECT 'missing_at_provider', format('mailer:key:%s:%s', u.tenant_id, u.effect_k
 UNION
 SELECT 'missing_at_provider', format('mailer:key:%s:%s', e.tenant_id, e.key)
   FROM effects e
- WHERE e.owner = 'history' AND e.status = 'abandoned' AND e.key LIKE 'receipt:%' AND e.created_at >= $1 AND e.created_at < $2`;
+ WHERE e.status = 'abandoned' AND e.key LIKE 'receipt:%' AND e.created_at >= $1 AND e.created_at < $2
+   AND NOT EXISTS (SELECT 1 FROM ${PROVIDER_SCHEMA}.messages msg
+                    WHERE msg.onceboard_tenant = e.tenant_id AND msg.onceboard_key = e.key)`;
 
 export interface KindComparison {
   kind: TruthKind;
