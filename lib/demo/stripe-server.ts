@@ -160,6 +160,9 @@ export interface StripeServer {
 export async function startStripeServer(options: StripeServerOptions): Promise<StripeServer> {
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 8, application_name: "onceboard-demo-provider" });
   pool.on("error", () => {});
+  // A checked-out client (a create's transaction) has no listener of pg-pool's: a server restart
+  // mid-request would crash the process instead of failing that request with a 500.
+  pool.on("connect", (client) => client.on("error", () => {}));
   await installProviderSchema(pool);
   const windowSeconds = options.idempotencyWindowSeconds ?? DEFAULT_IDEMPOTENCY_WINDOW_SECONDS;
   const random = options.random ?? Math.random;

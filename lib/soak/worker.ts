@@ -4,7 +4,11 @@ import type PgBoss from "pg-boss";
 import pino from "pino";
 import { loadConfig } from "../config";
 import { demoSteps, type Faults } from "../demo/handlers";
-import { demoProviderClients, newDemoApiKey, startDemoProviderServers } from "../demo/provider";
+import { demoProviderClients, startDemoProviderServers } from "../demo/provider";
+
+/** The soak's account at the demo's provider, the same in every worker. */
+const SOAK_PROVIDER_API_KEY = "sk_test_onceboard_soak";
+
 import type { OrderMessage } from "../demo/settings";
 import { createEffects, type JobContext } from "../idempotency";
 import type { Decision, IdempotentHandler } from "../queues/core";
@@ -100,7 +104,8 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
   };
   // The demo's providers, served from this process: their storage is the database's, so every
   // worker's servers are one provider (as a provider's API nodes are), and a killed worker's go with it.
-  const providerServers = await startDemoProviderServers({ databaseUrl: config.url, apiKey: newDemoApiKey() });
+  // One account: the provider scopes Idempotency-Keys per API key, and a takeover in another worker must replay.
+  const providerServers = await startDemoProviderServers({ databaseUrl: config.url, apiKey: SOAK_PROVIDER_API_KEY });
   const steps = demoSteps(pool, faults, demoProviderClients(providerServers.endpoints));
   const countSteps = (job: JobContext<pg.PoolClient>) => {
     for (const s of job.steps) {
