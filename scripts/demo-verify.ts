@@ -99,6 +99,7 @@ async function verifyReconciliation(
       STRIPE_PROTOCOL: "http",
     });
     const runs: number[] = [];
+    const tty = process.stderr.isTTY;
     for (const [name, adapter] of [
       ["stripe", new StripeAdapter(stripe)],
       ["mailer", new HttpJsonAdapter("mailer", servers.mailer.url, MAILER_MAPPING)],
@@ -111,9 +112,12 @@ async function verifyReconciliation(
         graceSeconds: grace,
         trigger: "manual",
         requestedBy: "demo:verify",
-        onProgress: ({ objects }) => process.stderr.write(`\rreconciling ${name}: ${objects.toLocaleString("en")} objects`),
+        // A counter that rewrites itself on a terminal; elsewhere one line per run, not one per page.
+        onProgress: ({ objects }) => {
+          if (tty) process.stderr.write(`\rreconciling ${name}: ${objects.toLocaleString("en")} objects`);
+        },
       });
-      process.stderr.write("\n");
+      process.stderr.write(`${tty ? "\r" : ""}reconciled ${name}: ${result.objectsSeen.toLocaleString("en")} objects\n`);
       if (result.status === "failed") throw new Error(`the reconciliation of ${name} failed: ${result.error}`);
       runs.push(result.runId);
     }

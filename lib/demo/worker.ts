@@ -30,7 +30,9 @@ export async function startDemoWorker(options: {
   const name = `${DEMO_APP_PREFIX}-worker-${options.index}`;
   const pool = new pg.Pool({ connectionString: options.url, max: 8, application_name: name });
   pool.on("error", () => {});
-  const logger = pino({ name, level: options.logLevel ?? "warn" });
+  // Synchronous: the crash fault's line is written just before a SIGKILL, which an async buffer
+  // would lose (and the supervisor would call the injected crash a real one). Warnings are few.
+  const logger = pino({ name, level: options.logLevel ?? "warn" }, pino.destination({ dest: 1, sync: true }));
   const effects = createEffects({
     db: pool,
     lease: settings.leaseMs,
