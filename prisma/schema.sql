@@ -293,8 +293,7 @@ CREATE TABLE reconciliation_staged_objects (
   currency text,
   status text,
   created timestamp with time zone NOT NULL,
-  metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
-  CONSTRAINT reconciliation_staged_objects_pkey PRIMARY KEY (run_id, object_id)
+  metadata jsonb NOT NULL DEFAULT '{}'::jsonb
 );
 
 CREATE TABLE retention_settings (
@@ -465,7 +464,7 @@ CREATE INDEX reconciliation_findings_filter_idx ON onceboard.reconciliation_find
 CREATE INDEX reconciliation_findings_key_idx ON onceboard.reconciliation_findings USING btree (tenant_id, effect_key);
 CREATE INDEX reconciliation_runs_provider_window_idx ON onceboard.reconciliation_runs USING btree (provider, window_from, window_to, started_at DESC);
 CREATE INDEX reconciliation_runs_started_at_idx ON onceboard.reconciliation_runs USING btree (started_at DESC);
-CREATE INDEX reconciliation_staged_objects_key_idx ON onceboard.reconciliation_staged_objects USING btree (run_id, tenant_id, object_key);
+CREATE INDEX reconciliation_staged_objects_keyless_idx ON onceboard.reconciliation_staged_objects USING btree (run_id) WHERE ((object_key IS NULL) OR (tenant_id IS NULL));
 CREATE INDEX tenant_suppressions_hour_tenant_idx ON onceboard.tenant_suppressions_hour USING btree (tenant_id, hour);
 CREATE INDEX tenant_violations_hour_tenant_idx ON onceboard.tenant_violations_hour USING btree (tenant_id, hour);
 CREATE INDEX uncaught_violation_keys_occurred_idx ON onceboard.uncaught_violation_keys USING btree (occurred_at, id);

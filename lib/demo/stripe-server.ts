@@ -256,22 +256,30 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
     if (limit < 1 || limit > 100) throw new HttpError(400, "invalid_request_error", "limit must be between 1 and 100", "limit");
     const gte = int(created.gte, "created[gte]");
     const lte = int(created.lte, "created[lte]");
-    let after: { created: number; id: string } | null = null;
-    if (typeof params.starting_after === "string") {
-      const { rows } = await pool.query<{ created: string }>(`SELECT created FROM ${PROVIDER_SCHEMA}.objects WHERE id = $1`, [
-        params.starting_after,
-      ]);
-      if (!rows[0])
-        throw new HttpError(400, "invalid_request_error", `No such object: '${params.starting_after}'`, "starting_after");
-      after = { created: Number(rows[0].created), id: params.starting_after };
+    const after = typeof params.starting_after === "string" ? params.starting_after : null;
+    // One statement per page, with only the conditions asked for (a "$n IS NULL OR …" condition
+    // would keep a generic plan off the index), walking objects_list_idx by the keyset
+    // (created, id) from the starting_after object, looked up in the same statement.
+    const values: unknown[] = [kind];
+    const where = ["kind = $1"];
+    if (gte !== null) where.push(`created >= $${values.push(gte)}`);
+    if (lte !== null) where.push(`created <= $${values.push(lte)}`);
+    if (after !== null) {
+      const at = `$${values.push(after)}`;
+      where.push(
+        `(created, id) < ((SELECT a.created FROM ${PROVIDER_SCHEMA}.objects a WHERE a.id = ${at}), (SELECT a.id FROM ${PROVIDER_SCHEMA}.objects a WHERE a.id = ${at}))`,
+      );
     }
     const { rows } = await pool.query<Row>(
-      `SELECT * FROM ${PROVIDER_SCHEMA}.objects
-        WHERE kind = $1 AND ($2::bigint IS NULL OR created >= $2) AND ($3::bigint IS NULL OR created <= $3)
-          AND ($4::bigint IS NULL OR (created, id) < ($4, $5))
-        ORDER BY created DESC, id DESC LIMIT $6`,
-      [kind, gte, lte, after?.created ?? null, after?.id ?? "", limit + 1],
+      `SELECT * FROM ${PROVIDER_SCHEMA}.objects WHERE ${where.join(" AND ")}
+        ORDER BY created DESC, id DESC LIMIT $${values.push(limit + 1)}`,
+      values,
     );
+    // An empty page after a cursor: Stripe's answer to a cursor that names no object is a 400.
+    if (after !== null && rows.length === 0) {
+      const { rowCount } = await pool.query(`SELECT 1 FROM ${PROVIDER_SCHEMA}.objects WHERE id = $1`, [after]);
+      if (rowCount === 0) throw new HttpError(400, "invalid_request_error", `No such object: '${after}'`, "starting_after");
+    }
     return { object: "list", url: path, has_more: rows.length > limit, data: rows.slice(0, limit).map(toStripe) };
   }
 
