@@ -2,6 +2,7 @@ import { expect, test } from "@playwright/test";
 import { RECON_SEED, RECONCILED_EFFECTS } from "../lib/console/testing/seed-reconciliation";
 import { loginAs } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
+import { overflowsOf, settle } from "./pages";
 
 // A shared, loaded machine: generous timeouts (tests never assert a duration).
 test.describe.configure({ timeout: 90_000 });
@@ -54,6 +55,30 @@ for (const colorScheme of ["light", "dark"] as const) {
     });
   });
 }
+
+test.describe("Reconciliation at phone width", () => {
+  for (const colorScheme of ["light", "dark"] as const) {
+    test(`a finding opened at 390 px fits the screen, its two sides one under the other (${colorScheme})`, async ({
+      browser,
+    }) => {
+      const context = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme });
+      const page = await context.newPage();
+      await loginAs(page, "operator");
+      await page.goto("/reconciliation?kind=duplicated_at_provider");
+      await page.getByTestId("finding-row").first().getByTestId("finding-link").click();
+      await expect(page.getByTestId("finding-theirs").getByTestId("their-object")).toHaveCount(2);
+      await settle(page);
+      await page.screenshot({ path: `docs/screenshots/reconciliation-finding-390-${colorScheme}.png`, fullPage: true });
+      expect(await overflowsOf(page)).toEqual([]);
+      const [a, b] = [
+        await page.getByTestId("finding-ours").boundingBox(),
+        await page.getByTestId("finding-theirs").boundingBox(),
+      ];
+      expect(a && b && b.y >= a.y + a.height).toBe(true);
+      await context.close();
+    });
+  }
+});
 
 test.describe("Reconciliation, as an operator", () => {
   test.use({ colorScheme: "light" });
