@@ -2,6 +2,7 @@ import { loadConfig } from "../config";
 import {
   FINDING_FILTER_WHERE,
   FINDING_ORDER,
+  FINDING_SUMMARY_COLUMNS,
   type FindingRow,
   findingFilterValues,
   toFindingSummary,
@@ -134,8 +135,6 @@ const releaseStuckClaims: BulkKind<BulkReleaseFilter, StuckClaimSample> = {
 const findingsScope = (tenant: string | null) => (tenant === null ? Scope.operator() : Scope.operator().narrow(tenant));
 const openFindingValues = (tenant: string | null, filter: BulkFindingsFilter) =>
   findingFilterValues(findingsScope(tenant), { state: "open", ...filter });
-const FINDING_SAMPLE_COLUMNS = `id::text AS id, provider, kind, tenant_id, job_type, effect_key, provider_object_ids, detail,
-       first_seen_at, last_seen_at, state`;
 
 const acknowledgeFindings: BulkKind<BulkFindingsFilter, FindingSummary> = {
   filterJson: (filter) => ({
@@ -154,7 +153,7 @@ const acknowledgeFindings: BulkKind<BulkFindingsFilter, FindingSummary> = {
         ...values,
       ),
       db.$queryRawUnsafe<FindingRow[]>(
-        `SELECT ${FINDING_SAMPLE_COLUMNS} FROM ${table} WHERE ${FINDING_FILTER_WHERE} ORDER BY ${FINDING_ORDER} LIMIT ${Math.trunc(input.sample)}`,
+        `SELECT ${FINDING_SUMMARY_COLUMNS} FROM ${table} WHERE ${FINDING_FILTER_WHERE} ORDER BY ${FINDING_ORDER} LIMIT ${Math.trunc(input.sample)}`,
         ...values,
       ),
     ]);

@@ -63,13 +63,16 @@ export function findingFilterValues(
 /** The order findings are listed (and bulk-acknowledged) in: newest last seen first. */
 export const FINDING_ORDER = "last_seen_at DESC, id DESC";
 
+/** A FindingRow's columns, as toFindingSummary reads them. */
+export const FINDING_SUMMARY_COLUMNS = `id::text AS id, provider, kind, tenant_id, job_type, effect_key, provider_object_ids, detail,
+       first_seen_at, last_seen_at, state`;
+
 // Keyset-paginated on (last_seen_at, id): the (state, kind, provider, tenant_id, last_seen_at
 // desc) index.
 const LIST = {
   name: "console_list_findings",
   text: `
-SELECT id::text AS id, provider, kind, tenant_id, job_type, effect_key, provider_object_ids, detail,
-       first_seen_at, last_seen_at, state,
+SELECT ${FINDING_SUMMARY_COLUMNS},
        to_char(last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
   FROM reconciliation_findings
  WHERE ${FINDING_FILTER_WHERE}
