@@ -80,11 +80,11 @@ export function BulkAcknowledgePanel({ filters, platform }: { filters: FindingFi
                 start.mutate();
               }}
             >
-              <p>
+              <p className="form-line">
                 {formatCount(dryRun.data.count)} open {dryRun.data.count === 1 ? "finding matches" : "findings match"}
                 {dryRun.data.tenant === null ? " across every tenant" : ""}. The first:
               </p>
-              <ul className="bulk-sample">
+              <ul className="bulk-sample form-line">
                 {dryRun.data.sample.map((f) => (
                   <li key={f.id}>
                     <FindingKindBadge kind={f.kind} /> {f.detail}{" "}
