@@ -73,7 +73,7 @@ CREATE TABLE bulk_action_items (
 CREATE TABLE bulk_actions (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
   kind text NOT NULL,
-  tenant_id text NOT NULL,
+  tenant_id text,
   filter jsonb NOT NULL,
   state text NOT NULL DEFAULT 'queued'::text,
   total integer NOT NULL,
@@ -90,9 +90,12 @@ CREATE TABLE bulk_actions (
   lease_owner text,
   lease_until timestamp with time zone,
   error text,
-  CONSTRAINT bulk_actions_kind_check CHECK ((kind = ANY (ARRAY['release_stuck_claims'::text]))),
+  note text,
+  CONSTRAINT bulk_actions_acknowledge_note_check CHECK (((kind <> 'acknowledge_findings'::text) OR (note IS NOT NULL))),
+  CONSTRAINT bulk_actions_kind_check CHECK ((kind = ANY (ARRAY['release_stuck_claims'::text, 'acknowledge_findings'::text]))),
   CONSTRAINT bulk_actions_pkey PRIMARY KEY (id),
   CONSTRAINT bulk_actions_progress_check CHECK (((processed >= 0) AND (processed <= total) AND (applied <= processed))),
+  CONSTRAINT bulk_actions_release_tenant_check CHECK (((kind <> 'release_stuck_claims'::text) OR (tenant_id IS NOT NULL))),
   CONSTRAINT bulk_actions_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'done'::text, 'cancelled'::text, 'failed'::text])))
 );
 
