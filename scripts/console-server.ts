@@ -20,13 +20,16 @@ import { announcePeerHeader, PEER_HEADER } from "../lib/auth/client-ip";
  * Node writes every head, implicit ones included, through writeHead — and only over a 200: a
  * redirect, a 404 or a 500 Next chose stays what it is. The marker never reaches the client.
  */
-function answerWithPageStatus(response: http.ServerResponse): void {
+function answerWithPageStatus(request: http.IncomingMessage, response: http.ServerResponse): void {
+  // A client-side navigation's RSC fetch keeps its 200, so the router renders the page (its error
+  // beside the form) in place. Only here is that known: Next hides the RSC headers from the proxy.
+  const navigation = request.headers.rsc === "1";
   const writeHead = response.writeHead;
   response.writeHead = function (this: http.ServerResponse, ...args: unknown[]) {
     const marked = Number(this.getHeader(PAGE_STATUS_HEADER));
     this.removeHeader(PAGE_STATUS_HEADER);
     const status = typeof args[0] === "number" ? args[0] : this.statusCode;
-    if (status === 200 && marked >= 400 && marked < 500) {
+    if (!navigation && status === 200 && marked >= 400 && marked < 500) {
       if (typeof args[0] === "number") args[0] = marked;
       else this.statusCode = marked;
       this.statusCode = marked;
@@ -54,7 +57,7 @@ announcePeerHeader();
 
 const server = http.createServer((request, response) => {
   request.headers[PEER_HEADER] = request.socket.remoteAddress ?? "";
-  answerWithPageStatus(response);
+  answerWithPageStatus(request, response);
   void handle(request, response);
 });
 server.on("error", (error) => {

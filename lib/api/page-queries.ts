@@ -85,8 +85,9 @@ const PAGE_QUERIES: Record<string, (raw: URLSearchParams, session: PageQuerySess
   "/keys": (raw, session) => void parseKeysPageQuery(raw, session),
   "/overview": (raw, session) => void parseSearchParams(overviewQuery, pageValues(raw, session)),
   "/gaps": (raw, session) => void parseGapsQuery(pageValues(raw, session, ["range", "from", "to", "jobType", "tenant"])),
-  "/violations": (raw, session) => {
-    const query = parseSearchParams(violationsQuery, pageValues(raw, session, VIOLATIONS_KEYS));
+  // The Violations page checks ?tenant= whoever asks (the read then keeps a tenant session to its own).
+  "/violations": (raw) => {
+    const query = parseSearchParams(violationsQuery, pageValues(raw, { tenantId: null }, VIOLATIONS_KEYS));
     if (query.cursor) decodeViolationCursor(query.cursor);
   },
   "/reconciliation": (raw, session) => {
