@@ -13,10 +13,13 @@ import pg from "pg";
  *
  * It can misbehave on purpose. Disagreements, each drawn per create at its rate and recorded in
  * `injections` so demo:verify can compare them with the reconciler's findings:
- * - duplicate: the key is "pruned" and a second object is created for it;
+ * - duplicate: a repeated key is "pruned" and a second object is created for it; a new key's
+ *   request is carried out twice (two objects, as a provider that does not check keys across its
+ *   regions does). Either way one injection, one extra object;
  * - lost: the request is answered as accepted but no object is kept;
  * - keyless: the object is stored without its Onceboard metadata (a legacy path);
  * - drift: the object is stored with another amount.
+ * At most one disagreement per request, so each injection is one finding to look for.
  * And failures of the API itself, for tests: 429 with Retry-After, 5xx, malformed JSON.
  */
 export const PROVIDER_SCHEMA = "onceboard_demo_provider";
@@ -157,6 +160,9 @@ export interface StripeServer {
 export async function startStripeServer(options: StripeServerOptions): Promise<StripeServer> {
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 8, application_name: "onceboard-demo-provider" });
   pool.on("error", () => {});
+  // A checked-out client (a create's transaction) has no listener of pg-pool's: a server restart
+  // mid-request would crash the process instead of failing that request with a 500.
+  pool.on("connect", (client) => client.on("error", () => {}));
   await installProviderSchema(pool);
   const windowSeconds = options.idempotencyWindowSeconds ?? DEFAULT_IDEMPOTENCY_WINDOW_SECONDS;
   const random = options.random ?? Math.random;
@@ -292,12 +298,14 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
     const paymentIntent = typeof params.payment_intent === "string" ? params.payment_intent : null;
     const draw = (d: Disagreement) => random() < state.faults.rates[d];
     const client = await pool.connect();
+    let duplicate = false;
+    let doubled = false;
     try {
       await client.query("BEGIN");
       if (idempotencyKey) {
-        const duplicate = draw("duplicate");
+        duplicate = draw("duplicate");
         // Stripe prunes keys after its window; the "duplicate" disagreement prunes this one early.
-        await client.query(
+        const pruned = await client.query(
           `DELETE FROM ${PROVIDER_SCHEMA}.idempotency_keys
             WHERE api_key = $1 AND key = $2 AND (created_at < now() - make_interval(secs => $3) OR $4)`,
           [apiKey, idempotencyKey, windowSeconds, duplicate],
@@ -318,17 +326,32 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
           }
           return send(res, rows[0]!.status, rows[0]!.response, { "idempotent-replayed": "true" });
         }
-        if (duplicate) await inject(client, "duplicate", null, metadata);
+        // A new key's duplicate is the request carried out twice; a repeated key's, the object made after the prune.
+        doubled = duplicate && pruned.rowCount === 0;
       }
       const id = objectId(kind === "payment_intent" ? "pi" : "re");
       let stored = { amount, metadata };
-      if (draw("keyless")) {
+      // One disagreement per request at most: `planted` once one is.
+      let planted = duplicate;
+      if (duplicate) {
+        const extra = doubled ? objectId(kind === "payment_intent" ? "pi" : "re") : id;
+        await inject(client, "duplicate", extra, metadata);
+        if (doubled) {
+          await client.query(
+            `INSERT INTO ${PROVIDER_SCHEMA}.objects (id, kind, amount, currency, status, metadata, payment_intent, created)
+             VALUES ($1, $2, $3, $4, 'succeeded', $5, $6, $7)`,
+            [extra, kind, amount, currency, metadata, paymentIntent, Math.floor(Date.now() / 1000)],
+          );
+        }
+      } else if (draw("keyless")) {
         const { onceboard_key: _k, onceboard_tenant: _t, ...rest } = metadata;
         await inject(client, "keyless", id, metadata);
         stored = { ...stored, metadata: rest };
+        planted = true;
       } else if (draw("drift")) {
         await inject(client, "drift", id, metadata);
         stored = { ...stored, amount: amount + 1 };
+        planted = true;
       }
       const row: Row = {
         id,
@@ -340,7 +363,7 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
         payment_intent: paymentIntent,
         created: Math.floor(Date.now() / 1000),
       };
-      if (draw("lost")) await inject(client, "lost", id, metadata);
+      if (!planted && draw("lost")) await inject(client, "lost", id, metadata);
       else {
         await client.query(
           `INSERT INTO ${PROVIDER_SCHEMA}.objects (id, kind, amount, currency, status, metadata, payment_intent, created)

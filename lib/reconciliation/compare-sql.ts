@@ -130,7 +130,11 @@ found AS (
          coalesce(t.theirs, '[]'::jsonb) AS theirs,
          CASE c.kind
            WHEN 'duplicated_at_provider' THEN format('%s %ss carry %s', t.n, $10::text, c.key)
-           WHEN 'missing_at_provider' THEN format('%s is %s here, but no %s carries it', c.key, c.status, $10::text)
+           -- An abandoned at-most-once step the provider never saw is the send the trade gave up.
+           WHEN 'missing_at_provider' THEN
+             CASE WHEN c.status = 'abandoned'
+                  THEN format('%s was claimed and abandoned here, and no %s carries it: never sent', c.key, $10::text)
+                  ELSE format('%s is %s here, but no %s carries it', c.key, c.status, $10::text) END
            WHEN 'pending' THEN format('%s: no %s yet, within the %s s grace period', c.key, $10::text, $7)
            ELSE format('%s: %s', c.key, c.drift)
          END AS detail

@@ -49,9 +49,9 @@ describe("reconciling Onceboard's effects with the demo's Stripe-compatible serv
 
   it("finds each planted disagreement exactly once, and a rerun adds none", async () => {
     await h.capture("acme", "clean", 100);
-    // Duplicate: the provider forgot the key, and the retried step charged again.
+    // Duplicate: the provider carried the one request out twice (a second PaymentIntent for the key).
     h.server.faults = { ...noFaults(), rates: { ...noFaults().rates, duplicate: 1 } };
-    await h.capture("acme", "dup", 1000, { retryAfterCharge: true });
+    await h.capture("acme", "dup", 1000);
     // Lost: accepted, never kept.
     h.server.faults = { ...noFaults(), rates: { ...noFaults().rates, lost: 1 } };
     await h.capture("acme", "lost", 700);
