@@ -165,7 +165,10 @@ test("a tenant session searches only its own tenant, whatever the URL names", as
 
 test("a bad search shows its error beside the form, which keeps what was typed", async ({ page }) => {
   await loginAs(page, "viewer");
-  await page.goto(`/keys?q=${"x".repeat(300)}&status=bogus`);
+  // The URL is wrong, so the page answers 400 (not a 200 with an error in it), with its sidebar and form.
+  const response = await page.goto(`/keys?q=${"x".repeat(300)}&status=bogus`);
+  expect(response?.status()).toBe(400);
+  await expect(page.getByRole("link", { name: "Overview" })).toBeVisible();
   const form = page.getByRole("search", { name: "Search keys" });
   await expect(form).toBeVisible();
   await expect(form.getByRole("searchbox", { name: "Key or fragment" })).toHaveValue("x".repeat(300));

@@ -73,7 +73,7 @@ CREATE TABLE bulk_action_items (
 CREATE TABLE bulk_actions (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
   kind text NOT NULL,
-  tenant_id text NOT NULL,
+  tenant_id text,
   filter jsonb NOT NULL,
   state text NOT NULL DEFAULT 'queued'::text,
   total integer NOT NULL,
@@ -90,9 +90,12 @@ CREATE TABLE bulk_actions (
   lease_owner text,
   lease_until timestamp with time zone,
   error text,
-  CONSTRAINT bulk_actions_kind_check CHECK ((kind = ANY (ARRAY['release_stuck_claims'::text]))),
+  note text,
+  CONSTRAINT bulk_actions_acknowledge_note_check CHECK (((kind <> 'acknowledge_findings'::text) OR (note IS NOT NULL))),
+  CONSTRAINT bulk_actions_kind_check CHECK ((kind = ANY (ARRAY['release_stuck_claims'::text, 'acknowledge_findings'::text]))),
   CONSTRAINT bulk_actions_pkey PRIMARY KEY (id),
   CONSTRAINT bulk_actions_progress_check CHECK (((processed >= 0) AND (processed <= total) AND (applied <= processed))),
+  CONSTRAINT bulk_actions_release_tenant_check CHECK (((kind <> 'release_stuck_claims'::text) OR (tenant_id IS NOT NULL))),
   CONSTRAINT bulk_actions_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'done'::text, 'cancelled'::text, 'failed'::text])))
 );
 
@@ -293,8 +296,7 @@ CREATE TABLE reconciliation_staged_objects (
   currency text,
   status text,
   created timestamp with time zone NOT NULL,
-  metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
-  CONSTRAINT reconciliation_staged_objects_pkey PRIMARY KEY (run_id, object_id)
+  metadata jsonb NOT NULL DEFAULT '{}'::jsonb
 );
 
 CREATE TABLE retention_settings (
@@ -465,7 +467,7 @@ CREATE INDEX reconciliation_findings_filter_idx ON onceboard.reconciliation_find
 CREATE INDEX reconciliation_findings_key_idx ON onceboard.reconciliation_findings USING btree (tenant_id, effect_key);
 CREATE INDEX reconciliation_runs_provider_window_idx ON onceboard.reconciliation_runs USING btree (provider, window_from, window_to, started_at DESC);
 CREATE INDEX reconciliation_runs_started_at_idx ON onceboard.reconciliation_runs USING btree (started_at DESC);
-CREATE INDEX reconciliation_staged_objects_key_idx ON onceboard.reconciliation_staged_objects USING btree (run_id, tenant_id, object_key);
+CREATE INDEX reconciliation_staged_objects_keyless_idx ON onceboard.reconciliation_staged_objects USING btree (run_id) WHERE ((object_key IS NULL) OR (tenant_id IS NULL));
 CREATE INDEX tenant_suppressions_hour_tenant_idx ON onceboard.tenant_suppressions_hour USING btree (tenant_id, hour);
 CREATE INDEX tenant_violations_hour_tenant_idx ON onceboard.tenant_violations_hour USING btree (tenant_id, hour);
 CREATE INDEX uncaught_violation_keys_occurred_idx ON onceboard.uncaught_violation_keys USING btree (occurred_at, id);
