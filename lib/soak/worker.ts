@@ -134,7 +134,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
   // One account: the provider scopes Idempotency-Keys per API key, and a takeover in another worker must replay.
   const providerServers = await startDemoProviderServers({ databaseUrl: config.url, apiKey: SOAK_PROVIDER_API_KEY });
   const demo = demoSteps(pool, faults, demoProviderClients(providerServers.endpoints));
-    // Each step's duplicate claim counted as soon as the step returns (job.steps grows by one).
+  // Each step's duplicate claim counted as soon as the step returns (job.steps grows by one).
   const counted =
     <A extends unknown[], R>(step: (job: JobContext<pg.PoolClient>, ...args: A) => Promise<R>) =>
     async (job: JobContext<pg.PoolClient>, ...args: A): Promise<R> => {
