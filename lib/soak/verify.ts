@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/types";
+import { PROVIDER_SCHEMA } from "../demo/stripe-server";
 import { verifyDemo } from "../demo/verify";
 import { SOAK_BOSS_SCHEMA, SOAK_QUEUE } from "./protocol";
 
@@ -49,12 +50,15 @@ const DETAIL_SQL = `
 WITH entries AS (
   SELECT tenant_id, order_id, count(*) AS n FROM demo_accounting_entries GROUP BY tenant_id, order_id
 ), mail AS (
-  SELECT tenant_id, order_id, count(*) AS n FROM demo_mailer_outbox GROUP BY tenant_id, order_id
+  SELECT onceboard_tenant AS tenant_id, substr(onceboard_key, length('receipt:') + 1) AS order_id, count(*) AS n
+    FROM ${PROVIDER_SCHEMA}.messages WHERE onceboard_key LIKE 'receipt:%' GROUP BY 1, 2
 ), receipt AS (
   SELECT tenant_id, substr(key, length('receipt:') + 1) AS order_id, status
     FROM effects WHERE key LIKE 'receipt:%'
 ), charge AS (
-  SELECT tenant_id, order_id, min(charge_id) AS charge_id FROM demo_provider_ledger WHERE kind = 'capture' GROUP BY tenant_id, order_id
+  SELECT metadata->>'onceboard_tenant' AS tenant_id, substr(metadata->>'onceboard_key', length('capture:') + 1) AS order_id,
+         min(id) AS charge_id
+    FROM ${PROVIDER_SCHEMA}.objects WHERE kind = 'payment_intent' AND metadata->>'onceboard_key' LIKE 'capture:%' GROUP BY 1, 2
 )
 SELECT
   count(*) FILTER (WHERE coalesce(e.n, 0) > 1)::int AS double_entries,

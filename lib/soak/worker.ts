@@ -4,6 +4,11 @@ import type PgBoss from "pg-boss";
 import pino from "pino";
 import { loadConfig } from "../config";
 import { demoSteps, type Faults } from "../demo/handlers";
+import { demoProviderClients, startDemoProviderServers } from "../demo/provider";
+
+/** The soak's account at the demo's provider, the same in every worker. */
+const SOAK_PROVIDER_API_KEY = "sk_test_onceboard_soak";
+
 import type { OrderMessage } from "../demo/settings";
 import { createEffects, type JobContext } from "../idempotency";
 import type { Decision, IdempotentHandler } from "../queues/core";
@@ -124,7 +129,11 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
       return inject;
     },
   };
-  const demo = demoSteps(pool, faults);
+  // The demo's providers, served from this process: their storage is the database's, so every
+  // worker's servers are one provider (as a provider's API nodes are), and a killed worker's go with it.
+  // One account: the provider scopes Idempotency-Keys per API key, and a takeover in another worker must replay.
+  const providerServers = await startDemoProviderServers({ databaseUrl: config.url, apiKey: SOAK_PROVIDER_API_KEY });
+  const demo = demoSteps(pool, faults, demoProviderClients(providerServers.endpoints));
   // Each step's duplicate claim counted as soon as the step returns (job.steps grows by one).
   const counted =
     <A extends unknown[], R>(step: (job: JobContext<pg.PoolClient>, ...args: A) => Promise<R>) =>
@@ -230,6 +239,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     clearInterval(reporter);
     clearInterval(flusher);
     await effects.close().catch(() => {});
+    await providerServers.close().catch(() => {});
     await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
     await pool.end().catch(() => {});
     report();
