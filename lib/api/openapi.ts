@@ -43,6 +43,8 @@ import {
 } from "../contract/reconciliation";
 import {
   advice,
+  adviceApplyBody,
+  advicePreview,
   adviceQuery,
   applyResultView,
   planView,
@@ -96,7 +98,8 @@ export const OPERATIONS: Record<string, Partial<Record<Method, Operation>>> = {
   },
   "/api/v1/effects/{key}": {
     get: {
-      summary: "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations (viewer; audited)",
+      summary:
+        "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations, its deliveries (viewer; audited)",
       path: effectKeyPath,
       query: tenantQuery,
       response: effectDetail,
@@ -344,6 +347,25 @@ export const OPERATIONS: Record<string, Partial<Record<Method, Operation>>> = {
       query: adviceQuery,
       response: advice,
       errors: [400, 401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/retention/advice/preview": {
+    get: {
+      summary:
+        "The advice as a change of the settings: before and after, what must change first, the plan it implies (viewer; platform tokens)",
+      query: adviceQuery,
+      response: advicePreview,
+      errors: [400, 401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/retention/advice/apply": {
+    post: {
+      summary:
+        "Apply the previewed advice (platform admin; audited). 409 RETENTION_STALE when the advice or the settings moved since the preview; a refusal's issues name the setting in the way",
+      query: adviceQuery,
+      body: adviceApplyBody,
+      response: settingsUpdateView,
+      errors: [400, 401, 403, 409, 413, 429, 503, 504],
     },
   },
   "/api/v1/workers/{index}/metrics": {
