@@ -77,8 +77,12 @@ test("keeps the filters in the URL and shows an invalid one as an error", async 
   await expect(page.getByRole("link", { name: "Last 7 days" })).toHaveAttribute("aria-current", "true");
   await expect(page.getByTestId("gap-stats-job_type").getByRole("row")).toHaveCount(2);
   await expect(page.getByTestId("gaps-range")).toContainText("Last 7 days");
-  await page.goto("/gaps?range=2y");
+  // A 400 with the page's filters kept beside the error, the job type as the URL gave it.
+  expect((await page.goto("/gaps?range=2y&jobType=send-receipt"))?.status()).toBe(400);
   await expect(page.locator(".state-error")).toContainText("invalid query: range");
+  const filters = page.getByTestId("gaps-invalid");
+  await expect(filters.getByRole("link", { name: "Last 7 days" })).toBeVisible();
+  await expect(filters.locator('select[name="jobType"]')).toHaveValue("send-receipt");
   const api = await page.request.get("/api/v1/gaps?range=2y");
   expect(api.status()).toBe(400);
   expect((await api.json()).error.message).toContain("invalid query: range");

@@ -1,7 +1,7 @@
 import { dehydrate, HydrationBoundary, QueryClient } from "@tanstack/react-query";
 import type { Metadata } from "next";
 import { Suspense } from "react";
-import type { GapsParams } from "@/components/gaps/gap-filters";
+import { GapFilters, type GapsParams } from "@/components/gaps/gap-filters";
 import { GapsView } from "@/components/gaps/gaps-view";
 import { ErrorState } from "@/components/ui/error-state";
 import { PageHeader } from "@/components/ui/page-header";
@@ -45,10 +45,14 @@ export default async function GapsPage({
     query = parseGapsQuery(search);
   } catch (error) {
     const e = toApiError(error);
+    // The filters stay, with what the URL said, and the error beside them (proxy.ts answers 400).
     return (
       <>
         {header}
-        <ErrorState title="Invalid filter in the URL" message={e.message} code={e.code} />
+        <div className="gaps" data-testid="gaps-invalid">
+          <GapFilters params={params} jobTypes={[]} />
+          <ErrorState title="Invalid filter in the URL" message={e.message} code={e.code} />
+        </div>
       </>
     );
   }
