@@ -225,9 +225,9 @@ async function main() {
         return { charged: key };
       });
 
-    const settle = async <T>(calls: Promise<T>[], describe: (value: T) => string) =>
+    const settle = async <T>(calls: Promise<T>[], answerOf: (value: T) => string) =>
       (await Promise.allSettled(calls)).map((r) =>
-        r.status === "fulfilled" ? describe(r.value) : `error ${(r.reason as Error)?.name ?? "?"}`,
+        r.status === "fulfilled" ? answerOf(r.value) : `error ${(r.reason as Error)?.name ?? "?"}`,
       );
 
     const queueRace = async (
