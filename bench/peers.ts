@@ -108,6 +108,13 @@ async function main() {
     registry: new Registry(),
     logger: pino({ level: "info" }, pino.destination("/dev/null")),
   });
+  // The same library with coalescing off (each claim and completion its own round trip): before/after in one run.
+  const uncoalesced = createEffects({
+    db: pool,
+    coalesce: false,
+    registry: new Registry(),
+    logger: pino({ level: "info" }, pino.destination("/dev/null")),
+  });
   const redis = createClient({ url: REDIS_URL });
   redis.on("error", () => {});
   let boss: PgBoss | null = null;
@@ -218,12 +225,16 @@ async function main() {
     );
 
     const onceRuns = new Map<string, number>();
-    const onceCall = (key: string, delayMs = 0) =>
-      effects.once({ tenant: "bench", key, jobType: "bench", messageId: `m-${key}`, wait: "10s" }, async () => {
-        onceRuns.set(key, (onceRuns.get(key) ?? 0) + 1);
-        if (delayMs > 0) await sleep(delayMs);
-        return { charged: key };
-      });
+    const onceWith =
+      (lib: typeof effects) =>
+      (key: string, delayMs = 0) =>
+        lib.once({ tenant: "bench", key, jobType: "bench", messageId: `m-${key}`, wait: "10s" }, async () => {
+          onceRuns.set(key, (onceRuns.get(key) ?? 0) + 1);
+          if (delayMs > 0) await sleep(delayMs);
+          return { charged: key };
+        });
+    const onceCall = onceWith(effects);
+    const onceOffCall = onceWith(uncoalesced);
 
     const settle = async <T>(calls: Promise<T>[], answerOf: (value: T) => string) =>
       (await Promise.allSettled(calls)).map((r) =>
@@ -279,31 +290,38 @@ async function main() {
           };
         },
       },
-      {
-        name: "Onceboard `once`",
-        guarantees: "durable claim, stored outcome, leases and takeover, key reuse caught; body once in the race",
-        database: onceboardDb,
-        fresh: (key) => onceCall(key),
-        duplicate: async (key) => {
-          const r = await onceCall(key);
-          if (!r.duplicate) throw new Error("once ran a duplicate");
-        },
-        prepare: async (keys) => {
-          await runKeys(keys, (k) => onceCall(k));
-        },
-        async race(key) {
-          const answers = await settle(
-            Array.from({ length: RACERS }, () => onceCall(key, RACE_BODY_MS)),
-            (r) => (r.duplicate ? "the stored outcome (duplicate)" : "ran the body"),
-          );
-          const repeat = await onceCall(key);
-          return {
-            bodyRuns: onceRuns.get(key) ?? 0,
-            others: tally(answers),
-            repeat: repeat.duplicate ? "the stored outcome; the body did not run" : "ran the body again",
-          };
-        },
-      },
+      ...(
+        [
+          ["Onceboard `once`", onceCall],
+          ["Onceboard `once`, coalescing off", onceOffCall],
+        ] as const
+      ).map(
+        ([name, call]): Contender => ({
+          name,
+          guarantees: "durable claim, stored outcome, leases and takeover, key reuse caught; body once in the race",
+          database: onceboardDb,
+          fresh: (key) => call(key),
+          duplicate: async (key) => {
+            const r = await call(key);
+            if (!r.duplicate) throw new Error("once ran a duplicate");
+          },
+          prepare: async (keys) => {
+            await runKeys(keys, (k) => call(k));
+          },
+          async race(key) {
+            const answers = await settle(
+              Array.from({ length: RACERS }, () => call(key, RACE_BODY_MS)),
+              (r) => (r.duplicate ? "the stored outcome (duplicate)" : "ran the body"),
+            );
+            const repeat = await call(key);
+            return {
+              bodyRuns: onceRuns.get(key) ?? 0,
+              others: tally(answers),
+              repeat: repeat.duplicate ? "the stored outcome; the body did not run" : "ran the body again",
+            };
+          },
+        }),
+      ),
       {
         name: "DBOS workflow with `workflowID`",
         guarantees: "durable workflow, its result and step outputs; body once in the race",
@@ -493,8 +511,11 @@ async function main() {
     }
     console.log("");
     log(`load average ${load}; PostgreSQL ${database.serverVersion} (${database.where})`);
-    const [raw, onceT, dbosT] = totals;
-    if (!raw || !onceT || !dbosT) throw new Error("missing totals");
+    const [raw, onceT, onceOffT, dbosT] = totals;
+    if (!raw || !onceT || !onceOffT || !dbosT) throw new Error("missing totals");
+    log(
+      `coalescing: once fresh ${(rate(onceT.fresh) / rate(onceOffT.fresh)).toFixed(3)}× and duplicates ${(rate(onceT.dup) / rate(onceOffT.dup)).toFixed(3)}× of coalescing off, same run`,
+    );
     const oncePerS = rate(onceT.fresh);
     const rawPerS = rate(raw.fresh);
     console.log(
@@ -502,6 +523,7 @@ async function main() {
     );
   } finally {
     await effects.close().catch(() => {});
+    await uncoalesced.close().catch(() => {});
     if (dbosLaunched) await DBOS.shutdown().catch(() => {});
     await boss?.stop({ graceful: false, wait: true }).catch(() => {});
     for (const stop of stops) await stop().catch(() => {});

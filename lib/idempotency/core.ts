@@ -1,3 +1,4 @@
+import type { Coalescer } from "./coalescer";
 import type { DuplicateLedger } from "./duplicates";
 import type { Logger } from "./logger";
 import type { EffectsMetrics } from "./metrics";
@@ -13,4 +14,6 @@ export interface EffectsCore {
   duplicates: DuplicateLedger;
   logger: Logger;
   closed: boolean;
+  /** Shares round trips between concurrent autocommit claims, completions and failures; null when `coalesce` is off. */
+  coalescer: Coalescer | null;
 }

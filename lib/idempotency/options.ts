@@ -33,6 +33,11 @@ export interface EffectsOptions {
   flushInterval?: Duration;
   /** Write per-minute rollups at all. Default true. */
   rollups?: boolean;
+  /**
+   * Coalesce concurrent claims, completions and failures outside transactions into one set-wise
+   * statement per round trip (coalescer.ts). Default true; false sends each on its own.
+   */
+  coalesce?: boolean;
   /** Names this process in effects.owner. Default host:pid:random. */
   workerId?: string;
   /** The PostgreSQL schema `migrate()` installed the library into. Default "onceboard". */
@@ -60,6 +65,7 @@ export interface ResolvedOptions {
   demo: boolean;
   flushIntervalMs: number;
   rollups: boolean;
+  coalesce: boolean;
   workerId: string;
   schema: string;
   register: boolean;
@@ -93,6 +99,7 @@ const FIELD_CHECKS: Record<string, Check> = {
   demo: isBoolean,
   flushInterval: isDuration,
   rollups: isBoolean,
+  coalesce: isBoolean,
   workerId: isWorkerId,
   register: isBoolean,
   maintain: isMaintain,
@@ -178,6 +185,7 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
     demo: options.demo ?? false,
     flushIntervalMs: toMs(options.flushInterval ?? "10s", "flushInterval"),
     rollups: options.rollups ?? true,
+    coalesce: options.coalesce ?? true,
     workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     schema: schemaNameOf(options.schema),
     ...resolveRetentionOptions(options),
