@@ -38,8 +38,6 @@ export interface Coalescer {
   complete(ref: ClaimRef, outcomeJson: string, error: string | null): Promise<boolean>;
   /** A failure as runFail answers it: false when the claim is no longer ours. */
   fail(ref: ClaimRef, message: string): Promise<boolean>;
-  /** Statements sent and the calls they carried, since creation (for tests and benchmarks). */
-  readonly counts: { statements: number; calls: number };
 }
 
 type Settled<O> = { ok: true; value: O } | { ok: false; error: unknown };
@@ -121,7 +119,10 @@ async function sendBatch<I, O>(
 
 /** The coalescer of one createEffects instance, sending through `sql` (autocommit, the library's own). */
 export function createCoalescer(sql: Sql, maxBatch = COALESCE_MAX_BATCH): Coalescer {
+  // Statements sent and the calls they carried: kept for a debugger's eye, not exported.
   const counts = { statements: 0, calls: 0 };
+  // A redelivery in a batch is decided by onceboard_claim inside the batch function, as alone; the
+  // read-only CLAIM_REDELIVERY shortcut applies to a call that goes alone.
   // The batch claim takes one job type, policy, lease and demo flag: one lane per combination.
   const claimLanes = new Map<string, Pipeline<ClaimParams, ClaimRow>>();
   const claimLane = (p: ClaimParams) => {
@@ -189,6 +190,5 @@ export function createCoalescer(sql: Sql, maxBatch = COALESCE_MAX_BATCH): Coales
     claim: (params) => claimLane(params).submit(params),
     complete: (ref, outcomeJson, error) => completions.submit({ ref, outcomeJson, error }),
     fail: (ref, message) => failures.submit({ ref, message }),
-    counts,
   };
 }
