@@ -98,9 +98,11 @@ async function main() {
     ScratchDatabase,
   ];
   const admin = new pg.Pool({ connectionString: adminUrl, max: 1 });
-  const pool = new pg.Pool({ connectionString: database.sqlUrl, max: CONCURRENCY });
+  // The server's connections are shared (max_connections): the benchmark's own pools let idle
+  // connections go between phases, so only the contender being measured holds its 16.
+  const pool = new pg.Pool({ connectionString: database.sqlUrl, max: CONCURRENCY, idleTimeoutMillis: 1000 });
   pool.on("error", () => {});
-  const rawPool = new pg.Pool({ connectionString: rawDb.url, max: CONCURRENCY });
+  const rawPool = new pg.Pool({ connectionString: rawDb.url, max: CONCURRENCY, idleTimeoutMillis: 1000 });
   rawPool.on("error", () => {});
   const onceboardDb = new URL(database.url).pathname.slice(1);
   const effects = createEffects({
