@@ -1,5 +1,7 @@
 import { type NextRequest, NextResponse } from "next/server";
 import { ApiError, errorResponse } from "@/lib/api/errors";
+import { pageQueryError } from "@/lib/api/page-queries";
+import { PAGE_STATUS_HEADER } from "@/lib/api/page-status";
 import { type Authenticated, databaseError } from "@/lib/auth/authenticate";
 import { consoleOrigin } from "@/lib/auth/client-ip";
 import { type GuardResult, guardRequest, rateLimitedResponse, unauthenticatedResponse } from "@/lib/auth/guard";
@@ -7,6 +9,7 @@ import { OIDC_CALLBACK_PATH, OIDC_START_PATH } from "@/lib/auth/oidc-paths";
 import { HANDOVER_HEADER, handOver } from "@/lib/auth/proxy-handover";
 import { safeNextPath } from "@/lib/auth/safe-next";
 import { contentSecurityPolicy, securityHeadersFor } from "@/lib/auth/security-headers";
+import { consoleDatabase } from "@/lib/console/database";
 import { ALERT_RULES } from "@/lib/console/metrics/alert-rules";
 
 /**
@@ -119,7 +122,34 @@ export async function proxy(request: NextRequest) {
   requestHeaders.set("content-security-policy", csp);
   // Lets requirePageSession send a signed-out reader back to where they were.
   requestHeaders.set("x-onceboard-path", `${pathname}${search}`);
-  return finish(NextResponse.next({ request: { headers: requestHeaders } }));
+  requestHeaders.delete(PAGE_STATUS_HEADER);
+  // A page whose query string is invalid still renders (its chrome, its form and the error beside
+  // it), but answers as the 4xx it is. A page cannot set its status once it streams, and a rewrite
+  // with a status comes out of Next 16.4.6 as a 500: the status is decided here, from the page's
+  // own parser, and the console's server applies it (scripts/console-server.ts). A client-side
+  // navigation's RSC fetch keeps its 200, so the router renders the page in place.
+  const status =
+    !isApi && request.method === "GET" && request.headers.get("rsc") !== "1" ? await pageStatus(request, auth) : null;
+  const response = NextResponse.next({ request: { headers: requestHeaders } });
+  if (status !== null) response.headers.set(PAGE_STATUS_HEADER, String(status));
+  return finish(response);
+}
+
+/** The status an invalid page URL answers with (400, or 404 for a job type no worker reported), or null. */
+async function pageStatus(request: NextRequest, auth: Authenticated | null): Promise<number | null> {
+  if (!auth) return null;
+  try {
+    const error = await pageQueryError(
+      request.nextUrl.pathname,
+      request.nextUrl.searchParams,
+      { tenantId: auth.principal.tenantId },
+      consoleDatabase,
+    );
+    return error ? error.status : null;
+  } catch {
+    // The database did not answer the job-type check: the page shows what it can, with its 200.
+    return null;
+  }
 }
 
 /** /login, with the page to come back to (and why, when it is not simply a missing session). */

@@ -108,3 +108,33 @@ test("is readable at 390 px", async ({ page }) => {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   expect(overflow).toBeLessThanOrEqual(1);
 });
+
+// The advice's Apply: the change before and after and the partitions it keeps, with a confirmation.
+// Confirming changes the fleet's retention, which the other specs (run in parallel) read as 7 d:
+// the confirm itself, a stale confirm and a read-only console are proven in test/api/api-matrix.test.ts.
+test("a platform admin reviews the advice as a change of the settings before confirming it", async ({ page }) => {
+  await page.goto("/gaps");
+  await page.getByTestId("advice-apply").click();
+  const panel = page.getByTestId("advice-apply-panel");
+  const change = panel.getByTestId("advice-change");
+  await expect(change.getByRole("row", { name: /Retention/ })).toContainText(`7 d${E.recommendedDays} d`, { timeout: 30_000 });
+  await expect(change.getByRole("row", { name: /Retry window/ })).toContainText("unchanged");
+  // 23 d instead of 7 d keeps the seed's older partitions the next run would drop today.
+  await expect(panel.getByTestId("advice-plan")).toContainText(/keep \d+ partitions? it drops today/);
+  await expect(panel.getByTestId("advice-confirm")).toHaveText(`Confirm: set the retention to ${E.recommendedDays} d`);
+  await panel.getByRole("button", { name: "Cancel" }).click();
+  await expect(panel).toHaveCount(0);
+  await expect(page.getByTestId("advice-retention")).toHaveText("7 d");
+});
+
+test("the advice's Apply is not offered to a tenant's admin, and its API refuses one", async ({ page, request }) => {
+  await loginAs(page, "admin");
+  await page.goto("/gaps");
+  await expect(page.getByTestId("advice")).toBeVisible({ timeout: 30_000 });
+  await expect(page.getByTestId("advice-apply")).toHaveCount(0);
+  const refused = await request.post("/api/v1/retention/advice/apply", {
+    headers: { ...bearer("admin"), origin: new URL(page.url()).origin },
+    data: { retentionDays: E.recommendedDays, expect: { retentionDays: 7, maxRetryWindowDays: 3 } },
+  });
+  expect(refused.status()).toBe(403);
+});

@@ -89,10 +89,10 @@ test("with a tenant filter every tile, chart, table and alert answers for it or 
   for (const text of await page.getByTestId("alert").allTextContents()) expect(text).not.toMatch(/job_type=(?!capture-payment)/);
 });
 
-test("an unknown job type in the URL says so", async ({ page }) => {
-  await page.goto("/overview?jobType=capture-paymnet");
+test("an unknown job type in the URL says so, as a 404", async ({ page }) => {
+  expect((await page.goto("/overview?jobType=capture-paymnet"))?.status()).toBe(404);
   await expect(page.getByTestId("unknown-job-type")).toContainText("No worker ever reported a job type named capture-paymnet");
-  await page.goto("/overview?jobType=capture-payment");
+  expect((await page.goto("/overview?jobType=capture-payment"))?.status()).toBe(200);
   await expect(page.getByTestId("tiles")).toBeVisible();
   await expect(page.getByTestId("unknown-job-type")).toHaveCount(0);
 });
@@ -141,7 +141,7 @@ test("the stuck-claim link opens that claim: one row, called stuck in the list a
 
 test("an invalid window is shown as the API's error, never replaced", async ({ page, request }) => {
   const api = await (await request.get("/api/v1/overview?window=zzz", { headers: bearer("platform-admin") })).json();
-  await page.goto("/overview?window=zzz");
+  expect((await page.goto("/overview?window=zzz"))?.status()).toBe(400);
   const alert = page.getByRole("main").getByRole("alert");
   await expect(alert).toContainText("This view's address is invalid");
   await expect(alert).toContainText(api.error.message);

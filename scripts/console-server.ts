@@ -1,5 +1,6 @@
 import http from "node:http";
 import path from "node:path";
+import { PAGE_STATUS_HEADER } from "../lib/api/page-status";
 import { announcePeerHeader, PEER_HEADER } from "../lib/auth/client-ip";
 
 /**
@@ -11,6 +12,32 @@ import { announcePeerHeader, PEER_HEADER } from "../lib/auth/client-ip";
  *
  *   node --import tsx scripts/console-server.ts -H 127.0.0.1 -p 3000
  */
+/**
+ * The second thing `next start` cannot do: answer a page whose URL is invalid with its 4xx. The
+ * proxy (proxy.ts, from lib/api/page-queries.ts) marks such a response with PAGE_STATUS_HEADER;
+ * a page cannot set a status itself (its shell streams before it runs) and Next 16.4.6 answers a
+ * proxy rewrite with a status as a 500. So the status is applied here as the head is written —
+ * Node writes every head, implicit ones included, through writeHead — and only over a 200: a
+ * redirect, a 404 or a 500 Next chose stays what it is. The marker never reaches the client.
+ */
+function answerWithPageStatus(request: http.IncomingMessage, response: http.ServerResponse): void {
+  // A client-side navigation's RSC fetch keeps its 200, so the router renders the page (its error
+  // beside the form) in place. Only here is that known: Next hides the RSC headers from the proxy.
+  const navigation = request.headers.rsc === "1";
+  const writeHead = response.writeHead;
+  response.writeHead = function (this: http.ServerResponse, ...args: unknown[]) {
+    const marked = Number(this.getHeader(PAGE_STATUS_HEADER));
+    this.removeHeader(PAGE_STATUS_HEADER);
+    const status = typeof args[0] === "number" ? args[0] : this.statusCode;
+    if (!navigation && status === 200 && marked >= 400 && marked < 500) {
+      if (typeof args[0] === "number") args[0] = marked;
+      else this.statusCode = marked;
+      this.statusCode = marked;
+    }
+    return (writeHead as (...a: unknown[]) => http.ServerResponse).apply(this, args);
+  } as typeof response.writeHead;
+}
+
 function option(flag: string, fallback: string): string {
   const index = process.argv.indexOf(flag);
   return index >= 0 && process.argv[index + 1] ? (process.argv[index + 1] as string) : fallback;
@@ -30,6 +57,7 @@ announcePeerHeader();
 
 const server = http.createServer((request, response) => {
   request.headers[PEER_HEADER] = request.socket.remoteAddress ?? "";
+  answerWithPageStatus(request, response);
   void handle(request, response);
 });
 server.on("error", (error) => {

@@ -5,6 +5,7 @@ import { createPrismaClient } from "../lib/db/prisma";
 import { openDatabase } from "../lib/db/provision";
 import { runAdviseCommand } from "../lib/retention/advise-command";
 import { applyRetention } from "../lib/retention/apply";
+import { type RetentionBlocker, RetentionError } from "../lib/retention/errors";
 import { getRetentionPlan, getRetentionSettings } from "../lib/retention/get-retention";
 import { PARTITION_INTERVALS, type PartitionIntervalName, type PlanView } from "../lib/retention/retention-types";
 import { type RetentionAudit, type RetentionSettingsInput, updateRetentionSettings } from "../lib/retention/settings";
@@ -17,6 +18,13 @@ import { log, runMain } from "./cli";
  */
 const USAGE =
   'usage: npm run retention -- plan | apply | advise [--json] | settings [show] | settings set [--retention-days N] [--max-retry-window-days N] [--interval hour|day|week] [--premake N] [--force --reason "…"]';
+
+/** How the CLI names each setting a refusal can be blocked by. */
+const CLI_SETTING: Record<RetentionBlocker["setting"], string> = {
+  retentionDays: "--retention-days",
+  maxRetryWindowDays: "--max-retry-window-days",
+  workerMaxRetryWindow: "the worker's maxRetryWindow option",
+};
 
 const actor = `cli:${os.userInfo().username}`;
 
@@ -80,9 +88,17 @@ runMain(async () => {
       log(`run ${run.runId ?? "-"}: ${run.result}${run.error ? `: ${run.error}` : ""} (${run.operations.length} operations)`);
       if (run.result === "failed") process.exitCode = 1;
     } else if (rest[0] === "set") {
-      const result = await updateRetentionSettings(parseSet(rest.slice(1)), { prisma, pool, actor, audit: cliAudit });
-      for (const w of result.warnings) log(`warning: ${w}`);
-      log(`settings: ${JSON.stringify(result.settings)}`);
+      try {
+        const result = await updateRetentionSettings(parseSet(rest.slice(1)), { prisma, pool, actor, audit: cliAudit });
+        for (const w of result.warnings) log(`warning: ${w}`);
+        log(`settings: ${JSON.stringify(result.settings)}`);
+      } catch (error) {
+        if (!(error instanceof RetentionError)) throw error;
+        // The refusal, then each setting in the way with the flag that changes it and the value it needs.
+        process.stderr.write(`onceboard: ${error.code}: ${error.message}\n`);
+        for (const b of error.blockers) process.stderr.write(`onceboard:   ${CLI_SETTING[b.setting]}: ${b.message}\n`);
+        process.exitCode = 1;
+      }
     } else if (rest.length === 0 || rest[0] === "show") {
       log(`settings: ${JSON.stringify(await getRetentionSettings(prisma))}`);
     } else {

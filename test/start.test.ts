@@ -317,6 +317,14 @@ describe("npm start on the embedded PostgreSQL", () => {
     expect(link).toContain(`:${first.consolePort}/login#code=`);
     const settings = await cli("scripts/retention.ts", ["settings", "set", "--retention-days", "9"]);
     expect(`${settings.stdout}${settings.stderr}`).toContain('"retentionDays":9');
+    // A refusal names the setting in the way and the value it must reach (the retry window is 3 d).
+    const refused = await cli("scripts/retention.ts", ["settings", "set", "--retention-days", "2"]).then(
+      () => Promise.reject(new Error("--retention-days 2 was accepted below the 3 d retry window")),
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/RETENTION_INVALID/);
+    expect(refused.stderr).toMatch(/--max-retry-window-days: lower it first to 2 or less \(now 3\)/);
     const plan = await cli("scripts/retention.ts", ["plan"]);
     expect(`${plan.stdout}${plan.stderr}`).toMatch(/effects_p\d{8}/);
     // The advisor exits 2 when it refuses to recommend (no gaps observed yet): an answer, not a failure.

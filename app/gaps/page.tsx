@@ -21,7 +21,7 @@ export default async function GapsPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const { scope } = await requirePageScope("viewer");
+  const { principal, scope } = await requirePageScope("viewer");
   const raw = await searchParams;
   const params: GapsParams = {};
   const search = new URLSearchParams();
@@ -61,7 +61,7 @@ export default async function GapsPage({
       {header}
       <HydrationBoundary state={dehydrate(queryClient)}>
         <Suspense key={search.toString()} fallback={<p role="status">Loading delivery gaps…</p>}>
-          <GapsView search={search.toString()} params={params} />
+          <GapsView search={search.toString()} params={params} canApply={principal.role === "admin" && scope.platform} />
         </Suspense>
       </HydrationBoundary>
     </>

@@ -2,11 +2,14 @@
 export class ApiClientError extends Error {
   readonly status: number;
   readonly code: string;
-  constructor(status: number, code: string, message: string) {
+  /** The fields the server named (a refusal's issues: the setting in the way and the value it needs). */
+  readonly issues: { path: string; message: string }[];
+  constructor(status: number, code: string, message: string, issues: { path: string; message: string }[] = []) {
     super(message);
     this.name = "ApiClientError";
     this.status = status;
     this.code = code;
+    this.issues = issues;
   }
 }
 
@@ -43,12 +46,15 @@ async function requestJson<T>(url: string, init: RequestInit): Promise<T> {
     if ((error as Error)?.name === "AbortError") throw error;
     throw new ApiClientError(0, "NETWORK", "the console server did not answer (is it running?)");
   }
-  const body = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+  const body = (await response.json().catch(() => null)) as {
+    error?: { code?: string; message?: string; issues?: { path: string; message: string }[] };
+  } | null;
   if (!response.ok) {
     throw new ApiClientError(
       response.status,
       body?.error?.code ?? `HTTP_${response.status}`,
       body?.error?.message ?? `the server answered ${response.status} ${response.statusText}`,
+      Array.isArray(body?.error?.issues) ? body.error.issues : [],
     );
   }
   return body as T;

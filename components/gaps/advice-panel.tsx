@@ -1,9 +1,21 @@
 import type { Gaps } from "@/lib/console/gaps-types";
 import { formatCount, formatDuration } from "@/lib/format";
+import { AdviceApply } from "./advice-apply";
 import { ProviderWindows } from "./provider-windows";
 
-/** The advisor's recommendation beside the current retention; red when the retention is below an observed gap. */
-export function AdvicePanel({ gaps }: { gaps: Gaps }) {
+/** The advice's own query for the range and job type the page shows (GET /api/v1/retention/advice/preview). */
+export function adviceSearchOf(gaps: Gaps): string {
+  const days = Math.round((Date.parse(gaps.to) - Date.parse(gaps.from)) / 86_400_000);
+  const search = new URLSearchParams({ window: String(Math.min(90, Math.max(1, days))) });
+  if (gaps.jobType) search.set("jobType", gaps.jobType);
+  return search.toString();
+}
+
+/**
+ * The advisor's recommendation beside the current retention; red when the retention is below an
+ * observed gap. `canApply`: a platform admin, who may apply it (components/gaps/advice-apply.tsx).
+ */
+export function AdvicePanel({ gaps, canApply }: { gaps: Gaps; canApply: boolean }) {
   const { advice } = gaps;
   const c = advice.comparison;
   const red = c.verdict === "below_observed_max";
@@ -51,6 +63,7 @@ export function AdvicePanel({ gaps }: { gaps: Gaps }) {
           {c.message}
         </p>
         {c.observedMaxSource ? <p className="muted">Longest gap: {c.observedMaxSource}.</p> : null}
+        {advice.status === "recommended" ? <AdviceApply canApply={canApply} adviceSearch={adviceSearchOf(gaps)} /> : null}
         <ProviderWindows providers={advice.providers} />
         <p className="muted" data-testid="claims-beyond-retention">
           Claims of deliveries published before the retention (unrecognisable once pruned):{" "}

@@ -16,8 +16,8 @@ import { GapsOverTime } from "./gaps-over-time";
 
 const REFRESH_MS = 60_000;
 
-/** The Delivery gaps page body; data prefetched on the server (same key), then polled. */
-export function GapsView({ search, params }: { search: string; params: GapsParams }) {
+/** The Delivery gaps page body; data prefetched on the server (same key), then polled. `canApply`: a platform admin. */
+export function GapsView({ search, params, canApply }: { search: string; params: GapsParams; canApply: boolean }) {
   const query = useQuery({
     queryKey: gapsQueryKey(search),
     queryFn: ({ signal }) => fetchJson<Gaps>(`/api/v1/gaps${search ? `?${search}` : ""}`, signal),
@@ -53,7 +53,7 @@ export function GapsView({ search, params }: { search: string; params: GapsParam
           </span>
         ) : null}
       </p>
-      <AdvicePanel gaps={g} />
+      <AdvicePanel gaps={g} canApply={canApply} />
       {g.all.stats.samples === 0 ? (
         <EmptyState title="No redelivery gaps in this range">
           <p>No duplicate arrived after its effect was claimed, or no worker has flushed rollups yet.</p>

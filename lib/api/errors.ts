@@ -25,6 +25,7 @@ export const ERROR_STATUS = {
   METRICS_SOURCE_FAILED: 502,
   RETENTION_INVALID: 400,
   RETENTION_REFUSED: 409,
+  RETENTION_STALE: 409,
 } as const satisfies Record<
   | ConsoleErrorCode
   | ConfigError["code"]
@@ -65,7 +66,13 @@ export class ApiError extends Error {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof ConsoleError) return new ApiError(error.code, error.message);
-  if (error instanceof RetentionError) return new ApiError(error.code, error.message);
+  // A refusal's blockers are its issues: the setting in the way, and the value it must reach.
+  if (error instanceof RetentionError)
+    return new ApiError(
+      error.code,
+      error.message,
+      error.blockers.length > 0 ? error.blockers.map((b) => ({ path: b.setting, message: b.message })) : undefined,
+    );
   // Library input errors (a bad cursor, a bad token field) carry code INVALID_INPUT and a safe message.
   if (error instanceof Error && (error as { code?: unknown }).code === "INVALID_INPUT")
     return new ApiError("INVALID_INPUT", error.message);

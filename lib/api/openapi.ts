@@ -10,7 +10,14 @@ import {
   tokensResponse,
 } from "../contract/admin";
 import { auditExportQuery, auditIntegrityView, auditQuery, auditResponse } from "../contract/audit";
-import { bulkActionResponse, bulkDryRunResponse, bulkIdPath, bulkReleaseBody } from "../contract/bulk";
+import {
+  bulkAcknowledgeBody,
+  bulkAcknowledgeDryRunResponse,
+  bulkActionResponse,
+  bulkDryRunResponse,
+  bulkIdPath,
+  bulkReleaseBody,
+} from "../contract/bulk";
 import {
   effectDetail,
   effectKeyPath,
@@ -36,6 +43,8 @@ import {
 } from "../contract/reconciliation";
 import {
   advice,
+  adviceApplyBody,
+  advicePreview,
   adviceQuery,
   applyResultView,
   planView,
@@ -89,7 +98,8 @@ export const OPERATIONS: Record<string, Partial<Record<Method, Operation>>> = {
   },
   "/api/v1/effects/{key}": {
     get: {
-      summary: "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations (viewer; audited)",
+      summary:
+        "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations, its deliveries (viewer; audited)",
       path: effectKeyPath,
       query: tenantQuery,
       response: effectDetail,
@@ -250,6 +260,16 @@ export const OPERATIONS: Record<string, Partial<Record<Method, Operation>>> = {
       errors: [400, 401, 403, 409, 413, 429, 503, 504],
     },
   },
+  "/api/v1/bulk/acknowledge-findings": {
+    post: {
+      summary:
+        "Acknowledge, with one note, every open reconciliation finding matching the Reconciliation page's filter (a platform token without a tenant: every tenant's). dryRun: 200, how many and a sample. Else 202: a background action, capped at BULK_ACTION_MAX_ITEMS (409 past it), each finding acknowledged and audited (operator)",
+      body: bulkAcknowledgeBody,
+      response: bulkAcknowledgeDryRunResponse,
+      alsoAnswers: [{ status: 202, response: bulkActionResponse, description: "Started" }],
+      errors: [400, 401, 403, 409, 413, 429, 503, 504],
+    },
+  },
   "/api/v1/bulk/{id}": {
     get: {
       summary: "A bulk action's state and progress (viewer; a tenant token sees its own tenant's)",
@@ -327,6 +347,25 @@ export const OPERATIONS: Record<string, Partial<Record<Method, Operation>>> = {
       query: adviceQuery,
       response: advice,
       errors: [400, 401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/retention/advice/preview": {
+    get: {
+      summary:
+        "The advice as a change of the settings: before and after, what must change first, the plan it implies (viewer; platform tokens)",
+      query: adviceQuery,
+      response: advicePreview,
+      errors: [400, 401, 403, 429, 503, 504],
+    },
+  },
+  "/api/v1/retention/advice/apply": {
+    post: {
+      summary:
+        "Apply the previewed advice (platform admin; audited). 409 RETENTION_STALE when the advice or the settings moved since the preview; a refusal's issues name the setting in the way",
+      query: adviceQuery,
+      body: adviceApplyBody,
+      response: settingsUpdateView,
+      errors: [400, 401, 403, 409, 413, 429, 503, 504],
     },
   },
   "/api/v1/workers/{index}/metrics": {

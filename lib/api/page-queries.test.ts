@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lastValues, parseKeysPageQuery } from "./page-queries";
+import { lastValues, pageQueryError, parseKeysPageQuery } from "./page-queries";
 
 const q = (text: string) => new URLSearchParams(text);
 
@@ -18,5 +18,47 @@ describe("the Keys page's query string", () => {
   it("takes a repeated key's last value, as the API does", () => {
     expect(lastValues({ q: ["a", "b"], status: undefined }).toString()).toBe("q=b");
     expect(lastValues(q("q=a&q=b")).get("q")).toBe("b");
+  });
+});
+
+describe("pageQueryError: the status an invalid page URL answers with (proxy.ts)", () => {
+  const platform = { tenantId: null };
+  const known = new Set(["capture-payment"]);
+  // The job-type check's one query, answered from `known` (the rollups' job types).
+  const db = () => ({
+    query: async (_sql: string, values?: unknown[]) => ({ rows: [{ known: known.has(String(values?.[0])) }] }),
+  });
+  const status = async (path: string, session: { tenantId: string | null } = platform) => {
+    const url = new URL(path, "http://console.test");
+    return (await pageQueryError(url.pathname, url.searchParams, session, db as never))?.status ?? 200;
+  };
+
+  it("answers 400 for a value each page's API refuses, on every page that reads a query", async () => {
+    expect(await status("/keys?status=bogus")).toBe(400);
+    expect(await status("/overview?from=notadate")).toBe(400);
+    expect(await status("/overview?window=forever")).toBe(400);
+    expect(await status("/gaps?range=forever")).toBe(400);
+    expect(await status("/violations?limit=0")).toBe(400);
+    // A cursor the violations API never returned is refused before the page reads.
+    expect(await status("/violations?cursor=bm90LWEtY3Vyc29y")).toBe(400);
+    expect(await status("/reconciliation?state=bogus")).toBe(400);
+    expect(await status("/retention?runs=0")).toBe(400);
+    expect(await status("/audit?limit=-1")).toBe(400);
+    expect(await status(`/admin?tenant=${"t".repeat(300)}`)).toBe(400);
+    expect(await status("/overview?tenant=a%00b")).toBe(400);
+  });
+
+  it("answers 404 for a job type no worker reported, and 200 for a valid URL or a page without a query", async () => {
+    expect(await status("/overview?jobType=capture-paymnet")).toBe(404);
+    expect(await status("/overview?jobType=capture-payment")).toBe(200);
+    expect(await status("/overview?window=24h&tenant=")).toBe(200);
+    expect(await status("/keys?q=ord-1&status=")).toBe(200);
+    expect(await status("/gaps")).toBe(200);
+    expect(await status("/overview/runbook/IdemDuplicateSurge?x=1")).toBe(200);
+  });
+
+  it("ignores ?tenant= for a tenant session, as its pages do", async () => {
+    expect(await status("/overview?tenant=a%00b", { tenantId: "acme" })).toBe(200);
+    expect(await status("/gaps?tenant=a%00b", { tenantId: "acme" })).toBe(200);
   });
 });

@@ -1,9 +1,27 @@
+import { AUDIT_FILTER_KEYS } from "../console/audit-page-types";
+import { isKnownJobType } from "../console/job-type-known";
 import { type KeysPageParams, keysPageParams } from "../console/keys-params";
 import { keysSearchUrl } from "../console/keys-types";
+import { decodeViolationCursor } from "../console/list-violations";
+import { type FindingFilters, findingSearch } from "../console/reconciliation-types";
+import { adminListQuery } from "../contract/admin";
+import { auditQuery } from "../contract/audit";
 import { effectSearchQuery } from "../contract/effects";
-import { parseSearchParams } from "./parse";
+import { overviewQuery } from "../contract/overview";
+import { findingsQuery } from "../contract/reconciliation";
+import { violationsQuery } from "../contract/violations";
 
-/** The Keys page's query string, parsed as its API route parses it: an invalid one shows the API's 400 text beside the form. */
+import { ApiError, toApiError } from "./errors";
+import { parseGapsQuery } from "./gaps-query";
+import { parseSearchParams } from "./parse";
+import { parseRetentionQuery } from "./retention-query";
+
+/**
+ * The query strings of the console's pages, parsed as their API routes parse them. A page shows
+ * the error beside its form (or its error state) with a 200 it cannot change once it streams;
+ * proxy.ts asks pageQueryError() for the same URL first, and the console's server
+ * (scripts/console-server.ts) answers it with the 4xx status (lib/api/page-status.ts).
+ */
 
 /** A page's search params as Next hands them: a repeated key keeps its last value, as the API does. */
 export function lastValues(input: Record<string, string | string[] | undefined> | URLSearchParams): URLSearchParams {
@@ -30,4 +48,84 @@ export function parseKeysPageQuery(
   const platform = session.tenantId === null;
   const search = parseSearchParams(effectSearchQuery, new URL(keysSearchUrl(params, platform), "http://console.local"));
   return { params, search };
+}
+
+/** A session as the pages' parsers need it: a tenant session's ?tenant= is its own, whatever the URL says. */
+export interface PageQuerySession {
+  tenantId: string | null;
+}
+
+/** The values a page reads: the last of each, empty ones unset (as its form submits them), `only` these names. */
+function pageValues(raw: URLSearchParams, session: PageQuerySession, only?: readonly string[]): URLSearchParams {
+  const out = new URLSearchParams();
+  for (const [name, value] of lastValues(raw)) {
+    if (value === "" || (only && !only.includes(name))) continue;
+    if (name === "tenant" && session.tenantId !== null) continue;
+    out.set(name, value);
+  }
+  return out;
+}
+
+const VIOLATIONS_KEYS = ["tenant", "jobType", "constraint", "from", "to", "cursor", "limit"] as const;
+const RECONCILIATION_KEYS = [
+  "tenant",
+  "kind",
+  "provider",
+  "jobType",
+  "state",
+  "from",
+  "to",
+  "cursor",
+  "limit",
+  "finding",
+] as const;
+
+/** Each page that reads a query string, and how (the page itself parses the same way, with these functions' schemas). */
+const PAGE_QUERIES: Record<string, (raw: URLSearchParams, session: PageQuerySession) => void> = {
+  "/keys": (raw, session) => void parseKeysPageQuery(raw, session),
+  "/overview": (raw, session) => void parseSearchParams(overviewQuery, pageValues(raw, session)),
+  "/gaps": (raw, session) => void parseGapsQuery(pageValues(raw, session, ["range", "from", "to", "jobType", "tenant"])),
+  // The Violations page checks ?tenant= whoever asks (the read then keeps a tenant session to its own).
+  "/violations": (raw) => {
+    const query = parseSearchParams(violationsQuery, pageValues(raw, { tenantId: null }, VIOLATIONS_KEYS));
+    if (query.cursor) decodeViolationCursor(query.cursor);
+  },
+  "/reconciliation": (raw, session) => {
+    const filters = Object.fromEntries(pageValues(raw, session, RECONCILIATION_KEYS)) as FindingFilters;
+    parseSearchParams(findingsQuery, new URLSearchParams(findingSearch(filters)));
+  },
+  "/retention": (raw, session) => void parseRetentionQuery(pageValues(raw, session, ["runs"])),
+  "/audit": (raw) =>
+    void parseSearchParams(auditQuery, pageValues(raw, { tenantId: null }, [...AUDIT_FILTER_KEYS, "cursor", "limit"])),
+  "/admin": (raw) => void parseSearchParams(adminListQuery, pageValues(raw, { tenantId: null }, ["tenant"])),
+};
+
+/** The pages whose ?jobType= must name a job type some worker reported (the page says so in a banner). */
+const JOB_TYPE_PAGES = new Set(["/overview"]);
+
+/**
+ * What is wrong with a page's query string, as the page itself will show it: INVALID_INPUT (400)
+ * for a value the API refuses, NOT_FOUND (404) for a job type no worker ever reported; null when
+ * it is fine or the page takes none.
+ */
+export async function pageQueryError(
+  pathname: string,
+  search: URLSearchParams,
+  session: PageQuerySession,
+  db: () => Parameters<typeof isKnownJobType>[0],
+): Promise<ApiError | null> {
+  const page = pathname.replace(/\/$/, "") || "/";
+  const parse = PAGE_QUERIES[page];
+  if (!parse) return null;
+  try {
+    parse(search, session);
+  } catch (error) {
+    const e = toApiError(error);
+    if (e.code === "INVALID_INPUT") return e;
+    throw error;
+  }
+  const jobType = lastValues(search).get("jobType");
+  if (JOB_TYPE_PAGES.has(page) && jobType && !(await isKnownJobType(db(), jobType)))
+    return new ApiError("NOT_FOUND", `no worker has reported job type ${JSON.stringify(jobType)}`);
+  return null;
 }

@@ -44,7 +44,7 @@ SELECT id::text AS id, occurred_at, tenant_id, job_type, constraint_name, key, m
 const LARGEST_UUID = "ffffffff-ffff-ffff-ffff-ffffffffffff";
 const CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-function decodeCursor(cursor: string): [string, string] {
+export function decodeViolationCursor(cursor: string): [string, string] {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
     if (
@@ -107,7 +107,7 @@ export async function listViolations(
   const from = search.from ?? new Date(now.getTime() - DEFAULT_VIOLATION_DAYS * 86_400_000);
   const to = search.to ?? new Date(now.getTime() + 60_000);
   // The first page: (to, the largest uuid) takes every row before `to`.
-  const [cursorAt, cursorId] = search.cursor ? decodeCursor(search.cursor) : [to.toISOString(), LARGEST_UUID];
+  const [cursorAt, cursorId] = search.cursor ? decodeViolationCursor(search.cursor) : [to.toISOString(), LARGEST_UUID];
   const { rows } = await db.query<ViolationRow>({
     ...LIST,
     values: [tenant, from, to, cursorAt, cursorId, search.jobType ?? null, search.constraint ?? null, search.limit + 1],

@@ -212,3 +212,54 @@ export const advice = z.object({
   inputs: adviceInputs,
 });
 export type Advice = z.infer<typeof advice>;
+
+/** The two settings the advice's Apply changes or is blocked by, before or after it. */
+const adviceSettings = z.object({ retentionDays: z.number().int(), maxRetryWindowDays: z.number().int() });
+
+/** POST /api/v1/retention/advice/apply body: the change the preview showed, confirmed, and the settings it was shown against. */
+export const adviceApplyBody = z
+  .object({
+    retentionDays: z.number().int().min(1).max(3650),
+    expect: adviceSettings.meta({
+      description: "The settings the preview was made against: anything else answers 409 RETENTION_STALE",
+    }),
+    force: z.boolean().optional(),
+    reason: safeText(500).trim().min(3).optional(),
+  })
+  .strict();
+export type AdviceApplyBody = z.infer<typeof adviceApplyBody>;
+
+const blocker = z.object({
+  setting: z.enum(["retentionDays", "maxRetryWindowDays", "workerMaxRetryWindow"]),
+  message: z.string().meta({ description: "The value the setting must reach first" }),
+});
+
+export const partitionChange = z.object({
+  name: z.string(),
+  from: nullableInstant,
+  to: nullableInstant,
+  estimatedRows: z.number(),
+  now: z.enum(["keep", "drop", "finalize"]).meta({ description: "What the next run does with today's settings" }),
+  after: z.enum(["keep", "drop", "finalize"]).meta({ description: "…and with the advised ones" }),
+  reason: z.string(),
+});
+
+/** GET /api/v1/retention/advice/preview: what applying the advice would change, and what stands in its way. */
+export const advicePreview = z.object({
+  advice: advice.pick({ status: true, recommendedSeconds: true, decidedBy: true, refusals: true }),
+  change: z
+    .object({ before: adviceSettings, after: adviceSettings })
+    .nullable()
+    .meta({ description: "Null when the advisor has no recommendation or it equals the current retention" }),
+  blockers: z.array(blocker).meta({ description: "What must change first; empty when the change can be applied as is" }),
+  refusal: z
+    .object({ code: z.enum(["RETENTION_INVALID", "RETENTION_REFUSED"]), message: z.string() })
+    .nullable()
+    .meta({ description: "What applying would answer now (RETENTION_REFUSED can be forced with a reason)" }),
+  warnings: z.array(z.string()),
+  plan: planView.nullable().meta({ description: "The next maintenance run with the advised settings (null without a change)" }),
+  partitionChanges: z
+    .array(partitionChange)
+    .meta({ description: "Partitions the advised settings treat differently from today's" }),
+});
+export type AdvicePreview = z.infer<typeof advicePreview>;

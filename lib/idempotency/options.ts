@@ -38,6 +38,11 @@ export interface EffectsOptions {
    * statement per round trip (coalescer.ts). Default true; false sends each on its own.
    */
   coalesce?: boolean;
+  /**
+   * Record every delivery of a key in delivery_timeline (the key's timeline on the console),
+   * written in batches like the duplicate bookkeeping. Default true; false writes nothing there.
+   */
+  timeline?: boolean;
   /** Names this process in effects.owner. Default host:pid:random. */
   workerId?: string;
   /** The PostgreSQL schema `migrate()` installed the library into. Default "onceboard". */
@@ -66,6 +71,7 @@ export interface ResolvedOptions {
   flushIntervalMs: number;
   rollups: boolean;
   coalesce: boolean;
+  timeline: boolean;
   workerId: string;
   schema: string;
   register: boolean;
@@ -100,6 +106,7 @@ const FIELD_CHECKS: Record<string, Check> = {
   flushInterval: isDuration,
   rollups: isBoolean,
   coalesce: isBoolean,
+  timeline: isBoolean,
   workerId: isWorkerId,
   register: isBoolean,
   maintain: isMaintain,
@@ -186,6 +193,7 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
     flushIntervalMs: toMs(options.flushInterval ?? "10s", "flushInterval"),
     rollups: options.rollups ?? true,
     coalesce: options.coalesce ?? true,
+    timeline: options.timeline ?? true,
     workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     schema: schemaNameOf(options.schema),
     ...resolveRetentionOptions(options),

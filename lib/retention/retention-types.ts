@@ -15,6 +15,8 @@ export const PARTITION_INTERVALS = ["hour", "day", "week"] as const;
 export type PartitionIntervalName = (typeof PARTITION_INTERVALS)[number];
 
 export type {
+  AdviceApplyBody,
+  AdvicePreview,
   ApplyResultView,
   LiveWorkerView,
   MaintenanceRunView,

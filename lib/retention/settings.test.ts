@@ -38,6 +38,13 @@ describe("retention settings", () => {
     try {
       await expect(updateRetentionSettings({ retentionDays: 5 }, deps)).rejects.toMatchObject({
         code: "RETENTION_REFUSED",
+        blockers: [
+          {
+            setting: "workerMaxRetryWindow",
+            message: "worker w-9d declares 9 d: lower its maxRetryWindow to 5 d or less and restart it",
+          },
+          { setting: "retentionDays", message: "or keep it at 9 or more" },
+        ],
         message: expect.stringMatching(
           /lower that worker's retry window first \(and restart it\), keep the retention at 9 d or more/,
         ),
@@ -69,14 +76,22 @@ describe("retention settings", () => {
     await expect(updateRetentionSettings({ retentionDays: 2, maxRetryWindowDays: 3 }, deps)).rejects.toMatchObject({
       code: "RETENTION_INVALID",
       message: expect.stringMatching(/set the retry window to 2d or less, or the retention to 3d or more$/),
+      blockers: [
+        { setting: "maxRetryWindowDays", message: "must be 2 or less for a retention of 2 d" },
+        { setting: "retentionDays", message: "or must be 3 or more for a retry window of 3 d" },
+      ],
     });
     // `--retention-days 2` alone (the window stays 3 d): the refusal says the window must be lowered first.
     await updateRetentionSettings({ retentionDays: 7, maxRetryWindowDays: 3 }, deps);
     await expect(updateRetentionSettings({ retentionDays: 2 }, deps)).rejects.toMatchObject({
       code: "RETENTION_INVALID",
       message: expect.stringMatching(
-        /lower the retry window first \(max retry window 2d or less, e\.g\. --max-retry-window-days 2\)/,
+        /lower the retry window first \(maxRetryWindowDays 2 or less; CLI: --max-retry-window-days 2\)/,
       ),
+      // The setting in the way and the value it must reach: the API's issues, the CLI's lines.
+      blockers: [
+        { setting: "maxRetryWindowDays", message: "lower it first to 2 or less (now 3), once no worker retries for longer" },
+      ],
     });
   });
 

@@ -4,6 +4,7 @@ import { announcePeerHeader, PEER_HEADER } from "../../lib/auth/client-ip";
 import { releaseEffect } from "../../lib/auth/release-effect";
 import { openOidcSession } from "../../lib/auth/session";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
+import { GAPS_SEED_DAYS_BACK, GAPS_SEED_EXPECTED, seedGaps } from "../../lib/console/testing/seed-gaps";
 import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/console/testing/seed-keys";
 import { seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
 import { ensureEffectPartitions } from "../../lib/db/partitions";
@@ -170,6 +171,12 @@ describe("API token × tenant × endpoint matrix", () => {
       "/api/v1/reconciliation/findings/999999999/acknowledge",
       row({ "acme-viewer": 403, "globex-viewer": 403, "platform-viewer": 403 }, 400),
     ],
+    [
+      "bulk acknowledge without a body",
+      "POST",
+      "/api/v1/bulk/acknowledge-findings",
+      row({ "acme-viewer": 403, "globex-viewer": 403, "platform-viewer": 403 }, 400),
+    ],
     ["retention", "GET", "/api/v1/retention", row({}, 200)],
     // Platform-only data: row counts per partition, a worker's full /metrics (none configured here: 404).
     ["retention plan", "GET", "/api/v1/retention/plan", row(TENANT_TOKENS_FORBIDDEN, 200)],
@@ -178,6 +185,14 @@ describe("API token × tenant × endpoint matrix", () => {
     ["gaps", "GET", "/api/v1/gaps", row({}, 200)],
     ["retention settings", "GET", "/api/v1/retention/settings", row({}, 200)],
     ["retention advice", "GET", "/api/v1/retention/advice", row(TENANT_TOKENS_FORBIDDEN, 200)],
+    ["retention advice preview", "GET", "/api/v1/retention/advice/preview", row(TENANT_TOKENS_FORBIDDEN, 200)],
+    // Viewers and operators lack the role; a tenant's admin the platform; the platform admin sent no body.
+    [
+      "retention advice apply",
+      "POST",
+      "/api/v1/retention/advice/apply",
+      row({ ...TENANT_TOKENS_FORBIDDEN, "platform-viewer": 403 }, 400),
+    ],
     ["workers", "GET", "/api/v1/workers", row({}, 200)],
     ["unknown", "GET", "/api/v1/nope/nothing", row({}, 404)],
     ["wrong method", "DELETE", "/api/v1/effects", row({}, 405)],
@@ -262,6 +277,26 @@ describe("API token × tenant × endpoint matrix", () => {
     expect(detail.firstMessageId).toBe(KEYS_SEED.messageId);
     // The capture step had no violation of its own: its job's mark-paid did.
     expect(detail.violations).toEqual([]);
+  });
+
+  it("the detail returns the key's deliveries oldest first: the first marked, gaps, a takeover, never another tenant's", async () => {
+    type Delivery = { answer: string; first: boolean; gapSeconds: number | null; worker: string; effectAttempt: number };
+    const detail = JSON.parse((await call("GET", `/api/v1/effects/${enc(CAPTURE)}`, as("acme-viewer"))).text);
+    expect(detail.timelineTotal).toBe(4);
+    expect(detail.timeline.map((d: Delivery) => [d.answer, d.first, d.gapSeconds, d.worker])).toEqual([
+      ["claimed", true, null, "worker-a"],
+      ["waited", false, 0.5, "worker-b"],
+      ["duplicate", false, 29.5, "worker-a"],
+      ["duplicate", false, 19, "worker-b"],
+    ]);
+    const globex = JSON.parse((await call("GET", `/api/v1/effects/${enc(CAPTURE)}?tenant=globex`, as("platform-viewer"))).text);
+    expect(globex.timeline.map((d: Delivery) => [d.answer, d.worker])).toEqual([["claimed", "worker-globex"]]);
+    const takenOver = JSON.parse((await call("GET", `/api/v1/effects/${enc(KEYS_SEED.takeoverKey)}`, as("acme-viewer"))).text);
+    expect(takenOver.timeline.map((d: Delivery) => [d.answer, d.first, d.effectAttempt, d.worker])).toEqual([
+      ["claimed", true, 1, "worker-dead"],
+      ["takeover", false, 2, "worker-b"],
+      ["duplicate", false, 2, "worker-a"],
+    ]);
   });
 
   it("a key's detail lists its own violations only, their messages redacted", async () => {
@@ -434,6 +469,35 @@ describe("API token × tenant × endpoint matrix", () => {
     expect(settings.status, settings.text).toBe(200);
     const apply = await call("POST", "/api/v1/retention/apply", { ...as("platform-admin"), origin: "http://console.test" });
     expect(apply.status, apply.text).toBe(200);
+
+    // The advice's Apply: preview, confirm, and the same confirm again (stale: the settings moved).
+    await ensureEffectPartitions(db.pool, { back: GAPS_SEED_DAYS_BACK + 1, ahead: 1 });
+    await seedGaps(db.pool);
+    const admin = { ...as("platform-admin"), origin: "http://console.test" };
+    const preview = await call("GET", "/api/v1/retention/advice/preview", as("platform-viewer"));
+    expect(preview.status, preview.text).toBe(200);
+    const { change } = JSON.parse(preview.text) as { change: { before: object; after: { retentionDays: number } } };
+    expect(change.after.retentionDays).toBe(GAPS_SEED_EXPECTED.recommendedDays);
+    const confirm = { retentionDays: change.after.retentionDays, expect: change.before };
+    process.env.CONSOLE_READ_ONLY = "true";
+    try {
+      const readOnly = await call("POST", "/api/v1/retention/advice/apply", admin, confirm);
+      expect(readOnly.status).toBe(403);
+      expect(readOnly.text).toContain("CONSOLE_READ_ONLY=true");
+    } finally {
+      delete process.env.CONSOLE_READ_ONLY;
+    }
+    const applied = await call("POST", "/api/v1/retention/advice/apply", admin, confirm);
+    expect(applied.status, applied.text).toBe(200);
+    const again = await call("POST", "/api/v1/retention/advice/apply", admin, confirm);
+    expect(again.status).toBe(409);
+    expect(JSON.parse(again.text).error.code).toBe("RETENTION_STALE");
+    // A refusal's issues name the setting in the way and the value it must reach.
+    const refused = await call("PUT", "/api/v1/retention/settings", admin, { retentionDays: 2 });
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.text).error.issues).toEqual([
+      { path: "maxRetryWindowDays", message: "lower it first to 2 or less (now 3), once no worker retries for longer" },
+    ]);
     expect((await call("GET", "/api/v1/health")).status).toBe(200);
   });
 
@@ -536,6 +600,29 @@ describe("API token × tenant × endpoint matrix", () => {
     expect((await call("GET", `/api/v1/bulk/${action.id}`, as("acme-viewer"))).status).toBe(200);
     const cancelled = await call("POST", `/api/v1/bulk/${action.id}/cancel`, write("acme-operator"));
     expect(cancelled.status, cancelled.text).toBe(200);
+
+    // The bulk acknowledge: a dry run of acme's open drift findings, then a queued action, cancelled.
+    const ackDryRun = await call("POST", "/api/v1/bulk/acknowledge-findings", write("acme-operator"), {
+      kind: "drift",
+      dryRun: true,
+    });
+    expect(ackDryRun.status, ackDryRun.text).toBe(200);
+    const counted = JSON.parse(ackDryRun.text) as { tenant: string; count: number; sample: { tenant: string; kind: string }[] };
+    expect(counted.tenant).toBe(ACME);
+    expect(counted.count).toBeGreaterThan(0);
+    expect(counted.sample.every((f) => f.tenant === ACME && f.kind === "drift")).toBe(true);
+    const noNote = await call("POST", "/api/v1/bulk/acknowledge-findings", write("acme-operator"), { kind: "drift" });
+    expect(noNote.status, noNote.text).toBe(400);
+    expect(noNote.text).toContain("note");
+    const ack = await call("POST", "/api/v1/bulk/acknowledge-findings", write("acme-operator"), {
+      kind: "drift",
+      note: "matrix",
+    });
+    expect(ack.status, ack.text).toBe(202);
+    const ackAction = (JSON.parse(ack.text) as { action: { id: string; kind: string; tenant: string } }).action;
+    expect(ackAction).toMatchObject({ kind: "acknowledge_findings", tenant: ACME });
+    expect((await call("GET", `/api/v1/bulk/${ackAction.id}`, as("globex-operator"))).status).toBe(404);
+    expect((await call("POST", `/api/v1/bulk/${ackAction.id}/cancel`, write("acme-operator"))).status).toBe(200);
   });
 
   // Last: the tests above have called every route; each documented 200 was checked against its schema.

@@ -108,10 +108,16 @@ describe.skipIf(tier.skipped !== undefined)(
           return { target, status: response.status, body: await response.text() };
         },
       );
+      // An invalid URL answers 400 and says INVALID_INPUT; a valid one 200 without it; a job type
+      // no worker reported (a well-formed value the Overview checks) 404 with its banner.
       const problems = answers.flatMap(({ target, status, body }) => {
         if (status >= 500) return [`${target}: answered ${status}`];
-        if (body.includes("state-error") && !body.includes("INVALID_INPUT"))
-          return [`${target}: an error state that is not INVALID_INPUT`];
+        const invalid = body.includes("INVALID_INPUT");
+        if (body.includes("state-error") && !invalid) return [`${target}: an error state that is not INVALID_INPUT`];
+        if (invalid && status !== 400) return [`${target}: shows INVALID_INPUT with a ${status}`];
+        if (status === 400 && !invalid) return [`${target}: a 400 that does not say INVALID_INPUT`];
+        if (status === 404 && !body.includes('data-testid="unknown-job-type"')) return [`${target}: a 404 without its reason`];
+        if (![200, 400, 404].includes(status)) return [`${target}: answered ${status}`];
         return [];
       });
       expect(problems).toEqual([]);
@@ -121,6 +127,46 @@ describe.skipIf(tier.skipped !== undefined)(
           answers.some((a) => a.target.startsWith(`${page}?`) && a.body.includes("INVALID_INPUT")),
           `${page} never showed INVALID_INPUT`,
         ).toBe(true);
+    });
+
+    it("answers a page with an invalid filter with a 4xx, its chrome and the error beside its form, for every page", async () => {
+      const admin = credential("platform admin (session)");
+      // One wrong value per page that reads a query, as a person would type or paste it.
+      const bad: [string, number][] = [
+        ["/overview?from=notadate", 400],
+        ["/overview?jobType=no-such-job", 404],
+        ["/keys?status=bogus", 400],
+        ["/gaps?range=forever", 400],
+        ["/gaps?tenant=a%00b", 400],
+        ["/violations?limit=0", 400],
+        ["/reconciliation?state=bogus", 400],
+        ["/retention?runs=0", 400],
+        ["/audit?limit=-1", 400],
+        [`/admin?tenant=${"t".repeat(300)}`, 400],
+      ];
+      const pages = new Set(bad.map(([target]) => new URL(target, baseUrl).pathname));
+      for (const item of NAV_ITEMS) expect(pages.has(item.href), `${item.href} has no invalid-URL case`).toBe(true);
+      const problems = (
+        await inBatches(bad, 4, async ([target, expected]) => {
+          const response = await fetchAs(baseUrl, target, admin);
+          const body = await response.text();
+          const found: string[] = [];
+          if (response.status !== expected) found.push(`${target}: answered ${response.status}, not ${expected}`);
+          // The page's own chrome (the sidebar's links), not a bare error page.
+          for (const item of NAV_ITEMS)
+            if (!body.includes(`href="${item.href}"`)) found.push(`${target}: no link to ${item.href}`);
+          if (expected === 400 && !body.includes("INVALID_INPUT")) found.push(`${target}: does not say INVALID_INPUT`);
+          if (response.headers.get("x-onceboard-page-status")) found.push(`${target}: leaks the page-status marker`);
+          return found;
+        })
+      ).flat();
+      expect(problems).toEqual([]);
+      // The Keys page keeps its form, with what was typed, beside the error.
+      const keys = await (await fetchAs(baseUrl, "/keys?q=ord-1&status=bogus", admin)).text();
+      expect(keys).toMatch(/<form[^>]*role="search"|<form/);
+      expect(keys).toContain('value="ord-1"');
+      // A client-side navigation's RSC request keeps its 200, so the router renders the error in place.
+      expect((await fetchAs(baseUrl, "/keys?status=bogus", admin, { rsc: true })).status).toBe(200);
     });
   },
 );
