@@ -28,6 +28,8 @@ import { benchDatabase, countRoundTrips, machine, runFor } from "./support";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const BATCH = Number(process.env.BENCH_BATCH ?? 50);
+/** Claims per block in the one-call-in-flight latency phase (four blocks each way). */
+const LONE_CALLS = Number(process.env.BENCH_LONE_CALLS ?? 500);
 const log = (line: string) => console.log(`[bench:claims] ${line}`);
 
 /**
@@ -73,15 +75,24 @@ async function main() {
     registry: new Registry(),
     logger: pino({ level: "info" }, pino.destination("/dev/null")),
   });
+  // The same library with coalescing off: each claim and completion its own round trip (before).
+  const uncoalesced = createEffects({
+    db: pool,
+    coalesce: false,
+    registry: new Registry(),
+    logger: pino({ level: "info" }, pino.destination("/dev/null")),
+  });
   try {
     await pool.query(RAW_TABLE);
     let seq = 0;
     const rawFresh = (w: number, i: number) =>
       pool.query({ ...RAW_INSERT, values: ["bench", `fresh:${seq}-${w}-${i}`, `o${w}`, `m${i}`] });
-    const libFresh = async (w: number, i: number) => {
-      const r = await effects.claim({ tenant: "bench", key: `fresh:${seq}-${w}-${i}`, jobType: "bench", messageId: `m${i}` });
+    const freshWith = (lib: typeof effects, tag: string) => async (w: number, i: number) => {
+      const r = await lib.claim({ tenant: "bench", key: `fresh:${tag}${seq}-${w}-${i}`, jobType: "bench", messageId: `m${i}` });
       if (r.kind !== "owned") throw new Error(`expected a fresh claim, got ${r.kind}`);
     };
+    const libFresh = freshWith(effects, "");
+    const offFresh = freshWith(uncoalesced, "off-");
 
     log("warming up");
     seq = 0;
@@ -89,7 +100,13 @@ async function main() {
     await runFor(CONCURRENCY, 1, libFresh);
 
     // Alternate raw and library twice so drift (autovacuum, checkpoints) hits both.
-    const fresh = { raw: { ops: 0, s: 0 }, lib: { ops: 0, s: 0, trips: 0 }, bare: { ops: 0, s: 0 }, sql: { ops: 0, s: 0 } };
+    const fresh = {
+      raw: { ops: 0, s: 0 },
+      lib: { ops: 0, s: 0, trips: 0 },
+      off: { ops: 0, s: 0, trips: 0 },
+      bare: { ops: 0, s: 0 },
+      sql: { ops: 0, s: 0 },
+    };
     for (let round = 1; round <= 2; round++) {
       seq = round;
       const raw = await runFor(CONCURRENCY, SECONDS, rawFresh);
@@ -102,6 +119,12 @@ async function main() {
       fresh.lib.s += lib.ops / lib.perSecond;
       fresh.lib.trips += trips.count() - before;
       log(`fresh round ${round}: library ${lib.perSecond.toFixed(0)}/s`);
+      const offBefore = trips.count();
+      const off = await runFor(CONCURRENCY, SECONDS, offFresh);
+      fresh.off.ops += off.ops;
+      fresh.off.s += off.ops / off.perSecond;
+      fresh.off.trips += trips.count() - offBefore;
+      log(`fresh round ${round}: library with coalescing off ${off.perSecond.toFixed(0)}/s`);
       const bare = await runFor(CONCURRENCY, SECONDS, (w, i) =>
         pool.query({ ...BARE_EFFECTS_INSERT, values: ["bench-bare", `fresh:${seq}-${w}-${i}`, `o${w}`, `m${i}`] }),
       );
@@ -140,7 +163,33 @@ async function main() {
     const rawPerS = fresh.raw.ops / fresh.raw.s;
     const libPerS = fresh.lib.ops / fresh.lib.s;
     const freshTrips = fresh.lib.trips / fresh.lib.ops;
+    const offPerS = fresh.off.ops / fresh.off.s;
     log(`fresh: library ${libPerS.toFixed(0)}/s, raw ${rawPerS.toFixed(0)}/s, ${freshTrips.toFixed(3)} round trips per claim`);
+    log(
+      `fresh, coalescing off: ${offPerS.toFixed(0)}/s, ${(fresh.off.trips / fresh.off.ops).toFixed(3)} round trips per claim; coalesced/off ${(libPerS / offPerS).toFixed(3)}`,
+    );
+
+    // One call in flight: nothing to coalesce, so coalescing must cost a lone call nothing.
+    // Alternating blocks of LONE_CALLS claims, coalescing on and off; p50 and p99 of each.
+    const lone = { on: [] as number[], off: [] as number[] };
+    for (let i = 0; i < LONE_CALLS * 4; i++) {
+      // Alternated call by call (the order swapped each time), so drift hits both alike.
+      const order = i % 2 === 0 ? (["on", "off"] as const) : (["off", "on"] as const);
+      for (const name of order) {
+        const lib = name === "on" ? effects : uncoalesced;
+        const started = performance.now();
+        await lib.claim({ tenant: "bench", key: `lone:${name}-${i}`, jobType: "bench" });
+        lone[name].push(performance.now() - started);
+      }
+    }
+    const pct = (xs: number[], p: number) => {
+      const sorted = [...xs].sort((a, b) => a - b);
+      return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+    };
+    const lonePct = { p50: pct(lone.on, 50), p99: pct(lone.on, 99), p50Off: pct(lone.off, 50), p99Off: pct(lone.off, 99) };
+    log(
+      `one call in flight: coalescing on p50 ${lonePct.p50.toFixed(3)} ms p99 ${lonePct.p99.toFixed(3)} ms; off p50 ${lonePct.p50Off.toFixed(3)} ms p99 ${lonePct.p99Off.toFixed(3)} ms`,
+    );
     log(
       `context: a bare INSERT into the partitioned effects table runs at ${barePerS.toFixed(0)}/s = ${(barePerS / rawPerS).toFixed(3)} of raw; the library claim is ${(libPerS / barePerS).toFixed(3)} of that`,
     );
@@ -179,12 +228,29 @@ async function main() {
       `batched: ${batchPerS.toFixed(0)} claims/s vs raw ${batchRawPerS.toFixed(0)} single inserts/s, ${tripsPerBatch.toFixed(3)} round trips per batch`,
     );
 
-    // once(): claim + step + completion, for reference.
-    seq = 9;
-    const once = await runFor(CONCURRENCY, SECONDS, (w, i) =>
-      effects.once({ tenant: "bench", key: `once:${w}-${i}`, jobType: "bench", messageId: `m${i}` }, () => ({ ok: true })),
+    // once(): claim + step + completion, coalescing on and off alternated, for reference.
+    const onceRate = { on: { ops: 0, s: 0, trips: 0 }, off: { ops: 0, s: 0, trips: 0 } };
+    for (let round = 1; round <= 2; round++) {
+      for (const [name, lib] of [
+        ["on", effects],
+        ["off", uncoalesced],
+      ] as const) {
+        const before = trips.count();
+        const r = await runFor(CONCURRENCY, SECONDS, (w, i) =>
+          lib.once({ tenant: "bench", key: `once:${name}${round}-${w}-${i}`, jobType: "bench", messageId: `m${i}` }, () => ({
+            ok: true,
+          })),
+        );
+        onceRate[name].ops += r.ops;
+        onceRate[name].s += r.ops / r.perSecond;
+        onceRate[name].trips += trips.count() - before;
+      }
+    }
+    const oncePerS = onceRate.on.ops / onceRate.on.s;
+    const onceOffPerS = onceRate.off.ops / onceRate.off.s;
+    log(
+      `once() (claim + completion): coalesced ${oncePerS.toFixed(0)}/s (${(onceRate.on.trips / onceRate.on.ops).toFixed(3)} round trips each), off ${onceOffPerS.toFixed(0)}/s (${(onceRate.off.trips / onceRate.off.ops).toFixed(3)})`,
     );
-    log(`once() (claim + completion): ${once.perSecond.toFixed(0)}/s`);
 
     // Duplicates: completed keys for the library, existing keys for raw.
     const KEYS = 4000;
@@ -228,9 +294,10 @@ async function main() {
     log(`PostgreSQL ${database.serverVersion} (${database.where})`);
 
     await effects.close();
+    await uncoalesced.close();
     const roundTrips = (fresh.lib.trips + dup.lib.trips) / (fresh.lib.ops + dup.lib.ops);
     console.log(
-      `claims ratio=${(libPerS / rawPerS).toFixed(3)} duplicate_ratio=${(dupLib / dupRaw).toFixed(3)} batch_ratio=${(batchPerS / batchRawPerS).toFixed(3)} round_trips_per_claim=${roundTrips.toFixed(3)} round_trips_per_batch=${tripsPerBatch.toFixed(3)} library_per_s=${libPerS.toFixed(0)} raw_per_s=${rawPerS.toFixed(0)} batch_per_s=${batchPerS.toFixed(0)} duplicate_per_s=${dupLib.toFixed(0)} raw_duplicate_per_s=${dupRaw.toFixed(0)}`,
+      `claims ratio=${(libPerS / rawPerS).toFixed(3)} duplicate_ratio=${(dupLib / dupRaw).toFixed(3)} batch_ratio=${(batchPerS / batchRawPerS).toFixed(3)} round_trips_per_claim=${roundTrips.toFixed(3)} round_trips_per_batch=${tripsPerBatch.toFixed(3)} library_per_s=${libPerS.toFixed(0)} raw_per_s=${rawPerS.toFixed(0)} batch_per_s=${batchPerS.toFixed(0)} duplicate_per_s=${dupLib.toFixed(0)} raw_duplicate_per_s=${dupRaw.toFixed(0)} uncoalesced_per_s=${offPerS.toFixed(0)} once_per_s=${oncePerS.toFixed(0)} once_uncoalesced_per_s=${onceOffPerS.toFixed(0)} lone_p50_ms=${lonePct.p50.toFixed(3)} lone_p99_ms=${lonePct.p99.toFixed(3)} lone_p50_off_ms=${lonePct.p50Off.toFixed(3)} lone_p99_off_ms=${lonePct.p99Off.toFixed(3)}`,
     );
   } finally {
     await pool.end().catch(() => {});

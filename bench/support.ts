@@ -12,6 +12,8 @@ import { DEFAULT_SCHEMA } from "../lib/idempotency";
 export interface BenchDatabase {
   /** The plain URL, as a user gives it: for the console and the worker library. */
   url: string;
+  /** The server's admin URL (DATABASE_URL, or the embedded server's): for more scratch databases beside it. */
+  adminUrl: string;
   /**
    * The URL with the library's schema on the search_path, for the benchmark's own pools: its SQL
    * and the read models it calls name tables unqualified (the console's pools set the same path).
@@ -52,6 +54,7 @@ export async function benchDatabase(log: (line: string) => void): Promise<BenchD
   log(`database ${name} migrated (PostgreSQL ${serverVersion}, ${where})`);
   return {
     url,
+    adminUrl,
     sqlUrl: withSearchPath(url, [DEFAULT_SCHEMA]),
     serverVersion,
     where,

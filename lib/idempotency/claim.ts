@@ -152,12 +152,20 @@ export class Claim {
   /** Stores the outcome (JSON text). Throws LeaseLostError when another delivery took the claim over. */
   async #completeJson(outcomeJson: string, error: string | null = null): Promise<void> {
     if (this.settled) throw new ClaimSettledError(this.key, this.settled);
-    const ok = await runStatement(this.sql, () => runComplete(this.sql, this.ref, outcomeJson, error));
+    const coalescer = this.#coalescer();
+    const ok = coalescer
+      ? await coalescer.complete(this.ref, outcomeJson, error).catch((e: unknown) => Promise.reject(mapDbError(e)))
+      : await runStatement(this.sql, () => runComplete(this.sql, this.ref, outcomeJson, error));
     if (!ok) {
       this.core.metrics.leaseLost.inc({ job_type: this.jobType });
       throw new LeaseLostError(this.key, this.attempt);
     }
     this.settled = "completed";
+  }
+
+  /** The instance's coalescer, for a claim outside any transaction (a transaction's statements are its own). */
+  #coalescer() {
+    return this.sql.inTransaction ? null : this.core.coalescer;
   }
 
   /** Throws ClaimSettledError when this claim was already completed or failed. */
@@ -190,7 +198,9 @@ export class Claim {
   async fail(error: unknown): Promise<void> {
     if (this.settled) throw new ClaimSettledError(this.key, this.settled);
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    await runStatement(this.sql, () => runFail(this.sql, this.ref, message));
+    const coalescer = this.#coalescer();
+    if (coalescer) await coalescer.fail(this.ref, message).catch((e: unknown) => Promise.reject(mapDbError(e)));
+    else await runStatement(this.sql, () => runFail(this.sql, this.ref, message));
     this.settled = "failed";
   }
 }
@@ -226,7 +236,8 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
       demo: opts.demo,
       likelyDuplicate: spec.redelivered,
     };
-    return sql.inTransaction ? runClaim(sql, params) : withRetry(() => runClaim(sql, params));
+    if (sql.inTransaction) return runClaim(sql, params);
+    return core.coalescer ? core.coalescer.claim(params) : withRetry(() => runClaim(sql, params));
   };
   // The timeline tells a duplicate that waited for an in-flight copy from one that did not.
   let waited = false;

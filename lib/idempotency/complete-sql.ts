@@ -33,10 +33,11 @@ export const COMPLETE: Statement = {
 };
 
 // Many completions in one round trip and one commit (a batch's owned claims, effects.completeMany):
-// each row is named and guarded exactly as COMPLETE names it. RETURNING lists the rows still ours;
+// each row is named and guarded exactly as COMPLETE names it. RETURNING lists the claims still ours,
+// by their whole ref: a coalesced batch may hold a taken-over claim and its new owner's, of one key;
 // a claim missing from it was taken over (LeaseLostError for that claim only).
 export const COMPLETE_BATCH: Statement = {
-  name: "onceboard_complete_batch_v1",
+  name: "onceboard_complete_batch_v2",
   returns: "rows",
   text: `UPDATE onceboard.effects e
    SET outcome = CASE WHEN e.status = 'completed' THEN e.outcome ELSE c.outcome END,
@@ -47,7 +48,7 @@ export const COMPLETE_BATCH: Statement = {
          AS c(tenant_id, key, created_at, owner, attempt, outcome, error)
  WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
    AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'completed')
-RETURNING e.tenant_id, e.key`,
+RETURNING e.tenant_id, e.key, e.owner, e.attempt`,
 };
 
 // A failed attempt releases the claim at once: the next delivery retries it (attempt + 1)
@@ -58,6 +59,20 @@ export const FAIL: Statement = {
   text: `UPDATE onceboard.effects
    SET status = 'failed', error = $6::text, lease_until = NULL, updated_at = clock_timestamp()
  WHERE ${WHERE} AND status IN ('in_progress', 'failed')`,
+};
+
+// Many failures in one round trip and one commit (coalesced claim.fail() calls): each row named and
+// guarded exactly as FAIL names it; RETURNING lists the claims still ours, by their whole ref.
+export const FAIL_BATCH: Statement = {
+  name: "onceboard_fail_batch_v1",
+  returns: "rows",
+  text: `UPDATE onceboard.effects e
+   SET status = 'failed', error = c.error, lease_until = NULL, updated_at = clock_timestamp()
+  FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::int[], $6::text[])
+         AS c(tenant_id, key, created_at, owner, attempt, error)
+ WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
+   AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'failed')
+RETURNING e.tenant_id, e.key, e.owner, e.attempt`,
 };
 
 export const EXTEND_LEASE: Statement = {
@@ -84,17 +99,49 @@ export async function runCompleteBatch(
   sql: Sql,
   items: readonly { ref: ClaimRef; outcomeJson: string; error: string | null }[],
 ): Promise<boolean[]> {
-  const { rows } = await sql.run<{ tenant_id: string; key: string }>(COMPLETE_BATCH, [
-    items.map((i) => i.ref.tenant),
-    items.map((i) => i.ref.key),
-    items.map((i) => i.ref.createdAt.toISOString()),
-    items.map((i) => i.ref.owner),
-    items.map((i) => i.ref.attempt),
+  const { rows } = await sql.run<StillOurs>(COMPLETE_BATCH, [
+    ...refArrays(items.map((i) => i.ref)),
     items.map((i) => i.outcomeJson),
     items.map((i) => i.error),
   ]);
-  const done = new Set(rows.map((r) => JSON.stringify([r.tenant_id, r.key])));
-  return items.map((i) => done.has(JSON.stringify([i.ref.tenant, i.ref.key])));
+  return stillOurs(
+    items.map((i) => i.ref),
+    rows,
+  );
+}
+
+/** Which of `items` were released as failed (still ours), by index. */
+export async function runFailBatch(sql: Sql, items: readonly { ref: ClaimRef; message: string }[]): Promise<boolean[]> {
+  const { rows } = await sql.run<StillOurs>(FAIL_BATCH, [
+    ...refArrays(items.map((i) => i.ref)),
+    items.map((i) => i.message.slice(0, 2000)),
+  ]);
+  return stillOurs(
+    items.map((i) => i.ref),
+    rows,
+  );
+}
+
+interface StillOurs {
+  tenant_id: string;
+  key: string;
+  owner: string;
+  attempt: number;
+}
+
+function refArrays(refs: readonly ClaimRef[]): unknown[] {
+  return [
+    refs.map((r) => r.tenant),
+    refs.map((r) => r.key),
+    refs.map((r) => r.createdAt.toISOString()),
+    refs.map((r) => r.owner),
+    refs.map((r) => r.attempt),
+  ];
+}
+
+function stillOurs(refs: readonly ClaimRef[], rows: readonly StillOurs[]): boolean[] {
+  const done = new Set(rows.map((r) => JSON.stringify([r.tenant_id, r.key, r.owner, Number(r.attempt)])));
+  return refs.map((r) => done.has(JSON.stringify([r.tenant, r.key, r.owner, r.attempt])));
 }
 
 export async function runFail(sql: Sql, ref: ClaimRef, error: string): Promise<boolean> {

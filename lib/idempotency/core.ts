@@ -1,3 +1,4 @@
+import type { Coalescer } from "./coalescer";
 import type { DuplicateLedger } from "./duplicates";
 import type { Logger } from "./logger";
 import type { EffectsMetrics } from "./metrics";
@@ -16,4 +17,6 @@ export interface EffectsCore {
   timeline: DeliveryTimeline | null;
   logger: Logger;
   closed: boolean;
+  /** Shares round trips between concurrent autocommit claims, completions and failures; null when `coalesce` is off. */
+  coalescer: Coalescer | null;
 }

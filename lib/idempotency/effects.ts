@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { Registry } from "prom-client";
 import { type Acquired, acquire, type Claim } from "./claim";
 import { type BatchClaimInput, type BatchCompleteAnswer, claimMany, completeMany } from "./claim-batch";
+import { createCoalescer } from "./coalescer";
 import type { EffectsCore } from "./core";
 import { type EffectsDb, sqlFor, type TransactionHandle } from "./db";
 import { countDelivery } from "./delivery";
@@ -144,7 +145,16 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
       })
     : null;
   timeline?.start(opts.flushIntervalMs);
-  const core: EffectsCore = { opts, metrics, rollups, duplicates, timeline, logger, closed: false };
+  const core: EffectsCore = {
+    opts,
+    metrics,
+    rollups,
+    duplicates,
+    timeline,
+    logger,
+    closed: false,
+    coalescer: opts.coalesce ? createCoalescer(sqlFor(opts.db, false, opts.schema)) : null,
+  };
   const retention = startRetentionParts(core, registry);
 
   return {

@@ -34,6 +34,11 @@ export interface EffectsOptions {
   /** Write per-minute rollups at all. Default true. */
   rollups?: boolean;
   /**
+   * Coalesce concurrent claims, completions and failures outside transactions into one set-wise
+   * statement per round trip (coalescer.ts). Default true; false sends each on its own.
+   */
+  coalesce?: boolean;
+  /**
    * Record every delivery of a key in delivery_timeline (the key's timeline on the console),
    * written in batches like the duplicate bookkeeping. Default true; false writes nothing there.
    */
@@ -65,6 +70,7 @@ export interface ResolvedOptions {
   demo: boolean;
   flushIntervalMs: number;
   rollups: boolean;
+  coalesce: boolean;
   timeline: boolean;
   workerId: string;
   schema: string;
@@ -99,6 +105,7 @@ const FIELD_CHECKS: Record<string, Check> = {
   demo: isBoolean,
   flushInterval: isDuration,
   rollups: isBoolean,
+  coalesce: isBoolean,
   timeline: isBoolean,
   workerId: isWorkerId,
   register: isBoolean,
@@ -185,6 +192,7 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
     demo: options.demo ?? false,
     flushIntervalMs: toMs(options.flushInterval ?? "10s", "flushInterval"),
     rollups: options.rollups ?? true,
+    coalesce: options.coalesce ?? true,
     timeline: options.timeline ?? true,
     workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     schema: schemaNameOf(options.schema),

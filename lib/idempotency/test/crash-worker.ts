@@ -14,7 +14,14 @@ const killAt = process.env.CRASH_KILL_AT as Boundary | undefined;
 if (!url || !orderId || !killAt) throw new Error("CRASH_DATABASE_URL, CRASH_ORDER_ID and CRASH_KILL_AT are required");
 
 const pool = new pg.Pool({ connectionString: url, max: 3 });
-const effects = createEffects({ db: pool, lease: "300ms", registry: new Registry(), logger: silentLogger(), rollups: false });
+const effects = createEffects({
+  db: pool,
+  lease: "300ms",
+  registry: new Registry(),
+  logger: silentLogger(),
+  rollups: false,
+  coalesce: process.env.CRASH_COALESCE !== "0",
+});
 
 const at = async (boundary: Boundary) => {
   if (boundary !== killAt) return;

@@ -2,6 +2,7 @@ import { Writable } from "node:stream";
 import pg from "pg";
 import pino, { type Logger } from "pino";
 import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe } from "vitest";
 import { createEffects, type EffectsOptions } from "../index";
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -22,10 +23,31 @@ export function captureLogger(): { logger: Logger; lines: Record<string, unknown
   return { logger: pino({ level: "debug" }, stream), lines };
 }
 
+/** Whether testEffects() coalesces (its `coalesce` default); eachCoalescing() sets it per block. */
+let coalescing = true;
+
+/**
+ * Runs the suite in `body` twice, with coalescing on and off: testEffects() (and `coalesce`, the
+ * value to hand to child processes and the test kit) follow the block. Tests in a file run in order,
+ * so the mode set by a block's beforeAll holds for that block's tests.
+ */
+export function eachCoalescing(body: (coalesce: boolean) => void): void {
+  describe.each([{ coalesce: true }, { coalesce: false }])("coalescing $coalesce", ({ coalesce }) => {
+    beforeAll(() => {
+      coalescing = coalesce;
+    });
+    afterAll(() => {
+      coalescing = true;
+    });
+    body(coalesce);
+  });
+}
+
 /** An Effects on `db` with its own registry, a silent logger and no rollup timer. */
 export function testEffects<Db extends pg.Pool>(db: Db, options: Partial<Omit<EffectsOptions, "db">> = {}) {
   return createEffects({
     db,
+    coalesce: coalescing,
     registry: new Registry(),
     logger: silentLogger(),
     rollups: false,

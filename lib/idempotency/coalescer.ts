@@ -1,0 +1,194 @@
+import { type ClaimParams, type ClaimRow, runClaim, runClaimBatch } from "./claim-sql";
+import { type ClaimRef, runComplete, runCompleteBatch, runFail, runFailBatch } from "./complete-sql";
+import type { Sql } from "./db";
+import { withRetry } from "./retryable";
+
+/**
+ * Coalescing: the concurrent claims, completions and failures of one createEffects instance share
+ * round trips. Pipeline style, with no timer: while a statement is in flight, the calls that arrive
+ * queue; when it returns, everything queued (up to COALESCE_MAX_BATCH) goes in the next statement,
+ * set-wise. A lone call goes at once, as the very statement it would send without coalescing, so it
+ * pays no added latency; under load one round trip carries many callers.
+ *
+ * Each caller gets exactly its own answer: the batch statements answer per key (onceboard_claim_batch
+ * decides each key as onceboard_claim would; the batched completion and failure report which rows
+ * were still the caller's). If a batch statement fails as a whole, its calls are sent again one by
+ * one, each as it would have gone alone, so one key's failure (a lock wait past its timeout, say)
+ * never becomes its neighbours'. Only statements the library runs in autocommit coalesce: a claim
+ * inside a transaction (the caller's `tx`, or one the library opened for a transactional step)
+ * belongs to that transaction and goes on its own.
+ */
+export const COALESCE_MAX_BATCH = 256;
+/**
+ * Statements one lane keeps in flight at most. More than one, so that the database works on one
+ * batch while the process answers the previous one's callers and gathers the next: with a single
+ * statement in flight the two take turns and both sit idle half the time.
+ */
+export const COALESCE_STATEMENTS_IN_FLIGHT = 4;
+/**
+ * Another statement joins those in flight only for at least this many queued calls: fewer wait for
+ * the next return, where they go together, instead of each taking a statement (and a connection).
+ */
+export const COALESCE_WIDEN_AT = 8;
+
+export interface Coalescer {
+  /** A claim as runClaim answers it (raw database errors, as runClaim throws them). */
+  claim(params: ClaimParams): Promise<ClaimRow>;
+  /** A completion as runComplete answers it: false when the claim is no longer ours. */
+  complete(ref: ClaimRef, outcomeJson: string, error: string | null): Promise<boolean>;
+  /** A failure as runFail answers it: false when the claim is no longer ours. */
+  fail(ref: ClaimRef, message: string): Promise<boolean>;
+}
+
+type Settled<O> = { ok: true; value: O } | { ok: false; error: unknown };
+
+/**
+ * One lane: at most `inFlight` statements in flight; calls queue while they are, and everything
+ * queued goes together in the next statement as soon as one returns. `send` answers each item of a
+ * batch on its own.
+ */
+export class Pipeline<I, O> {
+  private queue: { item: I; resolve: (value: O) => void; reject: (error: unknown) => void }[] = [];
+  private running = 0;
+
+  constructor(
+    private readonly send: (items: I[]) => Promise<Settled<O>[]>,
+    private readonly maxBatch: number,
+    private readonly counts: { statements: number; calls: number },
+    private readonly inFlight = COALESCE_STATEMENTS_IN_FLIGHT,
+  ) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (this.running === 0 || (this.running < this.inFlight && this.queue.length >= COALESCE_WIDEN_AT)) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running++;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        this.counts.statements++;
+        this.counts.calls += batch.length;
+        let answers: Settled<O>[];
+        try {
+          answers = await this.send(batch.map((b) => b.item));
+        } catch (error) {
+          answers = batch.map(() => ({ ok: false, error }));
+        }
+        for (const [k, waiter] of batch.entries()) {
+          const answer = answers[k];
+          if (answer?.ok) waiter.resolve(answer.value);
+          else waiter.reject(answer ? answer.error : new Error("a coalesced statement gave no answer"));
+        }
+      }
+    } finally {
+      this.running--;
+    }
+  }
+}
+
+async function settle<O>(fn: () => Promise<O>): Promise<Settled<O>> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/**
+ * Sends a batch: one item as its own single statement; more set-wise. If the set-wise statement
+ * fails as a whole, each item goes again alone (concurrently), so every item gets the answer or
+ * the error it would have got by itself.
+ */
+async function sendBatch<I, O>(
+  items: I[],
+  single: (item: I) => Promise<O>,
+  many: (items: I[]) => Promise<O[]>,
+): Promise<Settled<O>[]> {
+  if (items.length === 1) return [await settle(() => single(items[0] as I))];
+  try {
+    const values = await many(items);
+    return values.map((value) => ({ ok: true, value }));
+  } catch {
+    return Promise.all(items.map((item) => settle(() => single(item))));
+  }
+}
+
+/** The coalescer of one createEffects instance, sending through `sql` (autocommit, the library's own). */
+export function createCoalescer(sql: Sql, maxBatch = COALESCE_MAX_BATCH): Coalescer {
+  // Statements sent and the calls they carried: kept for a debugger's eye, not exported.
+  const counts = { statements: 0, calls: 0 };
+  // A redelivery in a batch is decided by onceboard_claim inside the batch function, as alone; the
+  // read-only CLAIM_REDELIVERY shortcut applies to a call that goes alone.
+  // The batch claim takes one job type, policy, lease and demo flag: one lane per combination.
+  const claimLanes = new Map<string, Pipeline<ClaimParams, ClaimRow>>();
+  const claimLane = (p: ClaimParams) => {
+    const id = `${p.jobType}\u0001${p.policy}\u0001${Math.round(p.leaseMs)}\u0001${p.demo}`;
+    let lane = claimLanes.get(id);
+    if (!lane) {
+      lane = new Pipeline(
+        (items) =>
+          sendBatch(
+            items,
+            (p1) => withRetry(() => runClaim(sql, p1)),
+            (many) =>
+              withRetry(() =>
+                runClaimBatch(sql, {
+                  jobType: p.jobType,
+                  policy: p.policy,
+                  leaseMs: p.leaseMs,
+                  // The shortest wait of the batch: a key that would wait longer than it was
+                  // willing to gets the whole batch retried one by one, each with its own wait.
+                  lockTimeoutMs: Math.max(1, Math.min(...many.map((m) => m.lockTimeoutMs))),
+                  demo: p.demo,
+                  claims: many.map((m) => ({
+                    tenant: m.tenant,
+                    key: m.key,
+                    owner: m.owner,
+                    messageId: m.messageId,
+                    requestHash: m.requestHash,
+                    requireExisting: m.requireExisting,
+                  })),
+                }),
+              ),
+          ),
+        maxBatch,
+        counts,
+      );
+      claimLanes.set(id, lane);
+    }
+    return lane;
+  };
+
+  type Completion = { ref: ClaimRef; outcomeJson: string; error: string | null };
+  const completions = new Pipeline<Completion, boolean>(
+    (items) =>
+      sendBatch(
+        items,
+        (c) => withRetry(() => runComplete(sql, c.ref, c.outcomeJson, c.error)),
+        (many) => withRetry(() => runCompleteBatch(sql, many)),
+      ),
+    maxBatch,
+    counts,
+  );
+  type Failure = { ref: ClaimRef; message: string };
+  const failures = new Pipeline<Failure, boolean>(
+    (items) =>
+      sendBatch(
+        items,
+        (f) => withRetry(() => runFail(sql, f.ref, f.message)),
+        (many) => withRetry(() => runFailBatch(sql, many)),
+      ),
+    maxBatch,
+    counts,
+  );
+
+  return {
+    claim: (params) => claimLane(params).submit(params),
+    complete: (ref, outcomeJson, error) => completions.submit({ ref, outcomeJson, error }),
+    fail: (ref, message) => failures.submit({ ref, message }),
+  };
+}
