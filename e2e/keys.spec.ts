@@ -7,6 +7,24 @@ test.use({ colorScheme: "light" });
 // A shared, loaded machine: generous timeouts (tests never assert a duration).
 test.describe.configure({ timeout: 90_000 });
 
+test("a key taken over after its worker died shows its deliveries newest last, the first and the takeover marked", async ({
+  page,
+}) => {
+  await loginAs(page, "viewer");
+  await page.goto(`/keys?q=ord-e2e-takeover&key=${encodeURIComponent(KEYS_SEED.takeoverKey)}`);
+  const deliveries = page.getByTestId("key-detail").getByTestId("timeline-entry");
+  await expect(deliveries).toHaveCount(3);
+  await expect(deliveries.first().getByTestId("timeline-mark")).toHaveText("first delivery");
+  await expect(deliveries.first()).toContainText("worker-dead");
+  await expect(deliveries.first().getByTestId("timeline-gap")).toHaveCount(0);
+  await expect(deliveries.nth(1).getByTestId("timeline-mark")).toHaveText("takeover");
+  await expect(deliveries.nth(1)).toContainText("took over an expired lease");
+  await expect(deliveries.nth(1)).toContainText("attempt 2");
+  await expect(deliveries.nth(1).getByTestId("timeline-gap")).toHaveText("+45 s");
+  await expect(deliveries.last()).toContainText("duplicate");
+  await expect(deliveries.last().getByTestId("timeline-gap")).toHaveText("+1 min");
+});
+
 test("an operator finds an order by its id fragment, reads the verdict, and releases a stuck claim", async ({ page }) => {
   await loginAs(page, "operator");
   await page.goto("/keys");
@@ -24,6 +42,15 @@ test("an operator finds an order by its id fragment, reads the verdict, and rele
   const detail = page.getByTestId("key-detail");
   await expect(detail.getByTestId("verdict")).toHaveText("ran once, 3 duplicates suppressed, last 49 s after the first");
   await expect(detail.getByTestId("steps").getByRole("link")).toHaveCount(3);
+  // Every delivery, newest last: the first marked, the waiting copy, the gaps written out.
+  const deliveries = detail.getByTestId("timeline-entry");
+  await expect(deliveries).toHaveCount(4);
+  await expect(deliveries.first()).toContainText("first delivery");
+  await expect(deliveries.nth(1)).toContainText("waited while in flight");
+  await expect(deliveries.nth(1).getByTestId("timeline-gap")).toHaveText("+0.5 s");
+  await expect(deliveries.nth(3).getByTestId("timeline-gap")).toHaveText("+19 s");
+  await expect(deliveries.last()).toContainText("delivery 3");
+  await expect(detail.getByTestId("timeline")).not.toContainText("globex");
   const outcome = detail.getByTestId("outcome");
   await expect(outcome).toContainText("[card …1111]");
   await expect(outcome).toContainText("[email]");

@@ -2,6 +2,7 @@ import { expect, test } from "@playwright/test";
 import { RECON_SEED, RECONCILED_EFFECTS } from "../lib/console/testing/seed-reconciliation";
 import { loginAs } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
+import { overflowsOf, settle } from "./pages";
 
 // A shared, loaded machine: generous timeouts (tests never assert a duration).
 test.describe.configure({ timeout: 90_000 });
@@ -40,17 +41,44 @@ for (const colorScheme of ["light", "dark"] as const) {
       // Side by side at this width: the two panels share one row.
       const [a, b] = [await ours.boundingBox(), await theirs.boundingBox()];
       expect(a && b && Math.abs(a.y - b.y) < 2 && a.x < b.x).toBe(true);
+      // The Keys page's own link to a key (filtered to it, so its row is on the first page, and opened).
+      const key = RECON_SEED.duplicateKey("acme");
       await expect(ours.getByTestId("finding-key-link")).toHaveAttribute(
         "href",
-        `/keys?tenant=acme&key=${encodeURIComponent(RECON_SEED.duplicateKey("acme"))}`,
+        `/keys?${new URLSearchParams({ tenant: "acme", q: key, key })}`,
       );
-      // A viewer reads, and cannot change a finding.
+      // A viewer reads, and cannot change a finding, one by one or in bulk.
       await expect(page.getByTestId("finding-state-form")).toHaveCount(0);
+      await expect(page.getByTestId("bulk-acknowledge")).toHaveCount(0);
       await page.screenshot({ path: `${SCREENSHOT_DIR}/reconciliation-${colorScheme}.png`, fullPage: true });
       await page.screenshot({ path: `docs/screenshots/reconciliation-${colorScheme}.png`, fullPage: true });
     });
   });
 }
+
+test.describe("Reconciliation at phone width", () => {
+  for (const colorScheme of ["light", "dark"] as const) {
+    test(`a finding opened at 390 px fits the screen, its two sides one under the other (${colorScheme})`, async ({
+      browser,
+    }) => {
+      const context = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme });
+      const page = await context.newPage();
+      await loginAs(page, "operator");
+      await page.goto("/reconciliation?kind=duplicated_at_provider");
+      await page.getByTestId("finding-row").first().getByTestId("finding-link").click();
+      await expect(page.getByTestId("finding-theirs").getByTestId("their-object")).toHaveCount(2);
+      await settle(page);
+      await page.screenshot({ path: `docs/screenshots/reconciliation-finding-390-${colorScheme}.png`, fullPage: true });
+      expect(await overflowsOf(page)).toEqual([]);
+      const [a, b] = [
+        await page.getByTestId("finding-ours").boundingBox(),
+        await page.getByTestId("finding-theirs").boundingBox(),
+      ];
+      expect(a && b && b.y >= a.y + a.height).toBe(true);
+      await context.close();
+    });
+  }
+});
 
 test.describe("Reconciliation, as an operator", () => {
   test.use({ colorScheme: "light" });
@@ -92,5 +120,48 @@ test.describe("The key's verdict with the provider's side", () => {
     await page.screenshot({ path: `${SCREENSHOT_DIR}/keys-provider-verdict.png`, fullPage: true });
     await dup.getByTestId("provider-verdict-finding").click();
     await expect(page.getByTestId("finding-theirs").getByTestId("their-object")).toHaveCount(2);
+  });
+});
+
+test.describe("Reconciliation, acknowledging in bulk", () => {
+  test.use({ colorScheme: "light" });
+
+  // initech's findings: no other browser test counts them (the specs run in parallel).
+  test("a dry run counts the open findings the filter matches; with a note they are acknowledged in the background, each audited", async ({
+    page,
+  }) => {
+    await loginAs(page, "platform-admin");
+    await page.goto("/reconciliation?tenant=initech");
+    const findings = page.getByTestId("finding-row");
+    await expect(findings).toHaveCount(RECON_SEED.perTenant);
+    const panel = page.getByTestId("bulk-acknowledge");
+    await panel.getByRole("button", { name: "Acknowledge every open finding matching this filter…" }).click();
+    const dryRun = panel.getByTestId("bulk-dry-run");
+    await expect(dryRun).toContainText(`${RECON_SEED.perTenant} open findings match`);
+    await expect(dryRun.locator(".bulk-sample li")).toHaveCount(RECON_SEED.perTenant);
+    await expect(dryRun).toContainText("initech");
+    const start = dryRun.getByRole("button", { name: `Acknowledge ${RECON_SEED.perTenant}` });
+    await expect(start).toBeDisabled();
+    await dryRun.getByLabel("Note").fill("initech's provider migration: checked by hand");
+    await page.screenshot({ path: `${SCREENSHOT_DIR}/reconciliation-bulk-dry-run.png`, fullPage: true });
+    await start.click();
+    const progress = panel.getByTestId("bulk-progress");
+    // The console's runner (lib/auth/bulk-runner.ts) picks the action up within seconds.
+    await expect(progress).toHaveAttribute("data-state", "done", { timeout: 60_000 });
+    await expect(progress).toContainText(
+      `${RECON_SEED.perTenant} of ${RECON_SEED.perTenant} processed, ${RECON_SEED.perTenant} acknowledged`,
+    );
+    await expect(page.getByTestId("findings-table")).toHaveCount(0);
+    await progress.getByRole("button", { name: "Done" }).click();
+
+    await page.goto("/reconciliation?tenant=initech&state=acknowledged");
+    await expect(findings).toHaveCount(RECON_SEED.perTenant);
+    // Acknowledged findings are not offered again.
+    await expect(page.getByTestId("bulk-acknowledge")).toHaveCount(0);
+    await findings.first().getByTestId("finding-link").click();
+    await expect(page.getByTestId("finding-detail")).toContainText("initech's provider migration: checked by hand");
+
+    await page.goto("/audit?action=reconciliation.finding.acknowledge&tenant=initech");
+    await expect(page.getByTestId("audit-rows").locator("tbody tr")).toHaveCount(RECON_SEED.perTenant);
   });
 });

@@ -189,7 +189,7 @@ const configSchema = z.object({
   CONSOLE_READ_ONLY: z
     .preprocess(emptyAsUndefined, z.string().optional())
     .transform((value) => /^(1|true|yes)$/i.test(value ?? "")),
-  /** The most rows one bulk action may touch ("release every stuck claim matching this filter"); a filter matching more is refused. */
+  /** The most rows one bulk action may touch ("release every stuck claim …", "acknowledge every open finding matching this filter"); a filter matching more is refused. */
   BULK_ACTION_MAX_ITEMS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1_000_000).default(10_000)),
   /** Single sign-on: the identity provider's issuer URL (discovery at <issuer>/.well-known/openid-configuration). Needs OIDC_CLIENT_ID, OIDC_CLIENT_SECRET and PUBLIC_URL. */
   OIDC_ISSUER: z.preprocess(emptyAsUndefined, httpUrl.optional()),

@@ -5,7 +5,9 @@ import {
   formatCountOf,
   formatDuration,
   formatElapsed,
+  formatGap,
   formatMeasure,
+  formatMilliseconds,
   formatUtc,
   formatUtcClock,
   formatUtcDay,
@@ -115,5 +117,20 @@ describe("formatUtcTick and formatElapsed", () => {
     expect(formatElapsed(17 * 60 + 5)).toBe("17 min");
     expect(formatElapsed(3 * 3600 + 12 * 60)).toBe("3 h 12 min");
     expect(formatElapsed(2 * 86_400 + 5 * 3600)).toBe("2 d 5 h");
+  });
+});
+
+describe("formatGap and formatMilliseconds", () => {
+  it("writes a gap between deliveries with its sign, and under a millisecond as at once", () => {
+    expect(formatGap(0.5)).toBe("+0.5 s");
+    expect(formatGap(19)).toBe("+19 s");
+    expect(formatGap(3 * 86_400 + 40_000)).toBe("+3.46 d");
+    expect(formatGap(0)).toBe("at once");
+  });
+
+  it("writes a claim's time in milliseconds below a second", () => {
+    expect(formatMilliseconds(0.412)).toBe("0.412 ms");
+    expect(formatMilliseconds(480)).toBe("480 ms");
+    expect(formatMilliseconds(2350)).toBe("2.35 s");
   });
 });

@@ -105,3 +105,14 @@ export function formatElapsed(seconds: number): string {
   const hours = Math.floor(minutes / 60);
   return hours < 48 ? `${hours} h ${minutes % 60} min` : `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }
+
+/** "0.4 ms", "12 ms", "2.35 s": how long one call took (a claim), below a second in milliseconds. */
+export function formatMilliseconds(ms: number): string {
+  if (ms < 1000) return `${significant.format(ms)} ms`;
+  return formatDuration(ms / 1000);
+}
+
+/** "at once" (under a millisecond), "+45 s", "+3.46 d": the gap since the event before it. */
+export function formatGap(seconds: number): string {
+  return seconds < 0.001 ? "at once" : `+${formatDuration(seconds)}`;
+}

@@ -73,7 +73,7 @@ CREATE TABLE bulk_action_items (
 CREATE TABLE bulk_actions (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
   kind text NOT NULL,
-  tenant_id text NOT NULL,
+  tenant_id text,
   filter jsonb NOT NULL,
   state text NOT NULL DEFAULT 'queued'::text,
   total integer NOT NULL,
@@ -90,9 +90,12 @@ CREATE TABLE bulk_actions (
   lease_owner text,
   lease_until timestamp with time zone,
   error text,
-  CONSTRAINT bulk_actions_kind_check CHECK ((kind = ANY (ARRAY['release_stuck_claims'::text]))),
+  note text,
+  CONSTRAINT bulk_actions_acknowledge_note_check CHECK (((kind <> 'acknowledge_findings'::text) OR (note IS NOT NULL))),
+  CONSTRAINT bulk_actions_kind_check CHECK ((kind = ANY (ARRAY['release_stuck_claims'::text, 'acknowledge_findings'::text]))),
   CONSTRAINT bulk_actions_pkey PRIMARY KEY (id),
   CONSTRAINT bulk_actions_progress_check CHECK (((processed >= 0) AND (processed <= total) AND (applied <= processed))),
+  CONSTRAINT bulk_actions_release_tenant_check CHECK (((kind <> 'release_stuck_claims'::text) OR (tenant_id IS NOT NULL))),
   CONSTRAINT bulk_actions_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'done'::text, 'cancelled'::text, 'failed'::text])))
 );
 
@@ -143,6 +146,27 @@ END),
   CONSTRAINT console_sessions_signed_in_with_check CHECK ((signed_in_with = ANY (ARRAY['token'::text, 'link'::text, 'oidc'::text]))),
   CONSTRAINT console_sessions_token_id_fkey FOREIGN KEY (token_id) REFERENCES api_tokens(id) ON DELETE CASCADE
 );
+
+CREATE TABLE delivery_timeline (
+  first_at timestamp with time zone NOT NULL,
+  last_at timestamp with time zone NOT NULL,
+  chunk_id uuid NOT NULL,
+  worker_id text NOT NULL,
+  demo boolean NOT NULL DEFAULT false,
+  later_keys text[],
+  tenants text[] NOT NULL,
+  keys text[] NOT NULL,
+  job_types text[] NOT NULL,
+  delivered_at timestamp with time zone[] NOT NULL,
+  answers text[] NOT NULL,
+  message_ids text[] NOT NULL,
+  delivery_attempts integer[] NOT NULL,
+  effect_attempts integer[] NOT NULL,
+  claim_ms real[] NOT NULL,
+  effect_created_at timestamp with time zone[] NOT NULL,
+  CONSTRAINT delivery_timeline_answer_check CHECK ((answers <@ ARRAY['claimed'::text, 'duplicate'::text, 'waited'::text, 'in_flight'::text, 'takeover'::text, 'retry'::text, 'abandoned'::text, 'key_reuse'::text, 'beyond_retention'::text])),
+  CONSTRAINT delivery_timeline_parallel_check CHECK (((cardinality(keys) = cardinality(tenants)) AND (cardinality(keys) = cardinality(job_types)) AND (cardinality(keys) = cardinality(delivered_at)) AND (cardinality(keys) = cardinality(answers)) AND (cardinality(keys) = cardinality(message_ids)) AND (cardinality(keys) = cardinality(delivery_attempts)) AND (cardinality(keys) = cardinality(effect_attempts)) AND (cardinality(keys) = cardinality(claim_ms)) AND (cardinality(keys) = cardinality(effect_created_at))))
+) PARTITION BY RANGE (first_at);
 
 CREATE TABLE effects (
   tenant_id text NOT NULL,
@@ -272,8 +296,7 @@ CREATE TABLE reconciliation_staged_objects (
   currency text,
   status text,
   created timestamp with time zone NOT NULL,
-  metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
-  CONSTRAINT reconciliation_staged_objects_pkey PRIMARY KEY (run_id, object_id)
+  metadata jsonb NOT NULL DEFAULT '{}'::jsonb
 );
 
 CREATE TABLE retention_settings (
@@ -434,6 +457,8 @@ CREATE INDEX bulk_actions_runnable_idx ON onceboard.bulk_actions USING btree (cr
 CREATE INDEX console_sessions_oidc_subject_idx ON onceboard.console_sessions USING btree (oidc_issuer, oidc_subject) WHERE (oidc_subject IS NOT NULL);
 CREATE UNIQUE INDEX console_sessions_public_id_key ON onceboard.console_sessions USING btree (public_id);
 CREATE INDEX console_sessions_token_id_idx ON onceboard.console_sessions USING btree (token_id);
+CREATE UNIQUE INDEX delivery_timeline_first_at_uq ON ONLY onceboard.delivery_timeline USING btree (first_at, chunk_id);
+CREATE INDEX delivery_timeline_later_keys_idx ON ONLY onceboard.delivery_timeline USING gin (later_keys) WHERE (later_keys IS NOT NULL);
 CREATE INDEX effects_in_progress_lease_until_idx ON ONLY onceboard.effects USING btree (lease_until) WHERE (status = 'in_progress'::text);
 CREATE INDEX effects_max_gap_seconds_idx ON ONLY onceboard.effects USING btree (max_gap_seconds) WHERE (max_gap_seconds IS NOT NULL);
 CREATE INDEX maintenance_runs_started_at_idx ON onceboard.maintenance_runs USING btree (started_at);
@@ -442,7 +467,7 @@ CREATE INDEX reconciliation_findings_filter_idx ON onceboard.reconciliation_find
 CREATE INDEX reconciliation_findings_key_idx ON onceboard.reconciliation_findings USING btree (tenant_id, effect_key);
 CREATE INDEX reconciliation_runs_provider_window_idx ON onceboard.reconciliation_runs USING btree (provider, window_from, window_to, started_at DESC);
 CREATE INDEX reconciliation_runs_started_at_idx ON onceboard.reconciliation_runs USING btree (started_at DESC);
-CREATE INDEX reconciliation_staged_objects_key_idx ON onceboard.reconciliation_staged_objects USING btree (run_id, tenant_id, object_key);
+CREATE INDEX reconciliation_staged_objects_keyless_idx ON onceboard.reconciliation_staged_objects USING btree (run_id) WHERE ((object_key IS NULL) OR (tenant_id IS NULL));
 CREATE INDEX tenant_suppressions_hour_tenant_idx ON onceboard.tenant_suppressions_hour USING btree (tenant_id, hour);
 CREATE INDEX tenant_violations_hour_tenant_idx ON onceboard.tenant_violations_hour USING btree (tenant_id, hour);
 CREATE INDEX uncaught_violation_keys_occurred_idx ON onceboard.uncaught_violation_keys USING btree (occurred_at, id);
@@ -745,6 +770,7 @@ AS $function$
 DECLARE
   day date;
   name text;
+  timeline text;
   lo timestamptz;
   hi timestamptz;
   created integer := 0;
@@ -773,6 +799,14 @@ BEGIN
       EXECUTE format('CREATE TABLE onceboard.%I PARTITION OF onceboard.effects FOR VALUES FROM (%L) TO (%L)', name, lo, hi);
       EXECUTE format('CREATE UNIQUE INDEX IF NOT EXISTS %I ON onceboard.%I (tenant_id, key)', name || '_tenant_key_uq', name);
       created := created + 1;
+    END IF;
+    timeline := 'delivery_timeline_p' || to_char(day, 'YYYYMMDD');
+    IF to_regclass('onceboard.' || quote_ident(timeline)) IS NULL AND EXISTS (
+      SELECT 1 FROM pg_inherits i
+       WHERE i.inhparent = 'onceboard.effects'::regclass AND i.inhrelid = to_regclass('onceboard.' || quote_ident(name))
+    ) THEN
+      EXECUTE format('CREATE UNLOGGED TABLE onceboard.%I PARTITION OF onceboard.delivery_timeline FOR VALUES FROM (%L) TO (%L)',
+                     timeline, lo, hi);
     END IF;
     day := day + 1;
   END LOOP;

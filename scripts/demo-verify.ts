@@ -1,12 +1,28 @@
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { loadConfig } from "../lib/config";
+import { consolePoolConfig } from "../lib/db/pool";
+import { newDemoApiKey, startDemoProviderServers } from "../lib/demo/provider";
+import { compareWithPlanted, formatTruth } from "../lib/demo/reconciliation-truth";
 import { formatReport, verifyDemo } from "../lib/demo/verify";
+import { MAILER_MAPPING } from "../lib/reconciliation/adapters";
+import { HttpJsonAdapter } from "../lib/reconciliation/http-json";
+import { reconcileProvider } from "../lib/reconciliation/providers";
+import { reconcile } from "../lib/reconciliation/reconcile";
+import { StripeAdapter, stripeClient } from "../lib/reconciliation/stripe";
 import { log, runMain } from "./cli";
 import { openDemoDatabase } from "./demo-database";
 
 const USAGE = "usage: npm run demo:verify [-- --grace <seconds>]";
 
-/** `npm run demo:verify`: the demo's invariants, per tenant; exits 1 on a double capture or a lost order. */
+/**
+ * `npm run demo:verify`: the demo's invariants, per tenant; then the reconciliation's ground truth:
+ * the live demo's window (from its first effect to `--grace` seconds ago) reconciled with the
+ * demo's provider and mailer, through the `stripe` client and the HTTP+JSON adapter, and the
+ * findings compared kind by kind with what the demo planted. Last line:
+ * `reconciliation … reconciliation_mismatches=<n>`. Exits 1 on a double capture, a lost order or
+ * a mismatch.
+ */
 runMain(async () => {
   let grace = 120;
   try {
@@ -19,14 +35,13 @@ runMain(async () => {
   } catch (error) {
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
   }
+  const config = loadConfig();
   const db = await openDemoDatabase(log);
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   let ok = false;
   try {
-    const { rows } = await client.query<{ present: boolean }>(
-      "SELECT to_regclass('demo_provider_ledger') IS NOT NULL AS present",
-    );
+    const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass('demo_orders') IS NOT NULL AS present");
     if (!rows[0]?.present) {
       throw new Error(
         "no demo in this database: its tables are gone (npm run demo:reset removes them, npm start without --no-demo makes them)",
@@ -35,9 +50,82 @@ runMain(async () => {
     const report = await verifyDemo(client, { graceSeconds: grace });
     for (const line of formatReport(report)) process.stdout.write(`${line}\n`);
     ok = report.ok;
+
+    const { rows: span } = await client.query<{ from: Date | null; to: Date }>(
+      `SELECT date_trunc('second', min(created_at)) AS from, now() - $1 * interval '1 second' AS to
+         FROM effects WHERE demo AND owner IS DISTINCT FROM 'history'`,
+      [grace],
+    );
+    const window = { from: span[0]?.from ?? null, to: span[0]!.to };
+    if (!window.from || !(window.from < window.to)) {
+      process.stdout.write(`reconciliation: no live demo effects older than ${grace} s yet reconciliation_mismatches=0\n`);
+    } else {
+      ok =
+        (await verifyReconciliation(client, db.url, config.ONCEBOARD_SCHEMA, { from: window.from, to: window.to }, grace)) && ok;
+    }
   } finally {
     await client.end().catch(() => {});
     await db.stop();
   }
   if (!ok) process.exit(1);
 });
+
+async function verifyReconciliation(
+  client: pg.Client,
+  url: string,
+  schema: string,
+  window: { from: Date; to: Date },
+  grace: number,
+): Promise<boolean> {
+  // The provider's storage, served by a provider process of our own (no faults: it only answers
+  // lists), so this works whether or not npm start is running.
+  const apiKey = newDemoApiKey();
+  const servers = await startDemoProviderServers({ databaseUrl: url, apiKey });
+  const pool = new pg.Pool(
+    consolePoolConfig({
+      connectionString: url,
+      schema,
+      statementTimeoutMs: null,
+      max: 2,
+      application_name: "onceboard-demo-verify",
+    }),
+  );
+  try {
+    const providers = { STRIPE_API_KEY: apiKey, STRIPE_KEY_WINDOW_HOURS: 24, MAILER_RECONCILE_URL: servers.mailer.url };
+    const stripe = stripeClient({
+      STRIPE_API_KEY: apiKey,
+      STRIPE_HOST: "127.0.0.1",
+      STRIPE_PORT: servers.stripe.port,
+      STRIPE_PROTOCOL: "http",
+    });
+    const runs: number[] = [];
+    const tty = process.stderr.isTTY;
+    for (const [name, adapter] of [
+      ["stripe", new StripeAdapter(stripe)],
+      ["mailer", new HttpJsonAdapter("mailer", servers.mailer.url, MAILER_MAPPING)],
+    ] as const) {
+      const result = await reconcile({
+        pool,
+        adapter,
+        provider: reconcileProvider(providers, name)!,
+        window,
+        graceSeconds: grace,
+        trigger: "manual",
+        requestedBy: "demo:verify",
+        // A counter that rewrites itself on a terminal; elsewhere one line per run, not one per page.
+        onProgress: ({ objects }) => {
+          if (tty) process.stderr.write(`\rreconciling ${name}: ${objects.toLocaleString("en")} objects`);
+        },
+      });
+      process.stderr.write(`${tty ? "\r" : ""}reconciled ${name}: ${result.objectsSeen.toLocaleString("en")} objects\n`);
+      if (result.status === "failed") throw new Error(`the reconciliation of ${name} failed: ${result.error}`);
+      runs.push(result.runId);
+    }
+    const truth = await compareWithPlanted(client, window, runs);
+    for (const line of formatTruth(truth, window)) process.stdout.write(`${line}\n`);
+    return truth.mismatches === 0;
+  } finally {
+    await pool.end().catch(() => {});
+    await servers.close().catch(() => {});
+  }
+}

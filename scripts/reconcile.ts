@@ -58,6 +58,10 @@ runMain(async () => {
   );
   const tty = process.stderr.isTTY;
   const spinner = ["|", "/", "-", "\\"];
+  // Pages are staged in batches (of thousands of objects, or a second's worth): a line per batch
+  // on a terminal, and one every 10 s into a log.
+  let lastLine = 0;
+  let progressLines = 0;
   try {
     const result = await reconcile({
       pool,
@@ -68,9 +72,12 @@ runMain(async () => {
       trigger: "manual",
       requestedBy: `cli:${os.userInfo().username}`,
       onProgress: ({ pages, objects, resumed }) => {
-        const line = `${spinner[pages % 4]} ${provider.label}: ${pages} pages, ${objects} objects staged${resumed ? " (resumed)" : ""}`;
+        const line = `${spinner[progressLines++ % 4]} ${provider.label}: ${pages} pages, ${objects} objects staged${resumed ? " (resumed)" : ""}`;
         if (tty) process.stderr.write(`\r${line}`);
-        else if (pages % 100 === 1) process.stderr.write(`${line}\n`);
+        else if (Date.now() - lastLine >= 10_000) {
+          lastLine = Date.now();
+          process.stderr.write(`${line}\n`);
+        }
       },
     });
     if (tty) process.stderr.write("\n");

@@ -7,6 +7,7 @@ import { runSoak } from "../lib/soak/run";
  * findings on stdout, the last line exactly
  * `soak deliveries=<n> duplicates_suppressed=<n> killed=<n> double_effects=<n> lost=<n> violations_lost=<n>`.
  * Exits 1 when anything was applied twice or lost, or any other check failed; 2 on bad input.
+ * SIGINT or SIGTERM stops publishing; the run drains and verifies what it published.
  */
 let options: ReturnType<typeof parseSoakArgs>;
 try {
@@ -19,9 +20,23 @@ try {
   process.exit(2);
 }
 
+// SIGINT / SIGTERM once: stop publishing, drain what was published, and give the verdict on it
+// (a long run cut short still ends with its findings). Twice: leave at once.
+let stopRequested = false;
+const requestStop = (signal: NodeJS.Signals) => {
+  if (stopRequested) process.exit(130);
+  stopRequested = true;
+  process.stderr.write(
+    `\nonceboard: soak: ${signal}: no more publishing; draining and verifying what was published (${signal} again to abort)\n`,
+  );
+};
+process.on("SIGINT", requestStop);
+process.on("SIGTERM", requestStop);
+
 const tty = process.stderr.isTTY === true;
 let lastPrinted = 0;
 const result = await runSoak(options, {
+  stopRequested: () => stopRequested,
   log: (line) => {
     if (tty) process.stderr.write("\r\x1b[2K");
     process.stdout.write(`soak: ${line}\n`);

@@ -12,8 +12,10 @@ import { withSearchPath } from "../lib/db/pool";
 import { type ProvisionedConsoleDatabase, provisionDatabase } from "../lib/db/provision";
 import { giveSchemasToConsoleRole } from "../lib/db/roles";
 import { backfillHistory, isDatabaseEmpty } from "../lib/demo/history";
+import { type DemoProviderEndpoints, installDemoProviderSchema } from "../lib/demo/provider";
 import { DEMO_SCHEMA, installDemoSchema } from "../lib/demo/schema";
 import { DEMO_BOSS_SCHEMA, demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
+import { PROVIDER_SCHEMA } from "../lib/demo/stripe-server";
 import { type DemoProcesses, startDemoProcesses } from "../lib/demo/supervisor";
 import { log, runMain } from "./cli";
 import { buildConsole, hasProductionBuild, probeHost, serveConsole } from "./next-server";
@@ -59,6 +61,23 @@ async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>
  * (npm forwards it to its child) reaches this process rather than a `sh -c` that dies on it.
  */
 const STOP_WITHIN_MS = 9_000;
+
+/**
+ * The reconciliation settings the console gets for the demo's provider: its ports and key, and a
+ * pass every minute with a two-minute grace (production's defaults are 5 and 15 minutes), so the
+ * disagreements it plants show on the Reconciliation page within minutes.
+ */
+function demoReconcileEnv(provider: DemoProviderEndpoints): Record<string, string> {
+  return {
+    STRIPE_API_KEY: provider.apiKey,
+    STRIPE_HOST: "127.0.0.1",
+    STRIPE_PORT: String(provider.stripePort),
+    STRIPE_PROTOCOL: "http",
+    MAILER_RECONCILE_URL: provider.mailerUrl,
+    RECONCILE_GRACE_SECONDS: "120",
+    RECONCILE_INTERVAL_SECONDS: "60",
+  };
+}
 
 runMain(async () => {
   const parsed = parseFlags();
@@ -140,7 +159,9 @@ runMain(async () => {
     // The owner makes the demo's tables; the console role, which the workers log in as, is given them.
     await withClient(withSearchPath(database.url, [config.ONCEBOARD_SCHEMA, DEMO_SCHEMA]), async (owner) => {
       await installDemoSchema(owner);
-      if (database.consoleRole) await giveSchemasToConsoleRole(owner, database.consoleRole, [DEMO_SCHEMA, DEMO_BOSS_SCHEMA]);
+      await installDemoProviderSchema(owner);
+      if (database.consoleRole)
+        await giveSchemasToConsoleRole(owner, database.consoleRole, [DEMO_SCHEMA, DEMO_BOSS_SCHEMA, PROVIDER_SCHEMA]);
     });
   };
 
@@ -165,11 +186,16 @@ runMain(async () => {
       });
       if (shuttingDown) await demo.stop(4000);
       log(
-        `demo: ${demoSettings.workers} workers and a producer at ${demoSettings.rate} orders/s (logs in ${logDir}; npm run demo:verify checks it)`,
+        `demo: ${demoSettings.workers} workers and a producer at ${demoSettings.rate} orders/s, the provider at http://127.0.0.1:${demo.provider.stripePort} (Stripe-compatible) and ${demo.provider.mailerUrl} (logs in ${logDir}; npm run demo:verify checks it)`,
       );
     }
     const env: Record<string, string> = { DATABASE_URL: database.consoleUrl, PORT: String(config.PORT), HOST: config.HOST };
-    if (demo) env.WORKER_METRICS_URLS = demo.metricsUrls.join(",");
+    if (demo) {
+      env.WORKER_METRICS_URLS = demo.metricsUrls.join(",");
+      // The console reconciles with the demo's provider through the stripe client and the HTTP+JSON
+      // adapter, as it would with Stripe and a mailer.
+      Object.assign(env, demoReconcileEnv(demo.provider));
+    }
     const mode = flags.dev ? "dev" : "start";
     const consoleLogFile = path.join(config.ONCEBOARD_DATA_DIR, "logs", "console.log");
     if (mode === "start" && !shuttingDown && (flags.rebuild || !hasProductionBuild())) {

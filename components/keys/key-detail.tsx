@@ -10,13 +10,14 @@ import type { Role } from "@/lib/auth/auth-types";
 import type { EffectDetail } from "@/lib/console/effects-types";
 import { keyDetailQueryKey, keyDetailUrl } from "@/lib/console/keys-types";
 import { formatUtc } from "@/lib/format";
+import { DeliveryTimeline } from "./delivery-timeline";
 import { ProviderVerdict } from "./provider-verdict";
 import { ReleaseButton } from "./release-button";
 import { StatusBadge } from "./status-badge";
 
 const time = (iso: string | null) => formatUtc(iso, { empty: "–" });
 
-/** The selected key: its verdict, facts, the job's steps, outcome and violations, and Release for a stuck claim. */
+/** The selected key: its verdict, facts, the job's steps, its deliveries, outcome and violations, and Release for a stuck claim. */
 export function KeyDetail({
   tenant,
   platform,
@@ -119,6 +120,9 @@ export function KeyDetail({
             </Link>
           ))}
         </div>
+
+        <h3>Deliveries</h3>
+        <DeliveryTimeline deliveries={e.timeline} total={e.timelineTotal} />
 
         <h3>Outcome</h3>
         <pre className="outcome" data-testid="outcome">

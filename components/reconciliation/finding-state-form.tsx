@@ -11,6 +11,7 @@ import {
   RECONCILIATION_QUERY_ROOT,
 } from "@/lib/console/reconciliation-types";
 import { postJson } from "../api/fetch-json";
+import { useConsoleWritable } from "../shell/console-mode";
 
 const LABEL: Record<FindingAction, string> = { acknowledge: "Acknowledge", resolve: "Resolve" };
 
@@ -25,10 +26,12 @@ export function FindingStateForm({ id, state }: { id: string; state: FindingStat
     onSuccess: () => setNote(""),
     onSettled: () => client.invalidateQueries({ queryKey: [RECONCILIATION_QUERY_ROOT] }),
   });
+  const writable = useConsoleWritable();
   const allowed = (Object.keys(FINDING_ACTIONS) as FindingAction[]).filter((action) =>
     action === "acknowledge" ? state === "open" : state !== "resolved",
   );
-  if (allowed.length === 0) return null;
+  // A read-only console (CONSOLE_READ_ONLY) shows no write buttons; its API refuses them anyway.
+  if (allowed.length === 0 || !writable) return null;
   return (
     <form
       className="finding-state-form"

@@ -14,6 +14,7 @@ import {
 import { fetchJson } from "../api/fetch-json";
 import { REFRESH_MS } from "../ui/describe-api-error";
 import { QueryStates } from "../ui/query-state";
+import { BulkAcknowledgePanel } from "./bulk-acknowledge-panel";
 import { FindingDetail } from "./finding-detail";
 import { FindingFilters } from "./finding-filters";
 import { FindingsTable } from "./findings-table";
@@ -21,7 +22,8 @@ import { RunsTable } from "./runs-table";
 
 /**
  * The Reconciliation page's body: the runs (refreshed while one is running), the findings for the
- * URL's filters, and the finding the URL opens, beside them. Both lists were prefetched on the
+ * URL's filters (with, for operators, acknowledging every open one they match), and the finding
+ * the URL opens, beside them. Both lists were prefetched on the
  * server with the session's scope under these query keys.
  */
 export function ReconciliationView({ filters, platform, role }: { filters: Filters; platform: boolean; role: Role }) {
@@ -42,6 +44,9 @@ export function ReconciliationView({ filters, platform, role }: { filters: Filte
         {(data) => <RunsTable runs={data.runs} />}
       </QueryStates>
       <FindingFilters filters={filters} platform={platform} />
+      {role !== "viewer" && (filters.state ?? "open") === "open" ? (
+        <BulkAcknowledgePanel key={findingsApiUrl({ ...filters, cursor: null })} filters={filters} platform={platform} />
+      ) : null}
       <div className={filters.finding ? "findings-layout findings-layout-open" : "findings-layout"}>
         <div>
           <QueryStates query={findings} what="the findings" skeleton={<p role="status">Loading findings…</p>}>

@@ -10,7 +10,14 @@ import {
   tokensResponse,
 } from "../contract/admin";
 import { auditExportQuery, auditIntegrityView, auditQuery, auditResponse } from "../contract/audit";
-import { bulkActionResponse, bulkDryRunResponse, bulkIdPath, bulkReleaseBody } from "../contract/bulk";
+import {
+  bulkAcknowledgeBody,
+  bulkAcknowledgeDryRunResponse,
+  bulkActionResponse,
+  bulkDryRunResponse,
+  bulkIdPath,
+  bulkReleaseBody,
+} from "../contract/bulk";
 import {
   effectDetail,
   effectKeyPath,
@@ -91,7 +98,8 @@ export const OPERATIONS: Record<string, Partial<Record<Method, Operation>>> = {
   },
   "/api/v1/effects/{key}": {
     get: {
-      summary: "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations (viewer; audited)",
+      summary:
+        "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations, its deliveries (viewer; audited)",
       path: effectKeyPath,
       query: tenantQuery,
       response: effectDetail,
@@ -248,6 +256,16 @@ export const OPERATIONS: Record<string, Partial<Record<Method, Operation>>> = {
         "Release every stuck claim (in progress, lease expired, not at-most-once) of one tenant matching the Keys page's filter. dryRun: 200, how many and a sample. Else 202: a background action, capped at BULK_ACTION_MAX_ITEMS (409 past it), each key released by the library and audited (operator)",
       body: bulkReleaseBody,
       response: bulkDryRunResponse,
+      alsoAnswers: [{ status: 202, response: bulkActionResponse, description: "Started" }],
+      errors: [400, 401, 403, 409, 413, 429, 503, 504],
+    },
+  },
+  "/api/v1/bulk/acknowledge-findings": {
+    post: {
+      summary:
+        "Acknowledge, with one note, every open reconciliation finding matching the Reconciliation page's filter (a platform token without a tenant: every tenant's). dryRun: 200, how many and a sample. Else 202: a background action, capped at BULK_ACTION_MAX_ITEMS (409 past it), each finding acknowledged and audited (operator)",
+      body: bulkAcknowledgeBody,
+      response: bulkAcknowledgeDryRunResponse,
       alsoAnswers: [{ status: 202, response: bulkActionResponse, description: "Started" }],
       errors: [400, 401, 403, 409, 413, 429, 503, 504],
     },

@@ -1,17 +1,29 @@
 import { ApiError } from "../api/errors";
 import { loadConfig } from "../config";
+import type { FindingSummary } from "../console/reconciliation-types";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { appendAudit } from "./audit";
 import type { Principal } from "./auth-types";
-import { BULK_KINDS, matchStuckClaims } from "./bulk-kinds";
-import type { BulkActionKind, BulkActionState, BulkActionView, BulkDryRunResponse, BulkReleaseFilter } from "./bulk-types";
+import { BULK_KINDS, type BulkKind } from "./bulk-kinds";
+import type {
+  BulkAcknowledgeDryRunResponse,
+  BulkActionKind,
+  BulkActionState,
+  BulkActionView,
+  BulkDryRunResponse,
+  BulkFilters,
+  BulkFindingsFilter,
+  BulkReleaseFilter,
+  StuckClaimSample,
+} from "./bulk-types";
 import type { Scope } from "./scope";
 
 /**
- * Bulk actions as people start, watch and cancel them (POST /api/v1/bulk/release, GET
- * /api/v1/bulk/{id}, POST /api/v1/bulk/{id}/cancel, the Keys page). Creating one fixes its items
- * and audits it in one transaction; lib/auth/bulk-runner.ts runs it. A tenant scope sees and
- * cancels its own tenant's actions only (another's answers 404).
+ * Bulk actions as people start, watch and cancel them (POST /api/v1/bulk/release and
+ * /api/v1/bulk/acknowledge-findings, GET /api/v1/bulk/{id}, POST /api/v1/bulk/{id}/cancel, the
+ * Keys and Reconciliation pages). Creating one fixes its items and audits it in one transaction;
+ * lib/auth/bulk-runner.ts runs it. A tenant scope sees and cancels its own tenant's actions only
+ * (another's, and a platform action over every tenant, answer 404).
  */
 const SAMPLE_SIZE = 20;
 
@@ -19,35 +31,33 @@ export function bulkCap(): number {
   return loadConfig().BULK_ACTION_MAX_ITEMS;
 }
 
-function overCapMessage(cap: number): string {
-  return `this filter matches more than ${cap} stuck claims (the cap per bulk action, BULK_ACTION_MAX_ITEMS): narrow it by key or job type`;
-}
-
-/** The dry run: how many stuck claims the filter matches (counted to cap + 1) and a sample. */
-export async function dryRunBulkRelease(
-  input: { scope: Scope; tenant?: string | null; filter: BulkReleaseFilter },
-  db: PrismaClient = getPrisma(),
-): Promise<BulkDryRunResponse> {
-  const tenant = input.scope.narrow(input.tenant).oneTenant();
+/** A dry run of any kind: how many items the filter matches (counted to cap + 1) and a sample. */
+async function dryRun<K extends BulkActionKind>(
+  kind: K,
+  tenant: string | null,
+  filter: BulkFilters[K],
+  db: PrismaClient,
+): Promise<{ dryRun: true; count: number; cap: number; overCap: boolean; sample: unknown[] }> {
   const cap = bulkCap();
-  const { count, sample } = await matchStuckClaims(db, { tenant, filter: input.filter, limit: cap + 1, sample: SAMPLE_SIZE });
-  return { dryRun: true, tenant, count, cap, overCap: count > cap, sample };
+  const { count, sample } = await BULK_KINDS[kind].match(db, { tenant, filter, limit: cap + 1, sample: SAMPLE_SIZE });
+  return { dryRun: true, count, cap, overCap: count > cap, sample };
 }
 
-/** Starts a bulk release of what the filter matches now: 409 past the cap or when nothing matches. */
-export async function startBulkRelease(
-  input: { scope: Scope; principal: Principal; ip: string | null; tenant?: string | null; filter: BulkReleaseFilter },
-  db: PrismaClient = getPrisma(),
+/** Starts an action of any kind on what the filter matches now: 409 past the cap or when nothing matches. */
+async function startBulkAction<K extends BulkActionKind>(
+  input: { kind: K; principal: Principal; ip: string | null; tenant: string | null; filter: BulkFilters[K]; note?: string },
+  db: PrismaClient,
 ): Promise<BulkActionView> {
-  const tenant = input.scope.narrow(input.tenant).oneTenant();
+  const kind = BULK_KINDS[input.kind] as BulkKind<BulkFilters[K], unknown>;
   const cap = bulkCap();
-  const kind: BulkActionKind = "release_stuck_claims";
+  const filterJson = kind.filterJson(input.filter);
   const created = await db.$transaction(async (tx) => {
     const action = await tx.bulkAction.create({
       data: {
-        kind,
-        tenantId: tenant,
-        filter: { q: input.filter.q, jobType: input.filter.jobType },
+        kind: input.kind,
+        tenantId: input.tenant,
+        filter: filterJson,
+        note: input.note ?? null,
         state: "queued",
         total: 0,
         tokenId: input.principal.tokenId,
@@ -56,23 +66,79 @@ export async function startBulkRelease(
         ip: input.ip,
       },
     });
-    const total = await BULK_KINDS[kind].snapshot(tx, { actionId: action.id, tenant, filter: input.filter, limit: cap + 1 });
+    const total = await kind.snapshot(tx, { actionId: action.id, tenant: input.tenant, filter: input.filter, limit: cap + 1 });
     // Thrown, so the transaction (and the items it inserted) rolls back: an action past the cap never exists.
-    if (total > cap) throw new ApiError("CONFLICT", overCapMessage(cap));
-    if (total === 0) throw new ApiError("CONFLICT", "no stuck claim matches this filter: nothing to release");
+    if (total > cap) throw new ApiError("CONFLICT", kind.overCapMessage(cap));
+    if (total === 0) throw new ApiError("CONFLICT", kind.nothingMessage);
     const row = await tx.bulkAction.update({ where: { id: action.id }, data: { total } });
     await appendAudit(tx, {
       principal: input.principal,
       action: "bulk.start",
-      tenantId: tenant,
+      tenantId: input.tenant,
       target: action.id,
       result: "ok",
-      detail: { kind, total, q: input.filter.q, jobType: input.filter.jobType },
+      // The filter nested: its own `kind` (a finding kind) must not shadow the action's.
+      detail: { kind: input.kind, total, filter: filterJson, ...(input.note !== undefined ? { note: input.note } : {}) },
       ip: input.ip,
     });
     return row;
   });
   return bulkActionView(created);
+}
+
+/** The dry run of a bulk release: how many stuck claims the filter matches (counted to cap + 1) and a sample. */
+export async function dryRunBulkRelease(
+  input: { scope: Scope; tenant?: string | null; filter: BulkReleaseFilter },
+  db: PrismaClient = getPrisma(),
+): Promise<BulkDryRunResponse> {
+  const tenant = input.scope.narrow(input.tenant).oneTenant();
+  const counted = await dryRun("release_stuck_claims", tenant, input.filter, db);
+  return { ...counted, tenant, sample: counted.sample as StuckClaimSample[] };
+}
+
+/** Starts a bulk release of what the filter matches now: 409 past the cap or when nothing matches. */
+export async function startBulkRelease(
+  input: { scope: Scope; principal: Principal; ip: string | null; tenant?: string | null; filter: BulkReleaseFilter },
+  db: PrismaClient = getPrisma(),
+): Promise<BulkActionView> {
+  const tenant = input.scope.narrow(input.tenant).oneTenant();
+  return startBulkAction(
+    { kind: "release_stuck_claims", principal: input.principal, ip: input.ip, tenant, filter: input.filter },
+    db,
+  );
+}
+
+/**
+ * The dry run of a bulk acknowledge: how many open findings the Reconciliation page's filter
+ * matches and a sample. A platform scope that names no tenant counts every tenant's (and the
+ * tenantless ones), as the page lists them.
+ */
+export async function dryRunBulkAcknowledge(
+  input: { scope: Scope; tenant?: string | null; filter: BulkFindingsFilter },
+  db: PrismaClient = getPrisma(),
+): Promise<BulkAcknowledgeDryRunResponse> {
+  const tenant = input.scope.narrow(input.tenant).tenant;
+  const counted = await dryRun("acknowledge_findings", tenant, input.filter, db);
+  return { ...counted, tenant, sample: counted.sample as FindingSummary[] };
+}
+
+/** Starts acknowledging, with one note, every open finding the filter matches now: 409 past the cap or when none matches. */
+export async function startBulkAcknowledge(
+  input: {
+    scope: Scope;
+    principal: Principal;
+    ip: string | null;
+    tenant?: string | null;
+    filter: BulkFindingsFilter;
+    note: string;
+  },
+  db: PrismaClient = getPrisma(),
+): Promise<BulkActionView> {
+  const tenant = input.scope.narrow(input.tenant).tenant;
+  return startBulkAction(
+    { kind: "acknowledge_findings", principal: input.principal, ip: input.ip, tenant, filter: input.filter, note: input.note },
+    db,
+  );
 }
 
 /** One action of the scope, or 404. */
@@ -123,8 +189,9 @@ export async function cancelBulkAction(
 export function bulkActionView(row: {
   id: string;
   kind: string;
-  tenantId: string;
+  tenantId: string | null;
   filter: unknown;
+  note: string | null;
   state: string;
   total: number;
   processed: number;
@@ -136,12 +203,19 @@ export function bulkActionView(row: {
   cancelledBy: string | null;
   error: string | null;
 }): BulkActionView {
-  const filter = (row.filter ?? {}) as Partial<BulkReleaseFilter>;
+  // The filter as filterJson wrote it: text or null per field (anything else is not ours to show).
+  const filter: Record<string, string | null> = {};
+  if (row.filter && typeof row.filter === "object" && !Array.isArray(row.filter)) {
+    for (const [name, value] of Object.entries(row.filter)) {
+      if (typeof value === "string" || value === null) filter[name] = value;
+    }
+  }
   return {
     id: row.id,
     kind: row.kind as BulkActionKind,
     tenant: row.tenantId,
-    filter: { q: filter.q ?? null, jobType: filter.jobType ?? null },
+    filter,
+    note: row.note,
     state: row.state as BulkActionState,
     total: row.total,
     processed: row.processed,

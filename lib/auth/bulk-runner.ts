@@ -26,11 +26,13 @@ class LostLeaseError extends Error {}
 interface ClaimedAction {
   id: string;
   kind: BulkActionKind;
-  tenant_id: string;
+  /** null: a platform action over every tenant. */
+  tenant_id: string | null;
   token_id: string | null;
   actor: string;
   role: string;
   ip: string | null;
+  note: string | null;
 }
 
 export interface RunOptions {
@@ -54,18 +56,19 @@ export async function runOneBulkAction(options: RunOptions): Promise<number> {
       WHERE a.id = (SELECT id FROM ${actions}
                      WHERE state IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < now())
                      ORDER BY created_at FOR UPDATE SKIP LOCKED LIMIT 1)
-      RETURNING a.id::text, a.kind, a.tenant_id, a.token_id::text, a.actor, a.role, a.ip`,
+      RETURNING a.id::text, a.kind, a.tenant_id, a.token_id::text, a.actor, a.role, a.ip, a.note`,
     options.owner,
     leaseMs,
   );
   const action = claimed[0];
   if (!action) return -1;
   // The person who started it: each item's audit row names them (and the action, in its detail).
-  // (Only tokenId and actor reach an audit row; a token deleted since leaves token_id null there too.)
+  // (tokenId and actor reach an audit row, and the action's tenant where an item names none — a
+  // finding gone meanwhile; a token deleted since leaves token_id null there too.)
   const principal: Principal = {
     tokenId: action.token_id as string,
     actor: action.actor,
-    tenantId: null,
+    tenantId: action.tenant_id,
     role: action.role as Role,
   };
   const kind = BULK_KINDS[action.kind];
@@ -107,6 +110,7 @@ export async function runOneBulkAction(options: RunOptions): Promise<number> {
             key: item.key,
             ip: action.ip,
             actionId: action.id,
+            note: action.note,
           });
           const marked = await tx.bulkActionItem.updateMany({
             where: { actionId: action.id, seq: item.seq, outcome: null },

@@ -1,8 +1,19 @@
 import type { z } from "zod";
-import type { bulkActionResponse, bulkActionView, bulkDryRunResponse, stuckClaimSample } from "../contract/bulk";
+import type { FindingKind } from "../console/reconciliation-types";
+import type {
+  bulkAcknowledgeDryRunResponse,
+  bulkActionResponse,
+  bulkActionView,
+  bulkDryRunResponse,
+  stuckClaimSample,
+} from "../contract/bulk";
 
-/** Bulk actions as the Keys page and /api/v1/bulk show them. */
-export const BULK_ACTION_KINDS = ["release_stuck_claims"] as const;
+/**
+ * Bulk actions as the Keys and Reconciliation pages and /api/v1/bulk show them: releasing the
+ * stuck claims the Keys page's filter matches, acknowledging the open findings the Reconciliation
+ * page's filter matches.
+ */
+export const BULK_ACTION_KINDS = ["release_stuck_claims", "acknowledge_findings"] as const;
 export type BulkActionKind = (typeof BULK_ACTION_KINDS)[number];
 
 export const BULK_ACTION_STATES = ["queued", "running", "done", "cancelled", "failed"] as const;
@@ -14,10 +25,27 @@ export interface BulkReleaseFilter {
   jobType: string | null;
 }
 
+/** The Reconciliation page's filter, as a bulk acknowledge takes it: open findings by kind, provider, job type and last seen. */
+export interface BulkFindingsFilter {
+  kind: FindingKind | null;
+  provider: string | null;
+  jobType: string | null;
+  from: Date | null;
+  to: Date | null;
+}
+
+/** Each kind's filter. */
+export interface BulkFilters {
+  release_stuck_claims: BulkReleaseFilter;
+  acknowledge_findings: BulkFindingsFilter;
+}
+
 /** What /api/v1/bulk answers, inferred from the contract (lib/contract/bulk.ts). */
 export type StuckClaimSample = z.infer<typeof stuckClaimSample>;
 /** POST /api/v1/bulk/release with dryRun: what would be released, and whether the cap allows it. */
 export type BulkDryRunResponse = z.infer<typeof bulkDryRunResponse>;
+/** POST /api/v1/bulk/acknowledge-findings with dryRun: what would be acknowledged, and whether the cap allows it. */
+export type BulkAcknowledgeDryRunResponse = z.infer<typeof bulkAcknowledgeDryRunResponse>;
 export type BulkActionView = z.infer<typeof bulkActionView>;
 export type BulkActionResponse = z.infer<typeof bulkActionResponse>;
 

@@ -1,5 +1,6 @@
 import { FINDING_COLUMNS, type FindingDetailRow, toFindingDetail } from "../console/get-finding";
 import { FINDING_ACTIONS, type FindingAction, type FindingStateResponse } from "../console/reconciliation-types";
+import type { Prisma } from "../db/generated/client";
 import type { PrismaClient } from "../db/prisma";
 import { getPrisma } from "../db/prisma";
 import { appendAudit } from "./audit";
@@ -44,43 +45,61 @@ export async function changeFindingState(
   input: { principal: Principal; scope: Scope; id: string; action: FindingAction; note: string; ip: string | null },
   db: PrismaClient = getPrisma(),
 ): Promise<FindingStateResponse> {
-  const to = FINDING_ACTIONS[input.action];
-  const outcome = await db.$transaction(async (tx) => {
-    const scopeArgs = [input.id, input.scope.tenant, input.scope.platform] as const;
-    const updated = await tx.$queryRawUnsafe<FindingDetailRow[]>(
-      UPDATE,
-      ...scopeArgs,
-      to,
-      input.note,
-      input.principal.actor,
-      FROM_STATES[input.action],
-    );
-    const row = updated[0];
-    let refusal: FindingStateRefusedError | null = null;
-    let tenantId: string | null = row ? row.tenant_id : input.principal.tenantId;
-    if (!row) {
-      const [current] = await tx.$queryRawUnsafe<{ state: string; tenant_id: string | null }[]>(CURRENT, ...scopeArgs);
-      if (!current) refusal = new FindingStateRefusedError("NOT_FOUND", "no finding with this id");
-      else {
-        tenantId = current.tenant_id;
-        refusal = new FindingStateRefusedError(
-          "CONFLICT",
-          current.state === to ? `the finding is ${to} already` : `refused: the finding is ${current.state}; it cannot be ${to}`,
-        );
-      }
-    }
-    await appendAudit(tx, {
-      principal: input.principal,
-      action: `reconciliation.finding.${input.action}`,
-      tenantId,
-      target: input.id,
-      result: refusal ? (refusal.code === "NOT_FOUND" ? "not_found" : "conflict") : "ok",
-      detail: { note: input.note },
-      ip: input.ip,
-    });
-    return refusal ?? row;
-  });
+  const outcome = await db.$transaction((tx) => changeFindingStateInTransaction(tx, input));
   if (outcome instanceof FindingStateRefusedError) throw outcome;
-  if (!outcome) throw new FindingStateRefusedError("NOT_FOUND", "no finding with this id");
-  return { finding: toFindingDetail(outcome), message: `finding ${input.id} is ${to}` };
+  return { finding: toFindingDetail(outcome), message: `finding ${input.id} is ${FINDING_ACTIONS[input.action]}` };
+}
+
+/**
+ * The guarded state change inside the caller's transaction, with its audit row (ok, or the
+ * refusal's result): the changed finding, or the refusal explained (not thrown: the caller's other
+ * writes — a bulk action's progress — commit with the refusal's audit row). `detail` joins the
+ * audit row's (a bulk action names itself there).
+ */
+export async function changeFindingStateInTransaction(
+  tx: Prisma.TransactionClient,
+  input: {
+    principal: Principal;
+    scope: Pick<Scope, "tenant" | "platform">;
+    id: string;
+    action: FindingAction;
+    note: string;
+    ip: string | null;
+    detail?: Record<string, string>;
+  },
+): Promise<FindingDetailRow | FindingStateRefusedError> {
+  const to = FINDING_ACTIONS[input.action];
+  const scopeArgs = [input.id, input.scope.tenant, input.scope.platform] as const;
+  const updated = await tx.$queryRawUnsafe<FindingDetailRow[]>(
+    UPDATE,
+    ...scopeArgs,
+    to,
+    input.note,
+    input.principal.actor,
+    FROM_STATES[input.action],
+  );
+  const row = updated[0];
+  let refusal: FindingStateRefusedError | null = null;
+  let tenantId: string | null = row ? row.tenant_id : input.principal.tenantId;
+  if (!row) {
+    const [current] = await tx.$queryRawUnsafe<{ state: string; tenant_id: string | null }[]>(CURRENT, ...scopeArgs);
+    if (!current) refusal = new FindingStateRefusedError("NOT_FOUND", "no finding with this id");
+    else {
+      tenantId = current.tenant_id;
+      refusal = new FindingStateRefusedError(
+        "CONFLICT",
+        current.state === to ? `the finding is ${to} already` : `refused: the finding is ${current.state}; it cannot be ${to}`,
+      );
+    }
+  }
+  await appendAudit(tx, {
+    principal: input.principal,
+    action: `reconciliation.finding.${input.action}`,
+    tenantId,
+    target: input.id,
+    result: refusal ? (refusal.code === "NOT_FOUND" ? "not_found" : "conflict") : "ok",
+    detail: { note: input.note, ...input.detail },
+    ip: input.ip,
+  });
+  return refusal ?? (row as FindingDetailRow);
 }

@@ -13,6 +13,7 @@ export type EffectStatus = (typeof EFFECT_STATUSES)[number];
 export const CROSS_TENANT_SEARCH_DAYS = 7;
 
 export type {
+  Delivery,
   EffectDetail,
   EffectSearchResponse,
   EffectSummary,
@@ -20,3 +21,25 @@ export type {
   ProviderSide,
   ReleaseResponse,
 } from "../contract/effects";
+
+/**
+ * What one delivery's claim answered (lib/idempotency/timeline.ts): claimed, duplicate, waited
+ * (found it in flight, waited, got the outcome), in_flight (the wait ran out), takeover (the
+ * owner's lease had expired), retry (the previous attempt failed), abandoned, key_reuse,
+ * beyond_retention.
+ */
+export const DELIVERY_ANSWERS = [
+  "claimed",
+  "duplicate",
+  "waited",
+  "in_flight",
+  "takeover",
+  "retry",
+  "abandoned",
+  "key_reuse",
+  "beyond_retention",
+] as const;
+export type DeliveryAnswer = (typeof DELIVERY_ANSWERS)[number];
+
+/** The most deliveries a key's detail carries (the newest). */
+export const TIMELINE_LIMIT = 200;

@@ -3,7 +3,14 @@ import type { StatementQueryable } from "../db/types";
 import { providerKeyFor } from "../idempotency";
 import { consoleDatabase } from "./database";
 import { effectVerdict } from "./effect-verdict";
-import type { EffectDetail, EffectStatus, JobStep } from "./effects-types";
+import {
+  type Delivery,
+  type DeliveryAnswer,
+  type EffectDetail,
+  type EffectStatus,
+  type JobStep,
+  TIMELINE_LIMIT,
+} from "./effects-types";
 import { toUncaughtViolation } from "./list-violations";
 import { getProviderSide } from "./provider-side";
 import { redactMessage, redactOutcome } from "./redact";
@@ -47,6 +54,10 @@ interface EffectRow {
 //    message is one of these but whose first is not is not listed: matching it would need
 //    last_message_id in the index, and the duplicate bookkeeping that updates that column would
 //    then never be a HOT update.
+//  - timeline/timeline_total: this effect's deliveries (delivery_timeline, chunks of parallel arrays
+//    written by the workers in the background), the newest TIMELINE_LIMIT: the chunks that name the
+//    key in later_keys, and the first-delivery chunk that holds the effect's creation instant.
+//    From the effect's creation on, and only those that met this effect (or none): a key reused after an earlier effect was pruned does not show that one's deliveries.
 //  - violations: this key's own uncaught violations (uncaught_violation_keys, one row per
 //    occurrence, written by the worker when it happened), newest first: never another key's.
 const EFFECT_DETAIL = {
@@ -80,6 +91,34 @@ WITH effect AS MATERIALIZED (
     FROM (SELECT job_type, updated_at AS touched FROM effect
           UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM effect
           UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM steps) t
+), chunks AS (
+  -- Later deliveries through later_keys (GIN); the first delivery by its instant, the effect's
+  -- creation (lib/idempotency/timeline.ts keeps first deliveries in chunks of one UTC minute).
+  SELECT c.*
+    FROM effect e
+    JOIN delivery_timeline c
+      ON c.later_keys @> ARRAY[$1 || chr(31) || $2]
+     AND c.first_at >= date_trunc('hour', e.created_at) AND c.first_at <= $3::timestamptz + interval '1 minute'
+  UNION ALL
+  SELECT c.*
+    FROM effect e
+    JOIN delivery_timeline c
+      ON c.later_keys IS NULL
+     AND c.first_at >= date_trunc('minute', e.created_at) AND c.first_at <= e.created_at AND c.last_at >= e.created_at
+), deliveries AS MATERIALIZED (
+  SELECT u.delivered_at, c.chunk_id, u.n, u.answer, u.message_id, u.delivery_attempt, u.effect_attempt, c.worker_id,
+         u.claim_ms, u.answer = 'claimed' AND u.delivered_at = e.created_at AS first
+    FROM effect e
+   CROSS JOIN chunks c
+   CROSS JOIN LATERAL unnest(c.tenants, c.keys, c.delivered_at, c.answers, c.message_ids, c.delivery_attempts,
+                             c.effect_attempts, c.claim_ms, c.effect_created_at) WITH ORDINALITY
+          AS u(tenant_id, key, delivered_at, answer, message_id, delivery_attempt, effect_attempt, claim_ms,
+               effect_created_at, n)
+   WHERE u.tenant_id = $1 AND u.key = $2
+     AND u.delivered_at >= e.created_at AND u.delivered_at <= $3::timestamptz + interval '1 minute'
+     AND (u.effect_created_at IS NULL OR u.effect_created_at = e.created_at)
+), timeline AS (
+  SELECT * FROM deliveries ORDER BY delivered_at DESC, chunk_id DESC, n DESC LIMIT $4
 ), violations AS (
   SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_name, v.key, v.message_id, v.message
     FROM uncaught_violation_keys v
@@ -89,7 +128,9 @@ WITH effect AS MATERIALIZED (
 )
 SELECT e.*,
        (SELECT coalesce(json_agg(s ORDER BY s.created_at, s.key), '[]') FROM steps s) AS steps,
-       (SELECT coalesce(json_agg(v ORDER BY v.occurred_at DESC, v.id DESC), '[]') FROM violations v) AS violations
+       (SELECT coalesce(json_agg(v ORDER BY v.occurred_at DESC, v.id DESC), '[]') FROM violations v) AS violations,
+       (SELECT coalesce(json_agg(t ORDER BY t.delivered_at, t.chunk_id, t.n), '[]') FROM timeline t) AS timeline,
+       (SELECT count(*)::int FROM deliveries) AS timeline_total
   FROM effect e`,
 };
 
@@ -103,6 +144,16 @@ interface StepJson {
   created_at: string;
   completed_at: string | null;
   duplicate_count: number;
+}
+interface DeliveryJson {
+  delivered_at: string;
+  answer: DeliveryAnswer;
+  message_id: string | null;
+  delivery_attempt: number | null;
+  effect_attempt: number;
+  worker_id: string;
+  claim_ms: number;
+  first: boolean | null;
 }
 interface ViolationJson {
   id: string;
@@ -125,9 +176,11 @@ export async function getEffect(
 ): Promise<EffectDetail | null> {
   const tenant = scope.narrow(input.tenant).oneTenant();
   const now = input.now ?? new Date();
-  const { rows } = await db.query<EffectRow & { steps: StepJson[]; violations: ViolationJson[] }>({
+  const { rows } = await db.query<
+    EffectRow & { steps: StepJson[]; violations: ViolationJson[]; timeline: DeliveryJson[]; timeline_total: number }
+  >({
     ...EFFECT_DETAIL,
-    values: [tenant, input.key, now],
+    values: [tenant, input.key, now, TIMELINE_LIMIT],
   });
   const row = rows[0];
   if (!row) return null;
@@ -157,6 +210,7 @@ export async function getEffect(
   }
 
   const violations = row.violations.map(toUncaughtViolation);
+  const timeline = toTimeline(row.timeline);
 
   const stuck = row.status === "in_progress" && row.lease_until !== null && row.lease_until.getTime() <= now.getTime();
   const gap =
@@ -208,5 +262,28 @@ export async function getEffect(
     providerSide,
     steps,
     violations,
+    timeline,
+    timelineTotal: row.timeline_total,
   };
+}
+
+/** The deliveries oldest first, each with the gap since the one before it. */
+function toTimeline(rows: DeliveryJson[]): Delivery[] {
+  let previous: number | null = null;
+  return rows.map((t) => {
+    const at = new Date(t.delivered_at).getTime();
+    const gapSeconds = previous === null ? null : (at - previous) / 1000;
+    previous = at;
+    return {
+      deliveredAt: new Date(at).toISOString(),
+      answer: t.answer,
+      messageId: t.message_id,
+      deliveryAttempt: t.delivery_attempt,
+      effectAttempt: t.effect_attempt,
+      worker: t.worker_id,
+      claimMs: t.claim_ms,
+      gapSeconds,
+      first: t.first === true,
+    };
+  });
 }

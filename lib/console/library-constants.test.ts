@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { PARTITION_INTERVALS as LIBRARY_PARTITION_INTERVALS } from "../idempotency/admin";
+import { PARTITION_INTERVALS as LIBRARY_PARTITION_INTERVALS, TIMELINE_ANSWERS } from "../idempotency/admin";
 import { CLAIM_DURATION_BUCKETS } from "../idempotency/metrics";
 import { PARTITION_INTERVALS } from "../retention/retention-types";
-import { EFFECT_STATUSES } from "./effects-types";
+import { DELIVERY_ANSWERS, EFFECT_STATUSES } from "./effects-types";
 import { CLAIM_DURATION_BOUNDS } from "./overview-types";
 
 /** The values of a CHECK (column = ANY (ARRAY[...])) constraint in the schema dump of a fresh install. */
@@ -27,6 +27,11 @@ describe("the console's copies of library constants", () => {
   it("partition intervals: the Retention API's are the library's and the table's CHECK", () => {
     expect([...PARTITION_INTERVALS]).toEqual([...LIBRARY_PARTITION_INTERVALS]);
     expect(checkValues("retention_settings_partition_interval_check")).toEqual([...PARTITION_INTERVALS]);
+  });
+
+  it("delivery answers: the key timeline's are the library's and the delivery_timeline CHECK", () => {
+    expect([...DELIVERY_ANSWERS]).toEqual([...TIMELINE_ANSWERS]);
+    expect(checkValues("delivery_timeline_answer_check")).toEqual([...DELIVERY_ANSWERS]);
   });
 
   it("effect statuses: the Keys API's are the effects table's CHECK", () => {

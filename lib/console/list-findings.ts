@@ -21,26 +21,63 @@ export class InvalidFindingCursorError extends Error {
   readonly code = "INVALID_INPUT";
 }
 
-// Newest last seen first, keyset-paginated on (last_seen_at, id): the (state, kind, provider,
-// tenant_id, last_seen_at desc) index. A tenant scope reads rows of its tenant only: a finding
-// whose provider object named no tenant (tenant_id NULL) is the platform's alone. $1 NULL with
-// $2 true is a platform scope that named no tenant.
-const LIST = {
-  name: "console_list_findings",
-  text: `
-SELECT id::text AS id, provider, kind, tenant_id, job_type, effect_key, provider_object_ids, detail,
-       first_seen_at, last_seen_at, state,
-       to_char(last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
-  FROM reconciliation_findings
- WHERE state = $3
+/**
+ * The findings a filter matches, over $1 tenant, $2 platform, $3 state, $4 kind, $5 provider, $6
+ * job type, $7 last seen from, $8 last seen before (findingFilterValues): the list and the bulk
+ * acknowledge (lib/auth/bulk-kinds.ts) match the same rows. A tenant scope reads rows of its
+ * tenant only: a finding whose provider object named no tenant (tenant_id NULL) is the platform's
+ * alone. $1 NULL with $2 true is a platform scope that named no tenant.
+ */
+export const FINDING_FILTER_WHERE = `state = $3
    AND (CASE WHEN $1::text IS NULL THEN $2::boolean ELSE tenant_id = $1 END)
    AND ($4::text IS NULL OR kind = $4)
    AND ($5::text IS NULL OR provider = $5)
    AND ($6::text IS NULL OR job_type = $6)
    AND ($7::timestamptz IS NULL OR last_seen_at >= $7)
-   AND ($8::timestamptz IS NULL OR last_seen_at < $8)
+   AND ($8::timestamptz IS NULL OR last_seen_at < $8)`;
+
+/** The filter's values for FINDING_FILTER_WHERE's $1–$8, the tenant from the (narrowed) scope. */
+export function findingFilterValues(
+  narrowed: Pick<Scope, "tenant" | "platform">,
+  filter: {
+    state: FindingState;
+    kind?: string | null;
+    provider?: string | null;
+    jobType?: string | null;
+    from?: Date | null;
+    to?: Date | null;
+  },
+): unknown[] {
+  return [
+    narrowed.tenant,
+    narrowed.platform,
+    filter.state,
+    filter.kind ?? null,
+    filter.provider ?? null,
+    filter.jobType ?? null,
+    filter.from ?? null,
+    filter.to ?? null,
+  ];
+}
+
+/** The order findings are listed (and bulk-acknowledged) in: newest last seen first. */
+export const FINDING_ORDER = "last_seen_at DESC, id DESC";
+
+/** A FindingRow's columns, as toFindingSummary reads them. */
+export const FINDING_SUMMARY_COLUMNS = `id::text AS id, provider, kind, tenant_id, job_type, effect_key, provider_object_ids, detail,
+       first_seen_at, last_seen_at, state`;
+
+// Keyset-paginated on (last_seen_at, id): the (state, kind, provider, tenant_id, last_seen_at
+// desc) index.
+const LIST = {
+  name: "console_list_findings",
+  text: `
+SELECT ${FINDING_SUMMARY_COLUMNS},
+       to_char(last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
+  FROM reconciliation_findings
+ WHERE ${FINDING_FILTER_WHERE}
    AND ($9::timestamptz IS NULL OR (last_seen_at, id) < ($9::timestamptz, $10::bigint))
- ORDER BY last_seen_at DESC, id DESC
+ ORDER BY ${FINDING_ORDER}
  LIMIT $11`,
 };
 
@@ -111,19 +148,7 @@ export async function listFindings(
   const [cursorAt, cursorId] = search.cursor ? decodeCursor(search.cursor) : [null, null];
   const { rows } = await db.query<FindingRow & { cursor_at: string }>({
     ...LIST,
-    values: [
-      narrowed.tenant,
-      narrowed.platform,
-      search.state,
-      search.kind ?? null,
-      search.provider ?? null,
-      search.jobType ?? null,
-      search.from ?? null,
-      search.to ?? null,
-      cursorAt,
-      cursorId,
-      search.limit + 1,
-    ],
+    values: [...findingFilterValues(narrowed, search), cursorAt, cursorId, search.limit + 1],
   });
   const page = rows.slice(0, search.limit);
   const last = page[page.length - 1];

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { Scope } from "../auth/scope";
 import { ensureEffectPartitions } from "../db/partitions";
+import { reconcileProviders } from "../reconciliation/providers";
 import { getEffect } from "./get-effect";
+import { getProviderSide } from "./provider-side";
 import { RECONCILED_EFFECTS as R, RECON_SEED, seedReconciledEffects, seedReconciliation } from "./testing/seed-reconciliation";
 
 /**
@@ -47,6 +49,34 @@ describe("the key's verdict from the provider's side", () => {
     });
     expect(dup?.findingIds).toHaveLength(1);
     expect((await side(RECON_SEED.missingKey("acme")))?.text).toBe("ran once here · no payment at Stripe · reconciled 4 min ago");
+  });
+
+  it("an abandoned receipt the mailer never received reads never sent", async () => {
+    const { rows } = await db.pool.query<{ id: number }>("SELECT id FROM reconciliation_runs ORDER BY id LIMIT 1");
+    await db.pool.query(
+      `INSERT INTO reconciliation_findings (identity, provider, kind, tenant_id, job_type, effect_key, provider_object_ids, ours, theirs, detail, first_run_id, last_run_id)
+       VALUES ('mailer:key:acme:receipt:never', 'mailer', 'missing_at_provider', 'acme', 'order.receipt', 'receipt:never', '{}', '{}', '[]',
+               'receipt:never was claimed and abandoned here, and no message carries it: never sent', $1, $1)`,
+      [rows[0]!.id],
+    );
+    const verdict = await getProviderSide(
+      db.pool,
+      {
+        tenant: "acme",
+        key: "receipt:never",
+        jobType: "order.receipt",
+        status: "abandoned",
+        attempts: 1,
+        createdAt: NOW,
+        outcome: null,
+      },
+      {
+        now: NOW,
+        providers: reconcileProviders({ STRIPE_API_KEY: "sk", STRIPE_KEY_WINDOW_HOURS: 24, MAILER_RECONCILE_URL: "http://m" }),
+      },
+    );
+    expect(verdict).toMatchObject({ provider: "mailer", tone: "danger" });
+    expect(verdict?.text).toMatch(/^abandoned here · never sent: no message at Mailer/);
   });
 
   it("a resolved finding no longer colours the verdict", async () => {

@@ -96,7 +96,10 @@ export async function getProviderSide(
   const at = `at ${provider.label}`;
   const duplicated = objectsOf("duplicated_at_provider");
   if (duplicated) return side("danger", `${plural(duplicated.length, noun)} ${at}`, duplicated);
-  if (objectsOf("missing_at_provider")) return side("danger", `no ${noun} ${at}`, []);
+  if (objectsOf("missing_at_provider")) {
+    // An abandoned at-most-once step with nothing at the provider: the email was never sent.
+    return side("danger", effect.status === "abandoned" ? `never sent: no ${noun} ${at}` : `no ${noun} ${at}`, []);
+  }
   const drift = objectsOf("drift");
   if (drift) return side("warning", `1 ${noun} ${at} (${drift.join(", ")}) differs from the recorded outcome`, drift);
   const unknown = objectsOf("unknown_to_onceboard");

@@ -2,8 +2,9 @@ import { z } from "zod";
 import { BULK_ACTION_KINDS, BULK_ACTION_STATES } from "../auth/bulk-types";
 import { safeText } from "../fields";
 import { instant, nullableInstant } from "./common";
+import { findingFilterFields, findingStateBody, findingSummary, fromBeforeTo } from "./reconciliation";
 
-/** The contract of /api/v1/bulk: the release's body, the action's path and the answers. */
+/** The contract of /api/v1/bulk: the release's and the acknowledge's bodies, the action's path and the answers. */
 
 /** POST /api/v1/bulk/release body: the Keys page's filter (tenant for platform admins), and whether only to count. */
 export const bulkReleaseBody = z
@@ -14,6 +15,24 @@ export const bulkReleaseBody = z
     dryRun: z.boolean().default(false),
   })
   .strict();
+
+/**
+ * POST /api/v1/bulk/acknowledge-findings body: the Reconciliation page's filter (its open findings;
+ * a platform token without a tenant spans every tenant), the note kept with each finding, and
+ * whether only to count. The note is the single acknowledge's (required unless dryRun).
+ */
+export const bulkAcknowledgeBody = z
+  .object({
+    ...findingFilterFields,
+    note: findingStateBody.shape.note.optional(),
+    dryRun: z.boolean().default(false),
+  })
+  .strict()
+  .refine(...fromBeforeTo())
+  .refine((v) => v.dryRun || v.note !== undefined, {
+    message: "is required to acknowledge (kept with each finding and in the audit log)",
+    path: ["note"],
+  });
 
 /** /api/v1/bulk/{id}: a bulk action's id (a UUID). */
 export const bulkIdPath = z.object({
@@ -42,15 +61,30 @@ export const bulkDryRunResponse = z.object({
   sample: z.array(stuckClaimSample),
 });
 
+/** POST /api/v1/bulk/acknowledge-findings with dryRun: what would be acknowledged, and whether the cap allows it. */
+export const bulkAcknowledgeDryRunResponse = z.object({
+  dryRun: z.literal(true),
+  tenant: z.string().nullable().meta({ description: "The tenant matched, or null for every tenant (platform tokens)" }),
+  /** How many open findings match (counted up to cap + 1). */
+  count: z.number().int(),
+  cap: z.number().int(),
+  overCap: z.boolean(),
+  sample: z.array(findingSummary),
+});
+
 export const bulkActionView = z.object({
   id: z.string(),
   kind: z.enum(BULK_ACTION_KINDS),
-  tenant: z.string(),
-  filter: z.object({ q: z.string().nullable(), jobType: z.string().nullable() }),
+  tenant: z.string().nullable().meta({ description: "null: a platform action over every tenant's findings" }),
+  filter: z.record(z.string(), z.string().nullable()).meta({
+    description:
+      "The filter as it was given: q and jobType (release_stuck_claims); kind, provider, jobType, from and to (acknowledge_findings)",
+  }),
+  note: z.string().nullable().meta({ description: "acknowledge_findings: the note kept with each finding" }),
   state: z.enum(BULK_ACTION_STATES),
   total: z.number().int(),
   processed: z.number().int(),
-  /** Items the action did (released); processed − applied were refused (e.g. a worker took the claim over meanwhile). */
+  /** Items the action did (released, acknowledged); processed − applied were refused (a worker took the claim over, a finding was resolved meanwhile). */
   applied: z.number().int(),
   actor: z.string(),
   createdAt: instant,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EFFECT_STATUSES } from "../console/effects-types";
+import { DELIVERY_ANSWERS, EFFECT_STATUSES, TIMELINE_LIMIT } from "../console/effects-types";
 import { safeText } from "../fields";
 import { fromBeforeTo, instant, listingFields, nextCursor, nullableInstant, tenantParam } from "./common";
 import { uncaughtViolation } from "./violations";
@@ -80,6 +80,26 @@ export const providerSide = z.object({
 });
 export type ProviderSide = z.infer<typeof providerSide>;
 
+/** One delivery of the key, as its worker recorded it (lib/idempotency/timeline.ts). */
+export const delivery = z.object({
+  deliveredAt: instant.meta({ description: "When the database answered the claim" }),
+  answer: z.enum(DELIVERY_ANSWERS).meta({
+    description:
+      "What the claim answered: claimed, duplicate, waited (found it in flight, waited, got the outcome), in_flight (the wait ran out), takeover (an expired lease), retry (a failed attempt), abandoned, key_reuse, beyond_retention",
+  }),
+  messageId: z.string().nullable(),
+  deliveryAttempt: z.number().int().nullable().meta({ description: "The broker's delivery count, when the adapter passed one" }),
+  effectAttempt: z.number().int().meta({ description: "The effect's attempt after this claim (a takeover or retry: one more)" }),
+  worker: z.string().meta({ description: "The worker that asked (its workerId)" }),
+  claimMs: z.number().meta({ description: "How long the claim took, the wait for an in-flight copy included" }),
+  gapSeconds: z
+    .number()
+    .nullable()
+    .meta({ description: "Seconds since the delivery listed before it; null for the first listed" }),
+  first: z.boolean().meta({ description: "The delivery that created the effect" }),
+});
+export type Delivery = z.infer<typeof delivery>;
+
 export const effectDetail = z.object({
   tenant: z.string(),
   key: z.string(),
@@ -110,6 +130,10 @@ export const effectDetail = z.object({
   }),
   steps: z.array(jobStep).meta({ description: "The job's steps (this one included), oldest first" }),
   violations: z.array(uncaughtViolation).meta({ description: "This key's own uncaught unique violations, newest first" }),
+  timeline: z.array(delivery).meta({
+    description: `The effect's deliveries, oldest first (newest last): the newest ${TIMELINE_LIMIT} when there are more`,
+  }),
+  timelineTotal: z.number().int().meta({ description: "How many deliveries were recorded in all" }),
 });
 export type EffectDetail = z.infer<typeof effectDetail>;
 

@@ -16,22 +16,36 @@ const provider = safeText(100, 1).meta({ description: 'A configured provider ("s
 const kind = z.enum(FINDING_KINDS);
 const state = z.enum(FINDING_STATES);
 
+/**
+ * Which findings a filter names (besides their state): the findings list's query and the bulk
+ * acknowledge's body (lib/contract/bulk.ts) take the same fields.
+ */
+export const findingFilterFields = {
+  tenant,
+  kind: kind.optional(),
+  provider: provider.optional(),
+  jobType: safeText(255, 1).optional(),
+  from: isoInstant.optional().meta({ description: "Findings last seen at or after" }),
+  to: isoInstant.optional().meta({ description: "Findings last seen before" }),
+};
+
+/** A findings filter's window reads forwards (a refinement: `.refine(...fromBeforeTo())`). */
+export const fromBeforeTo = (): [(v: { from?: Date; to?: Date }) => boolean, { message: string; path: string[] }] => [
+  (v) => !v.from || !v.to || v.from < v.to,
+  { message: "must be before to", path: ["from"] },
+];
+
 /** GET /api/v1/reconciliation/findings query (and the Reconciliation page's URL). */
 export const findingsQuery = z
   .object({
-    tenant,
-    kind: kind.optional(),
-    provider: provider.optional(),
-    jobType: safeText(255, 1).optional(),
+    ...findingFilterFields,
     state: state.default("open"),
-    from: isoInstant.optional().meta({ description: "Findings last seen at or after" }),
-    to: isoInstant.optional(),
     cursor: safeText(1000, 1).optional().meta({ description: "nextCursor of the previous page" }),
     limit: z.coerce.number().int().min(1).max(200).default(50),
     // The page's open finding (UI state in the same URL); the API ignores it.
     finding: bigintId.optional().meta({ description: "The console page's open finding; the API ignores it" }),
   })
-  .refine((v) => !v.from || !v.to || v.from < v.to, { message: "must be before to", path: ["from"] });
+  .refine(...fromBeforeTo());
 export type FindingsQuery = z.infer<typeof findingsQuery>;
 
 /** GET /api/v1/reconciliation/runs query. */

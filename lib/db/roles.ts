@@ -98,7 +98,8 @@ export async function grantConsoleRole(owner: pg.ClientBase, role: string, optio
       role,
       schemaNameOf(options.schema),
     ]);
-    // The effects table and every partition of it (those the owner made at startup included).
+    // The effects table, the delivery timeline beside it, and every partition of each (those the
+    // owner made at startup included): maintenance creates and drops them.
     await owner.query(`DO $$
 DECLARE
   part regclass;
@@ -106,9 +107,10 @@ BEGIN
   FOR part IN
     SELECT c.oid::regclass
       FROM pg_class c
-     WHERE c.oid = to_regclass(format('%I.effects', current_setting('onceboard.schema')))
+      JOIN unnest(ARRAY['effects', 'delivery_timeline']) AS t(name)
+        ON c.oid = to_regclass(format('%I.%I', current_setting('onceboard.schema'), t.name))
         OR c.oid IN (SELECT inhrelid FROM pg_inherits
-                      WHERE inhparent = to_regclass(format('%I.effects', current_setting('onceboard.schema'))))
+                      WHERE inhparent = to_regclass(format('%I.%I', current_setting('onceboard.schema'), t.name)))
   LOOP
     EXECUTE format('ALTER TABLE %s OWNER TO %I', part, current_setting('onceboard.console_role'));
   END LOOP;

@@ -12,9 +12,10 @@ import { overviewQuery } from "../contract/overview";
 import { Rollups } from "../idempotency/rollups";
 import { silentLogger } from "../idempotency/test/helpers";
 import { backfillHistory, HISTORY_OUTAGE, isDatabaseEmpty } from "./history";
-import { FakeMailer, FakePaymentProvider } from "./provider";
+import { installDemoProviderSchema } from "./provider";
 import { DemoRunningError, resetDemo } from "./reset";
 import { parseSpan } from "./settings";
+import { PROVIDER_SCHEMA, seedProviderObjects } from "./stripe-server";
 import { formatReport, verifyDemo } from "./verify";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -25,6 +26,7 @@ let demo: pg.Pool;
 beforeAll(async () => {
   db = await createTestDatabase();
   demo = new pg.Pool({ connectionString: db.sqlUrl, max: 10 });
+  await installDemoProviderSchema(demo);
 });
 afterAll(async () => {
   await demo.end();
@@ -41,30 +43,6 @@ async function withClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> 
   }
 }
 
-describe("fake provider and mailer", () => {
-  it("the provider honours idempotency keys (one charge, replays counted); the mailer does not dedupe", async () => {
-    const provider = new FakePaymentProvider(demo);
-    const calls = await Promise.all(
-      Array.from({ length: 10 }, () =>
-        provider.capture({ tenant: "acme", orderId: "p-1", amountCents: 10, idempotencyKey: "k-p-1" }),
-      ),
-    );
-    expect(new Set(calls.map((c) => c.chargeId)).size).toBe(1);
-    expect(calls.filter((c) => !c.replayed)).toHaveLength(1);
-    const noKey = [
-      await provider.capture({ tenant: "acme", orderId: "p-2", amountCents: 10 }),
-      await provider.capture({ tenant: "acme", orderId: "p-2", amountCents: 10 }),
-    ];
-    expect(noKey[0]?.chargeId).not.toBe(noKey[1]?.chargeId);
-    const mailer = new FakeMailer(demo);
-    await mailer.send({ tenant: "acme", orderId: "p-1", recipient: "a@b.example", subject: "x" });
-    await mailer.send({ tenant: "acme", orderId: "p-1", recipient: "a@b.example", subject: "x" });
-    const { rows } = await demo.query("SELECT 1 FROM demo_mailer_outbox WHERE order_id = 'p-1'");
-    expect(rows).toHaveLength(2);
-    await demo.query("TRUNCATE demo_provider_ledger, demo_mailer_outbox");
-  });
-});
-
 describe("demo:verify", () => {
   it("reports a double capture and a lost order (the check can fail), and passes a clean run", async () => {
     await demo.query(
@@ -73,26 +51,34 @@ describe("demo:verify", () => {
          ('acme', 'v-2', 100, 'pending', NULL, now() - interval '10 minutes'),
          ('globex', 'v-3', 100, 'paid', now(), now() - interval '10 minutes')`,
     );
-    await demo.query(
-      `INSERT INTO demo_provider_ledger (tenant_id, order_id, kind, idempotency_key, charge_id, amount_cents) VALUES
-         ('acme', 'v-1', 'capture', 'k1', 'c1', 100), ('acme', 'v-1', 'capture', 'k1-other', 'c2', 100),
-         ('globex', 'v-3', 'capture', 'k3', 'c3', 100)`,
-    );
+    // The provider's own storage: two PaymentIntents carry v-1's capture key, one v-3's.
+    const capture = (tenant: string, order: string) => ({ onceboard_key: `capture:${order}`, onceboard_tenant: tenant });
+    const now = Math.floor(Date.now() / 1000);
+    await seedProviderObjects(demo, [
+      { id: "pi_c1", amount: 100, created: now, metadata: capture("acme", "v-1") },
+      { id: "pi_c2", amount: 100, created: now, metadata: capture("acme", "v-1") },
+      { id: "pi_c3", amount: 100, created: now, metadata: capture("globex", "v-3") },
+    ]);
     const bad = await verifyDemo(demo);
     expect(bad.ok).toBe(false);
     expect(bad.totals).toMatchObject({ orders: 3, captures: 3, paid: 2, doubleCaptures: 1, lost: 1 });
     expect(formatReport(bad).at(-1)).toBe("demo orders=3 captures=3 double_captures=1 lost=1");
 
-    await demo.query("DELETE FROM demo_provider_ledger WHERE charge_id = 'c2'");
+    // A second PaymentIntent the provider planted itself is the reconciliation's to find, not the shop's double capture.
+    await demo.query(
+      `INSERT INTO ${PROVIDER_SCHEMA}.injections (disagreement, object_id, onceboard_key, onceboard_tenant) VALUES ('duplicate', 'pi_c2', 'capture:v-1', 'acme')`,
+    );
     await demo.query("DELETE FROM demo_orders WHERE order_id = 'v-2'");
     const good = await verifyDemo(demo);
     expect(good.ok).toBe(true);
     expect(formatReport(good)).toEqual([
-      expect.stringMatching(/^tenant acme .*orders=1 captures=1 paid=1 receipts=0 double_captures=0/),
+      expect.stringMatching(
+        /^tenant acme .*orders=1 captures=2 paid=1 receipts=0 double_captures=0 .*provider_duplicates=1 lost=0$/,
+      ),
       expect.stringMatching(/^tenant globex .*orders=1/),
-      "demo orders=2 captures=2 double_captures=0 lost=0",
+      "demo orders=2 captures=3 double_captures=0 lost=0",
     ]);
-    await demo.query("TRUNCATE demo_orders, demo_provider_ledger");
+    await demo.query(`TRUNCATE demo_orders, ${PROVIDER_SCHEMA}.objects, ${PROVIDER_SCHEMA}.injections`);
   });
 });
 

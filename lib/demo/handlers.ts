@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import type PgBoss from "pg-boss";
-import type { JobContext } from "../idempotency";
+import { type JobContext, onceboardMetadata, providerOutcome } from "../idempotency";
 import type { IdempotentHandler } from "../queues";
 import type { Queryable } from "./db-types";
-import { FakeMailer, FakePaymentProvider } from "./provider";
+import type { DemoProviders } from "./provider";
 import { type DemoJobType, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
 
 /** The faults a worker injects, each drawn per opportunity at its configured rate. */
@@ -15,6 +15,12 @@ export interface Faults {
   maybeSlow(where: string): Promise<void>;
   /** Whether mark-paid should write its accounting entry twice (uncaught unique violation). */
   violation(): boolean;
+  /**
+   * The worker dies after claiming the receipt and before sending it: the email the at-most-once
+   * trade gives up. `record` runs first (the demo notes the key, demo:verify's ground truth for the
+   * mailer's reconciliation). Absent: never.
+   */
+  crashBeforeSend?(where: string, record: () => Promise<void>): Promise<void>;
 }
 
 /** The line a demo worker logs just before its crash fault SIGKILLs it (the supervisor looks for it). */
@@ -35,6 +41,14 @@ export function createFaults(settings: DemoSettings, random = Math.random, log: 
       }
     },
     violation: () => random() < settings.violation,
+    async crashBeforeSend(where, record) {
+      // Half the receipt's crash opportunities fall before the send, half after it (capture's stays whole).
+      if (random() < settings.crash / 2) {
+        await record();
+        log(`${crashFaultLine(process.pid)} (${where})`);
+        process.kill(process.pid, "SIGKILL");
+      }
+    },
   };
 }
 
@@ -45,29 +59,31 @@ type Job = JobContext<pg.PoolClient>;
 export interface DemoSteps {
   capture(job: Job, m: OrderMessage): Promise<{ chargeId: string; amountCents: number }>;
   markPaid(job: Job, m: OrderMessage, chargeId: string): Promise<{ paid: boolean }>;
-  receipt(job: Job, m: OrderMessage): Promise<{ emailId: number } | undefined>;
+  receipt(job: Job, m: OrderMessage): Promise<{ emailId: string } | undefined>;
+  refund(job: Job, m: OrderMessage): Promise<{ refundId: string }>;
 }
 
-/** The order pipeline's three effects, each under its own key. */
-export function demoSteps(db: Queryable, faults: Faults): DemoSteps {
-  const provider = new FakePaymentProvider(db);
-  const mailer = new FakeMailer(db);
+/**
+ * The order pipeline's effects, each under its own key, against the demo's providers: every call
+ * carries the effect's key and tenant (metadata.onceboard_key / onceboard_tenant) and the outcome
+ * records the provider's object id, so a reconciliation joins the two without guessing.
+ */
+export function demoSteps(db: Queryable, faults: Faults, providers: DemoProviders): DemoSteps {
+  const { stripe, mailer } = providers;
   return {
-    // External: after a crash the retry calls the provider again with the same key, and the
-    // provider returns the first charge.
+    // External: after a crash the retry calls the provider again with the same Idempotency-Key,
+    // and the provider answers with the first PaymentIntent.
     capture: (job, m) =>
       job.external(
         `capture:${m.orderId}`,
         async (claim) => {
-          const charge = await provider.capture({
-            tenant: m.tenant,
-            orderId: m.orderId,
-            amountCents: m.amountCents,
-            idempotencyKey: claim.providerKey,
-          });
+          const intent = await stripe.paymentIntents.create(
+            { amount: m.amountCents, currency: "usd", metadata: { ...onceboardMetadata(claim), order_id: m.orderId } },
+            { idempotencyKey: claim.providerKey },
+          );
           faults.crash("after the charge, before the claim completed");
           await faults.maybeSlow("after the charge");
-          return { chargeId: charge.chargeId, amountCents: charge.amountCents };
+          return providerOutcome(intent, { chargeId: intent.id, amountCents: intent.amount });
         },
         { payload: { amountCents: m.amountCents } },
       ),
@@ -89,18 +105,40 @@ export function demoSteps(db: Queryable, faults: Faults): DemoSteps {
         return { paid: true };
       }),
     // At most once: the mailer does not dedupe, so a crash after the claim abandons the receipt
-    // rather than risk a second email.
+    // rather than risk a second email. Before the send, that email is never sent; after it, it was.
     receipt: (job, m) =>
-      job.atMostOnce(`receipt:${m.orderId}`, async () => {
+      job.atMostOnce(`receipt:${m.orderId}`, async (claim) => {
+        await faults.crashBeforeSend?.("after claiming the receipt, before sending it", async () => {
+          await db.query("INSERT INTO demo_unsent_receipts (tenant_id, effect_key) VALUES ($1, $2) ON CONFLICT DO NOTHING", [
+            claim.tenant,
+            claim.key,
+          ]);
+        });
         const sent = await mailer.send({
-          tenant: m.tenant,
-          orderId: m.orderId,
-          recipient: `billing+${m.orderId}@${m.tenant}.example`,
+          to: `billing+${m.orderId}@${m.tenant}.example`,
           subject: `Receipt for order ${m.orderId}`,
-          messageId: m.msgId,
+          ...onceboardMetadata(claim),
         });
         if (Math.random() < 0.5) faults.crash("after sending the receipt");
-        return sent;
+        return { emailId: sent.id };
+      }),
+    refund: (job, m) =>
+      job.external(`refund:${m.orderId}`, async (claim) => {
+        const { rows } = await db.query<{ charge_id: string | null }>(
+          "SELECT charge_id FROM demo_orders WHERE tenant_id = $1 AND order_id = $2 AND paid_at IS NOT NULL",
+          [m.tenant, m.orderId],
+        );
+        // A precondition, not a guard: the effect itself is protected by the claim and the key.
+        const chargeId = rows[0]?.charge_id;
+        if (!chargeId) throw new Error(`order ${m.orderId} is not captured yet; the broker will retry the refund`);
+        const refund = await stripe.refunds.create(
+          { payment_intent: chargeId, amount: m.amountCents, metadata: { ...onceboardMetadata(claim), order_id: m.orderId } },
+          { idempotencyKey: claim.providerKey },
+        );
+        return providerOutcome(
+          { id: refund.id, amount: refund.amount, currency: refund.currency, status: refund.status ?? undefined },
+          { refundId: refund.id },
+        );
       }),
   };
 }
@@ -114,9 +152,10 @@ function child(m: OrderMessage, type: string, extra: Partial<OrderMessage> = {})
 export function demoHandlers(
   db: Queryable,
   faults: Faults,
+  providers: DemoProviders,
   send: (queue: DemoJobType, message: OrderMessage) => Promise<unknown>,
 ): Record<DemoJobType, IdempotentHandler<OrderMessage, unknown>> {
-  const steps = demoSteps(db, faults);
+  const steps = demoSteps(db, faults, providers);
   const tenant = (m: OrderMessage) => m.tenant;
   return {
     [JOB_TYPES.paid]: {
@@ -159,22 +198,7 @@ export function demoHandlers(
       kind: "job",
       tenant,
       run: async (m, job) => {
-        const provider = new FakePaymentProvider(db);
-        const refund = await job.external(`refund:${m.orderId}`, async (claim) => {
-          const { rows } = await db.query<{ paid: boolean }>(
-            "SELECT paid_at IS NOT NULL AS paid FROM demo_orders WHERE tenant_id = $1 AND order_id = $2",
-            [m.tenant, m.orderId],
-          );
-          // A precondition, not a guard: the effect itself is protected by the claim and the key.
-          if (!rows[0]?.paid) throw new Error(`order ${m.orderId} is not captured yet; the broker will retry the refund`);
-          const r = await provider.refund({
-            tenant: m.tenant,
-            orderId: m.orderId,
-            amountCents: m.amountCents,
-            idempotencyKey: claim.providerKey,
-          });
-          return { refundId: r.chargeId };
-        });
+        const refund = await steps.refund(job, m);
         await job.transaction(`mark-refunded:${m.orderId}`, async (tx) => {
           await tx.query(
             "UPDATE demo_orders SET status = 'refunded' WHERE tenant_id = $1 AND order_id = $2 AND status = 'paid'",

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Queryable } from "./db-types";
 import { DEMO_TENANTS } from "./settings";
+import { PROVIDER_SCHEMA } from "./stripe-server";
 
 /**
  * Backfills weeks of demo history so the gap, retention and trend views have data on a fresh
@@ -246,6 +247,27 @@ export async function isDatabaseEmpty(db: Queryable): Promise<boolean> {
   return rows[0]?.empty ?? false;
 }
 
+// What the history's effects did at the demo's provider, so that reconciling a past day finds it
+// agreed: a PaymentIntent per capture, a message per receipt that completed (an abandoned receipt
+// was never sent: the mailer's reconciliation says so). Same day as the effects, by their times:
+// a capture is created at its order's time, a receipt 700 ms after it (HISTORY_SQL's steps).
+// Params: $1 day from, $2 day to, $3 run.
+const HISTORY_PROVIDER_SQL = `
+WITH intents AS (
+  INSERT INTO ${PROVIDER_SCHEMA}.objects (id, kind, amount, currency, status, metadata, created)
+  SELECT 'pi_hist_' || md5(tenant_id || chr(1) || key), 'payment_intent', 1299, 'usd', 'succeeded',
+         jsonb_build_object('onceboard_key', key, 'onceboard_tenant', tenant_id), floor(extract(epoch FROM created_at))::bigint
+    FROM effects
+   WHERE owner = 'history' AND key LIKE 'capture:hist-' || $3::text || '-%' AND created_at >= $1 AND created_at < $2
+  ON CONFLICT DO NOTHING
+  RETURNING 1
+)
+INSERT INTO ${PROVIDER_SCHEMA}.messages (recipient, subject, onceboard_key, onceboard_tenant, sent_at)
+SELECT 'billing@' || tenant_id || '.example', 'Receipt', key, tenant_id, created_at
+  FROM effects
+ WHERE owner = 'history' AND key LIKE 'receipt:hist-' || $3::text || '-%' AND status = 'completed'
+   AND created_at >= $1::timestamptz + interval '700 milliseconds' AND created_at < $2::timestamptz + interval '700 milliseconds'`;
+
 export async function backfillHistory(db: Queryable, options: HistoryOptions): Promise<HistoryResult> {
   const now = options.now ?? new Date();
   const progress = options.onProgress ?? (() => {});
@@ -263,6 +285,10 @@ export async function backfillHistory(db: Queryable, options: HistoryOptions): P
   );
 
   const result: HistoryResult = { days: 0, effects: 0, rollupRows: 0, violationRows: 0 };
+  const { rows: providerRows } = await db.query<{ present: boolean }>(
+    `SELECT to_regclass('${PROVIDER_SCHEMA}.messages') IS NOT NULL AS present`,
+  );
+  const withProvider = providerRows[0]?.present ?? false;
   for (let i = 0; i < days; i++) {
     const from = new Date(start.getTime() + i * DAY_MS);
     const to = new Date(Math.min(from.getTime() + DAY_MS, end.getTime()));
@@ -293,6 +319,7 @@ export async function backfillHistory(db: Queryable, options: HistoryOptions): P
         incidentTo,
         start,
       ]);
+      if (withProvider) await db.query(HISTORY_PROVIDER_SQL, [from, to, run]);
       await db.query("COMMIT");
       result.days += 1;
       result.effects += written.rows[0]?.effects ?? 0;

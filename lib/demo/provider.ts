@@ -1,72 +1,115 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import Stripe from "stripe";
 import type { Queryable } from "./db-types";
+import { installMailerSchema, MailerClient, type MailerServer, startMailerServer } from "./mailer-server";
+import type { DemoSettings } from "./settings";
+import { installProviderSchema, noFaults, type ProviderFaults, type StripeServer, startStripeServer } from "./stripe-server";
 
-export interface Charge {
-  chargeId: string;
-  amountCents: number;
-  /** True when the provider recognised the idempotency key and returned the original charge. */
-  replayed: boolean;
+/**
+ * The demo's providers as its handlers reach them: the Stripe-compatible server through the
+ * `stripe` client (host/port/protocol pointed at it, as a user points the client at Stripe), and
+ * the mailer through plain HTTP. Both run in the demo's provider process (scripts/demo-provider.ts)
+ * with their own storage, schema onceboard_demo_provider: "the provider", apart from the effects.
+ */
+export interface DemoProviderEndpoints {
+  /** The secret key the demo's Stripe-compatible server accepts (a fresh one per `npm start`). */
+  apiKey: string;
+  stripePort: number;
+  /** The mailer's messages endpoint: sends are posted to it, the reconciler lists it. */
+  mailerUrl: string;
+}
+
+export interface DemoProviders {
+  stripe: Stripe;
+  mailer: MailerClient;
+}
+
+/** ONCEBOARD_DEMO_PROVIDER: how a demo worker finds the provider process (set by the supervisor). */
+export const DEMO_PROVIDER_ENV = "ONCEBOARD_DEMO_PROVIDER";
+
+export const newDemoApiKey = (): string => `sk_test_onceboard_demo_${randomBytes(12).toString("hex")}`;
+
+export function demoProviderClients(endpoints: DemoProviderEndpoints): DemoProviders {
+  return {
+    stripe: new Stripe(endpoints.apiKey, {
+      host: "127.0.0.1",
+      port: endpoints.stripePort,
+      protocol: "http",
+      // A dropped connection is retried with the same Idempotency-Key: the server answers the first result.
+      maxNetworkRetries: 2,
+      telemetry: false,
+    }),
+    mailer: new MailerClient(endpoints.mailerUrl),
+  };
+}
+
+export function demoProviderEndpointsFromEnv(env: NodeJS.ProcessEnv = process.env): DemoProviderEndpoints {
+  const json = env[DEMO_PROVIDER_ENV];
+  if (!json) throw new Error(`${DEMO_PROVIDER_ENV} is not set: a demo worker needs the demo's provider (npm start starts it)`);
+  return JSON.parse(json) as DemoProviderEndpoints;
+}
+
+/** The disagreements the demo's Stripe-compatible server plants, at the demo's DEMO_PROVIDER_* rates. */
+export function demoProviderFaults(settings: DemoSettings): ProviderFaults {
+  return {
+    ...noFaults(),
+    rates: {
+      duplicate: settings.providerDuplicate,
+      lost: settings.providerLost,
+      keyless: settings.providerKeyless,
+      drift: settings.providerDrift,
+    },
+  };
 }
 
 /**
- * A fake payment provider that honours idempotency keys the way real ones do: the first request
- * with a key performs the charge; any later request with the same key returns the original
- * charge and performs nothing. One statement, so two concurrent requests with one key cannot
- * both charge (the unique index on idempotency_key serialises them).
+ * Makes the provider's storage once, under an advisory lock: several processes running
+ * CREATE … IF NOT EXISTS at once can still collide on the catalog.
  */
-// Why DO UPDATE rather than DO NOTHING: DO NOTHING returns no row for the replay, and reading the
-// original afterwards would be a second statement. The no-op update returns the stored charge and
-// counts the replay; xmax = 0 only on a freshly inserted row.
-const CAPTURE_SQL = `
-INSERT INTO demo_provider_ledger AS l (tenant_id, order_id, kind, idempotency_key, charge_id, amount_cents)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (idempotency_key) DO UPDATE
-   SET replays = l.replays + 1, last_replay_at = now()
-RETURNING l.charge_id, l.amount_cents, (l.xmax <> 0) AS replayed`;
-
-export class FakePaymentProvider {
-  constructor(private readonly db: Queryable) {}
-
-  /** Captures a payment. Without an idempotency key every call charges again, as real APIs do. */
-  async capture(input: { tenant: string; orderId: string; amountCents: number; idempotencyKey?: string }): Promise<Charge> {
-    return this.request("capture", input);
-  }
-
-  async refund(input: { tenant: string; orderId: string; amountCents: number; idempotencyKey?: string }): Promise<Charge> {
-    return this.request("refund", input);
-  }
-
-  private async request(
-    kind: "capture" | "refund",
-    input: { tenant: string; orderId: string; amountCents: number; idempotencyKey?: string },
-  ): Promise<Charge> {
-    const chargeId = `${kind === "capture" ? "ch" : "re"}_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
-    const key = input.idempotencyKey ?? `none:${chargeId}`;
-    const { rows } = await this.db.query<{ charge_id: string; amount_cents: number; replayed: boolean }>(CAPTURE_SQL, [
-      input.tenant,
-      input.orderId,
-      kind,
-      key,
-      chargeId,
-      input.amountCents,
-    ]);
-    const row = rows[0]!;
-    return { chargeId: row.charge_id, amountCents: row.amount_cents, replayed: row.replayed };
+export async function installDemoProviderSchema(db: Queryable): Promise<void> {
+  await db.query(`SELECT pg_advisory_lock(hashtextextended('onceboard:demo-provider-schema', 0))`);
+  try {
+    await installProviderSchema(db as never);
+    await installMailerSchema(db as never);
+  } finally {
+    await db.query(`SELECT pg_advisory_unlock(hashtextextended('onceboard:demo-provider-schema', 0))`);
   }
 }
 
-/** A fake mailer that does NOT dedupe: every call is one more email in the outbox. */
-export class FakeMailer {
-  constructor(private readonly db: Queryable) {}
+export interface DemoProviderServers {
+  stripe: StripeServer;
+  mailer: MailerServer;
+  endpoints: DemoProviderEndpoints;
+  close(): Promise<void>;
+}
 
-  async send(input: { tenant: string; orderId: string; recipient: string; subject: string; messageId?: string }): Promise<{
-    emailId: number;
-  }> {
-    const { rows } = await this.db.query<{ id: number }>(
-      `INSERT INTO demo_mailer_outbox (tenant_id, order_id, recipient, subject, message_id)
-       VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-      [input.tenant, input.orderId, input.recipient, input.subject, input.messageId ?? null],
-    );
-    return { emailId: rows[0]!.id };
+/** Both servers on loopback (port 0: any free one). */
+export async function startDemoProviderServers(options: {
+  databaseUrl: string;
+  apiKey: string;
+  stripePort?: number;
+  mailerPort?: number;
+  faults?: ProviderFaults;
+}): Promise<DemoProviderServers> {
+  const stripe = await startStripeServer({
+    databaseUrl: options.databaseUrl,
+    apiKeys: [options.apiKey],
+    port: options.stripePort ?? 0,
+    faults: options.faults ?? noFaults(),
+  });
+  let mailer: MailerServer;
+  try {
+    mailer = await startMailerServer({ databaseUrl: options.databaseUrl, port: options.mailerPort ?? 0 });
+  } catch (error) {
+    await stripe.close();
+    throw error;
   }
+  return {
+    stripe,
+    mailer,
+    endpoints: { apiKey: options.apiKey, stripePort: stripe.port, mailerUrl: mailer.url },
+    async close() {
+      await Promise.all([stripe.close(), mailer.close()]);
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import type { Queryable } from "./db-types";
 import { DEMO_SCHEMA } from "./schema";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";
+import { PROVIDER_SCHEMA } from "./stripe-server";
 
 export interface ResetResult {
   effects: number;
@@ -48,6 +49,8 @@ export async function resetDemo(db: Queryable): Promise<ResetResult> {
     // The demo's tables live in their own schema: it goes whole (the demo makes it again at start).
     await db.query(`DROP SCHEMA IF EXISTS ${DEMO_SCHEMA} CASCADE`);
     await db.query(`DROP SCHEMA IF EXISTS ${DEMO_BOSS_SCHEMA} CASCADE`);
+    // The demo's provider (its PaymentIntents, refunds, messages and what it planted) goes with it.
+    await db.query(`DROP SCHEMA IF EXISTS ${PROVIDER_SCHEMA} CASCADE`);
     await db.query("COMMIT");
     return {
       effects: effects.rowCount ?? 0,

@@ -1,7 +1,9 @@
--- The demo's own tables (the shop the live demo runs: orders, a payment provider's ledger, a mailer's
--- outbox, accounting entries, dead letters), in their own schema so that no production migration
--- creates them: lib/demo/schema.ts installs this when the demo starts, `npm run demo:reset` drops it.
--- Idempotent: run at every demo start.
+-- The demo's own tables (the shop the live demo runs: orders, accounting entries, dead letters,
+-- the receipts its crash fault kept from being sent), in their own schema so that no production
+-- migration creates them: lib/demo/schema.ts installs this when the demo starts, `npm run
+-- demo:reset` drops it. Idempotent: run at every demo start. The payment provider and the mailer
+-- are not the shop's tables: they are the demo's provider process, with storage of its own
+-- (lib/demo/stripe-server.ts, lib/demo/mailer-server.ts).
 
 CREATE SCHEMA IF NOT EXISTS onceboard_demo;
 
@@ -27,17 +29,6 @@ CREATE TABLE IF NOT EXISTS onceboard_demo.demo_dead_letters (
   CONSTRAINT demo_dead_letters_pkey PRIMARY KEY (id)
 );
 
-CREATE TABLE IF NOT EXISTS onceboard_demo.demo_mailer_outbox (
-  id bigserial NOT NULL,
-  tenant_id text NOT NULL,
-  order_id text NOT NULL,
-  recipient text NOT NULL,
-  subject text NOT NULL,
-  message_id text,
-  sent_at timestamp with time zone NOT NULL DEFAULT now(),
-  CONSTRAINT demo_mailer_outbox_pkey PRIMARY KEY (id)
-);
-
 CREATE TABLE IF NOT EXISTS onceboard_demo.demo_orders (
   tenant_id text NOT NULL,
   order_id text NOT NULL,
@@ -52,23 +43,18 @@ CREATE TABLE IF NOT EXISTS onceboard_demo.demo_orders (
   CONSTRAINT demo_orders_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'paid'::text, 'refunded'::text])))
 );
 
-CREATE TABLE IF NOT EXISTS onceboard_demo.demo_provider_ledger (
-  id bigserial NOT NULL,
+-- A receipt whose worker the crash fault killed after the claim and before the send: the email
+-- was never sent. demo:verify's ground truth for the mailer's reconciliation.
+CREATE TABLE IF NOT EXISTS onceboard_demo.demo_unsent_receipts (
   tenant_id text NOT NULL,
-  order_id text NOT NULL,
-  kind text NOT NULL,
-  idempotency_key text NOT NULL,
-  charge_id text NOT NULL,
-  amount_cents integer NOT NULL,
-  replays integer NOT NULL DEFAULT 0,
-  created_at timestamp with time zone NOT NULL DEFAULT now(),
-  last_replay_at timestamp with time zone,
-  CONSTRAINT demo_provider_ledger_idempotency_key_key UNIQUE (idempotency_key),
-  CONSTRAINT demo_provider_ledger_kind_check CHECK ((kind = ANY (ARRAY['capture'::text, 'refund'::text]))),
-  CONSTRAINT demo_provider_ledger_pkey PRIMARY KEY (id)
+  effect_key text NOT NULL,
+  recorded_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT demo_unsent_receipts_pkey PRIMARY KEY (tenant_id, effect_key)
 );
 
+-- The fake ledger and outbox the handlers wrote before the provider process existed.
+DROP TABLE IF EXISTS onceboard_demo.demo_provider_ledger;
+DROP TABLE IF EXISTS onceboard_demo.demo_mailer_outbox;
+
 CREATE INDEX IF NOT EXISTS demo_dead_letters_due_idx ON onceboard_demo.demo_dead_letters USING btree (replay_after) WHERE (replayed_at IS NULL);
-CREATE INDEX IF NOT EXISTS demo_mailer_outbox_order_idx ON onceboard_demo.demo_mailer_outbox USING btree (tenant_id, order_id);
 CREATE INDEX IF NOT EXISTS demo_orders_created_at_idx ON onceboard_demo.demo_orders USING btree (created_at);
-CREATE INDEX IF NOT EXISTS demo_provider_ledger_order_idx ON onceboard_demo.demo_provider_ledger USING btree (tenant_id, order_id, kind);

@@ -62,6 +62,21 @@ export const demoSettingsSchema = z.object({
   waitMs: z.coerce.number().int().min(0).default(1000),
   retryDelaySeconds: z.coerce.number().int().min(1).default(2),
   maintenanceIntervalSeconds: z.coerce.number().int().min(1).default(5),
+  /**
+   * The demo's provider process: its Stripe-compatible server's and its mailer's ports (0: any
+   * free port; npm start prints the ones taken), and the disagreements the Stripe-compatible
+   * server plants per request, which the reconciler must then find (npm run demo:verify compares).
+   */
+  providerPort: z.coerce.number().int().min(0).max(65_535).default(0),
+  mailerPort: z.coerce.number().int().min(0).max(65_535).default(0),
+  /** A second object for one key (the provider forgot or did not check it): duplicated at provider. */
+  providerDuplicate: rate.default(0.005),
+  /** Accepted, never kept: missing at provider. */
+  providerLost: rate.default(0.005),
+  /** Kept without its Onceboard metadata: unknown to Onceboard (and its effect missing at provider). */
+  providerKeyless: rate.default(0.005),
+  /** Kept with another amount: drift. */
+  providerDrift: rate.default(0.005),
   rollupFlushMs: z.coerce.number().int().min(200).default(5000),
 });
 export type DemoSettings = z.infer<typeof demoSettingsSchema>;

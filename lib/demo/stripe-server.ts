@@ -13,10 +13,13 @@ import pg from "pg";
  *
  * It can misbehave on purpose. Disagreements, each drawn per create at its rate and recorded in
  * `injections` so demo:verify can compare them with the reconciler's findings:
- * - duplicate: the key is "pruned" and a second object is created for it;
+ * - duplicate: a repeated key is "pruned" and a second object is created for it; a new key's
+ *   request is carried out twice (two objects, as a provider that does not check keys across its
+ *   regions does). Either way one injection, one extra object;
  * - lost: the request is answered as accepted but no object is kept;
  * - keyless: the object is stored without its Onceboard metadata (a legacy path);
  * - drift: the object is stored with another amount.
+ * At most one disagreement per request, so each injection is one finding to look for.
  * And failures of the API itself, for tests: 429 with Retry-After, 5xx, malformed JSON.
  */
 export const PROVIDER_SCHEMA = "onceboard_demo_provider";
@@ -157,6 +160,9 @@ export interface StripeServer {
 export async function startStripeServer(options: StripeServerOptions): Promise<StripeServer> {
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 8, application_name: "onceboard-demo-provider" });
   pool.on("error", () => {});
+  // A checked-out client (a create's transaction) has no listener of pg-pool's: a server restart
+  // mid-request would crash the process instead of failing that request with a 500.
+  pool.on("connect", (client) => client.on("error", () => {}));
   await installProviderSchema(pool);
   const windowSeconds = options.idempotencyWindowSeconds ?? DEFAULT_IDEMPOTENCY_WINDOW_SECONDS;
   const random = options.random ?? Math.random;
@@ -250,22 +256,30 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
     if (limit < 1 || limit > 100) throw new HttpError(400, "invalid_request_error", "limit must be between 1 and 100", "limit");
     const gte = int(created.gte, "created[gte]");
     const lte = int(created.lte, "created[lte]");
-    let after: { created: number; id: string } | null = null;
-    if (typeof params.starting_after === "string") {
-      const { rows } = await pool.query<{ created: string }>(`SELECT created FROM ${PROVIDER_SCHEMA}.objects WHERE id = $1`, [
-        params.starting_after,
-      ]);
-      if (!rows[0])
-        throw new HttpError(400, "invalid_request_error", `No such object: '${params.starting_after}'`, "starting_after");
-      after = { created: Number(rows[0].created), id: params.starting_after };
+    const after = typeof params.starting_after === "string" ? params.starting_after : null;
+    // One statement per page, with only the conditions asked for (a "$n IS NULL OR …" condition
+    // would keep a generic plan off the index), walking objects_list_idx by the keyset
+    // (created, id) from the starting_after object, looked up in the same statement.
+    const values: unknown[] = [kind];
+    const where = ["kind = $1"];
+    if (gte !== null) where.push(`created >= $${values.push(gte)}`);
+    if (lte !== null) where.push(`created <= $${values.push(lte)}`);
+    if (after !== null) {
+      const at = `$${values.push(after)}`;
+      where.push(
+        `(created, id) < ((SELECT a.created FROM ${PROVIDER_SCHEMA}.objects a WHERE a.id = ${at}), (SELECT a.id FROM ${PROVIDER_SCHEMA}.objects a WHERE a.id = ${at}))`,
+      );
     }
     const { rows } = await pool.query<Row>(
-      `SELECT * FROM ${PROVIDER_SCHEMA}.objects
-        WHERE kind = $1 AND ($2::bigint IS NULL OR created >= $2) AND ($3::bigint IS NULL OR created <= $3)
-          AND ($4::bigint IS NULL OR (created, id) < ($4, $5))
-        ORDER BY created DESC, id DESC LIMIT $6`,
-      [kind, gte, lte, after?.created ?? null, after?.id ?? "", limit + 1],
+      `SELECT * FROM ${PROVIDER_SCHEMA}.objects WHERE ${where.join(" AND ")}
+        ORDER BY created DESC, id DESC LIMIT $${values.push(limit + 1)}`,
+      values,
     );
+    // An empty page after a cursor: Stripe's answer to a cursor that names no object is a 400.
+    if (after !== null && rows.length === 0) {
+      const { rowCount } = await pool.query(`SELECT 1 FROM ${PROVIDER_SCHEMA}.objects WHERE id = $1`, [after]);
+      if (rowCount === 0) throw new HttpError(400, "invalid_request_error", `No such object: '${after}'`, "starting_after");
+    }
     return { object: "list", url: path, has_more: rows.length > limit, data: rows.slice(0, limit).map(toStripe) };
   }
 
@@ -284,12 +298,14 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
     const paymentIntent = typeof params.payment_intent === "string" ? params.payment_intent : null;
     const draw = (d: Disagreement) => random() < state.faults.rates[d];
     const client = await pool.connect();
+    let duplicate = false;
+    let doubled = false;
     try {
       await client.query("BEGIN");
       if (idempotencyKey) {
-        const duplicate = draw("duplicate");
+        duplicate = draw("duplicate");
         // Stripe prunes keys after its window; the "duplicate" disagreement prunes this one early.
-        await client.query(
+        const pruned = await client.query(
           `DELETE FROM ${PROVIDER_SCHEMA}.idempotency_keys
             WHERE api_key = $1 AND key = $2 AND (created_at < now() - make_interval(secs => $3) OR $4)`,
           [apiKey, idempotencyKey, windowSeconds, duplicate],
@@ -310,17 +326,32 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
           }
           return send(res, rows[0]!.status, rows[0]!.response, { "idempotent-replayed": "true" });
         }
-        if (duplicate) await inject(client, "duplicate", null, metadata);
+        // A new key's duplicate is the request carried out twice; a repeated key's, the object made after the prune.
+        doubled = duplicate && pruned.rowCount === 0;
       }
       const id = objectId(kind === "payment_intent" ? "pi" : "re");
       let stored = { amount, metadata };
-      if (draw("keyless")) {
+      // One disagreement per request at most: `planted` once one is.
+      let planted = duplicate;
+      if (duplicate) {
+        const extra = doubled ? objectId(kind === "payment_intent" ? "pi" : "re") : id;
+        await inject(client, "duplicate", extra, metadata);
+        if (doubled) {
+          await client.query(
+            `INSERT INTO ${PROVIDER_SCHEMA}.objects (id, kind, amount, currency, status, metadata, payment_intent, created)
+             VALUES ($1, $2, $3, $4, 'succeeded', $5, $6, $7)`,
+            [extra, kind, amount, currency, metadata, paymentIntent, Math.floor(Date.now() / 1000)],
+          );
+        }
+      } else if (draw("keyless")) {
         const { onceboard_key: _k, onceboard_tenant: _t, ...rest } = metadata;
         await inject(client, "keyless", id, metadata);
         stored = { ...stored, metadata: rest };
+        planted = true;
       } else if (draw("drift")) {
         await inject(client, "drift", id, metadata);
         stored = { ...stored, amount: amount + 1 };
+        planted = true;
       }
       const row: Row = {
         id,
@@ -332,7 +363,7 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
         payment_intent: paymentIntent,
         created: Math.floor(Date.now() / 1000),
       };
-      if (draw("lost")) await inject(client, "lost", id, metadata);
+      if (!planted && draw("lost")) await inject(client, "lost", id, metadata);
       else {
         await client.query(
           `INSERT INTO ${PROVIDER_SCHEMA}.objects (id, kind, amount, currency, status, metadata, payment_intent, created)

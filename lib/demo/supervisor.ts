@@ -2,8 +2,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import { startBoss } from "../queues/pgboss";
 import { crashFaultLine, createDemoQueues } from "./handlers";
+import { DEMO_PROVIDER_ENV, type DemoProviderEndpoints, installDemoProviderSchema, newDemoApiKey } from "./provider";
 import type { DemoSettings } from "./settings";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";
 
@@ -12,7 +14,9 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 export interface DemoProcesses {
   /** One /metrics URL per worker; stable across worker restarts (same port). */
   metricsUrls: string[];
-  /** Resolves when every worker answers on /metrics. */
+  /** Where the demo's provider process listens (stable across its restarts), and the key it accepts. */
+  provider: DemoProviderEndpoints;
+  /** Resolves when every worker answers on /metrics and the provider process on its ports. */
   ready(timeoutMs?: number): Promise<void>;
   /** Stops the producer only (the workers drain what is queued). */
   stopProducer(): Promise<void>;
@@ -60,9 +64,10 @@ export function injectedCrash(logFile: string, pid: number): boolean {
 }
 
 /**
- * Runs the demo as child processes: `settings.workers` workers (each with /metrics on its own
- * port) and one producer. A worker that dies (the crash fault kills it with SIGKILL) is started
- * again on the same metrics port, like a process manager would.
+ * Runs the demo as child processes: the provider process (the Stripe-compatible server and the
+ * mailer), `settings.workers` workers (each with /metrics on its own port) and one producer. A
+ * child that dies (the crash fault kills workers with SIGKILL) is started again on the same
+ * ports, like a process manager would.
  */
 export async function startDemoProcesses(options: StartDemoOptions): Promise<DemoProcesses> {
   const log = options.log ?? (() => {});
@@ -80,12 +85,26 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
   } finally {
     await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
   }
+  // The provider's storage, made once here (its process and a restarted one find it made).
+  const setup = new pg.Client({ connectionString: options.url, application_name: `${DEMO_APP_PREFIX}-setup` });
+  await setup.connect();
+  try {
+    await installDemoProviderSchema(setup);
+  } finally {
+    await setup.end().catch(() => {});
+  }
   const ports = await Promise.all(Array.from({ length: options.settings.workers }, () => options.freePort()));
   const metricsUrls = ports.map((p) => `http://127.0.0.1:${p}/metrics`);
+  const provider: DemoProviderEndpoints = {
+    apiKey: newDemoApiKey(),
+    stripePort: options.settings.providerPort || (await options.freePort()),
+    mailerUrl: `http://127.0.0.1:${options.settings.mailerPort || (await options.freePort())}/mailer/messages`,
+  };
   const env = {
     ...process.env,
     DATABASE_URL: options.url,
     ONCEBOARD_DEMO_SETTINGS: JSON.stringify(options.settings),
+    [DEMO_PROVIDER_ENV]: JSON.stringify(provider),
   };
   if (options.logDir) fs.mkdirSync(options.logDir, { recursive: true });
   let stopping = false;
@@ -119,6 +138,7 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
     });
   };
 
+  launch("demo-provider", "demo-provider.ts", []);
   ports.forEach((port, index) => {
     launch(`demo-worker-${index}`, "demo-worker.ts", ["--index", String(index), "--metrics-port", String(port)]);
   });
@@ -138,16 +158,19 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
 
   return {
     metricsUrls,
+    provider,
     async ready(timeoutMs = 90_000) {
       const deadline = Date.now() + timeoutMs;
-      for (const url of metricsUrls) {
+      // The mailer answers a list request without a key; any answer from the Stripe port (401) is "listening".
+      for (const url of [...metricsUrls, `http://127.0.0.1:${provider.stripePort}/v1/payment_intents`, provider.mailerUrl]) {
         for (;;) {
           try {
-            if ((await fetch(url)).ok) break;
+            const res = await fetch(url);
+            if (res.ok || res.status === 401) break;
           } catch {
             // not listening yet
           }
-          if (Date.now() > deadline) throw new Error(`demo worker at ${url} did not answer within ${timeoutMs / 1000}s`);
+          if (Date.now() > deadline) throw new Error(`demo process at ${url} did not answer within ${timeoutMs / 1000}s`);
           await sleep(250);
         }
       }

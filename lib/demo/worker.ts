@@ -3,6 +3,7 @@ import pino from "pino";
 import { createEffects, serveMetrics } from "../idempotency";
 import { startBoss, workIdempotent } from "../queues/pgboss";
 import { createDemoQueues, createFaults, demoHandlers } from "./handlers";
+import { type DemoProviderEndpoints, demoProviderClients, demoProviderEndpointsFromEnv } from "./provider";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
 
 export interface DemoWorker {
@@ -19,6 +20,8 @@ export async function startDemoWorker(options: {
   index: number;
   metricsPort: number;
   settings: DemoSettings;
+  /** The demo's provider process (default: ONCEBOARD_DEMO_PROVIDER, as the supervisor sets it). */
+  provider?: DemoProviderEndpoints;
   log?: (line: string) => void;
   logLevel?: string;
 }): Promise<DemoWorker> {
@@ -27,7 +30,9 @@ export async function startDemoWorker(options: {
   const name = `${DEMO_APP_PREFIX}-worker-${options.index}`;
   const pool = new pg.Pool({ connectionString: options.url, max: 8, application_name: name });
   pool.on("error", () => {});
-  const logger = pino({ name, level: options.logLevel ?? "warn" });
+  // Synchronous: the crash fault's line is written just before a SIGKILL, which an async buffer
+  // would lose (and the supervisor would call the injected crash a real one). Warnings are few.
+  const logger = pino({ name, level: options.logLevel ?? "warn" }, pino.destination({ dest: 1, sync: true }));
   const effects = createEffects({
     db: pool,
     lease: settings.leaseMs,
@@ -51,7 +56,8 @@ export async function startDemoWorker(options: {
   });
   await createDemoQueues(boss, settings);
   const faults = createFaults(settings, Math.random, (line) => logger.warn(line));
-  const handlers = demoHandlers(pool, faults, (queue, message) => boss.send(queue, message));
+  const providers = demoProviderClients(options.provider ?? demoProviderEndpointsFromEnv());
+  const handlers = demoHandlers(pool, faults, providers, (queue, message) => boss.send(queue, message));
   for (const [queue, handler] of Object.entries(handlers)) {
     await workIdempotent<OrderMessage, unknown>(boss, queue, {
       effects,

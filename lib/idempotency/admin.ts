@@ -46,4 +46,5 @@ export {
 export { type ReleaseInput, type ReleaseRefusal, type ReleaseResult, releaseClaim, type UnreleasedEffect } from "./release";
 export { isRetryable, RETRYABLE_SQLSTATES, withRetry } from "./retryable";
 export { inSchema, schemaNameOf } from "./schema";
+export { TIMELINE_ANSWERS, type TimelineAnswer } from "./timeline";
 export { registerWorker, type WorkerRegistration, type WorkerRegistrationOptions } from "./worker-registry";

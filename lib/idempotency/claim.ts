@@ -20,12 +20,23 @@ import { leaseMsOf } from "./options";
 import { type EncodedOutcome, encodeOutcome } from "./outcome";
 import { withRetry } from "./retryable";
 import type { StepSpec } from "./spec";
+import { timelineAnswerOf } from "./timeline";
 import { claimWithWait } from "./wait";
 
 /** What a claim needs of a step's spec. */
 export type ClaimSpec = Pick<
   StepSpec,
-  "tenant" | "key" | "jobType" | "policy" | "messageId" | "redelivered" | "publishedAt" | "requestHash" | "leaseMs" | "waitMs"
+  | "tenant"
+  | "key"
+  | "jobType"
+  | "policy"
+  | "messageId"
+  | "deliveryAttempt"
+  | "redelivered"
+  | "publishedAt"
+  | "requestHash"
+  | "leaseMs"
+  | "waitMs"
 >;
 
 /** Runs a statement of ours: retried in one place when we own the transaction, never inside the caller's. */
@@ -217,23 +228,50 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
     };
     return sql.inTransaction ? runClaim(sql, params) : withRetry(() => runClaim(sql, params));
   };
-  const row = await claimWithWait(claimOnce, spec.waitMs, { abortsOnLockTimeout: sql.inTransaction }).catch((error: unknown) => {
-    const mapped = mapDbError(error);
-    if (mapped instanceof PartitionMissingError) core.metrics.partitionMissing.inc({ job_type: spec.jobType });
-    throw mapped;
-  });
+  // The timeline tells a duplicate that waited for an in-flight copy from one that did not.
+  let waited = false;
+  const claimNoting = async (lockTimeoutMs: number) => {
+    const answer = await claimOnce(lockTimeoutMs);
+    if (answer.result === "in_flight") waited = true;
+    return answer;
+  };
+  const row = await claimWithWait(claimNoting, spec.waitMs, { abortsOnLockTimeout: sql.inTransaction }).catch(
+    (error: unknown) => {
+      const mapped = mapDbError(error);
+      if (mapped instanceof PartitionMissingError) core.metrics.partitionMissing.inc({ job_type: spec.jobType });
+      throw mapped;
+    },
+  );
 
-  return settleClaim(core, sql, spec, row, (performance.now() - started) / 1000);
+  return settleClaim(core, sql, spec, row, (performance.now() - started) / 1000, waited);
 }
 
 /**
  * What one claim's row means: counts it (metrics, rollups, the duplicate ledger) and returns the
  * owned claim, the duplicate or the abandoned effect; throws the typed errors for in flight, key
- * reuse and an expired retention. Shared by single and batched claims.
+ * reuse and an expired retention. Shared by single and batched claims. `waited`: an earlier poll of
+ * this delivery found the effect in flight.
  */
-export function settleClaim(core: EffectsCore, sql: Sql, spec: ClaimSpec, row: ClaimRow, seconds: number): Acquired {
+export function settleClaim(
+  core: EffectsCore,
+  sql: Sql,
+  spec: ClaimSpec,
+  row: ClaimRow,
+  seconds: number,
+  waited = false,
+): Acquired {
   const { metrics, rollups, opts } = core;
   const labels = { job_type: spec.jobType };
+  core.timeline?.record({
+    tenant: spec.tenant,
+    key: spec.key,
+    jobType: spec.jobType,
+    messageId: spec.messageId,
+    deliveryAttempt: spec.deliveryAttempt,
+    answer: timelineAnswerOf(row.result, waited),
+    row,
+    claimSeconds: seconds,
+  });
   metrics.claimDuration.observe(labels, seconds);
   metrics.claims.inc({ job_type: spec.jobType, result: row.result });
   rollups?.addClaim(spec.jobType, seconds);

@@ -3,6 +3,7 @@ import type { Logger } from "./logger";
 import type { EffectsMetrics } from "./metrics";
 import type { ResolvedOptions } from "./options";
 import type { Rollups } from "./rollups";
+import type { DeliveryTimeline } from "./timeline";
 
 /** What every part of one createEffects() instance shares. */
 export interface EffectsCore {
@@ -11,6 +12,8 @@ export interface EffectsCore {
   rollups: Rollups | null;
   /** Per-row duplicate bookkeeping, applied in batches. */
   duplicates: DuplicateLedger;
+  /** Every delivery's claim answer, applied in batches; null when the timeline option is off. */
+  timeline: DeliveryTimeline | null;
   logger: Logger;
   closed: boolean;
 }

@@ -17,6 +17,7 @@ import { startRetentionParts } from "./retention-parts";
 import { Rollups } from "./rollups";
 import { buildStepSpec, checkDelivery, checkObject } from "./spec";
 import { beforeClaim, type EffectResult } from "./step";
+import { DeliveryTimeline } from "./timeline";
 
 /** The transaction handle a transactional step receives for a given db. */
 export type TxOf<Db> = Db extends pg.Pool
@@ -97,7 +98,7 @@ export interface Effects<Tx = TransactionHandle> {
    * one commit, each answered on its own (in input order) as claim.complete() would answer it.
    */
   completeMany(items: readonly { claim: Claim; outcome: unknown }[]): Promise<BatchCompleteAnswer[]>;
-  /** Writes pending per-minute rollups and duplicate bookkeeping now; true when all were written. */
+  /** Writes pending per-minute rollups, duplicate bookkeeping and timeline rows now; true when all were written. */
   flush(): Promise<boolean>;
   /**
    * Resolves once this worker is registered and has read the database retention (at once when
@@ -133,7 +134,17 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
     onFlushFailure: () => metrics.rollupFlushFailures.inc(),
   });
   duplicates.start(opts.flushIntervalMs);
-  const core: EffectsCore = { opts, metrics, rollups, duplicates, logger, closed: false };
+  const timeline = opts.timeline
+    ? new DeliveryTimeline(opts.db, {
+        schema: opts.schema,
+        workerId: opts.workerId,
+        demo: opts.demo,
+        logger,
+        onDropped: (reason, rows) => metrics.timelineDropped.inc({ reason }, rows),
+      })
+    : null;
+  timeline?.start(opts.flushIntervalMs);
+  const core: EffectsCore = { opts, metrics, rollups, duplicates, timeline, logger, closed: false };
   const retention = startRetentionParts(core, registry);
 
   return {
@@ -161,8 +172,8 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
       return completeMany(core, items);
     },
     async flush() {
-      const [a, b] = await Promise.all([duplicates.flush(), rollups?.flush() ?? true]);
-      return a && b;
+      const [a, b, c] = await Promise.all([duplicates.flush(), rollups?.flush() ?? true, timeline?.flush() ?? true]);
+      return a && b && c;
     },
     ready: () => retention.ready,
     async close() {
@@ -170,7 +181,8 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
       await retention.stop();
       rollups?.stop();
       duplicates.stop();
-      await Promise.all([duplicates.flush(), rollups?.flush()]);
+      timeline?.stop();
+      await Promise.all([duplicates.flush(), rollups?.flush(), timeline?.flush()]);
     },
     registry,
     options: opts,

@@ -167,3 +167,27 @@ SELECT i.inhdetachpending AS pending FROM pg_inherits i JOIN pg_class c ON c.oid
 
 /** A table's comment (the detach marker), by name in the library's schema. */
 export const TABLE_COMMENT = "SELECT obj_description(to_regclass('onceboard.' || quote_ident($1)), 'pg_class') AS comment";
+
+// ---- The delivery timeline's partitions (maintenance-timeline.ts): one beside each effects
+// partition, with its bounds, named after it.
+
+/** delivery_timeline_<suffix> for effects_<suffix>: the two partitions of one range read as a pair. */
+export const timelinePartitionName = (effectsPartition: string) =>
+  `delivery_timeline_${effectsPartition.replace(/^effects_/, "")}`;
+
+/** Every partition of delivery_timeline with its bounds, parsed as LIST_PARTITIONS parses effects'. */
+export const LIST_TIMELINE_PARTITIONS = `
+SELECT c.relname AS name,
+       (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\) TO'))[1]::timestamptz AS range_from,
+       (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz AS range_to
+  FROM pg_inherits i
+  JOIN pg_class c ON c.oid = i.inhrelid
+ WHERE i.inhparent = 'onceboard.delivery_timeline'::regclass
+ ORDER BY range_from NULLS FIRST, c.relname`;
+
+/**
+ * A timeline partition, UNLOGGED (no WAL: migration 0010 says why). CREATE … PARTITION OF locks the
+ * parent briefly; only timeline flushes and key-page reads wait.
+ */
+export const createTimelinePartition = (schema: string, name: string, from: Date, to: Date) =>
+  `CREATE UNLOGGED TABLE IF NOT EXISTS ${table(schema, name)} PARTITION OF ${schema}.delivery_timeline FOR VALUES ${bounds(from, to)}`;

@@ -36,6 +36,7 @@ import {
   TABLE_COMMENT,
   TRY_MAINTENANCE_LOCK,
 } from "./maintenance-sql";
+import { syncTimelinePartitions } from "./maintenance-timeline";
 import { sqlStateOf } from "./pg-errors";
 import { queryingIn, schemaNameOf } from "./schema";
 import { pruneUncaughtViolations } from "./violations";
@@ -347,6 +348,12 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
       for (const orphan of plan.orphans) {
         await client.query(dropTable(schema, orphan, true));
         ops.push({ kind: "drop", partition: orphan, result: "ok", detail: "detached by an earlier run" });
+      }
+      // The timeline of a range lives as long as its effects partition, and is premade beside it.
+      try {
+        await syncTimelinePartitions(client, schema, now, lockTimeoutMs, ops);
+      } catch (error) {
+        failure ??= error;
       }
       // Violation rows live as long as the effects they are about.
       const pruned = await pruneUncaughtViolations(client, plan.dropBefore);

@@ -50,6 +50,8 @@ export interface EffectsMetrics {
   deliveries: Counter<"job_type" | "redelivered">;
   messageIdKeys: Counter<"job_type">;
   rollupFlushFailures: Counter<string>;
+  /** Delivery timeline rows given up on (buffer full while the database was unreachable, or no partition). */
+  timelineDropped: Counter<"reason">;
   /** Uncaught violations whose row (uncaught_violation_keys) could not be written. */
   violationRecordFailures: Counter<string>;
   redeliveryGap: Histogram<"job_type">;
@@ -108,6 +110,11 @@ export function createMetrics(registry: Registry | undefined): EffectsMetrics {
       "idem_rollup_flush_failures_total",
       "Failed flushes of per-minute rollups (kept and retried).",
       [],
+    ),
+    timelineDropped: counter(
+      "idem_timeline_dropped_total",
+      "Delivery timeline rows this worker gave up on: its buffer was full while flushes failed (buffer_full), or no partition held them (no_partition).",
+      ["reason"],
     ),
     violationRecordFailures: counter(
       "idem_violation_record_failures_total",

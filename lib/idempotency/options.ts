@@ -33,6 +33,11 @@ export interface EffectsOptions {
   flushInterval?: Duration;
   /** Write per-minute rollups at all. Default true. */
   rollups?: boolean;
+  /**
+   * Record every delivery of a key in delivery_timeline (the key's timeline on the console),
+   * written in batches like the duplicate bookkeeping. Default true; false writes nothing there.
+   */
+  timeline?: boolean;
   /** Names this process in effects.owner. Default host:pid:random. */
   workerId?: string;
   /** The PostgreSQL schema `migrate()` installed the library into. Default "onceboard". */
@@ -60,6 +65,7 @@ export interface ResolvedOptions {
   demo: boolean;
   flushIntervalMs: number;
   rollups: boolean;
+  timeline: boolean;
   workerId: string;
   schema: string;
   register: boolean;
@@ -93,6 +99,7 @@ const FIELD_CHECKS: Record<string, Check> = {
   demo: isBoolean,
   flushInterval: isDuration,
   rollups: isBoolean,
+  timeline: isBoolean,
   workerId: isWorkerId,
   register: isBoolean,
   maintain: isMaintain,
@@ -178,6 +185,7 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
     demo: options.demo ?? false,
     flushIntervalMs: toMs(options.flushInterval ?? "10s", "flushInterval"),
     rollups: options.rollups ?? true,
+    timeline: options.timeline ?? true,
     workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     schema: schemaNameOf(options.schema),
     ...resolveRetentionOptions(options),

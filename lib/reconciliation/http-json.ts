@@ -104,6 +104,9 @@ export class HttpJsonAdapter implements ProviderAdapter {
       };
     });
     const next = at(body, this.mapping.next);
-    return { objects, next: typeof next === "string" && next !== "" ? next : null };
+    // A cursor that is there but unreadable must not end the listing early: that would read as "missing".
+    if (next !== undefined && next !== null && next !== "" && typeof next !== "string" && typeof next !== "number")
+      throw new ProviderReadError("malformed", `${this.provider} list's "${this.mapping.next}" is neither a string nor a number`);
+    return { objects, next: next === undefined || next === null || next === "" ? null : String(next) };
   }
 }

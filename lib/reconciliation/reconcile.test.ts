@@ -3,7 +3,7 @@ import path from "node:path";
 import Stripe from "stripe";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { noFaults, seedProviderObjects } from "../demo/stripe-server";
-import type { ProviderAdapter } from "./adapter";
+import type { ProviderAdapter, ProviderObject } from "./adapter";
 import { reconcileProvider } from "./providers";
 import { ReconcileBusyError, reconcile, summaryLine } from "./reconcile";
 import { StripeAdapter } from "./stripe";
@@ -49,9 +49,9 @@ describe("reconciling Onceboard's effects with the demo's Stripe-compatible serv
 
   it("finds each planted disagreement exactly once, and a rerun adds none", async () => {
     await h.capture("acme", "clean", 100);
-    // Duplicate: the provider forgot the key, and the retried step charged again.
+    // Duplicate: the provider carried the one request out twice (a second PaymentIntent for the key).
     h.server.faults = { ...noFaults(), rates: { ...noFaults().rates, duplicate: 1 } };
-    await h.capture("acme", "dup", 1000, { retryAfterCharge: true });
+    await h.capture("acme", "dup", 1000);
     // Lost: accepted, never kept.
     h.server.faults = { ...noFaults(), rates: { ...noFaults().rates, lost: 1 } };
     await h.capture("acme", "lost", 700);
@@ -197,6 +197,41 @@ describe("reconciling Onceboard's effects with the demo's Stripe-compatible serv
   });
 });
 
+describe("a provider that lists one object twice", () => {
+  it("counts it once and calls nothing a duplicate (an offset-paged list shifting under an insert)", async () => {
+    await h.capture("acme", "o-1", 100);
+    await h.capture("acme", "o-2", 200);
+    await h.capture("acme", "o-3", 300);
+    const provider = reconcileProvider(
+      { STRIPE_API_KEY: TEST_STRIPE_KEY, STRIPE_KEY_WINDOW_HOURS: 24, MAILER_RECONCILE_URL: undefined },
+      "stripe",
+    )!;
+    const real = new StripeAdapter(h.stripe, undefined, 1);
+    // Each page after the first starts with the previous page's object again.
+    let previous: ProviderObject | null = null;
+    const shifting: ProviderAdapter = {
+      provider: "stripe",
+      async listPage(window, cursor) {
+        const page = await real.listPage(window, cursor);
+        const objects = previous && page.objects.length > 0 ? [previous, ...page.objects] : page.objects;
+        previous = page.objects.at(-1) ?? previous;
+        return { ...page, objects };
+      },
+    };
+    const result = await reconcile({
+      pool: h.db.pool,
+      adapter: shifting,
+      provider,
+      window: h.window,
+      graceSeconds: 0,
+      trigger: "manual",
+      stageBatch: { objects: 1, ms: 0 },
+    });
+    expect(result).toMatchObject({ status: "completed", matched: 3, effectsSeen: 3, objectsSeen: 3 });
+    expect(await findings()).toEqual([]);
+  });
+});
+
 describe("a run in another process, killed mid-way", () => {
   it("resumes from its checkpoint to the same findings, counting no object twice", async () => {
     await h.capture("acme", "paid", 100);
@@ -230,6 +265,16 @@ describe("a run in another process, killed mid-way", () => {
     expect(left).toHaveLength(1);
     expect(left[0]).toMatchObject({ status: "running", objects_seen: 400 });
 
+    // The killed process's session (and the window's lock it held) ends when PostgreSQL reads the
+    // closed socket, which on a loaded machine can come after the child's exit reached us.
+    for (let tries = 0; ; tries++) {
+      const { rows: sessions } = await h.db.pool.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'kill-mid-run' AND datname = current_database()",
+      );
+      if (sessions[0].n === 0) break;
+      if (tries > 200) throw new Error("the killed run's database session did not end");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const resumed = await h.run({ pageLimit: 100 });
     expect(resumed).toMatchObject({ status: "completed", resumed: true, objectsSeen: 1001, matched: 1 });
     expect(resumed.counts.unknown_to_onceboard).toBe(1000);

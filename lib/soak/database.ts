@@ -11,6 +11,7 @@ import { ensureEffectPartitions } from "../db/partitions";
 import { withSearchPath } from "../db/pool";
 import { assertReachable } from "../db/provision";
 import { createScratchDatabase } from "../db/scratch";
+import { installDemoProviderSchema } from "../demo/provider";
 import { DEMO_SCHEMA, installDemoSchema } from "../demo/schema";
 import { DEFAULT_SCHEMA } from "../idempotency";
 
@@ -29,6 +30,8 @@ export interface SoakDatabase {
   url: string;
   /** Where the soak runs, safe to print. */
   describe: string;
+  /** The embedded server's data directory (its processes are the soak's); unset on DATABASE_URL. */
+  serverDataDir?: string;
   /** "restart": the soak's own server, stopped and started again on the same port. */
   outageKind: "restart" | "terminate";
   outage(): Promise<OutageReport>;
@@ -43,6 +46,8 @@ async function prepare(url: string, synchronousCommit: boolean): Promise<void> {
     await ensureEffectPartitions(client, { back: 1, ahead: 3 });
     // The soak runs the demo's order pipeline, whose tables the demo installs when it starts.
     await installDemoSchema(client);
+    // …and its providers (the Stripe-compatible server's and the mailer's storage).
+    await installDemoProviderSchema(client);
     // Why: the soak is bound by commits (about seven per order) and this VM's fsync takes ~1.5 ms.
     // Asynchronous commit changes nothing a client can observe unless the server itself crashes;
     // the soak's restart is a clean fast shutdown, which writes all WAL first.
@@ -101,6 +106,7 @@ async function openEmbedded(options: { synchronousCommit: boolean }, log: (line:
     // The soak's handlers name the demo's tables and the library's unqualified.
     url: withSearchPath(handle.url, [DEFAULT_SCHEMA, DEMO_SCHEMA]),
     describe: `embedded PostgreSQL on 127.0.0.1:${port} (${dataDir})`,
+    serverDataDir: dataDir,
     outageKind: "restart",
     async outage() {
       const connectionsCut = await countConnections(handle.url, "postgres").catch(() => 0);

@@ -3,7 +3,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseSoakArgs, SoakUsageError } from "./options";
 import { planDeliveries } from "./producer";
-import { summaryLine } from "./run";
+import { bookkeepingLoss, summaryLine } from "./run";
+import { emptyPoolStats } from "./supervisor";
+import type { SoakVerification } from "./verify";
 import { violationsLost } from "./verify";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -13,6 +15,10 @@ describe("soak options", () => {
     const o = parseSoakArgs([]);
     expect(o).toMatchObject({ deliveries: 200_000, duplicates: 0.3, kills: 0.05, keep: false, synchronousCommit: false });
     expect(parseSoakArgs(["--deliveries", "20000"]).deliveries).toBe(20_000);
+    expect(o.faults).toBe("none");
+    const proxied = parseSoakArgs(["--faults", "proxy", "--fault-rates", "reply-lost=0.01,latency-ms=0"]);
+    expect(proxied.faults).toBe("proxy");
+    expect(proxied.faultRates).toMatchObject({ replyLost: 0.01, latencyMaxMs: 0, resetInTransaction: 0.002 });
   });
 
   it("refuses bad input with one line naming the flag", () => {
@@ -23,6 +29,10 @@ describe("soak options", () => {
     expect(() => parseSoakArgs(["--kills", "2"])).toThrow(/--kills must be a number from 0 to 0.5/);
     expect(() => parseSoakArgs(["--workers", "0"])).toThrow(/--workers/);
     expect(() => parseSoakArgs(["--frob"])).toThrow(/Unknown option '--frob'/);
+    expect(() => parseSoakArgs(["--faults", "chaos"])).toThrow(/--faults must be none or proxy/);
+    expect(() => parseSoakArgs(["--fault-rates", "reset=0.1"])).toThrow(/--fault-rates needs --faults proxy/);
+    expect(() => parseSoakArgs(["--faults", "proxy", "--fault-rates", "reset=2"])).toThrow(/reset must be a number from 0 to 1/);
+    expect(() => parseSoakArgs(["--faults", "proxy", "--fault-rates", "boom=1"])).toThrow(/unknown rate "boom"/);
   });
 
   it("`npm run soak -- --deliveries banana` prints one clear line and exits non-zero before starting anything", () => {
@@ -50,8 +60,26 @@ describe("the soak's plan and summary", () => {
 
   it("prints the last line in exactly the agreed form", () => {
     expect(
-      summaryLine({ deliveries: 20_000, suppressed: 5_800, killed: 1_050, doubleEffects: 0, lost: 0, violationsLost: 0 }),
-    ).toBe("soak deliveries=20000 duplicates_suppressed=5800 killed=1050 double_effects=0 lost=0 violations_lost=0");
+      summaryLine({
+        deliveries: 20_000,
+        suppressed: 5_800,
+        killed: 1_050,
+        doubleEffects: 0,
+        lost: 0,
+        violationsLost: 0,
+        suppressionsLost: 12,
+        largestLossPerKill: 9,
+        faults: {
+          replyLost: { commit: 40, claim: 30, complete: 20 },
+          resetInTransaction: 50,
+          stalledReply: 7,
+          delayedPacket: 1234,
+          connections: 300,
+        },
+      }),
+    ).toBe(
+      "soak deliveries=20000 duplicates_suppressed=5800 killed=1050 double_effects=0 lost=0 violations_lost=0 suppressions_lost=12 largest_loss_per_kill=9 faults_reply_lost=90 faults_reset=50 faults_stall=7 faults_delayed=1234",
+    );
   });
 
   it("counts a violation lost when its key has fewer rows than times it came back to a handler", () => {
@@ -61,5 +89,20 @@ describe("the soak's plan and summary", () => {
     expect(violationsLost(seen, { "acme\u0001mark-paid:o-1": 1, "globex\u0001mark-paid:o-2": 1 })).toBe(2);
     // A row whose handler died before it could count it is not a loss.
     expect(violationsLost({}, { "acme\u0001mark-paid:o-3": 1 })).toBe(0);
+  });
+
+  it("measures the bookkeeping lost against the handlers' ground truth, never below 0", () => {
+    const w = emptyPoolStats();
+    w.unflushed = { atMost: 40, atLeast: 30, largestAtMost: 25 };
+    const v = { recordedSuppressions: 965, recordedDuplicateCounts: 1003 } as SoakVerification;
+    expect(bookkeepingLoss(1000, v, w)).toEqual({
+      duplicateClaims: 1000,
+      suppressionsLost: 35,
+      // More recorded than seen (a rerun transaction counts its duplicate twice): no loss, not -3.
+      duplicateCountsLost: 0,
+      largestLossPerKill: 25,
+      unflushedAtMost: 40,
+      unflushedAtLeast: 30,
+    });
   });
 });

@@ -1,4 +1,13 @@
 import { parseArgs } from "node:util";
+import type { FaultRates } from "./fault-proxy";
+
+/** The proxy's default rates (per request; latency per chunk): about one fault of each kind per few hundred orders. */
+export const DEFAULT_FAULT_RATES: Omit<FaultRates, "stallMs"> = {
+  replyLost: 0.002,
+  resetInTransaction: 0.002,
+  stall: 0.0002,
+  latencyMaxMs: 2,
+};
 
 /** Everything `npm run soak` can be told; the defaults are the soak's specification (docs/soak.md). */
 export interface SoakOptions {
@@ -10,6 +19,11 @@ export interface SoakOptions {
   kills: number;
   /** Worker processes. */
   workers: number;
+  /**
+   * Share of the deliveries done when PostgreSQL is restarted (once), 0.05–0.5: later than the
+   * middle the producer may finish publishing first (the last window drains without it).
+   */
+  outageAt: number;
   /** Handler runs in flight per worker process (pg-boss batch fetch keeps it full). */
   concurrency: number;
   /** Write the full result as JSON here. */
@@ -18,10 +32,42 @@ export interface SoakOptions {
   synchronousCommit: boolean;
   /** Keep the soak's database (and the embedded server's directory) afterwards. */
   keep: boolean;
+  /** "proxy": every worker reaches PostgreSQL through the fault proxy (lib/soak/fault-proxy.ts). */
+  faults: "none" | "proxy";
+  /** The proxy's rates (the stall's length follows the lease, see run.ts). */
+  faultRates: Omit<FaultRates, "stallMs">;
 }
 
 export const USAGE =
-  "usage: npm run soak [-- --deliveries <n>] [--duplicates <0..0.9>] [--kills <0..0.5>] [--workers <1..8>] [--concurrency <1..64>] [--report <file.json>] [--keep] [--synchronous-commit]";
+  "usage: npm run soak [-- --deliveries <n>] [--duplicates <0..0.9>] [--kills <0..0.5>] [--workers <1..8>] [--concurrency <1..64>] [--outage-at <0.05..0.5>] [--faults none|proxy] [--fault-rates reply-lost=<0..1>,reset=<0..1>,stall=<0..1>,latency-ms=<0..100>] [--report <file.json>] [--keep] [--synchronous-commit]";
+
+const RATE_NAMES: Record<string, { field: keyof SoakOptions["faultRates"]; max: number }> = {
+  "reply-lost": { field: "replyLost", max: 1 },
+  reset: { field: "resetInTransaction", max: 1 },
+  stall: { field: "stall", max: 1 },
+  "latency-ms": { field: "latencyMaxMs", max: 100 },
+};
+
+/** `reply-lost=0.002,reset=0.002,stall=0.0002,latency-ms=2`: any subset, the rest default. */
+function faultRates(raw: string | undefined): SoakOptions["faultRates"] {
+  const rates = { ...DEFAULT_FAULT_RATES };
+  if (raw === undefined) return rates;
+  for (const part of raw.split(",")) {
+    const [name = "", value = ""] = part.split("=").map((x) => x.trim());
+    const known = RATE_NAMES[name];
+    if (!known) {
+      throw new SoakUsageError(
+        `--fault-rates: unknown rate ${JSON.stringify(name)} (known: ${Object.keys(RATE_NAMES).join(", ")})`,
+      );
+    }
+    const n = Number(value);
+    if (value === "" || !Number.isFinite(n) || n < 0 || n > known.max) {
+      throw new SoakUsageError(`--fault-rates: ${name} must be a number from 0 to ${known.max} (got ${JSON.stringify(value)})`);
+    }
+    rates[known.field] = n;
+  }
+  return rates;
+}
 
 export class SoakUsageError extends Error {
   readonly code = "SOAK_USAGE";
@@ -46,6 +92,12 @@ function share(flag: string, raw: string | undefined, fallback: number, max: num
   return n;
 }
 
+function outageShare(raw: string | undefined): number {
+  const n = share("outage-at", raw, 0.5, 0.5);
+  if (n < 0.05) throw new SoakUsageError(`--outage-at must be a number from 0.05 to 0.5 (got ${JSON.stringify(raw)})`);
+  return n;
+}
+
 /** Parses the command line; anything wrong is one SoakUsageError naming the flag. */
 export function parseSoakArgs(args: string[]): SoakOptions {
   let values: Record<string, string | boolean | undefined>;
@@ -57,9 +109,12 @@ export function parseSoakArgs(args: string[]): SoakOptions {
         duplicates: { type: "string" },
         kills: { type: "string" },
         workers: { type: "string" },
+        "outage-at": { type: "string" },
         concurrency: { type: "string" },
         report: { type: "string" },
         keep: { type: "boolean", default: false },
+        faults: { type: "string" },
+        "fault-rates": { type: "string" },
         "synchronous-commit": { type: "boolean", default: false },
       },
       strict: true,
@@ -69,14 +124,24 @@ export function parseSoakArgs(args: string[]): SoakOptions {
     throw new SoakUsageError(error instanceof Error ? error.message : String(error));
   }
   const str = (k: string) => values[k] as string | undefined;
+  const faults = str("faults") ?? "none";
+  if (faults !== "none" && faults !== "proxy") {
+    throw new SoakUsageError(`--faults must be none or proxy (got ${JSON.stringify(faults)})`);
+  }
+  if (str("fault-rates") !== undefined && faults !== "proxy") {
+    throw new SoakUsageError("--fault-rates needs --faults proxy");
+  }
   return {
     deliveries: integer("deliveries", str("deliveries"), 200_000, 100, 10_000_000),
     duplicates: share("duplicates", str("duplicates"), 0.3, 0.9),
     kills: share("kills", str("kills"), 0.05, 0.5),
     workers: integer("workers", str("workers"), 2, 1, 8),
+    outageAt: outageShare(str("outage-at")),
     concurrency: integer("concurrency", str("concurrency"), 32, 1, 64),
     report: str("report"),
     keep: values.keep === true,
     synchronousCommit: values["synchronous-commit"] === true,
+    faults,
+    faultRates: faultRates(str("fault-rates")),
   };
 }

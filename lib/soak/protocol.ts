@@ -4,9 +4,15 @@
 export const SOAK_BOSS_SCHEMA = "pgboss_soak";
 export const SOAK_QUEUE = "order.paid";
 export const SOAK_APP_PREFIX = "onceboard-soak";
+/**
+ * How often a worker writes the library's batched bookkeeping (rollups, duplicate counts,
+ * tenant suppressions): the bound on what a SIGKILLed worker loses (docs/soak.md).
+ */
+export const SOAK_FLUSH_INTERVAL_MS = 2000;
 
 /** Handed to each worker process as ONCEBOARD_SOAK_WORKER (JSON). */
 export interface SoakWorkerConfig {
+  /** Where the worker reaches PostgreSQL: the server, or the fault proxy in front of it. */
   url: string;
   index: number;
   concurrency: number;
@@ -39,6 +45,14 @@ export interface WorkerCounters {
   stepsDuplicate: number;
   stepsAbandoned: number;
   stepsResumed: number;
+  /**
+   * Step claims the library answered "duplicate": the ground truth of what its batched bookkeeping
+   * must record (the rollups' suppressed count, effects.duplicate_count), counted by the handler
+   * the moment each step returns.
+   */
+  duplicateClaims: number;
+  /** Runs that failed with LeaseLostError: a stalled worker refused to complete over its successor. */
+  leaseLost: number;
   /** Violations the soak injected (the mark-paid accounting entry written twice). */
   injectedViolations: number;
   /** Uncaught unique violations that failed a run, by constraint. */
@@ -62,6 +76,8 @@ export function emptyCounters(): WorkerCounters {
     stepsDuplicate: 0,
     stepsAbandoned: 0,
     stepsResumed: 0,
+    duplicateClaims: 0,
+    leaseLost: 0,
     injectedViolations: 0,
     violations: {},
     violationKeys: {},
@@ -86,6 +102,12 @@ export interface KillNote {
   where: string;
   /** Counters not yet reported. */
   unreported: WorkerCounters;
+  /**
+   * Duplicate claims this process had counted but the library had not yet written (its batched
+   * bookkeeping): `atMost` since the snapshot of the last flush that wrote everything, `atLeast`
+   * since the snapshot of a flush still in flight at the kill (equal when none was).
+   */
+  unflushedDuplicateClaims: { atMost: number; atLeast: number };
 }
 
 export type WorkerMessage = { type: "ready" } | { type: "progress"; counters: WorkerCounters } | { type: "stopped" };

@@ -6,10 +6,11 @@ import pg from "pg";
 import type PgBoss from "pg-boss";
 import { startBoss } from "../queues/pgboss";
 import { type OutageReport, openSoakDatabase } from "./database";
+import { type FaultCounts, type FaultProxy, startFaultProxy } from "./fault-proxy";
 import type { SoakOptions } from "./options";
 import { createProducer, planDeliveries, type SoakPlan } from "./producer";
-import { emptyCounters, SOAK_APP_PREFIX, SOAK_BOSS_SCHEMA, SOAK_QUEUE } from "./protocol";
-import { startWorkerPool, type WorkerPoolStats } from "./supervisor";
+import { SOAK_APP_PREFIX, SOAK_BOSS_SCHEMA, SOAK_FLUSH_INTERVAL_MS, SOAK_QUEUE } from "./protocol";
+import { emptyPoolStats, startWorkerPool, type WorkerPoolStats } from "./supervisor";
 import { INJECTED_CONSTRAINT, type SoakVerification, verifySoak, violationsLost } from "./verify";
 
 export interface SoakResult {
@@ -22,6 +23,14 @@ export interface SoakResult {
   outage: OutageReport | null;
   workers: WorkerPoolStats;
   verification: SoakVerification | null;
+  /** Set when the run was stopped before everything was published: what had been (the verdict's scope). */
+  stoppedEarly: { published: number; orders: number } | null;
+  /** What the fault proxy injected (null without --faults proxy). */
+  faults: FaultCounts | null;
+  /** The library's batched bookkeeping against the workers' ground truth. */
+  bookkeeping: BookkeepingLoss | null;
+  /** Memory (PSS) of the soak's processes, sampled every 30 s. */
+  memory: MemorySample[];
   durationSeconds: number;
   machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; postgres: string };
   /** The last line, exactly. */
@@ -30,6 +39,32 @@ export interface SoakResult {
 
 /** Effect lease: a killed worker's claims are taken over this long after it died. */
 const LEASE_MS = 3000;
+/** A stalled reply is held this long: past the lease, so a successor takes the claim over meanwhile. */
+const STALL_MS = LEASE_MS + 2000;
+
+/** What a killed worker lost of the library's batched bookkeeping, against the handlers' count. */
+export interface BookkeepingLoss {
+  /** Duplicate claims the handlers saw (ground truth). */
+  duplicateClaims: number;
+  /** Ground truth minus the rollups' suppressed count (never below 0). */
+  suppressionsLost: number;
+  /** Ground truth minus sum(effects.duplicate_count) (never below 0). */
+  duplicateCountsLost: number;
+  /** The largest number of unflushed duplicate claims one killed worker took with it (its note). */
+  largestLossPerKill: number;
+  /** The killed workers' unflushed duplicate claims, summed: the measured loss must lie in [atLeast, atMost]. */
+  unflushedAtMost: number;
+  unflushedAtLeast: number;
+}
+
+export interface MemorySample {
+  atSeconds: number;
+  /** Proportional set size in MiB: the supervisor (producer, proxy), the worker processes together, */
+  supervisorMb: number;
+  workersMb: number;
+  /** and the soak's embedded PostgreSQL (0 on DATABASE_URL's server, which is not the soak's). */
+  postgresMb: number;
+}
 /** pg-boss expiry of an active job: a killed worker's jobs are retried after this. */
 const EXPIRE_SECONDS = 8;
 
@@ -40,8 +75,13 @@ export function summaryLine(r: {
   doubleEffects: number;
   lost: number;
   violationsLost: number;
+  suppressionsLost: number;
+  largestLossPerKill: number;
+  faults: FaultCounts | null;
 }): string {
-  return `soak deliveries=${r.deliveries} duplicates_suppressed=${r.suppressed} killed=${r.killed} double_effects=${r.doubleEffects} lost=${r.lost} violations_lost=${r.violationsLost}`;
+  const f = r.faults;
+  const lostReplies = f ? f.replyLost.commit + f.replyLost.claim + f.replyLost.complete : 0;
+  return `soak deliveries=${r.deliveries} duplicates_suppressed=${r.suppressed} killed=${r.killed} double_effects=${r.doubleEffects} lost=${r.lost} violations_lost=${r.violationsLost} suppressions_lost=${r.suppressionsLost} largest_loss_per_kill=${r.largestLossPerKill} faults_reply_lost=${lostReplies} faults_reset=${f?.resetInTransaction ?? 0} faults_stall=${f?.stalledReply ?? 0} faults_delayed=${f?.delayedPacket ?? 0}`;
 }
 
 /**
@@ -50,7 +90,13 @@ export function summaryLine(r: {
  */
 export async function runSoak(
   options: SoakOptions,
-  io: { log: (line: string) => void; progress: (line: string) => void; env?: NodeJS.ProcessEnv },
+  io: {
+    log: (line: string) => void;
+    progress: (line: string) => void;
+    env?: NodeJS.ProcessEnv;
+    /** True once the run should stop publishing and finish early: drain, then verify what was published. */
+    stopRequested?: () => boolean;
+  },
 ): Promise<SoakResult> {
   const started = Date.now();
   const { log } = io;
@@ -62,16 +108,14 @@ export async function runSoak(
   pool.on("error", () => {});
   let boss: PgBoss | undefined;
   let workers: ReturnType<typeof startWorkerPool> | undefined;
-  let poolStats: WorkerPoolStats = {
-    counters: emptyCounters(),
-    kills: 0,
-    killedRuns: 0,
-    killPoints: {},
-    restarts: 0,
-    unexpectedExits: 0,
-  };
+  let poolStats: WorkerPoolStats = emptyPoolStats();
+  let proxy: FaultProxy | undefined;
+  const memory: MemorySample[] = [];
+  let memoryTimer: NodeJS.Timeout | undefined;
   let outage: OutageReport | null = null;
   let verification: SoakVerification | null = null;
+  let bookkeeping: BookkeepingLoss | null = null;
+  let stoppedEarly: { published: number; orders: number } | null = null;
   let published = 0;
   let postgresVersion = "unknown";
   try {
@@ -95,14 +139,39 @@ export async function runSoak(
       expireInSeconds: EXPIRE_SECONDS,
     });
     log(
-      `${options.deliveries} deliveries: ${plan.orders} orders + ${plan.deliveries - plan.orders} duplicates (${plan.concurrent} concurrent, ${plan.republished} re-published with new message ids, ${plan.late} late); ${options.workers} worker processes x ${options.concurrency} in flight; ${Math.round(options.kills * 100)}% of handler runs killed; one PostgreSQL ${db.outageKind === "restart" ? "restart" : "outage (connections terminated)"} midway; ${db.describe}`,
+      `${options.deliveries} deliveries: ${plan.orders} orders + ${plan.deliveries - plan.orders} duplicates (${plan.concurrent} concurrent, ${plan.republished} re-published with new message ids, ${plan.late} late); ${options.workers} worker processes x ${options.concurrency} in flight; ${Math.round(options.kills * 100)}% of handler runs killed; one PostgreSQL ${db.outageKind === "restart" ? "restart" : "outage (connections terminated)"} ${options.outageAt === 0.5 ? "midway" : `at ${Math.round(options.outageAt * 100)}%`}; ${db.describe}`,
     );
+    let workerUrl = db.url;
+    if (options.faults === "proxy") {
+      const target = new URL(db.url);
+      proxy = await startFaultProxy({
+        target: { host: target.hostname, port: Number(target.port || 5432) },
+        rates: { ...options.faultRates, stallMs: STALL_MS },
+      });
+      workerUrl = proxy.urlFor(db.url);
+      const r = options.faultRates;
+      log(
+        `fault proxy on ${proxy.host}:${proxy.port} between every worker and PostgreSQL: replies lost after ${r.replyLost * 100}% of commit points (COMMIT, the claim, the completion), ${r.resetInTransaction * 100}% of requests inside a transaction reset, ${r.stall * 100}% of replies stalled ${STALL_MS} ms (lease ${LEASE_MS} ms), every packet delayed 0–${r.latencyMaxMs} ms`,
+      );
+    }
+    const sampleMemory = () => {
+      const sample = sampleSoakMemory(workers?.pids() ?? [], (Date.now() - started) / 1000, db.serverDataDir);
+      if (!sample) return;
+      memory.push(sample);
+      // Every 10 minutes on stdout too, so a long run shows its memory while it runs.
+      if (memory.length % 20 === 1) {
+        log(
+          `memory at ${sample.atSeconds} s: supervisor ${sample.supervisorMb} MiB, workers ${sample.workersMb} MiB, PostgreSQL ${sample.postgresMb} MiB (PSS)`,
+        );
+      }
+    };
+    memoryTimer = setInterval(sampleMemory, 30_000);
     workers = startWorkerPool({
       workers: options.workers,
       noteDir,
       log,
       config: {
-        url: db.url,
+        url: workerUrl,
         concurrency: options.concurrency,
         leaseMs: LEASE_MS,
         waitMs: 1000,
@@ -139,8 +208,12 @@ export async function runSoak(
       lastLine = now;
       const c = w.stats.counters;
       const pct = c.runs > 0 ? ((w.stats.killedRuns / c.runs) * 100).toFixed(1) : "0.0";
+      const f = proxy?.counts;
+      const faults = f
+        ? ` | faults: ${f.replyLost.commit + f.replyLost.claim + f.replyLost.complete} replies lost, ${f.resetInTransaction} resets, ${f.stalledReply} stalls`
+        : "";
       io.progress(
-        `soak: ${d}/${plan.deliveries} deliveries (${Math.round((d / plan.deliveries) * 100)}%) ${Math.round(rate)}/s | runs ${c.runs} | killed ${w.stats.killedRuns} (${pct}%) in ${w.stats.kills} SIGKILLs | suppressed ${c.suppressed} | pg ${db.outageKind === "restart" ? "restarts" : "outages"} ${outage ? 1 : 0}${outagePromise && !outage ? " (now)" : ""} | ${Math.round((now - runStarted) / 1000)} s`,
+        `soak: ${d}/${plan.deliveries} deliveries (${Math.round((d / plan.deliveries) * 100)}%) ${Math.round(rate)}/s | runs ${c.runs} | killed ${w.stats.killedRuns} (${pct}%) in ${w.stats.kills} SIGKILLs | suppressed ${c.suppressed} | pg ${db.outageKind === "restart" ? "restarts" : "outages"} ${outage ? 1 : 0}${outagePromise && !outage ? " (now)" : ""}${faults} | ${Math.round((now - runStarted) / 1000)} s`,
       );
     };
 
@@ -149,11 +222,20 @@ export async function runSoak(
     let lastRuns = 0;
     for (;;) {
       const d = done();
+      if (io.stopRequested?.()) {
+        stoppedEarly = { published: producer.progress.published, orders: producer.progress.orders };
+        log(
+          `stopped early on request with ${stoppedEarly.published} of ${plan.deliveries} deliveries published (${stoppedEarly.orders} orders): draining, then the verdict on what was published`,
+        );
+        break;
+      }
       const more = await producer.step(d, producer.progress.published - d < window / 4);
       published = producer.progress.published;
-      // The outage, once, halfway through.
-      if (!outagePromise && d >= plan.deliveries / 2) {
-        log(`halfway (${d} deliveries done): PostgreSQL outage now`);
+      // The outage, once, halfway through (or at --outage-at).
+      if (!outagePromise && d >= plan.deliveries * options.outageAt) {
+        log(
+          `${options.outageAt === 0.5 ? "halfway" : `${Math.round(options.outageAt * 100)}%`} (${d} deliveries done): PostgreSQL outage now`,
+        );
         outagePromise = db.outage().then(
           (r) => {
             outage = r;
@@ -215,6 +297,7 @@ export async function runSoak(
       await sleep(500);
     }
     showProgress(true);
+    sampleMemory();
     await w.stop();
     workers = undefined;
     await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
@@ -231,11 +314,15 @@ export async function runSoak(
         `lost: ${v.unpaid} orders not captured or not paid, ${v.missingEntries} not booked, ${v.unexplainedMissingReceipts} receipts missing without an abandoned step`,
       );
     if (v.captures !== v.orders) failures.push(`captures (${v.captures}) differ from orders (${v.orders})`);
-    if (v.orders !== plan.orders) failures.push(`orders in the shop (${v.orders}) differ from orders published (${plan.orders})`);
+    // Stopped early: the verdict covers what was published.
+    const expectedOrders = stoppedEarly?.orders ?? plan.orders;
+    const expectedDeliveries = stoppedEarly?.published ?? plan.deliveries;
+    if (v.orders !== expectedOrders)
+      failures.push(`orders in the shop (${v.orders}) differ from orders published (${expectedOrders})`);
     if (v.chargeMismatches > 0) failures.push(`${v.chargeMismatches} paid orders carry a charge id the provider does not have`);
-    if (v.brokerCompleted !== plan.deliveries)
+    if (v.brokerCompleted !== expectedDeliveries)
       failures.push(
-        `pg-boss completed ${v.brokerCompleted} of the ${plan.deliveries} published deliveries (${v.brokerFailed} failed)`,
+        `pg-boss completed ${v.brokerCompleted} of the ${expectedDeliveries} published deliveries (${v.brokerFailed} failed)`,
       );
     if (v.stuckEffects > 0) failures.push(`${v.stuckEffects} effects still in progress or failed after every delivery was acked`);
     const c = w.stats.counters;
@@ -256,11 +343,33 @@ export async function runSoak(
     if (w.stats.unexpectedExits > 0) failures.push(`${w.stats.unexpectedExits} worker processes exited without being killed`);
     if (c.deadLettered > 0) failures.push(`${c.deadLettered} deliveries dead-lettered`);
     if (options.kills > 0 && w.stats.kills === 0) failures.push("no worker was killed");
-    for (const line of formatDetails(v, w.stats, plan)) log(line);
+    if (proxy) {
+      const f = proxy.counts;
+      const missing = [
+        f.replyLost.commit + f.replyLost.claim + f.replyLost.complete === 0 &&
+          options.faultRates.replyLost > 0 &&
+          "no reply was lost",
+        f.resetInTransaction === 0 && options.faultRates.resetInTransaction > 0 && "no connection was reset",
+        f.stalledReply === 0 && options.faultRates.stall > 0 && "no reply was stalled",
+      ].filter(Boolean);
+      if (missing.length > 0 && plan.deliveries >= 10_000)
+        failures.push(`the fault proxy injected too little: ${missing.join(", ")}`);
+    }
+    bookkeeping = bookkeepingLoss(c.duplicateClaims, v, w.stats);
+    // The bound: only a SIGKILL loses batched bookkeeping, and no more than its worker had not flushed.
+    const b = bookkeeping;
+    if (b.suppressionsLost > b.unflushedAtMost || b.duplicateCountsLost > b.unflushedAtMost)
+      failures.push(
+        `the batched bookkeeping lost more than the killed workers had unflushed: suppressions_lost=${b.suppressionsLost}, duplicate_counts_lost=${b.duplicateCountsLost}, unflushed at most ${b.unflushedAtMost}`,
+      );
+    for (const line of formatDetails(v, w.stats, expectedDeliveries)) log(line);
+    for (const line of formatFaultDetails(proxy?.counts ?? null, bookkeeping, memory)) log(line);
   } catch (error) {
     failures.push(error instanceof Error ? error.message : String(error));
   } finally {
+    clearInterval(memoryTimer);
     await workers?.stop(5000).catch(() => {});
+    await proxy?.close().catch(() => {});
     await boss?.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
     await pool.end().catch(() => {});
     fs.rmSync(noteDir, { recursive: true, force: true });
@@ -277,6 +386,10 @@ export async function runSoak(
     outage,
     workers: poolStats,
     verification: v,
+    faults: proxy ? proxy.counts : null,
+    bookkeeping,
+    stoppedEarly,
+    memory,
     durationSeconds: Math.round((Date.now() - started) / 100) / 10,
     machine: {
       cpus: os.cpus().length,
@@ -294,6 +407,9 @@ export async function runSoak(
     doubleEffects: v ? v.doubleEffects : 0,
     lost: v ? v.lost : 0,
     violationsLost: v ? violationsLost(result.workers.counters.violationKeys, v.recordedViolationKeys) : 0,
+    suppressionsLost: bookkeeping?.suppressionsLost ?? 0,
+    largestLossPerKill: bookkeeping?.largestLossPerKill ?? 0,
+    faults: result.faults,
   });
   return result;
 }
@@ -301,19 +417,97 @@ export async function runSoak(
 const sumOf = (counts: Record<string, number>) => Object.values(counts).reduce((a, n) => a + n, 0);
 
 /** The detail lines printed before the summary. */
-export function formatDetails(v: SoakVerification, w: WorkerPoolStats, plan: SoakPlan): string[] {
+export function formatDetails(v: SoakVerification, w: WorkerPoolStats, publishedDeliveries: number): string[] {
   const c = w.counters;
   const points = Object.entries(w.killPoints)
     .sort((a, b) => b[1] - a[1])
     .map(([where, n]) => `${n} ${where}`)
     .join("; ");
   return [
-    `deliveries: ${v.brokerCompleted}/${plan.deliveries} published deliveries completed by pg-boss (${v.brokerFailed} failed); ${c.runs} handler runs (${c.failed} failed and retried by pg-boss, ${c.retriedLater} in flight elsewhere and re-sent)`,
+    `deliveries: ${v.brokerCompleted}/${publishedDeliveries} published deliveries completed by pg-boss (${v.brokerFailed} failed); ${c.runs} handler runs (${c.failed} failed and retried by pg-boss, ${c.retriedLater} in flight elsewhere and re-sent)`,
     `kills: ${w.kills} worker processes SIGKILLed and restarted, ${w.killedRuns} handler runs killed (${c.runs > 0 ? ((w.killedRuns / c.runs) * 100).toFixed(1) : "0"}% of runs); triggered ${points || "nowhere"}`,
-    `steps: ${c.stepsRan} ran, ${c.stepsDuplicate} duplicates, ${c.stepsAbandoned} abandoned, ${c.stepsResumed} resumed after a takeover or failure`,
+    `steps: ${c.stepsRan} ran, ${c.stepsDuplicate} duplicates, ${c.stepsAbandoned} abandoned, ${c.stepsResumed} resumed after a takeover or failure; ${c.leaseLost} runs refused to complete over a successor (LeaseLostError)`,
     `orders=${v.orders} captures=${v.captures} paid=${v.paid} double_captures=${v.doubleCaptures} double_entries=${v.doubleEntries} charge_mismatches=${v.chargeMismatches} unpaid=${v.unpaid}`,
     `receipts=${v.receipts} double_receipts=${v.doubleReceipts} missing=${v.missingReceipts} abandoned_at_most_once=${v.abandonedReceipts} (of which sent before the crash: ${v.abandonedAfterSend}) missing_without_abandoned_step=${v.unexplainedMissingReceipts}`,
     `uncaught unique violations: ${JSON.stringify(c.violations)} seen by workers, ${c.injectedViolations} injected (${INJECTED_CONSTRAINT}); rollups: ${JSON.stringify(v.rolledUpViolations)}`,
     `violation keys: ${sumOf(c.violationKeys)} came back to handlers on ${Object.keys(c.violationKeys).length} keys, ${sumOf(v.recordedViolationKeys)} rows recorded on ${Object.keys(v.recordedViolationKeys).length} keys; ${w.killPoints["right after an uncaught violation"] ?? 0} workers SIGKILLed right after one; violations_lost=${violationsLost(c.violationKeys, v.recordedViolationKeys)}`,
   ];
+}
+
+/** The bookkeeping a SIGKILL may lose, against the handlers' ground truth (docs/soak.md). */
+export function bookkeepingLoss(duplicateClaims: number, v: SoakVerification, w: WorkerPoolStats): BookkeepingLoss {
+  return {
+    duplicateClaims,
+    suppressionsLost: Math.max(0, duplicateClaims - v.recordedSuppressions),
+    duplicateCountsLost: Math.max(0, duplicateClaims - v.recordedDuplicateCounts),
+    largestLossPerKill: w.unflushed.largestAtMost,
+    unflushedAtMost: w.unflushed.atMost,
+    unflushedAtLeast: w.unflushed.atLeast,
+  };
+}
+
+/** The fault proxy's, the bookkeeping's and the memory's detail lines. */
+export function formatFaultDetails(f: FaultCounts | null, b: BookkeepingLoss, memory: MemorySample[]): string[] {
+  const lines: string[] = [];
+  if (f) {
+    lines.push(
+      `faults: ${f.replyLost.commit} replies lost after COMMIT, ${f.replyLost.claim} after the one-statement claim, ${f.replyLost.complete} after the completion; ${f.resetInTransaction} connections reset inside a transaction; ${f.stalledReply} replies stalled ${STALL_MS} ms (past the ${LEASE_MS} ms lease); ${f.delayedPacket} packets delayed; ${f.connections} connections through the proxy`,
+    );
+  }
+  lines.push(
+    `bookkeeping (flushed every ${SOAK_FLUSH_INTERVAL_MS} ms): ${b.duplicateClaims} duplicate claims seen by handlers; suppressions_lost=${b.suppressionsLost} (rollups), duplicate_counts_lost=${b.duplicateCountsLost} (effects.duplicate_count); killed workers took ${b.unflushedAtLeast}–${b.unflushedAtMost} unflushed with them, at most ${b.largestLossPerKill} in one`,
+  );
+  if (memory.length > 0) {
+    const first = memory[0]!;
+    const last = memory.at(-1)!;
+    const peak = memory.reduce((m, s) => Math.max(m, s.supervisorMb + s.workersMb), 0);
+    lines.push(
+      `memory (PSS, ${memory.length} samples every 30 s): supervisor ${first.supervisorMb}→${last.supervisorMb} MiB, workers ${first.workersMb}→${last.workersMb} MiB, PostgreSQL ${first.postgresMb}→${last.postgresMb} MiB; supervisor + workers peak ${peak} MiB`,
+    );
+  }
+  return lines;
+}
+
+// Proportional set size: shared pages (PostgreSQL's shared buffers, above all) divided among the
+// processes that map them, so the sum over processes is the memory they really hold together.
+const pssMb = (pid: number): number => {
+  try {
+    const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+    const kb = /^Pss:\s+(\d+) kB/m.exec(rollup)?.[1];
+    return kb ? Number(kb) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+};
+
+/**
+ * PSS of the supervisor, the given worker pids and the soak's own embedded PostgreSQL (its
+ * postmaster, found by its data directory, and that postmaster's children); Linux /proc only.
+ */
+export function sampleSoakMemory(workerPids: number[], atSeconds: number, serverDataDir?: string): MemorySample | null {
+  if (!fs.existsSync("/proc/self/status")) return null;
+  let postgres = 0;
+  if (serverDataDir) {
+    const procs: { pid: number; ppid: number; cmdline: string }[] = [];
+    for (const entry of fs.readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== "postgres") continue;
+        const ppid = Number(/PPid:\s+(\d+)/.exec(fs.readFileSync(`/proc/${entry}/status`, "utf8"))?.[1] ?? 0);
+        procs.push({ pid: Number(entry), ppid, cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, "utf8") });
+      } catch {
+        // gone
+      }
+    }
+    const postmaster = procs.find((p) => p.cmdline.includes(serverDataDir));
+    if (postmaster) {
+      for (const p of procs) if (p.pid === postmaster.pid || p.ppid === postmaster.pid) postgres += pssMb(p.pid);
+    }
+  }
+  return {
+    atSeconds: Math.round(atSeconds),
+    supervisorMb: Math.round(pssMb(process.pid)),
+    workersMb: Math.round(workerPids.reduce((sum, pid) => sum + pssMb(pid), 0)),
+    postgresMb: Math.round(postgres),
+  };
 }

@@ -29,29 +29,43 @@ function runSoakScript(args: string[]): Promise<{ code: number | null; stdout: s
 }
 
 describe("the soak (real worker processes, pg-boss, PostgreSQL)", () => {
-  it(`${DELIVERIES} deliveries with duplicates, SIGKILLed workers and a PostgreSQL outage: nothing applied twice, nothing lost`, {
+  it(`${DELIVERIES} deliveries with duplicates, SIGKILLed workers, a PostgreSQL outage and the fault proxy: nothing applied twice, nothing lost`, {
     timeout: 20 * 60_000,
   }, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "onceboard-soak-test-"));
     const report = path.join(dir, "report.json");
-    const { code, stdout, stderr } = await runSoakScript(["--deliveries", String(DELIVERIES), "--report", report]);
+    const { code, stdout, stderr } = await runSoakScript([
+      "--deliveries",
+      String(DELIVERIES),
+      "--faults",
+      "proxy",
+      "--report",
+      report,
+    ]);
     const lines = stdout.trimEnd().split("\n");
     if (code !== 0) console.log(`${stdout}\n${stderr.split("\n").slice(-40).join("\n")}`);
     else console.log(lines.slice(-12).join("\n"));
 
     const last = lines.at(-1) ?? "";
     const m =
-      /^soak deliveries=(\d+) duplicates_suppressed=(\d+) killed=(\d+) double_effects=(\d+) lost=(\d+) violations_lost=(\d+)$/.exec(
+      /^soak deliveries=(\d+) duplicates_suppressed=(\d+) killed=(\d+) double_effects=(\d+) lost=(\d+) violations_lost=(\d+) suppressions_lost=(\d+) largest_loss_per_kill=(\d+) faults_reply_lost=(\d+) faults_reset=(\d+) faults_stall=(\d+) faults_delayed=(\d+)$/.exec(
         last,
       );
     expect(m, `last line: ${last}`).not.toBeNull();
-    const [deliveries, suppressed, killed, doubleEffects, lost, violationsLost] = m!.slice(1).map(Number);
+    const [deliveries, suppressed, killed, doubleEffects, lost, violationsLost, , , repliesLost, resets, stalls, delayed] = m!
+      .slice(1)
+      .map(Number);
     expect(doubleEffects).toBe(0);
     expect(lost).toBe(0);
     expect(violationsLost).toBe(0);
     expect(deliveries).toBe(DELIVERIES);
     expect(killed).toBeGreaterThan(0);
     expect(suppressed).toBeGreaterThan(0);
+    // Every fault of the proxy happened, between the workers and PostgreSQL, during the run.
+    expect(repliesLost).toBeGreaterThan(0);
+    expect(resets).toBeGreaterThan(0);
+    expect(stalls).toBeGreaterThan(0);
+    expect(delayed).toBeGreaterThan(0);
     expect(code).toBe(0);
 
     const result = JSON.parse(fs.readFileSync(report, "utf8")) as SoakResult;
@@ -80,5 +94,16 @@ describe("the soak (real worker processes, pg-boss, PostgreSQL)", () => {
     expect(v.missingReceipts).toBe(v.abandonedReceipts - v.abandonedAfterSend);
     expect(v.brokerCompleted).toBe(DELIVERIES);
     expect(Object.keys(v.rolledUpViolations).filter((c) => c !== "demo_accounting_entries_entry_key")).toEqual([]);
+    // Replies lost after each kind of commit point, and stalled workers refused to complete over
+    // their successors (or no stall hit a claim this time: the count may be 0, never a double effect).
+    const f = result.faults!;
+    expect(f.replyLost.commit).toBeGreaterThan(0);
+    expect(f.replyLost.claim).toBeGreaterThan(0);
+    expect(f.replyLost.complete).toBeGreaterThan(0);
+    // What a SIGKILL lost of the batched bookkeeping: never more than the killed workers had not
+    // flushed (their notes), and no violation at all.
+    const b = result.bookkeeping!;
+    expect(b.suppressionsLost).toBeLessThanOrEqual(b.unflushedAtMost);
+    expect(b.largestLossPerKill).toBeLessThanOrEqual(b.unflushedAtMost);
   });
 });

@@ -35,6 +35,20 @@ export interface WorkerPoolStats {
   restarts: number;
   /** Exits nobody asked for (not a kill, not a stop): a worker crashed. */
   unexpectedExits: number;
+  /** Duplicate claims the killed workers had not flushed (their kill notes), summed and the largest. */
+  unflushed: { atMost: number; atLeast: number; largestAtMost: number };
+}
+
+export function emptyPoolStats(): WorkerPoolStats {
+  return {
+    counters: emptyCounters(),
+    kills: 0,
+    killedRuns: 0,
+    killPoints: {},
+    restarts: 0,
+    unexpectedExits: 0,
+    unflushed: { atMost: 0, atLeast: 0, largestAtMost: 0 },
+  };
 }
 
 /**
@@ -48,14 +62,7 @@ export function startWorkerPool(options: {
   noteDir: string;
   log: (line: string) => void;
 }) {
-  const stats: WorkerPoolStats = {
-    counters: emptyCounters(),
-    kills: 0,
-    killedRuns: 0,
-    killPoints: {},
-    restarts: 0,
-    unexpectedExits: 0,
-  };
+  const stats = emptyPoolStats();
   const slots: Slot[] = Array.from({ length: options.workers }, (_, index) => ({
     index,
     ready: false,
@@ -99,6 +106,10 @@ export function startWorkerPool(options: {
         stats.killedRuns += note.inflight;
         stats.killPoints[note.where] = (stats.killPoints[note.where] ?? 0) + 1;
         addCounters(stats.counters, note.unreported);
+        const u = note.unflushedDuplicateClaims;
+        stats.unflushed.atMost += u.atMost;
+        stats.unflushed.atLeast += u.atLeast;
+        stats.unflushed.largestAtMost = Math.max(stats.unflushed.largestAtMost, u.atMost);
       } else if (!stopping && !slot.stopping) {
         stats.unexpectedExits++;
         options.log(`worker ${slot.index} (pid ${child.pid}) exited unexpectedly (${signal ?? `code ${code}`})`);
@@ -119,6 +130,8 @@ export function startWorkerPool(options: {
     /** True while every worker is up and none is armed. */
     calm: () => slots.every((s) => s.ready && !s.armed),
     readyCount: () => slots.filter((s) => s.ready).length,
+    /** The worker processes' pids (for the memory samples). */
+    pids: () => slots.flatMap((s) => (s.child?.pid ? [s.child.pid] : [])),
     /** Arms one worker at random: it SIGKILLs itself at the next kill point it draws. */
     arm() {
       const candidates = slots.filter((s) => s.ready && !s.armed);

@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/types";
+import { PROVIDER_SCHEMA } from "../demo/stripe-server";
 import { verifyDemo } from "../demo/verify";
 import { SOAK_BOSS_SCHEMA, SOAK_QUEUE } from "./protocol";
 
@@ -36,6 +37,9 @@ export interface SoakVerification {
   rolledUpViolations: Record<string, number>;
   /** Violation rows (uncaught_violation_keys), by `<tenant>\u0001<effect key>`. */
   recordedViolationKeys: Record<string, number>;
+  /** What the library's batched bookkeeping recorded: the rollups' suppressed, sum(effects.duplicate_count). */
+  recordedSuppressions: number;
+  recordedDuplicateCounts: number;
   doubleEffects: number;
   lost: number;
 }
@@ -46,12 +50,15 @@ const DETAIL_SQL = `
 WITH entries AS (
   SELECT tenant_id, order_id, count(*) AS n FROM demo_accounting_entries GROUP BY tenant_id, order_id
 ), mail AS (
-  SELECT tenant_id, order_id, count(*) AS n FROM demo_mailer_outbox GROUP BY tenant_id, order_id
+  SELECT onceboard_tenant AS tenant_id, substr(onceboard_key, length('receipt:') + 1) AS order_id, count(*) AS n
+    FROM ${PROVIDER_SCHEMA}.messages WHERE onceboard_key LIKE 'receipt:%' GROUP BY 1, 2
 ), receipt AS (
   SELECT tenant_id, substr(key, length('receipt:') + 1) AS order_id, status
     FROM effects WHERE key LIKE 'receipt:%'
 ), charge AS (
-  SELECT tenant_id, order_id, min(charge_id) AS charge_id FROM demo_provider_ledger WHERE kind = 'capture' GROUP BY tenant_id, order_id
+  SELECT metadata->>'onceboard_tenant' AS tenant_id, substr(metadata->>'onceboard_key', length('capture:') + 1) AS order_id,
+         min(id) AS charge_id
+    FROM ${PROVIDER_SCHEMA}.objects WHERE kind = 'payment_intent' AND metadata->>'onceboard_key' LIKE 'capture:%' GROUP BY 1, 2
 )
 SELECT
   count(*) FILTER (WHERE coalesce(e.n, 0) > 1)::int AS double_entries,
@@ -102,6 +109,10 @@ export async function verifySoak(db: Queryable): Promise<SoakVerification> {
       WHERE constraint_name = $1 GROUP BY tenant_id, key`,
     [INJECTED_CONSTRAINT],
   );
+  const bookkeeping = await db.query<{ suppressed: number; duplicate_counts: number }>(
+    `SELECT (SELECT coalesce(sum(suppressed), 0)::int FROM worker_stats_minute) AS suppressed,
+            (SELECT coalesce(sum(duplicate_count), 0)::int FROM effects) AS duplicate_counts`,
+  );
   const doubleEffects = t.doubleCaptures + t.doubleReceipts + t.doubleRefunds + d.double_entries;
   const lost = t.lost + d.missing_entries + d.unexplained_missing;
   return {
@@ -124,6 +135,8 @@ export async function verifySoak(db: Queryable): Promise<SoakVerification> {
     brokerFailed: broker.rows[0]?.failed ?? 0,
     rolledUpViolations: Object.fromEntries(violations.rows.map((r) => [r.constraint_name, r.n])),
     recordedViolationKeys: Object.fromEntries(recorded.rows.map((r) => [r.id, r.n])),
+    recordedSuppressions: bookkeeping.rows[0]?.suppressed ?? 0,
+    recordedDuplicateCounts: bookkeeping.rows[0]?.duplicate_counts ?? 0,
     doubleEffects,
     lost,
   };

@@ -4,6 +4,11 @@ import type PgBoss from "pg-boss";
 import pino from "pino";
 import { loadConfig } from "../config";
 import { demoSteps, type Faults } from "../demo/handlers";
+import { demoProviderClients, startDemoProviderServers } from "../demo/provider";
+
+/** The soak's account at the demo's provider, the same in every worker. */
+const SOAK_PROVIDER_API_KEY = "sk_test_onceboard_soak";
+
 import type { OrderMessage } from "../demo/settings";
 import { createEffects, type JobContext } from "../idempotency";
 import type { Decision, IdempotentHandler } from "../queues/core";
@@ -14,6 +19,7 @@ import {
   type KillNote,
   SOAK_APP_PREFIX,
   SOAK_BOSS_SCHEMA,
+  SOAK_FLUSH_INTERVAL_MS,
   SOAK_QUEUE,
   type SoakWorkerConfig,
   type SupervisorMessage,
@@ -67,18 +73,44 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     wait: config.waitMs,
     retention: "7d",
     maxRetryWindow: "3d",
-    flushInterval: 2000,
+    // The soak flushes on SOAK_FLUSH_INTERVAL_MS itself (below), through the public flush(), so
+    // that it knows what each flush wrote: the ground truth of what a SIGKILL loses.
+    flushInterval: 0,
     logger,
     workerId: `${name}:${process.pid}`,
   });
   let pending = emptyCounters();
   let armed = false;
+  // Duplicate claims counted in this process, and that count at the snapshot of the last flush
+  // that wrote everything (flushing: of the flush in flight). effects.flush() takes its snapshot
+  // synchronously, before its first await, so the numbers line up with what it writes.
+  let duplicateClaims = 0;
+  let flushedDuplicateClaims = 0;
+  let flushingDuplicateClaims: number | null = null;
+  const flushBookkeeping = async () => {
+    if (flushingDuplicateClaims !== null) return;
+    const snapshot = duplicateClaims;
+    flushingDuplicateClaims = snapshot;
+    const ok = await effects.flush().catch(() => false);
+    flushingDuplicateClaims = null;
+    if (ok) flushedDuplicateClaims = snapshot;
+  };
+  const flusher = setInterval(() => void flushBookkeeping(), SOAK_FLUSH_INTERVAL_MS);
   // Set once the consumer runs; a kill point can only be reached by one of its runs.
   let inFlight = () => 0;
 
   // The SIGKILL: every run in flight dies wherever it is; the note says how many.
   const die = (where: string) => {
-    const note: KillNote = { pid: process.pid, inflight: inFlight(), where, unreported: pending };
+    const note: KillNote = {
+      pid: process.pid,
+      inflight: inFlight(),
+      where,
+      unreported: pending,
+      unflushedDuplicateClaims: {
+        atMost: duplicateClaims - flushedDuplicateClaims,
+        atLeast: duplicateClaims - (flushingDuplicateClaims ?? flushedDuplicateClaims),
+      },
+    };
     fs.writeFileSync(config.noteFile, JSON.stringify(note));
     process.kill(process.pid, "SIGKILL");
   };
@@ -97,7 +129,23 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
       return inject;
     },
   };
-  const steps = demoSteps(pool, faults);
+  // The demo's providers, served from this process: their storage is the database's, so every
+  // worker's servers are one provider (as a provider's API nodes are), and a killed worker's go with it.
+  // One account: the provider scopes Idempotency-Keys per API key, and a takeover in another worker must replay.
+  const providerServers = await startDemoProviderServers({ databaseUrl: config.url, apiKey: SOAK_PROVIDER_API_KEY });
+  const demo = demoSteps(pool, faults, demoProviderClients(providerServers.endpoints));
+  // Each step's duplicate claim counted as soon as the step returns (job.steps grows by one).
+  const counted =
+    <A extends unknown[], R>(step: (job: JobContext<pg.PoolClient>, ...args: A) => Promise<R>) =>
+    async (job: JobContext<pg.PoolClient>, ...args: A): Promise<R> => {
+      const value = await step(job, ...args);
+      if (job.steps.at(-1)?.result === "duplicate") {
+        duplicateClaims++;
+        pending.duplicateClaims++;
+      }
+      return value;
+    };
+  const steps = { capture: counted(demo.capture), markPaid: counted(demo.markPaid), receipt: counted(demo.receipt) };
   const countSteps = (job: JobContext<pg.PoolClient>) => {
     for (const s of job.steps) {
       if (s.result === "ran") pending.stepsRan++;
@@ -150,6 +198,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
       case "fail": {
         pending.failed++;
         const e = decision.error as { code?: string; constraint?: string };
+        if (e?.code === "LEASE_LOST") pending.leaseLost++;
         if (e?.code === "23505") {
           const c = e.constraint ?? "unknown";
           pending.violations[c] = (pending.violations[c] ?? 0) + 1;
@@ -188,7 +237,9 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
   return async () => {
     await consumer.stop({ timeoutMs: 30_000 });
     clearInterval(reporter);
+    clearInterval(flusher);
     await effects.close().catch(() => {});
+    await providerServers.close().catch(() => {});
     await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
     await pool.end().catch(() => {});
     report();

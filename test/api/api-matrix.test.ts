@@ -171,6 +171,12 @@ describe("API token × tenant × endpoint matrix", () => {
       "/api/v1/reconciliation/findings/999999999/acknowledge",
       row({ "acme-viewer": 403, "globex-viewer": 403, "platform-viewer": 403 }, 400),
     ],
+    [
+      "bulk acknowledge without a body",
+      "POST",
+      "/api/v1/bulk/acknowledge-findings",
+      row({ "acme-viewer": 403, "globex-viewer": 403, "platform-viewer": 403 }, 400),
+    ],
     ["retention", "GET", "/api/v1/retention", row({}, 200)],
     // Platform-only data: row counts per partition, a worker's full /metrics (none configured here: 404).
     ["retention plan", "GET", "/api/v1/retention/plan", row(TENANT_TOKENS_FORBIDDEN, 200)],
@@ -271,6 +277,26 @@ describe("API token × tenant × endpoint matrix", () => {
     expect(detail.firstMessageId).toBe(KEYS_SEED.messageId);
     // The capture step had no violation of its own: its job's mark-paid did.
     expect(detail.violations).toEqual([]);
+  });
+
+  it("the detail returns the key's deliveries oldest first: the first marked, gaps, a takeover, never another tenant's", async () => {
+    type Delivery = { answer: string; first: boolean; gapSeconds: number | null; worker: string; effectAttempt: number };
+    const detail = JSON.parse((await call("GET", `/api/v1/effects/${enc(CAPTURE)}`, as("acme-viewer"))).text);
+    expect(detail.timelineTotal).toBe(4);
+    expect(detail.timeline.map((d: Delivery) => [d.answer, d.first, d.gapSeconds, d.worker])).toEqual([
+      ["claimed", true, null, "worker-a"],
+      ["waited", false, 0.5, "worker-b"],
+      ["duplicate", false, 29.5, "worker-a"],
+      ["duplicate", false, 19, "worker-b"],
+    ]);
+    const globex = JSON.parse((await call("GET", `/api/v1/effects/${enc(CAPTURE)}?tenant=globex`, as("platform-viewer"))).text);
+    expect(globex.timeline.map((d: Delivery) => [d.answer, d.worker])).toEqual([["claimed", "worker-globex"]]);
+    const takenOver = JSON.parse((await call("GET", `/api/v1/effects/${enc(KEYS_SEED.takeoverKey)}`, as("acme-viewer"))).text);
+    expect(takenOver.timeline.map((d: Delivery) => [d.answer, d.first, d.effectAttempt, d.worker])).toEqual([
+      ["claimed", true, 1, "worker-dead"],
+      ["takeover", false, 2, "worker-b"],
+      ["duplicate", false, 2, "worker-a"],
+    ]);
   });
 
   it("a key's detail lists its own violations only, their messages redacted", async () => {
@@ -574,6 +600,29 @@ describe("API token × tenant × endpoint matrix", () => {
     expect((await call("GET", `/api/v1/bulk/${action.id}`, as("acme-viewer"))).status).toBe(200);
     const cancelled = await call("POST", `/api/v1/bulk/${action.id}/cancel`, write("acme-operator"));
     expect(cancelled.status, cancelled.text).toBe(200);
+
+    // The bulk acknowledge: a dry run of acme's open drift findings, then a queued action, cancelled.
+    const ackDryRun = await call("POST", "/api/v1/bulk/acknowledge-findings", write("acme-operator"), {
+      kind: "drift",
+      dryRun: true,
+    });
+    expect(ackDryRun.status, ackDryRun.text).toBe(200);
+    const counted = JSON.parse(ackDryRun.text) as { tenant: string; count: number; sample: { tenant: string; kind: string }[] };
+    expect(counted.tenant).toBe(ACME);
+    expect(counted.count).toBeGreaterThan(0);
+    expect(counted.sample.every((f) => f.tenant === ACME && f.kind === "drift")).toBe(true);
+    const noNote = await call("POST", "/api/v1/bulk/acknowledge-findings", write("acme-operator"), { kind: "drift" });
+    expect(noNote.status, noNote.text).toBe(400);
+    expect(noNote.text).toContain("note");
+    const ack = await call("POST", "/api/v1/bulk/acknowledge-findings", write("acme-operator"), {
+      kind: "drift",
+      note: "matrix",
+    });
+    expect(ack.status, ack.text).toBe(202);
+    const ackAction = (JSON.parse(ack.text) as { action: { id: string; kind: string; tenant: string } }).action;
+    expect(ackAction).toMatchObject({ kind: "acknowledge_findings", tenant: ACME });
+    expect((await call("GET", `/api/v1/bulk/${ackAction.id}`, as("globex-operator"))).status).toBe(404);
+    expect((await call("POST", `/api/v1/bulk/${ackAction.id}/cancel`, write("acme-operator"))).status).toBe(200);
   });
 
   // Last: the tests above have called every route; each documented 200 was checked against its schema.

@@ -8,6 +8,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
 import { loadConfig } from "../../lib/config";
+import { seedDeliveries } from "../../lib/console/testing/seed-deliveries";
 import { seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
 import { findFreePort } from "../../lib/db/free-port";
 import { withSearchPath } from "../../lib/db/pool";
@@ -173,7 +174,7 @@ async function probeFreshStart(baseUrl: string, secrets: { platform: string; ten
 }
 
 /**
- * Each tenant's rows: a completed effect, a stuck claim and an uncaught violation, all recent; and
+ * Each tenant's rows: a completed effect with its deliveries, a stuck claim and an uncaught violation, all recent; and
  * its reconciliation findings (keys naming the tenant), beside one that names no tenant.
  */
 async function seedTenants(url: string): Promise<void> {
@@ -200,6 +201,25 @@ async function seedTenants(url: string): Promise<void> {
           new Date(now - 20 * 60_000),
           `${rows.messageId}-stuck`,
         ],
+      );
+      // The completed key's deliveries: its first claim and the two duplicates it counts, each
+      // naming the tenant's own message and worker, for the key page's timeline.
+      const created = new Date(now - 30 * 60_000);
+      await seedDeliveries(
+        client,
+        (["claimed", "duplicate", "duplicate"] as const).map((answer, n) => ({
+          tenant,
+          key: rows.completedKey,
+          at: new Date(created.getTime() + n * 60_000),
+          answer,
+          jobType: "capture-payment",
+          messageId: rows.messageId,
+          deliveryAttempt: n + 1,
+          effectAttempt: 1,
+          worker: rows.owner,
+          claimMs: 1.5,
+          effectCreatedAt: created,
+        })),
       );
       await client.query(
         `INSERT INTO tenant_suppressions_hour (hour, tenant_id, job_type, count) VALUES ($1, $2, 'capture-payment', 2)`,

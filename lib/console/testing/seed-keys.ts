@@ -1,4 +1,5 @@
 import type { Queryable } from "../../db/types";
+import { seedDeliveries } from "./seed-deliveries";
 
 /** How far back the Keys seed sits: older than the Overview's longest window (7 d), so its counts stay as seeded. */
 export const KEYS_SEED_DAYS_BACK = 10;
@@ -11,6 +12,8 @@ export const KEYS_SEED = {
   messageId: "msg-e2e-4711",
   card: "4111 1111 1111 1111",
   email: "ada@example.com",
+  /** A capture whose first worker died mid-claim: taken over by another (attempt 2), then a late duplicate. */
+  takeoverKey: "capture:ord-e2e-takeover",
   /** A claim whose worker died (lease expired): an operator may release it. */
   stuckKey: "capture:ord-e2e-stuck",
   /** An at-most-once step whose worker died: never released. */
@@ -25,7 +28,8 @@ export const KEYS_SEED = {
  * Seeds effects for the Keys page and API tests: one order's three steps in acme (a capture that
  * ran once with 3 duplicates suppressed, the last 49 s after the first; its outcome holds a card
  * number and an e-mail address, by field name and inside text, and a phone number), the same keys in globex, two stuck claims, odd keys, and
- * uncaught violations on this order's mark-paid, another order's and globex's. Needs partitions KEYS_SEED_DAYS_BACK back.
+ * uncaught violations on this order's mark-paid, another order's and globex's, the capture's
+ * delivery timeline, and a capture taken over after its first worker died. Needs partitions KEYS_SEED_DAYS_BACK back.
  */
 export async function seedKeys(db: Queryable, now: Date = new Date()): Promise<void> {
   const t0 = new Date(now.getTime() - KEYS_SEED_DAYS_BACK * 86_400_000);
@@ -122,6 +126,22 @@ export async function seedKeys(db: Queryable, now: Date = new Date()): Promise<v
   }
   await insert({
     tenant,
+    key: KEYS_SEED.takeoverKey,
+    jobType: "capture-payment",
+    status: "completed",
+    policy: "external",
+    attempt: 2,
+    owner: "worker-b",
+    messageId: "msg-e2e-takeover",
+    outcome: { chargeId: "ch_e2e_takeover" },
+    createdAt: at(20),
+    completedAt: at(66),
+    duplicates: 1,
+    lastDuplicateAt: at(125),
+    gap: 105,
+  });
+  await insert({
+    tenant,
     key: KEYS_SEED.stuckKey,
     jobType: "capture-payment",
     status: "in_progress",
@@ -175,4 +195,46 @@ export async function seedKeys(db: Queryable, now: Date = new Date()): Promise<v
       `${messageId}-globex`,
     ],
   );
+  // The acme capture's deliveries as its workers recorded them: the first claim, a concurrent copy
+  // that waited for it, and the later duplicates (the last 49 s after the first); globex's copy of
+  // the key has one delivery of its own, never shown for acme.
+  const delivery = (tid: string, seconds: number, answer: string, message: string, deliveryAttempt: number, worker: string) => ({
+    tenant: tid,
+    key: `capture:${orderId}`,
+    at: at(seconds),
+    answer,
+    jobType: "capture-payment",
+    messageId: message,
+    deliveryAttempt,
+    effectAttempt: 1,
+    worker,
+    claimMs: answer === "waited" ? 480 : 2.5,
+    effectCreatedAt: at(0),
+  });
+  await seedDeliveries(db, [
+    delivery(tenant, 0, "claimed", messageId, 1, "worker-a"),
+    delivery(tenant, 0.5, "waited", messageId, 1, "worker-b"),
+    delivery(tenant, 30, "duplicate", messageId, 2, "worker-a"),
+    delivery(tenant, 49, "duplicate", messageId, 3, "worker-b"),
+    delivery(otherTenant, 0, "claimed", `${messageId}-globex`, 1, "worker-globex"),
+  ]);
+  // The takeover: the first worker died holding the claim, the redelivery 45 s later took it over.
+  const takeover = (seconds: number, answer: string, deliveryAttempt: number, effectAttempt: number, worker: string) => ({
+    tenant,
+    key: KEYS_SEED.takeoverKey,
+    at: at(seconds),
+    answer,
+    jobType: "capture-payment",
+    messageId: "msg-e2e-takeover",
+    deliveryAttempt,
+    effectAttempt,
+    worker,
+    claimMs: 3,
+    effectCreatedAt: at(20),
+  });
+  await seedDeliveries(db, [
+    takeover(20, "claimed", 1, 1, "worker-dead"),
+    takeover(65, "takeover", 2, 2, "worker-b"),
+    takeover(125, "duplicate", 3, 2, "worker-a"),
+  ]);
 }

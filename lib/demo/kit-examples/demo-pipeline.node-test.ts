@@ -5,12 +5,14 @@
  * The database must carry Onceboard's migrations (the effects table and the demo tables).
  */
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { assertIdempotent, IdempotencyCheckError } from "../../idempotency/testing";
-import { checkThenAct, demoPipeline, orderCheck, orderMessage } from "./order-handlers";
+import { checkThenAct, closeKitProviders, demoPipeline, orderCheck, orderMessage } from "./order-handlers";
 
 const url = process.env.KIT_DATABASE_URL ?? process.env.DATABASE_URL;
 if (!url) throw new Error("set KIT_DATABASE_URL (or DATABASE_URL) to a migrated Onceboard database");
+// The demo's providers the handlers call are served from this process: stop them at the end.
+after(closeKitProviders);
 
 test("the demo pipeline is idempotent", async () => {
   await assertIdempotent(orderCheck(url, orderMessage("node-test-demo"), demoPipeline));

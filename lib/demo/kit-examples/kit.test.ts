@@ -7,15 +7,35 @@ import {
   IdempotencyCheckError,
   type IdempotencyReport,
 } from "../../idempotency/testing";
-import { FakePaymentProvider } from "../provider";
-import { checkThenAct, demoPipeline, keyedOnMessageId, orderCheck, orderMessage, sharedKey } from "./order-handlers";
+import {
+  type DemoProviderServers,
+  demoProviderClients,
+  installDemoProviderSchema,
+  newDemoApiKey,
+  startDemoProviderServers,
+} from "../provider";
+import {
+  checkThenAct,
+  closeKitProviders,
+  demoPipeline,
+  keyedOnMessageId,
+  orderCheck,
+  orderMessage,
+  sharedKey,
+} from "./order-handlers";
 
 let db: TestDatabase;
+// For the test whose handler calls the provider itself (no key); the examples find their own.
+let servers: DemoProviderServers;
 
 beforeAll(async () => {
   db = await createTestDatabase();
+  await installDemoProviderSchema(db.pool);
+  servers = await startDemoProviderServers({ databaseUrl: db.sqlUrl, apiKey: newDemoApiKey() });
 });
 afterAll(async () => {
+  await closeKitProviders();
+  await servers?.close();
   await db?.drop();
 });
 
@@ -42,7 +62,7 @@ describe("checkIdempotent on the demo pipeline (capture → mark paid → receip
       { step: "receipt:kit-demo-1", policy: "atMostOnce" },
     ]);
     expect(report.reference).toMatchObject({
-      order: [{ status: "paid", paid: true, charge_matches_ledger: true }],
+      order: [{ status: "paid", paid: true, charge_at_provider: true }],
       captures: [{ kind: "capture", amount_cents: 1299 }],
       receipts: [{}],
     });
@@ -143,7 +163,7 @@ describe("checkIdempotent flags broken handlers", () => {
     expect(republished.ok).toBe(false);
     expect(republished.diff).toEqual([
       'captures: 1 item → 2 items; added {"kind":"capture","amount_cents":1299}',
-      'receipts: 1 item → 2 items; added {"recipient":"billing@acme.example","subject":"Receipt"}',
+      'receipts: 1 item → 2 items; added {"recipient":"billing+kit-msgid-1@acme.example","subject":"Receipt"}',
     ]);
     expect(republished.repeated).toEqual([
       "capture:{messageId}: ran 2× (reference 1×)",
@@ -172,13 +192,18 @@ describe("checkIdempotent flags broken handlers", () => {
   it("an external step that does not pass its provider key: only a crash after the charge shows the second charge", async () => {
     const m = orderMessage("kit-nokey-1");
     const report = await checkIdempotent({
-      ...orderCheck(db.sqlUrl, m, async (msg, { db: pool, effects, delivery }) => {
+      ...orderCheck(db.sqlUrl, m, async (msg, { effects, delivery }) => {
         await effects.job({ tenant: msg.tenant, jobType: "order.paid", ...delivery }, async (job) => {
           // Claimed, but the provider is called without claim.providerKey: the redo after a crash
           // is a new charge to the provider.
-          const charge = await job.external(`capture:${msg.orderId}`, () =>
-            new FakePaymentProvider(pool).capture({ tenant: msg.tenant, orderId: msg.orderId, amountCents: msg.amountCents }),
-          );
+          const charge = await job.external(`capture:${msg.orderId}`, async () => {
+            const intent = await demoProviderClients(servers.endpoints).stripe.paymentIntents.create({
+              amount: msg.amountCents,
+              currency: "usd",
+              metadata: { order_id: msg.orderId },
+            });
+            return { chargeId: intent.id };
+          });
           await job.transaction(`mark-paid:${msg.orderId}`, (tx) =>
             tx.query(
               "UPDATE demo_orders SET status = 'paid', charge_id = $3, paid_at = now() WHERE tenant_id = $1 AND order_id = $2",

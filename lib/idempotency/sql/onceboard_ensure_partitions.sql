@@ -4,13 +4,16 @@
 
 -- Startup's premake (onceboard_ensure_partitions, daily) must not collide with partitions the
 -- manager made at another interval: a day already overlapped by any partition is left alone
--- (the manager fills any gap). Same signature as before.
+-- (the manager fills any gap). Each daily effects partition gets its delivery_timeline partition
+-- of the same bounds (named delivery_timeline_pYYYYMMDD), made here too so that a fresh install
+-- can record deliveries before the manager first runs (UNLOGGED, as migration 0010 explains). Same signature as before.
 CREATE OR REPLACE FUNCTION onceboard.onceboard_ensure_partitions(from_day date, to_day date)
 RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
   day date;
   name text;
+  timeline text;
   lo timestamptz;
   hi timestamptz;
   created integer := 0;
@@ -39,6 +42,14 @@ BEGIN
       EXECUTE format('CREATE TABLE onceboard.%I PARTITION OF onceboard.effects FOR VALUES FROM (%L) TO (%L)', name, lo, hi);
       EXECUTE format('CREATE UNIQUE INDEX IF NOT EXISTS %I ON onceboard.%I (tenant_id, key)', name || '_tenant_key_uq', name);
       created := created + 1;
+    END IF;
+    timeline := 'delivery_timeline_p' || to_char(day, 'YYYYMMDD');
+    IF to_regclass('onceboard.' || quote_ident(timeline)) IS NULL AND EXISTS (
+      SELECT 1 FROM pg_inherits i
+       WHERE i.inhparent = 'onceboard.effects'::regclass AND i.inhrelid = to_regclass('onceboard.' || quote_ident(name))
+    ) THEN
+      EXECUTE format('CREATE UNLOGGED TABLE onceboard.%I PARTITION OF onceboard.delivery_timeline FOR VALUES FROM (%L) TO (%L)',
+                     timeline, lo, hi);
     END IF;
     day := day + 1;
   END LOOP;

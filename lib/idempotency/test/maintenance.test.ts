@@ -327,7 +327,10 @@ describe("partition maintenance", () => {
         () => maintain(db.pool, { logger: silentLogger(), lockTimeoutMs: 500, attempts: 20 }),
       );
       expect(run.result, run.error).toBe("success");
-      expect(run.operations.filter((o) => o.kind === "drop" && o.result === "ok").length).toBe(31);
+      const drops = run.operations.filter((o) => o.kind === "drop" && o.result === "ok");
+      expect(drops.filter((o) => o.partition.startsWith("effects_")).length).toBe(31);
+      // Each with its delivery timeline partition of the same range.
+      expect(drops.filter((o) => o.partition.startsWith("delivery_timeline_")).length).toBe(31);
       expect(errors.map(String)).toEqual([]);
       expect(claimsDuring).toBeGreaterThan(0);
       expect([...runs.values()].every((n) => n === 1)).toBe(true);

@@ -35,6 +35,8 @@ await reconcile({
   window: { from: new Date(from), to: new Date(to) },
   graceSeconds: 0,
   trigger: "manual",
+  // Two pages a batch, whatever the time: the kill lands between committed batches, mid-window.
+  stageBatch: { objects: 200, ms: 60_000 },
   onProgress: (progress) => {
     if (progress.pages >= Number(pages)) process.kill(process.pid, "SIGKILL");
   },

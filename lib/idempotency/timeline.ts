@@ -1,0 +1,320 @@
+import { randomUUID } from "node:crypto";
+import type { ClaimResultKind, ClaimRow } from "./claim-sql";
+import { type EffectsDb, type Statement, sqlFor } from "./db";
+import type { Logger } from "./logger";
+import { PeriodicFlush } from "./periodic-flush";
+import { sqlStateOf } from "./pg-errors";
+
+/**
+ * What one delivery's claim answered, as the key's timeline shows it. The claim's own result,
+ * except: a duplicate that first found the effect in flight and waited for its outcome is
+ * `waited`, and a delivery refused as older than the retention is `beyond_retention`.
+ */
+export type TimelineAnswer =
+  | "claimed"
+  | "duplicate"
+  | "waited"
+  | "in_flight"
+  | "takeover"
+  | "retry"
+  | "abandoned"
+  | "key_reuse"
+  | "beyond_retention";
+
+export const TIMELINE_ANSWERS: readonly TimelineAnswer[] = [
+  "claimed",
+  "duplicate",
+  "waited",
+  "in_flight",
+  "takeover",
+  "retry",
+  "abandoned",
+  "key_reuse",
+  "beyond_retention",
+];
+
+export function timelineAnswerOf(result: ClaimResultKind, waited: boolean): TimelineAnswer {
+  if (result === "retention_expired") return "beyond_retention";
+  if (result === "duplicate" && waited) return "waited";
+  return result;
+}
+
+/** One delivery, as the claim saw it. */
+export interface DeliveryRecord {
+  tenant: string;
+  key: string;
+  jobType: string;
+  messageId: string | null;
+  deliveryAttempt: number | null;
+  answer: TimelineAnswer;
+  row: ClaimRow;
+  claimSeconds: number;
+}
+
+/** A delivery waiting for the next flush: what DeliveryRecord says, with the instants as epoch ms. */
+export interface PendingDelivery {
+  tenant: string;
+  key: string;
+  jobType: string;
+  at: number;
+  answer: TimelineAnswer;
+  messageId: string | null;
+  deliveryAttempt: number | null;
+  effectAttempt: number;
+  claimMs: number;
+  effectCreatedAt: number | null;
+}
+
+/** One row of delivery_timeline as INSERT_CHUNKS reads it from JSON: parallel arrays, element i one delivery. */
+interface Chunk {
+  chunk_id: string;
+  first_at: string;
+  last_at: string;
+  later_keys: string[] | null;
+  tenants: string[];
+  keys: string[];
+  job_types: string[];
+  delivered_at: string[];
+  answers: TimelineAnswer[];
+  message_ids: (string | null)[];
+  delivery_attempts: (number | null)[];
+  effect_attempts: number[];
+  claim_ms: number[];
+  effect_created_at: (string | null)[];
+}
+
+// Why chunks and not a row per delivery (migration 0010 says more): one heap row and one index
+// entry per delivery cost the cheap claim paths (batched claims, duplicates) a fifth to a third of
+// their rate. A chunk is one row of parallel arrays; chunk_id names it, so a flush retried after a
+// lost reply writes it once. JSON rather than array parameters: every driver passes one text.
+export const INSERT_CHUNKS: Statement = {
+  name: "onceboard_insert_delivery_chunks_v1",
+  returns: "count",
+  text: `INSERT INTO onceboard.delivery_timeline
+       (first_at, last_at, chunk_id, worker_id, demo, later_keys, tenants, keys, job_types, delivered_at, answers,
+        message_ids, delivery_attempts, effect_attempts, claim_ms, effect_created_at)
+SELECT d.first_at, d.last_at, d.chunk_id, $2::text, $3::boolean, d.later_keys, d.tenants, d.keys, d.job_types,
+       d.delivered_at, d.answers, d.message_ids, d.delivery_attempts, d.effect_attempts, d.claim_ms, d.effect_created_at
+  FROM jsonb_to_recordset($1::jsonb)
+       AS d(first_at timestamptz, last_at timestamptz, chunk_id uuid, later_keys text[], tenants text[], keys text[],
+            job_types text[], delivered_at timestamptz[], answers text[], message_ids text[], delivery_attempts integer[],
+            effect_attempts integer[], claim_ms real[], effect_created_at timestamptz[])
+    ON CONFLICT DO NOTHING`,
+};
+
+/** The most deliveries in one chunk: bounds what the key page unnests to find one first delivery. */
+export const TIMELINE_CHUNK = 1000;
+/** Chunks per INSERT. */
+const CHUNKS_PER_INSERT = 20;
+/** A flush starts as soon as this many deliveries wait, without waiting for the interval. */
+export const TIMELINE_FLUSH_AT = 5000;
+/**
+ * The most deliveries a worker holds while its flushes fail (the database unreachable): beyond it
+ * the oldest are dropped and counted (idem_timeline_dropped_total), so an outage cannot grow the
+ * worker's memory without bound (docs/worker-library.md).
+ */
+export const TIMELINE_MAX_PENDING = 50_000;
+
+/** The separator in later_keys between tenant and key (neither is expected to hold it; the read compares both exactly). */
+export const LATER_KEY_SEPARATOR = "\u001f";
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+
+/** no partition of relation … found for row: the rows' range has no partition (dropped, or never made). */
+const NO_PARTITION = "23514";
+
+/**
+ * Groups deliveries into chunks: first deliveries (claimed) by UTC minute in time order, the rest
+ * by UTC hour with each key's deliveries together, TIMELINE_CHUNK at most each. Neither kind spans a
+ * UTC hour, so a chunk lies inside one partition whatever the interval. Linear in the deliveries:
+ * it runs on the worker's event loop beside its claims.
+ */
+export function toChunks(deliveries: readonly PendingDelivery[]): Chunk[] {
+  const firsts = new Map<number, PendingDelivery[]>();
+  const laters = new Map<number, Map<string, PendingDelivery[]>>();
+  for (const d of deliveries) {
+    if (d.answer === "claimed") {
+      const minute = Math.floor(d.at / MINUTE);
+      const group = firsts.get(minute);
+      if (group) group.push(d);
+      else firsts.set(minute, [d]);
+    } else {
+      const hour = Math.floor(d.at / HOUR);
+      let byKey = laters.get(hour);
+      if (!byKey) {
+        byKey = new Map();
+        laters.set(hour, byKey);
+      }
+      const tenantKey = `${d.tenant}${LATER_KEY_SEPARATOR}${d.key}`;
+      const group = byKey.get(tenantKey);
+      if (group) group.push(d);
+      else byKey.set(tenantKey, [d]);
+    }
+  }
+  const format = isoFormatter();
+  const chunks: Chunk[] = [];
+  for (const group of firsts.values()) {
+    // Recorded in the order the claims were answered, nearly always in time order already.
+    if (group.some((d, i) => i > 0 && d.at < (group[i - 1] as PendingDelivery).at)) group.sort((x, y) => x.at - y.at);
+    for (let i = 0; i < group.length; i += TIMELINE_CHUNK) chunks.push(chunkOf(group.slice(i, i + TIMELINE_CHUNK), null, format));
+  }
+  for (const byKey of laters.values()) {
+    let part: PendingDelivery[] = [];
+    let keys: string[] = [];
+    for (const [tenantKey, group] of byKey) {
+      for (let i = 0; i < group.length; ) {
+        const room = TIMELINE_CHUNK - part.length;
+        const taken = group.slice(i, i + room);
+        part.push(...taken);
+        keys.push(tenantKey);
+        i += taken.length;
+        if (part.length === TIMELINE_CHUNK) {
+          chunks.push(chunkOf(part, keys, format));
+          part = [];
+          keys = [];
+        }
+      }
+    }
+    if (part.length > 0) chunks.push(chunkOf(part, keys, format));
+  }
+  return chunks;
+}
+
+/**
+ * Date#toISOString, about ten times faster for instants that share their minute (a flush's
+ * deliveries do): Date#toISOString cost more than a microsecond a delivery on the loaded machine.
+ */
+function isoFormatter(): (ms: number) => string {
+  let minute = Number.NaN;
+  let prefix = "";
+  return (ms) => {
+    const m = Math.floor(ms / MINUTE);
+    if (m !== minute) {
+      minute = m;
+      prefix = new Date(m * MINUTE).toISOString().slice(0, -7); // "2026-12-02T01:19:"
+    }
+    const rest = ms - m * MINUTE;
+    const seconds = Math.floor(rest / 1000);
+    const millis = rest - seconds * 1000;
+    return `${prefix}${seconds < 10 ? "0" : ""}${seconds}.${millis < 10 ? "00" : millis < 100 ? "0" : ""}${millis}Z`;
+  };
+}
+
+function chunkOf(part: PendingDelivery[], laterKeys: string[] | null, iso: (ms: number) => string): Chunk {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const d of part) {
+    if (d.at < lo) lo = d.at;
+    if (d.at > hi) hi = d.at;
+  }
+  return {
+    chunk_id: randomUUID(),
+    first_at: iso(lo),
+    last_at: iso(hi),
+    later_keys: laterKeys,
+    tenants: part.map((d) => d.tenant),
+    keys: part.map((d) => d.key),
+    job_types: part.map((d) => d.jobType),
+    delivered_at: part.map((d) => iso(d.at)),
+    answers: part.map((d) => d.answer),
+    message_ids: part.map((d) => d.messageId),
+    delivery_attempts: part.map((d) => d.deliveryAttempt),
+    effect_attempts: part.map((d) => d.effectAttempt),
+    claim_ms: part.map((d) => d.claimMs),
+    effect_created_at: part.map((d) => (d.effectCreatedAt === null ? null : iso(d.effectCreatedAt))),
+  };
+}
+
+export class DeliveryTimeline extends PeriodicFlush {
+  private pending: PendingDelivery[] = [];
+  /** Chunks whose INSERT failed, retried as they are (same chunk_id: a lost reply's chunk is not written twice). */
+  private unwritten: Chunk[] = [];
+  private unwrittenDeliveries = 0;
+
+  constructor(
+    private readonly db: EffectsDb,
+    private readonly options: {
+      schema?: string;
+      workerId: string;
+      demo: boolean;
+      logger: Logger;
+      onDropped?: (reason: "buffer_full" | "no_partition", rows: number) => void;
+    },
+  ) {
+    super();
+  }
+
+  /** Buffers one delivery; no I/O here (the claim path calls it). */
+  record(d: DeliveryRecord): void {
+    this.pending.push({
+      tenant: d.tenant,
+      key: d.key,
+      jobType: d.jobType,
+      // The database's clock when it answered (as effects.created_at): a claimed delivery is the
+      // instant of its effect's creation, which is how the key page finds it.
+      at: d.row.dbNow.getTime(),
+      answer: d.answer,
+      messageId: d.messageId,
+      deliveryAttempt: d.deliveryAttempt,
+      effectAttempt: d.row.attempt,
+      claimMs: Math.round(d.claimSeconds * 1e6) / 1e3,
+      effectCreatedAt: d.row.createdAt ? d.row.createdAt.getTime() : null,
+    });
+    if (this.pending.length + this.unwrittenDeliveries > TIMELINE_MAX_PENDING) this.trim();
+    if (this.pending.length >= TIMELINE_FLUSH_AT) void this.flush();
+  }
+
+  /** Deliveries held: recorded and not yet written. */
+  get size(): number {
+    return this.pending.length + this.unwrittenDeliveries;
+  }
+
+  /** Drops the oldest deliveries beyond TIMELINE_MAX_PENDING: unwritten chunks first, then recorded ones. */
+  private trim(): void {
+    let over = this.size - TIMELINE_MAX_PENDING;
+    let dropped = 0;
+    while (over > 0 && this.unwritten.length > 0) {
+      const n = (this.unwritten.shift() as Chunk).keys.length;
+      this.unwrittenDeliveries -= n;
+      over -= n;
+      dropped += n;
+    }
+    if (over > 0) {
+      this.pending.splice(0, over);
+      dropped += over;
+    }
+    if (dropped > 0) this.options.onDropped?.("buffer_full", dropped);
+  }
+
+  protected async flushOnce(): Promise<boolean> {
+    if (this.pending.length === 0 && this.unwritten.length === 0) return true;
+    const chunks = [...this.unwritten, ...toChunks(this.pending)];
+    this.pending = [];
+    this.unwritten = [];
+    this.unwrittenDeliveries = 0;
+    const sql = sqlFor(this.db, false, this.options.schema);
+    const failed: Chunk[] = [];
+    for (let i = 0; i < chunks.length; i += CHUNKS_PER_INSERT) {
+      const batch = chunks.slice(i, i + CHUNKS_PER_INSERT);
+      try {
+        await sql.run(INSERT_CHUNKS, [JSON.stringify(batch), this.options.workerId, this.options.demo]);
+      } catch (error) {
+        if (sqlStateOf(error) === NO_PARTITION) {
+          // Retrying cannot help (a partition is never made for the past): give these up.
+          const deliveries = batch.reduce((n, c) => n + c.keys.length, 0);
+          this.options.onDropped?.("no_partition", deliveries);
+          this.options.logger.warn({ err: error, rows: deliveries }, "delivery timeline rows have no partition; dropped");
+          continue;
+        }
+        failed.push(...batch);
+        this.options.logger.warn({ err: error }, "delivery timeline flush failed; kept for the next flush");
+      }
+    }
+    if (failed.length === 0) return true;
+    this.unwritten = failed;
+    this.unwrittenDeliveries = failed.reduce((n, c) => n + c.keys.length, 0);
+    if (this.size > TIMELINE_MAX_PENDING) this.trim();
+    return false;
+  }
+}
