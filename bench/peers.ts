@@ -21,7 +21,9 @@
  * Last line: `peers once_per_s=… raw_per_s=… once_ratio=… dup_ratio=… best_durable_peer_ratio=…`
  * (best_durable_peer_ratio: `once` fresh against the fastest peer with the same guarantee, DBOS).
  */
+
 import os from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import { IdempotencyConfig, makeIdempotent } from "@aws-lambda-powertools/idempotency";
 import { CachePersistenceLayer } from "@aws-lambda-powertools/idempotency/cache";
 import { DBOS } from "@dbos-inc/dbos-sdk";
@@ -48,7 +50,6 @@ const COMMIT_OPS = 2000;
 /** PostgreSQL 15 backends report their counters within about 10 s of going idle. */
 const STATS_SETTLE_MS = 11_000;
 const log = (line: string) => console.log(`[bench:peers] ${line}`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Keys unique to this run: Redis and the peers' tables are not scratch. */
 const RUN = `${process.pid}-${Date.now().toString(36)}`;
 

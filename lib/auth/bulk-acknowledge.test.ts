@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as cancelRoute from "../../app/api/v1/bulk/[id]/cancel/route";
 import * as bulkRoute from "../../app/api/v1/bulk/[id]/route";
@@ -296,8 +297,7 @@ describe("bulk acknowledge of reconciliation findings", () => {
     expect(midway.processed).toBeLessThan(60);
 
     for (let tries = 0; tries < 100 && (await stateOf(action.id)).state !== "done"; tries++) {
-      if ((await runOneBulkAction({ owner: "restarted-console" })) === -1)
-        await new Promise((resolve) => setTimeout(resolve, 200));
+      if ((await runOneBulkAction({ owner: "restarted-console" })) === -1) await sleep(200);
     }
     expect(await stateOf(action.id)).toMatchObject({ state: "done", processed: 60, applied: 60 });
     const acknowledged = await acknowledgementsOf(action.id);

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import Stripe from "stripe";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { noFaults, seedProviderObjects } from "../demo/stripe-server";
@@ -273,7 +274,7 @@ describe("a run in another process, killed mid-way", () => {
       );
       if (sessions[0].n === 0) break;
       if (tries > 200) throw new Error("the killed run's database session did not end");
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
     const resumed = await h.run({ pageLimit: 100 });
     expect(resumed).toMatchObject({ status: "completed", resumed: true, objectsSeen: 1001, matched: 1 });

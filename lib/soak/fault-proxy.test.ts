@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import pino from "pino";
 import { Registry } from "prom-client";
@@ -21,7 +22,6 @@ let n = 0;
 const uniq = (prefix: string) => `${prefix}-${++n}-${Math.random().toString(36).slice(2, 8)}`;
 /** An effect key: `<step>:<business fact>`. */
 const keyFor = (step: string) => `${step}:${uniq("order")}`;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const DDL = `
 CREATE TABLE chaos_writes (key text NOT NULL, what text NOT NULL);

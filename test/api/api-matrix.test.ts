@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../lib/api/openapi";
 import { announcePeerHeader, PEER_HEADER } from "../../lib/auth/client-ip";
@@ -543,7 +544,7 @@ describe("API token × tenant × endpoint matrix", () => {
           [runId],
         );
         if (run[0]?.status !== "running") break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
       }
     } finally {
       for (const name of ["STRIPE_API_KEY", "STRIPE_HOST", "STRIPE_PORT", "STRIPE_PROTOCOL"]) {

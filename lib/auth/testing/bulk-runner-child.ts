@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { getPrisma } from "../../db/prisma";
 import { runOneBulkAction } from "../bulk-runner";
 
@@ -12,7 +13,7 @@ runOneBulkAction({
   leaseMs,
   afterItem: async ({ seq }) => {
     process.stdout.write(`item ${seq}\n`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await sleep(25);
   },
 })
   .then(async (applied) => {
