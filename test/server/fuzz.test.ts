@@ -1,15 +1,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { NAV_ITEMS } from "../../components/shell/nav-items";
-import {
-  type Credential,
-  fetchAs,
-  inBatches,
-  leaksIn,
-  type Operation,
-  openApiDocument,
-  operationsOf,
-} from "./tier";
+import { type Credential, fetchAs, inBatches, leaksIn, type Operation, openApiDocument, operationsOf } from "./tier";
 
 /**
  * Hostile input through the built console, bounded and reproducible (fixed seed): the inputs that
