@@ -1,6 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as cancelRoute from "../../app/api/v1/bulk/[id]/cancel/route";
@@ -10,6 +8,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { getPrisma } from "../db/prisma";
 import { runBulkActions, runOneBulkAction } from "./bulk-runner";
 import type { BulkAcknowledgeDryRunResponse, BulkActionResponse } from "./bulk-types";
+import { killRunnerMidway } from "./testing/kill-runner-midway";
 import { createToken } from "./tokens";
 
 /**
@@ -263,34 +262,7 @@ describe("bulk acknowledge of reconciliation findings", () => {
   it("a runner process SIGKILLed mid-way is resumed from its checkpoint: each finding acknowledged exactly once", async () => {
     const ids = await seedFindings(60);
     const action = await start({ provider });
-    const child: ChildProcess = spawn(
-      process.execPath,
-      ["--import", "tsx", path.join(import.meta.dirname, "testing/bulk-runner-child.ts"), "1500"],
-      { env: { ...process.env, DATABASE_URL: db.url }, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stderr = "";
-    child.stderr?.on("data", (chunk) => {
-      stderr += String(chunk);
-    });
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    await new Promise<void>((resolve, reject) => {
-      let seen = 0;
-      const stuck = setTimeout(() => reject(new Error(`the runner child did not get going: ${stderr}`)), 30_000);
-      child.stdout?.on("data", (chunk: Buffer) => {
-        seen += String(chunk)
-          .split("\n")
-          .filter((line) => line.startsWith("item ")).length;
-        if (seen >= 15) {
-          clearTimeout(stuck);
-          child.kill("SIGKILL");
-          resolve();
-        }
-      });
-      child.on("exit", (code, signal) => {
-        if (signal !== "SIGKILL") reject(new Error(`the runner child exited (${code}) before it was killed: ${stderr}`));
-      });
-    });
-    await exited;
+    await killRunnerMidway(db.url);
     const midway = await stateOf(action.id);
     expect(midway.state).toBe("running");
     expect(midway.processed).toBeGreaterThanOrEqual(15);
