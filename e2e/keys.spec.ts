@@ -139,7 +139,13 @@ test("a platform admin searches every tenant at once, each row naming its tenant
   await expect(page.getByRole("heading", { name: "Pick a tenant" })).toHaveCount(0);
   await page.getByRole("searchbox", { name: "Key or fragment" }).fill("capture-payment:in_progress:");
   await page.getByRole("button", { name: "Search" }).click();
-  await expect(page.getByTestId("key-row").first()).toBeVisible();
+  // The previous list stays up while the search loads (keepPreviousData): wait for the search's own rows.
+  await expect
+    .poll(async () => {
+      const keys = await page.getByTestId("key-row").allTextContents();
+      return keys.length > 0 && keys.every((text) => text.includes("capture-payment:in_progress:"));
+    })
+    .toBe(true);
   const tenants = new Set(await page.getByTestId("key-tenant").allTextContents());
   expect(tenants.size).toBeGreaterThan(1);
   await expect(page.getByRole("main")).toContainText("every tenant, last 7 days");
