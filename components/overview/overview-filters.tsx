@@ -24,7 +24,9 @@ const LOCAL_INPUT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/;
  */
 function dateInput(iso: string): { type: "datetime-local" | "text"; defaultValue: string } {
   const local = iso.slice(0, 16);
-  return iso === "" || LOCAL_INPUT.test(local) ? { type: "datetime-local", defaultValue: local } : { type: "text", defaultValue: iso };
+  return iso === "" || LOCAL_INPUT.test(local)
+    ? { type: "datetime-local", defaultValue: local }
+    : { type: "text", defaultValue: iso };
 }
 
 /**
