@@ -178,13 +178,13 @@ test("a bad search shows its error beside the form, which keeps what was typed",
   const form = page.getByRole("search", { name: "Search keys" });
   await expect(form).toBeVisible();
   await expect(form.getByRole("searchbox", { name: "Key or fragment" })).toHaveValue("x".repeat(300));
-  await expect(page.getByTestId("keys-invalid").getByRole("alert")).toContainText("invalid query");
+  await expect(page.getByTestId("invalid-query").getByRole("alert")).toContainText("invalid query");
   // Fixing it in the form searches again, in place.
   await form.getByRole("searchbox", { name: "Key or fragment" }).fill(KEYS_SEED.orderId);
   await form.getByRole("combobox", { name: "Status" }).selectOption("");
   await form.getByRole("button", { name: "Search" }).click();
   await expect(page.getByTestId("key-row").first()).toBeVisible();
-  await expect(page.getByTestId("keys-invalid")).toHaveCount(0);
+  await expect(page.getByTestId("invalid-query")).toHaveCount(0);
 });
 
 test("a stuck claim is called stuck in the list as in its detail", async ({ page }) => {

@@ -1,4 +1,5 @@
 import { expect, test } from "@playwright/test";
+import { RANGE_LABELS } from "../lib/console/overview-types";
 import { SEED_EXPECTED } from "../lib/console/testing/seed-overview";
 import { bearer, loginAs } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
@@ -139,12 +140,25 @@ test("the stuck-claim link opens that claim: one row, called stuck in the list a
   await expect(page.getByTestId("key-detail").getByTestId("status-badge").first()).toHaveText("stuck");
 });
 
-test("an invalid window is shown as the API's error, never replaced", async ({ page, request }) => {
+test("an invalid window is shown as the API's error beside the filters, never replaced, and a preset fixes it", async ({
+  page,
+  request,
+}) => {
   const api = await (await request.get("/api/v1/overview?window=zzz", { headers: bearer("platform-admin") })).json();
-  expect((await page.goto("/overview?window=zzz"))?.status()).toBe(400);
+  expect((await page.goto("/overview?window=zzz&jobType=capture-payment"))?.status()).toBe(400);
   const alert = page.getByRole("main").getByRole("alert");
-  await expect(alert).toContainText("This view's address is invalid");
+  await expect(alert).toContainText("This link has an invalid filter");
   await expect(alert).toContainText(api.error.message);
+  await expect(alert).toContainText("INVALID_INPUT");
+  // The filters stay, holding what the link says, and nothing is charted for it.
+  await expect(page.getByRole("form", { name: "Filters" }).getByRole("combobox", { name: "Job type" })).toHaveValue(
+    "capture-payment",
+  );
+  await expect(page.getByTestId("chart-suppressions")).toHaveCount(0);
+  await page.getByRole("navigation", { name: "Time range" }).getByRole("link", { name: RANGE_LABELS["24h"] }).click();
+  await expect(page).toHaveURL(/window=24h/);
+  await expect(page.getByTestId("chart-suppressions")).toBeVisible();
+  await expect(page.getByTestId("invalid-query")).toHaveCount(0);
 });
 
 test("screenshots: light, dark and 390 px", async ({ browser }) => {

@@ -1,10 +1,11 @@
 import type { Metadata } from "next";
 import { AdminOnly } from "@/components/admin/admin-only";
 import { SessionsTable } from "@/components/admin/sessions-table";
+import { TenantFilter } from "@/components/admin/tenant-filter";
 import { TokensTable } from "@/components/admin/tokens-table";
-import { ErrorState } from "@/components/ui/error-state";
+import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { PageHeader } from "@/components/ui/page-header";
-import { toApiError } from "@/lib/api/errors";
+import { invalidPageQuery } from "@/lib/api/page-queries";
 import { parseSearchParams } from "@/lib/api/parse";
 import { roleAtLeast } from "@/lib/auth/auth-types";
 import { requirePageScope } from "@/lib/auth/page-session";
@@ -34,20 +35,26 @@ export default async function AdminPage({
   const { principal, scope } = await requirePageScope("viewer");
   const raw = (await searchParams).tenant;
   const requested = Array.isArray(raw) ? raw.at(-1) : raw;
+  const search = new URLSearchParams(requested ? { tenant: requested } : {});
+  const admin = roleAtLeast(principal.role, "admin");
+  // The tenant filter is a platform admin's; everyone else sees the page's body without it.
+  const filterable = admin && scope.platform;
   let tenant: string | undefined;
   try {
-    tenant = parseSearchParams(adminListQuery, new URLSearchParams(requested ? { tenant: requested } : {})).tenant;
+    tenant = parseSearchParams(adminListQuery, search).tenant;
   } catch (error) {
-    const e = toApiError(error);
+    // A bad link says so to anyone, beside the filter as typed; no token or session is read for it.
+    const invalid = invalidPageQuery(search, error);
     return (
       <>
         {header}
-        <ErrorState title="This link has an invalid filter" message={e.message} code={e.code} />
+        {filterable ? <TenantFilter tenant={invalid.typed.tenant} /> : null}
+        <InvalidQueryAlert invalid={invalid} hint={filterable ? undefined : null} />
       </>
     );
   }
-  // After the parse: a bad link says so to anyone; a good one shows a non-admin no data.
-  if (!roleAtLeast(principal.role, "admin")) {
+  // After the parse: a good link shows a non-admin no data.
+  if (!admin) {
     return (
       <>
         {header}
@@ -56,23 +63,14 @@ export default async function AdminPage({
     );
   }
   const narrowed = scope.narrow(tenant);
-  const search = scope.platform && tenant ? new URLSearchParams({ tenant }).toString() : "";
+  const tablesSearch = scope.platform && tenant ? new URLSearchParams({ tenant }).toString() : "";
   const [tokens, sessions] = await Promise.all([listScopedTokens(narrowed), listLiveSessions(narrowed)]);
   return (
     <>
       {header}
-      {scope.platform ? (
-        <form method="get" action="/admin" className="filter-form">
-          <label>
-            Tenant <input name="tenant" defaultValue={tenant ?? ""} placeholder="all" size={12} />
-          </label>
-          <button type="submit" className="button button-quiet">
-            Apply
-          </button>
-        </form>
-      ) : null}
-      <TokensTable initial={{ tokens }} search={search} platform={scope.platform} tenant={narrowed.tenant} />
-      <SessionsTable initial={{ sessions }} search={search} />
+      {filterable ? <TenantFilter tenant={tenant} /> : null}
+      <TokensTable initial={{ tokens }} search={tablesSearch} platform={scope.platform} tenant={narrowed.tenant} />
+      <SessionsTable initial={{ sessions }} search={tablesSearch} />
     </>
   );
 }

@@ -4,14 +4,14 @@ import { AuditExportLinks } from "@/components/audit/audit-export-links";
 import { AuditFilters } from "@/components/audit/audit-filters";
 import { AuditIntegrityBadge } from "@/components/audit/audit-integrity-badge";
 import { AuditTable } from "@/components/audit/audit-table";
-import { ErrorState } from "@/components/ui/error-state";
+import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { PageHeader } from "@/components/ui/page-header";
-import { toApiError } from "@/lib/api/errors";
+import { invalidPageQuery } from "@/lib/api/page-queries";
 import { parseSearchParams } from "@/lib/api/parse";
 import { auditIntegrity } from "@/lib/auth/audit-integrity";
 import { roleAtLeast } from "@/lib/auth/auth-types";
 import { requirePageScope } from "@/lib/auth/page-session";
-import { AUDIT_FILTER_KEYS, type AuditPageFilters } from "@/lib/console/audit-page-types";
+import { AUDIT_FILTER_KEYS, type AuditPageFilters, typedAuditFilters } from "@/lib/console/audit-page-types";
 import { listAudit } from "@/lib/console/list-audit";
 import { auditQuery } from "@/lib/contract/audit";
 
@@ -39,12 +39,16 @@ export default async function AuditPage({
     const value = Array.isArray(v) ? v.at(-1) : v;
     if (value) search.set(k, value);
   }
+  const admin = roleAtLeast(principal.role, "admin");
+  // A bad link says so to anyone; an admin gets the filters as typed above the error, to correct
+  // them there. No log is read for a link that names no list.
   const invalid = (error: unknown) => {
-    const e = toApiError(error);
+    const found = invalidPageQuery(search, error);
     return (
       <>
         {header}
-        <ErrorState title="This link has an invalid filter" message={e.message} code={e.code} />
+        {admin ? <AuditFilters filters={typedAuditFilters(found.typed)} platform={scope.platform} /> : null}
+        <InvalidQueryAlert invalid={found} hint={admin ? undefined : null} />
       </>
     );
   };
@@ -55,7 +59,7 @@ export default async function AuditPage({
     return invalid(error);
   }
   // After the parse: a bad link says so to anyone; a good one shows a non-admin no data.
-  if (!roleAtLeast(principal.role, "admin")) {
+  if (!admin) {
     return (
       <>
         {header}
@@ -75,7 +79,7 @@ export default async function AuditPage({
   try {
     list = await listAudit(scope, { ...query, limit: query.limit ?? 100 });
   } catch (error) {
-    if (toApiError(error).code !== "INVALID_INPUT") throw error;
+    // A bad cursor is the link's fault (invalid() throws anything else on, to the error page).
     return invalid(error);
   }
   const integrity = await auditIntegrity(scope);

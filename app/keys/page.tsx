@@ -5,7 +5,7 @@ import { Suspense } from "react";
 import { KeysView } from "@/components/keys/keys-view";
 import { PageHeader } from "@/components/ui/page-header";
 import { ApiError } from "@/lib/api/errors";
-import { lastValues, parseKeysPageQuery } from "@/lib/api/page-queries";
+import { invalidPageQuery, lastValues, parseKeysPageQuery } from "@/lib/api/page-queries";
 import { readEffectAudited, searchEffectsAudited } from "@/lib/auth/audited-reads";
 import { clientIpOf } from "@/lib/auth/client-ip";
 import { requirePageScope } from "@/lib/auth/page-session";
@@ -49,17 +49,11 @@ export default async function KeysPage({
   try {
     ({ params, search } = parseKeysPageQuery(raw, session));
   } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
     // The form stays, with what was typed, and the error beside it.
     return (
       <>
         {header}
-        <KeysView
-          params={{}}
-          typed={Object.fromEntries(raw)}
-          invalid={{ message: error.message, code: error.code }}
-          session={sessionView}
-        />
+        <KeysView params={{}} invalid={invalidPageQuery(raw, error)} session={sessionView} />
       </>
     );
   }

@@ -3,14 +3,15 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Suspense } from "react";
 import { OverviewDashboard } from "@/components/overview/overview-dashboard";
+import { OverviewFilters } from "@/components/overview/overview-filters";
 import { OverviewSkeleton } from "@/components/overview/overview-skeleton";
-import { ErrorState } from "@/components/ui/error-state";
+import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { PageHeader } from "@/components/ui/page-header";
-import { ApiError } from "@/lib/api/errors";
+import { invalidPageQuery } from "@/lib/api/page-queries";
 import { parseSearchParams } from "@/lib/api/parse";
 import { requirePageScope } from "@/lib/auth/page-session";
 import { getOverviewSeries } from "@/lib/console/get-overview-series";
-import { overviewQueryKey } from "@/lib/console/overview-types";
+import { OVERVIEW_RANGES, type OverviewRange, overviewQueryKey } from "@/lib/console/overview-types";
 import { type OverviewQuery, overviewQuery } from "@/lib/contract/overview";
 
 export const metadata: Metadata = { title: "Overview" };
@@ -55,12 +56,26 @@ export default async function OverviewPage({
   try {
     query = parseSearchParams(overviewQuery, params);
   } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    // The same words as the API's 400: the address is wrong, and nothing is silently replaced.
+    // The same words as the API's 400, beside the filters as typed: nothing is silently replaced,
+    // and nothing is read for a view the address does not name.
+    const invalid = invalidPageQuery(params, error);
+    const { typed } = invalid;
+    const range = OVERVIEW_RANGES.find((r): r is OverviewRange => r === typed.window) ?? null;
     return (
       <>
         {header}
-        <ErrorState title="This view's address is invalid" message={error.message} code={error.code} />
+        <div className="toolbar">
+          <OverviewFilters
+            range={range}
+            from={typed.from ?? ""}
+            to={typed.to ?? ""}
+            jobType={typed.jobType ?? null}
+            tenant={typed.tenant ?? null}
+            jobTypes={[]}
+            tenants={[]}
+          />
+        </div>
+        <InvalidQueryAlert invalid={invalid} hint="Pick a range or correct the filters above." />
         <p>
           <Link href="/overview" className="button">
             Open the default view (last 24 hours)

@@ -1,10 +1,12 @@
 import { dehydrate, HydrationBoundary, QueryClient } from "@tanstack/react-query";
 import type { Metadata } from "next";
 import { Suspense } from "react";
+import { FindingFilters as FindingFiltersForm } from "@/components/reconciliation/finding-filters";
 import { ReconciliationView } from "@/components/reconciliation/reconciliation-view";
-import { ErrorState } from "@/components/ui/error-state";
+import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { PageHeader } from "@/components/ui/page-header";
-import { ApiError, toApiError } from "@/lib/api/errors";
+import { ApiError } from "@/lib/api/errors";
+import { invalidPageQuery } from "@/lib/api/page-queries";
 import { parseSearchParams } from "@/lib/api/parse";
 import { requirePageScope } from "@/lib/auth/page-session";
 import { getFinding } from "@/lib/console/get-finding";
@@ -55,11 +57,13 @@ export default async function ReconciliationPage({
   try {
     query = parseSearchParams(findingsQuery, new URLSearchParams(findingSearch(filters)));
   } catch (error) {
-    const e = toApiError(error);
+    // The filters as typed and the error beside them; nothing is read for a link that names no list.
+    const invalid = invalidPageQuery(new URLSearchParams(findingSearch(filters)), error);
     return (
       <>
         {header}
-        <ErrorState title="This link has an invalid filter" message={e.message} code={e.code} />
+        <FindingFiltersForm filters={invalid.typed} platform={scope.platform} />
+        <InvalidQueryAlert invalid={invalid} />
       </>
     );
   }

@@ -1,12 +1,12 @@
 import { dehydrate, HydrationBoundary, QueryClient } from "@tanstack/react-query";
 import type { Metadata } from "next";
-import Link from "next/link";
 import { Suspense } from "react";
 import { RetentionPanel } from "@/components/retention/retention-panel";
-import { ErrorState } from "@/components/ui/error-state";
+import { RunCounts } from "@/components/retention/run-counts";
+import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { PageHeader } from "@/components/ui/page-header";
 import { Skeleton } from "@/components/ui/skeleton";
-import { ApiError } from "@/lib/api/errors";
+import { invalidPageQuery } from "@/lib/api/page-queries";
 import { parseRetentionQuery, type RetentionQuery } from "@/lib/api/retention-query";
 import { requirePageScope } from "@/lib/auth/page-session";
 import { DEFAULT_RETENTION_RUNS } from "@/lib/contract/retention";
@@ -44,17 +44,31 @@ export default async function RetentionPage({
   try {
     query = parseRetentionQuery(search);
   } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    // The same words as the API's 400: the address is wrong, and nothing is silently replaced.
+    // The page's one parameter is the runs table's count, chosen by links, not a form: the error
+    // stands where that table would, under the counts to pick from. Nothing is read for it, and
+    // nothing is silently replaced.
+    const invalid = invalidPageQuery(search, error);
+    // A tenant's view has no runs table (RetentionPanel shows it its settings): the error alone.
+    if (!scope.platform)
+      return (
+        <>
+          {header}
+          <InvalidQueryAlert invalid={invalid} hint={null} />
+        </>
+      );
     return (
       <>
         {header}
-        <ErrorState title="This view's address is invalid" message={error.message} code={error.code} />
-        <p>
-          <Link href="/retention" className="button">
-            Open the default view
-          </Link>
-        </p>
+        <section className="panel" aria-labelledby="retention-runs">
+          <div className="panel-header">
+            <h2 id="retention-runs">Maintenance runs</h2>
+            <RunCounts shown={null} defaultShown={DEFAULT_RETENTION_RUNS} />
+          </div>
+          <InvalidQueryAlert
+            invalid={invalid}
+            hint={`This link asks for ?runs=${invalid.typed.runs ?? ""}: pick a count above.`}
+          />
+        </section>
       </>
     );
   }

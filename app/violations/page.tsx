@@ -1,8 +1,9 @@
 import type { Metadata } from "next";
-import { ErrorState } from "@/components/ui/error-state";
+import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { PageHeader } from "@/components/ui/page-header";
+import { ViolationFilters } from "@/components/violations/violation-filters";
 import { ViolationsTable } from "@/components/violations/violations-table";
-import { toApiError } from "@/lib/api/errors";
+import { invalidPageQuery } from "@/lib/api/page-queries";
 import { parseSearchParams } from "@/lib/api/parse";
 import { requirePageScope } from "@/lib/auth/page-session";
 import { listViolations } from "@/lib/console/list-violations";
@@ -39,31 +40,29 @@ export default async function ViolationsPage({
     const value = Array.isArray(v) ? v.at(-1) : v;
     if (value) search.set(k, value);
   }
+  // The filters as typed and the error beside them; no list is read for a link that names none.
+  const invalidView = (error: unknown) => {
+    const invalid = invalidPageQuery(search, error);
+    return (
+      <>
+        {header}
+        <ViolationFilters filters={invalid.typed} platform={scope.platform} />
+        <InvalidQueryAlert invalid={invalid} />
+      </>
+    );
+  };
   let query: ReturnType<typeof violationsQuery.parse>;
   try {
     query = parseSearchParams(violationsQuery, search);
   } catch (error) {
-    const e = toApiError(error);
-    return (
-      <>
-        {header}
-        <ErrorState title="This link has an invalid filter" message={e.message} code={e.code} />
-      </>
-    );
+    return invalidView(error);
   }
   let list: Awaited<ReturnType<typeof listViolations>>;
   try {
     list = await listViolations(scope, query);
   } catch (error) {
-    const e = toApiError(error);
-    // A bad cursor is the link's fault; anything else is the error page's.
-    if (e.code !== "INVALID_INPUT") throw error;
-    return (
-      <>
-        {header}
-        <ErrorState title="This link has an invalid filter" message={e.message} code={e.code} />
-      </>
-    );
+    // A bad cursor is the link's fault (invalidView throws anything else on, to the error page).
+    return invalidView(error);
   }
   const filters: ViolationListFilters = {
     tenant: scope.platform ? (query.tenant ?? null) : null,

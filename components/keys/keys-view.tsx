@@ -5,6 +5,9 @@ import Form from "next/form";
 import Link from "next/link";
 import { ApiClientError, fetchJson } from "@/components/api/fetch-json";
 import { ErrorState } from "@/components/ui/error-state";
+import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
+import { UnknownOption } from "@/components/ui/unknown-option";
+import type { InvalidPageQuery } from "@/lib/api/page-query-types";
 import type { Role } from "@/lib/auth/auth-types";
 import { CROSS_TENANT_SEARCH_DAYS, EFFECT_STATUSES, type EffectSearchResponse } from "@/lib/console/effects-types";
 import { type KeysViewParams, keysQueryString, keysSearchQueryKey, keysSearchUrl } from "@/lib/console/keys-types";
@@ -18,22 +21,20 @@ export type { KeysViewParams };
 /**
  * The Keys page: search box (and tenant field for platform tokens: empty searches every tenant),
  * results, the selected key's detail. `invalid`: the URL did not parse; the form keeps what was
- * `typed` and the error stands beside it, in place of the results.
+ * typed and the error stands beside it, in place of the results.
  */
 export function KeysView({
   params,
   session,
-  typed,
   invalid,
 }: {
   params: KeysViewParams;
   session: { role: Role; tenantId: string | null; actor: string };
-  typed?: Record<string, string>;
-  invalid?: { message: string; code: string };
+  invalid?: InvalidPageQuery;
 }) {
   const platform = session.tenantId === null;
   const tenant = params.tenant;
-  const shown = typed ?? (params as Record<string, string | undefined>);
+  const shown = invalid?.typed ?? (params as Record<string, string | undefined>);
   // The server prefetched under the same key (app/keys/page.tsx): the first HTML has the results.
   const searchUrl = keysSearchUrl(params, platform);
   const search = useQuery({
@@ -72,6 +73,7 @@ export function KeysView({
           <span>Status</span>
           <select name="status" defaultValue={shown.status ?? ""} className="input">
             <option value="">any</option>
+            <UnknownOption value={shown.status} choices={EFFECT_STATUSES} />
             {EFFECT_STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s.replace("_", " ")}
@@ -89,14 +91,7 @@ export function KeysView({
       </Form>
 
       {invalid ? (
-        <div data-testid="keys-invalid">
-          <ErrorState
-            title="This search is invalid"
-            message={invalid.message}
-            code={invalid.code}
-            hint="Change it above and search again."
-          />
-        </div>
+        <InvalidQueryAlert invalid={invalid} hint="Change it above and search again." />
       ) : (
         <>
           {session.role !== "viewer" && tenant !== undefined ? (

@@ -16,11 +16,23 @@ export function withParams(current: URLSearchParams, changes: Record<string, str
   return s ? `?${s}` : "?";
 }
 
-const toLocalInput = (iso: string) => iso.slice(0, 16);
+const LOCAL_INPUT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/;
+
+/**
+ * A datetime-local input holds "YYYY-MM-DDTHH:MM" and blanks anything else; a URL's from/to of
+ * another shape (mistyped, so the page shows its error) is shown whole, as text, as it was typed.
+ */
+function dateInput(iso: string): { type: "datetime-local" | "text"; defaultValue: string } {
+  const local = iso.slice(0, 16);
+  return iso === "" || LOCAL_INPUT.test(local)
+    ? { type: "datetime-local", defaultValue: local }
+    : { type: "text", defaultValue: iso };
+}
 
 /**
  * Range (presets as links, or a custom from/to in UTC), job type and tenant: all in the URL, so a
- * copied link restores the view. The server validates them; an invalid one is shown as an error.
+ * copied link restores the view. The server validates them; an invalid one is shown as typed, with
+ * the error beside the form (app/overview/page.tsx).
  */
 export function OverviewFilters({
   range,
@@ -90,11 +102,11 @@ export function OverviewFilters({
         <form className="filter-form" onSubmit={submitCustom} aria-label="Custom range (UTC)">
           <label>
             From (UTC)
-            <input type="datetime-local" name="from" defaultValue={toLocalInput(from)} required />
+            <input name="from" {...dateInput(from)} required />
           </label>
           <label>
             To (UTC)
-            <input type="datetime-local" name="to" defaultValue={toLocalInput(to)} required />
+            <input name="to" {...dateInput(to)} required />
           </label>
           <button type="submit" className="button">
             Apply range

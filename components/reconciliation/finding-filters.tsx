@@ -4,6 +4,7 @@ import {
   FINDING_STATES,
   type FindingFilters as Filters,
 } from "@/lib/console/reconciliation-types";
+import { UnknownOption } from "../ui/unknown-option";
 
 /** The findings' filters: a plain GET form, so a filtered list is a link that can be shared. */
 export function FindingFilters({ filters, platform }: { filters: Filters; platform: boolean }) {
@@ -18,6 +19,7 @@ export function FindingFilters({ filters, platform }: { filters: Filters; platfo
         Kind{" "}
         <select name="kind" defaultValue={filters.kind ?? ""}>
           <option value="">all</option>
+          <UnknownOption value={filters.kind} choices={FINDING_KINDS} />
           {FINDING_KINDS.map((kind) => (
             <option key={kind} value={kind}>
               {FINDING_KIND_LABELS[kind]}
@@ -34,6 +36,7 @@ export function FindingFilters({ filters, platform }: { filters: Filters; platfo
       <label>
         State{" "}
         <select name="state" defaultValue={filters.state ?? "open"}>
+          <UnknownOption value={filters.state} choices={FINDING_STATES} />
           {FINDING_STATES.map((state) => (
             <option key={state} value={state}>
               {state}

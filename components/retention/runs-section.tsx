@@ -1,31 +1,15 @@
-import Link from "next/link";
 import { formatUtc } from "@/lib/format";
 import type { MaintenanceRunView } from "@/lib/retention/retention-types";
 import { EmptyState } from "../ui/empty-state";
-
-/** The run counts offered beside the runs table (?runs=), besides the default. */
-const RUN_COUNTS = [20, 50, 200];
+import { RunCounts } from "./run-counts";
 
 /** The last `shown` maintenance runs, with links to show more or fewer. */
 export function RunsSection({ runs, shown, defaultShown }: { runs: MaintenanceRunView[]; shown: number; defaultShown: number }) {
-  const counts = [...new Set([defaultShown, ...RUN_COUNTS, shown])].sort((a, b) => a - b);
   return (
     <section className="panel panel-flush" aria-labelledby="retention-runs">
       <div className="panel-header">
         <h2 id="retention-runs">Maintenance runs</h2>
-        <span className="panel-meta" data-testid="run-counts">
-          last{" "}
-          {counts.map((n, i) => (
-            <span key={n}>
-              {i > 0 ? " · " : null}
-              {n === shown ? (
-                <strong aria-current="true">{n}</strong>
-              ) : (
-                <Link href={n === defaultShown ? "/retention" : `/retention?runs=${n}`}>{n}</Link>
-              )}
-            </span>
-          ))}
-        </span>
+        <RunCounts shown={shown} defaultShown={defaultShown} />
       </div>
       {runs.length === 0 ? (
         <EmptyState title="No maintenance run yet">

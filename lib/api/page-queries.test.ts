@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { lastValues, pageQueryError, parseKeysPageQuery } from "./page-queries";
+import { ApiError } from "./errors";
+import { invalidPageQuery, lastValues, pageQueryError, parseKeysPageQuery } from "./page-queries";
 
 const q = (text: string) => new URLSearchParams(text);
 
@@ -60,5 +61,26 @@ describe("pageQueryError: the status an invalid page URL answers with (proxy.ts)
   it("ignores ?tenant= for a tenant session, as its pages do", async () => {
     expect(await status("/overview?tenant=a%00b", { tenantId: "acme" })).toBe(200);
     expect(await status("/gaps?tenant=a%00b", { tenantId: "acme" })).toBe(200);
+  });
+});
+
+describe("invalidPageQuery: what a page shows beside its form for a URL it refuses", () => {
+  it("keeps the values as typed, and the API's message and code", () => {
+    let refused: unknown;
+    try {
+      parseKeysPageQuery(q("q=ord-1&status=bogus"), { tenantId: null });
+    } catch (error) {
+      refused = error;
+    }
+    const invalid = invalidPageQuery(q("q=ord-1&status=bogus"), refused);
+    expect(invalid.typed).toEqual({ q: "ord-1", status: "bogus" });
+    expect(invalid.code).toBe("INVALID_INPUT");
+    expect(invalid.message).toMatch(/^invalid query: status/);
+  });
+
+  it("throws anything else on: a failed read is not the link's fault", () => {
+    const down = new ApiError("DATABASE_UNAVAILABLE", "the database did not answer");
+    expect(() => invalidPageQuery(q("q=a"), down)).toThrow(down);
+    expect(() => invalidPageQuery(q("q=a"), new Error("boom"))).toThrow("boom");
   });
 });

@@ -13,12 +13,14 @@ import { violationsQuery } from "../contract/violations";
 
 import { ApiError, toApiError } from "./errors";
 import { parseGapsQuery } from "./gaps-query";
+import type { InvalidPageQuery } from "./page-query-types";
 import { parseSearchParams } from "./parse";
 import { parseRetentionQuery } from "./retention-query";
 
 /**
  * The query strings of the console's pages, parsed as their API routes parse them. A page shows
- * the error beside its form (or its error state) with a 200 it cannot change once it streams;
+ * the error beside its form, holding what was typed (InvalidPageQuery, components/ui/
+ * invalid-query-alert.tsx), with a 200 it cannot change once it streams;
  * proxy.ts asks pageQueryError() for the same URL first, and the console's server
  * (scripts/console-server.ts) answers it with the 4xx status (lib/api/page-status.ts).
  */
@@ -35,6 +37,13 @@ export function lastValues(input: Record<string, string | string[] | undefined> 
     if (last !== undefined) out.set(name, last);
   }
   return out;
+}
+
+/** `error` as an InvalidPageQuery; anything but INVALID_INPUT is not the link's fault and is thrown on. */
+export function invalidPageQuery(typed: URLSearchParams, error: unknown): InvalidPageQuery {
+  const e = toApiError(error);
+  if (e.code !== "INVALID_INPUT") throw error;
+  return { typed: Object.fromEntries(typed), message: e.message, code: e.code };
 }
 
 /** The Keys page's URL: its own fields, and the search it implies checked by the API's rules (the same 400 text). */

@@ -17,6 +17,12 @@ export interface AuditPageFilters {
 
 export const AUDIT_FILTER_KEYS = ["tenant", "actor", "action", "target", "from", "to"] as const;
 
+/** The filters as a link typed them (one it refused included, for its form to show again). */
+export function typedAuditFilters(typed: Record<string, string | undefined>): AuditPageFilters {
+  const { tenant = null, actor = null, action = null, target = null, from = null, to = null } = typed;
+  return { tenant, actor, action, target, from, to };
+}
+
 /** The query string of `filters` plus `extra` (cursor, format), empty values left out. */
 export function auditSearch(filters: AuditPageFilters, extra: Record<string, string> = {}): string {
   const search = new URLSearchParams();

@@ -168,6 +168,81 @@ describe.skipIf(tier.skipped !== undefined)(
       // A client-side navigation's RSC request keeps its 200, so the router renders the error in place.
       expect((await fetchAs(baseUrl, "/keys?status=bogus", admin, { rsc: true })).status).toBe(200);
     });
+
+    it("keeps each page's filter form beside the error, holding what was typed, and reads no list for it", async () => {
+      const admin = credential("platform admin (session)");
+      const longTenant = "t".repeat(300);
+      // Per page: an invalid URL as typed, the form it keeps, the typed values that form holds, the
+      // field the error names, and what the page shows only for a valid one (not read, not shown).
+      const cases: { target: string; form: string; holds: RegExp[]; names: string; absent: string }[] = [
+        {
+          target: "/overview?from=notadate&to=2026-01-02T00%3A00%3A00Z&jobType=capture",
+          form: 'aria-label="Custom range (UTC)"',
+          holds: [/<input type="text"[^>]*name="from"[^>]*value="notadate"/, /name="jobType"[^>]*value="capture"/],
+          names: "invalid query: from",
+          absent: "Pause live",
+        },
+        {
+          target: "/violations?from=notadate&constraint=orders_pkey",
+          form: 'data-testid="violation-filters"',
+          holds: [/name="from"[^>]*value="notadate"/, /name="constraint"[^>]*value="orders_pkey"/],
+          names: "invalid query: from",
+          absent: "violations-heading",
+        },
+        {
+          target: "/reconciliation?kind=bogus&provider=stripe",
+          form: 'data-testid="finding-filters"',
+          holds: [/<option value="bogus" selected="">/, /name="provider"[^>]*value="stripe"/],
+          names: "invalid query: kind",
+          absent: "findings-layout",
+        },
+        {
+          target: "/retention?runs=abc",
+          form: 'data-testid="run-counts"',
+          holds: [/\?runs=abc/],
+          names: "invalid query: runs",
+          absent: 'data-testid="partitions"',
+        },
+        {
+          target: "/audit?actor=alice&from=notadate",
+          form: 'data-testid="audit-filters"',
+          holds: [/name="actor"[^>]*value="alice"/, /name="from"[^>]*value="notadate"/],
+          names: "invalid query: from",
+          absent: 'data-testid="audit-rows"',
+        },
+        {
+          target: `/admin?tenant=${longTenant}`,
+          form: 'data-testid="admin-tenant-filter"',
+          holds: [new RegExp(`name="tenant"[^>]*value="${longTenant}"`)],
+          names: "invalid query: tenant",
+          absent: 'data-testid="tokens"',
+        },
+      ];
+      const problems = (
+        await inBatches(cases, 3, async ({ target, form, holds, names, absent }) => {
+          const response = await fetchAs(baseUrl, target, admin);
+          const body = await response.text();
+          const found: string[] = [];
+          if (response.status !== 400) found.push(`${target}: answered ${response.status}, not 400`);
+          if (!body.includes(form)) found.push(`${target}: no filter form (${form})`);
+          for (const value of holds) if (!value.test(body)) found.push(`${target}: the form does not hold ${value}`);
+          // The error beside the form: announced, naming the field, with its code.
+          const alert = /data-testid="invalid-query"><div class="state state-error" role="alert">([\s\S]*?)<\/div><\/div>/.exec(
+            body,
+          )?.[1];
+          if (alert === undefined) found.push(`${target}: no alert beside the form`);
+          else {
+            if (!alert.includes(names)) found.push(`${target}: the alert does not say "${names}"`);
+            if (!alert.includes("<code>INVALID_INPUT</code>")) found.push(`${target}: the alert has no code`);
+          }
+          if (body.indexOf(form) > body.indexOf('data-testid="invalid-query"'))
+            found.push(`${target}: the error is not after its form`);
+          if (body.includes(absent)) found.push(`${target}: shows ${absent}, read for an invalid link`);
+          return found;
+        })
+      ).flat();
+      expect(problems).toEqual([]);
+    });
   },
 );
 
