@@ -165,6 +165,51 @@ describe("effects.claimMany (batched claims)", () => {
     }
   });
 
+  it("probes each key's index even with its plan cached while the day's partition was empty (no scan of the partition)", async () => {
+    // A database of its own: today's partition empty and never analyzed, as every new day's is.
+    const fresh = await createTestDatabase({ poolSize: 1 });
+    // One connection, so the plan it caches early is the one it uses after the partition grew.
+    const pool = newPool(fresh.url, 1);
+    const effects = testEffects(pool, { coalesce: false });
+    const todays = `effects_p${new Date().toISOString().slice(0, 10).replaceAll("-", "")}`;
+    const batch = async (size: number) => {
+      const answers = await effects.claimMany(
+        Array.from({ length: size }, () => ({ tenant: "t", key: uniq("probe"), jobType: "j" })),
+      );
+      expect(answers.every((a) => a.kind === "owned")).toBe(true);
+    };
+    try {
+      // Past the plan cache's five custom plans: the connection now holds a generic plan made
+      // while the partition had next to no rows.
+      for (let i = 0; i < 8; i++) await batch(20);
+      await fresh.pool.query(
+        `INSERT INTO effects (tenant_id, key, job_type, status, policy, owner, created_at)
+         SELECT 'filler', 'fill:' || g, 'j', 'completed', 'external', 'w', now() FROM generate_series(1, 20000) g`,
+      );
+      for (let i = 0; i < 20; i++) await batch(50);
+      await effects.close();
+      await pool.end(); // its backend exits and reports its scans
+      // The counts arrive when that backend has exited: wait for its index probes to show.
+      const scans = async () => {
+        await fresh.pool.query("SELECT pg_stat_clear_snapshot()");
+        const { rows } = await fresh.pool.query<{ seq_scan: string; idx_scan: string | null }>(
+          "SELECT seq_scan, idx_scan FROM pg_stat_user_tables WHERE relname = $1",
+          [todays],
+        );
+        return { seq: Number(rows[0]?.seq_scan), idx: Number(rows[0]?.idx_scan ?? 0) };
+      };
+      let seen = await scans();
+      for (let i = 0; i < 50 && seen.idx < 20 * 50; i++) {
+        await sleep(100);
+        seen = await scans();
+      }
+      expect(seen.seq).toBe(0);
+      expect(seen.idx).toBeGreaterThanOrEqual(20 * 50);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
   it("two workers' pools claiming random overlapping batches for 2 s perform each key's effect exactly once", async () => {
     const pools = [newPool(db.url, 5), newPool(db.url, 5)];
     const workers = pools.map((pool) => testEffects(pool, { wait: "5s" }));
