@@ -33,22 +33,15 @@ export const COMPLETE: Statement = {
 };
 
 // Many completions in one round trip and one commit (a batch's owned claims, effects.completeMany):
-// each row is named and guarded exactly as COMPLETE names it. RETURNING lists the claims still ours,
+// each row is named and guarded exactly as COMPLETE names it. It returns the claims still ours,
 // by their whole ref: a coalesced batch may hold a taken-over claim and its new owner's, of one key;
 // a claim missing from it was taken over (LeaseLostError for that claim only).
 export const COMPLETE_BATCH: Statement = {
-  name: "onceboard_complete_batch_v2",
+  name: "onceboard_complete_batch_v3",
   returns: "rows",
-  text: `UPDATE onceboard.effects e
-   SET outcome = CASE WHEN e.status = 'completed' THEN e.outcome ELSE c.outcome END,
-       error = CASE WHEN e.status = 'completed' THEN e.error ELSE c.error END,
-       completed_at = CASE WHEN e.status = 'completed' THEN e.completed_at ELSE clock_timestamp() END,
-       status = 'completed', lease_until = NULL, updated_at = clock_timestamp()
-  FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::int[], $6::jsonb[], $7::text[])
-         AS c(tenant_id, key, created_at, owner, attempt, outcome, error)
- WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
-   AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'completed')
-RETURNING e.tenant_id, e.key, e.owner, e.attempt`,
+  // One UPDATE per claim inside the function (lib/idempotency/sql/onceboard_complete_batch.sql says why).
+  text: `SELECT o_tenant_id AS tenant_id, o_key AS key, o_owner AS owner, o_attempt AS attempt
+  FROM onceboard.onceboard_complete_batch($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::int[], $6::jsonb[], $7::text[])`,
 };
 
 // A failed attempt releases the claim at once: the next delivery retries it (attempt + 1)
@@ -62,17 +55,12 @@ export const FAIL: Statement = {
 };
 
 // Many failures in one round trip and one commit (coalesced claim.fail() calls): each row named and
-// guarded exactly as FAIL names it; RETURNING lists the claims still ours, by their whole ref.
+// guarded exactly as FAIL names it; it returns the claims still ours, by their whole ref.
 export const FAIL_BATCH: Statement = {
-  name: "onceboard_fail_batch_v1",
+  name: "onceboard_fail_batch_v2",
   returns: "rows",
-  text: `UPDATE onceboard.effects e
-   SET status = 'failed', error = c.error, lease_until = NULL, updated_at = clock_timestamp()
-  FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::int[], $6::text[])
-         AS c(tenant_id, key, created_at, owner, attempt, error)
- WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
-   AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'failed')
-RETURNING e.tenant_id, e.key, e.owner, e.attempt`,
+  text: `SELECT o_tenant_id AS tenant_id, o_key AS key, o_owner AS owner, o_attempt AS attempt
+  FROM onceboard.onceboard_fail_batch($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::int[], $6::text[])`,
 };
 
 export const EXTEND_LEASE: Statement = {

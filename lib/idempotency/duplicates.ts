@@ -20,17 +20,10 @@ interface Pending {
 // a failure is exact; they lag by at most the flush interval, and a worker killed between flushes
 // loses only its unflushed bookkeeping (never a claim).
 export const APPLY_DUPLICATES: Statement = {
-  name: "onceboard_apply_duplicates_v1",
-  returns: "count",
-  text: `UPDATE onceboard.effects f
-   SET duplicate_count = f.duplicate_count + d.n,
-       last_duplicate_at = greatest(f.last_duplicate_at, d.last_at),
-       max_gap_seconds = greatest(coalesce(f.max_gap_seconds, 0), d.max_gap),
-       last_message_id = coalesce(d.last_message_id, f.last_message_id)
-  FROM jsonb_to_recordset($1::jsonb)
-       AS d(tenant_id text, key text, created_at timestamptz, n integer, last_at timestamptz, max_gap double precision,
-            last_message_id text)
- WHERE f.tenant_id = d.tenant_id AND f.key = d.key AND f.created_at = d.created_at`,
+  name: "onceboard_apply_duplicates_v2",
+  returns: "rows",
+  // One UPDATE per effect inside the function (lib/idempotency/sql/onceboard_apply_duplicates.sql says why).
+  text: "SELECT onceboard.onceboard_apply_duplicates($1::jsonb) AS updated",
 };
 
 const BATCH = 500;

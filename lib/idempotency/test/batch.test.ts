@@ -165,18 +165,29 @@ describe("effects.claimMany (batched claims)", () => {
     }
   });
 
-  it("probes each key's index even with its plan cached while the day's partition was empty (no scan of the partition)", async () => {
+  it("claims, completes, fails and counts duplicates by each key's index, even with plans cached while the day's partition was empty", async () => {
     // A database of its own: today's partition empty and never analyzed, as every new day's is.
     const fresh = await createTestDatabase({ poolSize: 1 });
     // One connection, so the plan it caches early is the one it uses after the partition grew.
     const pool = newPool(fresh.url, 1);
-    const effects = testEffects(pool, { coalesce: false });
+    // Coalesced, so that the concurrent fail() calls go as one batched statement.
+    const effects = testEffects(pool, { coalesce: true });
     const todays = `effects_p${new Date().toISOString().slice(0, 10).replaceAll("-", "")}`;
+    // Every batched statement on a row of effects: claims, completions, failures, and (replaying
+    // the completed keys) the duplicate ledger's flush.
     const batch = async (size: number) => {
-      const answers = await effects.claimMany(
-        Array.from({ length: size }, () => ({ tenant: "t", key: uniq("probe"), jobType: "j" })),
-      );
-      expect(answers.every((a) => a.kind === "owned")).toBe(true);
+      const keys = Array.from({ length: size }, () => uniq("probe"));
+      const answers = await effects.claimMany(keys.map((key) => ({ tenant: "t", key, jobType: "j" })));
+      const claims = answers.map((a) => (a.kind === "owned" ? a.claim : null));
+      if (claims.some((c) => c === null)) throw new Error("expected fresh claims");
+      const owned = claims as NonNullable<(typeof claims)[number]>[];
+      const half = Math.floor(size / 2);
+      const completed = await effects.completeMany(owned.slice(0, half).map((claim) => ({ claim, outcome: 1 })));
+      expect(completed.every((c) => c.ok)).toBe(true);
+      await Promise.all(owned.slice(half).map((claim) => claim.fail(new Error("declined"))));
+      const replays = await effects.claimMany(keys.slice(0, half).map((key) => ({ tenant: "t", key, jobType: "j" })));
+      expect(replays.every((a) => a.kind === "duplicate")).toBe(true);
+      expect(await effects.flush()).toBe(true);
     };
     try {
       // Past the plan cache's five custom plans: the connection now holds a generic plan made

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { CLAIM } from "../claim-sql";
-import { COMPLETE, EXTEND_LEASE, FAIL } from "../complete-sql";
+import { COMPLETE, COMPLETE_BATCH, EXTEND_LEASE, FAIL, FAIL_BATCH } from "../complete-sql";
 import { APPLY_DUPLICATES } from "../duplicates";
 
 /**
@@ -15,8 +15,9 @@ import { APPLY_DUPLICATES } from "../duplicates";
 function effectsStatements(sql: string): string[] {
   // The library names its schema (onceboard.effects); the scope rules are about the table.
   const withoutComments = sql.replace(/--[^\n]*/g, "").replace(/\bonceboard\.effects\b/g, "effects");
+  // A plpgsql loop's header (FOR … IN SELECT … LOOP) is not part of the statement it runs.
   return withoutComments
-    .split(";")
+    .split(/;|\bLOOP\b/i)
     .map((s) => s.replace(/\s+/g, " ").trim())
     .filter((s) => /\b(FROM|UPDATE|INTO)\s+effects\b/i.test(s));
 }
@@ -69,27 +70,41 @@ describe("tenant scope of the claim path (what Citus distribution needs)", () =>
     for (const row of rows) expect({ index: row.index, first: row.cols[0] }).toEqual({ index: row.index, first: "tenant_id" });
   });
 
-  it("every statement of onceboard_claim on effects names one tenant and joins nothing", async () => {
-    const { rows } = await db.pool.query<{ def: string }>(
-      "SELECT pg_get_functiondef(p.oid) AS def FROM pg_proc p WHERE p.proname = 'onceboard_claim'",
-    );
-    expect(rows.length).toBeGreaterThan(0);
-    for (const { def } of rows) {
-      const statements = effectsStatements(def);
-      expect(statements.length).toBeGreaterThanOrEqual(3); // the look, the insert, the takeovers
-      for (const statement of statements)
-        expect({ statement, problems: tenantScopeProblems(statement) }).toEqual({ statement, problems: [] });
+  // The functions the library calls on effects, and how many statements on effects each has at least.
+  const FUNCTIONS: Record<string, number> = {
+    onceboard_claim: 3, // the look, the insert, the takeovers
+    onceboard_complete_batch: 1,
+    onceboard_fail_batch: 1,
+    onceboard_apply_duplicates: 1,
+  };
+
+  it("every statement of the library's functions on effects names one tenant and joins nothing", async () => {
+    for (const [name, least] of Object.entries(FUNCTIONS)) {
+      const { rows } = await db.pool.query<{ def: string }>(
+        "SELECT pg_get_functiondef(p.oid) AS def FROM pg_proc p WHERE p.proname = $1",
+        [name],
+      );
+      expect(rows.length, name).toBeGreaterThan(0);
+      for (const { def } of rows) {
+        const statements = effectsStatements(def);
+        expect(statements.length, name).toBeGreaterThanOrEqual(least);
+        for (const statement of statements)
+          expect({ name, statement, problems: tenantScopeProblems(statement) }).toEqual({ name, statement, problems: [] });
+      }
     }
   });
 
   it("every statement the library sends on effects names one tenant and joins nothing", () => {
-    for (const { name, text } of [COMPLETE, FAIL, EXTEND_LEASE, APPLY_DUPLICATES]) {
+    for (const { name, text } of [COMPLETE, FAIL, EXTEND_LEASE]) {
       const statements = effectsStatements(text);
       expect(statements, name).toHaveLength(1);
       expect({ name, problems: tenantScopeProblems(statements[0] ?? "") }).toEqual({ name, problems: [] });
     }
-    // The claim itself is one call of the function checked above, with the tenant as its first argument.
+    // The rest are one call each of a function checked above, its tenants its first argument.
     expect(CLAIM.text).toMatch(/FROM onceboard\.onceboard_claim\(\$1::text/);
+    expect(COMPLETE_BATCH.text).toMatch(/FROM onceboard\.onceboard_complete_batch\(\$1::text\[\]/);
+    expect(FAIL_BATCH.text).toMatch(/FROM onceboard\.onceboard_fail_batch\(\$1::text\[\]/);
+    expect(APPLY_DUPLICATES.text).toMatch(/onceboard\.onceboard_apply_duplicates\(\$1::jsonb\)/);
   });
 
   it("the check fails on statements that would leave the tenant's shard", () => {
