@@ -64,6 +64,20 @@ export function injectedCrash(logFile: string, pid: number): boolean {
 }
 
 /**
+ * The line the supervisor prints when a demo child died and is started again. A crash the demo
+ * injected says so (the worker logged its crash fault just before), so nobody reading the terminal
+ * takes the demo's own SIGKILLs for real crashes; a real one says nothing more.
+ */
+export function restartLine(
+  marker: string,
+  death: { code: number | null; signal: NodeJS.Signals | null },
+  log: { file: string; pid: number } | undefined,
+): string {
+  const injected = log !== undefined && injectedCrash(log.file, log.pid);
+  return `${marker} exited (${death.signal ?? `code ${death.code}`}${injected ? ", injected fault" : ""}); starting it again`;
+}
+
+/**
  * Runs the demo as child processes: the provider process (the Stripe-compatible server and the
  * mailer), `settings.workers` workers (each with /metrics on its own port) and one producer. A
  * child that dies (the crash fault kills workers with SIGKILL) is started again on the same
@@ -129,9 +143,9 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
       // manager stopping the stack): only a crash is recovered from.
       if (stopping || retired.has(child) || code === 0) return;
       restarts++;
-      const injected =
-        options.logDir && child.pid !== undefined && injectedCrash(path.join(options.logDir, `${marker}.log`), child.pid);
-      log(`${marker} exited (${signal ?? `code ${code}`}${injected ? ", injected fault" : ""}); starting it again`);
+      const childLog =
+        options.logDir && child.pid !== undefined ? { file: path.join(options.logDir, `${marker}.log`), pid: child.pid } : undefined;
+      log(restartLine(marker, { code, signal }, childLog));
       setTimeout(() => {
         if (!stopping) launch(marker, script, args);
       }, 500).unref();
