@@ -9,7 +9,10 @@
 -- about 5 µs of machine time a delivery, half in the worker (building the arrays and their JSON),
 -- half in the server (parsing them into arrays: two timestamps a delivery most of it). A batch's
 -- deliveries share tenant, job type, answer, attempts, message id (none) and, within one
--- statement, their instant; a first delivery's effect_created_at is its delivered_at.
+-- statement, their instant; a first delivery's effect_created_at is its delivered_at. Measured on
+-- the bench's batch-shaped flush (5,000 first deliveries, batches of 50; 2 cores): the worker's
+-- chunking and JSON.stringify 1.1–1.2 µs a delivery before, 0.4 after; the server parsing the JSON
+-- into arrays 4.5–4.8 µs before, 2.0–2.3 after (122 bytes of JSON a delivery before, 57 after).
 --
 -- NOT VALID: every row written before satisfies the stricter check 0010 made, and validating would
 -- read every chunk's arrays (stored out of line) while this migration holds the lock that stops
