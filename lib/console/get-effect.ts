@@ -55,7 +55,9 @@ interface EffectRow {
 //    last_message_id in the index, and the duplicate bookkeeping that updates that column would
 //    then never be a HOT update.
 //  - timeline/timeline_total: this effect's deliveries (delivery_timeline, chunks of parallel arrays
-//    written by the workers in the background), the newest TIMELINE_LIMIT: the chunks that name the
+//    written by the workers in the background; a column holding one element holds the value every
+//    delivery of its chunk shares, and an empty effect_created_at is each delivery's delivered_at:
+//    migration 0015), the newest TIMELINE_LIMIT: the chunks that name the
 //    key in later_keys, and the first-delivery chunk that holds the effect's creation instant.
 //    From the effect's creation on, and only those that met this effect (or none): a key reused after an earlier effect was pruned does not show that one's deliveries.
 //  - violations: this key's own uncaught violations (uncaught_violation_keys, one row per
@@ -110,11 +112,22 @@ WITH effect AS MATERIALIZED (
          u.claim_ms, u.answer = 'claimed' AND u.delivered_at = e.created_at AS first
     FROM effect e
    CROSS JOIN chunks c
-   CROSS JOIN LATERAL unnest(c.tenants, c.keys, c.delivered_at, c.answers, c.message_ids, c.delivery_attempts,
-                             c.effect_attempts, c.claim_ms, c.effect_created_at) WITH ORDINALITY
-          AS u(tenant_id, key, delivered_at, answer, message_id, delivery_attempt, effect_attempt, claim_ms,
-               effect_created_at, n)
-   WHERE u.tenant_id = $1 AND u.key = $2
+   CROSS JOIN LATERAL unnest(c.keys) WITH ORDINALITY AS k(key, n)
+   CROSS JOIN LATERAL (
+          SELECT k.n, d.tenant_id, d.delivered_at, d.answer, d.message_id, d.delivery_attempt, d.effect_attempt, d.claim_ms,
+                 CASE cardinality(c.effect_created_at) WHEN 0 THEN d.delivered_at
+                      WHEN 1 THEN c.effect_created_at[1] ELSE c.effect_created_at[k.n] END AS effect_created_at
+            FROM (SELECT CASE WHEN cardinality(c.tenants) = 1 THEN c.tenants[1] ELSE c.tenants[k.n] END AS tenant_id,
+                         CASE WHEN cardinality(c.delivered_at) = 1 THEN c.delivered_at[1] ELSE c.delivered_at[k.n] END AS delivered_at,
+                         CASE WHEN cardinality(c.answers) = 1 THEN c.answers[1] ELSE c.answers[k.n] END AS answer,
+                         CASE WHEN cardinality(c.message_ids) = 1 THEN c.message_ids[1] ELSE c.message_ids[k.n] END AS message_id,
+                         CASE WHEN cardinality(c.delivery_attempts) = 1 THEN c.delivery_attempts[1]
+                              ELSE c.delivery_attempts[k.n] END AS delivery_attempt,
+                         CASE WHEN cardinality(c.effect_attempts) = 1 THEN c.effect_attempts[1]
+                              ELSE c.effect_attempts[k.n] END AS effect_attempt,
+                         CASE WHEN cardinality(c.claim_ms) = 1 THEN c.claim_ms[1] ELSE c.claim_ms[k.n] END AS claim_ms) d
+         ) u
+   WHERE k.key = $2 AND u.tenant_id = $1
      AND u.delivered_at >= e.created_at AND u.delivered_at <= $3::timestamptz + interval '1 minute'
      AND (u.effect_created_at IS NULL OR u.effect_created_at = e.created_at)
 ), timeline AS (

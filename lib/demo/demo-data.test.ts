@@ -78,7 +78,9 @@ describe("demo:verify", () => {
       expect.stringMatching(/^tenant globex .*orders=1/),
       "demo orders=2 captures=3 double_captures=0 lost=0",
     ]);
-    await demo.query(`TRUNCATE demo_orders, ${PROVIDER_SCHEMA}.objects, ${PROVIDER_SCHEMA}.injections`);
+    await demo.query(
+      `TRUNCATE demo_orders, ${PROVIDER_SCHEMA}.objects, ${PROVIDER_SCHEMA}.injections, ${PROVIDER_SCHEMA}.planted_keys`,
+    );
   });
 });
 

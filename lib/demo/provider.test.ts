@@ -227,9 +227,10 @@ describe("the demo's handlers against its provider process, through the stripe c
     expect(wrong.mismatches).toBe(1);
     expect(wrong.kinds.find((k) => k.kind === "drift")?.missed).toEqual(["stripe:key:globex:capture:p-ok"]);
     await demo.query(`DELETE FROM ${PROVIDER_SCHEMA}.injections WHERE onceboard_key = 'capture:p-ok'`);
+    await demo.query(`DELETE FROM ${PROVIDER_SCHEMA}.planted_keys WHERE onceboard_key = 'capture:p-ok'`);
   });
 
-  it("the mailer refuses bad input with a 400 naming the field, and the Stripe-compatible server plants one duplicate per injection on a repeated key", async () => {
+  it("the mailer refuses bad input with a 400 naming the field, and the Stripe-compatible server plants one duplicate per injection on a repeated key, and one disagreement per key", async () => {
     const bad = await fetch(servers.mailer.url, { method: "POST", body: JSON.stringify({ subject: "x" }) });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ error: "to is required", field: "to" });
@@ -249,9 +250,27 @@ describe("the demo's handlers against its provider process, through the stripe c
               (SELECT count(*)::int FROM ${PROVIDER_SCHEMA}.injections WHERE onceboard_key = 'capture:p-retry') AS injections`,
     );
     expect(rows[0]).toEqual({ objects: 2, injections: 1 });
+
+    // A key already planted gets no second disagreement on its retry: the lost object stays lost
+    // (a "duplicate" drawn on the retry would prune the key and make the object after all, and the
+    // reconciliation would find neither).
+    const lostParams = { ...params, metadata: { ...params.metadata, onceboard_key: "capture:p-lost-retry" } };
+    servers.stripe.faults = { ...noFaults(), rates: { ...noFaults().rates, lost: 1 } };
+    await stripe.paymentIntents.create(lostParams, { idempotencyKey: "k-lost-retry" });
+    servers.stripe.faults = { ...noFaults(), rates: { ...noFaults().rates, duplicate: 1 } };
+    await stripe.paymentIntents.create(lostParams, { idempotencyKey: "k-lost-retry" });
+    servers.stripe.faults = noFaults();
+    const { rows: lost } = await demo.query(
+      `SELECT (SELECT count(*)::int FROM ${PROVIDER_SCHEMA}.objects WHERE metadata->>'onceboard_key' = 'capture:p-lost-retry') AS objects,
+              (SELECT array_agg(disagreement) FROM ${PROVIDER_SCHEMA}.injections WHERE onceboard_key = 'capture:p-lost-retry') AS injections`,
+    );
+    expect(lost[0]).toEqual({ objects: 0, injections: ["lost"] });
     // Not the demo's effects: out of the way of the next test's window.
-    await demo.query(`DELETE FROM ${PROVIDER_SCHEMA}.objects WHERE metadata->>'onceboard_key' = 'capture:p-retry'`);
-    await demo.query(`DELETE FROM ${PROVIDER_SCHEMA}.injections WHERE onceboard_key = 'capture:p-retry'`);
+    for (const key of ["capture:p-retry", "capture:p-lost-retry"]) {
+      await demo.query(`DELETE FROM ${PROVIDER_SCHEMA}.objects WHERE metadata->>'onceboard_key' = $1`, [key]);
+      await demo.query(`DELETE FROM ${PROVIDER_SCHEMA}.injections WHERE onceboard_key = $1`, [key]);
+      await demo.query(`DELETE FROM ${PROVIDER_SCHEMA}.planted_keys WHERE onceboard_key = $1`, [key]);
+    }
   });
 
   it("npm run demo:verify reconciles the live demo's window itself and ends with reconciliation_mismatches=0", async () => {

@@ -77,6 +77,14 @@ CREATE TABLE IF NOT EXISTS ${PROVIDER_SCHEMA}.injections (
   onceboard_tenant text,
   injected_at timestamptz NOT NULL DEFAULT now(),
   CONSTRAINT injections_pkey PRIMARY KEY (id)
+);
+-- One disagreement per Onceboard key, whatever number of requests carry it: a retry that drew a
+-- second one could undo the first (a lost object made again by a pruned key's retry), leaving two
+-- planted findings for a key the provider in fact agrees on.
+CREATE TABLE IF NOT EXISTS ${PROVIDER_SCHEMA}.planted_keys (
+  onceboard_tenant text NOT NULL,
+  onceboard_key    text NOT NULL,
+  CONSTRAINT planted_keys_pkey PRIMARY KEY (onceboard_tenant, onceboard_key)
 );`;
 
 export async function installProviderSchema(db: pg.Pool | pg.Client): Promise<void> {
@@ -296,14 +304,26 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
     const currency = typeof params.currency === "string" ? params.currency.toLowerCase() : "usd";
     const metadata = (params.metadata && typeof params.metadata === "object" ? params.metadata : {}) as Record<string, string>;
     const paymentIntent = typeof params.payment_intent === "string" ? params.payment_intent : null;
-    const draw = (d: Disagreement) => random() < state.faults.rates[d];
     const client = await pool.connect();
+    // A disagreement drawn for this request is planted only if its key has none yet (planted_keys'
+    // primary key decides, inside this request's transaction).
+    const draw = async (d: Disagreement) => {
+      if (!(random() < state.faults.rates[d])) return false;
+      const tenant = metadata.onceboard_tenant;
+      const key = metadata.onceboard_key;
+      if (!tenant || !key) return true;
+      const { rowCount } = await client.query(
+        `INSERT INTO ${PROVIDER_SCHEMA}.planted_keys (onceboard_tenant, onceboard_key) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+        [tenant, key],
+      );
+      return rowCount === 1;
+    };
     let duplicate = false;
     let doubled = false;
     try {
       await client.query("BEGIN");
       if (idempotencyKey) {
-        duplicate = draw("duplicate");
+        duplicate = await draw("duplicate");
         // Stripe prunes keys after its window; the "duplicate" disagreement prunes this one early.
         const pruned = await client.query(
           `DELETE FROM ${PROVIDER_SCHEMA}.idempotency_keys
@@ -343,12 +363,12 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
             [extra, kind, amount, currency, metadata, paymentIntent, Math.floor(Date.now() / 1000)],
           );
         }
-      } else if (draw("keyless")) {
+      } else if (await draw("keyless")) {
         const { onceboard_key: _k, onceboard_tenant: _t, ...rest } = metadata;
         await inject(client, "keyless", id, metadata);
         stored = { ...stored, metadata: rest };
         planted = true;
-      } else if (draw("drift")) {
+      } else if (await draw("drift")) {
         await inject(client, "drift", id, metadata);
         stored = { ...stored, amount: amount + 1 };
         planted = true;
@@ -363,7 +383,7 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
         payment_intent: paymentIntent,
         created: Math.floor(Date.now() / 1000),
       };
-      if (!planted && draw("lost")) await inject(client, "lost", id, metadata);
+      if (!planted && (await draw("lost"))) await inject(client, "lost", id, metadata);
       else {
         await client.query(
           `INSERT INTO ${PROVIDER_SCHEMA}.objects (id, kind, amount, currency, status, metadata, payment_intent, created)

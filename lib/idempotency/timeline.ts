@@ -65,7 +65,12 @@ export interface PendingDelivery {
   effectCreatedAt: number | null;
 }
 
-/** One row of delivery_timeline as INSERT_CHUNKS reads it from JSON: parallel arrays, element i one delivery. */
+/**
+ * One row of delivery_timeline as INSERT_CHUNKS reads it from JSON: parallel arrays, element i one
+ * delivery. Every column but keys holds one element when all the chunk's deliveries share its
+ * value, and effect_created_at none when each delivery met the effect it created (effect_created_at
+ * = delivered_at): readers take element 1 of a one-element column, else element i (migration 0015).
+ */
 interface Chunk {
   chunk_id: string;
   first_at: string;
@@ -184,11 +189,15 @@ export function toChunks(deliveries: readonly PendingDelivery[]): Chunk[] {
 /**
  * Date#toISOString, about ten times faster for instants that share their minute (a flush's
  * deliveries do): Date#toISOString cost more than a microsecond a delivery on the loaded machine.
+ * The last instant's text is kept: a batch's deliveries share one (its statement's clock).
  */
 function isoFormatter(): (ms: number) => string {
   let minute = Number.NaN;
   let prefix = "";
+  let lastMs = Number.NaN;
+  let last = "";
   return (ms) => {
+    if (ms === lastMs) return last;
     const m = Math.floor(ms / MINUTE);
     if (m !== minute) {
       minute = m;
@@ -197,32 +206,68 @@ function isoFormatter(): (ms: number) => string {
     const rest = ms - m * MINUTE;
     const seconds = Math.floor(rest / 1000);
     const millis = rest - seconds * 1000;
-    return `${prefix}${seconds < 10 ? "0" : ""}${seconds}.${millis < 10 ? "00" : millis < 100 ? "0" : ""}${millis}Z`;
+    lastMs = ms;
+    last = `${prefix}${seconds < 10 ? "0" : ""}${seconds}.${millis < 10 ? "00" : millis < 100 ? "0" : ""}${millis}Z`;
+    return last;
   };
 }
 
+/** The column of a chunk: its one shared value when `shared`, else every delivery's. */
+function column<T>(part: readonly PendingDelivery[], shared: boolean, value: (d: PendingDelivery) => T): T[] {
+  return shared ? [value(part[0] as PendingDelivery)] : part.map(value);
+}
+
+// Why columns collapse (migration 0015 has the figures): a batch's deliveries share their tenant,
+// job type, answer, attempts, and often their instant and claim time, and a first delivery met the
+// effect it created. Writing each value once per chunk, not once per delivery, halves what the flush
+// stringifies in the worker and what the server parses into arrays. One pass finds the shared
+// columns; only the others are built per delivery.
 function chunkOf(part: PendingDelivery[], laterKeys: string[] | null, iso: (ms: number) => string): Chunk {
-  let lo = Infinity;
-  let hi = -Infinity;
+  const first = part[0] as PendingDelivery;
+  let lo = first.at;
+  let hi = first.at;
+  let tenant = true;
+  let jobType = true;
+  let at = true;
+  let answer = true;
+  let messageId = true;
+  let deliveryAttempt = true;
+  let effectAttempt = true;
+  let claimMs = true;
+  let effectCreatedAt = true;
+  let createdOwnEffect = true;
   for (const d of part) {
     if (d.at < lo) lo = d.at;
     if (d.at > hi) hi = d.at;
+    tenant &&= d.tenant === first.tenant;
+    jobType &&= d.jobType === first.jobType;
+    at &&= d.at === first.at;
+    answer &&= d.answer === first.answer;
+    messageId &&= d.messageId === first.messageId;
+    deliveryAttempt &&= d.deliveryAttempt === first.deliveryAttempt;
+    effectAttempt &&= d.effectAttempt === first.effectAttempt;
+    claimMs &&= d.claimMs === first.claimMs;
+    effectCreatedAt &&= d.effectCreatedAt === first.effectCreatedAt;
+    createdOwnEffect &&= d.effectCreatedAt === d.at;
   }
   return {
     chunk_id: randomUUID(),
     first_at: iso(lo),
     last_at: iso(hi),
     later_keys: laterKeys,
-    tenants: part.map((d) => d.tenant),
+    tenants: column(part, tenant, (d) => d.tenant),
     keys: part.map((d) => d.key),
-    job_types: part.map((d) => d.jobType),
-    delivered_at: part.map((d) => iso(d.at)),
-    answers: part.map((d) => d.answer),
-    message_ids: part.map((d) => d.messageId),
-    delivery_attempts: part.map((d) => d.deliveryAttempt),
-    effect_attempts: part.map((d) => d.effectAttempt),
-    claim_ms: part.map((d) => d.claimMs),
-    effect_created_at: part.map((d) => (d.effectCreatedAt === null ? null : iso(d.effectCreatedAt))),
+    job_types: column(part, jobType, (d) => d.jobType),
+    delivered_at: column(part, at, (d) => iso(d.at)),
+    answers: column(part, answer, (d) => d.answer),
+    message_ids: column(part, messageId, (d) => d.messageId),
+    delivery_attempts: column(part, deliveryAttempt, (d) => d.deliveryAttempt),
+    effect_attempts: column(part, effectAttempt, (d) => d.effectAttempt),
+    claim_ms: column(part, claimMs, (d) => d.claimMs),
+    // None when every delivery met the effect it made (first deliveries): then it is delivered_at.
+    effect_created_at: createdOwnEffect
+      ? []
+      : column(part, effectCreatedAt, (d) => (d.effectCreatedAt === null ? null : iso(d.effectCreatedAt))),
   };
 }
 

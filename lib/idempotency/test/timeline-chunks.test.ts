@@ -57,3 +57,84 @@ describe("toChunks", () => {
     expect(new Set(chunks.map((c) => c.chunk_id)).size).toBe(2);
   });
 });
+
+/** A chunk's value for delivery i, as the readers take it (migration 0015). */
+const valueAt = <T>(column: readonly T[], i: number): T | undefined => (column.length === 1 ? column[0] : column[i]);
+
+/** Every delivery of the chunks, read back as the key page reads them. */
+function readBack(chunks: ReturnType<typeof toChunks>): Pending[] {
+  return chunks.flatMap((c) =>
+    c.keys.map((key, i) => {
+      const at = Date.parse(valueAt(c.delivered_at, i) as string);
+      const created = c.effect_created_at.length === 0 ? at : valueAt(c.effect_created_at, i);
+      return {
+        tenant: valueAt(c.tenants, i) as string,
+        key,
+        jobType: valueAt(c.job_types, i) as string,
+        at,
+        answer: valueAt(c.answers, i) as Pending["answer"],
+        messageId: valueAt(c.message_ids, i) ?? null,
+        deliveryAttempt: valueAt(c.delivery_attempts, i) ?? null,
+        effectAttempt: valueAt(c.effect_attempts, i) as number,
+        claimMs: valueAt(c.claim_ms, i) as number,
+        effectCreatedAt: typeof created === "string" ? Date.parse(created) : (created ?? null),
+      };
+    }),
+  );
+}
+
+describe("columns a chunk's deliveries share", () => {
+  it("are written once: a batch's first deliveries keep only their keys and message ids per delivery", () => {
+    const batch = ["a", "b", "c"].map((key) => ({ ...delivery(base, key), messageId: `m-${key}` }));
+    const [chunk, ...rest] = toChunks(batch);
+    expect(rest).toEqual([]);
+    expect(chunk).toMatchObject({
+      tenants: ["t1"],
+      keys: ["a", "b", "c"],
+      job_types: ["j"],
+      delivered_at: ["2026-12-02T00:59:58.007Z"],
+      answers: ["claimed"],
+      message_ids: ["m-a", "m-b", "m-c"],
+      delivery_attempts: [null],
+      effect_attempts: [1],
+      claim_ms: [1],
+      // Each met the effect it created: its effect_created_at is its delivered_at.
+      effect_created_at: [],
+    });
+    expect(readBack(toChunks(batch))).toEqual(batch);
+  });
+
+  it("first deliveries of several batches keep their instants per delivery, and still no effect_created_at", () => {
+    const batches = [delivery(base, "a"), delivery(base, "b"), delivery(base + 3, "c")].map((d, i) => ({ ...d, claimMs: i }));
+    const [chunk] = toChunks(batches);
+    expect(chunk?.delivered_at).toEqual(["2026-12-02T00:59:58.007Z", "2026-12-02T00:59:58.007Z", "2026-12-02T00:59:58.010Z"]);
+    expect(chunk?.claim_ms).toEqual([0, 1, 2]);
+    expect(chunk?.effect_created_at).toEqual([]);
+    expect(readBack(toChunks(batches))).toEqual(batches);
+  });
+
+  it("are not collapsed when they differ: mixed tenants, answers and attempts read back per delivery", () => {
+    const mixed: Pending[] = [
+      { ...delivery(base + 10, "x", "duplicate"), tenant: "t1", messageId: "m-1", deliveryAttempt: 2 },
+      { ...delivery(base + 20, "x", "key_reuse"), tenant: "t1", messageId: "m-2" },
+      { ...delivery(base + 30, "x", "waited"), tenant: "t2", effectAttempt: 2, claimMs: 7.5, effectCreatedAt: base + 5 },
+      { ...delivery(base + 40, "y", "beyond_retention"), tenant: "t2", jobType: "k", effectCreatedAt: null },
+    ];
+    const chunks = toChunks(mixed);
+    expect(chunks).toHaveLength(1);
+    const columns = ["tenants", "job_types", "delivered_at", "answers", "message_ids", "delivery_attempts"] as const;
+    for (const column of [...columns, "effect_attempts", "claim_ms", "effect_created_at"] as const) {
+      expect(chunks[0]?.[column]).toHaveLength(4);
+    }
+    // Grouped by key (x's three, then y): the same deliveries, each with its own values.
+    expect(readBack(chunks)).toEqual(mixed);
+  });
+
+  it("a later chunk whose deliveries all met one effect writes its effect_created_at once", () => {
+    const replays = [delivery(base + 1, "x", "duplicate"), delivery(base + 2, "x", "duplicate")];
+    const [chunk] = toChunks(replays);
+    expect(chunk?.effect_created_at).toEqual(["2026-12-02T00:59:58.007Z"]);
+    expect(chunk?.delivered_at).toHaveLength(2);
+    expect(readBack(toChunks(replays))).toEqual(replays);
+  });
+});

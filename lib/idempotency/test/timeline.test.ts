@@ -31,15 +31,21 @@ interface TimelineRow {
   effect_created_at: Date | null;
 }
 
+/** A chunk's element for delivery n: a one-element column is every delivery's (migration 0015). */
+const elementOf = (column: string) => `CASE WHEN cardinality(c.${column}) = 1 THEN c.${column}[1] ELSE c.${column}[k.n] END`;
+
 async function timelineOf(key: string, tenant = "t1"): Promise<TimelineRow[]> {
   const { rows } = await db.pool.query<TimelineRow>(
     `SELECT u.answer, u.message_id, u.delivery_attempt, u.effect_attempt, c.worker_id, u.claim_ms, u.delivered_at,
-            u.effect_created_at
+            CASE cardinality(c.effect_created_at) WHEN 0 THEN u.delivered_at ELSE ${elementOf("effect_created_at")} END
+              AS effect_created_at
        FROM delivery_timeline c
-      CROSS JOIN LATERAL unnest(c.tenants, c.keys, c.answers, c.message_ids, c.delivery_attempts, c.effect_attempts,
-                                c.claim_ms, c.delivered_at, c.effect_created_at)
-            AS u(tenant_id, key, answer, message_id, delivery_attempt, effect_attempt, claim_ms, delivered_at, effect_created_at)
-      WHERE u.tenant_id = $1 AND u.key = $2
+      CROSS JOIN LATERAL unnest(c.keys) WITH ORDINALITY AS k(key, n)
+      CROSS JOIN LATERAL (
+             SELECT ${elementOf("tenants")} AS tenant_id, ${elementOf("answers")} AS answer, ${elementOf("message_ids")} AS message_id,
+                    ${elementOf("delivery_attempts")} AS delivery_attempt, ${elementOf("effect_attempts")} AS effect_attempt,
+                    ${elementOf("claim_ms")} AS claim_ms, ${elementOf("delivered_at")} AS delivered_at) u
+      WHERE u.tenant_id = $1 AND k.key = $2
       ORDER BY u.delivered_at, u.answer`,
     [tenant, key],
   );
@@ -265,6 +271,28 @@ describe("timeline partitions", () => {
     } finally {
       await scratch.drop();
     }
+  });
+});
+
+describe("the chunk's parallel check (migration 0015)", () => {
+  const chunk = (tenants: string, createdAt: string) =>
+    db.pool.query(
+      `INSERT INTO delivery_timeline (first_at, last_at, chunk_id, worker_id, tenants, keys, job_types, delivered_at, answers,
+                                      message_ids, delivery_attempts, effect_attempts, claim_ms, effect_created_at)
+       VALUES (now(), now(), gen_random_uuid(), 'check', ${tenants}, ARRAY['a', 'b', 'c'], ARRAY['j'], ARRAY[now()],
+               ARRAY['claimed'], ARRAY[NULL::text], ARRAY[NULL::int], ARRAY[1], ARRAY[1::real], ${createdAt})`,
+    );
+  it("takes a column of one element or of every delivery's, and an empty effect_created_at", async () => {
+    await chunk("ARRAY['t1']", "'{}'::timestamptz[]");
+    await chunk("ARRAY['t1', 't2', 't1']", "ARRAY[now()]");
+  });
+  it("refuses any other length", async () => {
+    await expect(chunk("ARRAY['t1', 't2']", "ARRAY[now()]")).rejects.toMatchObject({
+      constraint: "delivery_timeline_parallel_check",
+    });
+    await expect(chunk("ARRAY['t1']", "ARRAY[now(), now()]")).rejects.toMatchObject({
+      constraint: "delivery_timeline_parallel_check",
+    });
   });
 });
 
