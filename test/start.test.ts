@@ -578,6 +578,11 @@ describe("npm start on the user's own database (DATABASE_URL)", () => {
         const lines = run.output().trim().split("\n");
         expect(lines.at(-1)).toMatch(/Sign in once with this link .*\/login#code=/);
         expect(run.output()).toMatch(new RegExp(`console logs \\(JSON lines\\) in ${path.join(dataDir, "logs", "console.log")}`));
+        // The line above is not enough: the console's output goes through the JSON-line splitter into
+        // that file (opened at start, readable by its owner only), so no JSON line reaches the terminal.
+        const consoleLog = await fs.stat(path.join(dataDir, "logs", "console.log"));
+        expect(consoleLog.mode & 0o777).toBe(0o600);
+        expect(run.output()).not.toMatch(/^\{/m);
         expect(run.output()).not.toMatch(/demo: \d+ workers|backfilling/);
         const client = new pg.Client({ connectionString: scratch.url });
         await client.connect();
