@@ -26,7 +26,11 @@ describe("the demo supervisor tells an injected crash from a real one", () => {
     expect(restartLine("demo-worker-1", death, { file: log, pid: 5151 })).toBe(
       "demo-worker-1 exited (SIGKILL, injected fault); starting it again",
     );
-    expect(restartLine("demo-worker-1", death, { file: log, pid: 5152 })).toBe("demo-worker-1 exited (SIGKILL); starting it again");
-    expect(restartLine("demo-worker-1", { code: 1, signal: null }, undefined)).toBe("demo-worker-1 exited (code 1); starting it again");
+    expect(restartLine("demo-worker-1", death, { file: log, pid: 5152 })).toBe(
+      "demo-worker-1 exited (SIGKILL); starting it again",
+    );
+    expect(restartLine("demo-worker-1", { code: 1, signal: null }, undefined)).toBe(
+      "demo-worker-1 exited (code 1); starting it again",
+    );
   });
 });

@@ -144,7 +144,9 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
       if (stopping || retired.has(child) || code === 0) return;
       restarts++;
       const childLog =
-        options.logDir && child.pid !== undefined ? { file: path.join(options.logDir, `${marker}.log`), pid: child.pid } : undefined;
+        options.logDir && child.pid !== undefined
+          ? { file: path.join(options.logDir, `${marker}.log`), pid: child.pid }
+          : undefined;
       log(restartLine(marker, { code, signal }, childLog));
       setTimeout(() => {
         if (!stopping) launch(marker, script, args);
