@@ -3,13 +3,13 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import {
+  ClaimSettledError,
   createEffects,
   EffectInFlightError,
   EffectKeyReuseError,
   EffectNotAppliedError,
   InvalidEffectKeyError,
   IsolationLevelError,
-  ClaimSettledError,
   LeaseLostError,
   OutcomeTooLargeError,
   providerKeyFor,
