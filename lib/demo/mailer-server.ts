@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
+import { EffectNotAppliedError } from "../idempotency";
 import { PROVIDER_SCHEMA } from "./stripe-server";
 
 /**
@@ -193,7 +194,12 @@ export class MailerClient {
       body: JSON.stringify(message),
     });
     const text = await res.text();
-    if (!res.ok) throw new Error(`the mailer refused the message (${res.status}): ${text.slice(0, 200)}`);
+    // A 4xx is a refusal: nothing was stored, so the at-most-once step may try again. A 5xx (or a
+    // dropped connection, thrown by fetch) may come after the message was stored: a plain Error,
+    // and the step is abandoned rather than risk a second email.
+    if (res.status >= 400 && res.status < 500)
+      throw new EffectNotAppliedError(`the mailer refused the message (${res.status}): ${text.slice(0, 200)}`);
+    if (!res.ok) throw new Error(`the mailer failed (${res.status}); the message may have been stored: ${text.slice(0, 200)}`);
     return JSON.parse(text) as SentMessage;
   }
 }

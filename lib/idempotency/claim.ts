@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type ClaimResultKind, type ClaimRow, runClaim } from "./claim-sql";
-import { type ClaimRef, runComplete, runExtendLease, runFail } from "./complete-sql";
+import { type ClaimRef, runAbandon, runComplete, runExtendLease, runFail } from "./complete-sql";
 import type { EffectsCore } from "./core";
 import type { Sql } from "./db";
 import { mapDbError } from "./db-errors";
@@ -80,8 +80,8 @@ export class Claim {
   readonly owner: string;
   leaseUntil: Date;
   private providerKeyCache: string | undefined;
-  /** Set once complete() or fail() succeeded: a settled claim is never written again. */
-  private settled: "completed" | "failed" | null = null;
+  /** Set once complete(), fail() or abandon() succeeded: a settled claim is never written again. */
+  private settled: "completed" | "failed" | "abandoned" | null = null;
 
   constructor(
     private readonly core: EffectsCore,
@@ -197,12 +197,29 @@ export class Claim {
   /** Releases the claim as failed so the next delivery retries it at once. */
   async fail(error: unknown): Promise<void> {
     if (this.settled) throw new ClaimSettledError(this.key, this.settled);
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    const message = errorText(error);
     const coalescer = this.#coalescer();
     if (coalescer) await coalescer.fail(this.ref, message).catch((e: unknown) => Promise.reject(mapDbError(e)));
     else await runStatement(this.sql, () => runFail(this.sql, this.ref, message));
     this.settled = "failed";
   }
+
+  /**
+   * Ends the claim as abandoned: never run again, no outcome (what an at-most-once step gets when
+   * it cannot tell whether its effect happened). Not coalesced: it is the rare path.
+   */
+  async abandon(error: unknown): Promise<void> {
+    if (this.settled) throw new ClaimSettledError(this.key, this.settled);
+    const message = `abandoned: attempt ${this.attempt} threw (${errorText(error)}); at most once, so not run again`;
+    await runStatement(this.sql, () => runAbandon(this.sql, this.ref, message));
+    this.settled = "abandoned";
+    this.core.metrics.abandoned.inc({ job_type: this.jobType });
+    this.core.rollups?.add(this.jobType, { abandoned: 1 });
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 export type Acquired =

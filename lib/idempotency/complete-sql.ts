@@ -54,6 +54,17 @@ export const FAIL: Statement = {
  WHERE ${WHERE} AND status IN ('in_progress', 'failed')`,
 };
 
+// An at-most-once step that threw may have had its effect (the provider took the email, then the
+// reply was lost): the claim ends abandoned, never run again. 'abandoned' is matched too so that
+// re-sending it after a lost reply reports success.
+export const ABANDON: Statement = {
+  name: "onceboard_abandon_v1",
+  returns: "count",
+  text: `UPDATE onceboard.effects
+   SET status = 'abandoned', error = $6::text, lease_until = NULL, updated_at = clock_timestamp()
+ WHERE ${WHERE} AND status IN ('in_progress', 'abandoned')`,
+};
+
 // Many failures in one round trip and one commit (coalesced claim.fail() calls): each row named and
 // guarded exactly as FAIL names it; it returns the claims still ours, by their whole ref.
 export const FAIL_BATCH: Statement = {
@@ -134,6 +145,11 @@ function stillOurs(refs: readonly ClaimRef[], rows: readonly StillOurs[]): boole
 
 export async function runFail(sql: Sql, ref: ClaimRef, error: string): Promise<boolean> {
   const { rowCount } = await sql.run(FAIL, [...refValues(ref), error.slice(0, 2000)]);
+  return rowCount === 1;
+}
+
+export async function runAbandon(sql: Sql, ref: ClaimRef, error: string): Promise<boolean> {
+  const { rowCount } = await sql.run(ABANDON, [...refValues(ref), error.slice(0, 2000)]);
   return rowCount === 1;
 }
 

@@ -108,13 +108,13 @@ export class OutcomeNotStorableError extends EffectsError {
   }
 }
 
-/** claim.complete() / claim.fail() on a claim that was already completed or failed: nothing changed. */
+/** claim.complete() / fail() / abandon() on a claim that was already settled: nothing changed. */
 export class ClaimSettledError extends EffectsError {
   readonly code = "CLAIM_SETTLED";
   readonly disposition = "dead-letter";
   constructor(
     readonly key: string,
-    readonly settled: "completed" | "failed",
+    readonly settled: "completed" | "failed" | "abandoned",
   ) {
     super(`the claim on effect ${key} was already ${settled}; its stored outcome is never replaced`);
   }
@@ -231,4 +231,18 @@ export class EffectsClosedError extends EffectsError {
 
 export function isEffectsError(error: unknown): error is EffectsError {
   return error instanceof EffectsError;
+}
+
+/**
+ * Not raised by the library: thrown by an at-most-once step that knows its effect did not happen
+ * (the mailer refused the message with a 4xx, the SMS gateway rejected the number). The claim is
+ * then released as failed and the next delivery tries again. Any other throw from an at-most-once
+ * step marks it abandoned: after a timeout, a 5xx or a cut connection the email may have gone out,
+ * and at most once means never sending it twice.
+ */
+export class EffectNotAppliedError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "EffectNotAppliedError";
+  }
 }

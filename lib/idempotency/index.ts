@@ -18,6 +18,7 @@ export {
   type Disposition,
   EffectInFlightError,
   EffectKeyReuseError,
+  EffectNotAppliedError,
   EffectsClosedError,
   EffectsDatabaseError,
   EffectsError,

@@ -87,7 +87,7 @@ export function createMetrics(registry: Registry | undefined): EffectsMetrics {
     ]),
     abandoned: counter(
       "idem_abandoned_total",
-      "At-most-once steps whose owner died between claim and completion; marked abandoned, not run again.",
+      "At-most-once steps whose owner died, or whose step threw, between claim and completion; marked abandoned, not run again.",
       ["job_type"],
     ),
     takeovers: counter("idem_takeovers_total", "Claims taken over after the previous owner's lease expired.", ["job_type"]),

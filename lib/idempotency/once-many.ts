@@ -4,7 +4,7 @@ import type { EffectsCore } from "./core";
 import { EffectsError, InvalidEffectInputError, OutcomeNotStorableError, OutcomeTooLargeError } from "./errors";
 import { once } from "./once";
 import { checkFunction } from "./spec";
-import { type EffectResult, recordStepFailure, resultOf, settleExisting, stepLog } from "./step";
+import { type EffectResult, recordStepFailure, releaseAfterThrow, resultOf, settleExisting, stepLog } from "./step";
 
 /** One input's answer from effects.onceMany: what effects.once would have resolved to, or thrown. */
 export type OnceManyAnswer<T> = { ok: true; result: EffectResult<T> } | { ok: false; error: unknown };
@@ -76,9 +76,7 @@ export async function onceMany<T>(
         // Skipped first, so the batch's completion does not wait for this key's records and release.
         store.skip();
         await recordStepFailure(core, spec, claim, error, done);
-        await claim
-          .fail(error)
-          .catch((failError: unknown) => core.logger.error({ err: failError }, "could not release a failed claim"));
+        await releaseAfterThrow(core, spec, claim, error, done);
         return { ok: false, error };
       }
       let json: string;

@@ -2,7 +2,7 @@ import { type Acquired, acquire, type Claim, claimInternals } from "./claim";
 import type { EffectsCore } from "./core";
 import { assertInTransaction, inNewTransaction, type Sql, sqlFor, type TransactionHandle, warnIfPoolUnguarded } from "./db";
 import { mapDbError } from "./db-errors";
-import { EffectsClosedError, EffectsError, OutcomeNotStorableError, OutcomeTooLargeError } from "./errors";
+import { EffectNotAppliedError, EffectsClosedError, EffectsError, OutcomeNotStorableError, OutcomeTooLargeError } from "./errors";
 import { providerKeyFor } from "./keys";
 import { encodeOutcome, parseMarker } from "./outcome";
 import { isConnectionError } from "./pg-errors";
@@ -164,9 +164,33 @@ export async function recordStepFailure(
 }
 
 /**
+ * Ends an owned claim whose step threw, outside a transaction (in one, the rollback undoes the
+ * claim): released as failed, so the next delivery retries at once. Except at most once: a throw
+ * does not say the effect did not happen (the mailer took the email, then its reply was lost or
+ * it answered 500), so the claim is abandoned, never run again, unless the step threw
+ * EffectNotAppliedError. A release that fails is logged: the lease then runs out and the next
+ * claim decides (an at-most-once claim is abandoned there too).
+ */
+export async function releaseAfterThrow(core: EffectsCore, spec: StepSpec, claim: Claim, error: unknown, done: Done) {
+  const abandon = spec.policy === "at_most_once" && !(error instanceof EffectNotAppliedError);
+  try {
+    if (abandon) {
+      await claim.abandon(error);
+      done("abandoned", { effectAttempt: claim.attempt, reason: "the step threw; its effect may have happened" }, "warn");
+    } else {
+      await claim.fail(error);
+    }
+  } catch (releaseError) {
+    core.logger.error(
+      { err: releaseError },
+      abandon ? "could not abandon an at-most-once claim" : "could not release a failed claim",
+    );
+  }
+}
+
+/**
  * Phase 2 (Powertools: getFunctionResult): this delivery owns the claim; run the step. A failure is
- * counted, logged, and (outside a transaction, where a rollback does not undo the claim) released
- * as failed so the next delivery retries at once.
+ * counted, logged, and (outside a transaction) released by releaseAfterThrow.
  */
 async function runOwnedClaim(
   core: EffectsCore,
@@ -181,11 +205,7 @@ async function runOwnedClaim(
     return await fn(claim, tx);
   } catch (error) {
     await recordStepFailure(core, spec, claim, error, done);
-    if (!sql.inTransaction) {
-      await claim
-        .fail(error)
-        .catch((failError: unknown) => core.logger.error({ err: failError }, "could not release a failed claim"));
-    }
+    if (!sql.inTransaction) await releaseAfterThrow(core, spec, claim, error, done);
     throw error;
   }
 }

@@ -4,7 +4,9 @@ import pino from "pino";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { createEffects, type Duration, type EffectResult, type Effects } from "../idempotency";
+import { MailerClient, startMailerServer } from "../demo/mailer-server";
+import { PROVIDER_SCHEMA } from "../demo/stripe-server";
+import { createEffects, type Duration, type EffectResult, type Effects, onceboardMetadata } from "../idempotency";
 import { isConnectionError } from "../idempotency/pg-errors";
 import { commitPointOf, type FaultProxy, startFaultProxy } from "./fault-proxy";
 
@@ -220,6 +222,64 @@ describe("each fault once, at the worst moment: the library against a naive hand
     expect(() => assertRight({ runs: naiveRuns, reported: reported(naive), redelivered: "duplicate" })).toThrow();
     expect(reported(naive)).toBe("failed");
     await effects.close();
+  });
+
+  it("the provider's own commit reply lost inside an at-most-once step (the mailer stored the email, then answered 500): abandoned, never sent twice", async () => {
+    // The mailer's database connection goes through the proxy; the library's does not.
+    const mailer = await startMailerServer({ databaseUrl: proxy.urlFor(db.sqlUrl) });
+    const client = new MailerClient(mailer.url);
+    const effects = effectsOn(db.pool);
+    const emails = async (key: string) =>
+      (
+        await db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${PROVIDER_SCHEMA}.messages WHERE onceboard_key = $1`,
+          [key],
+        )
+      ).rows[0]!.n;
+    const storedEmail = (r: { text: string | null }) => r.text?.startsWith(`INSERT INTO ${PROVIDER_SCHEMA}.messages`) === true;
+    try {
+      const key = keyFor("receipt");
+      const deliver = () =>
+        settle(
+          effects.once({ tenant: "acme", key, jobType: "chaos", messageId: uniq("m"), policy: "atMostOnce" }, (claim) =>
+            client.send({ to: "billing@acme.example", subject: "Receipt", ...onceboardMetadata(claim) }),
+          ),
+        );
+      const fault = proxy.arm("reply_lost", storedEmail);
+      const first = await deliver();
+      await fault;
+      const redelivered = await deliver();
+      const assertRight = (o: { emails: number; first: string; redelivered: string }) =>
+        expect(o).toEqual({ emails: 1, first: "failed", redelivered: "duplicate" });
+      assertRight({ emails: await emails(key), first: reported(first), redelivered: reported(redelivered) });
+      const { rows } = await db.pool.query<{ status: string; error: string }>(
+        "SELECT status, error FROM onceboard.effects WHERE tenant_id = 'acme' AND key = $1",
+        [key],
+      );
+      expect(rows[0]).toMatchObject({ status: "abandoned" });
+      expect(rows[0]!.error).toMatch(/attempt 1 threw \(Error: the mailer failed \(500\)/);
+
+      // The control: what the library did before, a send that threw released as failed and retried.
+      const naiveKey = keyFor("naive-receipt");
+      const naiveSend = () =>
+        client.send({ to: "billing@acme.example", subject: "Receipt", onceboard_key: naiveKey, onceboard_tenant: "acme" });
+      const naiveFault = proxy.arm("reply_lost", storedEmail);
+      const naiveFirst = await settle(naiveSend());
+      await naiveFault;
+      const naiveRetry = await settle(naiveSend());
+      const naiveEmails = await emails(naiveKey);
+      expect(() =>
+        assertRight({
+          emails: naiveEmails,
+          first: naiveFirst.ok ? "ran" : "failed",
+          redelivered: naiveRetry.ok ? "ran" : "failed",
+        }),
+      ).toThrow();
+      expect(naiveEmails).toBe(2);
+    } finally {
+      await effects.close();
+      await mailer.close();
+    }
   });
 
   it("transactional step whose COMMIT reply was lost: resolved by reading the claim, never by running the step again", async () => {

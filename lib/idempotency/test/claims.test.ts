@@ -3,9 +3,11 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import {
+  ClaimSettledError,
   createEffects,
   EffectInFlightError,
   EffectKeyReuseError,
+  EffectNotAppliedError,
   InvalidEffectKeyError,
   IsolationLevelError,
   LeaseLostError,
@@ -241,6 +243,62 @@ describe("claims", () => {
     expect(await metricValue(effects.registry, "idem_abandoned_total")).toBe(1);
     expect((await effectRows("acme", key))[0]).toMatchObject({ status: "abandoned", policy: "at_most_once" });
     expect(lines.some((l) => l.result === "abandoned" && l.key === key)).toBe(true);
+  });
+
+  it("at-most-once: a step that throws is abandoned, not retried (its email may have gone out); EffectNotAppliedError retries", async () => {
+    const { logger, lines } = captureLogger();
+    const effects = testEffects(db.pool, { logger });
+    const sends: string[] = [];
+    // What a mailer client does when the send reached the provider and the answer did not come back.
+    const sendThenLoseReply = (key: string) => {
+      sends.push(key);
+      throw new Error("socket hang up");
+    };
+    const input = (key: string) => ({ tenant: "acme", key, jobType: "j", policy: "atMostOnce" as const });
+
+    const viaOnce = uniq("receipt:order");
+    await expect(effects.once(input(viaOnce), () => sendThenLoseReply(viaOnce))).rejects.toThrow("socket hang up");
+    const redelivered = await effects.once(input(viaOnce), () => sendThenLoseReply(viaOnce));
+    expect(redelivered).toMatchObject({ result: "duplicate", outcome: undefined, attempt: 1 });
+    const [row] = await effectRows("acme", viaOnce);
+    expect(row).toMatchObject({ status: "abandoned", attempt: 1 });
+    expect(row.error).toBe("abandoned: attempt 1 threw (Error: socket hang up); at most once, so not run again");
+    expect(lines.some((l) => l.result === "abandoned" && l.key === viaOnce)).toBe(true);
+
+    // The same through a job's step and through onceMany.
+    const viaJob = uniq("receipt:order");
+    const deliverJob = () =>
+      effects.job({ tenant: "acme", jobType: "j" }, (job) => job.atMostOnce(viaJob, () => sendThenLoseReply(viaJob)));
+    await expect(deliverJob()).rejects.toThrow("socket hang up");
+    expect((await deliverJob()).value).toBeUndefined();
+    const viaMany = uniq("receipt:order");
+    const [manyFirst] = await effects.onceMany([input(viaMany)], () => sendThenLoseReply(viaMany));
+    expect(manyFirst).toMatchObject({ ok: false });
+    const [manyAgain] = await effects.onceMany([input(viaMany)], () => sendThenLoseReply(viaMany));
+    expect(manyAgain).toMatchObject({ ok: true, result: { result: "duplicate", outcome: undefined } });
+    expect(sends).toEqual([viaOnce, viaJob, viaMany]);
+    expect(await metricValue(effects.registry, "idem_abandoned_total")).toBe(3);
+
+    // A step that knows nothing went out (the provider refused the request) says so, and is retried.
+    const refused = uniq("receipt:order");
+    let tries = 0;
+    const refuseOnce = () => {
+      if (++tries === 1) throw new EffectNotAppliedError("the mailer refused the message (422)");
+      return { sent: tries };
+    };
+    await expect(effects.once(input(refused), refuseOnce)).rejects.toBeInstanceOf(EffectNotAppliedError);
+    expect((await effectRows("acme", refused))[0]).toMatchObject({ status: "failed" });
+    expect(await effects.once(input(refused), refuseOnce)).toMatchObject({ result: "ran", attempt: 2, outcome: { sent: 2 } });
+
+    // Low level: claim.abandon() settles the claim like complete() and fail() do.
+    const low = uniq("receipt:order");
+    const owned = await effects.claim(input(low));
+    if (owned.kind !== "owned") throw new Error("expected owned");
+    await owned.claim.abandon(new Error("unsure"));
+    await expect(owned.claim.complete("late")).rejects.toBeInstanceOf(ClaimSettledError);
+    expect((await effectRows("acme", low))[0]).toMatchObject({ status: "abandoned" });
+    expect(await metricValue(effects.registry, "idem_abandoned_total")).toBe(4);
+    await effects.close();
   });
 
   it("lets a long step extend its lease so nobody takes it over", async () => {
