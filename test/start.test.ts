@@ -604,4 +604,32 @@ describe("npm start on the user's own database (DATABASE_URL)", () => {
     },
     600_000,
   );
+
+  it.skipIf(!adminUrl)(
+    "prints the login link again once the history backfill's lines have scrolled it away",
+    async () => {
+      const scratch = await createScratchDatabase(adminUrl!, { prefix: "onceboard_start_relink" });
+      try {
+        const port = await findFreePort();
+        const run = runStart({ DATABASE_URL: scratch.url, ONCEBOARD_DATA_DIR: dataDir, PORT: String(port) }, ["--history", "6h"]);
+        running.push(run);
+        await waitForOutput(run, /history ready: \d+ effects/, 300_000);
+        await waitForOutput(run, /history ready[^]*Sign in once with this link/, 30_000);
+        const lines = run.output().trim().split("\n");
+        const links = lines.flatMap((line, i) => (/Sign in once with this link .*\/login#code=/.test(line) ? [i] : []));
+        const backfilling = lines.findIndex((line) => line.includes("backfilling"));
+        const ready = lines.findIndex((line) => line.includes("history ready"));
+        // Once before the backfill's progress lines, once after them, and the same link both times.
+        expect(links).toHaveLength(2);
+        expect(links[0]!).toBeLessThan(backfilling);
+        expect(links[1]!).toBeGreaterThan(ready);
+        expect(lines[links[1]!]).toBe(lines[links[0]!]);
+        run.child.kill("SIGTERM");
+        expect(await run.exited).toBe(0);
+      } finally {
+        await scratch.drop();
+      }
+    },
+    600_000,
+  );
 });
