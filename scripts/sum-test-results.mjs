@@ -31,4 +31,11 @@ for (const file of files) {
     console.log(`${file}: ${report.stats.expected} passed, ${report.stats.unexpected} failed`);
   }
 }
+// Steps that failed without a failing test (lint, the build, Vitest's exit 1 on an unhandled
+// error) count as one failure each, so the closing line never reads "0 failed" on a red run.
+const failedSteps = Number(process.env.ONCEBOARD_FAILED_STEPS ?? 0);
+if (failedSteps > 0 && failed === 0) {
+  console.log(`${failedSteps} step(s) failed outside any test report (see "failed step:" above)`);
+  failed += failedSteps;
+}
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
