@@ -326,14 +326,7 @@ export function settleClaim(
  * What one claim's answer adds to the metrics, the rollups, the timeline (unless `recorded` there
  * already) and the duplicate counts.
  */
-function bookClaim(
-  core: EffectsCore,
-  spec: ClaimSpec,
-  row: ClaimRow,
-  seconds: number,
-  waited: boolean,
-  recorded: boolean,
-): void {
+function bookClaim(core: EffectsCore, spec: ClaimSpec, row: ClaimRow, seconds: number, waited: boolean, recorded: boolean): void {
   const { metrics, rollups, opts } = core;
   const labels = { job_type: spec.jobType };
   if (!recorded) {
