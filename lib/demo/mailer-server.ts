@@ -33,6 +33,13 @@ CREATE TABLE IF NOT EXISTS ${PROVIDER_SCHEMA}.messages (
 );
 CREATE INDEX IF NOT EXISTS messages_sent_at_idx ON ${PROVIDER_SCHEMA}.messages (sent_at, id);`;
 
+// Prepared (named): parsed and planned once per connection, not at every send (a receipt per order in the soak).
+const RECEIVE_SQL = {
+  name: "mailer_receive_v1",
+  text: `INSERT INTO ${PROVIDER_SCHEMA}.messages (recipient, subject, onceboard_key, onceboard_tenant)
+       VALUES ($1, $2, $3, $4) RETURNING *`,
+} as const;
+
 export async function installMailerSchema(db: pg.Pool | pg.ClientBase): Promise<void> {
   await db.query(MAILER_SCHEMA_SQL);
 }
@@ -116,16 +123,15 @@ export async function startMailerServer(options: { databaseUrl: string; port?: n
 
   async function receive(req: http.IncomingMessage): Promise<SentMessage> {
     const body = await readJson(req);
-    const { rows } = await pool.query<MessageRow>(
-      `INSERT INTO ${PROVIDER_SCHEMA}.messages (recipient, subject, onceboard_key, onceboard_tenant)
-       VALUES ($1, $2, $3, $4) RETURNING *`,
-      [
+    const { rows } = await pool.query<MessageRow>({
+      ...RECEIVE_SQL,
+      values: [
         text(body, "to", true),
         text(body, "subject", true),
         text(body, "onceboard_key", false),
         text(body, "onceboard_tenant", false),
       ],
-    );
+    });
     return toMessage(rows[0]!);
   }
 
