@@ -1,5 +1,6 @@
 // Sums passed/failed over every Vitest and Playwright JSON report in a folder and prints the
 // closing line CI reads: "N passed, N failed" (", N skipped" when any were skipped).
+// Usage: node scripts/sum-test-results.mjs <dir> [--failed-steps N]
 import fs from "node:fs";
 import path from "node:path";
 
@@ -33,7 +34,8 @@ for (const file of files) {
 }
 // Steps that failed without a failing test (lint, the build, Vitest's exit 1 on an unhandled
 // error) count as one failure each, so the closing line never reads "0 failed" on a red run.
-const failedSteps = Number(process.env.ONCEBOARD_FAILED_STEPS ?? 0);
+const stepsFlag = process.argv.indexOf("--failed-steps");
+const failedSteps = stepsFlag > 0 ? Number(process.argv[stepsFlag + 1] ?? 0) : 0;
 if (failedSteps > 0 && failed === 0) {
   console.log(`${failedSteps} step(s) failed outside any test report (see "failed step:" above)`);
   failed += failedSteps;
