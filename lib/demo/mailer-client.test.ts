@@ -47,7 +47,10 @@ describe("MailerClient", () => {
   const start = async (replies: ((res: http.ServerResponse) => void)[]) => {
     const mailer = await scriptedMailer(replies);
     const client = new MailerClient(mailer.url);
-    cleanups.push(() => client.close(), () => mailer.close());
+    cleanups.push(
+      () => client.close(),
+      () => mailer.close(),
+    );
     return { mailer, client };
   };
 
