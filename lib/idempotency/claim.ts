@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type ClaimResultKind, type ClaimRow, runClaim } from "./claim-sql";
 import { type ClaimRef, runAbandon, runComplete, runExtendLease, runFail } from "./complete-sql";
 import type { EffectsCore } from "./core";
-import type { Sql } from "./db";
+import { bookkeep, type Sql } from "./db";
 import { mapDbError } from "./db-errors";
 import type { Duration } from "./duration";
 import {
@@ -62,6 +62,8 @@ export interface ClaimInternals {
   markCompleted(claim: Claim): void;
   /** Counts and returns the LeaseLostError of a completion that found the claim taken over. */
   leaseLost(claim: Claim): LeaseLostError;
+  /** The statements' handle the claim was made on (its owned run, when it has one). */
+  sqlOf(claim: Claim): Sql;
 }
 
 // Assigned once, when the class below is defined.
@@ -191,6 +193,7 @@ export class Claim {
       assertOpen: (claim) => claim.#assertOpen(),
       markCompleted: (claim) => claim.#markCompleted(),
       leaseLost: (claim) => claim.#leaseLost(),
+      sqlOf: (claim) => claim.sql,
     };
   }
 
@@ -224,7 +227,8 @@ function errorText(error: unknown): string {
 
 export type Acquired =
   | { kind: "owned"; row: ClaimRow; claim: Claim }
-  | { kind: "duplicate"; row: ClaimRow }
+  /** ownCommit: a rerun of an owned transaction found its own earlier run's committed effect. */
+  | { kind: "duplicate"; row: ClaimRow; ownCommit?: true }
   | { kind: "abandoned"; row: ClaimRow };
 
 /**
@@ -233,7 +237,7 @@ export type Acquired =
  */
 export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Promise<Acquired> {
   const { opts } = core;
-  const owner = `${opts.workerId}:${randomUUID()}`;
+  const owner = sql.ownedRun?.owner ?? `${opts.workerId}:${randomUUID()}`;
   const hash = spec.requestHash;
   const requireExisting = spec.publishedAt !== null && Date.now() - spec.publishedAt.getTime() > opts.retentionMs;
   const started = performance.now();
@@ -288,6 +292,37 @@ export function settleClaim(
   seconds: number,
   waited = false,
 ): Acquired {
+  // A rerun of an owned transaction whose COMMIT went through unanswered finds its own completed
+  // effect: the delivery ran once, here, and is booked as the claim it was, not as a duplicate.
+  const ownCommit = row.result === "duplicate" && sql.ownedRun !== undefined && row.owner === sql.ownedRun.owner;
+  const booked: ClaimRow = ownCommit ? { ...row, result: "claimed" } : row;
+  bookkeep(sql, () => bookClaim(core, spec, booked, seconds, waited));
+
+  switch (row.result) {
+    case "claimed":
+    case "retry":
+    case "takeover":
+      return { kind: "owned", row, claim: new Claim(core, sql, spec, row) };
+    case "duplicate":
+      return ownCommit ? { kind: "duplicate", row, ownCommit } : { kind: "duplicate", row };
+    case "abandoned":
+      return { kind: "abandoned", row };
+    case "in_flight": {
+      const leaseLeft = row.leaseUntil ? row.leaseUntil.getTime() - row.dbNow.getTime() : spec.leaseMs;
+      const retryAfterMs = Math.min(Math.max(leaseLeft, 1000), Math.max(spec.leaseMs, 1000));
+      throw new EffectInFlightError(spec.tenant, spec.key, row.leaseUntil, retryAfterMs);
+    }
+    case "key_reuse":
+      throw new EffectKeyReuseError(spec.tenant, spec.key, row.firstMessageId);
+    case "retention_expired":
+      throw new RetentionWindowError(spec.key, spec.publishedAt ?? new Date(0), core.opts.retentionMs);
+    default:
+      throw new Error(`unexpected claim result ${String(row.result)}`);
+  }
+}
+
+/** What one claim's answer adds to the metrics, the rollups, the timeline and the duplicate counts. */
+function bookClaim(core: EffectsCore, spec: ClaimSpec, row: ClaimRow, seconds: number, waited: boolean): void {
   const { metrics, rollups, opts } = core;
   const labels = { job_type: spec.jobType };
   core.timeline?.record({
@@ -312,13 +347,10 @@ export function settleClaim(
   }
 
   switch (row.result) {
-    case "claimed":
-    case "retry":
-      return { kind: "owned", row, claim: new Claim(core, sql, spec, row) };
     case "takeover":
       metrics.takeovers.inc(labels);
       rollups?.add(spec.jobType, { takeovers: 1 });
-      return { kind: "owned", row, claim: new Claim(core, sql, spec, row) };
+      break;
     case "duplicate":
       metrics.duplicateSuppressions.inc(labels);
       if (row.createdAt) core.duplicates.record(spec.tenant, spec.key, row.createdAt, row.gapSeconds, spec.messageId);
@@ -328,24 +360,17 @@ export function settleClaim(
       }
       rollups?.add(spec.jobType, { suppressed: 1 });
       rollups?.addTenantSuppression(spec.tenant, spec.jobType);
-      return { kind: "duplicate", row };
+      break;
     case "abandoned":
       metrics.abandoned.inc(labels);
       rollups?.add(spec.jobType, { abandoned: 1 });
-      return { kind: "abandoned", row };
-    case "in_flight": {
+      break;
+    case "in_flight":
       rollups?.add(spec.jobType, { inFlight: 1 });
-      const leaseLeft = row.leaseUntil ? row.leaseUntil.getTime() - row.dbNow.getTime() : spec.leaseMs;
-      const retryAfterMs = Math.min(Math.max(leaseLeft, 1000), Math.max(spec.leaseMs, 1000));
-      throw new EffectInFlightError(spec.tenant, spec.key, row.leaseUntil, retryAfterMs);
-    }
+      break;
     case "key_reuse":
       metrics.keyReuse.inc(labels);
       rollups?.add(spec.jobType, { keyReuse: 1 });
-      throw new EffectKeyReuseError(spec.tenant, spec.key, row.firstMessageId);
-    case "retention_expired":
-      throw new RetentionWindowError(spec.key, spec.publishedAt ?? new Date(0), opts.retentionMs);
-    default:
-      throw new Error(`unexpected claim result ${String(row.result)}`);
+      break;
   }
 }

@@ -1,6 +1,16 @@
+import { randomUUID } from "node:crypto";
 import { type Acquired, acquire, type Claim, claimInternals } from "./claim";
 import type { EffectsCore } from "./core";
-import { assertInTransaction, inNewTransaction, type Sql, sqlFor, type TransactionHandle, warnIfPoolUnguarded } from "./db";
+import {
+  assertInTransaction,
+  bookkeep,
+  inNewTransaction,
+  type OwnedRun,
+  type Sql,
+  sqlFor,
+  type TransactionHandle,
+  warnIfPoolUnguarded,
+} from "./db";
 import { mapDbError } from "./db-errors";
 import { EffectNotAppliedError, EffectsClosedError, EffectsError, OutcomeNotStorableError, OutcomeTooLargeError } from "./errors";
 import { providerKeyFor } from "./keys";
@@ -144,9 +154,10 @@ export async function recordStepFailure(
   error: unknown,
   done: Done,
 ): Promise<void> {
-  const labels = { job_type: spec.jobType };
-  core.metrics.stepFailures.inc(labels);
-  core.rollups?.add(spec.jobType, { failed: 1 });
+  bookkeep(claimInternals.sqlOf(claim), () => {
+    core.metrics.stepFailures.inc({ job_type: spec.jobType });
+    core.rollups?.add(spec.jobType, { failed: 1 });
+  });
   const constraint = uniqueViolationConstraint(error);
   if (constraint !== null) {
     await recordUncaughtViolation(core, {
@@ -281,6 +292,7 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
       if (error instanceof EffectsError) done(error.code.toLowerCase(), { err: error.message }, "warn");
       throw error;
     }
+    if (acquired.kind === "duplicate" && acquired.ownCommit) return { result: ranInEarlierRun<T>(spec, acquired, done) };
     if (acquired.kind !== "owned") return { result: settleExisting<T>(core, spec, acquired, done) };
     const value = await runOwnedClaim(core, spec, acquired.claim, sql, tx, fn, done);
     return storeOutcome<T>(core, spec, acquired, value, done);
@@ -295,17 +307,35 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
 }
 
 /**
+ * The rerun of an owned transaction found the effect its earlier run committed (the COMMIT's reply
+ * was lost): this delivery ran the step, once, and gets its stored outcome as a run, not as a
+ * duplicate.
+ */
+function ranInEarlierRun<T>(spec: StepSpec, acquired: Extract<Acquired, { kind: "duplicate" }>, done: Done): EffectResult<T> {
+  const { row } = acquired;
+  done("ran", { effectAttempt: row.attempt, how: "commit_reply_lost" });
+  return resultOf(spec, acquired, "ran", (row.outcome ?? null) as T, row.attempt, row.attempt > 1);
+}
+
+/**
  * A transactional step in a transaction the library opens. We own it, so a transient failure
  * (deadlock, serialization, the connection cut, even under the step's own queries) reruns all of
  * it: the claim and the step's writes roll back together, and a COMMIT whose reply was lost is
- * found by the rerun's claim as a duplicate. When the retries run out, a connection-level failure
+ * found by the rerun's claim, made with the same owner, as this delivery's own. Only the last
+ * run's bookkeeping counts (OwnedRun). When the retries run out, a connection-level failure
  * is reported as EffectsDatabaseError (disposition retry), not as the handler's error.
  */
 async function inOwnTransaction<R>(core: EffectsCore, body: (sql: Sql, tx: TransactionHandle) => Promise<R>): Promise<R> {
+  const run: OwnedRun = { owner: `${core.opts.workerId}:${randomUUID()}`, journal: [] };
   try {
-    return await withRetry(() => inNewTransaction(core.opts.db, body, { schema: core.opts.schema }));
+    return await withRetry(() => {
+      run.journal = [];
+      return inNewTransaction(core.opts.db, (sql, tx) => body({ ...sql, ownedRun: run }, tx), { schema: core.opts.schema });
+    });
   } catch (error) {
     if (error instanceof EffectsError || !isConnectionError(error)) throw error;
     throw mapDbError(error);
+  } finally {
+    for (const book of run.journal) book();
   }
 }

@@ -8,6 +8,7 @@ import { MailerClient, startMailerServer } from "../demo/mailer-server";
 import { PROVIDER_SCHEMA } from "../demo/stripe-server";
 import { createEffects, type Duration, type EffectResult, type Effects, onceboardMetadata } from "../idempotency";
 import { isConnectionError } from "../idempotency/pg-errors";
+import { metricValue } from "../idempotency/test/helpers";
 import { commitPointOf, type FaultProxy, startFaultProxy } from "./fault-proxy";
 
 /**
@@ -330,6 +331,40 @@ describe("each fault once, at the worst moment: the library against a naive hand
       assertRight({ runs: naiveRuns, writes: await writes(naiveKey), ok: true, outcome: { paid: true } }),
     ).rejects.toThrow();
     expect(await writes(naiveKey)).toBe(2);
+    await effects.close();
+  });
+
+  it("a rerun transaction counts its delivery once: a lost COMMIT's delivery is a run, a duplicate reset at its COMMIT one suppression", async () => {
+    const effects = effectsOn(viaProxy);
+    const jobType = uniq("chaos-books");
+    const spec = (key: string) => ({ tenant: "acme", key, jobType, messageId: uniq("m"), policy: "transactional" as const });
+    const counted = async () => ({
+      claimed: await metricValue(effects.registry, "idem_claims_total", { job_type: jobType, result: "claimed" }),
+      duplicate: await metricValue(effects.registry, "idem_claims_total", { job_type: jobType, result: "duplicate" }),
+      suppressed: await metricValue(effects.registry, "idem_duplicate_suppressions_total", { job_type: jobType }),
+    });
+    const key = keyFor("mark-paid");
+
+    // The first delivery's COMMIT reaches the server and its reply is lost: rerun, it finds its own
+    // committed effect. One delivery, one run, no suppression.
+    const lost = proxy.arm("reply_lost", (r) => r.commitPoint === "commit");
+    const first = await effects.once(spec(key), async (_claim, tx) => {
+      await tx!.query("INSERT INTO chaos_writes (key, what) VALUES ($1, 'entry')", [key]);
+      return { paid: true };
+    });
+    expect((await lost).commitPoint).toBe("commit");
+    expect(first).toMatchObject({ result: "ran", duplicate: false, outcome: { paid: true } });
+    expect(await counted()).toEqual({ claimed: 1, duplicate: 0, suppressed: 0 });
+
+    // A redelivery, suppressed, whose COMMIT is cut: its transaction is rerun, and counted once.
+    const reset = proxy.arm("reset_in_transaction", (r) => r.text !== null && /^\s*COMMIT\b/i.test(r.text));
+    const second = await effects.once(spec(key), async () => {
+      throw new Error("a duplicate must not run");
+    });
+    expect((await reset).transaction).toBe("T");
+    expect(second).toMatchObject({ result: "duplicate", outcome: { paid: true } });
+    expect(await counted()).toEqual({ claimed: 1, duplicate: 1, suppressed: 1 });
+    expect(await writes(key)).toBe(1);
     await effects.close();
   });
 
