@@ -102,6 +102,24 @@ function cstring(buf: Buffer, at: number): { value: string; next: number } {
   return { value: buf.toString("utf8", at, end), next: end + 1 };
 }
 
+/**
+ * The parts as one buffer: a view when they lie back to back in one allocation (a request or a
+ * reply read in one chunk, the usual case), a copy only when they span chunks. Why: the proxy
+ * carries every query of the soak, and copying each message and then the request cost it a
+ * copy and an allocation per message.
+ */
+function joined(parts: Buffer[]): Buffer {
+  const first = parts[0];
+  if (!first) return Buffer.alloc(0);
+  let end = first.byteOffset + first.length;
+  for (let i = 1; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (part.buffer !== first.buffer || part.byteOffset !== end) return Buffer.concat(parts);
+    end += part.length;
+  }
+  return parts.length === 1 ? first : Buffer.from(first.buffer, first.byteOffset, end - first.byteOffset);
+}
+
 /** Writes chunks to a socket each after its delay, never out of order. */
 class DelayedPipe {
   private queue: { buf: Buffer; at: number }[] = [];
@@ -134,7 +152,10 @@ class DelayedPipe {
   private pump(): void {
     this.timer = undefined;
     const now = Date.now();
+    // Everything due goes out in one write (writev), not a syscall per chunk.
+    this.dest.cork();
     while (this.queue.length > 0 && this.queue[0]!.at <= now) this.write(this.queue.shift()!.buf);
+    this.dest.uncork();
     this.schedule();
   }
 
@@ -251,7 +272,7 @@ export async function startFaultProxy(options: {
       }
       // An armed fault is resolved once it has happened (reply_lost: at the reset; stall: on delivery).
       pending.push({ decision: decision as Decision, request, armed: chosen });
-      toServer.push(batch.length === 1 ? batch[0]! : Buffer.concat(batch), latency());
+      toServer.push(joined(batch), latency());
       batch = [];
       batchText = null;
       return true;
@@ -274,13 +295,14 @@ export async function startFaultProxy(options: {
             continue;
           }
           started = true;
-          toServer.push(Buffer.from(message), latency());
+          toServer.push(message, latency());
           continue;
         }
         if (fromClient.length < 5) return;
         const length = fromClient.readInt32BE(1);
         if (fromClient.length < 1 + length) return;
-        const message = Buffer.from(fromClient.subarray(0, 1 + length));
+        // A view into the chunk, never copied: a chunk is not reused once read.
+        const message = fromClient.subarray(0, 1 + length);
         fromClient = fromClient.subarray(1 + length);
         const type = String.fromCharCode(message[0]!);
         switch (type) {
@@ -315,7 +337,7 @@ export async function startFaultProxy(options: {
           case "H":
             // Flush: what was assembled goes out now; the request ends at its Sync.
             batch.push(message);
-            toServer.push(Buffer.concat(batch), latency());
+            toServer.push(joined(batch), latency());
             batch = [];
             break;
           default:
@@ -334,7 +356,7 @@ export async function startFaultProxy(options: {
         if (fromServer.length < 5) break;
         const length = fromServer.readInt32BE(1);
         if (fromServer.length < 1 + length) break;
-        const message = Buffer.from(fromServer.subarray(0, 1 + length));
+        const message = fromServer.subarray(0, 1 + length);
         fromServer = fromServer.subarray(1 + length);
         const head = pending[0];
         const isReady = message[0] === 0x5a; // 'Z'
@@ -343,7 +365,7 @@ export async function startFaultProxy(options: {
           if (isReady) {
             counts.replyLost[head.request.commitPoint ?? "commit"]++;
             head.armed?.resolve(head.request);
-            if (out.length > 0) toClient.push(Buffer.concat(out), latency());
+            if (out.length > 0) toClient.push(joined(out), latency());
             teardown();
             return;
           }
@@ -364,8 +386,8 @@ export async function startFaultProxy(options: {
           }
           // A stalled reply goes out on its own, after the stall; what follows it waits behind it.
           if (stallFrom >= 0) {
-            if (stallFrom > 0) toClient.push(Buffer.concat(out.slice(0, stallFrom)), latency());
-            toClient.push(Buffer.concat(out.slice(stallFrom)), rates.stallMs);
+            if (stallFrom > 0) toClient.push(joined(out.slice(0, stallFrom)), latency());
+            toClient.push(joined(out.slice(stallFrom)), rates.stallMs);
             out.length = 0;
             stallFrom = -1;
           }
@@ -373,10 +395,10 @@ export async function startFaultProxy(options: {
       }
       if (out.length === 0) return;
       if (stallFrom >= 0) {
-        if (stallFrom > 0) toClient.push(Buffer.concat(out.slice(0, stallFrom)), latency());
-        toClient.push(Buffer.concat(out.slice(stallFrom)), rates.stallMs);
+        if (stallFrom > 0) toClient.push(joined(out.slice(0, stallFrom)), latency());
+        toClient.push(joined(out.slice(stallFrom)), rates.stallMs);
       } else {
-        toClient.push(Buffer.concat(out), latency());
+        toClient.push(joined(out), latency());
       }
     });
   };

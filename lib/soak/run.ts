@@ -107,7 +107,7 @@ export async function runSoak(
   const pool = new pg.Pool({ connectionString: db.url, max: 4, application_name: `${SOAK_APP_PREFIX}-supervisor` });
   pool.on("error", () => {});
   let boss: PgBoss | undefined;
-  let workers: ReturnType<typeof startWorkerPool> | undefined;
+  let workers: Awaited<ReturnType<typeof startWorkerPool>> | undefined;
   let poolStats: WorkerPoolStats = emptyPoolStats();
   let proxy: FaultProxy | undefined;
   const memory: MemorySample[] = [];
@@ -166,7 +166,7 @@ export async function runSoak(
       }
     };
     memoryTimer = setInterval(sampleMemory, 30_000);
-    workers = startWorkerPool({
+    workers = await startWorkerPool({
       workers: options.workers,
       noteDir,
       log,
