@@ -142,9 +142,10 @@ export const TIMELINE_BATCH_CHUNK_MIN = 32;
 /**
  * A flush starts as soon as this many deliveries wait, without waiting for the interval. Why 1,000
  * and not more (docs/benchmarks.md, "The timeline's chunks cut at batch boundaries"): what waits is
- * written by whoever flushes next, and a flush() or close() waits for it; at 5,000, the flush that
- * bench:timeline's batched path awaited after each quarter-second round was most of what it charged
- * the timeline (0.929 of off; 0.969 at 1,000). A chunk of 1,000 was one INSERT then as now.
+ * written by whoever flushes next, and a flush() or close() waits for it. At 5,000, the flush that
+ * bench:timeline's batched path awaited after each quarter-second round was a large part of what it
+ * still charged the timeline (0.929 of off; 0.922–0.972 in three runs at 1,000). A chunk of 1,000
+ * is one INSERT either way.
  */
 export const TIMELINE_FLUSH_AT = 1000;
 /**
