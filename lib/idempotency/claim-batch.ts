@@ -93,12 +93,23 @@ export async function claimMany(core: EffectsCore, inputs: readonly BatchClaimIn
       }
     }
     const seconds = (performance.now() - started) / 1000 / members.length;
+    // One timeline entry for the statement's deliveries, not one per key (before any key's answer
+    // can throw: every delivery is recorded, as a single claim records it before settling).
+    if (rows && core.timeline) {
+      core.timeline.recordBatch(
+        members.map((m) => m.spec),
+        rows,
+        seconds,
+      );
+    }
     for (const [k, m] of members.entries()) {
       const row = rows?.[k];
       try {
         answers[m.index] = {
           ok: true,
-          acquired: row ? settleClaim(core, sql, m.spec, row, seconds) : await acquire(core, sql, m.spec),
+          acquired: row
+            ? settleClaim(core, sql, m.spec, row, seconds, { recorded: core.timeline !== null })
+            : await acquire(core, sql, m.spec),
           spec: m.spec,
         };
       } catch (error) {

@@ -275,14 +275,15 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
     },
   );
 
-  return settleClaim(core, sql, spec, row, (performance.now() - started) / 1000, waited);
+  return settleClaim(core, sql, spec, row, (performance.now() - started) / 1000, { waited });
 }
 
 /**
  * What one claim's row means: counts it (metrics, rollups, the duplicate ledger) and returns the
  * owned claim, the duplicate or the abandoned effect; throws the typed errors for in flight, key
  * reuse and an expired retention. Shared by single and batched claims. `waited`: an earlier poll of
- * this delivery found the effect in flight.
+ * this delivery found the effect in flight. `recorded`: the caller put it on the timeline already
+ * (claimMany records its statement's deliveries together: DeliveryTimeline.recordBatch).
  */
 export function settleClaim(
   core: EffectsCore,
@@ -290,13 +291,13 @@ export function settleClaim(
   spec: ClaimSpec,
   row: ClaimRow,
   seconds: number,
-  waited = false,
+  { waited = false, recorded = false }: { waited?: boolean; recorded?: boolean } = {},
 ): Acquired {
   // A rerun of an owned transaction whose COMMIT went through unanswered finds its own completed
   // effect: the delivery ran once, here, and is booked as the claim it was, not as a duplicate.
   const ownCommit = row.result === "duplicate" && sql.ownedRun !== undefined && row.owner === sql.ownedRun.owner;
   const booked: ClaimRow = ownCommit ? { ...row, result: "claimed" } : row;
-  bookkeep(sql, () => bookClaim(core, spec, booked, seconds, waited));
+  bookkeep(sql, () => bookClaim(core, spec, booked, seconds, waited, recorded));
 
   switch (row.result) {
     case "claimed":
@@ -321,20 +322,25 @@ export function settleClaim(
   }
 }
 
-/** What one claim's answer adds to the metrics, the rollups, the timeline and the duplicate counts. */
-function bookClaim(core: EffectsCore, spec: ClaimSpec, row: ClaimRow, seconds: number, waited: boolean): void {
+/**
+ * What one claim's answer adds to the metrics, the rollups, the timeline (unless `recorded` there
+ * already) and the duplicate counts.
+ */
+function bookClaim(core: EffectsCore, spec: ClaimSpec, row: ClaimRow, seconds: number, waited: boolean, recorded: boolean): void {
   const { metrics, rollups, opts } = core;
   const labels = { job_type: spec.jobType };
-  core.timeline?.record({
-    tenant: spec.tenant,
-    key: spec.key,
-    jobType: spec.jobType,
-    messageId: spec.messageId,
-    deliveryAttempt: spec.deliveryAttempt,
-    answer: timelineAnswerOf(row.result, waited),
-    row,
-    claimSeconds: seconds,
-  });
+  if (!recorded) {
+    core.timeline?.record({
+      tenant: spec.tenant,
+      key: spec.key,
+      jobType: spec.jobType,
+      messageId: spec.messageId,
+      deliveryAttempt: spec.deliveryAttempt,
+      answer: timelineAnswerOf(row.result, waited),
+      row,
+      claimSeconds: seconds,
+    });
+  }
   metrics.claimDuration.observe(labels, seconds);
   metrics.claims.inc({ job_type: spec.jobType, result: row.result });
   rollups?.addClaim(spec.jobType, seconds);

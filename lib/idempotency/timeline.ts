@@ -65,6 +65,26 @@ export interface PendingDelivery {
   effectCreatedAt: number | null;
 }
 
+/** What recordBatch needs of each delivery of a batched claim: its spec's fields. */
+export type BatchDelivery = Pick<DeliveryRecord, "tenant" | "key" | "jobType" | "messageId" | "deliveryAttempt">;
+
+/**
+ * The first deliveries of one batched claim statement (claimMany) held as one entry: the keys it
+ * claimed set-wise share their instant (the statement's clock, which is also each effect's
+ * created_at), their job type, attempt 1 and their claim time (the statement's, divided among them).
+ * Only what can differ is held per delivery.
+ */
+export interface PendingBatch {
+  jobType: string;
+  at: number;
+  effectAttempt: number;
+  claimMs: number;
+  tenants: string[];
+  keys: string[];
+  messageIds: (string | null)[];
+  deliveryAttempts: (number | null)[];
+}
+
 /**
  * One row of delivery_timeline as INSERT_CHUNKS reads it from JSON: parallel arrays, element i one
  * delivery. Every column but keys holds one element when all the chunk's deliveries share its
@@ -109,10 +129,25 @@ SELECT d.first_at, d.last_at, d.chunk_id, $2::text, $3::boolean, d.later_keys, d
 
 /** The most deliveries in one chunk: bounds what the key page unnests to find one first delivery. */
 export const TIMELINE_CHUNK = 1000;
-/** Chunks per INSERT. */
-const CHUNKS_PER_INSERT = 20;
-/** A flush starts as soon as this many deliveries wait, without waiting for the interval. */
-export const TIMELINE_FLUSH_AT = 5000;
+/** Deliveries per INSERT (chunks are added whole up to it). */
+const DELIVERIES_PER_INSERT = 20 * TIMELINE_CHUNK;
+/**
+ * A batched claim's first deliveries get a chunk of their own from this many on; fewer join the
+ * minute's chunks one by one. Why (docs/benchmarks.md, "The timeline's chunks cut at batch
+ * boundaries"): a chunk of one statement's deliveries stores delivered_at, claim_ms and every other
+ * shared column once, so the server parses one key a delivery instead of a key, an instant and a
+ * duration; below this the row a chunk costs outweighs what collapsing saves.
+ */
+export const TIMELINE_BATCH_CHUNK_MIN = 32;
+/**
+ * A flush starts as soon as this many deliveries wait, without waiting for the interval. Why 1,000
+ * and not more (docs/benchmarks.md, "The timeline's chunks cut at batch boundaries"): what waits is
+ * written by whoever flushes next, and a flush() or close() waits for it. At 5,000, the flush that
+ * bench:timeline's batched path awaited after each quarter-second round was a large part of what it
+ * still charged the timeline (0.929 of off; 0.922–0.972 in three runs at 1,000). A chunk of 1,000
+ * is one INSERT either way.
+ */
+export const TIMELINE_FLUSH_AT = 1000;
 /**
  * The most deliveries a worker holds while its flushes fail (the database unreachable): beyond it
  * the oldest are dropped and counted (idem_timeline_dropped_total), so an outage cannot grow the
@@ -271,8 +306,53 @@ function chunkOf(part: PendingDelivery[], laterKeys: string[] | null, iso: (ms: 
   };
 }
 
+/** [the one value] when every element is equal, else the elements: a chunk's column (migration 0015). */
+function collapsed<T>(values: T[]): T[] {
+  const first = values[0];
+  for (const v of values) if (v !== first) return values;
+  return [first as T];
+}
+
+/**
+ * A chunk per batched claim statement, TIMELINE_CHUNK deliveries at most each: written as chunkOf
+ * writes the same deliveries (so readers cannot tell), built from the batch's columns directly.
+ * Every column but keys, message ids and delivery attempts holds the statement's one value; a
+ * first delivery's effect_created_at is its delivered_at, so that column stays empty.
+ */
+export function batchChunks(batches: readonly PendingBatch[]): Chunk[] {
+  const format = isoFormatter();
+  const chunks: Chunk[] = [];
+  for (const b of batches) {
+    const at = format(b.at);
+    for (let i = 0; i < b.keys.length; i += TIMELINE_CHUNK) {
+      const end = i + TIMELINE_CHUNK;
+      const whole = i === 0 && b.keys.length <= TIMELINE_CHUNK;
+      chunks.push({
+        chunk_id: randomUUID(),
+        first_at: at,
+        last_at: at,
+        later_keys: null,
+        tenants: collapsed(whole ? b.tenants : b.tenants.slice(i, end)),
+        keys: whole ? b.keys : b.keys.slice(i, end),
+        job_types: [b.jobType],
+        delivered_at: [at],
+        answers: ["claimed"],
+        message_ids: collapsed(whole ? b.messageIds : b.messageIds.slice(i, end)),
+        delivery_attempts: collapsed(whole ? b.deliveryAttempts : b.deliveryAttempts.slice(i, end)),
+        effect_attempts: [b.effectAttempt],
+        claim_ms: [b.claimMs],
+        effect_created_at: [],
+      });
+    }
+  }
+  return chunks;
+}
+
 export class DeliveryTimeline extends PeriodicFlush {
   private pending: PendingDelivery[] = [];
+  /** Batched claims' first deliveries, an entry per statement (recordBatch), and how many deliveries they hold. */
+  private batches: PendingBatch[] = [];
+  private batchDeliveries = 0;
   /** Chunks whose INSERT failed, retried as they are (same chunk_id: a lost reply's chunk is not written twice). */
   private unwritten: Chunk[] = [];
   private unwrittenDeliveries = 0;
@@ -292,6 +372,74 @@ export class DeliveryTimeline extends PeriodicFlush {
 
   /** Buffers one delivery; no I/O here (the claim path calls it). */
   record(d: DeliveryRecord): void {
+    this.push(d);
+    this.afterRecord();
+  }
+
+  /**
+   * Buffers every delivery of one batched claim statement, `rows[k]` its answer to `deliveries[k]`,
+   * each of them charged `claimSeconds`; no I/O here. The keys the statement claimed set-wise (one
+   * instant, which is their effects' creation) are held as one entry when there are
+   * TIMELINE_BATCH_CHUNK_MIN of them; every other answer is buffered as record() buffers it.
+   */
+  recordBatch(deliveries: readonly BatchDelivery[], rows: readonly ClaimRow[], claimSeconds: number): void {
+    // The statement's set-wise claims: claimed, each meeting the effect it created, all at one instant.
+    const shared = rows.find((row) => row.result === "claimed" && row.createdAt?.getTime() === row.dbNow.getTime());
+    const jobType = deliveries[0]?.jobType;
+    const inBatch = (k: number) => {
+      const row = rows[k] as ClaimRow;
+      return (
+        row.result === "claimed" &&
+        row.attempt === shared?.attempt &&
+        row.dbNow.getTime() === shared.dbNow.getTime() &&
+        row.createdAt?.getTime() === shared.dbNow.getTime() &&
+        deliveries[k]?.jobType === jobType
+      );
+    };
+    let together = 0;
+    if (shared) for (let k = 0; k < deliveries.length; k++) if (inBatch(k)) together++;
+    const batch: PendingBatch | null =
+      shared && together >= TIMELINE_BATCH_CHUNK_MIN
+        ? {
+            jobType: jobType as string,
+            at: shared.dbNow.getTime(),
+            effectAttempt: shared.attempt,
+            claimMs: Math.round(claimSeconds * 1e6) / 1e3,
+            tenants: [],
+            keys: [],
+            messageIds: [],
+            deliveryAttempts: [],
+          }
+        : null;
+    for (let k = 0; k < deliveries.length; k++) {
+      const d = deliveries[k] as BatchDelivery;
+      const row = rows[k] as ClaimRow;
+      if (batch && inBatch(k)) {
+        batch.tenants.push(d.tenant);
+        batch.keys.push(d.key);
+        batch.messageIds.push(d.messageId);
+        batch.deliveryAttempts.push(d.deliveryAttempt);
+      } else {
+        this.push({
+          tenant: d.tenant,
+          key: d.key,
+          jobType: d.jobType,
+          messageId: d.messageId,
+          deliveryAttempt: d.deliveryAttempt,
+          answer: timelineAnswerOf(row.result, false),
+          row,
+          claimSeconds,
+        });
+      }
+    }
+    if (batch) {
+      this.batches.push(batch);
+      this.batchDeliveries += batch.keys.length;
+    }
+    this.afterRecord();
+  }
+
+  private push(d: DeliveryRecord): void {
     this.pending.push({
       tenant: d.tenant,
       key: d.key,
@@ -306,22 +454,34 @@ export class DeliveryTimeline extends PeriodicFlush {
       claimMs: Math.round(d.claimSeconds * 1e6) / 1e3,
       effectCreatedAt: d.row.createdAt ? d.row.createdAt.getTime() : null,
     });
-    if (this.pending.length + this.unwrittenDeliveries > TIMELINE_MAX_PENDING) this.trim();
-    if (this.pending.length >= TIMELINE_FLUSH_AT) void this.flush();
+  }
+
+  private afterRecord(): void {
+    if (this.size > TIMELINE_MAX_PENDING) this.trim();
+    if (this.pending.length + this.batchDeliveries >= TIMELINE_FLUSH_AT) void this.flush();
   }
 
   /** Deliveries held: recorded and not yet written. */
   get size(): number {
-    return this.pending.length + this.unwrittenDeliveries;
+    return this.pending.length + this.batchDeliveries + this.unwrittenDeliveries;
   }
 
-  /** Drops the oldest deliveries beyond TIMELINE_MAX_PENDING: unwritten chunks first, then recorded ones. */
+  /**
+   * Drops the oldest deliveries beyond TIMELINE_MAX_PENDING: unwritten chunks first, then batches
+   * (whole: a batch is one statement's), then recorded ones.
+   */
   private trim(): void {
     let over = this.size - TIMELINE_MAX_PENDING;
     let dropped = 0;
     while (over > 0 && this.unwritten.length > 0) {
       const n = (this.unwritten.shift() as Chunk).keys.length;
       this.unwrittenDeliveries -= n;
+      over -= n;
+      dropped += n;
+    }
+    while (over > 0 && this.batches.length > 0) {
+      const n = (this.batches.shift() as PendingBatch).keys.length;
+      this.batchDeliveries -= n;
       over -= n;
       dropped += n;
     }
@@ -333,15 +493,24 @@ export class DeliveryTimeline extends PeriodicFlush {
   }
 
   protected async flushOnce(): Promise<boolean> {
-    if (this.pending.length === 0 && this.unwritten.length === 0) return true;
-    const chunks = [...this.unwritten, ...toChunks(this.pending)];
+    if (this.pending.length === 0 && this.batches.length === 0 && this.unwritten.length === 0) return true;
+    const chunks = [...this.unwritten, ...toChunks(this.pending), ...batchChunks(this.batches)];
     this.pending = [];
+    this.batches = [];
+    this.batchDeliveries = 0;
     this.unwritten = [];
     this.unwrittenDeliveries = 0;
     const sql = sqlFor(this.db, false, this.options.schema);
     const failed: Chunk[] = [];
-    for (let i = 0; i < chunks.length; i += CHUNKS_PER_INSERT) {
-      const batch = chunks.slice(i, i + CHUNKS_PER_INSERT);
+    for (let i = 0; i < chunks.length; ) {
+      let held = (chunks[i] as Chunk).keys.length;
+      let end = i + 1;
+      while (end < chunks.length && held + (chunks[end] as Chunk).keys.length <= DELIVERIES_PER_INSERT) {
+        held += (chunks[end] as Chunk).keys.length;
+        end++;
+      }
+      const batch = chunks.slice(i, end);
+      i = end;
       try {
         await sql.run(INSERT_CHUNKS, [JSON.stringify(batch), this.options.workerId, this.options.demo]);
       } catch (error) {
