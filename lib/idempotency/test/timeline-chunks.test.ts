@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LATER_KEY_SEPARATOR, type PendingDelivery, TIMELINE_CHUNK, toChunks } from "../timeline";
+import { readBack } from "./timeline-read-back";
 
 /** How a flush lays deliveries out in delivery_timeline's chunks (timeline.ts), without a database. */
 type Pending = PendingDelivery;
@@ -57,31 +58,6 @@ describe("toChunks", () => {
     expect(new Set(chunks.map((c) => c.chunk_id)).size).toBe(2);
   });
 });
-
-/** A chunk's value for delivery i, as the readers take it (migration 0015). */
-const valueAt = <T>(column: readonly T[], i: number): T | undefined => (column.length === 1 ? column[0] : column[i]);
-
-/** Every delivery of the chunks, read back as the key page reads them. */
-function readBack(chunks: ReturnType<typeof toChunks>): Pending[] {
-  return chunks.flatMap((c) =>
-    c.keys.map((key, i) => {
-      const at = Date.parse(valueAt(c.delivered_at, i) as string);
-      const created = c.effect_created_at.length === 0 ? at : valueAt(c.effect_created_at, i);
-      return {
-        tenant: valueAt(c.tenants, i) as string,
-        key,
-        jobType: valueAt(c.job_types, i) as string,
-        at,
-        answer: valueAt(c.answers, i) as Pending["answer"],
-        messageId: valueAt(c.message_ids, i) ?? null,
-        deliveryAttempt: valueAt(c.delivery_attempts, i) ?? null,
-        effectAttempt: valueAt(c.effect_attempts, i) as number,
-        claimMs: valueAt(c.claim_ms, i) as number,
-        effectCreatedAt: typeof created === "string" ? Date.parse(created) : (created ?? null),
-      };
-    }),
-  );
-}
 
 describe("columns a chunk's deliveries share", () => {
   it("are written once: a batch's first deliveries keep only their keys and message ids per delivery", () => {
