@@ -97,7 +97,7 @@ export async function onceMany<T>(
       done("ran", { effectAttempt: claim.attempt, how: claim.how });
       return {
         ok: true,
-        result: resultOf(spec, acquired, "ran", JSON.parse(json) as Awaited<T>, claim.attempt, claim.how !== "claimed"),
+        result: resultOf(spec, acquired, "ran", JSON.parse(json) as Awaited<T>, claim.attempt, claim.attempt > 1),
       };
     };
     settled.set(

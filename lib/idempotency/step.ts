@@ -41,7 +41,11 @@ export interface EffectResult<T> {
   providerKey: string;
   /** The effect's attempt: 1 on the first claim, +1 per takeover or retry. */
   attempt: number;
-  /** True when this run took over an expired lease or retried a failed attempt. */
+  /**
+   * True when this run took over an expired lease or retried a failed attempt. Read from the
+   * attempt, not from the claim's answer: a takeover whose reply was lost is answered "claimed"
+   * when its retry finds the row it committed.
+   */
   resumed: boolean;
   /** When the effect was first claimed. */
   firstClaimedAt: Date | null;
@@ -255,7 +259,7 @@ async function storeOutcome<T>(
     throw error;
   }
   done("ran", { effectAttempt: claim.attempt, how: claim.how });
-  return { result: resultOf(spec, acquired, "ran", JSON.parse(encoded.json) as T, claim.attempt, claim.how !== "claimed") };
+  return { result: resultOf(spec, acquired, "ran", JSON.parse(encoded.json) as T, claim.attempt, claim.attempt > 1) };
 }
 
 /**

@@ -188,6 +188,35 @@ describe("each fault once, at the worst moment: the library against a naive hand
     await effects.close();
   });
 
+  it("a takeover's claim reply lost: the retried claim is this delivery's own, and it still reports resumed, attempt 2", async () => {
+    const direct = poolOn(db.sqlUrl);
+    const crashedWorker = effectsOn(direct, "200ms");
+    const successor = effectsOn(viaProxy);
+    const key = keyFor("capture-takeover");
+    const input = () => ({ tenant: "acme", key, jobType: "chaos", messageId: uniq("m") });
+    const crashed = await crashedWorker.claim(input());
+    expect(crashed.kind).toBe("owned");
+    await sleep(400); // its lease has expired: the next claim is a takeover
+    let runs = 0;
+    const fault = proxy.arm("reply_lost", (r) => r.commitPoint === "claim");
+    const outcome = await successor.once(input(), async (claim) => {
+      runs++;
+      return { attempt: claim.attempt };
+    });
+    expect((await fault).commitPoint).toBe("claim");
+    // The retry finds the row its lost reply committed and answers "claimed"; an earlier attempt
+    // existed all the same, so a handler that checks `resumed` (a partial run to reconcile) is told.
+    expect({ runs, result: outcome.result, attempt: outcome.attempt, resumed: outcome.resumed }).toEqual({
+      runs: 1,
+      result: "ran",
+      attempt: 2,
+      resumed: true,
+    });
+    await crashedWorker.close();
+    await successor.close();
+    await direct.end();
+  });
+
   it("completion reply lost: the step is not run again and the delivery is not reported failed", async () => {
     const effects = effectsOn(viaProxy);
     const key = keyFor("receipt");
