@@ -148,9 +148,7 @@ export async function startWorkerPool(options: {
   };
   for (const slot of slots) launch(slot);
 
-  const send = (slot: Slot, m: SupervisorMessage) => {
-    if (slot.child?.connected) slot.child.send(m);
-  };
+  const send = (slot: Slot, m: SupervisorMessage) => sendToWorker(slot.child, m);
 
   return {
     stats,
@@ -189,4 +187,18 @@ export async function startWorkerPool(options: {
       fs.rmSync(workerScript, { force: true });
     },
   };
+}
+
+/**
+ * Sends a message to a worker that may have died a moment ago. A worker SIGKILLs itself at its kill
+ * points, so the supervisor can write to the channel after the process is gone and before Node has
+ * seen its exit (`connected` is still true): without a callback that EPIPE is an 'error' event on
+ * the ChildProcess, and with no listener it crashed the supervisor 11 minutes into a
+ * million-delivery run. The callback takes it; the worker's exit handler restarts the slot.
+ */
+export function sendToWorker(child: ChildProcess | undefined, m: SupervisorMessage): void {
+  if (!child?.connected) return;
+  child.send(m, (error) => {
+    if (error && child.connected) child.disconnect();
+  });
 }
