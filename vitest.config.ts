@@ -34,6 +34,7 @@ export default defineConfig({
             "components/**/*.test.{ts,tsx}",
             "app/**/*.test.ts",
             "deploy/**/*.test.ts",
+            "bench/**/*.test.ts",
           ],
           exclude: ["**/node_modules/**", ...SLOW_TESTS, ...SERVER_TESTS],
         },

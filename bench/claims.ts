@@ -20,16 +20,14 @@
  * DATABASE_URL (else an embedded PostgreSQL).
  */
 import pg from "pg";
-import pino from "pino";
-import { Registry } from "prom-client";
-import { createEffects } from "../lib/idempotency";
-import { benchDatabase, countRoundTrips, machine, runFor } from "./support";
+import { benchNumber } from "./env";
+import { benchDatabase, benchEffects, countRoundTrips, machine, runFor } from "./support";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const BATCH = Number(process.env.BENCH_BATCH ?? 50);
+const SECONDS = benchNumber("BENCH_SECONDS", 4);
+const CONCURRENCY = benchNumber("BENCH_CONCURRENCY", 16, { integer: true });
+const BATCH = benchNumber("BENCH_BATCH", 50, { integer: true });
 /** Claims per block in the one-call-in-flight latency phase (four blocks each way). */
-const LONE_CALLS = Number(process.env.BENCH_LONE_CALLS ?? 500);
+const LONE_CALLS = benchNumber("BENCH_LONE_CALLS", 500, { integer: true });
 const log = (line: string) => console.log(`[bench:claims] ${line}`);
 
 /**
@@ -70,18 +68,9 @@ async function main() {
   const pool = new pg.Pool({ connectionString: database.sqlUrl, max: CONCURRENCY });
   pool.on("error", () => {});
   const trips = countRoundTrips(pool);
-  const effects = createEffects({
-    db: pool,
-    registry: new Registry(),
-    logger: pino({ level: "info" }, pino.destination("/dev/null")),
-  });
+  const effects = benchEffects(pool);
   // The same library with coalescing off: each claim and completion its own round trip (before).
-  const uncoalesced = createEffects({
-    db: pool,
-    coalesce: false,
-    registry: new Registry(),
-    logger: pino({ level: "info" }, pino.destination("/dev/null")),
-  });
+  const uncoalesced = benchEffects(pool, { coalesce: false });
   try {
     await pool.query(RAW_TABLE);
     let seq = 0;

@@ -12,13 +12,14 @@ import { Scope } from "../lib/auth/scope";
 import { getOverviewSeries } from "../lib/console/get-overview-series";
 import { PostgresSource } from "../lib/console/metrics/postgres-source";
 import { overviewQuery } from "../lib/contract/overview";
+import { benchNumber } from "./env";
 import { benchDatabase, machine } from "./support";
 
 const log = (line: string) => process.stdout.write(`bench:console: ${line}\n`);
 const DAYS = 30;
 const JOB_TYPES = 50;
 const TENANTS = 1000;
-const ITERATIONS = Number(process.env.BENCH_CONSOLE_ITERATIONS ?? 30);
+const ITERATIONS = benchNumber("BENCH_CONSOLE_ITERATIONS", 30, { integer: true });
 /** The triggers that sum minutes and tenant-hours into coarser levels: off while seeding in bulk. */
 const TRIGGERS = [
   { table: "worker_stats_minute", trigger: "worker_stats_minute_to_hour" },

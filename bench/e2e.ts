@@ -25,20 +25,15 @@ import { setTimeout as sleep } from "node:timers/promises";
  */
 import pg from "pg";
 import type PgBoss from "pg-boss";
-import pino from "pino";
-import { Registry } from "prom-client";
-import { createEffects } from "../lib/idempotency";
 import type { IdempotentHandler } from "../lib/queues/core";
 import { startBoss, workIdempotent } from "../lib/queues/pgboss";
-import { benchDatabase, machine } from "./support";
+import { benchChoice, benchNumber } from "./env";
+import { benchDatabase, benchEffects, machine } from "./support";
 
-const JOBS = Number(process.env.BENCH_E2E_JOBS ?? 4000);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
-const BATCH = Number(process.env.BENCH_E2E_BATCH ?? 100);
-const HANDLER = process.env.BENCH_E2E_HANDLER ?? "job";
-if (HANDLER !== "job" && HANDLER !== "once") {
-  throw new Error(`BENCH_E2E_HANDLER must be job or once; got ${JSON.stringify(HANDLER)}`);
-}
+const JOBS = benchNumber("BENCH_E2E_JOBS", 4000, { integer: true });
+const CONCURRENCY = benchNumber("BENCH_CONCURRENCY", 4, { integer: true });
+const BATCH = benchNumber("BENCH_E2E_BATCH", 100, { integer: true });
+const HANDLER = benchChoice("BENCH_E2E_HANDLER", ["job", "once"]);
 const log = (line: string) => console.log(`[bench:e2e] ${line}`);
 
 interface WriteJob {
@@ -83,11 +78,7 @@ async function main() {
   const database = await benchDatabase(log);
   const pool = new pg.Pool({ connectionString: database.sqlUrl, max: Math.min(CONCURRENCY * BATCH + 4, 40) });
   pool.on("error", () => {});
-  const effects = createEffects({
-    db: pool,
-    registry: new Registry(),
-    logger: pino({ level: "info" }, pino.destination("/dev/null")),
-  });
+  const effects = benchEffects(pool);
   const boss = await startBoss({
     connectionString: database.url,
     max: CONCURRENCY + 2,

@@ -4,6 +4,7 @@ import { getGaps } from "../lib/console/get-gaps";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { getRetentionAdvice, readEffectsMaxGap } from "../lib/retention/advise-retention";
 import { loadGapHistograms } from "../lib/retention/load-gap-histograms";
+import { benchNumber } from "./env";
 import { benchDatabase } from "./support";
 
 /**
@@ -16,8 +17,8 @@ import { benchDatabase } from "./support";
  */
 const DAYS = 30;
 const JOB_TYPES = 50;
-const EFFECTS_PER_DAY = Number(process.env.BENCH_EFFECTS_PER_DAY ?? 20_000);
-const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 20);
+const EFFECTS_PER_DAY = benchNumber("BENCH_EFFECTS_PER_DAY", 20_000, { integer: true });
+const ITERATIONS = benchNumber("BENCH_ITERATIONS", 20, { integer: true });
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 const p95 = (xs: number[]) => {

@@ -13,6 +13,7 @@ import { createPrismaClient, getPrisma } from "../lib/db/prisma";
 import { defaultLogger } from "../lib/idempotency";
 import { maintain } from "../lib/idempotency/admin";
 import { hasProductionBuild, serveConsole } from "../scripts/next-server";
+import { benchNumber } from "./env";
 import { benchDatabase, machine, timedGet } from "./support";
 
 /**
@@ -25,11 +26,11 @@ import { benchDatabase, machine, timedGet } from "./support";
  * Last line: lookup p95_ms=<n> search_p95_ms=<n> rows=<n>.
  */
 const log = (line: string) => process.stdout.write(`bench:lookup: ${line}\n`);
-const ROWS = Number(process.env.BENCH_LOOKUP_ROWS ?? 10_000_000);
+const ROWS = benchNumber("BENCH_LOOKUP_ROWS", 10_000_000, { integer: true });
 const DAYS = 30;
 const TENANTS = 1000;
-const LOOKUPS = Number(process.env.BENCH_LOOKUP_REQUESTS ?? 400);
-const SEARCHES = Number(process.env.BENCH_LOOKUP_SEARCHES ?? 150);
+const LOOKUPS = benchNumber("BENCH_LOOKUP_REQUESTS", 400, { integer: true });
+const SEARCHES = benchNumber("BENCH_LOOKUP_SEARCHES", 150, { integer: true });
 
 function p95(samples: number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);

@@ -31,15 +31,13 @@ import { createClient } from "@redis/client";
 import { makeWorkerUtils, runOnce } from "graphile-worker";
 import pg from "pg";
 import PgBoss from "pg-boss";
-import pino from "pino";
-import { Registry } from "prom-client";
 import { createScratchDatabase, type ScratchDatabase } from "../lib/db/scratch";
-import { createEffects } from "../lib/idempotency";
-import { benchDatabase, machine, runFor } from "./support";
+import { benchNumber } from "./env";
+import { benchDatabase, benchEffects, machine, runFor } from "./support";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const SECONDS = benchNumber("BENCH_SECONDS", 2);
+const ROUNDS = benchNumber("BENCH_ROUNDS", 5, { integer: true });
+const CONCURRENCY = benchNumber("BENCH_CONCURRENCY", 16, { integer: true });
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const DUP_KEYS = 2000;
 const RACERS = 50;
@@ -106,18 +104,9 @@ async function main() {
   const rawPool = new pg.Pool({ connectionString: rawDb.url, max: CONCURRENCY, idleTimeoutMillis: 1000 });
   rawPool.on("error", () => {});
   const onceboardDb = new URL(database.url).pathname.slice(1);
-  const effects = createEffects({
-    db: pool,
-    registry: new Registry(),
-    logger: pino({ level: "info" }, pino.destination("/dev/null")),
-  });
+  const effects = benchEffects(pool);
   // The same library with coalescing off (each claim and completion its own round trip): before/after in one run.
-  const uncoalesced = createEffects({
-    db: pool,
-    coalesce: false,
-    registry: new Registry(),
-    logger: pino({ level: "info" }, pino.destination("/dev/null")),
-  });
+  const uncoalesced = benchEffects(pool, { coalesce: false });
   const redis = createClient({ url: REDIS_URL });
   redis.on("error", () => {});
   let boss: PgBoss | null = null;

@@ -8,6 +8,7 @@ import { FINDING_KINDS } from "../lib/reconciliation/finding-types";
 import { reconcileProvider } from "../lib/reconciliation/providers";
 import { reconcile } from "../lib/reconciliation/reconcile";
 import { StripeAdapter, stripeClient } from "../lib/reconciliation/stripe";
+import { benchNumber } from "./env";
 import { SEED_JOB_TYPE, seedReconcileDays } from "./reconcile-seed";
 import { benchDatabase, machine } from "./support";
 
@@ -22,7 +23,7 @@ import { benchDatabase, machine } from "./support";
  * objects_per_s counts the whole run (reading, staging, comparing, writing findings); rss_mb is
  * the process's peak resident set over the whole benchmark (server and reconciler together).
  */
-const N = Number(process.env.BENCH_RECONCILE_N ?? 1_000_000);
+const N = benchNumber("BENCH_RECONCILE_N", 1_000_000, { integer: true });
 const KEY = "sk_test_bench_reconcile";
 const PROGRESS_EVERY_MS = 5000;
 const log = (line: string) => process.stdout.write(`bench:reconcile ${line}\n`);

@@ -1,6 +1,7 @@
 import pg from "pg";
 import pino from "pino";
 import { maintain } from "../lib/idempotency/admin";
+import { benchNumber } from "./env";
 import { benchDatabase } from "./support";
 
 /**
@@ -13,7 +14,7 @@ import { benchDatabase } from "./support";
  * (checked and printed): DETACH … CONCURRENTLY would otherwise wait for it. Each statement of the
  * timed maintain() run is timed too and the slowest are printed, so a run shows where drop_ms goes.
  */
-const ROWS = Number(process.env.BENCH_RETENTION_ROWS ?? 1_000_000);
+const ROWS = benchNumber("BENCH_RETENTION_ROWS", 1_000_000, { integer: true });
 const DAY = 86_400_000;
 const log = (line: string) => process.stdout.write(`bench:retention ${line}\n`);
 

@@ -2,12 +2,14 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import pino from "pino";
+import { Registry } from "prom-client";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { withSearchPath } from "../lib/db/pool";
 import { createScratchDatabase } from "../lib/db/scratch";
-import { DEFAULT_SCHEMA } from "../lib/idempotency";
+import { createEffects, DEFAULT_SCHEMA, type EffectsOptions } from "../lib/idempotency";
 
 export interface BenchDatabase {
   /** The plain URL, as a user gives it: for the console and the worker library. */
@@ -121,5 +123,18 @@ export function timedGet(
       response.on("error", reject);
     });
     request.on("error", reject);
+  });
+}
+
+/**
+ * The library as a benchmark measures it: a registry of its own (each instance's metrics apart) and
+ * a logger at info that writes nowhere, so the measured path still formats its log lines.
+ */
+export function benchEffects(pool: pg.Pool, options: Omit<EffectsOptions, "db"> = {}) {
+  return createEffects({
+    db: pool,
+    registry: new Registry(),
+    logger: pino({ level: "info" }, pino.destination("/dev/null")),
+    ...options,
   });
 }

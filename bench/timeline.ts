@@ -21,20 +21,18 @@ import { setTimeout as sleep } from "node:timers/promises";
  */
 import pg from "pg";
 import type PgBoss from "pg-boss";
-import pino from "pino";
-import { Registry } from "prom-client";
-import { createEffects } from "../lib/idempotency";
 import type { IdempotentHandler } from "../lib/queues/core";
 import { startBoss, workIdempotent } from "../lib/queues/pgboss";
-import { benchDatabase, machine, runFor } from "./support";
+import { benchNumber } from "./env";
+import { benchDatabase, benchEffects, machine, runFor } from "./support";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 0.25);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
-const E2E_ROUNDS = Number(process.env.BENCH_E2E_ROUNDS ?? 10);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const BATCH = Number(process.env.BENCH_BATCH ?? 50);
-const E2E_JOBS = Number(process.env.BENCH_E2E_JOBS ?? 2000);
-const E2E_BATCH = Number(process.env.BENCH_E2E_BATCH ?? 100);
+const SECONDS = benchNumber("BENCH_SECONDS", 0.25);
+const ROUNDS = benchNumber("BENCH_ROUNDS", 40, { integer: true });
+const E2E_ROUNDS = benchNumber("BENCH_E2E_ROUNDS", 10, { integer: true });
+const CONCURRENCY = benchNumber("BENCH_CONCURRENCY", 16, { integer: true });
+const BATCH = benchNumber("BENCH_BATCH", 50, { integer: true });
+const E2E_JOBS = benchNumber("BENCH_E2E_JOBS", 2000, { integer: true });
+const E2E_BATCH = benchNumber("BENCH_E2E_BATCH", 100, { integer: true });
 const E2E_POLLERS = 4;
 const log = (line: string) => console.log(`[bench:timeline] ${line}`);
 
@@ -92,10 +90,7 @@ async function main() {
   const pool = new pg.Pool({ connectionString: database.sqlUrl, max: Math.max(CONCURRENCY, 40) });
   pool.on("error", () => {});
   const make = (timeline: boolean) =>
-    createEffects({
-      db: pool,
-      registry: new Registry(),
-      logger: pino({ level: "info" }, pino.destination("/dev/null")),
+    benchEffects(pool, {
       timeline,
       workerId: `bench-timeline-${timeline ? "on" : "off"}`,
     });
