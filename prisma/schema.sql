@@ -556,6 +556,11 @@ $function$;
 CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(p_tenant text, p_key text, p_job_type text, p_policy text, p_owner text, p_message_id text, p_request_hash text, p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean, p_demo boolean)
  RETURNS onceboard_claim_result
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_mergejoin TO 'off'
 AS $function$
 DECLARE
   r        onceboard.onceboard_claim_result;
@@ -698,14 +703,20 @@ $function$;
 CREATE OR REPLACE FUNCTION onceboard.onceboard_claim_batch(p_tenants text[], p_keys text[], p_job_type text, p_policy text, p_owners text[], p_message_ids text[], p_request_hashes text[], p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean[], p_demo boolean)
  RETURNS TABLE(ord integer, claim onceboard_claim_result)
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_mergejoin TO 'off'
 AS $function$
 DECLARE
   n        integer := coalesce(cardinality(p_tenants), 0);
   ords     integer[];
   hashes   bigint[];
   locked   integer := 0;
-  claimed  boolean[];
-  fresh_ords integer[];
+  answered boolean[];
+  fresh_ords integer[] := '{}';
+  f        record;
   ts       timestamptz;
   lease    timestamptz;
   i        integer;
@@ -739,38 +750,50 @@ BEGIN
     locked := k;
   END LOOP;
 
-  claimed := array_fill(false, ARRAY[n]);
+  answered := array_fill(false, ARRAY[n]);
   IF locked > 0 THEN
     ts := date_trunc('milliseconds', clock_timestamp());
     lease := ts + p_lease_ms * interval '1 millisecond';
-    WITH firsts AS (
-      -- A key's first occurrence in lock order; a repeat within the batch is left to onceboard_claim.
-      SELECT DISTINCT ON (p_tenants[o], p_keys[o]) o
-        FROM unnest(ords[1:locked]) AS o
-       ORDER BY p_tenants[o], p_keys[o], o
-    ), fresh AS MATERIALIZED (
-      -- One index probe per key, as a subquery the planner cannot turn into a join: as NOT EXISTS
-      -- it became a hash anti-join over the partition's every row whenever the cached plan was made
-      -- while the partition was new and looked empty (a new day's partition, every morning), and the
-      -- scan grew with the partition until autovacuum analyzed it (docs/benchmarks.md: batched
-      -- claims fell from 8,500/s to 1,700/s within 15 s of a fresh partition).
-      SELECT c.o FROM firsts c
-       WHERE NOT coalesce(p_require_existing[c.o], false)
-         AND (SELECT true FROM onceboard.effects f
-               WHERE f.tenant_id = p_tenants[c.o] AND f.key = p_keys[c.o]
-                 AND f.created_at <= ts + interval '1 day'
-               LIMIT 1) IS NULL
-    ), inserted AS (
+    -- A key's first occurrence in lock order (a repeat within the batch is left to onceboard_claim),
+    -- with its row if it has one: one index probe per key and live partition, as a lateral subquery
+    -- the pinned plan runs per key. Bounded above as onceboard_claim's look is.
+    FOR f IN
+      SELECT c.o, e.status, e.attempt, e.owner, e.policy, e.created_at, e.lease_until, e.outcome, e.error,
+             e.request_hash, e.duplicate_count, e.first_message_id
+        FROM (SELECT DISTINCT ON (p_tenants[o], p_keys[o]) o
+                FROM unnest(ords[1:locked]) AS o
+               ORDER BY p_tenants[o], p_keys[o], o) c
+        LEFT JOIN LATERAL (
+          SELECT x.status, x.attempt, x.owner, x.policy, x.created_at, x.lease_until, x.outcome, x.error,
+                 x.request_hash, x.duplicate_count, x.first_message_id
+            FROM onceboard.effects x
+           WHERE x.tenant_id = p_tenants[c.o] AND x.key = p_keys[c.o] AND x.created_at <= ts + interval '1 day'
+           LIMIT 1) e ON true
+    LOOP
+      IF f.status IS NULL THEN
+        CONTINUE WHEN coalesce(p_require_existing[f.o], false);
+        fresh_ords := fresh_ords || f.o;
+      ELSIF f.status IN ('completed', 'abandoned') THEN
+        -- Answered as onceboard_claim answers it: its duplicate is read-only, and so is this.
+        answered[f.o] := true;
+        ord := f.o;
+        claim := ROW(CASE WHEN p_request_hashes[f.o] IS NOT NULL AND f.request_hash IS NOT NULL
+                               AND f.request_hash <> p_request_hashes[f.o]
+                          THEN 'key_reuse' ELSE 'duplicate' END,
+                     f.status, f.attempt, f.owner, f.policy, f.created_at, f.lease_until, f.outcome, f.error,
+                     extract(epoch FROM ts - f.created_at), f.duplicate_count, f.first_message_id, ts);
+        RETURN NEXT;
+      END IF;
+    END LOOP;
+
+    IF cardinality(fresh_ords) > 0 THEN
       INSERT INTO onceboard.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until,
                            first_message_id, last_message_id, request_hash, created_at, updated_at, demo)
       SELECT p_tenants[o], p_keys[o], p_job_type, 'in_progress', p_policy, 1, p_owners[o], lease,
              p_message_ids[o], p_message_ids[o], p_request_hashes[o], ts, ts, p_demo
-        FROM fresh
-    )
-    SELECT array_agg(o) INTO fresh_ords FROM fresh;
-    IF fresh_ords IS NOT NULL THEN
+        FROM unnest(fresh_ords) AS o;
       FOREACH i IN ARRAY fresh_ords LOOP
-        claimed[i] := true;
+        answered[i] := true;
         ord := i;
         claim := ROW('claimed', 'in_progress', 1, p_owners[i], p_policy, ts, lease, NULL, NULL, NULL, 0, p_message_ids[i], ts);
         RETURN NEXT;
@@ -780,7 +803,7 @@ BEGIN
 
   FOR k IN 1..n LOOP
     i := ords[k];
-    CONTINUE WHEN claimed[i];
+    CONTINUE WHEN answered[i];
     ord := i;
     claim := onceboard.onceboard_claim(p_tenants[i], p_keys[i], p_job_type, p_policy, p_owners[i], p_message_ids[i],
                              p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_demo);
@@ -800,27 +823,30 @@ $function$;
 CREATE OR REPLACE FUNCTION onceboard.onceboard_complete_batch(p_tenants text[], p_keys text[], p_created_at timestamp with time zone[], p_owners text[], p_attempts integer[], p_outcomes jsonb[], p_errors text[])
  RETURNS TABLE(o_tenant_id text, o_key text, o_owner text, o_attempt integer)
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_mergejoin TO 'off'
 AS $function$
 DECLARE
-  c record;
+  lo timestamptz;
+  hi timestamptz;
 BEGIN
-  FOR c IN
-    SELECT * FROM unnest(p_tenants, p_keys, p_created_at, p_owners, p_attempts, p_outcomes, p_errors)
-                    AS u(tenant_id, key, created_at, owner, attempt, outcome, error)
-     ORDER BY u.tenant_id, u.key
-  LOOP
-    UPDATE onceboard.effects e
-       SET outcome = CASE WHEN e.status = 'completed' THEN e.outcome ELSE c.outcome END,
-           error = CASE WHEN e.status = 'completed' THEN e.error ELSE c.error END,
-           completed_at = CASE WHEN e.status = 'completed' THEN e.completed_at ELSE clock_timestamp() END,
-           status = 'completed', lease_until = NULL, updated_at = clock_timestamp()
-     WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
-       AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'completed')
-    RETURNING e.tenant_id, e.key, e.owner, e.attempt INTO o_tenant_id, o_key, o_owner, o_attempt;
-    IF FOUND THEN
-      RETURN NEXT;
-    END IF;
-  END LOOP;
+  SELECT min(t), max(t) INTO lo, hi FROM unnest(p_created_at) AS t;
+  RETURN QUERY
+  UPDATE onceboard.effects e
+     SET outcome = CASE WHEN e.status = 'completed' THEN e.outcome ELSE c.outcome END,
+         error = CASE WHEN e.status = 'completed' THEN e.error ELSE c.error END,
+         completed_at = CASE WHEN e.status = 'completed' THEN e.completed_at ELSE clock_timestamp() END,
+         status = 'completed', lease_until = NULL, updated_at = clock_timestamp()
+    FROM (SELECT * FROM unnest(p_tenants, p_keys, p_created_at, p_owners, p_attempts, p_outcomes, p_errors)
+                          AS u(tenant_id, key, created_at, owner, attempt, outcome, error)
+           ORDER BY u.tenant_id, u.key) c
+   WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
+     AND e.created_at BETWEEN lo AND hi
+     AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'completed')
+  RETURNING e.tenant_id, e.key, e.owner, e.attempt;
 END;
 $function$;
 
@@ -878,24 +904,27 @@ $function$;
 CREATE OR REPLACE FUNCTION onceboard.onceboard_fail_batch(p_tenants text[], p_keys text[], p_created_at timestamp with time zone[], p_owners text[], p_attempts integer[], p_errors text[])
  RETURNS TABLE(o_tenant_id text, o_key text, o_owner text, o_attempt integer)
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_mergejoin TO 'off'
 AS $function$
 DECLARE
-  c record;
+  lo timestamptz;
+  hi timestamptz;
 BEGIN
-  FOR c IN
-    SELECT * FROM unnest(p_tenants, p_keys, p_created_at, p_owners, p_attempts, p_errors)
-                    AS u(tenant_id, key, created_at, owner, attempt, error)
-     ORDER BY u.tenant_id, u.key
-  LOOP
-    UPDATE onceboard.effects e
-       SET status = 'failed', error = c.error, lease_until = NULL, updated_at = clock_timestamp()
-     WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
-       AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'failed')
-    RETURNING e.tenant_id, e.key, e.owner, e.attempt INTO o_tenant_id, o_key, o_owner, o_attempt;
-    IF FOUND THEN
-      RETURN NEXT;
-    END IF;
-  END LOOP;
+  SELECT min(t), max(t) INTO lo, hi FROM unnest(p_created_at) AS t;
+  RETURN QUERY
+  UPDATE onceboard.effects e
+     SET status = 'failed', error = c.error, lease_until = NULL, updated_at = clock_timestamp()
+    FROM (SELECT * FROM unnest(p_tenants, p_keys, p_created_at, p_owners, p_attempts, p_errors)
+                          AS u(tenant_id, key, created_at, owner, attempt, error)
+           ORDER BY u.tenant_id, u.key) c
+   WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
+     AND e.created_at BETWEEN lo AND hi
+     AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'failed')
+  RETURNING e.tenant_id, e.key, e.owner, e.attempt;
 END;
 $function$;
 

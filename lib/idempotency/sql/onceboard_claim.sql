@@ -8,7 +8,8 @@
 -- duplicate / in flight / key reuse / retention expired. Without waiting on the lock, a completed
 -- or abandoned row (immutable) is answered at once. The advisory-lock key
 -- hashtextextended(tenant || chr(1) || key, 0) must never change: claims from libraries built
--- against earlier migrations must stay serialised with these.
+-- against earlier migrations must stay serialised with these. Plans are pinned as
+-- onceboard_claim_batch's are (one generic plan per session, index probes only), for its reasons.
 CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(
   p_tenant            text,
   p_key               text,
@@ -23,7 +24,13 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(
   p_demo              boolean
 )
 RETURNS onceboard.onceboard_claim_result
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+AS $$
 DECLARE
   r        onceboard.onceboard_claim_result;
   e        record;

@@ -10,14 +10,22 @@
 -- deadlock. The locks are held until the batch commits. A lock wait past p_lock_timeout_ms raises
 -- (55P03) for the whole batch: the library then claims those keys one by one.
 --
--- The usual batch is all fresh keys, so it is claimed set-wise: the try-locks are taken in lock
--- order up to the first key locked elsewhere (never holding a later lock while waiting for an
--- earlier one), then one INSERT … SELECT claims every locked key that has no row in any live
--- partition. That statement starts after the locks were taken, so its snapshot sees every claim
--- committed before them, as onceboard_claim's look does. Every other key (found, locked elsewhere,
--- a repeat within the batch, past the retention) goes through onceboard_claim in lock order, which
--- takes an advisory lock this transaction already holds at no cost and decides it exactly as a
--- single claim.
+-- The usual batch is all fresh keys, or all keys done before (a redelivery), so both are decided
+-- set-wise: the try-locks are taken in lock order up to the first key locked elsewhere (never
+-- holding a later lock while waiting for an earlier one), then one statement probes every locked
+-- key's index in the live partitions. That statement starts after the locks were taken, so its
+-- snapshot sees every claim committed before them, as onceboard_claim's look does. A key with no
+-- row is claimed by one INSERT … SELECT (its lock keeps every other claimer out meanwhile); a key
+-- completed or abandoned is answered from the row it found (duplicate or key reuse, as
+-- onceboard_claim answers it). Every other key (in progress, failed, locked elsewhere, a repeat
+-- within the batch, past the retention) goes through onceboard_claim in lock order, which takes an
+-- advisory lock this transaction already holds at no cost and decides it exactly as a single claim.
+--
+-- Plans are pinned (the SET clauses): one generic plan per session, index probes and nested loops
+-- only. Left to choose, PostgreSQL planned the statements again on every call (a custom plan looked
+-- cheaper than the generic one over every partition: a third of the database's time per claim in
+-- bench:peers), and a plan made while a new day's partition looked empty could hash or scan that
+-- partition whole once it had filled (migration 0013).
 CREATE OR REPLACE FUNCTION onceboard.onceboard_claim_batch(
   p_tenants           text[],
   p_keys              text[],
@@ -32,14 +40,21 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_claim_batch(
   p_demo              boolean
 )
 RETURNS TABLE (ord integer, claim onceboard.onceboard_claim_result)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+AS $$
 DECLARE
   n        integer := coalesce(cardinality(p_tenants), 0);
   ords     integer[];
   hashes   bigint[];
   locked   integer := 0;
-  claimed  boolean[];
-  fresh_ords integer[];
+  answered boolean[];
+  fresh_ords integer[] := '{}';
+  f        record;
   ts       timestamptz;
   lease    timestamptz;
   i        integer;
@@ -73,38 +88,50 @@ BEGIN
     locked := k;
   END LOOP;
 
-  claimed := array_fill(false, ARRAY[n]);
+  answered := array_fill(false, ARRAY[n]);
   IF locked > 0 THEN
     ts := date_trunc('milliseconds', clock_timestamp());
     lease := ts + p_lease_ms * interval '1 millisecond';
-    WITH firsts AS (
-      -- A key's first occurrence in lock order; a repeat within the batch is left to onceboard_claim.
-      SELECT DISTINCT ON (p_tenants[o], p_keys[o]) o
-        FROM unnest(ords[1:locked]) AS o
-       ORDER BY p_tenants[o], p_keys[o], o
-    ), fresh AS MATERIALIZED (
-      -- One index probe per key, as a subquery the planner cannot turn into a join: as NOT EXISTS
-      -- it became a hash anti-join over the partition's every row whenever the cached plan was made
-      -- while the partition was new and looked empty (a new day's partition, every morning), and the
-      -- scan grew with the partition until autovacuum analyzed it (docs/benchmarks.md: batched
-      -- claims fell from 8,500/s to 1,700/s within 15 s of a fresh partition).
-      SELECT c.o FROM firsts c
-       WHERE NOT coalesce(p_require_existing[c.o], false)
-         AND (SELECT true FROM onceboard.effects f
-               WHERE f.tenant_id = p_tenants[c.o] AND f.key = p_keys[c.o]
-                 AND f.created_at <= ts + interval '1 day'
-               LIMIT 1) IS NULL
-    ), inserted AS (
+    -- A key's first occurrence in lock order (a repeat within the batch is left to onceboard_claim),
+    -- with its row if it has one: one index probe per key and live partition, as a lateral subquery
+    -- the pinned plan runs per key. Bounded above as onceboard_claim's look is.
+    FOR f IN
+      SELECT c.o, e.status, e.attempt, e.owner, e.policy, e.created_at, e.lease_until, e.outcome, e.error,
+             e.request_hash, e.duplicate_count, e.first_message_id
+        FROM (SELECT DISTINCT ON (p_tenants[o], p_keys[o]) o
+                FROM unnest(ords[1:locked]) AS o
+               ORDER BY p_tenants[o], p_keys[o], o) c
+        LEFT JOIN LATERAL (
+          SELECT x.status, x.attempt, x.owner, x.policy, x.created_at, x.lease_until, x.outcome, x.error,
+                 x.request_hash, x.duplicate_count, x.first_message_id
+            FROM onceboard.effects x
+           WHERE x.tenant_id = p_tenants[c.o] AND x.key = p_keys[c.o] AND x.created_at <= ts + interval '1 day'
+           LIMIT 1) e ON true
+    LOOP
+      IF f.status IS NULL THEN
+        CONTINUE WHEN coalesce(p_require_existing[f.o], false);
+        fresh_ords := fresh_ords || f.o;
+      ELSIF f.status IN ('completed', 'abandoned') THEN
+        -- Answered as onceboard_claim answers it: its duplicate is read-only, and so is this.
+        answered[f.o] := true;
+        ord := f.o;
+        claim := ROW(CASE WHEN p_request_hashes[f.o] IS NOT NULL AND f.request_hash IS NOT NULL
+                               AND f.request_hash <> p_request_hashes[f.o]
+                          THEN 'key_reuse' ELSE 'duplicate' END,
+                     f.status, f.attempt, f.owner, f.policy, f.created_at, f.lease_until, f.outcome, f.error,
+                     extract(epoch FROM ts - f.created_at), f.duplicate_count, f.first_message_id, ts);
+        RETURN NEXT;
+      END IF;
+    END LOOP;
+
+    IF cardinality(fresh_ords) > 0 THEN
       INSERT INTO onceboard.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until,
                            first_message_id, last_message_id, request_hash, created_at, updated_at, demo)
       SELECT p_tenants[o], p_keys[o], p_job_type, 'in_progress', p_policy, 1, p_owners[o], lease,
              p_message_ids[o], p_message_ids[o], p_request_hashes[o], ts, ts, p_demo
-        FROM fresh
-    )
-    SELECT array_agg(o) INTO fresh_ords FROM fresh;
-    IF fresh_ords IS NOT NULL THEN
+        FROM unnest(fresh_ords) AS o;
       FOREACH i IN ARRAY fresh_ords LOOP
-        claimed[i] := true;
+        answered[i] := true;
         ord := i;
         claim := ROW('claimed', 'in_progress', 1, p_owners[i], p_policy, ts, lease, NULL, NULL, NULL, 0, p_message_ids[i], ts);
         RETURN NEXT;
@@ -114,7 +141,7 @@ BEGIN
 
   FOR k IN 1..n LOOP
     i := ords[k];
-    CONTINUE WHEN claimed[i];
+    CONTINUE WHEN answered[i];
     ord := i;
     claim := onceboard.onceboard_claim(p_tenants[i], p_keys[i], p_job_type, p_policy, p_owners[i], p_message_ids[i],
                              p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_demo);

@@ -5,10 +5,12 @@
 -- Many completions in one round trip and one commit (effects.completeMany, coalesced completions):
 -- each row named and guarded exactly as a single completion names it; returns the claims still
 -- ours, by their whole ref (a batch may hold a taken-over claim and its new owner's, of one key).
--- One UPDATE per claim, not one joined to the set: as a join the planner hashed the partition
--- whenever the plan was cached while the day's partition looked empty, and scanned every row of it
--- per batch until autovacuum analyzed it (migration 0013 says more). Rows are locked in key order,
--- so two batches sharing keys cannot deadlock.
+-- One UPDATE joined to the set, its plan pinned (the SET clauses, as onceboard_claim_batch's): a
+-- nested loop over the claims in key order, one index probe each, so rows are locked in key order
+-- and two batches sharing keys cannot deadlock. Left to choose, the planner hashed the partition
+-- whenever the plan was cached while the day's partition looked empty (migration 0013), and
+-- planned each statement again per call. The bounds on created_at let the executor prune every
+-- partition the batch does not touch before it starts, where the join alone would open them all.
 CREATE OR REPLACE FUNCTION onceboard.onceboard_complete_batch(
   p_tenants     text[],
   p_keys        text[],
@@ -19,26 +21,30 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_complete_batch(
   p_errors      text[]
 )
 RETURNS TABLE (o_tenant_id text, o_key text, o_owner text, o_attempt integer)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+AS $$
 DECLARE
-  c record;
+  lo timestamptz;
+  hi timestamptz;
 BEGIN
-  FOR c IN
-    SELECT * FROM unnest(p_tenants, p_keys, p_created_at, p_owners, p_attempts, p_outcomes, p_errors)
-                    AS u(tenant_id, key, created_at, owner, attempt, outcome, error)
-     ORDER BY u.tenant_id, u.key
-  LOOP
-    UPDATE onceboard.effects e
-       SET outcome = CASE WHEN e.status = 'completed' THEN e.outcome ELSE c.outcome END,
-           error = CASE WHEN e.status = 'completed' THEN e.error ELSE c.error END,
-           completed_at = CASE WHEN e.status = 'completed' THEN e.completed_at ELSE clock_timestamp() END,
-           status = 'completed', lease_until = NULL, updated_at = clock_timestamp()
-     WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
-       AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'completed')
-    RETURNING e.tenant_id, e.key, e.owner, e.attempt INTO o_tenant_id, o_key, o_owner, o_attempt;
-    IF FOUND THEN
-      RETURN NEXT;
-    END IF;
-  END LOOP;
+  SELECT min(t), max(t) INTO lo, hi FROM unnest(p_created_at) AS t;
+  RETURN QUERY
+  UPDATE onceboard.effects e
+     SET outcome = CASE WHEN e.status = 'completed' THEN e.outcome ELSE c.outcome END,
+         error = CASE WHEN e.status = 'completed' THEN e.error ELSE c.error END,
+         completed_at = CASE WHEN e.status = 'completed' THEN e.completed_at ELSE clock_timestamp() END,
+         status = 'completed', lease_until = NULL, updated_at = clock_timestamp()
+    FROM (SELECT * FROM unnest(p_tenants, p_keys, p_created_at, p_owners, p_attempts, p_outcomes, p_errors)
+                          AS u(tenant_id, key, created_at, owner, attempt, outcome, error)
+           ORDER BY u.tenant_id, u.key) c
+   WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
+     AND e.created_at BETWEEN lo AND hi
+     AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'completed')
+  RETURNING e.tenant_id, e.key, e.owner, e.attempt;
 END;
 $$;

@@ -4,7 +4,7 @@
 
 -- Many failures in one round trip and one commit (coalesced claim.fail() calls): each row named and
 -- guarded exactly as a single failure names it; returns the claims still ours, by their whole ref.
--- One UPDATE per claim, in key order, for onceboard_complete_batch's reasons.
+-- One UPDATE joined to the set, its plan pinned, in key order: onceboard_complete_batch says why.
 CREATE OR REPLACE FUNCTION onceboard.onceboard_fail_batch(
   p_tenants     text[],
   p_keys        text[],
@@ -14,23 +14,27 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_fail_batch(
   p_errors      text[]
 )
 RETURNS TABLE (o_tenant_id text, o_key text, o_owner text, o_attempt integer)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+AS $$
 DECLARE
-  c record;
+  lo timestamptz;
+  hi timestamptz;
 BEGIN
-  FOR c IN
-    SELECT * FROM unnest(p_tenants, p_keys, p_created_at, p_owners, p_attempts, p_errors)
-                    AS u(tenant_id, key, created_at, owner, attempt, error)
-     ORDER BY u.tenant_id, u.key
-  LOOP
-    UPDATE onceboard.effects e
-       SET status = 'failed', error = c.error, lease_until = NULL, updated_at = clock_timestamp()
-     WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
-       AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'failed')
-    RETURNING e.tenant_id, e.key, e.owner, e.attempt INTO o_tenant_id, o_key, o_owner, o_attempt;
-    IF FOUND THEN
-      RETURN NEXT;
-    END IF;
-  END LOOP;
+  SELECT min(t), max(t) INTO lo, hi FROM unnest(p_created_at) AS t;
+  RETURN QUERY
+  UPDATE onceboard.effects e
+     SET status = 'failed', error = c.error, lease_until = NULL, updated_at = clock_timestamp()
+    FROM (SELECT * FROM unnest(p_tenants, p_keys, p_created_at, p_owners, p_attempts, p_errors)
+                          AS u(tenant_id, key, created_at, owner, attempt, error)
+           ORDER BY u.tenant_id, u.key) c
+   WHERE e.tenant_id = c.tenant_id AND e.key = c.key AND e.created_at = c.created_at
+     AND e.created_at BETWEEN lo AND hi
+     AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'failed')
+  RETURNING e.tenant_id, e.key, e.owner, e.attempt;
 END;
 $$;

@@ -36,8 +36,16 @@ function tenantScopeProblems(statement: string): string[] {
     // recordset row's own tenant (a per-row equality, which stays within each tenant).
     const eq = /\b(?:\w+\.)?tenant_id\s*=\s*(\$\d+(?:::text)?|p_tenant\b|\w+\.tenant_id\b)/i;
     if (!eq.test(s.split(/\bWHERE\b/i)[1] ?? "")) problems.push("has no WHERE tenant_id = <one tenant>");
+    // Innermost parentheses first; a derived table over the recordset alone (sorted, say) counts as
+    // the recordset, so it stays within each row's tenant as the recordset does.
     let flat = s;
-    while (/\([^()]*\)/.test(flat)) flat = flat.replace(/\([^()]*\)/g, "<>");
+    while (/\([^()]*\)/.test(flat)) {
+      flat = flat.replace(/\([^()]*\)/g, (group) =>
+        /^\(\s*SELECT\b[^()]*?\bFROM\s+(?:jsonb_to_recordset|unnest)<>(?:\s+AS\s+\w+<>)?(?:\s+ORDER BY\s+[\w.,\s]+)?\s*\)$/i.test(group)
+          ? "unnest<>"
+          : "<>",
+      );
+    }
     const from = flat.match(/\bFROM\s+([\s\S]*?)(\bWHERE\b|$)/i)?.[1] ?? "";
     const others = from
       .split(",")
@@ -117,6 +125,16 @@ describe("tenant scope of the claim path (what Citus distribution needs)", () =>
     expect(
       tenantScopeProblems("SELECT 1 FROM effects f, api_tokens t WHERE f.tenant_id = $1 AND t.tenant_id = f.tenant_id"),
     ).toEqual(["reads another relation: api_tokens t"]);
+    expect(
+      tenantScopeProblems(
+        "UPDATE effects e SET status = 'failed' FROM (SELECT * FROM api_tokens t ORDER BY t.id) c WHERE e.tenant_id = c.tenant_id",
+      ),
+    ).toEqual(["reads another relation: <> c"]);
+    expect(
+      tenantScopeProblems(
+        "UPDATE effects e SET status = 'failed' FROM (SELECT * FROM unnest(p_tenants, p_keys) AS u(tenant_id, key) ORDER BY u.tenant_id, u.key) c WHERE e.tenant_id = c.tenant_id AND e.key = c.key",
+      ),
+    ).toEqual([]);
     expect(tenantScopeProblems("INSERT INTO effects (key, job_type) VALUES ($1, $2)")).toContain("inserts without tenant_id");
     expect(tenantScopeProblems("UPDATE effects SET status = 'failed' WHERE tenant_id IN ($1, $2)")).toContain(
       "has no WHERE tenant_id = <one tenant>",
