@@ -489,27 +489,31 @@ $function$;
 CREATE OR REPLACE FUNCTION onceboard.onceboard_apply_duplicates(p_duplicates jsonb)
  RETURNS integer
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_mergejoin TO 'off'
 AS $function$
 DECLARE
-  d record;
-  updated integer := 0;
+  lo timestamptz;
+  hi timestamptz;
+  updated integer;
 BEGIN
-  FOR d IN
-    SELECT * FROM jsonb_to_recordset(p_duplicates)
-                    AS j(tenant_id text, key text, created_at timestamptz, n integer, last_at timestamptz,
-                         max_gap double precision, last_message_id text)
-     ORDER BY j.tenant_id, j.key
-  LOOP
-    UPDATE onceboard.effects f
-       SET duplicate_count = f.duplicate_count + d.n,
-           last_duplicate_at = greatest(f.last_duplicate_at, d.last_at),
-           max_gap_seconds = greatest(coalesce(f.max_gap_seconds, 0), d.max_gap),
-           last_message_id = coalesce(d.last_message_id, f.last_message_id)
-     WHERE f.tenant_id = d.tenant_id AND f.key = d.key AND f.created_at = d.created_at;
-    IF FOUND THEN
-      updated := updated + 1;
-    END IF;
-  END LOOP;
+  SELECT min(j.created_at), max(j.created_at) INTO lo, hi
+    FROM jsonb_to_recordset(p_duplicates) AS j(created_at timestamptz);
+  UPDATE onceboard.effects f
+     SET duplicate_count = f.duplicate_count + d.n,
+         last_duplicate_at = greatest(f.last_duplicate_at, d.last_at),
+         max_gap_seconds = greatest(coalesce(f.max_gap_seconds, 0), d.max_gap),
+         last_message_id = coalesce(d.last_message_id, f.last_message_id)
+    FROM (SELECT * FROM jsonb_to_recordset(p_duplicates)
+                          AS j(tenant_id text, key text, created_at timestamptz, n integer, last_at timestamptz,
+                               max_gap double precision, last_message_id text)
+           ORDER BY j.tenant_id, j.key) d
+   WHERE f.tenant_id = d.tenant_id AND f.key = d.key AND f.created_at = d.created_at
+     AND f.created_at BETWEEN lo AND hi;
+  GET DIAGNOSTICS updated = ROW_COUNT;
   RETURN updated;
 END;
 $function$;

@@ -39,7 +39,7 @@ export const COMPLETE: Statement = {
 export const COMPLETE_BATCH: Statement = {
   name: "onceboard_complete_batch_v3",
   returns: "rows",
-  // One UPDATE per claim inside the function (lib/idempotency/sql/onceboard_complete_batch.sql says why).
+  // One UPDATE inside the function, its plan pinned (lib/idempotency/sql/onceboard_complete_batch.sql says why).
   text: `SELECT o_tenant_id AS tenant_id, o_key AS key, o_owner AS owner, o_attempt AS attempt
   FROM onceboard.onceboard_complete_batch($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::int[], $6::jsonb[], $7::text[])`,
 };

@@ -22,7 +22,7 @@ interface Pending {
 export const APPLY_DUPLICATES: Statement = {
   name: "onceboard_apply_duplicates_v2",
   returns: "rows",
-  // One UPDATE per effect inside the function (lib/idempotency/sql/onceboard_apply_duplicates.sql says why).
+  // One UPDATE inside the function, its plan pinned (lib/idempotency/sql/onceboard_apply_duplicates.sql says why).
   text: "SELECT onceboard.onceboard_apply_duplicates($1::jsonb) AS updated",
 };
 

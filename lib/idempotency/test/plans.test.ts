@@ -9,7 +9,13 @@ import { createTestDatabase, type TestDatabase } from "../../../test/database";
  * day's partition is empty, the partition fills, and the same session's next calls must still
  * probe the index rather than scan or hash the partition.
  */
-const PINNED = ["onceboard_claim", "onceboard_claim_batch", "onceboard_complete_batch", "onceboard_fail_batch"];
+const PINNED = [
+  "onceboard_claim",
+  "onceboard_claim_batch",
+  "onceboard_complete_batch",
+  "onceboard_fail_batch",
+  "onceboard_apply_duplicates",
+];
 const PIN_SETTINGS = [
   "plan_cache_mode=force_generic_plan",
   "enable_seqscan=off",
@@ -47,7 +53,14 @@ async function claimBatch(keys: string[]) {
     `SELECT b.ord, (b.claim).result, (b.claim).created_at, (b.claim).owner, (b.claim).attempt
        FROM onceboard.onceboard_claim_batch($1::text[], $2::text[], 'plans', 'external', $3::text[], $4::text[],
                                             $5::text[], 30000, 1000, $6::boolean[], false) b ORDER BY b.ord`,
-    [tenants(keys.length), keys, keys.map((k) => `owner-${k}`), keys.map((k) => `m-${k}`), keys.map(() => null), keys.map(() => false)],
+    [
+      tenants(keys.length),
+      keys,
+      keys.map((k) => `owner-${k}`),
+      keys.map((k) => `m-${k}`),
+      keys.map(() => null),
+      keys.map(() => false),
+    ],
   );
   return rows;
 }
@@ -95,9 +108,23 @@ describe("the claim path's plans are pinned", () => {
     const claimed = await claimBatch(keys);
     expect(claimed.map((r) => r.result)).toEqual(["claimed", "claimed", "duplicate"]);
     await completeBatch(claimed.slice(0, 2), keys.slice(0, 2));
+    // The filler's created_at has microseconds (now()), which a Date would drop: named as text.
+    const { rows: filler } = await db.pool.query<{ created_at: string }>(
+      "SELECT created_at::text AS created_at FROM onceboard.effects WHERE tenant_id = 'plans' AND key = $1",
+      [keys[2]],
+    );
+    const { rows: applied } = await session.query<{ updated: number }>(
+      "SELECT onceboard.onceboard_apply_duplicates($1::jsonb) AS updated",
+      [
+        JSON.stringify([
+          { tenant_id: "plans", key: keys[2], created_at: filler[0]?.created_at, n: 1, last_at: new Date(), max_gap: 1 },
+        ]),
+      ],
+    );
+    expect(applied[0]?.updated).toBe(1);
 
     const onEffects = plans.filter((p) => /\beffects_p\d{8}\b/.test(p));
-    expect(onEffects.length).toBeGreaterThanOrEqual(2); // the batch's look and the completion
+    expect(onEffects.length).toBeGreaterThanOrEqual(3); // the batch's look, the completion, the ledger
     for (const plan of onEffects) {
       expect(plan).toMatch(/Index Scan using effects_p\d{8}_tenant_key_uq/);
       expect(plan).not.toMatch(/Seq Scan on effects_p|Hash|Bitmap Heap Scan on effects_p|Merge Join/);

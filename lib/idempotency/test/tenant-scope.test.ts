@@ -41,7 +41,9 @@ function tenantScopeProblems(statement: string): string[] {
     let flat = s;
     while (/\([^()]*\)/.test(flat)) {
       flat = flat.replace(/\([^()]*\)/g, (group) =>
-        /^\(\s*SELECT\b[^()]*?\bFROM\s+(?:jsonb_to_recordset|unnest)<>(?:\s+AS\s+\w+<>)?(?:\s+ORDER BY\s+[\w.,\s]+)?\s*\)$/i.test(group)
+        /^\(\s*SELECT\b[^()]*?\bFROM\s+(?:jsonb_to_recordset|unnest)<>(?:\s+AS\s+\w+<>)?(?:\s+ORDER BY\s+[\w.,\s]+)?\s*\)$/i.test(
+          group,
+        )
           ? "unnest<>"
           : "<>",
       );
