@@ -7,8 +7,11 @@ import { withRetry } from "./retryable";
  * Coalescing: the concurrent claims, completions and failures of one createEffects instance share
  * round trips. Pipeline style, with no timer: while a statement is in flight, the calls that arrive
  * queue; when it returns, everything queued (up to COALESCE_MAX_BATCH) goes in the next statement,
- * set-wise. A lone call goes at once, as the very statement it would send without coalescing, so it
- * pays no added latency; under load one round trip carries many callers.
+ * set-wise. A call that finds nothing in flight goes at the end of the current turn of the event
+ * loop (a microtask, before any I/O or timer): the calls one event answered together (a statement's
+ * return wakes a whole wave of callers) go together, where sending the first at once made every
+ * wave a statement of one, then the rest. A lone call still goes as the very statement it would send
+ * without coalescing and pays no added latency; under load one round trip carries many callers.
  *
  * Each caller gets exactly its own answer: the batch statements answer per key (onceboard_claim_batch
  * decides each key as onceboard_claim would; the batched completion and failure report which rows
@@ -50,6 +53,7 @@ type Settled<O> = { ok: true; value: O } | { ok: false; error: unknown };
 export class Pipeline<I, O> {
   private queue: { item: I; resolve: (value: O) => void; reject: (error: unknown) => void }[] = [];
   private running = 0;
+  private sendQueuedAtEndOfTurn = false;
 
   constructor(
     private readonly send: (items: I[]) => Promise<Settled<O>[]>,
@@ -61,7 +65,14 @@ export class Pipeline<I, O> {
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (this.running === 0 || (this.running < this.inFlight && this.queue.length >= COALESCE_WIDEN_AT)) void this.drain();
+      if (this.running < this.inFlight && this.queue.length >= COALESCE_WIDEN_AT) void this.drain();
+      else if (this.running === 0 && !this.sendQueuedAtEndOfTurn) {
+        this.sendQueuedAtEndOfTurn = true;
+        queueMicrotask(() => {
+          this.sendQueuedAtEndOfTurn = false;
+          if (this.queue.length > 0 && this.running < this.inFlight) void this.drain();
+        });
+      }
     });
   }
 

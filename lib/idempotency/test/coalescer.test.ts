@@ -1,6 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { COALESCE_WIDEN_AT, Pipeline } from "../coalescer";
 import { EffectInFlightError, EffectKeyReuseError } from "../index";
 import { countingPool, testEffects } from "./helpers";
 
@@ -79,5 +80,63 @@ describe("coalesced claims and completions", () => {
     const { rows } = await db.pool.query("SELECT outcome FROM effects WHERE key = 'capture:taken'");
     expect(rows[0]?.outcome).toBe("new");
     await effects.close();
+  });
+});
+
+describe("the pipeline's sends", () => {
+  /** A lane whose statements answer each item with itself, after `ms`, recording each batch's size. */
+  function lane(ms = 5) {
+    const batches: number[] = [];
+    const counts = { statements: 0, calls: 0 };
+    const pipeline = new Pipeline<number, number>(
+      async (items) => {
+        batches.push(items.length);
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        return items.map((value) => ({ ok: true as const, value }));
+      },
+      256,
+      counts,
+    );
+    return { pipeline, batches };
+  }
+
+  it("sends the calls of one turn together: a wave woken by one reply is one statement, not one call and then the rest", async () => {
+    const { pipeline, batches } = lane();
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => pipeline.submit(n)));
+    expect(answers).toEqual([1, 2, 3, 4, 5]);
+    expect(batches).toEqual([5]);
+  });
+
+  it("widens a large wave across statements in flight", async () => {
+    const { pipeline, batches } = lane();
+    const n = 2 * COALESCE_WIDEN_AT + 3;
+    const answers = await Promise.all(Array.from({ length: n }, (_, i) => pipeline.submit(i)));
+    expect(answers).toEqual(Array.from({ length: n }, (_, i) => i));
+    expect(batches).toEqual([COALESCE_WIDEN_AT, COALESCE_WIDEN_AT, 3]);
+  });
+
+  it("sends a lone call before any timer or I/O of the turn runs: no added latency", async () => {
+    const { pipeline, batches } = lane();
+    const order: string[] = [];
+    const immediate = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        order.push(`immediate after ${batches.length} statement(s)`);
+        resolve();
+      }),
+    );
+    const answer = pipeline.submit(7);
+    await immediate;
+    expect(order).toEqual(["immediate after 1 statement(s)"]);
+    expect(await answer).toBe(7);
+    expect(batches).toEqual([1]);
+  });
+
+  it("queues what arrives while a statement is in flight and sends it together when it returns", async () => {
+    const { pipeline, batches } = lane(20);
+    const first = pipeline.submit(0);
+    await new Promise((resolve) => setTimeout(resolve, 5)); // the first statement is in flight
+    const rest = [1, 2, 3].map((n) => pipeline.submit(n));
+    expect(await Promise.all([first, ...rest])).toEqual([0, 1, 2, 3]);
+    expect(batches).toEqual([1, 3]);
   });
 });
