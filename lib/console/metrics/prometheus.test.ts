@@ -196,10 +196,14 @@ describe.skipIf(!hasPrometheus)("PostgreSQL rollups and Prometheus agree", () =>
     }
     const p50 = (r: typeof fromPg) => r.series.latencyP50.find((v) => v !== null) ?? null;
     expect(p50(fromPg)).not.toBeNull();
-    // Both interpolate inside the same histogram; increase()'s extrapolation may move the rank a
-    // little, never out of the bucket the median falls in.
+    // Both interpolate inside the same histogram, from the same observations. increase()
+    // extrapolates each bucket's series on its own (a series that starts at zero is not
+    // extrapolated below it), so Prometheus's rank may differ from the exact one by the events of
+    // a scrape interval, as the counts above: when the median sits by a bucket's bound (the claims
+    // here take about a millisecond, the first bound) that moves it into the next bucket, never
+    // further (CI, 2026-12-03: rollups in the first bucket, Prometheus in the second).
     const bucketOf = (v: number | null) => CLAIM_DURATION_BUCKETS.findIndex((bound) => (v ?? 0) <= bound);
-    expect(bucketOf(p50(fromProm))).toBe(bucketOf(p50(fromPg)));
+    expect(Math.abs(bucketOf(p50(fromProm)) - bucketOf(p50(fromPg)))).toBeLessThanOrEqual(1);
   }, 180_000);
 
   it("reads the alert states of deploy/alerts.yml from Prometheus", async () => {
