@@ -18,7 +18,7 @@ import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overvi
 import { seedReconciledEffects, seedReconciliation } from "../lib/console/testing/seed-reconciliation";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { describeDatabaseError, redactUrl } from "../lib/db/errors";
-import { findFreePort } from "../lib/db/free-port";
+import { findClosedPort, findFreePort } from "../lib/db/free-port";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { withSearchPath } from "../lib/db/pool";
@@ -257,11 +257,13 @@ async function main(): Promise<number> {
       log(`building the console (${stale})`);
       await buildConsole({});
     }
+    // The closed ports stay closed: no server started later (the identity provider, the worker's
+    // metrics, a spec's own) can be handed them.
     const [port, brokenPort, closedPort, closedWorkerPort] = await Promise.all([
       findFreePort(),
       findFreePort(),
-      findFreePort(),
-      findFreePort(),
+      findClosedPort(),
+      findClosedPort(),
     ]);
     const brokenDatabaseUrl = `postgresql://postgres:unused@127.0.0.1:${closedPort}/onceboard_unreachable`;
     const secret = randomBytes(32).toString("base64url");

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findFreePort } from "../db/free-port";
+import { findClosedPort } from "../db/free-port";
 import { createPrismaClient, type PrismaClient } from "../db/prisma";
 import { authenticate } from "./authenticate";
 
@@ -14,7 +14,7 @@ describe("authenticate while the database is unreachable", () => {
   let prisma: PrismaClient;
   beforeAll(async () => {
     process.env.ONCEBOARD_SECRET ??= "d".repeat(40);
-    pool = new pg.Pool({ connectionString: `postgresql://postgres@127.0.0.1:${await findFreePort()}/none`, max: 1 });
+    pool = new pg.Pool({ connectionString: `postgresql://postgres@127.0.0.1:${await findClosedPort()}/none`, max: 1 });
     pool.on("error", () => {});
     prisma = createPrismaClient(pool, "onceboard");
   });

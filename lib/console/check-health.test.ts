@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { findFreePort } from "../db/free-port";
+import { findClosedPort } from "../db/free-port";
 import { checkHealth } from "./check-health";
 import { ConsoleError, translateDatabaseError } from "./errors";
 
@@ -23,7 +23,7 @@ describe("checkHealth", () => {
 describe("translateDatabaseError", () => {
   it("turns a refused connection into DATABASE_UNAVAILABLE without the address's password", async () => {
     const pg = (await import("pg")).default;
-    const port = await findFreePort();
+    const port = await findClosedPort();
     const client = new pg.Client({ connectionString: `postgresql://postgres:secret@127.0.0.1:${port}/postgres` });
     const error = await client.connect().then(
       () => null,
