@@ -21,6 +21,7 @@
  */
 import pg from "pg";
 import { benchNumber } from "./env";
+import { RAW_INSERT, RAW_TABLE } from "./raw-insert";
 import { benchDatabase, benchEffects, countRoundTrips, machine, runFor } from "./support";
 
 const SECONDS = benchNumber("BENCH_SECONDS", 4);
@@ -39,19 +40,6 @@ const CLAIM_FUNCTION_SQL = `SELECT result, status, attempt, owner, policy, creat
        duplicate_count, first_message_id, db_now
   FROM onceboard_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
                        $8::int, $9::int, $10::boolean, $11::boolean)`;
-
-// The raw baseline row is as wide as an effects row, so the comparison is about the claim logic.
-const RAW_TABLE = `CREATE TABLE raw_claims (
-  tenant_id text NOT NULL, key text NOT NULL, job_type text NOT NULL, status text NOT NULL, policy text NOT NULL,
-  attempt integer NOT NULL DEFAULT 1, owner text, lease_until timestamptz, first_message_id text, last_message_id text,
-  request_hash text, created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (tenant_id, key))`;
-const RAW_INSERT = {
-  name: "bench_raw_insert",
-  text: `INSERT INTO raw_claims (tenant_id, key, job_type, status, policy, owner, lease_until, first_message_id, last_message_id)
-         VALUES ($1, $2, 'bench', 'in_progress', 'once', $3, now() + interval '30 seconds', $4, $4)
-         ON CONFLICT DO NOTHING RETURNING key`,
-};
 
 // Not a claim (no lock, no look into older partitions): the floor any design on the partitioned
 // effects table pays — tuple routing and four indexes per partition. Printed for context.

@@ -33,6 +33,7 @@ import pg from "pg";
 import PgBoss from "pg-boss";
 import { createScratchDatabase, type ScratchDatabase } from "../lib/db/scratch";
 import { benchNumber } from "./env";
+import { RAW_INSERT, RAW_TABLE } from "./raw-insert";
 import { benchDatabase, benchEffects, machine, runFor } from "./support";
 
 const SECONDS = benchNumber("BENCH_SECONDS", 2);
@@ -114,20 +115,8 @@ async function main() {
   const stops: (() => Promise<unknown>)[] = [];
 
   try {
-    // raw: a row as wide as an effects row.
-    await rawPool.query(`CREATE TABLE raw_claims (
-      tenant_id text NOT NULL, key text NOT NULL, job_type text NOT NULL, status text NOT NULL, policy text NOT NULL,
-      attempt integer NOT NULL DEFAULT 1, owner text, lease_until timestamptz, first_message_id text, last_message_id text,
-      request_hash text, created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now(),
-      PRIMARY KEY (tenant_id, key))`);
-    const rawInsert = (key: string) =>
-      rawPool.query({
-        name: "peers_raw_insert",
-        text: `INSERT INTO raw_claims (tenant_id, key, job_type, status, policy, owner, lease_until, first_message_id, last_message_id)
-               VALUES ('bench', $1, 'bench', 'in_progress', 'once', 'o', now() + interval '30 seconds', $2, $2)
-               ON CONFLICT DO NOTHING RETURNING key`,
-        values: [key, `m-${key}`],
-      });
+    await rawPool.query(RAW_TABLE);
+    const rawInsert = (key: string) => rawPool.query({ ...RAW_INSERT, values: ["bench", key, "o", `m-${key}`] });
 
     // DBOS: one registered workflow; its body counts runs per key for the race.
     const dbosRuns = new Map<string, number>();
