@@ -13,7 +13,7 @@ import { getOverviewSeries } from "../lib/console/get-overview-series";
 import { PostgresSource } from "../lib/console/metrics/postgres-source";
 import { overviewQuery } from "../lib/contract/overview";
 import { benchNumber } from "./env";
-import { benchDatabase, machine } from "./support";
+import { benchDatabase, machine, percentile } from "./support";
 
 const log = (line: string) => process.stdout.write(`bench:console: ${line}\n`);
 const DAYS = 30;
@@ -110,10 +110,7 @@ async function seed(pool: pg.Pool, now: Date): Promise<number> {
   return Number(rows.rows[0]?.n ?? 0);
 }
 
-const p95 = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.95) - 1)] ?? 0;
-};
+const p95 = (values: number[]) => percentile(values, 95);
 
 async function main() {
   log(machine());

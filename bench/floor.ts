@@ -24,7 +24,7 @@ import { onceCeiling, type WaveCost } from "./ceiling";
 import { cpuMark, cpuSince, isLocalServer } from "./cpu";
 import { benchNumber } from "./env";
 import { RAW_INSERT, RAW_TABLE } from "./raw-insert";
-import { benchDatabase, benchEffects, machine, runFor } from "./support";
+import { benchDatabase, benchEffects, machine, percentile, runFor } from "./support";
 
 const CONCURRENCY = benchNumber("BENCH_CONCURRENCY", 16, { integer: true });
 const SECONDS = benchNumber("BENCH_SECONDS", 2);
@@ -32,12 +32,7 @@ const ROUNDS = benchNumber("BENCH_ROUNDS", 3, { integer: true });
 const WAVES = benchNumber("BENCH_FLOOR_WAVES", 300, { integer: true });
 const log = (line: string) => console.log(`[bench:floor] ${line}`);
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-}
-
-const pct = (share: number | null) => (share === null ? "n/a" : `${(share * 100).toFixed(0)}%`);
+const asPercent = (share: number | null) => (share === null ? "n/a" : `${(share * 100).toFixed(0)}%`);
 
 async function main() {
   const cores = os.availableParallelism();
@@ -89,7 +84,7 @@ async function main() {
       const calls = size * WAVES;
       const cost: WaveCost = {
         size,
-        latencyMs: median(latencies),
+        latencyMs: percentile(latencies, 50),
         cpuUsPerKey: spent.postgresUs === null ? null : (spent.processUs + spent.postgresUs) / calls,
       };
       waves.push(cost);
@@ -114,12 +109,12 @@ async function main() {
         measured[name].ops += r.ops;
         measured[name].s += r.ops / r.perSecond;
         if (spent.machineBusy !== null) measured[name].busy.push(spent.machineBusy);
-        log(`round ${round}: ${name} ${r.perSecond.toFixed(0)}/s, machine ${pct(spent.machineBusy)} busy`);
+        log(`round ${round}: ${name} ${r.perSecond.toFixed(0)}/s, machine ${asPercent(spent.machineBusy)} busy`);
       }
     }
     const rawPerS = measured.raw.ops / measured.raw.s;
     const oncePerS = measured.once.ops / measured.once.s;
-    const busy = (b: number[]) => (b.length > 0 ? median(b) : null);
+    const busy = (b: number[]) => (b.length > 0 ? percentile(b, 50) : null);
     log(
       `fresh once runs at ${((oncePerS / ceiling.perSecond) * 100).toFixed(0)}% of its ceiling; the ceiling is ${(ceiling.perSecond / rawPerS).toFixed(3)} of raw`,
     );

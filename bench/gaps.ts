@@ -5,7 +5,7 @@ import { ensureEffectPartitions } from "../lib/db/partitions";
 import { getRetentionAdvice, readEffectsMaxGap } from "../lib/retention/advise-retention";
 import { loadGapHistograms } from "../lib/retention/load-gap-histograms";
 import { benchNumber } from "./env";
-import { benchDatabase } from "./support";
+import { benchDatabase, percentile } from "./support";
 
 /**
  * `npm run bench:gaps`: p95 of the retention advice and of the Delivery gaps page's data over 30
@@ -21,10 +21,7 @@ const EFFECTS_PER_DAY = benchNumber("BENCH_EFFECTS_PER_DAY", 20_000, { integer: 
 const ITERATIONS = benchNumber("BENCH_ITERATIONS", 20, { integer: true });
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-const p95 = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(0.95 * s.length) - 1)] ?? 0;
-};
+const p95 = (xs: number[]) => percentile(xs, 95);
 
 // One day of per-minute rollups for every job type, log-skewed gap histograms. Written minute by
 // minute (ORDER BY m, j), as workers flush them: a window's edge minutes sit on a few pages.

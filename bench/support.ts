@@ -100,6 +100,12 @@ export async function runFor(
   return { ops, perSecond: ops / elapsed };
 }
 
+/** The nearest-rank percentile (`p` in 0–100) of `values`; 0 when there are none. */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+}
+
 export function machine(): string {
   return `${os.cpus().length} cpus, ${os.cpus()[0]?.model ?? "?"}, node ${process.version}`;
 }
