@@ -2,7 +2,7 @@ import { AUDIT_FILTER_KEYS } from "../console/audit-page-types";
 import { isKnownJobType } from "../console/job-type-known";
 import { type KeysPageParams, keysPageParams } from "../console/keys-params";
 import { keysSearchUrl } from "../console/keys-types";
-import { decodeViolationCursor } from "../console/list-violations";
+import { VIOLATION_KEYSET } from "../console/list-violations";
 import { type FindingFilters, findingSearch } from "../console/reconciliation-types";
 import { adminListQuery } from "../contract/admin";
 import { auditQuery } from "../contract/audit";
@@ -97,7 +97,7 @@ const PAGE_QUERIES: Record<string, (raw: URLSearchParams, session: PageQuerySess
   // The Violations page checks ?tenant= whoever asks (the read then keeps a tenant session to its own).
   "/violations": (raw) => {
     const query = parseSearchParams(violationsQuery, pageValues(raw, { tenantId: null }, VIOLATIONS_KEYS));
-    if (query.cursor) decodeViolationCursor(query.cursor);
+    if (query.cursor) VIOLATION_KEYSET.decode(query.cursor);
   },
   "/reconciliation": (raw, session) => {
     const filters = Object.fromEntries(pageValues(raw, session, RECONCILIATION_KEYS)) as FindingFilters;
