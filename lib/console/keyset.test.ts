@@ -1,4 +1,3 @@
-import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { Scope } from "../auth/scope";
@@ -7,6 +6,7 @@ import { listFindings } from "./list-findings";
 import { listReconciliationRuns } from "./list-reconciliation-runs";
 import { listViolations } from "./list-violations";
 import { searchEffects } from "./search-effects";
+import { assertPagesExactlyOnce, type ListUnderTest } from "./testing/keyset-property";
 
 /**
  * Every list of the console, walked page by page as a user (or a script with ?cursor=) would: N
@@ -18,75 +18,6 @@ import { searchEffects } from "./search-effects";
 const NOW = new Date();
 const platform = Scope.ofPrincipal({ tenantId: null });
 const acme = Scope.ofPrincipal({ tenantId: "acme" });
-
-/** One list under test: how to seed a row at a time, read a page, and say the declared order. */
-export interface ListUnderTest {
-  reset(db: TestDatabase): Promise<void>;
-  /** Inserts one row per time; returns their ids as the list names them. */
-  insert(db: TestDatabase, times: Date[]): Promise<string[]>;
-  page(db: TestDatabase, limit: number, cursor: string | undefined): Promise<{ ids: string[]; nextCursor: string | null }>;
-  /** Every row's id in the declared order, as the oracle's SQL sorts them. */
-  declaredOrder(db: TestDatabase): Promise<string[]>;
-}
-
-const walkCase = fc.record({
-  rows: fc.integer({ min: 1, max: 40 }),
-  instants: fc.integer({ min: 1, max: 4 }),
-  pageSize: fc.integer({ min: 1, max: 15 }),
-  insertedPerPage: fc.integer({ min: 0, max: 3 }),
-  seed: fc.integer(),
-});
-
-/** Runs the property for one list; fast-check shrinks a failure to the smallest case. */
-export async function assertPagesExactlyOnce(db: TestDatabase, list: ListUnderTest, numRuns = 12): Promise<void> {
-  await fc.assert(
-    fc.asyncProperty(walkCase, async ({ rows, instants, pageSize, insertedPerPage, seed }) => {
-      await list.reset(db);
-      // Whole milliseconds an hour ago: every list shows its times to the millisecond.
-      const base = Math.floor(NOW.getTime() / 1000) * 1000 - 3_600_000;
-      const instant = (i: number) => new Date(base + (Math.abs(seed + i * 7919) % instants) * 1000);
-      const atStart = await list.insert(
-        db,
-        Array.from({ length: rows }, (_, i) => instant(i)),
-      );
-      const seen: string[] = [];
-      let cursor: string | undefined;
-      let pages = 0;
-      let inserted = 0;
-      do {
-        const page = await list.page(db, pageSize, cursor);
-        seen.push(...page.ids);
-        cursor = page.nextCursor ?? undefined;
-        // Rows written while the user reads, at the very instants being paged through (some
-        // land behind the cursor and are read too): as many as there were rows, so the walk ends.
-        const inserting = Math.min(insertedPerPage, rows - inserted);
-        if (inserting > 0) {
-          await list.insert(
-            db,
-            Array.from({ length: inserting }, (_, i) => instant(pages * 31 + i)),
-          );
-          inserted += inserting;
-        }
-        pages++;
-        if (pages > 2 * rows + 2) throw new Error("the pages never end");
-      } while (cursor);
-      // Never a row twice.
-      expect(new Set(seen).size, `a row repeated: ${seen.join(",")}`).toBe(seen.length);
-      // Every row present at the start, once.
-      const missing = atStart.filter((id) => !seen.includes(id));
-      expect(missing, `${missing.length} of ${rows} rows never reached`).toEqual([]);
-      // In the declared order.
-      const order = await list.declaredOrder(db);
-      const position = new Map(order.map((id, i) => [id, i]));
-      const positions = seen.map((id) => position.get(id) ?? -1);
-      expect(
-        positions.every((p, i) => i === 0 || p > (positions[i - 1] ?? -1)),
-        "pages out of the declared order",
-      ).toBe(true);
-    }),
-    { numRuns },
-  );
-}
 
 const runs: ListUnderTest = {
   async reset(db) {
