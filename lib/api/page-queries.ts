@@ -4,6 +4,7 @@ import { type KeysPageParams, keysPageParams } from "../console/keys-params";
 import { keysSearchUrl } from "../console/keys-types";
 import { VIOLATION_KEYSET } from "../console/list-violations";
 import { type FindingFilters, findingSearch } from "../console/reconciliation-types";
+import { EFFECT_KEYSET, EVERY_TENANT_EFFECT_KEYSET } from "../console/search-effects";
 import { adminListQuery } from "../contract/admin";
 import { auditQuery } from "../contract/audit";
 import { effectSearchQuery } from "../contract/effects";
@@ -56,6 +57,8 @@ export function parseKeysPageQuery(
   const params = { ...parsed, tenant: session.tenantId ?? parsed.tenant };
   const platform = session.tenantId === null;
   const search = parseSearchParams(effectSearchQuery, new URL(keysSearchUrl(params, platform), "http://console.local"));
+  // A cursor of another search (every tenant's, one tenant's) or none this API made: the page says so.
+  if (search.cursor) (params.tenant === undefined ? EVERY_TENANT_EFFECT_KEYSET : EFFECT_KEYSET).decode(search.cursor);
   return { params, search };
 }
 
