@@ -61,7 +61,7 @@ export async function listLiveSessions(
   db: Pick<PrismaClient, "consoleSession"> = getPrisma(),
   now = new Date(),
 ): Promise<{ sessions: SessionView[]; nextCursor: string | null }> {
-  const before = page.cursor ? SESSION_KEYSET.decode(page.cursor)[0] : null;
+  const before = page.cursor ? (SESSION_KEYSET.decode(page.cursor)[0] ?? null) : null;
   const rows = await db.consoleSession.findMany({
     where: { ...liveWhere(scope, now), ...(before !== null ? { seq: { lt: BigInt(before) } } : {}) },
     orderBy: { seq: "desc" },

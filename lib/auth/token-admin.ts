@@ -50,7 +50,7 @@ export async function listScopedTokens(
   db: Pick<PrismaClient, "apiToken"> = getPrisma(),
   now = new Date(),
 ): Promise<{ tokens: TokenView[]; nextCursor: string | null }> {
-  const before = page.cursor ? TOKEN_KEYSET.decode(page.cursor)[0] : null;
+  const before = page.cursor ? (TOKEN_KEYSET.decode(page.cursor)[0] ?? null) : null;
   const rows = await db.apiToken.findMany({
     where: { ...tokenWhere(scope), ...(before !== null ? { seq: { lt: BigInt(before) } } : {}) },
     orderBy: { seq: "desc" },
