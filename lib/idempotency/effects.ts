@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Registry } from "prom-client";
-import { newStoreMode } from "./citus";
+import { ensureStoreMode, newStoreMode } from "./citus";
 import { type Acquired, acquire, type Claim } from "./claim";
 import { type BatchClaimInput, type BatchCompleteAnswer, claimMany, completeMany } from "./claim-batch";
 import { createCoalescer } from "./coalescer";
@@ -160,6 +160,9 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
     store,
   };
   const retention = startRetentionParts(core, registry);
+  // One server or Citus: looked up at start, so the first claim does not wait for it. A failed look
+  // is made again before the next claim (beforeClaim), which then reports its error.
+  ensureStoreMode(store, opts.db, opts.schema).catch(() => {});
 
   return {
     once: (input, fn) => once(core, input, fn),
