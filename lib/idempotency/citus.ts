@@ -126,6 +126,16 @@ export function ensureStoreMode(store: StoreMode, db: EffectsDb, schema: string)
   return store.checked;
 }
 
+/** Whether `schema`.effects is a Citus distributed table (false without the citus extension). */
+export async function isEffectsDistributed(client: Pick<pg.PoolClient, "query">, schema: string): Promise<boolean> {
+  const ext = await client.query("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'citus'");
+  if (ext.rowCount === 0) return false;
+  const { rows } = await client.query("SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = to_regclass($1::text)", [
+    `${schema}.effects`,
+  ]);
+  return rows.length > 0;
+}
+
 /** Groups items by tenant, keeping each item's index in the input. */
 export function byTenant<T>(items: readonly T[], tenantOf: (item: T) => string): Map<string, number[]> {
   const groups = new Map<string, number[]>();
