@@ -186,7 +186,8 @@ export async function distributeForCitus(
     const effects = `${schema}.effects`;
     const sql = sqlFor(client, false, schema);
     let { rows } = await sql.run<LayoutRow>(CITUS_LAYOUT, layoutParams(schema));
-    if (rows[0]?.effects_column == null) {
+    const distributing = rows[0]?.effects_column == null;
+    if (distributing) {
       await run(`SELECT create_distributed_table('${effects}', '${CITUS_DISTRIBUTION_COLUMN}')`);
       ({ rows } = await sql.run<LayoutRow>(CITUS_LAYOUT, layoutParams(schema)));
     }
@@ -203,9 +204,11 @@ export async function distributeForCitus(
          JOIN pg_catalog.pg_class c ON c.oid = h.inhrelid
          JOIN pg_catalog.pg_index i ON i.indrelid = c.oid AND i.indisunique
          JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid AND ic.relname LIKE '%_tenant_key_uq'
-        WHERE h.inhparent = $1::regclass AND c.relreplident <> 'i'
+        WHERE h.inhparent = $1::regclass AND ($2::boolean OR c.relreplident <> 'i')
         ORDER BY 1`,
-      [effects],
+      // Just distributed: every partition again, as create_distributed_table made the shards
+      // without the replica identity their partition already had (measured on Citus 13.0.5).
+      [effects, distributing],
     );
     for (const p of partitions.rows)
       await run(`ALTER TABLE ${p.partition} REPLICA IDENTITY USING INDEX ${p.index.replace(/^.*\./, "")}`);

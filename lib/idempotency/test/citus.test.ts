@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CITUS_DELEGATED_FUNCTIONS, detectCitus } from "../citus";
 import { sqlFor } from "../db";
 import { CitusSetupError, createEffects, type EffectsOptions, migrate } from "../index";
+import { maintain } from "../maintenance";
 import { findTestCitus, installOnCitus, workerPortOf } from "./citus-cluster";
 import { silentLogger, sleep } from "./helpers";
 
@@ -75,7 +76,7 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
 
   it("refuses to claim, with one typed error, when effects is distributed but its functions are not", async () => {
     await migrate(citusUrl as string, { schema: BROKEN_SCHEMA });
-    await pool.query(`SELECT create_distributed_table('${BROKEN_SCHEMA}.effects', 'tenant_id')`);
+    await pool.query(`SELECT create_distributed_table('${BROKEN_SCHEMA}.effects', 'tenant_id', colocate_with := 'none')`);
     const effects = createEffects({
       db: pool,
       schema: BROKEN_SCHEMA,
@@ -189,7 +190,7 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
 
   it("transactional steps commit with the caller's writes (or roll back with them) on both workers", async () => {
     await pool.query(
-      `CREATE TABLE IF NOT EXISTS ${SCHEMA}.ledger (tenant_id text NOT NULL, key text NOT NULL, amount int NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS ${SCHEMA}.ledger (tenant_id text NOT NULL, key text NOT NULL, amount int NOT NULL, PRIMARY KEY (tenant_id, key))`,
     );
     await pool.query(
       `SELECT create_distributed_table('${SCHEMA}.ledger', 'tenant_id', colocate_with := '${SCHEMA}.effects')
@@ -301,6 +302,65 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
       expect((await effectRow(tenant, key))[0]).toMatchObject({ status: "completed", attempt: 2 });
       await effects.close();
     }
+  });
+
+  it("a shard move under load (default mode, online): every key claimed during it runs once", async () => {
+    const tenant = tenants[0];
+    const { rows: shard } = await pool.query<{ shardid: string; port: number }>(
+      `SELECT s.shardid, s.nodeport AS port FROM citus_shards s
+        WHERE s.shardid = get_shard_id_for_distribution_column($1::regclass, $2::text)`,
+      [`${SCHEMA}.effects`, tenant],
+    );
+    const from = Number(shard[0]?.port);
+    const { rows: nodes } = await pool.query<{ port: number }>(
+      "SELECT nodeport AS port FROM pg_dist_node WHERE groupid <> 0 AND noderole = 'primary' AND nodeport <> $1::int ORDER BY nodeport LIMIT 1",
+      [from],
+    );
+    const to = Number(nodes[0]?.port);
+    const effects = citusEffects({ wait: "30s" });
+    const keys = Array.from({ length: 40 }, (_, i) => uniq(`send:move-${i}`));
+    const runs = new Map<string, number>();
+    let moving = true;
+    const load = (async () => {
+      let round = 0;
+      while (moving || round < 2) {
+        await Promise.all(
+          keys.map((key) =>
+            effects.once({ tenant, key, jobType: "citus.move" }, () => {
+              runs.set(key, (runs.get(key) ?? 0) + 1);
+              return key;
+            }),
+          ),
+        );
+        round += 1;
+      }
+    })();
+    await pool.query("SELECT citus_move_shard_placement($1::bigint, '127.0.0.1', $2::int, '127.0.0.1', $3::int)", [
+      shard[0]?.shardid,
+      from,
+      to,
+    ]);
+    moving = false;
+    await load;
+    expect([...runs.values()].every((n) => n === 1)).toBe(true);
+    expect(runs.size).toBe(keys.length);
+    expect((await workerPortOf(pool, SCHEMA, [tenant])).get(tenant)).toBe(to);
+    const { rows } = await pool.query(
+      `SELECT count(*)::int AS n FROM ${SCHEMA}.effects WHERE tenant_id = $1 AND key = ANY($2) AND status = 'completed'`,
+      [tenant, keys],
+    );
+    expect(rows[0].n).toBe(keys.length);
+    await effects.close();
+  });
+
+  it("retention on Citus: expired partitions are detached (plain DETACH) and dropped", async () => {
+    const later = new Date(Date.now() + 400 * 86_400_000);
+    const run = await maintain(pool, { schema: SCHEMA, now: later, logger: silentLogger() });
+    expect(run.error).toBeUndefined();
+    const detached = run.operations.filter((o) => o.kind === "detach");
+    expect(detached.length).toBeGreaterThan(0);
+    expect(run.operations.filter((o) => o.result === "failed")).toEqual([]);
+    expect(run.operations.some((o) => o.kind === "drop" && o.result === "ok")).toBe(true);
   });
 });
 
