@@ -35,9 +35,9 @@ psql_on() {
 }
 
 start() {
-  if [ ! -f "$(as_owner "$PG_BIN/pg_config" --pkglibdir 2>/dev/null || echo /nonexistent)/citus.so" ] &&
-    [ ! -f "$(dirname "$PG_BIN")/lib/citus.so" ] && [ ! -f "/usr/lib/postgresql/$(basename "$(dirname "$PG_BIN")")/lib/citus.so" ]; then
-    echo "citus.so is not installed beside $PG_BIN: install Citus first (README, 'Past one server: Citus')." >&2
+  # Debian's layout: /usr/lib/postgresql/15/bin beside /usr/lib/postgresql/15/lib.
+  if [ ! -f "$(dirname "$PG_BIN")/lib/citus.so" ]; then
+    echo "citus.so is not installed in $(dirname "$PG_BIN")/lib: install Citus first (README, 'Past one server: Citus')." >&2
     exit 1
   fi
   mkdir -p "$DIR"
