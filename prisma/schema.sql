@@ -31,6 +31,7 @@ CREATE TABLE api_tokens (
   expires_at timestamp with time zone,
   revoked_at timestamp with time zone,
   last_used_at timestamp with time zone,
+  seq bigint NOT NULL,
   CONSTRAINT api_tokens_pkey PRIMARY KEY (id),
   CONSTRAINT api_tokens_role_check CHECK ((role = ANY (ARRAY['viewer'::text, 'operator'::text, 'admin'::text])))
 );
@@ -137,6 +138,7 @@ CREATE TABLE console_sessions (
   role text,
   tenant_id text,
   id_token text,
+  seq bigint NOT NULL,
   CONSTRAINT console_sessions_pkey PRIMARY KEY (id_hash),
   CONSTRAINT console_sessions_principal_check CHECK (
 CASE
@@ -357,6 +359,7 @@ CREATE TABLE uncaught_violation_keys (
   message text,
   worker_id text,
   demo boolean NOT NULL DEFAULT false,
+  seq bigint NOT NULL,
   CONSTRAINT uncaught_violation_keys_pkey PRIMARY KEY (id)
 );
 
@@ -449,6 +452,7 @@ CREATE TABLE worker_stats_minute (
   CONSTRAINT worker_stats_minute_pkey PRIMARY KEY (minute, job_type, demo)
 );
 
+CREATE UNIQUE INDEX api_tokens_seq_key ON onceboard.api_tokens USING btree (seq);
 CREATE UNIQUE INDEX api_tokens_token_hash_key ON onceboard.api_tokens USING btree (token_hash);
 CREATE INDEX audit_log_at_idx ON onceboard.audit_log USING btree (at);
 CREATE UNIQUE INDEX audit_log_seq_key ON onceboard.audit_log USING btree (seq);
@@ -456,6 +460,7 @@ CREATE INDEX audit_log_tenant_id_at_idx ON onceboard.audit_log USING btree (tena
 CREATE INDEX bulk_actions_runnable_idx ON onceboard.bulk_actions USING btree (created_at) WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE INDEX console_sessions_oidc_subject_idx ON onceboard.console_sessions USING btree (oidc_issuer, oidc_subject) WHERE (oidc_subject IS NOT NULL);
 CREATE UNIQUE INDEX console_sessions_public_id_key ON onceboard.console_sessions USING btree (public_id);
+CREATE UNIQUE INDEX console_sessions_seq_key ON onceboard.console_sessions USING btree (seq);
 CREATE INDEX console_sessions_token_id_idx ON onceboard.console_sessions USING btree (token_id);
 CREATE UNIQUE INDEX delivery_timeline_first_at_uq ON ONLY onceboard.delivery_timeline USING btree (first_at, chunk_id);
 CREATE INDEX delivery_timeline_later_keys_idx ON ONLY onceboard.delivery_timeline USING gin (later_keys) WHERE (later_keys IS NOT NULL);
@@ -471,8 +476,11 @@ CREATE INDEX reconciliation_staged_objects_keyless_idx ON onceboard.reconciliati
 CREATE INDEX tenant_suppressions_hour_tenant_idx ON onceboard.tenant_suppressions_hour USING btree (tenant_id, hour);
 CREATE INDEX tenant_violations_hour_tenant_idx ON onceboard.tenant_violations_hour USING btree (tenant_id, hour);
 CREATE INDEX uncaught_violation_keys_occurred_idx ON onceboard.uncaught_violation_keys USING btree (occurred_at, id);
+CREATE INDEX uncaught_violation_keys_occurred_seq_idx ON onceboard.uncaught_violation_keys USING btree (occurred_at, seq);
+CREATE UNIQUE INDEX uncaught_violation_keys_seq_key ON onceboard.uncaught_violation_keys USING btree (seq);
 CREATE INDEX uncaught_violation_keys_tenant_key_idx ON onceboard.uncaught_violation_keys USING btree (tenant_id, key, occurred_at);
 CREATE INDEX uncaught_violation_keys_tenant_occurred_idx ON onceboard.uncaught_violation_keys USING btree (tenant_id, occurred_at, id);
+CREATE INDEX uncaught_violation_keys_tenant_occurred_seq_idx ON onceboard.uncaught_violation_keys USING btree (tenant_id, occurred_at, seq);
 CREATE INDEX worker_registrations_heartbeat_at_idx ON onceboard.worker_registrations USING btree (heartbeat_at);
 CREATE INDEX worker_stats_minute_job_type_minute_idx ON onceboard.worker_stats_minute USING btree (job_type, minute);
 CREATE INDEX worker_stats_minute_late_gap_idx ON onceboard.worker_stats_minute USING btree (minute) WHERE (gap_seconds_sum >= (172800)::double precision);
