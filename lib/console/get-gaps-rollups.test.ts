@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { Scope } from "../auth/scope";
 import { loadConfig } from "../config";
 import { reconcileProviders } from "../reconciliation/providers";
-import { adviseRetention, getRetentionAdvice, readRetentionSettings } from "../retention/advise-retention";
+import { adviseRetention, getRetentionAdvice, readEffectiveRetention } from "../retention/advise-retention";
 import { addInto, emptyHistogram, maxBounds, quantile, total } from "../retention/gap-histogram";
 import { getGaps } from "./get-gaps";
 
@@ -166,7 +166,7 @@ describe("the gap rollups' fast path", () => {
         jobTypes: [...want.byJobType]
           .sort(([a], [b]) => a.localeCompare(b))
           .map(([jobType, buckets]) => ({ jobType, buckets, claimsBeyondRetention: want.beyond.get(jobType) ?? 0 })),
-        ...(await readRetentionSettings(db.pool)),
+        ...(await readEffectiveRetention(db.pool)),
         effectsMaxGap: null,
         providerWindows: reconcileProviders(loadConfig()),
       }),

@@ -1,5 +1,6 @@
 import type { Scope } from "../auth/scope";
 import type { StatementQueryable } from "../db/types";
+import { isStuck } from "../idempotency/states";
 import { consoleDatabase } from "./database";
 import { CROSS_TENANT_SEARCH_DAYS, type EffectSearchResponse, type EffectStatus, type EffectSummary } from "./effects-types";
 import { Keyset } from "./keyset";
@@ -152,8 +153,7 @@ export async function searchEffects(
     completedAt: r.completed_at ? r.completed_at.toISOString() : null,
     duplicateCount: r.duplicate_count,
     firstMessageId: r.first_message_id,
-    // The key's detail calls the same claim stuck (lib/console/get-effect.ts): one name for one state.
-    stuck: r.status === "in_progress" && r.lease_until !== null && r.lease_until.getTime() <= now.getTime(),
+    stuck: isStuck({ status: r.status, leaseUntil: r.lease_until }, now),
   }));
   const last = page[page.length - 1];
   return {

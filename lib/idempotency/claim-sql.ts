@@ -1,5 +1,6 @@
 import { byTenant } from "./citus";
 import type { Sql, Statement } from "./db";
+import type { EffectStatus } from "./states";
 
 /** How the effects table names a step's policy (effects.policy). */
 export type DbPolicy = "once" | "external" | "at_most_once" | "transactional";
@@ -16,7 +17,7 @@ export type ClaimResultKind =
 
 export interface ClaimRow {
   result: ClaimResultKind;
-  status: string | null;
+  status: EffectStatus | null;
   attempt: number;
   owner: string | null;
   policy: DbPolicy | null;
@@ -93,7 +94,7 @@ SELECT c.result, c.status, c.attempt, c.owner, c.policy, c.created_at, c.lease_u
 
 interface RawClaimRow {
   result: ClaimResultKind;
-  status: string | null;
+  status: EffectStatus | null;
   attempt: number | null;
   owner: string | null;
   policy: DbPolicy | null;
@@ -180,6 +181,31 @@ export interface BatchClaimParams {
     requestHash: string | null;
     requireExisting: boolean;
   }[];
+}
+
+/**
+ * One batch statement for claims that share job type, policy, lease and demo flag (the first's).
+ * Its lock timeout is the shortest wait of the batch: a key that would wait longer than it was
+ * willing to gets the whole batch claimed again one by one, each with its own wait.
+ */
+export function batchOf(claims: readonly ClaimParams[]): BatchClaimParams {
+  const first = claims[0];
+  if (!first) throw new Error("a claim batch needs at least one claim");
+  return {
+    jobType: first.jobType,
+    policy: first.policy,
+    leaseMs: first.leaseMs,
+    lockTimeoutMs: Math.max(1, Math.min(...claims.map((c) => c.lockTimeoutMs))),
+    demo: first.demo,
+    claims: claims.map((c) => ({
+      tenant: c.tenant,
+      key: c.key,
+      owner: c.owner,
+      messageId: c.messageId,
+      requestHash: c.requestHash,
+      requireExisting: c.requireExisting,
+    })),
+  };
 }
 
 // One tenant's share of a batch, for Citus (sql/onceboard_claim_tenant.sql): delegated whole to the

@@ -1,7 +1,8 @@
 import { type EffectsDb, type Statement, sqlFor } from "./db";
 import type { Logger } from "./logger";
-import { CLAIM_DURATION_BUCKETS, GAP_BUCKET_BOUNDS } from "./metrics";
+import { GAP_BUCKET_BOUNDS } from "./metrics";
 import { PeriodicFlush } from "./periodic-flush";
+import { CLAIM_DURATION_BUCKETS } from "./states";
 import type { ViolationOccurrence } from "./violations";
 
 /** The per-minute counters of one job type, as stored in worker_stats_minute. */

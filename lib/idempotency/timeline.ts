@@ -4,34 +4,7 @@ import { type EffectsDb, type Statement, sqlFor } from "./db";
 import type { Logger } from "./logger";
 import { PeriodicFlush } from "./periodic-flush";
 import { sqlStateOf } from "./pg-errors";
-
-/**
- * What one delivery's claim answered, as the key's timeline shows it. The claim's own result,
- * except: a duplicate that first found the effect in flight and waited for its outcome is
- * `waited`, and a delivery refused as older than the retention is `beyond_retention`.
- */
-export type TimelineAnswer =
-  | "claimed"
-  | "duplicate"
-  | "waited"
-  | "in_flight"
-  | "takeover"
-  | "retry"
-  | "abandoned"
-  | "key_reuse"
-  | "beyond_retention";
-
-export const TIMELINE_ANSWERS: readonly TimelineAnswer[] = [
-  "claimed",
-  "duplicate",
-  "waited",
-  "in_flight",
-  "takeover",
-  "retry",
-  "abandoned",
-  "key_reuse",
-  "beyond_retention",
-];
+import type { TimelineAnswer } from "./states";
 
 export function timelineAnswerOf(result: ClaimResultKind, waited: boolean): TimelineAnswer {
   if (result === "retention_expired") return "beyond_retention";

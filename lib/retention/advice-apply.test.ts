@@ -4,7 +4,7 @@ import { GAPS_SEED_DAYS_BACK, GAPS_SEED_EXPECTED, seedGaps } from "../console/te
 import type { PrismaClient } from "../db/generated/client";
 import { ensureEffectPartitions } from "../db/partitions";
 import { createPrismaClient } from "../db/prisma";
-import { registerWorker } from "../idempotency/admin";
+import { registerWorker } from "../idempotency/worker-registry";
 import { applyAdvice, previewAdvice } from "./advice-apply";
 import { getRetentionSettings } from "./get-retention";
 import type { RetentionAudit } from "./settings";

@@ -11,9 +11,6 @@ export const RETENTION_QUERY_ROOT = "retention";
  */
 export const retentionQueryKey = (search: string) => [RETENTION_QUERY_ROOT, search] as const;
 
-export const PARTITION_INTERVALS = ["hour", "day", "week"] as const;
-export type PartitionIntervalName = (typeof PARTITION_INTERVALS)[number];
-
 export type {
   AdviceApplyBody,
   AdvicePreview,
@@ -26,3 +23,4 @@ export type {
   RetentionView,
   SettingsUpdateView,
 } from "../contract/retention";
+export { PARTITION_INTERVALS, type PartitionInterval as PartitionIntervalName } from "../idempotency/states";
