@@ -42,7 +42,8 @@ export interface ClaimParams {
   leaseMs: number;
   lockTimeoutMs: number;
   requireExisting: boolean;
-  demo: boolean;
+  /** Written on a new effect row (options.marked). */
+  marked: boolean;
   /** A redelivery: look for the completed effect read-only first (CLAIM_REDELIVERY). */
   likelyDuplicate?: boolean;
 }
@@ -131,7 +132,7 @@ export async function runClaim(sql: Sql, p: ClaimParams, citus = false): Promise
     Math.max(1, Math.round(p.leaseMs)),
     Math.max(1, Math.round(p.lockTimeoutMs)),
     p.requireExisting,
-    p.demo,
+    p.marked,
   ]);
   const raw = rows[0];
   if (!raw) throw new Error("onceboard_claim returned no row");
@@ -172,7 +173,7 @@ export interface BatchClaimParams {
   policy: DbPolicy;
   leaseMs: number;
   lockTimeoutMs: number;
-  demo: boolean;
+  marked: boolean;
   claims: {
     tenant: string;
     key: string;
@@ -184,7 +185,7 @@ export interface BatchClaimParams {
 }
 
 /**
- * One batch statement for claims that share job type, policy, lease and demo flag (the first's).
+ * One batch statement for claims that share job type, policy, lease and marking (the first's).
  * Its lock timeout is the shortest wait of the batch: a key that would wait longer than it was
  * willing to gets the whole batch claimed again one by one, each with its own wait.
  */
@@ -196,7 +197,7 @@ export function batchOf(claims: readonly ClaimParams[]): BatchClaimParams {
     policy: first.policy,
     leaseMs: first.leaseMs,
     lockTimeoutMs: Math.max(1, Math.min(...claims.map((c) => c.lockTimeoutMs))),
-    demo: first.demo,
+    marked: first.marked,
     claims: claims.map((c) => ({
       tenant: c.tenant,
       key: c.key,
@@ -246,7 +247,7 @@ export async function runClaimBatch(sql: Sql, p: BatchClaimParams, citus = false
     Math.max(1, Math.round(p.leaseMs)),
     Math.max(1, Math.round(p.lockTimeoutMs)),
     p.claims.map((c) => c.requireExisting),
-    p.demo,
+    p.marked,
   ]);
   const out: ClaimRow[] = new Array(p.claims.length);
   for (const raw of rows) out[raw.ord - 1] = toClaimRow(raw);
@@ -268,7 +269,7 @@ async function runClaimTenant(sql: Sql, p: BatchClaimParams, tenant: string, ind
     Math.max(1, Math.round(p.leaseMs)),
     Math.max(1, Math.round(p.lockTimeoutMs)),
     claims.map((c) => c.requireExisting),
-    p.demo,
+    p.marked,
   ]);
   if (rows.length !== claims.length)
     throw new Error(`onceboard_claim_tenant returned ${rows.length} rows for ${claims.length} claims`);

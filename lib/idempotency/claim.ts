@@ -244,7 +244,7 @@ export function claimParamsOf(core: EffectsCore, spec: ClaimSpec, owner: string,
     leaseMs: spec.leaseMs,
     lockTimeoutMs,
     requireExisting: beyondRetention(core, spec),
-    demo: core.opts.demo,
+    marked: core.opts.marked,
     likelyDuplicate: spec.redelivered,
   };
 }

@@ -134,10 +134,10 @@ export function createCoalescer(sql: Sql, store: Store, maxBatch = COALESCE_MAX_
   const counts = { statements: 0, calls: 0 };
   // A redelivery in a batch is decided by onceboard_claim inside the batch function, as alone; the
   // read-only CLAIM_REDELIVERY shortcut applies to a call that goes alone.
-  // The batch claim takes one job type, policy, lease and demo flag: one lane per combination.
+  // The batch claim takes one job type, policy, lease and marking: one lane per combination.
   const claimLanes = new Map<string, Pipeline<ClaimParams, ClaimRow>>();
   const claimLane = (p: ClaimParams) => {
-    const id = `${p.jobType}\u0001${p.policy}\u0001${Math.round(p.leaseMs)}\u0001${p.demo}`;
+    const id = `${p.jobType}\u0001${p.policy}\u0001${Math.round(p.leaseMs)}\u0001${p.marked}`;
     let lane = claimLanes.get(id);
     if (!lane) {
       lane = new Pipeline(

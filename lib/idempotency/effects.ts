@@ -113,7 +113,6 @@ export interface Effects<Tx = TransactionHandle> {
   /** Where the idem_* metrics are registered; undefined when prom-client is not installed and none was given. */
   readonly registry: Registry | undefined;
   readonly options: Readonly<ResolvedOptions>;
-  readonly demo: boolean;
 }
 
 export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { db: Db }): Effects<TxOf<Db>> {
@@ -123,7 +122,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
   const logger = opts.logger;
   const rollups = opts.rollups
     ? new Rollups(opts.db, {
-        demo: opts.demo,
+        marked: opts.marked,
         schema: opts.schema,
         logger,
         onFlushFailure: () => metrics.rollupFlushFailures.inc(),
@@ -142,7 +141,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
     ? new DeliveryTimeline(opts.db, {
         schema: opts.schema,
         workerId: opts.workerId,
-        demo: opts.demo,
+        marked: opts.marked,
         logger,
         onDropped: (reason, rows) => metrics.timelineDropped.inc({ reason }, rows),
       })
@@ -203,6 +202,5 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
     },
     registry,
     options: opts,
-    demo: opts.demo,
   };
 }
