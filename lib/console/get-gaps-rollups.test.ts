@@ -101,7 +101,7 @@ describe("the gap rollups' fast path", () => {
     const insert = `
       INSERT INTO worker_stats_minute AS w (minute, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention)
       SELECT m, j, b::bigint[], 1, n FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::bigint[]) AS u(m, j, b, n)
-      ON CONFLICT (minute, job_type, demo) DO UPDATE SET gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
+      ON CONFLICT (minute, job_type, marked) DO UPDATE SET gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
         gap_seconds_sum = w.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
         claims_beyond_retention = w.claims_beyond_retention + EXCLUDED.claims_beyond_retention`;
     await db.pool.query(insert, [minutes, jobTypes, buckets, beyond]);
