@@ -17,9 +17,9 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
   const per = `per ${formatDuration(s.stepSeconds)}`;
   const ms = (v: number | null) => (v === null ? null : v * 1000);
   // The claim charts come from the per-minute rollups, which carry no tenant.
-  const fleetOnly = data.tenant === null ? undefined : EVERY_TENANT;
   // A tenant session is not shown them at all (OverviewResponse.withheld).
   const chartWithheld = withheld(data, "series.claimRate") ? WITHHELD_TEXT : undefined;
+  const fleetOnly = data.tenant === null || chartWithheld ? undefined : EVERY_TENANT;
   return (
     <div className="overview" data-source={data.source} data-range={data.range ?? "custom"}>
       <ViolationsBanner

@@ -2,7 +2,7 @@ import type { Scope } from "../auth/scope";
 import type { AuditRow } from "../contract/audit";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { type AuditFilter, auditWhere } from "./audit-filter";
-import { auditRowOf } from "./list-audit";
+import { auditRowsFor } from "./list-audit";
 
 /**
  * The filtered audit log as a file, streamed: a ReadableStream that reads the next keyset batch
@@ -70,7 +70,7 @@ export async function newestAuditId(db: Pick<PrismaClient, "auditLog"> = getPris
 export function auditExportStream(
   scope: Scope,
   input: { filter: AuditFilter; format: AuditExportFormat; upTo: bigint; batchSize?: number },
-  db: Pick<PrismaClient, "auditLog"> = getPrisma(),
+  db: Pick<PrismaClient, "auditLog" | "apiToken"> = getPrisma(),
 ): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const where = auditWhere(scope, input.filter);
@@ -94,7 +94,8 @@ export function auditExportStream(
         });
         const line = input.format === "csv" ? csvLine : ndjsonLine;
         if (rows.length > 0) {
-          controller.enqueue(encoder.encode(rows.map((row) => line(auditRowOf(row))).join("")));
+          const shown = await auditRowsFor(scope, rows, db);
+          controller.enqueue(encoder.encode(shown.map(line).join("")));
           before = rows[rows.length - 1]?.id ?? before;
         }
         if (rows.length < batchSize) {

@@ -11,7 +11,7 @@ import { type AuditFilter, auditWhere } from "./audit-filter";
 export async function listAudit(
   scope: Scope,
   input: AuditFilter & { cursor?: string; limit: number },
-  db: Pick<PrismaClient, "auditLog"> = getPrisma(),
+  db: Pick<PrismaClient, "auditLog" | "apiToken"> = getPrisma(),
 ): Promise<AuditResponse> {
   let before: bigint | null = null;
   if (input.cursor) {
@@ -29,13 +29,12 @@ export async function listAudit(
   const page = rows.slice(0, input.limit);
   const last = page[page.length - 1];
   return {
-    entries: page.map(auditRowOf),
+    entries: await auditRowsFor(scope, page, db),
     nextCursor: rows.length > input.limit && last ? last.id.toString() : null,
   };
 }
 
-/** A stored row as the API, the page and the export show it. */
-export function auditRowOf(r: {
+interface StoredAuditRow {
   id: bigint;
   at: Date;
   tokenId: string | null;
@@ -46,7 +45,41 @@ export function auditRowOf(r: {
   result: string;
   detail: unknown;
   ip: string | null;
-}): AuditRow {
+}
+
+/** What a tenant is shown in place of an actor who is not one of its own tokens. */
+export const OUTSIDE_ACTOR = "withheld: not one of this tenant's tokens (the platform, or a person signed in)";
+
+/**
+ * The rows as `scope` may see them. A tenant's rows include what the platform did to it (a
+ * platform admin reading one of its keys): the tenant sees that it happened, not who, from which
+ * token or address. An actor counts as the tenant's own when the row's token is one of the
+ * tenant's tokens; anything else (a platform token, an OIDC person, anonymous) is withheld.
+ */
+export async function auditRowsFor(
+  scope: Scope,
+  rows: StoredAuditRow[],
+  db: Pick<PrismaClient, "apiToken">,
+): Promise<AuditRow[]> {
+  if (scope.platform) return rows.map(auditRowOf);
+  const tenant = scope.tenant;
+  const tokenIds = [...new Set(rows.flatMap((r) => (r.tokenId ? [r.tokenId] : [])))];
+  const own = new Set(
+    tokenIds.length === 0 || tenant === null
+      ? []
+      : (await db.apiToken.findMany({ where: { id: { in: tokenIds }, tenantId: tenant }, select: { id: true } })).map(
+          (t) => t.id,
+        ),
+  );
+  return rows.map((r) =>
+    r.tokenId !== null && own.has(r.tokenId)
+      ? auditRowOf(r)
+      : { ...auditRowOf(r), tokenId: null, actor: OUTSIDE_ACTOR, ip: null },
+  );
+}
+
+/** A stored row as the API, the page and the export show it. */
+export function auditRowOf(r: StoredAuditRow): AuditRow {
   return {
     id: r.id.toString(),
     at: r.at.toISOString(),

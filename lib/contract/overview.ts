@@ -76,6 +76,8 @@ export const jobTypeActivity = z.object({
   notWiredUp: z.boolean().meta({ description: "Redeliveries and no suppressions over the range: the guard is probably missing" }),
 });
 export type JobTypeActivity = z.infer<typeof jobTypeActivity>;
+/** A job type's activity as a metrics source counts it: every figure present (the response withholds some from a tenant). */
+export type FleetJobTypeActivity = JobTypeActivity & { deliveries: number; redeliveries: number; claims: number };
 
 export const tenantRow = z.object({ tenant: z.string(), suppressions: z.number(), violations: z.number(), stuck: z.number() });
 export type TenantRow = z.infer<typeof tenantRow>;
