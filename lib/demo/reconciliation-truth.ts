@@ -17,10 +17,11 @@ import { PROVIDER_SCHEMA } from "./stripe-server";
  * as the reconciler names it. Only effects created inside the window count, as in a run.
  *
  * An effect still in progress when the run compares (its worker was killed after the provider's
- * call and before the claim completed, and no takeover has redone it yet) has no outcome to
- * compare: the reconciler calls its absence pending, and cannot see a drift in an amount it has
- * not recorded. Its lost, keyless and drifted objects are expected once it completes, and counted
- * apart until then (`inProgress`), so the comparison never depends on when a crash fell.
+ * call and before the claim completed, or after claiming a receipt and before sending it, and no
+ * takeover has redone or abandoned it yet) has no outcome to compare: the reconciler calls its
+ * absence pending, and cannot see a drift in an amount it has not recorded. Its lost, keyless and
+ * drifted objects and its unsent receipt are expected once it completes or is abandoned, and
+ * counted apart until then (`inProgress`), so the comparison never depends on when a crash fell.
  */
 export const TRUTH_KINDS = ["duplicated_at_provider", "missing_at_provider", "unknown_to_onceboard", "drift"] as const;
 export type TruthKind = (typeof TRUTH_KINDS)[number];
@@ -42,7 +43,7 @@ SELECT 'unknown_to_onceboard', format('stripe:object:%s', object_id) FROM plante
 UNION
 SELECT 'missing_at_provider', format('mailer:key:%s:%s', u.tenant_id, u.effect_key)
   FROM demo_unsent_receipts u JOIN effects e ON e.tenant_id = u.tenant_id AND e.key = u.effect_key
- WHERE e.created_at >= $1 AND e.created_at < $2
+ WHERE e.created_at >= $1 AND e.created_at < $2 AND e.status <> 'in_progress'
 UNION
 SELECT 'missing_at_provider', format('mailer:key:%s:%s', e.tenant_id, e.key)
   FROM effects e
@@ -68,10 +69,13 @@ export interface ReconciliationTruth {
 }
 
 const IN_PROGRESS_SQL = `
-SELECT count(*)::int AS n
-  FROM ${PROVIDER_SCHEMA}.injections i
-  JOIN effects e ON e.tenant_id = i.onceboard_tenant AND e.key = i.onceboard_key
- WHERE e.created_at >= $1 AND e.created_at < $2 AND e.status = 'in_progress' AND i.disagreement IN ('lost', 'keyless', 'drift')`;
+SELECT (SELECT count(*)::int
+          FROM ${PROVIDER_SCHEMA}.injections i
+          JOIN effects e ON e.tenant_id = i.onceboard_tenant AND e.key = i.onceboard_key
+         WHERE e.created_at >= $1 AND e.created_at < $2 AND e.status = 'in_progress' AND i.disagreement IN ('lost', 'keyless', 'drift'))
+     + (SELECT count(*)::int
+          FROM demo_unsent_receipts u JOIN effects e ON e.tenant_id = u.tenant_id AND e.key = u.effect_key
+         WHERE e.created_at >= $1 AND e.created_at < $2 AND e.status = 'in_progress') AS n`;
 
 /** Compares what was planted in [from, to) with the findings the runs `runIds` recorded (their last sighting). */
 export async function compareWithPlanted(
