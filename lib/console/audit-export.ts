@@ -1,8 +1,9 @@
 import type { Scope } from "../auth/scope";
 import type { AuditRow } from "../contract/audit";
+import type { Prisma } from "../db/generated/client";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { type AuditFilter, auditWhere } from "./audit-filter";
-import { auditRowsFor } from "./list-audit";
+import { actorFilterFor, auditRowsFor } from "./list-audit";
 
 /**
  * The filtered audit log as a file, streamed: a ReadableStream that reads the next keyset batch
@@ -73,11 +74,12 @@ export function auditExportStream(
   db: Pick<PrismaClient, "auditLog" | "apiToken"> = getPrisma(),
 ): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
-  const where = auditWhere(scope, input.filter);
+  const scoped = auditWhere(scope, input.filter);
   const batchSize = input.batchSize ?? AUDIT_EXPORT_BATCH;
   let before = input.upTo + 1n;
   let headerSent = input.format !== "csv";
   let done = false;
+  let where: Prisma.AuditLogWhereInput | undefined;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -87,6 +89,7 @@ export function auditExportStream(
           return;
         }
         if (done) return;
+        where ??= { ...scoped, ...(await actorFilterFor(scope, input.filter, db)) };
         const rows = await db.auditLog.findMany({
           where: { ...where, id: { lt: before } },
           orderBy: { id: "desc" },

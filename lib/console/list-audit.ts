@@ -1,5 +1,6 @@
 import type { Scope } from "../auth/scope";
 import type { AuditResponse, AuditRow } from "../contract/audit";
+import type { Prisma } from "../db/generated/client";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { type AuditFilter, auditWhere } from "./audit-filter";
 
@@ -21,7 +22,11 @@ export async function listAudit(
     before = BigInt(input.cursor);
   }
   const rows = await db.auditLog.findMany({
-    where: { ...auditWhere(scope, input), ...(before !== null ? { id: { lt: before } } : {}) },
+    where: {
+      ...auditWhere(scope, input),
+      ...(await actorFilterFor(scope, input, db)),
+      ...(before !== null ? { id: { lt: before } } : {}),
+    },
     // Newest first by id (a sequence: insertion order), so the cursor is exact.
     orderBy: { id: "desc" },
     take: input.limit + 1,
@@ -76,6 +81,21 @@ export async function auditRowsFor(
       ? auditRowOf(r)
       : { ...auditRowOf(r), tokenId: null, actor: OUTSIDE_ACTOR, ip: null },
   );
+}
+
+/**
+ * A tenant's actor filter matches its own tokens' rows only: an actor it is not shown must not be
+ * found by name either (filtering by a platform admin's name would say what they did).
+ */
+export async function actorFilterFor(
+  scope: Scope,
+  filter: AuditFilter,
+  db: Pick<PrismaClient, "apiToken">,
+): Promise<Prisma.AuditLogWhereInput> {
+  if (scope.platform || !filter.actor) return {};
+  const own =
+    scope.tenant === null ? [] : await db.apiToken.findMany({ where: { tenantId: scope.tenant }, select: { id: true } });
+  return { tokenId: { in: own.map((t) => t.id) } };
 }
 
 /** A stored row as the API, the page and the export show it. */

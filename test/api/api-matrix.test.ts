@@ -492,6 +492,11 @@ describe("API token × tenant × endpoint matrix", () => {
       expect(exported.text).not.toContain(platformTokenId);
       expect(exported.text).not.toContain("platform-admin");
     }
+    // Nor can acme find the platform's rows by the actor's name.
+    const byName = JSON.parse((await call("GET", "/api/v1/audit?limit=100&actor=platform-admin", as("acme-admin"))).text);
+    expect(byName.entries).toEqual([]);
+    const exportedByName = await call("GET", "/api/v1/audit/export?format=ndjson&actor=platform-admin", as("acme-admin"));
+    expect(exportedByName.text.trim()).toBe("");
     const platformAudit = await call("GET", "/api/v1/audit?limit=100&action=effect.read", as("platform-admin"));
     expect(platformAudit.text).toContain(platformTokenId);
 
