@@ -2,6 +2,7 @@ import type { Scope } from "../auth/scope";
 import type { AuditResponse, AuditRow } from "../contract/audit";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { type AuditFilter, auditWhere } from "./audit-filter";
+import { redactOutcome } from "./redact";
 
 /**
  * GET /api/v1/audit and the Audit log page: audit rows matching the filter (lib/console/audit-filter.ts:
@@ -56,7 +57,9 @@ export function auditRowOf(r: {
     action: r.action,
     target: r.target,
     result: r.result,
-    detail: r.detail,
+    // Notes, filters and messages people and errors wrote: through the redaction hook like every
+    // stored value the console shows or exports (the page, GET /api/v1/audit and the export).
+    detail: r.detail === null || r.detail === undefined ? r.detail : redactOutcome(r.detail),
     ip: r.ip,
   };
 }
