@@ -32,7 +32,7 @@ CREATE TABLE api_tokens (
   revoked_at timestamp with time zone,
   last_used_at timestamp with time zone,
   minted_by uuid,
-  CONSTRAINT api_tokens_minted_by_fkey FOREIGN KEY (minted_by) REFERENCES api_tokens(id) ON DELETE RESTRICT,
+  CONSTRAINT api_tokens_minted_by_fkey FOREIGN KEY (minted_by) REFERENCES api_tokens(id),
   CONSTRAINT api_tokens_pkey PRIMARY KEY (id),
   CONSTRAINT api_tokens_role_check CHECK ((role = ANY (ARRAY['viewer'::text, 'operator'::text, 'admin'::text])))
 );

@@ -4,10 +4,11 @@
 -- names its minter. Revoking a token revokes every token it minted, transitively, in the same
 -- transaction (lib/auth/tokens.ts), and a minted token never expires after its minter
 -- (lib/auth/token-admin.ts). NULL: minted on the host (`npm run token`) or by a person signed in
--- through the identity provider. A minter is never deleted while it has minted tokens.
+-- through the identity provider. A minter is not deleted while it has minted tokens (checked at
+-- the end of the statement, so one DELETE may remove a minter and what it minted together).
 ALTER TABLE onceboard.api_tokens ADD COLUMN minted_by uuid;
 ALTER TABLE onceboard.api_tokens ADD CONSTRAINT api_tokens_minted_by_fkey
-  FOREIGN KEY (minted_by) REFERENCES onceboard.api_tokens (id) ON DELETE RESTRICT;
+  FOREIGN KEY (minted_by) REFERENCES onceboard.api_tokens (id);
 CREATE INDEX api_tokens_minted_by_idx ON onceboard.api_tokens (minted_by);
 
 -- One live bulk action per target set: five identical bulk releases over the same claims were all
