@@ -47,6 +47,10 @@ describe("redaction by field name", () => {
     pan: ["pan", "PAN", "card_pan", "panValue"],
     phone: ["phone", "phoneNumber", "mobile_phone", "telephone"],
     email: ["email", "customer_email", "emailAddress", "EMAIL", "billing-email"],
+    cookie: ["cookie", "Cookie", "set-cookie", "sessionCookie"],
+    private_key: ["private_key", "privateKey", "PRIVATE-KEY", "privatekey"],
+    credential: ["credential", "credentials", "awsCredentials"],
+    passphrase: ["passphrase", "keyPassphrase"],
   };
   for (const [word, names] of Object.entries(FIELDS)) {
     it(`redacts every field named with "${word}"`, () => {
