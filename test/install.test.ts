@@ -26,7 +26,7 @@ const repo = JSON.parse(await fs.readFile(path.join(ROOT, "package.json"), "utf8
 const pinned = (name: string) => `${name}@${repo.dependencies[name] ?? repo.devDependencies[name]}`;
 
 /** The README's first TypeScript block after its quick-start heading: what a reader copies. */
-export function quickStartOf(readme: string): string {
+function quickStartOf(readme: string): string {
   const section = readme.slice(readme.indexOf("## Five-minute quick start"));
   const block = /```ts\n([\s\S]*?)```/.exec(section);
   if (!block?.[1]) throw new Error("the library's README has no ```ts block under its quick-start heading");
