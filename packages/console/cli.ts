@@ -51,7 +51,7 @@ environment:
   ONCEBOARD_DATA_DIR     where that secret lives (default ./.onceboard)
   PROMETHEUS_URL, WORKER_METRICS_URLS, OIDC_*, STRIPE_*, RECONCILE_*, TRUSTED_PROXIES, LOG_LEVEL …
                          every other setting of the console, as documented in its README:
-                         https://github.com/onceboard/onceboard#configuration
+                         https://github.com/onceboard/onceboard#environment
 
 Stop it with Ctrl-C (SIGINT) or SIGTERM. API tokens: the console's Tokens page (admin), or
 POST /api/v1/tokens.`;
