@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { ensureBootstrapAdmin } from "../../lib/auth/bootstrap";
 import { isLoopbackHost, loadConfig } from "../../lib/config";
+import { assertPortFree } from "../../lib/db/free-port";
 import { createPrismaClient } from "../../lib/db/prisma";
 import { provisionDatabase } from "../../lib/db/provision";
 import { log, runMain } from "../../scripts/cli";
@@ -110,6 +111,8 @@ runMain(async () => {
     // The embedded PostgreSQL of `npm start` is not shipped: the package serves your database.
     throw new Error("set DATABASE_URL to the PostgreSQL database the console should use (onceboard-console --help)");
   }
+  // Before anything else: a server already on the port would answer the readiness probe below.
+  if (!flags["migrate-only"]) await assertPortFree(config.PORT);
   const database = await provisionDatabase({ log });
   // As npm start shows it (scripts/start.ts): localhost on loopback, else a name others can reach.
   const wildcard = config.HOST === "0.0.0.0" || config.HOST === "::";
