@@ -1,5 +1,6 @@
 import { ApiError } from "../api/errors";
 import { loadConfig } from "../config";
+import { Keyset } from "../console/keyset";
 import type { FindingSummary } from "../console/reconciliation-types";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { appendAudit } from "./audit";
@@ -13,6 +14,8 @@ import type {
   BulkDryRunResponse,
   BulkFilters,
   BulkFindingsFilter,
+  BulkItemStatus,
+  BulkItemsResponse,
   BulkReleaseFilter,
   StuckClaimSample,
 } from "./bulk-types";
@@ -146,6 +149,64 @@ export async function getBulkAction(scope: Scope, id: string, db: PrismaClient =
   const row = await db.bulkAction.findFirst({ where: { id, ...(scope.tenant !== null ? { tenantId: scope.tenant } : {}) } });
   if (!row) throw new ApiError("NOT_FOUND", "no bulk action with this id");
   return bulkActionView(row);
+}
+
+/**
+ * A bulk action's items in the order they run: by seq, unique within the action and fixed when it
+ * was created (the runner writes an item's outcome, never its place), so pages neither repeat nor
+ * skip while the action runs.
+ */
+export const BULK_ITEM_KEYSET = new Keyset("bulk-items", [{ column: "seq", type: "bigint" }], "asc");
+
+/**
+ * GET /api/v1/bulk/{id}/items and the bulk progress panel: one action of the scope's items, a page
+ * at a time (404 as getBulkAction for another tenant's action or none).
+ */
+export async function listBulkItems(
+  scope: Scope,
+  id: string,
+  page: { cursor?: string; limit: number },
+  db: Pick<PrismaClient, "bulkAction" | "bulkActionItem"> = getPrisma(),
+): Promise<BulkItemsResponse> {
+  // seq is an integer column: a (valid bigint) cursor past its range, clamped, names the same rows.
+  const after = page.cursor ? clampToInteger(BigInt(BULK_ITEM_KEYSET.decode(page.cursor)[0] as string)) : null;
+  const action = { id, ...(scope.tenant !== null ? { tenantId: scope.tenant } : {}) };
+  const [found, rows] = await Promise.all([
+    db.bulkAction.findFirst({ where: action, select: { id: true } }),
+    db.bulkActionItem.findMany({
+      where: { actionId: id, action, ...(after !== null ? { seq: { gt: after } } : {}) },
+      orderBy: { seq: "asc" },
+      take: page.limit + 1,
+    }),
+  ]);
+  if (!found) throw new ApiError("NOT_FOUND", "no bulk action with this id");
+  const shown = BULK_ITEM_KEYSET.page(
+    rows.map((r) => ({ ...r, keyset_0: r.seq })),
+    page.limit,
+  );
+  return {
+    items: shown.rows.map((r) => ({
+      seq: r.seq,
+      key: r.key,
+      status: bulkItemStatus(r.outcome),
+      // Any outcome but "ok" is the refusal's reason (bulk-kinds.ts apply).
+      error: r.outcome !== null && r.outcome !== "ok" ? r.outcome : null,
+      doneAt: r.doneAt?.toISOString() ?? null,
+    })),
+    nextCursor: shown.nextCursor,
+  };
+}
+
+const INTEGER_MAX = 2_147_483_647n;
+const INTEGER_MIN = -2_147_483_648n;
+
+function clampToInteger(value: bigint): number {
+  return Number(value > INTEGER_MAX ? INTEGER_MAX : value < INTEGER_MIN ? INTEGER_MIN : value);
+}
+
+function bulkItemStatus(outcome: string | null): BulkItemStatus {
+  if (outcome === null) return "pending";
+  return outcome === "ok" ? "applied" : "refused";
 }
 
 /**

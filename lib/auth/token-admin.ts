@@ -1,5 +1,5 @@
 import { ApiError } from "../api/errors";
-import { Keyset } from "../console/keyset";
+import { TOKEN_KEYSET } from "../console/admin-keysets";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import type { TokenView } from "./admin-types";
 import { appendAudit } from "./audit";
@@ -35,13 +35,6 @@ export function tokenView(token: TokenSummary, now = new Date()): TokenView {
 function tokenWhere(scope: Scope): { tenantId?: string } {
   return scope.tenant !== null ? { tenantId: scope.tenant } : {};
 }
-
-/**
- * The admin lists' order: newest made first, by seq (a bigint identity: insertion order). Not
- * created_at then id: Prisma reads a time to the millisecond, PostgreSQL keeps microseconds, so a
- * cursor holding a time could not name a row exactly; seq alone is unique and exact.
- */
-export const TOKEN_KEYSET = new Keyset("tokens", [{ column: "seq", type: "bigint" }]);
 
 /** The scope's tokens, newest first (revoked and expired ones too: the page says so), a page at a time. */
 export async function listScopedTokens(
