@@ -3,6 +3,15 @@ import type { AuditResponse, AuditRow } from "../contract/audit";
 import type { Prisma } from "../db/generated/client";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { type AuditFilter, auditWhere } from "./audit-filter";
+import { Keyset } from "./keyset";
+import { redactOutcome } from "./redact";
+
+/**
+ * The audit log's order: newest first by id. The insert trigger draws id and sets `at`
+ * (clock_timestamp) under the chain head's row lock, one row at a time, so id order is time order
+ * and ties cannot happen; and Prisma reads times to the millisecond, which no exact cursor can hold.
+ */
+export const AUDIT_KEYSET = new Keyset("audit", [{ column: "id", type: "bigint" }]);
 
 /**
  * GET /api/v1/audit and the Audit log page: audit rows matching the filter (lib/console/audit-filter.ts:
@@ -14,29 +23,21 @@ export async function listAudit(
   input: AuditFilter & { cursor?: string; limit: number },
   db: Pick<PrismaClient, "auditLog" | "apiToken"> = getPrisma(),
 ): Promise<AuditResponse> {
-  let before: bigint | null = null;
-  if (input.cursor) {
-    if (!/^\d{1,19}$/.test(input.cursor)) {
-      throw Object.assign(new Error("invalid query: cursor is not one this API returned"), { code: "INVALID_INPUT" });
-    }
-    before = BigInt(input.cursor);
-  }
+  const before = input.cursor ? BigInt(AUDIT_KEYSET.decode(input.cursor)[0] as string) : null;
   const rows = await db.auditLog.findMany({
     where: {
       ...auditWhere(scope, input),
       ...(await actorFilterFor(scope, input, db)),
       ...(before !== null ? { id: { lt: before } } : {}),
     },
-    // Newest first by id (a sequence: insertion order), so the cursor is exact.
     orderBy: { id: "desc" },
     take: input.limit + 1,
   });
-  const page = rows.slice(0, input.limit);
-  const last = page[page.length - 1];
-  return {
-    entries: await auditRowsFor(scope, page, db),
-    nextCursor: rows.length > input.limit && last ? last.id.toString() : null,
-  };
+  const page = AUDIT_KEYSET.page(
+    rows.map((r) => ({ ...r, keyset_0: r.id })),
+    input.limit,
+  );
+  return { entries: await auditRowsFor(scope, page.rows, db), nextCursor: page.nextCursor };
 }
 
 interface StoredAuditRow {
@@ -109,7 +110,9 @@ export function auditRowOf(r: StoredAuditRow): AuditRow {
     action: r.action,
     target: r.target,
     result: r.result,
-    detail: r.detail,
+    // Notes, filters and messages people and errors wrote: through the redaction hook like every
+    // stored value the console shows or exports (the page, GET /api/v1/audit and the export).
+    detail: r.detail === null || r.detail === undefined ? r.detail : redactOutcome(r.detail),
     ip: r.ip,
   };
 }
