@@ -161,13 +161,10 @@ export const retentionComparison = z.object({
   observedMaxExact: z
     .boolean()
     .meta({ description: "observedMaxSeconds is a gap that happened; false: the longest gap is longer than it" }),
-  observedMaxUpToSeconds: z
-    .number()
-    .nullable()
-    .meta({
-      description:
-        "The longest gap may be as long as this (a bucket's upper bound where no kept effect shows it; null when open-ended)",
-    }),
+  observedMaxUpToSeconds: z.number().nullable().meta({
+    description:
+      "The longest gap may be as long as this (a bucket's upper bound where no kept effect shows it; null when open-ended)",
+  }),
   observedMaxSource: z.string().nullable(),
   belowObservedMax: z.boolean().meta({ description: "The retention is shorter than a gap that really happened" }),
   lateDuplicates: z.number(),
