@@ -30,14 +30,14 @@ async function admin(tenantId: string | null): Promise<Record<string, string>> {
   return { authorization: `Bearer ${secret}`, host: "console.test" };
 }
 
-async function insertAudit(rows: { actor: string; tenant: string | null; action: string; target: string | null }[]) {
+async function insertAudit(
+  rows: { actor: string; tenant: string | null; action: string; target: string | null; tokenId?: string }[],
+) {
   for (const row of rows) {
-    await db.pool.query("INSERT INTO audit_log (actor, tenant_id, action, target, result) VALUES ($1, $2, $3, $4, 'ok')", [
-      row.actor,
-      row.tenant,
-      row.action,
-      row.target,
-    ]);
+    await db.pool.query(
+      "INSERT INTO audit_log (actor, tenant_id, action, target, result, token_id) VALUES ($1, $2, $3, $4, 'ok', $5)",
+      [row.actor, row.tenant, row.action, row.target, row.tokenId ?? null],
+    );
   }
 }
 
@@ -122,9 +122,11 @@ describe("CSV cells hiding a formula (issue 35)", () => {
 
 describe("GET /api/v1/audit/export", () => {
   it("exports the filtered rows only (actor, action family, target, tenant), newest first, and audits the export", async () => {
+    // acme's own token: a tenant's export shows its own actors (another's would be withheld).
+    const { token: oncall } = await createToken({ name: "oncall", tenantId: "acme", role: "operator" });
     await insertAudit([
-      { actor: "Oncall (…aaaaaa)", tenant: "acme", action: "effect.release", target: "=1+2" },
-      { actor: "oncall (…aaaaaa)", tenant: "acme", action: "effect.read", target: 'capture:"quoted",x' },
+      { actor: "Oncall (…aaaaaa)", tenant: "acme", action: "effect.release", target: "=1+2", tokenId: oncall.id },
+      { actor: "oncall (…aaaaaa)", tenant: "acme", action: "effect.read", target: 'capture:"quoted",x', tokenId: oncall.id },
       { actor: "someone-else", tenant: "acme", action: "effect.release", target: "capture:other" },
       { actor: "oncall (…aaaaaa)", tenant: "globex", action: "effect.release", target: "globex-key" },
     ]);
@@ -188,7 +190,8 @@ describe("GET /api/v1/audit/export", () => {
         }) as typeof prisma.auditLog.findMany,
         findFirst: prisma.auditLog.findFirst.bind(prisma.auditLog),
       },
-    } as unknown as Pick<typeof prisma, "auditLog">;
+      apiToken: prisma.apiToken,
+    } as unknown as Pick<typeof prisma, "auditLog" | "apiToken">;
     const upTo = await newestAuditId(prisma);
     const stream = auditExportStream(
       Scope.operator(),

@@ -1,8 +1,9 @@
 import type { Scope } from "../auth/scope";
 import type { AuditRow } from "../contract/audit";
+import type { Prisma } from "../db/generated/client";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { type AuditFilter, auditWhere } from "./audit-filter";
-import { auditRowOf } from "./list-audit";
+import { actorFilterFor, auditRowsFor } from "./list-audit";
 
 /**
  * The filtered audit log as a file, streamed: a ReadableStream that reads the next keyset batch
@@ -85,14 +86,15 @@ export async function newestAuditId(db: Pick<PrismaClient, "auditLog"> = getPris
 export function auditExportStream(
   scope: Scope,
   input: { filter: AuditFilter; format: AuditExportFormat; upTo: bigint; batchSize?: number },
-  db: Pick<PrismaClient, "auditLog"> = getPrisma(),
+  db: Pick<PrismaClient, "auditLog" | "apiToken"> = getPrisma(),
 ): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
-  const where = auditWhere(scope, input.filter);
+  const scoped = auditWhere(scope, input.filter);
   const batchSize = input.batchSize ?? AUDIT_EXPORT_BATCH;
   let before = input.upTo + 1n;
   let headerSent = input.format !== "csv";
   let done = false;
+  let where: Prisma.AuditLogWhereInput | undefined;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -102,6 +104,7 @@ export function auditExportStream(
           return;
         }
         if (done) return;
+        where ??= { ...scoped, ...(await actorFilterFor(scope, input.filter, db)) };
         const rows = await db.auditLog.findMany({
           where: { ...where, id: { lt: before } },
           orderBy: { id: "desc" },
@@ -109,7 +112,8 @@ export function auditExportStream(
         });
         const line = input.format === "csv" ? csvLine : ndjsonLine;
         if (rows.length > 0) {
-          controller.enqueue(encoder.encode(rows.map((row) => line(auditRowOf(row))).join("")));
+          const shown = await auditRowsFor(scope, rows, db);
+          controller.enqueue(encoder.encode(shown.map(line).join("")));
           before = rows[rows.length - 1]?.id ?? before;
         }
         if (rows.length < batchSize) {

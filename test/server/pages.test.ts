@@ -5,6 +5,8 @@ import {
   consolePages,
   errorStateIn,
   fetchAs,
+  fleetLeaksIn,
+  freshStartTargets,
   inBatches,
   leaksIn,
   openApiDocument,
@@ -92,6 +94,30 @@ describe.skipIf(tier.skipped !== undefined)(
         })
       ).flat();
       expect(problems).toEqual([]);
+    });
+
+    it("shows a tenant's credential no fleet-wide figure on any page or GET route: computed for the tenant, or withheld", async () => {
+      const platform = credentials.find((c) => c.kind === "bearer" && readerOf(c) === null);
+      if (platform?.kind !== "bearer") throw new Error("the tier has no platform token");
+      const targets = await freshStartTargets(baseUrl, platform.secret);
+      const tenantReaders = credentials.filter((c) => typeof readerOf(c) === "string");
+      expect(tenantReaders.length).toBeGreaterThan(0);
+      const requests = tenantReaders.flatMap((caller) =>
+        targets.flatMap((target) => [
+          { caller, target, rsc: false },
+          { caller, target, rsc: true },
+        ]),
+      );
+      const problems = (
+        await inBatches(requests, 6, async ({ caller, target, rsc }) => {
+          const body = await (await fetchAs(baseUrl, target, caller, { rsc })).text();
+          return fleetLeaksIn(body).map((leak) => `${caller.label} GET ${target}${rsc ? " (RSC)" : ""}: holds ${leak}`);
+        })
+      ).flat();
+      expect(problems).toEqual([]);
+      // The public health check tells nobody a version either.
+      const health = await (await fetch(`${baseUrl}/api/v1/health`)).text();
+      expect(fleetLeaksIn(health)).toEqual([]);
     });
 
     it("shows the API's INVALID_INPUT state, never a 5xx or an internal error, for a query the API refuses", async () => {

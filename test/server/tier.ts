@@ -207,6 +207,25 @@ export function leaksIn(body: string, tenant: ServerTenant, request: string): st
   );
 }
 
+/**
+ * What a tenant's credential must never be shown, on a page, in its RSC payload or from a route:
+ * figures that only exist for every tenant and facts about the platform (issue 35, finding 6).
+ * JSON inside a page's flight data has its quotes escaped, hence the optional backslashes.
+ */
+const FLEET_MARKERS: [string, RegExp][] = [
+  ["a worker's internal /metrics address", /https?:\/\/(?:127\.0\.0\.1|localhost|\[::1\]):\d+\/metrics/],
+  ["the server's version", /serverVersion|server_version/],
+  ["a fleet-wide tally", /\\?"(?:deliveries|redeliveries|objectsSeen|effectsSeen|matched)\\?":\d/],
+  ["a figure labelled every tenant's", />all tenants</],
+];
+
+/** The fleet-wide figures and platform facts `body` holds (empty for a body a tenant may see). */
+export function fleetLeaksIn(body: string): string[] {
+  return FLEET_MARKERS.filter(([, pattern]) => pattern.test(body)).map(
+    ([what, pattern]) => `${what} (${body.match(pattern)?.[0]})`,
+  );
+}
+
 /** Runs `work` over `items`, at most `limit` at a time. */
 export async function inBatches<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = new Array(items.length);
