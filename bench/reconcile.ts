@@ -5,7 +5,7 @@ import { consolePoolConfig } from "../lib/db/pool";
 import { startStripeServer } from "../lib/demo/stripe-server";
 import { DEFAULT_SCHEMA } from "../lib/idempotency";
 import { FINDING_KINDS } from "../lib/reconciliation/finding-types";
-import { reconcileProvider } from "../lib/reconciliation/providers";
+import { demoProvider } from "../lib/demo/providers-file";
 import { reconcile } from "../lib/reconciliation/reconcile";
 import { StripeAdapter, stripeClient } from "../lib/reconciliation/stripe";
 import { benchNumber } from "./env";
@@ -66,10 +66,7 @@ async function main() {
       STRIPE_PORT: server.port,
       STRIPE_PROTOCOL: "http",
     });
-    const provider = reconcileProvider(
-      { STRIPE_API_KEY: KEY, STRIPE_KEY_WINDOW_HOURS: 24, MAILER_RECONCILE_URL: undefined },
-      "stripe",
-    )!;
+    const provider = demoProvider("stripe", { mailerUrl: "http://127.0.0.1:9/unused" }, { STRIPE_API_KEY: KEY });
     if (!provider.jobTypes.includes(SEED_JOB_TYPE)) throw new Error(`the stripe provider no longer holds ${SEED_JOB_TYPE}`);
     log(`reconciling (load ${load()})…`);
     const t0 = performance.now();

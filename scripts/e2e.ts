@@ -16,6 +16,7 @@ import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/console/testing/seed-gaps"
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../lib/console/testing/seed-keys";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overview";
 import { seedReconciledEffects, seedReconciliation } from "../lib/console/testing/seed-reconciliation";
+import { writeDemoProvidersFile } from "../lib/demo/providers-file";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { describeDatabaseError, redactUrl } from "../lib/db/errors";
 import { findClosedPort, findFreePort } from "../lib/db/free-port";
@@ -279,6 +280,11 @@ async function main(): Promise<number> {
           DATABASE_URL: url,
           PORT: String(port),
           WORKER_METRICS_URLS: `${workerUpUrl},${workerDownUrl}`,
+          // The seeded findings and keys are the demo's (Stripe's capture steps): the Keys page's
+          // provider verdict reads them through the demo's providers file.
+          ONCEBOARD_PROVIDERS_FILE: writeDemoProvidersFile(path.join(os.tmpdir(), `onceboard-e2e-providers-${process.pid}`), {
+            mailerUrl: "http://127.0.0.1:9/mailer/messages",
+          }),
           ONCEBOARD_SECRET: secret,
           // The seeded history reaches weeks back, past the 7-day retention: a maintenance run at
           // start would drop it under the other specs. e2e/retention.spec.ts applies by hand, last.

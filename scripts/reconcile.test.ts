@@ -18,6 +18,7 @@ function cli(...args: string[]): Promise<{ code: number | null; stdout: string; 
       env: {
         ...process.env,
         DATABASE_URL: h.db.url,
+        ONCEBOARD_PROVIDERS_FILE: h.providersFile,
         STRIPE_API_KEY: TEST_STRIPE_KEY,
         STRIPE_HOST: "127.0.0.1",
         STRIPE_PORT: String(h.server.port),

@@ -70,7 +70,7 @@ export function startReconcileSchedule(options: {
   let stopped = false;
 
   async function pass(provider: ReconcileProvider) {
-    const adapter = adapterFor(provider.name, config);
+    const adapter = adapterFor(provider, config);
     for (const window of await dueWindows(pool, provider.name, config.RECONCILE_GRACE_SECONDS, options.now?.() ?? new Date())) {
       if (stopped) return;
       try {
