@@ -3,10 +3,11 @@ import pg from "pg";
 import { loadConfig } from "../lib/config";
 import { consolePoolConfig } from "../lib/db/pool";
 import { newDemoApiKey, startDemoProviderServers } from "../lib/demo/provider";
-import { demoProvider, MAILER_MAPPING } from "../lib/demo/providers-file";
+import { demoProvidersFile, MAILER_MAPPING } from "../lib/demo/providers-file";
 import { compareWithPlanted, formatTruth } from "../lib/demo/reconciliation-truth";
 import { formatReport, verifyDemo } from "../lib/demo/verify";
 import { HttpJsonAdapter } from "../lib/reconciliation/http-json";
+import { parseProviders } from "../lib/reconciliation/providers";
 import { reconcile } from "../lib/reconciliation/reconcile";
 import { StripeAdapter, stripeClient } from "../lib/reconciliation/stripe";
 import { log, runMain } from "./cli";
@@ -90,6 +91,10 @@ async function verifyReconciliation(
     }),
   );
   try {
+    // The same providers the console reads from the file the demo writes for it.
+    const providers = parseProviders(demoProvidersFile({ mailerUrl: servers.mailer.url }), "the demo's providers", {
+      STRIPE_API_KEY: apiKey,
+    });
     const stripe = stripeClient({
       STRIPE_API_KEY: apiKey,
       STRIPE_HOST: "127.0.0.1",
@@ -105,7 +110,7 @@ async function verifyReconciliation(
       const result = await reconcile({
         pool,
         adapter,
-        provider: demoProvider(name, { mailerUrl: servers.mailer.url }, { STRIPE_API_KEY: apiKey }),
+        provider: providers.find((p) => p.name === name)!,
         window,
         graceSeconds: grace,
         trigger: "manual",

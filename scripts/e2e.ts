@@ -16,7 +16,6 @@ import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/console/testing/seed-gaps"
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../lib/console/testing/seed-keys";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/console/testing/seed-overview";
 import { seedReconciledEffects, seedReconciliation } from "../lib/console/testing/seed-reconciliation";
-import { writeDemoProvidersFile } from "../lib/demo/providers-file";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { describeDatabaseError, redactUrl } from "../lib/db/errors";
 import { findClosedPort, findFreePort } from "../lib/db/free-port";
@@ -25,6 +24,7 @@ import { ensureEffectPartitions } from "../lib/db/partitions";
 import { withSearchPath } from "../lib/db/pool";
 import { createPrismaClient } from "../lib/db/prisma";
 import { createScratchDatabase } from "../lib/db/scratch";
+import { writeDemoProvidersFile } from "../lib/demo/providers-file";
 import { DEFAULT_SCHEMA } from "../lib/idempotency";
 import { startTestProvider, TEST_CLIENT_ID, TEST_CLIENT_SECRET } from "../test/oidc/test-provider";
 import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-server";

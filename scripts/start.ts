@@ -13,9 +13,9 @@ import { type ProvisionedConsoleDatabase, provisionDatabase } from "../lib/db/pr
 import { giveSchemasToConsoleRole } from "../lib/db/roles";
 import { backfillHistory, isDatabaseEmpty } from "../lib/demo/history";
 import { type DemoProviderEndpoints, installDemoProviderSchema } from "../lib/demo/provider";
+import { writeDemoProvidersFile } from "../lib/demo/providers-file";
 import { DEMO_SCHEMA, installDemoSchema } from "../lib/demo/schema";
 import { DEMO_BOSS_SCHEMA, demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
-import { writeDemoProvidersFile } from "../lib/demo/providers-file";
 import { PROVIDER_SCHEMA } from "../lib/demo/stripe-server";
 import { type DemoProcesses, startDemoProcesses } from "../lib/demo/supervisor";
 import { reconcileProviders } from "../lib/reconciliation/providers";

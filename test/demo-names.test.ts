@@ -29,7 +29,9 @@ function namesOutsideDemo(files: Record<string, string>, names: string[]): strin
     if (EXEMPT.test(file)) continue;
     text.split("\n").forEach((line, i) => {
       // A prefix counts at a word start ("capture:" but not "precapture:"); a job type anywhere.
-      const named = names.filter((name) => new RegExp(`(^|[^A-Za-z0-9_-])${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`).test(line));
+      const named = names.filter((name) =>
+        new RegExp(`(^|[^A-Za-z0-9_-])${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`).test(line),
+      );
       for (const name of named) found.push(`${file}:${i + 1} names ${name}`);
     });
   }

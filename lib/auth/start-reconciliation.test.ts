@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { loadConfig } from "../config";
-import { writeStripeProvidersFile } from "../reconciliation/testing/harness";
 import { ensureEffectPartitions } from "../db/partitions";
 import { createPrismaClient, type PrismaClient } from "../db/prisma";
 import type { ProviderAdapter, ProviderPage } from "../reconciliation/adapter";
+import { writeStripeProvidersFile } from "../reconciliation/testing/harness";
 import type { Principal } from "./auth-types";
 import { startReconciliation } from "./start-reconciliation";
 

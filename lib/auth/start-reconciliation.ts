@@ -73,7 +73,8 @@ export async function startReconciliation(
   const providers = reconcileProviders(config);
   const provider = providers.find((p) => p.name === input.provider);
   if (!provider) {
-    const named = providers.length === 0 ? `none is configured (set ${PROVIDERS_FILE_VARIABLE})` : providers.map((p) => p.name).join(", ");
+    const named =
+      providers.length === 0 ? `none is configured (set ${PROVIDERS_FILE_VARIABLE})` : providers.map((p) => p.name).join(", ");
     return refuse("NOT_FOUND", `no provider named ${JSON.stringify(input.provider)}: ${named}`, "not_found");
   }
   if (!provider.configured)

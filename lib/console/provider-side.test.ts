@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { Scope } from "../auth/scope";
 import { ensureEffectPartitions } from "../db/partitions";
-import { demoProviders, writeDemoProvidersFile } from "../demo/providers-file";
+import { demoProvidersFile, writeDemoProvidersFile } from "../demo/providers-file";
+import { parseProviders } from "../reconciliation/providers";
 import { getEffect } from "./get-effect";
 import { getProviderSide } from "./provider-side";
 import { RECONCILED_EFFECTS as R, RECON_SEED, seedReconciledEffects, seedReconciliation } from "./testing/seed-reconciliation";
@@ -79,7 +80,7 @@ describe("the key's verdict from the provider's side", () => {
       },
       {
         now: NOW,
-        providers: demoProviders({ mailerUrl: "http://m" }, { STRIPE_API_KEY: "sk" }),
+        providers: parseProviders(demoProvidersFile({ mailerUrl: "http://m" }), "demo", { STRIPE_API_KEY: "sk" }),
       },
     );
     expect(verdict).toMatchObject({ provider: "mailer", tone: "danger" });

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { createEffects, type Effects } from "../idempotency";
 import { HttpJsonAdapter } from "../reconciliation/http-json";
-import { demoProvider, MAILER_MAPPING } from "./providers-file";
 import { reconcile } from "../reconciliation/reconcile";
 import { StripeAdapter, stripeClient } from "../reconciliation/stripe";
+import { demoProvider } from "../reconciliation/testing/harness";
 import { type DemoSteps, demoSteps, type Faults, NO_FAULTS } from "./handlers";
 import {
   type DemoProviderServers,
@@ -17,6 +17,7 @@ import {
   newDemoApiKey,
   startDemoProviderServers,
 } from "./provider";
+import { MAILER_MAPPING } from "./providers-file";
 import { compareWithPlanted, formatTruth } from "./reconciliation-truth";
 import type { OrderMessage } from "./settings";
 import { type Disagreement, noFaults, PROVIDER_SCHEMA } from "./stripe-server";

@@ -1,11 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { HttpJsonMapping } from "../reconciliation/http-json";
-import { type ProvidersFile, parseProviders, type ReconcileProvider } from "../reconciliation/providers";
 import type { DemoProviderEndpoints } from "./provider";
 
-/** What the demo's mailer answers at its list endpoint (lib/demo/mailer-server.ts serves it). */
-export const MAILER_MAPPING: HttpJsonMapping = {
+/**
+ * What the demo's mailer answers at its list endpoint (lib/demo/mailer-server.ts serves it), as the
+ * generic HTTP+JSON adapter's mapping. The demo imports nothing of the console: this file holds
+ * the JSON a user would write (docs/reconciliation.md), and the console reads it.
+ */
+export const MAILER_MAPPING = {
   items: "messages",
   next: "next_cursor",
   id: "id",
@@ -22,7 +24,7 @@ export const DEMO_MAILER_JOB_TYPES = ["order.paid", "order.receipt"];
  * The demo configures its reconciliation the way a user does: a providers file
  * (ONCEBOARD_PROVIDERS_FILE, docs/reconciliation.md), here with the mailer's URL of this start.
  */
-export function demoProvidersFile(endpoints: Pick<DemoProviderEndpoints, "mailerUrl">): ProvidersFile {
+export function demoProvidersFile(endpoints: Pick<DemoProviderEndpoints, "mailerUrl">) {
   return {
     providers: [
       {
@@ -36,9 +38,9 @@ export function demoProvidersFile(endpoints: Pick<DemoProviderEndpoints, "mailer
         ],
         keyWindowHours: 24,
         keyRequired: true,
-        compareFields: ["amount", "currency", "status"],
+        compareFields: ["amount", "currency", "status"] as const,
         objectUrl: "https://dashboard.stripe.com/test/payments/{id}",
-        adapter: { type: "stripe" },
+        adapter: { type: "stripe" as const },
       },
       {
         name: "mailer",
@@ -49,7 +51,7 @@ export function demoProvidersFile(endpoints: Pick<DemoProviderEndpoints, "mailer
         keyWindowHours: null,
         keyRequired: false,
         compareFields: [],
-        adapter: { type: "http-json", url: endpoints.mailerUrl, mapping: MAILER_MAPPING },
+        adapter: { type: "http-json" as const, url: endpoints.mailerUrl, mapping: MAILER_MAPPING },
       },
     ],
   };
@@ -61,21 +63,4 @@ export function writeDemoProvidersFile(dataDir: string, endpoints: Pick<DemoProv
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(file, `${JSON.stringify(demoProvidersFile(endpoints), null, 2)}\n`, { mode: 0o600 });
   return file;
-}
-
-/** The demo's providers as the reconciler sees them, without a file (demo:verify and the tests reconcile with them). */
-export function demoProviders(
-  endpoints: Pick<DemoProviderEndpoints, "mailerUrl">,
-  credentials: { STRIPE_API_KEY: string | undefined },
-): ReconcileProvider[] {
-  return parseProviders(demoProvidersFile(endpoints), "the demo's providers", credentials);
-}
-
-/** One of them by name. */
-export function demoProvider(
-  name: "stripe" | "mailer",
-  endpoints: Pick<DemoProviderEndpoints, "mailerUrl">,
-  credentials: { STRIPE_API_KEY: string | undefined },
-): ReconcileProvider {
-  return demoProviders(endpoints, credentials).find((provider) => provider.name === name) as ReconcileProvider;
 }

@@ -3,11 +3,11 @@ import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { MAILER_MAPPING } from "../demo/providers-file";
 import { createEffects } from "../idempotency";
-import { demoProvider, MAILER_MAPPING } from "../demo/providers-file";
 import { HttpJsonAdapter } from "./http-json";
 import { reconcile } from "./reconcile";
-import { FAST_RETRY } from "./testing/harness";
+import { demoProvider, FAST_RETRY } from "./testing/harness";
 
 interface Message {
   id: string;

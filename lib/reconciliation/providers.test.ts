@@ -98,12 +98,17 @@ describe("the providers file", () => {
       mistakes({
         providers: [
           { ...payments, jobTypes: [], steps: [{ keyPrefix: "settle" }], compareFields: ["amount", "colour"] },
-          { ...labels, name: "Labels!", keyWindowHours: -1, adapter: { ...labels.adapter, url: "ftp://x", bearerTokenEnv: "lower" } },
+          {
+            ...labels,
+            name: "Labels!",
+            keyWindowHours: -1,
+            adapter: { ...labels.adapter, url: "ftp://x", bearerTokenEnv: "lower" },
+          },
           { ...payments, objectUrl: "https://pay.example/charges", extra: true },
         ],
       }),
     ).toEqual([
-      "invalid configuration: ONCEBOARD_PROVIDERS_FILE (providers.json) has 10 mistakes:",
+      "invalid configuration: ONCEBOARD_PROVIDERS_FILE (providers.json) has 9 mistakes:",
       "  providers.0.jobTypes must list at least one job type",
       '  providers.0.steps.0.keyPrefix must start with a step name and ":", like "settle:"',
       '  providers.0.compareFields.1 Invalid option: expected one of "amount"|"currency"|"status"',
@@ -111,14 +116,19 @@ describe("the providers file", () => {
       "  providers.1.keyWindowHours Too small: expected number to be >0",
       "  providers.1.adapter.url must be an http(s) URL",
       "  providers.1.adapter.bearerTokenEnv must be an environment variable's name, like MAILER_TOKEN",
-      '  providers.2 Unrecognized key: "extra"',
       "  providers.2.objectUrl must contain {id}, where the object's id goes",
-      '  providers.2.name repeats providers.0.name "payments"',
+      '  providers.2 Unrecognized key: "extra"',
     ]);
   });
 
-  it("refuses one step held by two providers, and a file without its providers list", () => {
-    expect(mistakes({ providers: [payments, { ...labels, jobTypes: ["invoice.settle"], steps: [{ keyPrefix: "settle:" }] }] })).toEqual([
+  it("refuses a name used twice, one step held by two providers, and a file without its providers list", () => {
+    expect(mistakes({ providers: [payments, { ...labels, name: "payments" }] })).toEqual([
+      "invalid configuration: ONCEBOARD_PROVIDERS_FILE (providers.json) has a mistake:",
+      '  providers.1.name repeats providers.0.name "payments"',
+    ]);
+    expect(
+      mistakes({ providers: [payments, { ...labels, jobTypes: ["invoice.settle"], steps: [{ keyPrefix: "settle:" }] }] }),
+    ).toEqual([
       "invalid configuration: ONCEBOARD_PROVIDERS_FILE (providers.json) has a mistake:",
       '  providers.1.steps "settle:" of job type invoice.settle is already held by provider payments: one provider per step',
     ]);
@@ -132,7 +142,9 @@ describe("the providers file", () => {
   it("names a file that is not JSON, or not there; unset means no provider at all", () => {
     const broken = write("broken.json", "{ providers: [");
     expect(() => loadProvidersFile(broken, { STRIPE_API_KEY: undefined })).toThrow(
-      new RegExp(`^invalid configuration: ONCEBOARD_PROVIDERS_FILE \\(${broken.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\) cannot be read as JSON`),
+      new RegExp(
+        `^invalid configuration: ONCEBOARD_PROVIDERS_FILE \\(${broken.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\) cannot be read as JSON`,
+      ),
     );
     expect(() =>
       reconcileProviders({ ONCEBOARD_PROVIDERS_FILE: path.join(dir, "absent.json"), STRIPE_API_KEY: undefined }),

@@ -113,32 +113,34 @@ const providerSchema = z.strictObject({
   ]),
 });
 
-const fileSchema = z
-  .strictObject({ providers: z.array(providerSchema) })
-  .superRefine((file, ctx) => {
-    const names = new Map<string, number>();
-    // (job type, prefix) → the provider that holds it: two would make a key's provider a guess.
-    const held = new Map<string, string>();
-    file.providers.forEach((provider, i) => {
-      const first = names.get(provider.name);
-      if (first !== undefined) {
-        ctx.addIssue({ code: "custom", path: ["providers", i, "name"], message: `repeats providers.${first}.name "${provider.name}"` });
-      } else names.set(provider.name, i);
-      for (const jobType of provider.jobTypes) {
-        for (const step of provider.steps) {
-          const other = held.get(`${jobType}\u0001${step.keyPrefix}`);
-          if (other !== undefined && other !== provider.name) {
-            ctx.addIssue({
-              code: "custom",
-              path: ["providers", i, "steps"],
-              message: `"${step.keyPrefix}" of job type ${jobType} is already held by provider ${other}: one provider per step`,
-            });
-          }
-          held.set(`${jobType}\u0001${step.keyPrefix}`, provider.name);
+const fileSchema = z.strictObject({ providers: z.array(providerSchema) }).superRefine((file, ctx) => {
+  const names = new Map<string, number>();
+  // (job type, prefix) → the provider that holds it: two would make a key's provider a guess.
+  const held = new Map<string, string>();
+  file.providers.forEach((provider, i) => {
+    const first = names.get(provider.name);
+    if (first !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["providers", i, "name"],
+        message: `repeats providers.${first}.name "${provider.name}"`,
+      });
+    } else names.set(provider.name, i);
+    for (const jobType of provider.jobTypes) {
+      for (const step of provider.steps) {
+        const other = held.get(`${jobType}\u0001${step.keyPrefix}`);
+        if (other !== undefined && other !== provider.name) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["providers", i, "steps"],
+            message: `"${step.keyPrefix}" of job type ${jobType} is already held by provider ${other}: one provider per step`,
+          });
         }
+        held.set(`${jobType}\u0001${step.keyPrefix}`, provider.name);
       }
-    });
+    }
   });
+});
 
 /** What a providers file holds, as written (the demo builds one: lib/demo/providers-file.ts). */
 export type ProvidersFile = z.input<typeof fileSchema>;
@@ -178,7 +180,12 @@ export function parseProviders(raw: unknown, source: string, credentials: Creden
       adapter:
         p.adapter.type === "stripe"
           ? { type: "stripe" }
-          : { type: "http-json", url: p.adapter.url, mapping: p.adapter.mapping, bearerTokenEnv: p.adapter.bearerTokenEnv ?? null },
+          : {
+              type: "http-json",
+              url: p.adapter.url,
+              mapping: p.adapter.mapping,
+              bearerTokenEnv: p.adapter.bearerTokenEnv ?? null,
+            },
       configured: notConfiguredReason === null,
       notConfiguredReason,
     };
@@ -214,17 +221,16 @@ export function reconcileProviders(config: Pick<Config, "ONCEBOARD_PROVIDERS_FIL
   try {
     stat = fs.statSync(file);
   } catch (error) {
-    throw new ConfigError(`invalid configuration: ${PROVIDERS_FILE_VARIABLE} (${file}) cannot be read: ${(error as Error).message}`);
+    throw new ConfigError(
+      `invalid configuration: ${PROVIDERS_FILE_VARIABLE} (${file}) cannot be read: ${(error as Error).message}`,
+    );
   }
   const stamp = JSON.stringify([file, stat.size, stat.mtimeMs, config.STRIPE_API_KEY !== undefined]);
   if (cached?.stamp !== stamp) cached = { stamp, providers: loadProvidersFile(file, config) };
   return cached.providers;
 }
 
-export function reconcileProvider(
-  config: Parameters<typeof reconcileProviders>[0],
-  name: string,
-): ReconcileProvider | undefined {
+export function reconcileProvider(config: Parameters<typeof reconcileProviders>[0], name: string): ReconcileProvider | undefined {
   return reconcileProviders(config).find((provider) => provider.name === name);
 }
 

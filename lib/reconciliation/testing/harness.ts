@@ -5,11 +5,11 @@ import { setTimeout as delay } from "node:timers/promises";
 import pino from "pino";
 import type Stripe from "stripe";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { demoProvider, demoProvidersFile } from "../../demo/providers-file";
+import { demoProvidersFile } from "../../demo/providers-file";
 import { type StripeServer, startStripeServer } from "../../demo/stripe-server";
 import { createEffects, type Effects, onceboardMetadata, providerOutcome } from "../../idempotency";
 import type { RetryPolicy } from "../adapter";
-import type { ReconcileProvider } from "../providers";
+import { parseProviders, type ReconcileProvider } from "../providers";
 import { type ReconcileResult, reconcile } from "../reconcile";
 import { StripeAdapter, stripeClient } from "../stripe";
 
@@ -30,6 +30,16 @@ export interface Harness {
   provider: ReconcileProvider;
   run(options?: { graceSeconds?: number; pageLimit?: number; stripe?: Stripe; sleeps?: number[] }): Promise<ReconcileResult>;
   close(): Promise<void>;
+}
+
+/** One of the demo's providers as the reconciler sees it, from the file the demo writes for the console. */
+export function demoProvider(
+  name: "stripe" | "mailer",
+  endpoints: { mailerUrl: string },
+  credentials: { STRIPE_API_KEY: string | undefined },
+): ReconcileProvider {
+  const providers = parseProviders(demoProvidersFile(endpoints), "the demo's providers", credentials);
+  return providers.find((provider) => provider.name === name) as ReconcileProvider;
 }
 
 /** The demo's Stripe entry alone, as a providers file (ONCEBOARD_PROVIDERS_FILE) for a test's CLI or schedule. */

@@ -4,10 +4,9 @@
 import pg from "pg";
 import { consolePoolConfig } from "../../db/pool";
 import { DEFAULT_SCHEMA } from "../../idempotency";
-import { demoProvider } from "../../demo/providers-file";
 import { reconcile } from "../reconcile";
 import { StripeAdapter, stripeClient } from "../stripe";
-import { FAST_RETRY, TEST_STRIPE_KEY } from "./harness";
+import { demoProvider, FAST_RETRY, TEST_STRIPE_KEY } from "./harness";
 
 const [url, port, from, to, pages] = process.argv.slice(2) as [string, string, string, string, string];
 const pool = new pg.Pool(
