@@ -12,6 +12,7 @@ import { requirePageScope } from "@/lib/auth/page-session";
 import { getFinding } from "@/lib/console/get-finding";
 import { listFindings } from "@/lib/console/list-findings";
 import { listReconciliationRuns } from "@/lib/console/list-reconciliation-runs";
+import { readProviderSetup } from "@/lib/console/provider-setup";
 import {
   type FindingFilters,
   findingQueryKey,
@@ -92,7 +93,12 @@ export default async function ReconciliationPage({
       {header}
       <HydrationBoundary state={dehydrate(queryClient)}>
         <Suspense key={findingSearch(filters)} fallback={<p role="status">Loading reconciliation…</p>}>
-          <ReconciliationView filters={filters} platform={scope.platform} role={principal.role} />
+          <ReconciliationView
+            filters={filters}
+            platform={scope.platform}
+            role={principal.role}
+            setup={readProviderSetup({ platform: scope.platform })}
+          />
         </Suspense>
       </HydrationBoundary>
     </>
