@@ -4,6 +4,7 @@ import path from "node:path";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { renderToStaticMarkup } from "react-dom/server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { Role } from "@/lib/auth/auth-types";
 import { Scope } from "@/lib/auth/scope";
 import { getOverviewSeries } from "@/lib/console/get-overview-series";
 import { listFindings } from "@/lib/console/list-findings";
@@ -28,6 +29,8 @@ vi.mock("next/navigation", () => ({ useSearchParams: () => new URLSearchParams()
  * read models' own answers, as the pages prefetch them.
  */
 let db: TestDatabase;
+/** A viewer: the page without the operators' bulk panel. */
+const VIEWER: Role = "viewer";
 const platform = Scope.ofPrincipal({ tenantId: null });
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "onceboard-empty-states-"));
 const saved = { file: process.env.ONCEBOARD_PROVIDERS_FILE, key: process.env.STRIPE_API_KEY };
@@ -51,7 +54,7 @@ async function reconciliationHtml(): Promise<string> {
   client.setQueryData(findingsQueryKey(findingsApiUrl({})), await listFindings(platform, findingsQuery.parse({}), db.pool));
   return renderToStaticMarkup(
     <QueryClientProvider client={client}>
-      <ReconciliationView filters={{}} platform role="viewer" setup={readProviderSetup({ platform: true })} />
+      <ReconciliationView filters={{}} platform role={VIEWER} setup={readProviderSetup({ platform: true })} />
     </QueryClientProvider>,
   );
 }
