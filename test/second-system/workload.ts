@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import pino from "pino";
 import { createEffects, type Effects, onceboardMetadata, providerOutcome } from "../../lib/idempotency";
+import type { Planted } from "../known-system";
 import { createCharge, type Payco } from "./payco";
 
 /**
@@ -22,24 +23,6 @@ import { createCharge, type Payco } from "./payco";
 export const TENANTS = ["northwind", "umbrella"] as const;
 export const JOB_TYPES = { settle: "invoice.settle", renew: "subscription.renew", label: "shipment.label" } as const;
 export const settleKey = (invoice: string) => `settle:${invoice}/v1`;
-
-export interface Planted {
-  /** Findings the reconciler must record, and no others: [kind, tenant, key]. */
-  findings: [kind: string, tenant: string, key: string][];
-  /** PayCo-held effects that must match. */
-  matched: number;
-  /** PayCo-held effects in the window. */
-  effectsSeen: number;
-  /** Per job type, as the Overview's Job types table must show it. */
-  activity: Record<
-    string,
-    { deliveries: number; claims: number; suppressions: number; redeliveries: number; uncaughtViolations: number }
-  >;
-  /** The uncaught unique violations: [tenant, key, constraint]. */
-  violations: [tenant: string, key: string, constraint: string][];
-  /** Each tenant's keys. */
-  keys: Record<(typeof TENANTS)[number], string[]>;
-}
 
 const silent = pino({ level: "silent" });
 
@@ -203,6 +186,21 @@ export async function writeKnownWorkload(pool: pg.Pool, payco: Payco): Promise<P
       [JOB_TYPES.label]: { deliveries: 2, claims: 2, suppressions: 0, redeliveries: 0, uncaughtViolations: 1 },
     },
     violations: [["northwind", "label:SHP-7001", "second_shipment_labels_tracking_key"]],
+    verdicts: [
+      ["northwind", settleKey("INV-000104"), "danger", /^ran once here · 2 charges at PayCo · reconciled/],
+      ["northwind", "renew-charge:SUB-0042/2026-12", "ok", /^ran once here · 1 renewal charge at PayCo \(ch_/],
+      ["northwind", settleKey("INV-000103"), "ok", /^completed here on attempt 2 · 1 charge at PayCo \(ch_/],
+      ["umbrella", settleKey("INV-000202"), "danger", /^ran once here · no charge at PayCo/],
+      [
+        "umbrella",
+        settleKey("INV-000203"),
+        "warning",
+        /^ran once here · 1 charge at PayCo \(ch_\d+\) differs from the recorded outcome/,
+      ],
+      // Not PayCo's: no provider side.
+      ["umbrella", "label:SHP-8001", null, null],
+    ],
+    keyWindows: [["payco", 48 * 3600]],
     keys: {
       northwind: [
         "label:SHP-7001",
