@@ -24,6 +24,20 @@ export const TENANTS = ["northwind", "umbrella"] as const;
 export const JOB_TYPES = { settle: "invoice.settle", renew: "subscription.renew", label: "shipment.label" } as const;
 export const settleKey = (invoice: string) => `settle:${invoice}/v1`;
 
+/** Each tenant's keys once the known workload is written (sorted): strings no other tenant's data holds. */
+export const TENANT_KEYS: Record<(typeof TENANTS)[number], string[]> = {
+  northwind: [
+    "label:SHP-7001",
+    "renew-charge:SUB-0042/2026-12",
+    "renew-ledger:SUB-0042/2026-12",
+    settleKey("INV-000101"),
+    settleKey("INV-000102"),
+    settleKey("INV-000103"),
+    settleKey("INV-000104"),
+  ],
+  umbrella: ["label:SHP-8001", settleKey("INV-000201"), settleKey("INV-000202"), settleKey("INV-000203")],
+};
+
 const silent = pino({ level: "silent" });
 
 export async function installSchema(pool: pg.Pool): Promise<void> {
@@ -201,18 +215,7 @@ export async function writeKnownWorkload(pool: pg.Pool, payco: Payco): Promise<P
       ["umbrella", "label:SHP-8001", null, null],
     ],
     keyWindows: [["payco", 48 * 3600]],
-    keys: {
-      northwind: [
-        "label:SHP-7001",
-        "renew-charge:SUB-0042/2026-12",
-        "renew-ledger:SUB-0042/2026-12",
-        settleKey("INV-000101"),
-        settleKey("INV-000102"),
-        settleKey("INV-000103"),
-        settleKey("INV-000104"),
-      ],
-      umbrella: ["label:SHP-8001", settleKey("INV-000201"), settleKey("INV-000202"), settleKey("INV-000203")],
-    },
+    keys: TENANT_KEYS,
   };
 }
 

@@ -17,11 +17,14 @@ import { createScratchDatabase, withDatabase } from "../../lib/db/scratch";
 import { DEFAULT_SCHEMA } from "../../lib/idempotency";
 import { hasProductionBuild } from "../../scripts/next-server";
 import setupDatabase from "../global-setup";
+import { startPayco } from "../second-system/payco";
+import { writeKnownWorkload } from "../second-system/workload";
 import {
   type Credential,
   type FreshStartProbe,
   fetchAs,
   freshStartTargets,
+  SECOND_SYSTEM_TENANTS,
   SERVER_TENANTS,
   type ServerTier,
   signIn,
@@ -235,6 +238,17 @@ async function seedTenants(url: string): Promise<void> {
   } finally {
     await client.end();
   }
+  // The second system's known workload, through the library, with its own provider running just
+  // for the writing (the console here reconciles nothing: no providers file).
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  pool.on("error", () => {});
+  const payco = await startPayco();
+  try {
+    await writeKnownWorkload(pool, payco);
+  } finally {
+    await payco.close();
+    await pool.end();
+  }
 }
 
 /**
@@ -250,6 +264,19 @@ async function createCredentials(prisma: ReturnType<typeof createPrismaClient>, 
       credentials.push({ kind: "bearer", secret, label, tenant, role });
       credentials.push({ kind: "cookie", cookie: await signIn(baseUrl, secret), label: `${label} (session)`, tenant, role });
     }
+  }
+  // The second system's tenants: a viewer each, as a token and as a session.
+  for (const tenant of SECOND_SYSTEM_TENANTS) {
+    const label = `${tenant} viewer`;
+    const { secret } = await createToken({ name: `server tier ${label}`, tenantId: tenant, role: "viewer" }, prisma);
+    credentials.push({ kind: "bearer", secret, label, tenant, role: "viewer" });
+    credentials.push({
+      kind: "cookie",
+      cookie: await signIn(baseUrl, secret),
+      label: `${label} (session)`,
+      tenant,
+      role: "viewer",
+    });
   }
   const revoked = await createToken({ name: "server tier revoked", tenantId: SERVER_TENANTS[0], role: "admin" }, prisma);
   const cookie = await signIn(baseUrl, revoked.secret);
