@@ -31,6 +31,7 @@ CREATE TABLE api_tokens (
   expires_at timestamp with time zone,
   revoked_at timestamp with time zone,
   last_used_at timestamp with time zone,
+  seq bigint NOT NULL,
   CONSTRAINT api_tokens_pkey PRIMARY KEY (id),
   CONSTRAINT api_tokens_role_check CHECK ((role = ANY (ARRAY['viewer'::text, 'operator'::text, 'admin'::text])))
 );
@@ -137,6 +138,7 @@ CREATE TABLE console_sessions (
   role text,
   tenant_id text,
   id_token text,
+  seq bigint NOT NULL,
   CONSTRAINT console_sessions_pkey PRIMARY KEY (id_hash),
   CONSTRAINT console_sessions_principal_check CHECK (
 CASE
@@ -357,6 +359,7 @@ CREATE TABLE uncaught_violation_keys (
   message text,
   worker_id text,
   demo boolean NOT NULL DEFAULT false,
+  seq bigint NOT NULL,
   CONSTRAINT uncaught_violation_keys_pkey PRIMARY KEY (id)
 );
 
@@ -449,6 +452,7 @@ CREATE TABLE worker_stats_minute (
   CONSTRAINT worker_stats_minute_pkey PRIMARY KEY (minute, job_type, demo)
 );
 
+CREATE UNIQUE INDEX api_tokens_seq_key ON onceboard.api_tokens USING btree (seq);
 CREATE UNIQUE INDEX api_tokens_token_hash_key ON onceboard.api_tokens USING btree (token_hash);
 CREATE INDEX audit_log_at_idx ON onceboard.audit_log USING btree (at);
 CREATE UNIQUE INDEX audit_log_seq_key ON onceboard.audit_log USING btree (seq);
@@ -456,6 +460,7 @@ CREATE INDEX audit_log_tenant_id_at_idx ON onceboard.audit_log USING btree (tena
 CREATE INDEX bulk_actions_runnable_idx ON onceboard.bulk_actions USING btree (created_at) WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE INDEX console_sessions_oidc_subject_idx ON onceboard.console_sessions USING btree (oidc_issuer, oidc_subject) WHERE (oidc_subject IS NOT NULL);
 CREATE UNIQUE INDEX console_sessions_public_id_key ON onceboard.console_sessions USING btree (public_id);
+CREATE UNIQUE INDEX console_sessions_seq_key ON onceboard.console_sessions USING btree (seq);
 CREATE INDEX console_sessions_token_id_idx ON onceboard.console_sessions USING btree (token_id);
 CREATE UNIQUE INDEX delivery_timeline_first_at_uq ON ONLY onceboard.delivery_timeline USING btree (first_at, chunk_id);
 CREATE INDEX delivery_timeline_later_keys_idx ON ONLY onceboard.delivery_timeline USING gin (later_keys) WHERE (later_keys IS NOT NULL);
@@ -471,8 +476,11 @@ CREATE INDEX reconciliation_staged_objects_keyless_idx ON onceboard.reconciliati
 CREATE INDEX tenant_suppressions_hour_tenant_idx ON onceboard.tenant_suppressions_hour USING btree (tenant_id, hour);
 CREATE INDEX tenant_violations_hour_tenant_idx ON onceboard.tenant_violations_hour USING btree (tenant_id, hour);
 CREATE INDEX uncaught_violation_keys_occurred_idx ON onceboard.uncaught_violation_keys USING btree (occurred_at, id);
+CREATE INDEX uncaught_violation_keys_occurred_seq_idx ON onceboard.uncaught_violation_keys USING btree (occurred_at, seq);
+CREATE UNIQUE INDEX uncaught_violation_keys_seq_key ON onceboard.uncaught_violation_keys USING btree (seq);
 CREATE INDEX uncaught_violation_keys_tenant_key_idx ON onceboard.uncaught_violation_keys USING btree (tenant_id, key, occurred_at);
 CREATE INDEX uncaught_violation_keys_tenant_occurred_idx ON onceboard.uncaught_violation_keys USING btree (tenant_id, occurred_at, id);
+CREATE INDEX uncaught_violation_keys_tenant_occurred_seq_idx ON onceboard.uncaught_violation_keys USING btree (tenant_id, occurred_at, seq);
 CREATE INDEX worker_registrations_heartbeat_at_idx ON onceboard.worker_registrations USING btree (heartbeat_at);
 CREATE INDEX worker_stats_minute_job_type_minute_idx ON onceboard.worker_stats_minute USING btree (job_type, minute);
 CREATE INDEX worker_stats_minute_late_gap_idx ON onceboard.worker_stats_minute USING btree (minute) WHERE (gap_seconds_sum >= (172800)::double precision);
@@ -514,6 +522,33 @@ BEGIN
    WHERE f.tenant_id = d.tenant_id AND f.key = d.key AND f.created_at = d.created_at
      AND f.created_at BETWEEN lo AND hi;
   GET DIAGNOSTICS updated = ROW_COUNT;
+  RETURN updated;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION onceboard.onceboard_apply_tenant_duplicates(p_tenant text, p_duplicates jsonb)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  d       record;
+  n       integer;
+  updated integer := 0;
+BEGIN
+  FOR d IN SELECT * FROM jsonb_to_recordset(p_duplicates)
+                    AS j(tenant_id text, key text, created_at timestamptz, n integer, last_at timestamptz,
+                         max_gap double precision, last_message_id text)
+            WHERE j.tenant_id = p_tenant
+            ORDER BY j.key LOOP
+    UPDATE onceboard.effects f
+       SET duplicate_count = f.duplicate_count + d.n,
+           last_duplicate_at = greatest(f.last_duplicate_at, d.last_at),
+           max_gap_seconds = greatest(coalesce(f.max_gap_seconds, 0), d.max_gap),
+           last_message_id = coalesce(d.last_message_id, f.last_message_id)
+     WHERE f.tenant_id = p_tenant AND f.key = d.key AND f.created_at = d.created_at;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    updated := updated + n;
+  END LOOP;
   RETURN updated;
 END;
 $function$;
@@ -824,6 +859,32 @@ AS $function$
   SELECT ARRAY[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]::double precision[]
 $function$;
 
+CREATE OR REPLACE FUNCTION onceboard.onceboard_claim_tenant(p_tenant text, p_keys text[], p_job_type text, p_policy text, p_owners text[], p_message_ids text[], p_request_hashes text[], p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean[], p_demo boolean)
+ RETURNS TABLE(ord integer, claim onceboard_claim_result)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  n integer := coalesce(cardinality(p_keys), 0);
+  i integer;
+BEGIN
+  IF cardinality(p_owners) IS DISTINCT FROM n OR cardinality(p_message_ids) IS DISTINCT FROM n
+     OR cardinality(p_request_hashes) IS DISTINCT FROM n OR cardinality(p_require_existing) IS DISTINCT FROM n THEN
+    RAISE EXCEPTION 'onceboard_claim_tenant: the argument arrays differ in length';
+  END IF;
+  IF (SELECT g.groupid FROM pg_catalog.pg_dist_local_group g) = 0 THEN
+    RAISE EXCEPTION 'onceboard_claim_tenant ran on the Citus coordinator, not on the worker holding tenant %', p_tenant
+      USING ERRCODE = 'OB002', HINT = 'distribute it: npm run db:migrate -- --citus';
+  END IF;
+  FOR i IN SELECT o FROM generate_series(1, n) AS o
+            ORDER BY hashtextextended(p_tenant || chr(1) || p_keys[o], 0), o LOOP
+    ord := i;
+    claim := onceboard.onceboard_claim(p_tenant, p_keys[i], p_job_type, p_policy, p_owners[i], p_message_ids[i],
+                                       p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_demo);
+    RETURN NEXT;
+  END LOOP;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION onceboard.onceboard_complete_batch(p_tenants text[], p_keys text[], p_created_at timestamp with time zone[], p_owners text[], p_attempts integer[], p_outcomes jsonb[], p_errors text[])
  RETURNS TABLE(o_tenant_id text, o_key text, o_owner text, o_attempt integer)
  LANGUAGE plpgsql
@@ -851,6 +912,28 @@ BEGIN
      AND e.created_at BETWEEN lo AND hi
      AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'completed')
   RETURNING e.tenant_id, e.key, e.owner, e.attempt;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION onceboard.onceboard_complete_tenant(p_tenant text, p_keys text[], p_created_at timestamp with time zone[], p_owners text[], p_attempts integer[], p_outcomes jsonb[], p_errors text[])
+ RETURNS TABLE(o_tenant_id text, o_key text, o_owner text, o_attempt integer)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  ts timestamptz := clock_timestamp();
+  i  integer;
+BEGIN
+  FOR i IN SELECT o FROM generate_series(1, coalesce(cardinality(p_keys), 0)) AS o ORDER BY p_keys[o], o LOOP
+    RETURN QUERY
+    UPDATE onceboard.effects e
+       SET outcome = CASE WHEN e.status = 'completed' THEN e.outcome ELSE p_outcomes[i] END,
+           error = CASE WHEN e.status = 'completed' THEN e.error ELSE p_errors[i] END,
+           completed_at = CASE WHEN e.status = 'completed' THEN e.completed_at ELSE ts END,
+           status = 'completed', lease_until = NULL, updated_at = ts
+     WHERE e.tenant_id = p_tenant AND e.key = p_keys[i] AND e.created_at = p_created_at[i]
+       AND e.owner = p_owners[i] AND e.attempt = p_attempts[i] AND e.status IN ('in_progress', 'completed')
+    RETURNING e.tenant_id, e.key, e.owner, e.attempt;
+  END LOOP;
 END;
 $function$;
 
@@ -889,6 +972,9 @@ BEGIN
     ) THEN
       EXECUTE format('CREATE TABLE onceboard.%I PARTITION OF onceboard.effects FOR VALUES FROM (%L) TO (%L)', name, lo, hi);
       EXECUTE format('CREATE UNIQUE INDEX IF NOT EXISTS %I ON onceboard.%I (tenant_id, key)', name || '_tenant_key_uq', name);
+      -- Its replica identity: Citus moves a shard online by logical replication, which refuses a
+      -- table that has none (effects has no primary key). On one server only logical decoding reads it.
+      EXECUTE format('ALTER TABLE onceboard.%I REPLICA IDENTITY USING INDEX %I', name, name || '_tenant_key_uq');
       created := created + 1;
     END IF;
     timeline := 'delivery_timeline_p' || to_char(day, 'YYYYMMDD');
@@ -929,6 +1015,28 @@ BEGIN
      AND e.created_at BETWEEN lo AND hi
      AND e.owner = c.owner AND e.attempt = c.attempt AND e.status IN ('in_progress', 'failed')
   RETURNING e.tenant_id, e.key, e.owner, e.attempt;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION onceboard.onceboard_fail_tenant(p_tenant text, p_keys text[], p_created_at timestamp with time zone[], p_owners text[], p_attempts integer[], p_errors text[], p_status text)
+ RETURNS TABLE(o_tenant_id text, o_key text, o_owner text, o_attempt integer)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  ts timestamptz := clock_timestamp();
+  i  integer;
+BEGIN
+  IF p_status NOT IN ('failed', 'abandoned') THEN
+    RAISE EXCEPTION 'onceboard_fail_tenant: p_status must be failed or abandoned, got %', p_status;
+  END IF;
+  FOR i IN SELECT o FROM generate_series(1, coalesce(cardinality(p_keys), 0)) AS o ORDER BY p_keys[o], o LOOP
+    RETURN QUERY
+    UPDATE onceboard.effects e
+       SET status = p_status, error = p_errors[i], lease_until = NULL, updated_at = ts
+     WHERE e.tenant_id = p_tenant AND e.key = p_keys[i] AND e.created_at = p_created_at[i]
+       AND e.owner = p_owners[i] AND e.attempt = p_attempts[i] AND e.status IN ('in_progress', p_status)
+    RETURNING e.tenant_id, e.key, e.owner, e.attempt;
+  END LOOP;
 END;
 $function$;
 

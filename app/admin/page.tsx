@@ -11,7 +11,7 @@ import { roleAtLeast } from "@/lib/auth/auth-types";
 import { requirePageScope } from "@/lib/auth/page-session";
 import { listLiveSessions } from "@/lib/auth/session-admin";
 import { listScopedTokens } from "@/lib/auth/token-admin";
-import { adminListQuery } from "@/lib/contract/admin";
+import { ADMIN_PAGE_MAX, adminListQuery } from "@/lib/contract/admin";
 
 export const metadata: Metadata = { title: "Tokens & sessions" };
 export const dynamic = "force-dynamic";
@@ -64,13 +64,14 @@ export default async function AdminPage({
   }
   const narrowed = scope.narrow(tenant);
   const tablesSearch = scope.platform && tenant ? new URLSearchParams({ tenant }).toString() : "";
-  const [tokens, sessions] = await Promise.all([listScopedTokens(narrowed), listLiveSessions(narrowed)]);
+  const page = { limit: ADMIN_PAGE_MAX };
+  const [tokens, sessions] = await Promise.all([listScopedTokens(narrowed, page), listLiveSessions(narrowed, page)]);
   return (
     <>
       {header}
       {filterable ? <TenantFilter tenant={tenant} /> : null}
-      <TokensTable initial={{ tokens }} search={tablesSearch} platform={scope.platform} tenant={narrowed.tenant} />
-      <SessionsTable initial={{ sessions }} search={tablesSearch} />
+      <TokensTable initial={tokens} search={tablesSearch} platform={scope.platform} tenant={narrowed.tenant} />
+      <SessionsTable initial={sessions} search={tablesSearch} />
     </>
   );
 }

@@ -11,7 +11,7 @@ import type { InvalidPageQuery } from "@/lib/api/page-query-types";
 import type { Role } from "@/lib/auth/auth-types";
 import { CROSS_TENANT_SEARCH_DAYS, EFFECT_STATUSES, type EffectSearchResponse } from "@/lib/console/effects-types";
 import { type KeysViewParams, keysQueryString, keysSearchQueryKey, keysSearchUrl } from "@/lib/console/keys-types";
-import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
+import { formatCountOf, formatUtc } from "@/lib/format";
 import { BulkReleasePanel } from "./bulk-release-panel";
 import { KeyDetail } from "./key-detail";
 import { StatusBadge } from "./status-badge";
@@ -43,9 +43,20 @@ export function KeysView({
     enabled: invalid === undefined,
     refetchInterval: 15_000,
   });
-  // Opening a key found across tenants names its tenant: the key's detail is one tenant's.
+  // Opening a key found across tenants names its tenant: the key's detail is one tenant's (and the
+  // results become that tenant's, from their newest: a cursor belongs to the search that made it).
   const linkTo = (key?: string, keyTenant = tenant) =>
-    `/keys?${keysQueryString({ tenant: platform ? keyTenant : undefined, q: params.q, status: params.status, jobType: params.jobType, key })}`;
+    `/keys?${keysQueryString({
+      tenant: platform ? keyTenant : undefined,
+      q: params.q,
+      status: params.status,
+      jobType: params.jobType,
+      cursor: keyTenant === tenant ? params.cursor : undefined,
+      key,
+    })}`;
+  // The next page keeps the search; no key is open on it.
+  const pageLink = (cursor?: string) =>
+    `/keys?${keysQueryString({ tenant: platform ? tenant : undefined, q: params.q, status: params.status, jobType: params.jobType, cursor })}`;
   const everyTenant = search.data?.tenant === null;
 
   return (
@@ -109,7 +120,7 @@ export function KeysView({
                 <h2 id="keys-results-heading">Results</h2>
                 <span className="panel-meta">
                   {search.data
-                    ? `${search.data.nextCursor ? `${formatCount(search.data.effects.length)}+ keys` : formatCountOf(search.data.effects.length, "key")}, newest first${everyTenant ? `, every tenant, last ${CROSS_TENANT_SEARCH_DAYS} days` : ""}`
+                    ? `${formatCountOf(search.data.effects.length, "key")}${params.cursor ? " older than the previous page" : ""}${search.data.nextCursor ? ", more on the next page" : ""}, newest first${everyTenant ? `, every tenant, last ${CROSS_TENANT_SEARCH_DAYS} days` : ""}`
                     : ""}
                 </span>
               </div>
@@ -170,6 +181,20 @@ export function KeysView({
                   </table>
                 </div>
               )}
+              {search.data && (params.cursor || search.data.nextCursor) ? (
+                <nav className="panel-body pager" aria-label="Result pages">
+                  {params.cursor ? (
+                    <Link href={pageLink()} data-testid="keys-newest" className="button">
+                      Newest keys
+                    </Link>
+                  ) : null}
+                  {search.data.nextCursor ? (
+                    <Link href={pageLink(search.data.nextCursor)} data-testid="keys-next" className="button">
+                      Next page
+                    </Link>
+                  ) : null}
+                </nav>
+              ) : null}
             </section>
             {params.key && tenant !== undefined ? (
               <KeyDetail tenant={tenant} platform={platform} effectKey={params.key} role={session.role} linkTo={linkTo} />

@@ -2,8 +2,9 @@ import { AUDIT_FILTER_KEYS } from "../console/audit-page-types";
 import { isKnownJobType } from "../console/job-type-known";
 import { type KeysPageParams, keysPageParams } from "../console/keys-params";
 import { keysSearchUrl } from "../console/keys-types";
-import { decodeViolationCursor } from "../console/list-violations";
+import { VIOLATION_KEYSET } from "../console/list-violations";
 import { type FindingFilters, findingSearch } from "../console/reconciliation-types";
+import { EFFECT_KEYSET, EVERY_TENANT_EFFECT_KEYSET } from "../console/search-effects";
 import { adminListQuery } from "../contract/admin";
 import { auditQuery } from "../contract/audit";
 import { effectSearchQuery } from "../contract/effects";
@@ -56,6 +57,8 @@ export function parseKeysPageQuery(
   const params = { ...parsed, tenant: session.tenantId ?? parsed.tenant };
   const platform = session.tenantId === null;
   const search = parseSearchParams(effectSearchQuery, new URL(keysSearchUrl(params, platform), "http://console.local"));
+  // A cursor of another search (every tenant's, one tenant's) or none this API made: the page says so.
+  if (search.cursor) (params.tenant === undefined ? EVERY_TENANT_EFFECT_KEYSET : EFFECT_KEYSET).decode(search.cursor);
   return { params, search };
 }
 
@@ -97,7 +100,7 @@ const PAGE_QUERIES: Record<string, (raw: URLSearchParams, session: PageQuerySess
   // The Violations page checks ?tenant= whoever asks (the read then keeps a tenant session to its own).
   "/violations": (raw) => {
     const query = parseSearchParams(violationsQuery, pageValues(raw, { tenantId: null }, VIOLATIONS_KEYS));
-    if (query.cursor) decodeViolationCursor(query.cursor);
+    if (query.cursor) VIOLATION_KEYSET.decode(query.cursor);
   },
   "/reconciliation": (raw, session) => {
     const filters = Object.fromEntries(pageValues(raw, session, RECONCILIATION_KEYS)) as FindingFilters;

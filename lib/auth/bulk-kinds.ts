@@ -164,7 +164,7 @@ const acknowledgeFindings: BulkKind<BulkFindingsFilter, FindingSummary> = {
       `INSERT INTO ${consoleTable("bulk_action_items")} (action_id, seq, key)
        SELECT $9::uuid, row_number() OVER (ORDER BY ${FINDING_ORDER}), id::text
          FROM (SELECT id, last_seen_at FROM ${consoleTable("reconciliation_findings")}
-                WHERE ${FINDING_FILTER_WHERE} ORDER BY ${FINDING_ORDER} LIMIT ${Math.trunc(limit)}) m`,
+                WHERE ${FINDING_FILTER_WHERE} ORDER BY ${FINDING_ORDER} LIMIT ${Math.trunc(limit)}) reconciliation_findings`,
       ...openFindingValues(tenant, filter),
       actionId,
     );

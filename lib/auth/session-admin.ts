@@ -1,5 +1,6 @@
 import { ApiError } from "../api/errors";
 import { loadConfig } from "../config";
+import { Keyset } from "../console/keyset";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import type { SessionView } from "./admin-types";
 import { appendAudit } from "./audit";
@@ -46,16 +47,27 @@ function sessionOwner(row: {
   return { actor: row.actor ?? "oidc (unknown)", role: (row.role ?? "viewer") as Role, tenantId: row.tenantId };
 }
 
+/**
+ * Live sessions, newest signed in first, by seq (a bigint identity: insertion order). Not by last
+ * seen: it moves while a list is paged, and a row that moves past the cursor is skipped or read
+ * twice; nor by created_at then id: Prisma reads times to the millisecond, so a cursor could not
+ * name a row exactly.
+ */
+export const SESSION_KEYSET = new Keyset("sessions", [{ column: "seq", type: "bigint" }]);
+
 export async function listLiveSessions(
   scope: Scope,
+  page: { cursor?: string; limit: number },
   db: Pick<PrismaClient, "consoleSession"> = getPrisma(),
   now = new Date(),
-): Promise<SessionView[]> {
+): Promise<{ sessions: SessionView[]; nextCursor: string | null }> {
+  const before = page.cursor ? (SESSION_KEYSET.decode(page.cursor)[0] ?? null) : null;
   const rows = await db.consoleSession.findMany({
-    where: liveWhere(scope, now),
-    orderBy: [{ lastSeenAt: "desc" }, { publicId: "asc" }],
-    take: 1000,
+    where: { ...liveWhere(scope, now), ...(before !== null ? { seq: { lt: BigInt(before) } } : {}) },
+    orderBy: { seq: "desc" },
+    take: page.limit + 1,
     select: {
+      seq: true,
       publicId: true,
       tokenId: true,
       createdAt: true,
@@ -69,16 +81,23 @@ export async function listLiveSessions(
       token: { select: { name: true, prefix: true, tenantId: true, role: true } },
     },
   });
-  return rows.map((row) => ({
-    id: row.publicId,
-    ...sessionOwner(row),
-    tokenId: row.tokenId,
-    signedInWith: row.signedInWith,
-    clientIp: row.clientIp,
-    createdAt: row.createdAt.toISOString(),
-    lastSeenAt: row.lastSeenAt.toISOString(),
-    expiresAt: row.expiresAt.toISOString(),
-  }));
+  const { rows: shown, nextCursor } = SESSION_KEYSET.page(
+    rows.map((row) => ({ ...row, keyset_0: row.seq })),
+    page.limit,
+  );
+  return {
+    sessions: shown.map((row) => ({
+      id: row.publicId,
+      ...sessionOwner(row),
+      tokenId: row.tokenId,
+      signedInWith: row.signedInWith,
+      clientIp: row.clientIp,
+      createdAt: row.createdAt.toISOString(),
+      lastSeenAt: row.lastSeenAt.toISOString(),
+      expiresAt: row.expiresAt.toISOString(),
+    })),
+    nextCursor,
+  };
 }
 
 /**

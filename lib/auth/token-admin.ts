@@ -1,4 +1,5 @@
 import { ApiError } from "../api/errors";
+import { Keyset } from "../console/keyset";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import type { TokenView } from "./admin-types";
 import { appendAudit } from "./audit";
@@ -35,15 +36,24 @@ function tokenWhere(scope: Scope): { tenantId?: string } {
   return scope.tenant !== null ? { tenantId: scope.tenant } : {};
 }
 
-/** The scope's tokens, newest first (revoked and expired ones too: the page says so). */
+/**
+ * The admin lists' order: newest made first, by seq (a bigint identity: insertion order). Not
+ * created_at then id: Prisma reads a time to the millisecond, PostgreSQL keeps microseconds, so a
+ * cursor holding a time could not name a row exactly; seq alone is unique and exact.
+ */
+export const TOKEN_KEYSET = new Keyset("tokens", [{ column: "seq", type: "bigint" }]);
+
+/** The scope's tokens, newest first (revoked and expired ones too: the page says so), a page at a time. */
 export async function listScopedTokens(
   scope: Scope,
+  page: { cursor?: string; limit: number },
   db: Pick<PrismaClient, "apiToken"> = getPrisma(),
   now = new Date(),
-): Promise<TokenView[]> {
+): Promise<{ tokens: TokenView[]; nextCursor: string | null }> {
+  const before = page.cursor ? (TOKEN_KEYSET.decode(page.cursor)[0] ?? null) : null;
   const rows = await db.apiToken.findMany({
-    where: tokenWhere(scope),
-    orderBy: [{ createdAt: "desc" }, { id: "asc" }],
+    where: { ...tokenWhere(scope), ...(before !== null ? { seq: { lt: BigInt(before) } } : {}) },
+    orderBy: { seq: "desc" },
     select: {
       id: true,
       name: true,
@@ -54,10 +64,20 @@ export async function listScopedTokens(
       expiresAt: true,
       revokedAt: true,
       lastUsedAt: true,
+      seq: true,
     },
-    take: 1000,
+    take: page.limit + 1,
   });
-  return rows.map((row) => tokenView({ ...row, role: row.role as Role, suffix: row.prefix }, now));
+  const { rows: shown, nextCursor } = TOKEN_KEYSET.page(
+    rows.map((row) => ({ ...row, keyset_0: row.seq })),
+    page.limit,
+  );
+  return {
+    tokens: shown.map(({ seq: _seq, keyset_0: _k, ...row }) =>
+      tokenView({ ...row, role: row.role as Role, suffix: row.prefix }, now),
+    ),
+    nextCursor,
+  };
 }
 
 export interface NewTokenRequest {

@@ -17,6 +17,8 @@ export const keysPageParams = z.object({
   status: z.preprocess(blank, z.enum(EFFECT_STATUSES).optional()),
   jobType: text(1),
   key: text(1),
+  // The search's page: the API's nextCursor, checked against the search it belongs to when read.
+  cursor: z.preprocess(blank, safeText(1000, 1).optional()),
 });
 
 export type KeysPageParams = z.infer<typeof keysPageParams>;

@@ -7,6 +7,8 @@ export interface KeysViewParams {
   status?: EffectStatus;
   jobType?: string;
   key?: string;
+  /** The results' page: the nextCursor of the page before (absent: the newest keys). */
+  cursor?: string;
 }
 
 /** How many keys a search page shows. */
@@ -30,6 +32,7 @@ export function keysSearchUrl(params: KeysViewParams, platform: boolean): string
     q: params.q,
     status: params.status,
     jobType: params.jobType,
+    cursor: params.cursor,
     limit: String(KEYS_PAGE_SIZE),
   })}`;
 }

@@ -2,6 +2,14 @@ import type { Scope } from "../auth/scope";
 import type { AuditResponse, AuditRow } from "../contract/audit";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { type AuditFilter, auditWhere } from "./audit-filter";
+import { Keyset } from "./keyset";
+
+/**
+ * The audit log's order: newest first by id. The insert trigger draws id and sets `at`
+ * (clock_timestamp) under the chain head's row lock, one row at a time, so id order is time order
+ * and ties cannot happen; and Prisma reads times to the millisecond, which no exact cursor can hold.
+ */
+export const AUDIT_KEYSET = new Keyset("audit", [{ column: "id", type: "bigint" }]);
 
 /**
  * GET /api/v1/audit and the Audit log page: audit rows matching the filter (lib/console/audit-filter.ts:
@@ -13,25 +21,17 @@ export async function listAudit(
   input: AuditFilter & { cursor?: string; limit: number },
   db: Pick<PrismaClient, "auditLog"> = getPrisma(),
 ): Promise<AuditResponse> {
-  let before: bigint | null = null;
-  if (input.cursor) {
-    if (!/^\d{1,19}$/.test(input.cursor)) {
-      throw Object.assign(new Error("invalid query: cursor is not one this API returned"), { code: "INVALID_INPUT" });
-    }
-    before = BigInt(input.cursor);
-  }
+  const before = input.cursor ? BigInt(AUDIT_KEYSET.decode(input.cursor)[0] as string) : null;
   const rows = await db.auditLog.findMany({
     where: { ...auditWhere(scope, input), ...(before !== null ? { id: { lt: before } } : {}) },
-    // Newest first by id (a sequence: insertion order), so the cursor is exact.
     orderBy: { id: "desc" },
     take: input.limit + 1,
   });
-  const page = rows.slice(0, input.limit);
-  const last = page[page.length - 1];
-  return {
-    entries: page.map(auditRowOf),
-    nextCursor: rows.length > input.limit && last ? last.id.toString() : null,
-  };
+  const page = AUDIT_KEYSET.page(
+    rows.map((r) => ({ ...r, keyset_0: r.id })),
+    input.limit,
+  );
+  return { entries: page.rows.map(auditRowOf), nextCursor: page.nextCursor };
 }
 
 /** A stored row as the API, the page and the export show it. */

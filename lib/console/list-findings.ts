@@ -1,6 +1,7 @@
 import type { Scope } from "../auth/scope";
 import type { StatementQueryable } from "../db/types";
 import { consoleDatabase } from "./database";
+import { Keyset } from "./keyset";
 import type { FindingKind, FindingListResponse, FindingState, FindingSummary } from "./reconciliation-types";
 
 export interface FindingSearch {
@@ -15,10 +16,6 @@ export interface FindingSearch {
   to?: Date;
   cursor?: string;
   limit: number;
-}
-
-export class InvalidFindingCursorError extends Error {
-  readonly code = "INVALID_INPUT";
 }
 
 /**
@@ -60,8 +57,17 @@ export function findingFilterValues(
   ];
 }
 
-/** The order findings are listed (and bulk-acknowledged) in: newest last seen first. */
-export const FINDING_ORDER = "last_seen_at DESC, id DESC";
+/**
+ * The order findings are listed (and bulk-acknowledged) in: newest last seen first, then the
+ * newest id. Every finding of one run shares its last_seen_at, so the id decides most of the
+ * order: it is the bigint column, named through the table (a bare "id" in ORDER BY would be
+ * FINDING_SUMMARY_COLUMNS' text alias: 9 before 10).
+ */
+export const FINDING_KEYSET = new Keyset("findings", [
+  { column: "reconciliation_findings.last_seen_at", type: "timestamptz" },
+  { column: "reconciliation_findings.id", type: "bigint" },
+]);
+export const FINDING_ORDER = FINDING_KEYSET.orderBy;
 
 /** A FindingRow's columns, as toFindingSummary reads them. */
 export const FINDING_SUMMARY_COLUMNS = `id::text AS id, provider, kind, tenant_id, job_type, effect_key, provider_object_ids, detail,
@@ -72,41 +78,13 @@ export const FINDING_SUMMARY_COLUMNS = `id::text AS id, provider, kind, tenant_i
 const LIST = {
   name: "console_list_findings",
   text: `
-SELECT ${FINDING_SUMMARY_COLUMNS},
-       to_char(last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
+SELECT ${FINDING_SUMMARY_COLUMNS}, ${FINDING_KEYSET.cursorColumns}
   FROM reconciliation_findings
  WHERE ${FINDING_FILTER_WHERE}
-   AND ($9::timestamptz IS NULL OR (last_seen_at, id) < ($9::timestamptz, $10::bigint))
+   AND ${FINDING_KEYSET.after(9)}
  ORDER BY ${FINDING_ORDER}
  LIMIT $11`,
 };
-
-const CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-    if (
-      Array.isArray(parsed) &&
-      parsed.length === 2 &&
-      typeof parsed[0] === "string" &&
-      typeof parsed[1] === "string" &&
-      CURSOR_AT.test(parsed[0]) &&
-      !Number.isNaN(Date.parse(parsed[0])) &&
-      /^[1-9]\d{0,18}$/.test(parsed[1]) &&
-      BigInt(parsed[1]) <= 9_223_372_036_854_775_807n
-    ) {
-      return [parsed[0], parsed[1]];
-    }
-  } catch {
-    // falls through
-  }
-  throw new InvalidFindingCursorError("invalid query: cursor is not one this API returned");
-}
-
-function encodeCursor(at: string, id: string): string {
-  return Buffer.from(JSON.stringify([at, id])).toString("base64url");
-}
 
 export interface FindingRow {
   id: string;
@@ -145,16 +123,10 @@ export async function listFindings(
   db: StatementQueryable = consoleDatabase(),
 ): Promise<FindingListResponse> {
   const narrowed = scope.narrow(search.tenant);
-  const [cursorAt, cursorId] = search.cursor ? decodeCursor(search.cursor) : [null, null];
-  const { rows } = await db.query<FindingRow & { cursor_at: string }>({
+  const { rows } = await db.query<FindingRow>({
     ...LIST,
-    values: [...findingFilterValues(narrowed, search), cursorAt, cursorId, search.limit + 1],
+    values: [...findingFilterValues(narrowed, search), ...FINDING_KEYSET.values(search.cursor), search.limit + 1],
   });
-  const page = rows.slice(0, search.limit);
-  const last = page[page.length - 1];
-  return {
-    tenant: narrowed.tenant,
-    findings: page.map(toFindingSummary),
-    nextCursor: rows.length > search.limit && last ? encodeCursor(last.cursor_at, last.id) : null,
-  };
+  const page = FINDING_KEYSET.page(rows, search.limit);
+  return { tenant: narrowed.tenant, findings: page.rows.map(toFindingSummary), nextCursor: page.nextCursor };
 }

@@ -1,6 +1,7 @@
 import type { Scope } from "../auth/scope";
 import type { StatementQueryable } from "../db/types";
 import { consoleDatabase } from "./database";
+import { Keyset } from "./keyset";
 import {
   FINDING_KINDS,
   type FindingKind,
@@ -11,24 +12,32 @@ import {
 
 export interface RunSearch {
   provider?: string;
-  /** The id of the last run of the previous page (runs are listed newest id first). */
+  /** The previous page's nextCursor. */
   cursor?: string;
   limit: number;
   now?: Date;
 }
 
-// Newest first by id (ids grow with started_at); the cursor is the last id of the previous page.
+/**
+ * Newest started first, ties (runs started in one transaction, or one clock tick) by id: the
+ * (started_at DESC) index, then the few runs of one instant sorted.
+ */
+export const RUN_KEYSET = new Keyset("runs", [
+  { column: "r.started_at", type: "timestamptz" },
+  { column: "r.id", type: "bigint" },
+]);
+
 const LIST = {
   name: "console_list_reconciliation_runs",
   text: `
-SELECT id::text AS id, provider, window_from, window_to, grace_seconds, status, trigger, requested_by,
-       started_at, finished_at, heartbeat_at, objects_seen::float8 AS objects_seen,
-       effects_seen::float8 AS effects_seen, matched::float8 AS matched, counts, error
-  FROM reconciliation_runs
- WHERE ($1::text IS NULL OR provider = $1)
-   AND ($2::bigint IS NULL OR id < $2::bigint)
- ORDER BY id DESC
- LIMIT $3`,
+SELECT r.id::text AS id, r.provider, r.window_from, r.window_to, r.grace_seconds, r.status, r.trigger, r.requested_by,
+       r.started_at, r.finished_at, r.heartbeat_at, r.objects_seen::float8 AS objects_seen,
+       r.effects_seen::float8 AS effects_seen, r.matched::float8 AS matched, r.counts, r.error, ${RUN_KEYSET.cursorColumns}
+  FROM reconciliation_runs r
+ WHERE ($1::text IS NULL OR r.provider = $1)
+   AND ${RUN_KEYSET.after(2)}
+ ORDER BY ${RUN_KEYSET.orderBy}
+ LIMIT $4`,
 };
 
 export interface RunRow {
@@ -99,12 +108,11 @@ export async function listReconciliationRuns(
   const now = search.now ?? new Date();
   const { rows } = await db.query<RunRow>({
     ...LIST,
-    values: [search.provider ?? null, search.cursor ?? null, search.limit + 1],
+    values: [search.provider ?? null, ...RUN_KEYSET.values(search.cursor), search.limit + 1],
   });
-  const page = rows.slice(0, search.limit);
-  const last = page[page.length - 1];
+  const page = RUN_KEYSET.page(rows, search.limit);
   return {
-    runs: page.map((r) => toReconciliationRun(r, scope.platform, now)),
-    nextCursor: rows.length > search.limit && last ? last.id : null,
+    runs: page.rows.map((r) => toReconciliationRun(r, scope.platform, now)),
+    nextCursor: page.nextCursor,
   };
 }

@@ -1,6 +1,7 @@
 import type { Scope } from "../auth/scope";
 import type { StatementQueryable } from "../db/types";
 import { consoleDatabase } from "./database";
+import { Keyset } from "./keyset";
 import { redactMessage } from "./redact";
 import type { UncaughtViolation, ViolationListResponse } from "./violations-types";
 
@@ -16,57 +17,34 @@ export interface ViolationSearch {
   now?: Date;
 }
 
-export class InvalidViolationCursorError extends Error {
-  readonly code = "INVALID_INPUT";
-}
-
 /** Lists without `from` look this far back (the rows themselves live as long as the effects). */
 export const DEFAULT_VIOLATION_DAYS = 90;
 
-// uncaught_violation_keys (library migration 0008), newest first, keyset-paginated on
-// (occurred_at, id): the (tenant_id, occurred_at, id) index for one tenant, (occurred_at, id) for
-// every tenant. The first page's bound is (to, the largest uuid): every row before `to`.
+/**
+ * uncaught_violation_keys (library migration 0008), newest first, ties by seq: the numeric
+ * insertion order the console's migration 20261206020000_keyset_order gives the rows (their id is
+ * a uuid the worker picks: unique, but no order anyone declared). Served by (tenant_id,
+ * occurred_at, seq) for one tenant, (occurred_at, seq) for every tenant.
+ */
+export const VIOLATION_KEYSET = new Keyset("violations", [
+  { column: "v.occurred_at", type: "timestamptz" },
+  { column: "v.seq", type: "bigint" },
+]);
+
 const LIST = {
   name: "console_list_violations",
   text: `
-SELECT id::text AS id, occurred_at, tenant_id, job_type, constraint_name, key, message_id, message,
-       to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
-  FROM uncaught_violation_keys
- WHERE ($1::text IS NULL OR tenant_id = $1)
-   AND occurred_at >= $2::timestamptz AND occurred_at < $3::timestamptz
-   AND (occurred_at, id) < ($4::timestamptz, $5::uuid)
-   AND ($6::text IS NULL OR job_type = $6)
-   AND ($7::text IS NULL OR constraint_name = $7)
- ORDER BY occurred_at DESC, id DESC
+SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_name, v.key, v.message_id, v.message,
+       ${VIOLATION_KEYSET.cursorColumns}
+  FROM uncaught_violation_keys v
+ WHERE ($1::text IS NULL OR v.tenant_id = $1)
+   AND v.occurred_at >= $2::timestamptz AND v.occurred_at < $3::timestamptz
+   AND ${VIOLATION_KEYSET.after(4)}
+   AND ($6::text IS NULL OR v.job_type = $6)
+   AND ($7::text IS NULL OR v.constraint_name = $7)
+ ORDER BY ${VIOLATION_KEYSET.orderBy}
  LIMIT $8`,
 };
-
-const LARGEST_UUID = "ffffffff-ffff-ffff-ffff-ffffffffffff";
-const CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-
-export function decodeViolationCursor(cursor: string): [string, string] {
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-    if (
-      Array.isArray(parsed) &&
-      parsed.length === 2 &&
-      typeof parsed[0] === "string" &&
-      typeof parsed[1] === "string" &&
-      CURSOR_AT.test(parsed[0]) &&
-      !Number.isNaN(Date.parse(parsed[0])) &&
-      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(parsed[1])
-    ) {
-      return [parsed[0], parsed[1]];
-    }
-  } catch {
-    // falls through
-  }
-  throw new InvalidViolationCursorError("invalid query: cursor is not one this API returned");
-}
-
-function encodeCursor(at: string, id: string): string {
-  return Buffer.from(JSON.stringify([at, id])).toString("base64url");
-}
 
 interface ViolationRow {
   id: string;
@@ -77,13 +55,10 @@ interface ViolationRow {
   key: string;
   message_id: string | null;
   message: string | null;
-  cursor_at: string;
 }
 
 /** A stored violation as the console shows it: its message through the redaction hook. */
-export function toUncaughtViolation(
-  r: Omit<ViolationRow, "cursor_at" | "occurred_at"> & { occurred_at: Date | string },
-): UncaughtViolation {
+export function toUncaughtViolation(r: Omit<ViolationRow, "occurred_at"> & { occurred_at: Date | string }): UncaughtViolation {
   return {
     id: r.id,
     occurredAt: new Date(r.occurred_at).toISOString(),
@@ -106,17 +81,18 @@ export async function listViolations(
   const now = search.now ?? new Date();
   const from = search.from ?? new Date(now.getTime() - DEFAULT_VIOLATION_DAYS * 86_400_000);
   const to = search.to ?? new Date(now.getTime() + 60_000);
-  // The first page: (to, the largest uuid) takes every row before `to`.
-  const [cursorAt, cursorId] = search.cursor ? decodeViolationCursor(search.cursor) : [to.toISOString(), LARGEST_UUID];
   const { rows } = await db.query<ViolationRow>({
     ...LIST,
-    values: [tenant, from, to, cursorAt, cursorId, search.jobType ?? null, search.constraint ?? null, search.limit + 1],
+    values: [
+      tenant,
+      from,
+      to,
+      ...VIOLATION_KEYSET.values(search.cursor),
+      search.jobType ?? null,
+      search.constraint ?? null,
+      search.limit + 1,
+    ],
   });
-  const page = rows.slice(0, search.limit);
-  const last = page[page.length - 1];
-  return {
-    tenant,
-    violations: page.map(toUncaughtViolation),
-    nextCursor: rows.length > search.limit && last ? encodeCursor(last.cursor_at, last.id) : null,
-  };
+  const page = VIOLATION_KEYSET.page(rows, search.limit);
+  return { tenant, violations: page.rows.map(toUncaughtViolation), nextCursor: page.nextCursor };
 }

@@ -98,19 +98,20 @@ describe("reconciliation read models", () => {
 
   it("runs: progress for every scope, counts, requester and error text for the platform only", async () => {
     const forPlatform = await listReconciliationRuns(platform, { limit: 20, now: NOW }, db.pool);
-    expect(forPlatform.runs.map((r) => r.status)).toEqual(["failed", "running", "completed"]);
-    const completed = forPlatform.runs[2];
+    // Newest started first: the failed run was written last but started 30 minutes ago.
+    expect(forPlatform.runs.map((r) => r.status)).toEqual(["running", "completed", "failed"]);
+    const completed = forPlatform.runs[1];
     expect(completed?.counts).toMatchObject({ duplicated_at_provider: 3, unknown_to_onceboard: 1, pending: 0 });
     expect(completed?.durationSeconds).toBeCloseTo(120, 0);
-    expect(forPlatform.runs[0]?.error).toContain("401");
+    expect(forPlatform.runs[2]?.error).toContain("401");
     const forTenant = await listReconciliationRuns(acme, { limit: 20, now: NOW }, db.pool);
     expect(forTenant.runs.map((r) => r.objectsSeen)).toEqual(forPlatform.runs.map((r) => r.objectsSeen));
     expect(forTenant.runs.every((r) => r.counts === null && r.requestedBy === null)).toBe(true);
-    expect(forTenant.runs[0]?.error).toBe("the run failed");
+    expect(forTenant.runs[2]?.error).toBe("the run failed");
     const paged = await listReconciliationRuns(platform, { limit: 2, now: NOW }, db.pool);
     expect(paged.runs).toHaveLength(2);
     const rest = await listReconciliationRuns(platform, { limit: 2, cursor: paged.nextCursor ?? "", now: NOW }, db.pool);
-    expect(rest.runs.map((r) => r.status)).toEqual(["completed"]);
+    expect(rest.runs.map((r) => r.status)).toEqual(["failed"]);
     expect(rest.nextCursor).toBeNull();
   });
 

@@ -2,6 +2,7 @@ import type { Scope } from "../auth/scope";
 import type { StatementQueryable } from "../db/types";
 import { consoleDatabase } from "./database";
 import { CROSS_TENANT_SEARCH_DAYS, type EffectSearchResponse, type EffectStatus, type EffectSummary } from "./effects-types";
+import { Keyset } from "./keyset";
 
 export interface EffectSearch {
   /** The tenant asked for: a platform scope that names none searches every tenant; a tenant scope reads its own whatever it says. */
@@ -15,10 +16,6 @@ export interface EffectSearch {
   cursor?: string;
   limit: number;
   now?: Date;
-}
-
-export class InvalidCursorError extends Error {
-  readonly code = "INVALID_INPUT";
 }
 
 /** Searches without `from` look this far back: a retention longer than this needs an explicit from. */
@@ -85,36 +82,22 @@ SELECT tenant_id, key, job_type, status, policy, attempt, created_at, completed_
  LIMIT $9`,
 };
 
-// A key or tenant id never holds one, and text cannot hold NUL.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: exactly what is being refused
-const hasControlCharacter = (text: string) => /[\u0000-\u001f\u007f]/.test(text);
-
-/** A cursor: [created_at, key] within a tenant, [created_at, key, tenant] across tenants. */
-function decodeCursor(cursor: string): [string, string, string] {
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-    if (
-      Array.isArray(parsed) &&
-      (parsed.length === 2 || (parsed.length === 3 && typeof parsed[2] === "string" && !hasControlCharacter(parsed[2]))) &&
-      typeof parsed[0] === "string" &&
-      typeof parsed[1] === "string" &&
-      // Exactly what cursor_at prints: anything else (Date.parse takes "1") could fail PostgreSQL's cast.
-      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(parsed[0]) &&
-      !Number.isNaN(Date.parse(parsed[0])) &&
-      new Date(parsed[0]).toISOString().slice(0, 19) === parsed[0].slice(0, 19) &&
-      !hasControlCharacter(parsed[1])
-    ) {
-      return [parsed[0], parsed[1], parsed.length === 3 ? (parsed[2] as string) : ""];
-    }
-  } catch {
-    // falls through
-  }
-  throw new InvalidCursorError("invalid query: cursor is not one this API returned");
-}
-
-export function encodeCursor(at: string, key: string, tenant?: string): string {
-  return Buffer.from(JSON.stringify(tenant === undefined ? [at, key] : [at, key, tenant])).toString("base64url");
-}
+/**
+ * The sort keys of the two searches. The effects table has no numeric id and the library's
+ * tables take no console column: (created_at, tenant_id, key) is unique all the same, since a
+ * (tenant_id, key) is unique within its partition and created_at names the partition. Their SQL
+ * above writes the bound as (to, '') on the first page rather than after()'s "NULL or", so the
+ * partitions' index walk keeps one index condition; the ORDER BY is the same.
+ */
+export const EFFECT_KEYSET = new Keyset("keys", [
+  { column: "created_at", type: "timestamptz" },
+  { column: "key", type: "text" },
+]);
+export const EVERY_TENANT_EFFECT_KEYSET = new Keyset("keys-every-tenant", [
+  { column: "created_at", type: "timestamptz" },
+  { column: "tenant_id", type: "text" },
+  { column: "key", type: "text" },
+]);
 
 interface SearchRow {
   tenant_id?: string;
@@ -145,16 +128,18 @@ export async function searchEffects(
   const days = tenant === null ? CROSS_TENANT_SEARCH_DAYS : DEFAULT_SEARCH_DAYS;
   const from = search.from ?? new Date(now.getTime() - days * 86_400_000);
   const to = search.to ?? new Date(now.getTime() + 60_000);
-  const [cursorAt, cursorKey, cursorTenant] = search.cursor ? decodeCursor(search.cursor) : [to.toISOString(), "", ""];
+  const keyset = tenant === null ? EVERY_TENANT_EFFECT_KEYSET : EFFECT_KEYSET;
+  // The first page's bound, (to, '') or (to, '', ''): every row before `to` (no text sorts below '').
+  const bound = search.cursor ? keyset.decode(search.cursor) : [to.toISOString(), ...keyset.columns.slice(1).map(() => "")];
   const q = search.q?.trim() ? search.q.trim().toLowerCase() : null;
   const filters = [q, search.status ?? null, search.jobType ?? null, search.limit + 1];
   const { rows } =
     tenant === null
       ? await db.query<SearchRow>({
           ...SEARCH_EVERY_TENANT,
-          values: [from, to, cursorAt, cursorTenant, cursorKey, ...filters],
+          values: [from, to, ...bound, ...filters],
         })
-      : await db.query<SearchRow>({ ...SEARCH, values: [tenant, from, to, cursorAt, cursorKey, ...filters] });
+      : await db.query<SearchRow>({ ...SEARCH, values: [tenant, from, to, ...bound, ...filters] });
   const page = rows.slice(0, search.limit);
   const effects: EffectSummary[] = page.map((r) => ({
     tenant: r.tenant_id ?? (tenant as string),
@@ -176,7 +161,7 @@ export async function searchEffects(
     effects,
     nextCursor:
       rows.length > search.limit && last
-        ? encodeCursor(last.cursor_at, last.key, tenant === null ? last.tenant_id : undefined)
+        ? keyset.encode(tenant === null ? [last.cursor_at, last.tenant_id ?? "", last.key] : [last.cursor_at, last.key])
         : null,
   };
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ROLES } from "../auth/auth-types";
 import { isoInstant, safeText } from "../fields";
-import { instant, nullableInstant } from "./common";
+import { cursorParam, instant, nextCursor, nullableInstant } from "./common";
 
 /** The contract of /api/v1/tokens and /api/v1/sessions: their paths, queries, bodies and answers. */
 
@@ -28,8 +28,15 @@ export const createTokenBody = z
   })
   .strict();
 
-/** GET /api/v1/tokens and /api/v1/sessions query: a platform admin may narrow to one tenant. */
-export const adminListQuery = z.object({ tenant: safeText(255, 1).optional() });
+/** The most tokens or sessions one page holds (and the admin page shows). */
+export const ADMIN_PAGE_MAX = 1000;
+
+/** GET /api/v1/tokens and /api/v1/sessions query: a platform admin may narrow to one tenant; newest first, a page at a time. */
+export const adminListQuery = z.object({
+  tenant: safeText(255, 1).optional(),
+  cursor: cursorParam,
+  limit: z.coerce.number().int().min(1).max(ADMIN_PAGE_MAX).default(ADMIN_PAGE_MAX),
+});
 
 /** A machine token as the admin page and GET /api/v1/tokens show it: never its secret or hash. */
 export const tokenView = z.object({
@@ -48,7 +55,7 @@ export const tokenView = z.object({
 });
 export type TokenView = z.infer<typeof tokenView>;
 
-export const tokensResponse = z.object({ tokens: z.array(tokenView) });
+export const tokensResponse = z.object({ tokens: z.array(tokenView), nextCursor });
 export type TokensResponse = z.infer<typeof tokensResponse>;
 
 /** POST /api/v1/tokens: the new token and its secret, which is shown this once and never again. */
@@ -76,7 +83,7 @@ export const sessionView = z.object({
 });
 export type SessionView = z.infer<typeof sessionView>;
 
-export const sessionsResponse = z.object({ sessions: z.array(sessionView) });
+export const sessionsResponse = z.object({ sessions: z.array(sessionView), nextCursor });
 export type SessionsResponse = z.infer<typeof sessionsResponse>;
 
 /** POST /api/v1/tokens/{id}/revoke: the token as it now is (revoked). */

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { bigintId, isoInstant, safeText } from "../fields";
-import { fromBeforeTo, instant, listingFields, nextCursor, tenantParam } from "./common";
+import { isoInstant, safeText } from "../fields";
+import { cursorParam, fromBeforeTo, instant, listingFields, nextCursor, tenantParam } from "./common";
 
 /** The contract of GET /api/v1/audit, /audit/export and /audit/integrity: their queries and answers. */
 
@@ -21,7 +21,7 @@ const auditFilterFields = {
 export const auditQuery = z
   .object({
     ...auditFilterFields,
-    cursor: bigintId.optional().meta({ description: "nextCursor of the previous page" }),
+    cursor: cursorParam,
     ...listingFields({ max: 500, default: 100 }),
   })
   .superRefine(fromBeforeTo);

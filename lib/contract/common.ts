@@ -15,7 +15,20 @@ export const tenantParam = safeText(255, 1)
   .meta({ description: "Platform tokens only (required for them on /effects); a tenant token always reads its own tenant." });
 
 /** Pass as ?cursor= for the next (older) page; null on the last page. */
-export const nextCursor = z.string().nullable();
+export const nextCursor = z
+  .string()
+  .nullable()
+  .meta({ description: "The next page's ?cursor= (opaque); null on the last page." });
+
+/**
+ * ?cursor= of every list: opaque, the nextCursor of the previous page of the same list. Its parts
+ * are validated where the list reads it (lib/console/keyset.ts): one this API never returned, or
+ * another list's, is a 400 naming the cursor.
+ */
+export const cursorParam = safeText(1000, 1).optional().meta({
+  description:
+    "Opaque: the nextCursor of the previous page of this list, with the same filters. Pages never repeat or skip a row, even while rows are added.",
+});
 
 /** A listing's window and page: from/to (ISO 8601), a cursor from the previous page, a page size. */
 export const listingFields = (limit: { max: number; default: number }) => ({

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DELIVERY_ANSWERS, EFFECT_STATUSES, TIMELINE_LIMIT } from "../console/effects-types";
 import { safeText } from "../fields";
-import { fromBeforeTo, instant, listingFields, nextCursor, nullableInstant, tenantParam } from "./common";
+import { cursorParam, fromBeforeTo, instant, listingFields, nextCursor, nullableInstant, tenantParam } from "./common";
 import { uncaughtViolation } from "./violations";
 
 /** The contract of /api/v1/effects, /api/v1/effects/{key} and its release: queries, path and answers. */
@@ -28,7 +28,7 @@ export const effectSearchQuery = z
       .meta({ description: 'A key prefix or fragment, case-insensitive: "inv-123" finds "settle:inv-123"' }),
     status: status.optional(),
     jobType: safeText(255, 1).optional(),
-    cursor: safeText(1000, 1).optional().meta({ description: "nextCursor of the previous page" }),
+    cursor: cursorParam,
     ...listingFields({ max: 200, default: 50 }),
   })
   .superRefine(fromBeforeTo);

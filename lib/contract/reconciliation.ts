@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { FINDING_KINDS, FINDING_STATES, RUN_STATUSES } from "../console/reconciliation-types";
 import { bigintId, isoInstant, safeText } from "../fields";
-import { instant, nextCursor, nullableInstant } from "./common";
+import { cursorParam, instant, nextCursor, nullableInstant } from "./common";
 
 /**
  * The contract of /api/v1/reconciliation/runs and /api/v1/reconciliation/findings (list, detail,
@@ -40,7 +40,7 @@ export const findingsQuery = z
   .object({
     ...findingFilterFields,
     state: state.default("open"),
-    cursor: safeText(1000, 1).optional().meta({ description: "nextCursor of the previous page" }),
+    cursor: cursorParam,
     limit: z.coerce.number().int().min(1).max(200).default(50),
     // The page's open finding (UI state in the same URL); the API ignores it.
     finding: bigintId.optional().meta({ description: "The console page's open finding; the API ignores it" }),
@@ -51,7 +51,7 @@ export type FindingsQuery = z.infer<typeof findingsQuery>;
 /** GET /api/v1/reconciliation/runs query. */
 export const runsQuery = z.object({
   provider: provider.optional(),
-  cursor: bigintId.optional().meta({ description: "nextCursor of the previous page" }),
+  cursor: cursorParam,
   limit: z.coerce.number().int().min(1).max(200).default(20),
 });
 export type RunsQuery = z.infer<typeof runsQuery>;

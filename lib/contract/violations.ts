@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { safeText } from "../fields";
-import { fromBeforeTo, instant, listingFields, nextCursor, tenantParam } from "./common";
+import { cursorParam, fromBeforeTo, instant, listingFields, nextCursor, tenantParam } from "./common";
 
 /** The contract of GET /api/v1/violations: its query and its answer. */
 
@@ -23,7 +23,7 @@ export const violationsQuery = z
     tenant: tenantParam,
     jobType: safeText(255, 1).optional(),
     constraint: safeText(255, 1).optional().meta({ description: "The violated constraint's name" }),
-    cursor: safeText(1000, 1).optional().meta({ description: "nextCursor of the previous page" }),
+    cursor: cursorParam,
     ...listingFields({ max: 200, default: 50 }),
   })
   .superRefine(fromBeforeTo);

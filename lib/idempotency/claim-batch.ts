@@ -67,21 +67,25 @@ export async function claimMany(core: EffectsCore, inputs: readonly BatchClaimIn
     let rows: ClaimRow[] | null = null;
     try {
       rows = await withRetry(() =>
-        runClaimBatch(sql, {
-          jobType: first.spec.jobType,
-          policy: first.spec.policy,
-          leaseMs: first.spec.leaseMs,
-          lockTimeoutMs: Math.max(1, Math.min(...members.map((m) => m.spec.waitMs))),
-          demo: core.opts.demo,
-          claims: members.map(({ spec }) => ({
-            tenant: spec.tenant,
-            key: spec.key,
-            owner: `${core.opts.workerId}:${randomUUID()}`,
-            messageId: spec.messageId,
-            requestHash: spec.requestHash,
-            requireExisting: spec.publishedAt !== null && Date.now() - spec.publishedAt.getTime() > core.opts.retentionMs,
-          })),
-        }),
+        runClaimBatch(
+          sql,
+          {
+            jobType: first.spec.jobType,
+            policy: first.spec.policy,
+            leaseMs: first.spec.leaseMs,
+            lockTimeoutMs: Math.max(1, Math.min(...members.map((m) => m.spec.waitMs))),
+            demo: core.opts.demo,
+            claims: members.map(({ spec }) => ({
+              tenant: spec.tenant,
+              key: spec.key,
+              owner: `${core.opts.workerId}:${randomUUID()}`,
+              messageId: spec.messageId,
+              requestHash: spec.requestHash,
+              requireExisting: spec.publishedAt !== null && Date.now() - spec.publishedAt.getTime() > core.opts.retentionMs,
+            })),
+          },
+          core.store.citus,
+        ),
       );
     } catch (error) {
       // Lock timeout (55P03) on one key aborts the whole batch's transaction: claim them singly,
@@ -167,6 +171,7 @@ export async function storeMany(
           outcomeJson: encoded.ok ? encoded.json : "null",
           error: encoded.ok ? null : encoded.marker,
         })),
+        core.store.citus,
       ),
     );
   } catch (error) {

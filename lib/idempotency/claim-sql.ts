@@ -1,3 +1,4 @@
+import { byTenant } from "./citus";
 import type { Sql, Statement } from "./db";
 
 /** How the effects table names a step's policy (effects.policy). */
@@ -111,8 +112,14 @@ export function toDate(value: Date | string | null | undefined): Date | null {
   return value instanceof Date ? value : new Date(value);
 }
 
-export async function runClaim(sql: Sql, p: ClaimParams): Promise<ClaimRow> {
-  const { rows } = await sql.run<RawClaimRow>(p.likelyDuplicate ? CLAIM_REDELIVERY : CLAIM, [
+/**
+ * One claim. On Citus (`citus`) a redelivery goes through CLAIM too: CLAIM_REDELIVERY's statement
+ * reads a shard and calls a distributed function in one query, which Citus refuses ("cannot execute
+ * a distributed query from a query on a shard"); CLAIM is delegated whole to the tenant's worker,
+ * where onceboard_claim answers a completed effect as CLAIM_REDELIVERY would.
+ */
+export async function runClaim(sql: Sql, p: ClaimParams, citus = false): Promise<ClaimRow> {
+  const { rows } = await sql.run<RawClaimRow>(p.likelyDuplicate && !citus ? CLAIM_REDELIVERY : CLAIM, [
     p.tenant,
     p.key,
     p.jobType,
@@ -175,8 +182,33 @@ export interface BatchClaimParams {
   }[];
 }
 
-/** The claim rows in input order. */
-export async function runClaimBatch(sql: Sql, p: BatchClaimParams): Promise<ClaimRow[]> {
+// One tenant's share of a batch, for Citus (sql/onceboard_claim_tenant.sql): delegated whole to the
+// worker holding the tenant's shard (a call whose FROM is the one distributed function).
+export const CLAIM_TENANT: Statement = {
+  name: "onceboard_claim_tenant_v1",
+  returns: "rows",
+  text: `SELECT b.ord, (b.claim).*
+  FROM onceboard.onceboard_claim_tenant($1::text, $2::text[], $3::text, $4::text, $5::text[], $6::text[], $7::text[],
+                              $8::int, $9::int, $10::boolean[], $11::boolean) b`,
+};
+
+/**
+ * The claim rows in input order. On Citus (`citus`) the batch goes as one call per tenant, at once
+ * (each on its own connection when `sql` is a pool): onceboard_claim_batch mixes tenants, which no
+ * worker holds together. A group's failure (a lock wait past its timeout) fails the whole batch, as
+ * onceboard_claim_batch's does, and the caller claims its keys one by one.
+ */
+export async function runClaimBatch(sql: Sql, p: BatchClaimParams, citus = false): Promise<ClaimRow[]> {
+  if (citus) {
+    const out: ClaimRow[] = new Array(p.claims.length);
+    const groups = [...byTenant(p.claims, (c) => c.tenant)];
+    const answers = await Promise.all(groups.map(([tenant, indexes]) => runClaimTenant(sql, p, tenant, indexes)));
+    for (const [g, [, indexes]] of groups.entries()) {
+      const rows = answers[g] as ClaimRow[];
+      for (const [k, index] of indexes.entries()) out[index] = rows[k] as ClaimRow;
+    }
+    return out;
+  }
   const { rows } = await sql.run<RawClaimRow & { ord: number }>(CLAIM_BATCH, [
     p.claims.map((c) => c.tenant),
     p.claims.map((c) => c.key),
@@ -194,5 +226,27 @@ export async function runClaimBatch(sql: Sql, p: BatchClaimParams): Promise<Clai
   for (const raw of rows) out[raw.ord - 1] = toClaimRow(raw);
   if (rows.length !== p.claims.length)
     throw new Error(`onceboard_claim_batch returned ${rows.length} rows for ${p.claims.length} claims`);
+  return out;
+}
+
+async function runClaimTenant(sql: Sql, p: BatchClaimParams, tenant: string, indexes: readonly number[]): Promise<ClaimRow[]> {
+  const claims = indexes.map((i) => p.claims[i] as BatchClaimParams["claims"][number]);
+  const { rows } = await sql.run<RawClaimRow & { ord: number }>(CLAIM_TENANT, [
+    tenant,
+    claims.map((c) => c.key),
+    p.jobType,
+    p.policy,
+    claims.map((c) => c.owner),
+    claims.map((c) => c.messageId),
+    claims.map((c) => c.requestHash),
+    Math.max(1, Math.round(p.leaseMs)),
+    Math.max(1, Math.round(p.lockTimeoutMs)),
+    claims.map((c) => c.requireExisting),
+    p.demo,
+  ]);
+  if (rows.length !== claims.length)
+    throw new Error(`onceboard_claim_tenant returned ${rows.length} rows for ${claims.length} claims`);
+  const out: ClaimRow[] = new Array(claims.length);
+  for (const raw of rows) out[raw.ord - 1] = toClaimRow(raw);
   return out;
 }

@@ -157,7 +157,7 @@ export class Claim {
     const coalescer = this.#coalescer();
     const ok = coalescer
       ? await coalescer.complete(this.ref, outcomeJson, error).catch((e: unknown) => Promise.reject(mapDbError(e)))
-      : await runStatement(this.sql, () => runComplete(this.sql, this.ref, outcomeJson, error));
+      : await runStatement(this.sql, () => runComplete(this.sql, this.ref, outcomeJson, error, this.core.store.citus));
     if (!ok) {
       this.core.metrics.leaseLost.inc({ job_type: this.jobType });
       throw new LeaseLostError(this.key, this.attempt);
@@ -203,7 +203,7 @@ export class Claim {
     const message = errorText(error);
     const coalescer = this.#coalescer();
     if (coalescer) await coalescer.fail(this.ref, message).catch((e: unknown) => Promise.reject(mapDbError(e)));
-    else await runStatement(this.sql, () => runFail(this.sql, this.ref, message));
+    else await runStatement(this.sql, () => runFail(this.sql, this.ref, message, this.core.store.citus));
     this.settled = "failed";
   }
 
@@ -214,7 +214,7 @@ export class Claim {
   async abandon(error: unknown): Promise<void> {
     if (this.settled) throw new ClaimSettledError(this.key, this.settled);
     const message = `abandoned: attempt ${this.attempt} threw (${errorText(error)}); at most once, so not run again`;
-    await runStatement(this.sql, () => runAbandon(this.sql, this.ref, message));
+    await runStatement(this.sql, () => runAbandon(this.sql, this.ref, message, this.core.store.citus));
     this.settled = "abandoned";
     this.core.metrics.abandoned.inc({ job_type: this.jobType });
     this.core.rollups?.add(this.jobType, { abandoned: 1 });
@@ -257,8 +257,9 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
       demo: opts.demo,
       likelyDuplicate: spec.redelivered,
     };
-    if (sql.inTransaction) return runClaim(sql, params);
-    return core.coalescer ? core.coalescer.claim(params) : withRetry(() => runClaim(sql, params));
+    const citus = core.store.citus;
+    if (sql.inTransaction) return runClaim(sql, params, citus);
+    return core.coalescer ? core.coalescer.claim(params) : withRetry(() => runClaim(sql, params, citus));
   };
   // The timeline tells a duplicate that waited for an in-flight copy from one that did not.
   let waited = false;

@@ -1,3 +1,4 @@
+import type { StoreMode } from "./citus";
 import { type ClaimParams, type ClaimRow, runClaim, runClaimBatch } from "./claim-sql";
 import { type ClaimRef, runComplete, runCompleteBatch, runFail, runFailBatch } from "./complete-sql";
 import type { Sql } from "./db";
@@ -129,7 +130,7 @@ async function sendBatch<I, O>(
 }
 
 /** The coalescer of one createEffects instance, sending through `sql` (autocommit, the library's own). */
-export function createCoalescer(sql: Sql, maxBatch = COALESCE_MAX_BATCH): Coalescer {
+export function createCoalescer(sql: Sql, store: StoreMode, maxBatch = COALESCE_MAX_BATCH): Coalescer {
   // Statements sent and the calls they carried: kept for a debugger's eye, not exported.
   const counts = { statements: 0, calls: 0 };
   // A redelivery in a batch is decided by onceboard_claim inside the batch function, as alone; the
@@ -144,26 +145,30 @@ export function createCoalescer(sql: Sql, maxBatch = COALESCE_MAX_BATCH): Coales
         (items) =>
           sendBatch(
             items,
-            (p1) => withRetry(() => runClaim(sql, p1)),
+            (p1) => withRetry(() => runClaim(sql, p1, store.citus)),
             (many) =>
               withRetry(() =>
-                runClaimBatch(sql, {
-                  jobType: p.jobType,
-                  policy: p.policy,
-                  leaseMs: p.leaseMs,
-                  // The shortest wait of the batch: a key that would wait longer than it was
-                  // willing to gets the whole batch retried one by one, each with its own wait.
-                  lockTimeoutMs: Math.max(1, Math.min(...many.map((m) => m.lockTimeoutMs))),
-                  demo: p.demo,
-                  claims: many.map((m) => ({
-                    tenant: m.tenant,
-                    key: m.key,
-                    owner: m.owner,
-                    messageId: m.messageId,
-                    requestHash: m.requestHash,
-                    requireExisting: m.requireExisting,
-                  })),
-                }),
+                runClaimBatch(
+                  sql,
+                  {
+                    jobType: p.jobType,
+                    policy: p.policy,
+                    leaseMs: p.leaseMs,
+                    // The shortest wait of the batch: a key that would wait longer than it was
+                    // willing to gets the whole batch retried one by one, each with its own wait.
+                    lockTimeoutMs: Math.max(1, Math.min(...many.map((m) => m.lockTimeoutMs))),
+                    demo: p.demo,
+                    claims: many.map((m) => ({
+                      tenant: m.tenant,
+                      key: m.key,
+                      owner: m.owner,
+                      messageId: m.messageId,
+                      requestHash: m.requestHash,
+                      requireExisting: m.requireExisting,
+                    })),
+                  },
+                  store.citus,
+                ),
               ),
           ),
         maxBatch,
@@ -179,8 +184,8 @@ export function createCoalescer(sql: Sql, maxBatch = COALESCE_MAX_BATCH): Coales
     (items) =>
       sendBatch(
         items,
-        (c) => withRetry(() => runComplete(sql, c.ref, c.outcomeJson, c.error)),
-        (many) => withRetry(() => runCompleteBatch(sql, many)),
+        (c) => withRetry(() => runComplete(sql, c.ref, c.outcomeJson, c.error, store.citus)),
+        (many) => withRetry(() => runCompleteBatch(sql, many, store.citus)),
       ),
     maxBatch,
     counts,
@@ -190,8 +195,8 @@ export function createCoalescer(sql: Sql, maxBatch = COALESCE_MAX_BATCH): Coales
     (items) =>
       sendBatch(
         items,
-        (f) => withRetry(() => runFail(sql, f.ref, f.message)),
-        (many) => withRetry(() => runFailBatch(sql, many)),
+        (f) => withRetry(() => runFail(sql, f.ref, f.message, store.citus)),
+        (many) => withRetry(() => runFailBatch(sql, many, store.citus)),
       ),
     maxBatch,
     counts,

@@ -1,3 +1,4 @@
+import { byTenant } from "./citus";
 import type { Sql, Statement } from "./db";
 
 /** Names one claim: the row (tenant, key, created_at) and the owner/attempt that holds it. */
@@ -74,11 +75,14 @@ export const FAIL_BATCH: Statement = {
   FROM onceboard.onceboard_fail_batch($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::int[], $6::text[])`,
 };
 
+// The time is the statement's start, taken once: Citus refuses a volatile function such as
+// clock_timestamp() in an UPDATE on a distributed table, and evaluates statement_timestamp() on the
+// coordinator before routing the row's update to its worker.
 export const EXTEND_LEASE: Statement = {
-  name: "onceboard_extend_lease_v1",
+  name: "onceboard_extend_lease_v2",
   returns: "rows",
   text: `UPDATE onceboard.effects
-   SET lease_until = clock_timestamp() + $6::int * interval '1 millisecond', updated_at = clock_timestamp()
+   SET lease_until = statement_timestamp() + $6::int * interval '1 millisecond', updated_at = statement_timestamp()
  WHERE ${WHERE} AND status = 'in_progress'
 RETURNING lease_until`,
 };
@@ -87,8 +91,88 @@ function refValues(ref: ClaimRef): unknown[] {
   return [ref.tenant, ref.key, ref.createdAt.toISOString(), ref.owner, ref.attempt];
 }
 
+// One tenant's completions and failures, for Citus (sql/onceboard_complete_tenant.sql,
+// sql/onceboard_fail_tenant.sql): COMPLETE, FAIL and ABANDON use clock_timestamp() in their SET and
+// CASE, which Citus refuses on a distributed table; these take the time once into a variable, on
+// the tenant's worker (each call is delegated whole).
+export const COMPLETE_TENANT: Statement = {
+  name: "onceboard_complete_tenant_v1",
+  returns: "rows",
+  text: `SELECT o_tenant_id AS tenant_id, o_key AS key, o_owner AS owner, o_attempt AS attempt
+  FROM onceboard.onceboard_complete_tenant($1::text, $2::text[], $3::timestamptz[], $4::text[], $5::int[], $6::jsonb[], $7::text[])`,
+};
+
+export const FAIL_TENANT: Statement = {
+  name: "onceboard_fail_tenant_v1",
+  returns: "rows",
+  text: `SELECT o_tenant_id AS tenant_id, o_key AS key, o_owner AS owner, o_attempt AS attempt
+  FROM onceboard.onceboard_fail_tenant($1::text, $2::text[], $3::timestamptz[], $4::text[], $5::int[], $6::text[], $7::text)`,
+};
+
+/** Completions on Citus: one delegated call per tenant, at once; which were still ours, by index. */
+async function runCompleteTenants(
+  sql: Sql,
+  items: readonly { ref: ClaimRef; outcomeJson: string; error: string | null }[],
+): Promise<boolean[]> {
+  const rows = await perTenant(items, (tenant, group) =>
+    sql.run<StillOurs>(COMPLETE_TENANT, [
+      tenant,
+      ...refArrays(group.map((i) => i.ref)).slice(1),
+      group.map((i) => i.outcomeJson),
+      group.map((i) => i.error),
+    ]),
+  );
+  return stillOurs(
+    items.map((i) => i.ref),
+    rows,
+  );
+}
+
+/** Failures ('failed') or abandons ('abandoned') on Citus, as runCompleteTenants sends completions. */
+async function runFailTenants(
+  sql: Sql,
+  items: readonly { ref: ClaimRef; message: string }[],
+  status: "failed" | "abandoned",
+): Promise<boolean[]> {
+  const rows = await perTenant(items, (tenant, group) =>
+    sql.run<StillOurs>(FAIL_TENANT, [
+      tenant,
+      ...refArrays(group.map((i) => i.ref)).slice(1),
+      group.map((i) => i.message.slice(0, 2000)),
+      status,
+    ]),
+  );
+  return stillOurs(
+    items.map((i) => i.ref),
+    rows,
+  );
+}
+
+async function perTenant<T extends { ref: ClaimRef }>(
+  items: readonly T[],
+  send: (tenant: string, group: T[]) => Promise<{ rows: StillOurs[] }>,
+): Promise<StillOurs[]> {
+  const groups = [...byTenant(items, (i) => i.ref.tenant)];
+  const results = await Promise.all(
+    groups.map(([tenant, indexes]) =>
+      send(
+        tenant,
+        indexes.map((i) => items[i] as T),
+      ),
+    ),
+  );
+  return results.flatMap((r) => r.rows);
+}
+
 /** Returns false when the claim is no longer ours (taken over). */
-export async function runComplete(sql: Sql, ref: ClaimRef, outcomeJson: string, error: string | null): Promise<boolean> {
+export async function runComplete(
+  sql: Sql,
+  ref: ClaimRef,
+  outcomeJson: string,
+  error: string | null,
+  citus = false,
+): Promise<boolean> {
+  if (citus) return (await runCompleteTenants(sql, [{ ref, outcomeJson, error }]))[0] === true;
   const { rowCount } = await sql.run(COMPLETE, [...refValues(ref), outcomeJson, error]);
   return rowCount === 1;
 }
@@ -97,7 +181,9 @@ export async function runComplete(sql: Sql, ref: ClaimRef, outcomeJson: string, 
 export async function runCompleteBatch(
   sql: Sql,
   items: readonly { ref: ClaimRef; outcomeJson: string; error: string | null }[],
+  citus = false,
 ): Promise<boolean[]> {
+  if (citus) return runCompleteTenants(sql, items);
   const { rows } = await sql.run<StillOurs>(COMPLETE_BATCH, [
     ...refArrays(items.map((i) => i.ref)),
     items.map((i) => i.outcomeJson),
@@ -110,7 +196,12 @@ export async function runCompleteBatch(
 }
 
 /** Which of `items` were released as failed (still ours), by index. */
-export async function runFailBatch(sql: Sql, items: readonly { ref: ClaimRef; message: string }[]): Promise<boolean[]> {
+export async function runFailBatch(
+  sql: Sql,
+  items: readonly { ref: ClaimRef; message: string }[],
+  citus = false,
+): Promise<boolean[]> {
+  if (citus) return runFailTenants(sql, items, "failed");
   const { rows } = await sql.run<StillOurs>(FAIL_BATCH, [
     ...refArrays(items.map((i) => i.ref)),
     items.map((i) => i.message.slice(0, 2000)),
@@ -143,12 +234,14 @@ function stillOurs(refs: readonly ClaimRef[], rows: readonly StillOurs[]): boole
   return refs.map((r) => done.has(JSON.stringify([r.tenant, r.key, r.owner, r.attempt])));
 }
 
-export async function runFail(sql: Sql, ref: ClaimRef, error: string): Promise<boolean> {
+export async function runFail(sql: Sql, ref: ClaimRef, error: string, citus = false): Promise<boolean> {
+  if (citus) return (await runFailTenants(sql, [{ ref, message: error }], "failed"))[0] === true;
   const { rowCount } = await sql.run(FAIL, [...refValues(ref), error.slice(0, 2000)]);
   return rowCount === 1;
 }
 
-export async function runAbandon(sql: Sql, ref: ClaimRef, error: string): Promise<boolean> {
+export async function runAbandon(sql: Sql, ref: ClaimRef, error: string, citus = false): Promise<boolean> {
+  if (citus) return (await runFailTenants(sql, [{ ref, message: error }], "abandoned"))[0] === true;
   const { rowCount } = await sql.run(ABANDON, [...refValues(ref), error.slice(0, 2000)]);
   return rowCount === 1;
 }

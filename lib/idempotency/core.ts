@@ -1,3 +1,4 @@
+import type { StoreMode } from "./citus";
 import type { Coalescer } from "./coalescer";
 import type { DuplicateLedger } from "./duplicates";
 import type { Logger } from "./logger";
@@ -19,4 +20,6 @@ export interface EffectsCore {
   closed: boolean;
   /** Shares round trips between concurrent autocommit claims, completions and failures; null when `coalesce` is off. */
   coalescer: Coalescer | null;
+  /** One server or Citus, learned before the first claim (citus.ts). */
+  store: StoreMode;
 }

@@ -1,4 +1,4 @@
-import { EffectsDatabaseError, EffectsError, IsolationLevelError, PartitionMissingError } from "./errors";
+import { CitusSetupError, EffectsDatabaseError, EffectsError, IsolationLevelError, PartitionMissingError } from "./errors";
 import { sqlStateOf } from "./retryable";
 
 /** Turns a failure of the library's own statement into a typed error (handler errors never come here). */
@@ -12,6 +12,7 @@ export function mapDbError(error: unknown): Error {
       typeof detail === "string" && detail ? detail : (/inside a (\w+(?: \w+)?) transaction/.exec(message)?.[1] ?? "unknown");
     return new IsolationLevelError(level, { cause: error });
   }
+  if (state === "OB002") return new CitusSetupError(message, { cause: error });
   if (state === "23514" && /no partition of relation/i.test(message)) {
     return new PartitionMissingError(
       `no effects partition covers now(): premake partitions (ensureEffectPartitions / the retention manager). ${message}`,

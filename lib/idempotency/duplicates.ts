@@ -1,3 +1,4 @@
+import { byTenant, type StoreMode } from "./citus";
 import { type EffectsDb, type Statement, sqlFor } from "./db";
 import type { Logger } from "./logger";
 import { PeriodicFlush } from "./periodic-flush";
@@ -26,6 +27,14 @@ export const APPLY_DUPLICATES: Statement = {
   text: "SELECT onceboard.onceboard_apply_duplicates($1::jsonb) AS updated",
 };
 
+// On Citus (sql/onceboard_apply_tenant_duplicates.sql): one tenant's entries per call, delegated to
+// the tenant's worker; onceboard_apply_duplicates joins many tenants' rows, which Citus cannot plan.
+export const APPLY_TENANT_DUPLICATES: Statement = {
+  name: "onceboard_apply_tenant_duplicates_v1",
+  returns: "rows",
+  text: "SELECT onceboard.onceboard_apply_tenant_duplicates($1::text, $2::jsonb) AS updated",
+};
+
 const BATCH = 500;
 
 export class DuplicateLedger extends PeriodicFlush {
@@ -33,7 +42,13 @@ export class DuplicateLedger extends PeriodicFlush {
 
   constructor(
     private readonly db: EffectsDb,
-    private readonly options: { schema?: string; logger: Logger; onFlushFailure?: (error: unknown) => void },
+    private readonly options: {
+      schema?: string;
+      logger: Logger;
+      onFlushFailure?: (error: unknown) => void;
+      /** Set before the first claim (citus.ts); absent: one server. */
+      store?: StoreMode;
+    },
   ) {
     super();
   }
@@ -70,19 +85,27 @@ export class DuplicateLedger extends PeriodicFlush {
     const entries = [...this.pending.entries()];
     this.pending = new Map();
     const sql = sqlFor(this.db, false, this.options.schema);
+    // On Citus, one call per tenant: each call commits alone, so only a failed call's entries are
+    // kept for the next flush (the counts add: sending a committed one again would count it twice).
+    const calls = this.options.store?.citus
+      ? [...byTenant(entries, ([, p]) => p.tenant_id)].map(([tenant, indexes]) => ({
+          tenant,
+          batch: indexes.map((i) => entries[i] as [string, Pending]),
+        }))
+      : chunks(entries, BATCH).map((batch) => ({ tenant: null, batch }));
+    const send = ({ tenant, batch }: (typeof calls)[number]) =>
+      tenant === null ? sql.run(APPLY_DUPLICATES, [json(batch)]) : sql.run(APPLY_TENANT_DUPLICATES, [tenant, json(batch)]);
+    // One server: the chunks one after another, as ever; Citus: the tenants' calls at once.
+    const results: PromiseSettledResult<unknown>[] = [];
+    if (this.options.store?.citus) results.push(...(await Promise.allSettled(calls.map(send))));
+    else for (const call of calls) results.push((await Promise.allSettled([send(call)]))[0] as PromiseSettledResult<unknown>);
     let ok = true;
-    for (let i = 0; i < entries.length; i += BATCH) {
-      const batch = entries.slice(i, i + BATCH);
-      try {
-        await sql.run(APPLY_DUPLICATES, [
-          JSON.stringify(batch.map(([, p]) => ({ ...p, last_at: new Date(p.last_at).toISOString() }))),
-        ]);
-      } catch (error) {
-        ok = false;
-        for (const [id, p] of batch) this.merge(id, p);
-        this.options.onFlushFailure?.(error);
-        this.options.logger.warn({ err: error }, "duplicate bookkeeping flush failed; kept for the next flush");
-      }
+    for (const [k, result] of results.entries()) {
+      if (result.status === "fulfilled") continue;
+      ok = false;
+      for (const [id, p] of (calls[k] as (typeof calls)[number]).batch) this.merge(id, p);
+      this.options.onFlushFailure?.(result.reason);
+      this.options.logger.warn({ err: result.reason }, "duplicate bookkeeping flush failed; kept for the next flush");
     }
     return ok;
   }
@@ -97,4 +120,14 @@ export class DuplicateLedger extends PeriodicFlush {
     existing.max_gap = Math.max(existing.max_gap, p.max_gap);
     if (p.last_at > existing.last_at) existing.last_at = p.last_at;
   }
+}
+
+function json(batch: readonly [string, Pending][]): string {
+  return JSON.stringify(batch.map(([, p]) => ({ ...p, last_at: new Date(p.last_at).toISOString() })));
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
 }

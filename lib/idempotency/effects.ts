@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { Registry } from "prom-client";
+import { ensureStoreMode, newStoreMode } from "./citus";
 import { type Acquired, acquire, type Claim } from "./claim";
 import { type BatchClaimInput, type BatchCompleteAnswer, claimMany, completeMany } from "./claim-batch";
 import { createCoalescer } from "./coalescer";
@@ -129,8 +130,10 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
       })
     : null;
   rollups?.start(opts.flushIntervalMs);
+  const store = newStoreMode();
   const duplicates = new DuplicateLedger(opts.db, {
     schema: opts.schema,
+    store,
     logger,
     onFlushFailure: () => metrics.rollupFlushFailures.inc(),
   });
@@ -153,9 +156,13 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
     timeline,
     logger,
     closed: false,
-    coalescer: opts.coalesce ? createCoalescer(sqlFor(opts.db, false, opts.schema)) : null,
+    coalescer: opts.coalesce ? createCoalescer(sqlFor(opts.db, false, opts.schema), store) : null,
+    store,
   };
   const retention = startRetentionParts(core, registry);
+  // One server or Citus: looked up at start, so the first claim does not wait for it. A failed look
+  // is made again before the next claim (beforeClaim), which then reports its error.
+  ensureStoreMode(store, opts.db, opts.schema).catch(() => {});
 
   return {
     once: (input, fn) => once(core, input, fn),

@@ -24,7 +24,8 @@ export type EffectsErrorCode =
   | "INVALID_OPTIONS"
   | "PARTITION_MISSING"
   | "EFFECTS_DATABASE"
-  | "EFFECTS_CLOSED";
+  | "EFFECTS_CLOSED"
+  | "CITUS_SETUP";
 
 export type Disposition = "retry" | "dead-letter";
 
@@ -226,6 +227,17 @@ export class EffectsDatabaseError extends EffectsError {
 
 export class EffectsClosedError extends EffectsError {
   readonly code = "EFFECTS_CLOSED";
+  readonly disposition = "retry";
+}
+
+/**
+ * The effects table is distributed by Citus, but a function the library calls is not distributed
+ * by tenant beside it (or runs on the coordinator): a claim there would take its advisory lock on
+ * the wrong node and no longer serialise with the tenant's other claims, so none is made. Fixed by
+ * `npm run db:migrate -- --citus` (or distributeForCitus()); the message names what is missing.
+ */
+export class CitusSetupError extends EffectsError {
+  readonly code = "CITUS_SETUP";
   readonly disposition = "retry";
 }
 

@@ -14,6 +14,7 @@ export type { Delivery } from "./delivery";
 export { type Duration, toMs } from "./duration";
 export { type BatchClaimOutcome, type ClaimOutcome, createEffects, type Effects, type TxOf } from "./effects";
 export {
+  CitusSetupError,
   ClaimSettledError,
   type Disposition,
   EffectInFlightError,

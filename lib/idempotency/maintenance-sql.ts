@@ -142,9 +142,17 @@ export const createPartitionUniqueIndex = (schema: string, name: string) =>
 export const attachPartition = (schema: string, name: string, from: Date, to: Date) =>
   `ALTER TABLE ${schema}.effects ATTACH PARTITION ${table(schema, name)} FOR VALUES ${bounds(from, to)}`;
 
-/** DETACH … CONCURRENTLY, or FINALIZE for one an interrupted detach left pending. */
-export const detachPartition = (schema: string, name: string, how: "concurrently" | "finalize") =>
-  `ALTER TABLE ${schema}.effects DETACH PARTITION ${table(schema, name)} ${how === "finalize" ? "FINALIZE" : "CONCURRENTLY"}`;
+/** A partition's replica identity, as sql/onceboard_ensure_partitions.sql sets it (it says why). */
+export const partitionReplicaIdentity = (schema: string, name: string) =>
+  `ALTER TABLE ${table(schema, name)} REPLICA IDENTITY USING INDEX ${escapeIdentifier(`${name}_tenant_key_uq`)}`;
+
+/**
+ * DETACH … CONCURRENTLY, or FINALIZE for one an interrupted detach left pending; a plain DETACH
+ * ("plain") when effects is distributed by Citus, which does not support CONCURRENTLY: it takes a
+ * short ACCESS EXCLUSIVE lock on effects instead, bounded by the same lock_timeout.
+ */
+export const detachPartition = (schema: string, name: string, how: "concurrently" | "finalize" | "plain") =>
+  `ALTER TABLE ${schema}.effects DETACH PARTITION ${table(schema, name)}${how === "plain" ? "" : how === "finalize" ? " FINALIZE" : " CONCURRENTLY"}`;
 
 export const dropTable = (schema: string, name: string, ifExists = false) =>
   `DROP TABLE ${ifExists ? "IF EXISTS " : ""}${table(schema, name)}`;

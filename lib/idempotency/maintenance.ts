@@ -1,6 +1,7 @@
 import os from "node:os";
 import type pg from "pg";
 import type { Registry } from "prom-client";
+import { isEffectsDistributed } from "./citus";
 import { defaultLogger, type Logger } from "./logger";
 import { type MaintenanceMetrics, maintenanceMetrics } from "./maintenance-metrics";
 import {
@@ -31,6 +32,7 @@ import {
   IS_DETACH_PENDING,
   LOCK_PARTITIONS,
   maintenanceLockKey,
+  partitionReplicaIdentity,
   partitionsLockKey,
   RELEASE_MAINTENANCE_LOCK,
   TABLE_COMMENT,
@@ -154,6 +156,7 @@ async function createPartition(
     await client.query(createPartitionTable(schema, part.name));
     await client.query(addRangeCheck(schema, part.name, part.from, part.to));
     await client.query(createPartitionUniqueIndex(schema, part.name));
+    await client.query(partitionReplicaIdentity(schema, part.name));
     await client.query(attachPartition(schema, part.name, part.from, part.to));
     // The CHECK only served to skip ATTACH's validation scan; the bound now enforces it.
     await client.query(dropRangeCheck(schema, part.name));
@@ -197,7 +200,8 @@ async function detach(
         const pending = await isDetachPending(client, name);
         if (pending === null) return; // already detached
         kind = pending ? "finalize" : "detach";
-        await client.query(detachPartition(schema, name, pending ? "finalize" : "concurrently"));
+        const citus = !pending && (await isEffectsDistributed(client, schema));
+        await client.query(detachPartition(schema, name, pending ? "finalize" : citus ? "plain" : "concurrently"));
         ops.push({ kind, partition: name, result: "ok", ...(attempt > 1 ? { detail: `attempt ${attempt}` } : {}) });
       },
       (_error, detail) => ops.push({ kind, partition: name, result: "failed", detail }),

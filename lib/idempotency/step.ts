@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { ensureStoreMode } from "./citus";
 import { type Acquired, acquire, type Claim, claimInternals } from "./claim";
 import type { EffectsCore } from "./core";
 import {
@@ -89,6 +90,11 @@ export async function beforeClaim(core: EffectsCore, spec: StepSpec): Promise<vo
   if (core.closed) throw new EffectsClosedError("effects.close() was called; no new claims");
   warnIfPoolUnguarded(core.opts.db, (message) => core.logger.warn(message));
   checkStepKey(core, spec);
+  try {
+    await ensureStoreMode(core.store, core.opts.db, core.opts.schema);
+  } catch (error) {
+    throw error instanceof EffectsError ? error : mapDbError(error);
+  }
   if (spec.tx !== undefined) {
     try {
       await assertInTransaction(spec.tx);

@@ -142,7 +142,7 @@ describe("reconciliation API", () => {
   it("runs: every token sees progress; only platform tokens see the counts", async () => {
     const tenant = await json("GET", "/api/v1/reconciliation/runs", "acme-viewer");
     expect(tenant.status).toBe(200);
-    expect(tenant.body.runs.map((r: { status: string }) => r.status)).toEqual(["failed", "running", "completed"]);
+    expect(tenant.body.runs.map((r: { status: string }) => r.status)).toEqual(["running", "completed", "failed"]);
     expect(tenant.body.runs.every((r: { counts: unknown }) => r.counts === null)).toBe(true);
     const platform = await json("GET", "/api/v1/reconciliation/runs?provider=stripe", "platform-viewer");
     expect(platform.body.runs.map((r: { status: string }) => r.status)).toEqual(["running", "completed"]);

@@ -41,6 +41,9 @@ BEGIN
     ) THEN
       EXECUTE format('CREATE TABLE onceboard.%I PARTITION OF onceboard.effects FOR VALUES FROM (%L) TO (%L)', name, lo, hi);
       EXECUTE format('CREATE UNIQUE INDEX IF NOT EXISTS %I ON onceboard.%I (tenant_id, key)', name || '_tenant_key_uq', name);
+      -- Its replica identity: Citus moves a shard online by logical replication, which refuses a
+      -- table that has none (effects has no primary key). On one server only logical decoding reads it.
+      EXECUTE format('ALTER TABLE onceboard.%I REPLICA IDENTITY USING INDEX %I', name, name || '_tenant_key_uq');
       created := created + 1;
     END IF;
     timeline := 'delivery_timeline_p' || to_char(day, 'YYYYMMDD');

@@ -8,8 +8,8 @@ export const dynamic = "force-dynamic";
 
 /** GET /api/v1/sessions?tenant= → SessionsResponse: live console sessions (admin; a tenant admin sees its tenant's). */
 export const GET = withAuth("admin", async (request, { scope }) => {
-  const { tenant } = parseSearchParams(adminListQuery, new URL(request.url));
-  return jsonResponse({ sessions: await listLiveSessions(scope.narrow(tenant)) });
+  const { tenant, cursor, limit } = parseSearchParams(adminListQuery, new URL(request.url));
+  return jsonResponse(await listLiveSessions(scope.narrow(tenant), { cursor, limit }));
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -8,8 +8,8 @@ export const dynamic = "force-dynamic";
 
 /** GET /api/v1/tokens?tenant= → TokensResponse (admin; a tenant admin sees its tenant's tokens). */
 export const GET = withAuth("admin", async (request, { scope }) => {
-  const { tenant } = parseSearchParams(adminListQuery, new URL(request.url));
-  return jsonResponse({ tokens: await listScopedTokens(scope.narrow(tenant)) });
+  const { tenant, cursor, limit } = parseSearchParams(adminListQuery, new URL(request.url));
+  return jsonResponse(await listScopedTokens(scope.narrow(tenant), { cursor, limit }));
 });
 
 /** POST /api/v1/tokens → 201 CreatedTokenResponse: the secret, shown this once (admin; audited). */
