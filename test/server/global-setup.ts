@@ -21,6 +21,7 @@ import { startPayco } from "../second-system/payco";
 import { writeKnownWorkload } from "../second-system/workload";
 import {
   type Credential,
+  consolePages,
   type FreshStartProbe,
   fetchAs,
   freshStartTargets,
@@ -167,10 +168,21 @@ function tail(file: string): string {
 async function probeFreshStart(baseUrl: string, secrets: { platform: string; tenant: string }): Promise<FreshStartProbe[]> {
   const targets = await freshStartTargets(baseUrl, secrets.platform);
   const probes: FreshStartProbe[] = [];
-  for (const [as, secret] of Object.entries(secrets) as [FreshStartProbe["as"], string][]) {
+  for (const [as, secret] of Object.entries(secrets) as ["platform" | "tenant", string][]) {
     for (const target of targets) {
       const response = await fetchAs(baseUrl, target, { kind: "bearer", secret, label: `${as} admin` });
       probes.push({ path: target, as, status: response.status, body: (await response.text()).slice(0, 200_000) });
+    }
+    // A page answers a Bearer token with the way to sign in; what it shows a person needs a session.
+    const cookie = await signIn(baseUrl, secret);
+    for (const page of consolePages()) {
+      const response = await fetchAs(baseUrl, page, { kind: "cookie", cookie, label: `${as} admin (session)` });
+      probes.push({
+        path: page,
+        as: `${as} (session)`,
+        status: response.status,
+        body: (await response.text()).slice(0, 400_000),
+      });
     }
   }
   return probes;

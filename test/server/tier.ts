@@ -58,7 +58,8 @@ export function sendsToSignIn(status: number, location: string | null, body: str
 
 export interface FreshStartProbe {
   path: string;
-  as: "platform" | "tenant";
+  /** Whose admin asked, with a Bearer token, or (pages only) with a session: a page wants a session. */
+  as: "platform" | "tenant" | "platform (session)" | "tenant (session)";
   status: number;
   body: string;
 }
