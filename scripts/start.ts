@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { bootstrapLoginMessage } from "../lib/auth/bootstrap";
+import { bootstrapLogin, bootstrapLoginReminder } from "../lib/auth/bootstrap";
 import { loadRoleMapping } from "../lib/auth/oidc-roles";
 import { CONSOLE_AUTHENTICATION_ENABLED, isLoopbackHost, loadConfig, loadWorkerMetricsUrls } from "../lib/config";
 import { ensurePrivateDataDir } from "../lib/db/data-dir";
@@ -239,8 +239,8 @@ runMain(async () => {
     registry.setConsoleUrl(`http://${shown}:${config.PORT}`);
     log(`console logs (JSON lines) in ${consoleLogFile}`);
     // The login link is printed last, and again once the history backfill's lines have scrolled it away.
-    const loginMessage = await bootstrapLoginMessage(database.url, `http://${shown}:${config.PORT}`);
-    log(loginMessage);
+    const login = await bootstrapLogin(database.url, `http://${shown}:${config.PORT}`);
+    log(login.message);
     if (historySpanMs !== undefined) {
       const spanMs = historySpanMs;
       log(
@@ -253,7 +253,8 @@ runMain(async () => {
         // Each day is its own transaction: what was written is whole. The live console goes on.
         if (!shuttingDown) log(`history backfill stopped: ${error instanceof Error ? error.message : String(error)}`);
       }
-      if (!shuttingDown) log(loginMessage);
+      // The same link only while nobody has used it: a used one is no way in any more.
+      if (!shuttingDown) log(await bootstrapLoginReminder(database.url, login).catch(() => login.message));
     }
   } catch (error) {
     if (shuttingDown) return; // the failure is the stop we asked for

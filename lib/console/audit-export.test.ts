@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as exportRoute from "../../app/api/v1/audit/export/route";
 import * as auditRoute from "../../app/api/v1/audit/route";
@@ -7,7 +8,7 @@ import { auditIntegrity } from "../auth/audit-integrity";
 import { Scope } from "../auth/scope";
 import { createToken } from "../auth/tokens";
 import { getPrisma } from "../db/prisma";
-import { auditExportStream, csvCell, newestAuditId } from "./audit-export";
+import { auditExportStream, csvCell, isFormulaLike, newestAuditId } from "./audit-export";
 
 /** The audit log's export (and its filters, shared with GET /api/v1/audit), on a real PostgreSQL. */
 const CONSOLE = "http://console.test";
@@ -54,6 +55,68 @@ describe("CSV cells", () => {
     expect(csvCell("\tcmd")).toBe("'\tcmd");
     expect(csvCell("\rcmd")).toBe('"\'\rcmd"');
     expect(csvCell("1+1")).toBe("1+1");
+  });
+});
+
+describe("CSV cells hiding a formula (issue 35)", () => {
+  it("neutralises a formula behind whitespace, NBSP, U+3000, bidi and zero-width characters, or in fullwidth", () => {
+    for (const hidden of [
+      " =1+1",
+      "\u00a0=1+1",
+      "\u3000=1+1",
+      "\u202e=1+1",
+      "\u200b\u2066=1+1",
+      "\ufeff@SUM(A1)",
+      "\uff1d1+1",
+      "\uff0b1",
+      "\uff0d1",
+      "\uff20SUM(A1)",
+      "\ufe66HYPERLINK(1)",
+      " \u3000\uff1dHYPERLINK(1)",
+      "\u22121",
+    ])
+      expect(csvCell(hidden), JSON.stringify(hidden)).toBe(
+        /[",\r\n]/.test(hidden) ? `"'${hidden.replace(/"/g, '""')}"` : `'${hidden}`,
+      );
+    for (const kept of ["a = b", "x\u3000=1", "1+1", "\u3000text", "ｔｅｘｔ"]) expect(csvCell(kept)).toBe(kept);
+  });
+
+  /** The cell as a spreadsheet reads it back: unquoted, quotes undoubled. */
+  const readBack = (cell: string) => (cell.startsWith('"') ? cell.slice(1, -1).replace(/""/g, '"') : cell);
+  const ignorable = fc.constantFrom(
+    " ",
+    "\t",
+    "\u00a0",
+    "\u2007",
+    "\u3000",
+    "\u202e",
+    "\u202a",
+    "\u200b",
+    "\u2066",
+    "\ufeff",
+    "\u0000",
+  );
+  const lead = fc.constantFrom("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20", "\ufe66", "\ufe62", "\ufe63");
+
+  it("property: whatever hides it, a cell whose first character that counts leads a formula reads back as text", () => {
+    fc.assert(
+      fc.property(fc.array(ignorable, { maxLength: 5 }), lead, fc.string({ maxLength: 20 }), (prefix, first, rest) => {
+        const value = `${prefix.join("")}${first}${rest}`;
+        expect(readBack(csvCell(value))).toBe(`'${value}`);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("property: any other cell reads back exactly as it was", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme", maxLength: 30 }), (value) => {
+        const back = readBack(csvCell(value));
+        expect(back === value || back === `'${value}`).toBe(true);
+        if (back !== value) expect(isFormulaLike(value)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 

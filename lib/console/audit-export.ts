@@ -29,15 +29,30 @@ export const AUDIT_CSV_COLUMNS = [
 
 // A cell that begins with one of these is a formula to Excel, LibreOffice and Google Sheets (CSV
 // injection): "=HYPERLINK(…)" in a key or an actor's name would run in the reader's spreadsheet.
-const FORMULA_LEAD = /^[=+\-@\t\r]/;
+const FORMULA_LEAD = /^[=+\-@\u2212]/;
+// Tab and CR lead a formula by themselves (OWASP).
+const FORMULA_CONTROL_LEAD = /^[\t\r]/;
+// What a spreadsheet skips before it reads a formula, and what hides one from a plain look at the
+// cell: whitespace of every kind (space, NBSP, U+3000 …), control and format characters (zero
+// widths, bidi overrides such as U+202E, the BOM).
+const IGNORED_LEAD = /^[\s\p{Cc}\p{Cf}]+/u;
+
+/** Whether a cell would be read as a formula: its first character that counts, fullwidth forms folded (＝ is =). */
+export function isFormulaLike(value: string): boolean {
+  if (FORMULA_CONTROL_LEAD.test(value)) return true;
+  const significant = value.replace(IGNORED_LEAD, "");
+  // NFKC folds ＝＋－＠ and ﹦ to = + - @; only the first few characters matter.
+  return FORMULA_LEAD.test(significant.slice(0, 4).normalize("NFKC"));
+}
 
 /**
- * One CSV cell (RFC 4180): a formula-leading value gets a leading apostrophe (shown as text, per
- * OWASP's advice), then a value holding a comma, quote, CR or LF is quoted with quotes doubled.
+ * One CSV cell (RFC 4180): a formula-like value (isFormulaLike) gets a leading apostrophe (shown
+ * as text, per OWASP's advice), then a value holding a comma, quote, CR or LF is quoted with
+ * quotes doubled.
  */
 export function csvCell(value: string | null): string {
   if (value === null || value === "") return "";
-  const safe = FORMULA_LEAD.test(value) ? `'${value}` : value;
+  const safe = isFormulaLike(value) ? `'${value}` : value;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 

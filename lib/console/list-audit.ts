@@ -3,6 +3,7 @@ import type { AuditResponse, AuditRow } from "../contract/audit";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { type AuditFilter, auditWhere } from "./audit-filter";
 import { Keyset } from "./keyset";
+import { redactOutcome } from "./redact";
 
 /**
  * The audit log's order: newest first by id. The insert trigger draws id and sets `at`
@@ -56,7 +57,9 @@ export function auditRowOf(r: {
     action: r.action,
     target: r.target,
     result: r.result,
-    detail: r.detail,
+    // Notes, filters and messages people and errors wrote: through the redaction hook like every
+    // stored value the console shows or exports (the page, GET /api/v1/audit and the export).
+    detail: r.detail === null || r.detail === undefined ? r.detail : redactOutcome(r.detail),
     ip: r.ip,
   };
 }

@@ -5,6 +5,7 @@ import { announcePeerHeader, PEER_HEADER } from "../../lib/auth/client-ip";
 import { releaseEffect } from "../../lib/auth/release-effect";
 import { openOidcSession } from "../../lib/auth/session";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
+import { TOKEN_KEYSET } from "../../lib/console/admin-keysets";
 import { GAPS_SEED_DAYS_BACK, GAPS_SEED_EXPECTED, seedGaps } from "../../lib/console/testing/seed-gaps";
 import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/console/testing/seed-keys";
 import { seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
@@ -601,6 +602,25 @@ describe("API token × tenant × endpoint matrix", () => {
     expect(started.status, started.text).toBe(202);
     const { action } = JSON.parse(started.text) as { action: { id: string } };
     expect((await call("GET", `/api/v1/bulk/${action.id}`, as("acme-viewer"))).status).toBe(200);
+    // Its items, a page of one at a time: each key once, in run order, pending (nothing ran them).
+    const itemKeys: string[] = [];
+    let itemsUrl: string | null = `/api/v1/bulk/${action.id}/items?limit=1`;
+    while (itemsUrl) {
+      const itemsPage = await call("GET", itemsUrl, as("acme-viewer"));
+      expect(itemsPage.status, itemsPage.text).toBe(200);
+      const body = JSON.parse(itemsPage.text) as { items: { key: string; status: string }[]; nextCursor: string | null };
+      expect(body.items.every((item) => item.status === "pending")).toBe(true);
+      itemKeys.push(...body.items.map((item) => item.key));
+      itemsUrl = body.nextCursor ? `/api/v1/bulk/${action.id}/items?limit=1&cursor=${body.nextCursor}` : null;
+    }
+    expect(itemKeys.length).toBe((JSON.parse(dryRun.text) as { count: number }).count);
+    expect(new Set(itemKeys).size).toBe(itemKeys.length);
+    expect((await call("GET", `/api/v1/bulk/${action.id}/items`, as("globex-viewer"))).status).toBe(404);
+    // The tokens list's cursor is not one of this list's.
+    const tokensCursor = TOKEN_KEYSET.encode(["1"]);
+    const foreignCursor = await call("GET", `/api/v1/bulk/${action.id}/items?cursor=${tokensCursor}`, as("acme-viewer"));
+    expect(foreignCursor.status, foreignCursor.text).toBe(400);
+    expect(foreignCursor.text).toContain("cursor");
     const cancelled = await call("POST", `/api/v1/bulk/${action.id}/cancel`, write("acme-operator"));
     expect(cancelled.status, cancelled.text).toBe(200);
 

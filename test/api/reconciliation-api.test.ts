@@ -127,7 +127,8 @@ describe("reconciliation API", () => {
     expect(closed.body.findings.map((f: { id: string }) => f.id)).toEqual([id]);
     const audit = await db.pool.query<{ action: string; result: string }>(
       `SELECT action, result FROM audit_log
-        WHERE action LIKE 'reconciliation.finding.%' OR (action = 'write.refused' AND target LIKE '%/reconciliation/%')
+        WHERE (action LIKE 'reconciliation.finding.%' AND action <> 'reconciliation.finding.read')
+           OR (action = 'write.refused' AND target LIKE '%/reconciliation/%')
         ORDER BY id`,
     );
     expect(audit.rows.map((r) => `${r.action} ${r.result}`)).toEqual([

@@ -8,6 +8,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
 import { loadConfig } from "../../lib/config";
+import { HOSTILE_ERROR, HOSTILE_OUTCOME } from "../../lib/console/testing/hostile-values";
 import { seedDeliveries } from "../../lib/console/testing/seed-deliveries";
 import { seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
 import { findFreePort } from "../../lib/db/free-port";
@@ -25,11 +26,13 @@ import {
   type FreshStartProbe,
   fetchAs,
   freshStartTargets,
+  HOSTILE_KEY,
   SECOND_SYSTEM_TENANTS,
   SERVER_TENANTS,
   type ServerTier,
   signIn,
   tenantRows,
+  unhandledIn,
 } from "./tier";
 
 /**
@@ -71,9 +74,12 @@ export default async function setup(project: TestProject) {
 
   const teardown = async () => {
     await stop(start);
+    // A rejection the console logged instead of dying of (or died of): the run fails, naming it.
+    const rejections = unhandledIn(logFile);
     fs.rmSync(dataDir, { recursive: true, force: true });
     await scratch.drop().catch(() => {});
     await releaseDatabase();
+    if (rejections.length > 0) throw new Error(`server tier: the console had unhandled rejections:\n${rejections.join("\n")}`);
   };
   try {
     await waitUntilServing(baseUrl, start, logFile);
@@ -113,6 +119,9 @@ function startConsole(options: { plainUrl: string; dataDir: string; port: number
     ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: "1000000",
     ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: "1000000",
     NEXT_TELEMETRY_DISABLED: "1",
+    // An unhandled rejection anywhere (start.ts, the console) ends the process: the tier fails on
+    // one instead of a line in a log nobody reads (scripts/console-server.ts makes it fatal under Next).
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, UNHANDLED_REJECTIONS_FATAL].filter(Boolean).join(" "),
   });
   const out = fs.openSync(options.logFile, "a");
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts", "--no-demo", "--history", "off"], {
@@ -152,6 +161,9 @@ function stop(child: ChildProcess): Promise<void> {
     child.kill("SIGTERM");
   });
 }
+
+/** The flag the tier's `npm start` runs with (NODE_OPTIONS: start.ts and the console alike). */
+const UNHANDLED_REJECTIONS_FATAL = "--unhandled-rejections=strict";
 
 function tail(file: string): string {
   try {
@@ -246,6 +258,14 @@ async function seedTenants(url: string): Promise<void> {
         [hour, tenant, rows.violationKey, new Date(now - 10 * 60_000)],
       );
     }
+    // Secrets stored where only their values give them away (issue 35): the Keys page's HTML and
+    // RSC payload must show none of them (stored-values.test.ts).
+    await client.query(
+      `INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, first_message_id, last_message_id, outcome, error,
+                            created_at, updated_at, completed_at)
+       VALUES ($1, $2, 'capture-payment', 'failed', 'external', 1, 'm-hostile', 'm-hostile', $3, $4, $5, $5, $5)`,
+      [SERVER_TENANTS[0], HOSTILE_KEY, JSON.stringify(HOSTILE_OUTCOME), HOSTILE_ERROR, new Date(now - 25 * 60_000)],
+    );
     await seedReconciliation(client, new Date(now));
   } finally {
     await client.end();

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { NAV_ITEMS } from "../../components/shell/nav-items";
 import { ALERT_RULES, runbookHref } from "../../lib/console/metrics/alert-rules";
 import { TENANT_KEYS as SECOND_SYSTEM_KEYS, TENANTS as SECOND_SYSTEM_TENANTS } from "../second-system/workload";
@@ -7,6 +8,9 @@ import { TENANT_KEYS as SECOND_SYSTEM_KEYS, TENANTS as SECOND_SYSTEM_TENANTS } f
  * request is sent as one of them, and what a page and a route are (read from the navigation, the
  * alert rules and the OpenAPI document, so a new page or route joins the tier without an edit here).
  */
+
+/** The first tenant's key whose outcome and error hold lib/console/testing/hostile-values.ts's secrets. */
+export const HOSTILE_KEY = "capture:hostile-values";
 
 /** Three tenants with names that appear nowhere else in the console. */
 export const SERVER_TENANTS = ["acme", "globex", "initech"] as const;
@@ -67,6 +71,18 @@ export interface FreshStartProbe {
 export type ServerTier =
   | { skipped: string }
   | { skipped?: undefined; baseUrl: string; credentials: Credential[]; freshStart: FreshStartProbe[]; logFile: string };
+
+/** The lines of a log that report an unhandled rejection or an uncaught exception (Next's wording and the console's). */
+export function unhandledIn(file: string): string[] {
+  try {
+    return fs
+      .readFileSync(file, "utf8")
+      .split("\n")
+      .filter((line) => /unhandled ?rejection|uncaught ?exception/i.test(line));
+  } catch {
+    return [];
+  }
+}
 
 /** Every page of the navigation, and every alert's runbook. */
 export function consolePages(): string[] {
