@@ -13,10 +13,12 @@ import { type ProvisionedConsoleDatabase, provisionDatabase } from "../lib/db/pr
 import { giveSchemasToConsoleRole } from "../lib/db/roles";
 import { backfillHistory, isDatabaseEmpty } from "../lib/demo/history";
 import { type DemoProviderEndpoints, installDemoProviderSchema } from "../lib/demo/provider";
+import { writeDemoProvidersFile } from "../lib/demo/providers-file";
 import { DEMO_SCHEMA, installDemoSchema } from "../lib/demo/schema";
 import { DEMO_BOSS_SCHEMA, demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
 import { PROVIDER_SCHEMA } from "../lib/demo/stripe-server";
 import { type DemoProcesses, startDemoProcesses } from "../lib/demo/supervisor";
+import { reconcileProviders } from "../lib/reconciliation/providers";
 import { log, runMain } from "./cli";
 import { buildConsole, hasProductionBuild, probeHost, serveConsole } from "./next-server";
 import { RunRegistry } from "./run-registry";
@@ -63,17 +65,18 @@ async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>
 const STOP_WITHIN_MS = 9_000;
 
 /**
- * The reconciliation settings the console gets for the demo's provider: its ports and key, and a
- * pass every minute with a two-minute grace (production's defaults are 5 and 15 minutes), so the
- * disagreements it plants show on the Reconciliation page within minutes.
+ * The reconciliation settings the console gets for the demo's provider: the demo's providers file
+ * (which job types and steps Stripe and the mailer hold, written as a user writes theirs), the
+ * server's port and key, and a pass every minute with a two-minute grace (production's defaults
+ * are 5 and 15 minutes), so the disagreements it plants show on the Reconciliation page within minutes.
  */
-function demoReconcileEnv(provider: DemoProviderEndpoints): Record<string, string> {
+function demoReconcileEnv(provider: DemoProviderEndpoints, dataDir: string): Record<string, string> {
   return {
+    ONCEBOARD_PROVIDERS_FILE: writeDemoProvidersFile(dataDir, provider),
     STRIPE_API_KEY: provider.apiKey,
     STRIPE_HOST: "127.0.0.1",
     STRIPE_PORT: String(provider.stripePort),
     STRIPE_PROTOCOL: "http",
-    MAILER_RECONCILE_URL: provider.mailerUrl,
     RECONCILE_GRACE_SECONDS: "120",
     RECONCILE_INTERVAL_SECONDS: "60",
   };
@@ -88,6 +91,8 @@ runMain(async () => {
   const demoSettings = flags.demo ? demoSettingsFromEnv() : undefined;
   // A bad role mapping file stops startup with one line, not each single sign-on later.
   loadRoleMapping();
+  // A bad providers file stops it too, a line per mistake, rather than failing each reconciliation.
+  reconcileProviders(config);
   try {
     loadWorkerMetricsUrls();
   } catch (error) {
@@ -194,7 +199,7 @@ runMain(async () => {
       env.WORKER_METRICS_URLS = demo.metricsUrls.join(",");
       // The console reconciles with the demo's provider through the stripe client and the HTTP+JSON
       // adapter, as it would with Stripe and a mailer.
-      Object.assign(env, demoReconcileEnv(demo.provider));
+      Object.assign(env, demoReconcileEnv(demo.provider, path.resolve(config.ONCEBOARD_DATA_DIR)));
     }
     const mode = flags.dev ? "dev" : "start";
     const consoleLogFile = path.join(config.ONCEBOARD_DATA_DIR, "logs", "console.log");

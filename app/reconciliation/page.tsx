@@ -14,6 +14,7 @@ import { clientIpOf } from "@/lib/auth/client-ip";
 import { requirePageScope } from "@/lib/auth/page-session";
 import { listFindings } from "@/lib/console/list-findings";
 import { listReconciliationRuns } from "@/lib/console/list-reconciliation-runs";
+import { readProviderSetup } from "@/lib/console/provider-setup";
 import {
   type FindingFilters,
   findingQueryKey,
@@ -99,7 +100,12 @@ export default async function ReconciliationPage({
       {header}
       <HydrationBoundary state={dehydrate(queryClient)}>
         <Suspense key={findingSearch(filters)} fallback={<p role="status">Loading reconciliation…</p>}>
-          <ReconciliationView filters={filters} platform={scope.platform} role={principal.role} />
+          <ReconciliationView
+            filters={filters}
+            platform={scope.platform}
+            role={principal.role}
+            setup={readProviderSetup({ platform: scope.platform })}
+          />
         </Suspense>
       </HydrationBoundary>
     </>

@@ -59,6 +59,13 @@ export function JobActivityTable({
             </tr>
           </thead>
           <tbody>
+            {jobTypes.length === 0 ? (
+              <tr data-testid="job-types-empty">
+                <td colSpan={6} className="muted">
+                  No job type reported a delivery or a claim in this range.
+                </td>
+              </tr>
+            ) : null}
             {jobTypes.map((j) => (
               <tr key={j.jobType} data-testid="job-type-row" data-not-wired-up={j.notWiredUp ? "" : undefined}>
                 <th scope="row">

@@ -78,6 +78,7 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
           timestamps={s.timestamps}
           series={[{ name: "claims/s", values: s.claimRate }]}
           format={(v) => (v >= 10 ? v.toFixed(0) : formatMeasure(v))}
+          emptyText="No claim in this range."
         />
         <TimeSeriesChart
           id="latency"
@@ -92,6 +93,7 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
             { name: "p99", values: s.latencyP99.map(ms) },
           ]}
           format={(v) => (v >= 10 ? v.toFixed(0) : v.toFixed(1))}
+          emptyText="No claim in this range, so no latency to show."
         />
         <TimeSeriesChart
           id="waits"
@@ -105,6 +107,7 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
             { name: "in-flight waits", values: s.inFlight },
             { name: "lease takeovers", values: s.takeovers },
           ]}
+          emptyText="No in-flight wait and no lease takeover in this range."
         />
       </div>
       <JobActivityTable

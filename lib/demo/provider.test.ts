@@ -5,11 +5,10 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { createEffects, type Effects } from "../idempotency";
-import { MAILER_MAPPING } from "../reconciliation/adapters";
 import { HttpJsonAdapter } from "../reconciliation/http-json";
-import { reconcileProvider } from "../reconciliation/providers";
 import { reconcile } from "../reconciliation/reconcile";
 import { StripeAdapter, stripeClient } from "../reconciliation/stripe";
+import { demoProvider } from "../reconciliation/testing/harness";
 import { type DemoSteps, demoSteps, type Faults, NO_FAULTS } from "./handlers";
 import {
   type DemoProviderServers,
@@ -18,6 +17,7 @@ import {
   newDemoApiKey,
   startDemoProviderServers,
 } from "./provider";
+import { MAILER_MAPPING } from "./providers-file";
 import { compareWithPlanted, formatTruth } from "./reconciliation-truth";
 import type { OrderMessage } from "./settings";
 import { type Disagreement, noFaults, PROVIDER_SCHEMA } from "./stripe-server";
@@ -74,11 +74,6 @@ async function pay(steps: DemoSteps, m: OrderMessage, disagreement?: Disagreemen
 }
 
 async function reconcileBoth(window: { from: Date; to: Date }) {
-  const config = {
-    STRIPE_API_KEY: servers.endpoints.apiKey,
-    STRIPE_KEY_WINDOW_HOURS: 24,
-    MAILER_RECONCILE_URL: servers.mailer.url,
-  };
   const stripe = stripeClient({
     STRIPE_API_KEY: servers.endpoints.apiKey,
     STRIPE_HOST: "127.0.0.1",
@@ -94,7 +89,7 @@ async function reconcileBoth(window: { from: Date; to: Date }) {
       await reconcile({
         pool: db.pool,
         adapter,
-        provider: reconcileProvider(config, name)!,
+        provider: demoProvider(name, { mailerUrl: servers.mailer.url }, { STRIPE_API_KEY: servers.endpoints.apiKey }),
         window,
         graceSeconds: 0,
         trigger: "manual",

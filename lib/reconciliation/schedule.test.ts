@@ -19,6 +19,7 @@ describe("reconciliation in the maintenance loop", () => {
     const now = new Date("2026-12-01T10:07:00Z");
     const config = loadConfig({
       DATABASE_URL: h.db.url,
+      ONCEBOARD_PROVIDERS_FILE: h.providersFile,
       STRIPE_API_KEY: TEST_STRIPE_KEY,
       STRIPE_HOST: "127.0.0.1",
       STRIPE_PORT: String(h.server.port),
@@ -52,6 +53,7 @@ describe("the schedule never leaves a rejection behind, and a read-only console 
   const stripeConfig = (extra: Record<string, string> = {}) =>
     loadConfig({
       DATABASE_URL: h.db.url,
+      ONCEBOARD_PROVIDERS_FILE: h.providersFile,
       STRIPE_API_KEY: TEST_STRIPE_KEY,
       STRIPE_HOST: "127.0.0.1",
       STRIPE_PORT: String(h.server.port),

@@ -81,7 +81,7 @@ export function startReconcileSchedule(options: {
     // Outside a run's own try, a database that stopped answering here was an unhandled rejection
     // of the interval's runOnce (issue 35, finding 8): counted and logged like a failed run instead.
     try {
-      adapter = adapterFor(provider.name, config);
+      adapter = adapterFor(provider, config);
       due = await dueWindows(pool, provider.name, config.RECONCILE_GRACE_SECONDS, options.now?.() ?? new Date());
     } catch (error) {
       metrics.runs.inc({ provider: provider.name, status: "failed" });

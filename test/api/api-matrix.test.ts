@@ -12,6 +12,7 @@ import { seedReconciliation } from "../../lib/console/testing/seed-reconciliatio
 import { ensureEffectPartitions } from "../../lib/db/partitions";
 import { getPrisma } from "../../lib/db/prisma";
 import { startStripeServer } from "../../lib/demo/stripe-server";
+import { writeStripeProvidersFile } from "../../lib/reconciliation/testing/harness";
 import { createTestDatabase, type TestDatabase } from "../database";
 import { CHECKED_OPERATIONS, callDocumented as call } from "./harness";
 
@@ -588,6 +589,7 @@ describe("API token × tenant × endpoint matrix", () => {
     const stripe = await startStripeServer({ databaseUrl: db.url, apiKeys: ["sk_test_matrix"] });
     const saved = { ...process.env };
     Object.assign(process.env, {
+      ONCEBOARD_PROVIDERS_FILE: writeStripeProvidersFile(),
       STRIPE_API_KEY: "sk_test_matrix",
       STRIPE_HOST: "127.0.0.1",
       STRIPE_PORT: String(stripe.port),
@@ -614,7 +616,7 @@ describe("API token × tenant × endpoint matrix", () => {
         await sleep(100);
       }
     } finally {
-      for (const name of ["STRIPE_API_KEY", "STRIPE_HOST", "STRIPE_PORT", "STRIPE_PROTOCOL"]) {
+      for (const name of ["ONCEBOARD_PROVIDERS_FILE", "STRIPE_API_KEY", "STRIPE_HOST", "STRIPE_PORT", "STRIPE_PROTOCOL"]) {
         if (saved[name] === undefined) delete process.env[name];
         else process.env[name] = saved[name];
       }

@@ -18,12 +18,16 @@ import { createScratchDatabase, withDatabase } from "../../lib/db/scratch";
 import { DEFAULT_SCHEMA } from "../../lib/idempotency";
 import { hasProductionBuild } from "../../scripts/next-server";
 import setupDatabase from "../global-setup";
+import { startPayco } from "../second-system/payco";
+import { writeKnownWorkload } from "../second-system/workload";
 import {
   type Credential,
+  consolePages,
   type FreshStartProbe,
   fetchAs,
   freshStartTargets,
   HOSTILE_KEY,
+  SECOND_SYSTEM_TENANTS,
   SERVER_TENANTS,
   type ServerTier,
   signIn,
@@ -176,10 +180,21 @@ function tail(file: string): string {
 async function probeFreshStart(baseUrl: string, secrets: { platform: string; tenant: string }): Promise<FreshStartProbe[]> {
   const targets = await freshStartTargets(baseUrl, secrets.platform);
   const probes: FreshStartProbe[] = [];
-  for (const [as, secret] of Object.entries(secrets) as [FreshStartProbe["as"], string][]) {
+  for (const [as, secret] of Object.entries(secrets) as ["platform" | "tenant", string][]) {
     for (const target of targets) {
       const response = await fetchAs(baseUrl, target, { kind: "bearer", secret, label: `${as} admin` });
       probes.push({ path: target, as, status: response.status, body: (await response.text()).slice(0, 200_000) });
+    }
+    // A page answers a Bearer token with the way to sign in; what it shows a person needs a session.
+    const cookie = await signIn(baseUrl, secret);
+    for (const page of consolePages()) {
+      const response = await fetchAs(baseUrl, page, { kind: "cookie", cookie, label: `${as} admin (session)` });
+      probes.push({
+        path: page,
+        as: `${as} (session)`,
+        status: response.status,
+        body: (await response.text()).slice(0, 400_000),
+      });
     }
   }
   return probes;
@@ -255,6 +270,17 @@ async function seedTenants(url: string): Promise<void> {
   } finally {
     await client.end();
   }
+  // The second system's known workload, through the library, with its own provider running just
+  // for the writing (the console here reconciles nothing: no providers file).
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  pool.on("error", () => {});
+  const payco = await startPayco();
+  try {
+    await writeKnownWorkload(pool, payco);
+  } finally {
+    await payco.close();
+    await pool.end();
+  }
 }
 
 /**
@@ -270,6 +296,19 @@ async function createCredentials(prisma: ReturnType<typeof createPrismaClient>, 
       credentials.push({ kind: "bearer", secret, label, tenant, role });
       credentials.push({ kind: "cookie", cookie: await signIn(baseUrl, secret), label: `${label} (session)`, tenant, role });
     }
+  }
+  // The second system's tenants: a viewer each, as a token and as a session.
+  for (const tenant of SECOND_SYSTEM_TENANTS) {
+    const label = `${tenant} viewer`;
+    const { secret } = await createToken({ name: `server tier ${label}`, tenantId: tenant, role: "viewer" }, prisma);
+    credentials.push({ kind: "bearer", secret, label, tenant, role: "viewer" });
+    credentials.push({
+      kind: "cookie",
+      cookie: await signIn(baseUrl, secret),
+      label: `${label} (session)`,
+      tenant,
+      role: "viewer",
+    });
   }
   const revoked = await createToken({ name: "server tier revoked", tenantId: SERVER_TENANTS[0], role: "admin" }, prisma);
   const cookie = await signIn(baseUrl, revoked.secret);

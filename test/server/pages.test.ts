@@ -1,6 +1,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { NAV_ITEMS } from "../../components/shell/nav-items";
 import {
+  ALL_SERVER_TENANTS,
   type Credential,
   consolePages,
   errorStateIn,
@@ -54,7 +55,7 @@ describe.skipIf(tier.skipped !== undefined)(
             const found: string[] = [];
             if (!sendsToSignIn(response.status, response.headers.get("location"), body))
               found.push(`${who}: answered ${response.status}, not a way to sign in`);
-            for (const tenant of SERVER_TENANTS)
+            for (const tenant of ALL_SERVER_TENANTS)
               for (const leak of leaksIn(body, tenant, page)) found.push(`${who}: holds ${leak}`);
             return found;
           },
