@@ -17,12 +17,13 @@ export { type ClaimOutcome, createEffects, type Effects } from "./effects";
 export { EffectNotAppliedError, EffectsError, type EffectsErrorCode, isEffectsError } from "./errors";
 export type { JobContext, JobDelivery, JobResult, StepOptions, StepReport } from "./job";
 export { providerKeyFor } from "./keys";
-export { defaultLogger, type Logger, type LogLevel } from "./logger";
+export { defaultLogger, type Logger } from "./logger";
 // Retention and partition maintenance on a schedule, from any worker (or the console).
 export { type MaintenanceSchedule, startMaintenance } from "./maintenance-schedule";
 export { defaultRegistry } from "./metrics";
 // The library's own schema (default onceboard) and its installer.
-export { type MigrateOptions, migrate } from "./migrate";
+// migrate() refuses a schema a newer version of the library migrated (SchemaNewerThanLibraryError).
+export { type MigrateOptions, migrate, SchemaNewerThanLibraryError } from "./migrate";
 export type { OnceInput, StepPolicy } from "./once";
 export type { OnceManyAnswer } from "./once-many";
 export type { EffectsOptions } from "./options";
