@@ -14,12 +14,9 @@ const DUPLICATES_PER_CALL = 500;
  * functions' sources are sql/*.sql; on Citus each goes through its one-tenant path, delegated to the
  * worker that holds the tenant's shard.
  */
-export function createPostgresStore(): Store & { readonly citus: boolean } {
+export function createPostgresStore(): Store {
   const mode = newStoreMode();
   return {
-    get citus() {
-      return mode.citus;
-    },
     prepare: (db: EffectsDb, schema: string) => ensureStoreMode(mode, db, schema),
     claim: (sql, params) => runClaim(sql, params, mode.citus),
     claimBatch: (sql, params) => runClaimBatch(sql, params, mode.citus),
