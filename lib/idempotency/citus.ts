@@ -24,6 +24,7 @@ export const CITUS_DELEGATED_FUNCTIONS = [
   "onceboard_complete_tenant(text,text[],timestamptz[],text[],integer[],jsonb[],text[])",
   "onceboard_fail_tenant(text,text[],timestamptz[],text[],integer[],text[],text)",
   "onceboard_apply_tenant_duplicates(text,jsonb)",
+  "onceboard_release_tenant(text,text,text,boolean)",
 ] as const;
 
 /** The distribution column of effects: every claim names one tenant. */
