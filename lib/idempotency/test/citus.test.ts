@@ -110,8 +110,10 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
     for (const tenant of tenants) {
       const stuck = uniq("capture:stuck");
       await pool.query(
-        `INSERT INTO ${SCHEMA}.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until)
-         VALUES ($1, $2, 'citus.release', 'in_progress', 'external', 1, 'gone-worker', now() - interval '1 second')`,
+        // created_at in milliseconds, as onceboard_claim makes it: a completion names its row by it.
+        `INSERT INTO ${SCHEMA}.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until, created_at)
+         VALUES ($1, $2, 'citus.release', 'in_progress', 'external', 1, 'gone-worker', now() - interval '1 second',
+                 date_trunc('milliseconds', now()))`,
         [tenant, stuck],
       );
       const alive = uniq("capture:alive");
