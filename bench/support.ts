@@ -10,7 +10,7 @@ import { ensureEffectPartitions } from "../lib/db/partitions";
 import { withSearchPath } from "../lib/db/pool";
 import { createScratchDatabase } from "../lib/db/scratch";
 import { createEffects, DEFAULT_SCHEMA, type EffectsOptions, migrate as migrateLibrary } from "../lib/idempotency";
-import { distributeForCitus } from "../lib/idempotency/citus";
+import { distributeForCitus } from "../lib/idempotency/admin";
 
 export interface BenchDatabase {
   /** The plain URL, as a user gives it: for the console and the worker library. */

@@ -1,5 +1,10 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { createToken } from "../lib/auth/tokens";
+import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/console/testing/seed-gaps";
+import { seedKeys } from "../lib/console/testing/seed-keys";
+import { seedOverview } from "../lib/console/testing/seed-overview";
+import { seedReconciliation } from "../lib/console/testing/seed-reconciliation";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { withDatabase } from "../lib/db/scratch";
@@ -94,4 +99,41 @@ export async function tenantsByWorker(pool: pg.Pool, tenants: readonly string[])
     [tenants],
   );
   return new Map(rows.map((r) => [r.tenant, Number(r.port)]));
+}
+
+/**
+ * Points the console in this process at `url`: its pools, its Prisma client and what holds them (the
+ * rate limits, the audit chain's walk) are process-wide, made again on first use after this. For a
+ * test or benchmark comparing one server with a Citus cluster in one process.
+ */
+export async function pointConsoleAt(url: string): Promise<void> {
+  if (globalThis.__onceboardPrisma) await globalThis.__onceboardPrisma.$disconnect();
+  if (globalThis.__onceboardPool) await globalThis.__onceboardPool.end();
+  if (globalThis.__onceboardMaintenancePool) await globalThis.__onceboardMaintenancePool.end();
+  globalThis.__onceboardPrisma = undefined;
+  globalThis.__onceboardPool = undefined;
+  globalThis.__onceboardMaintenancePool = undefined;
+  globalThis.__onceboardRateLimits = undefined;
+  globalThis.__onceboardAuditIntegrity = undefined;
+  process.env.DATABASE_URL = url;
+}
+
+/** Far enough back for every seed of seedConsoleWorkload (the gaps seed is the oldest). */
+export const PARTITIONS_BACK = GAPS_SEED_DAYS_BACK + 1;
+
+/**
+ * The console's test workload as of `now` (the Keys, gaps, Overview and reconciliation seeds:
+ * tenants acme, globex and initech), made through the console's pool on `pool`'s database, and a
+ * platform admin's and acme's admin's API tokens (createToken: the console's pool, DATABASE_URL).
+ */
+export async function seedConsoleWorkload(pool: pg.Pool, now: Date): Promise<{ platform: string; acme: string }> {
+  await ensureEffectPartitions(pool, { back: PARTITIONS_BACK, ahead: 1 });
+  await seedKeys(pool, now);
+  await seedGaps(pool, now);
+  await seedOverview(pool, now);
+  await seedReconciliation(pool, now);
+  return {
+    platform: (await createToken({ name: "citus-platform", tenantId: null, role: "admin" })).secret,
+    acme: (await createToken({ name: "citus-acme", tenantId: "acme", role: "admin" })).secret,
+  };
 }

@@ -1,15 +1,18 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createToken } from "../../lib/auth/tokens";
-import { GAPS_SEED_DAYS_BACK, GAPS_SEED_EXPECTED, seedGaps } from "../../lib/console/testing/seed-gaps";
-import { KEYS_SEED, seedKeys } from "../../lib/console/testing/seed-keys";
-import { seedOverview } from "../../lib/console/testing/seed-overview";
-import { seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
-import { ensureEffectPartitions } from "../../lib/db/partitions";
+import { GAPS_SEED_EXPECTED } from "../../lib/console/testing/seed-gaps";
+import { KEYS_SEED } from "../../lib/console/testing/seed-keys";
 import { consolePoolConfig } from "../../lib/db/pool";
 import { getPrisma } from "../../lib/db/prisma";
 import { findTestCitus } from "../../lib/idempotency/test/citus-cluster";
-import { type CitusConsoleDatabase, createCitusConsoleDatabase, tenantsByWorker } from "../citus-database";
+import {
+  type CitusConsoleDatabase,
+  createCitusConsoleDatabase,
+  PARTITIONS_BACK,
+  pointConsoleAt,
+  seedConsoleWorkload,
+  tenantsByWorker,
+} from "../citus-database";
 import { createTestDatabase, type TestDatabase } from "../database";
 import { callDocumented as call } from "./harness";
 
@@ -26,8 +29,6 @@ const citusUrl = await findTestCitus();
 const { orderId } = KEYS_SEED;
 const enc = encodeURIComponent;
 const CAPTURE = `capture:${orderId}`;
-/** Far enough back for every seed (the gaps seed is the oldest). */
-const PARTITIONS_BACK = GAPS_SEED_DAYS_BACK + 1;
 
 /** Every documented read, as a platform admin (all tenants: the fan-out queries) and as one tenant's admin. */
 const READS: [who: "platform" | "acme", path: string][] = [
@@ -101,35 +102,6 @@ interface Answer {
 }
 
 /**
- * Points the console (in this process) at `url`: its pools, Prisma client and what holds them (the
- * rate limits, the audit chain's walk) are process-wide, made again on first use after this.
- */
-async function useDatabase(url: string): Promise<void> {
-  if (globalThis.__onceboardPrisma) await globalThis.__onceboardPrisma.$disconnect();
-  if (globalThis.__onceboardPool) await globalThis.__onceboardPool.end();
-  if (globalThis.__onceboardMaintenancePool) await globalThis.__onceboardMaintenancePool.end();
-  globalThis.__onceboardPrisma = undefined;
-  globalThis.__onceboardPool = undefined;
-  globalThis.__onceboardMaintenancePool = undefined;
-  globalThis.__onceboardRateLimits = undefined;
-  globalThis.__onceboardAuditIntegrity = undefined;
-  process.env.DATABASE_URL = url;
-}
-
-/** Seeds the workload as of `now` (both databases the same instant). */
-async function seedWorkload(pool: pg.Pool, now: Date): Promise<{ platform: string; acme: string }> {
-  await ensureEffectPartitions(pool, { back: PARTITIONS_BACK, ahead: 1 });
-  await seedKeys(pool, now);
-  await seedGaps(pool, now);
-  await seedOverview(pool, now);
-  await seedReconciliation(pool, now);
-  return {
-    platform: (await createToken({ name: "citus-platform", tenantId: null, role: "admin" })).secret,
-    acme: (await createToken({ name: "citus-acme", tenantId: "acme", role: "admin" })).secret,
-  };
-}
-
-/**
  * Every read, with the console's clock (Date) held at `at` for both databases: the Overview's
  * buckets and the windows are cut from it, so the two answers cover the same minutes.
  */
@@ -163,16 +135,16 @@ describe.skipIf(!citusUrl)("the console on a Citus cluster (CITUS_URL)", () => {
     const seededAt = new Date();
     const answeredAt = new Date(seededAt.getTime() + 60_000);
     plain = await createTestDatabase();
-    await useDatabase(plain.url);
-    onOneServer = await answerAll(await seedWorkload(plain.pool, seededAt), answeredAt);
+    await pointConsoleAt(plain.url);
+    onOneServer = await answerAll(await seedConsoleWorkload(plain.pool, seededAt), answeredAt);
 
     citus = await createCitusConsoleDatabase(citusUrl as string, { back: PARTITIONS_BACK });
     citusPool = new pg.Pool(
       consolePoolConfig({ connectionString: citus.url, schema: "onceboard", statementTimeoutMs: null, max: 5 }),
     );
     citusPool.on("error", () => {});
-    await useDatabase(citus.url);
-    tokens = await seedWorkload(citusPool, seededAt);
+    await pointConsoleAt(citus.url);
+    tokens = await seedConsoleWorkload(citusPool, seededAt);
     onCitus = await answerAll(tokens, answeredAt);
   }, 600_000);
   afterAll(async () => {
