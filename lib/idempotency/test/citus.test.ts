@@ -252,6 +252,30 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
     });
   });
 
+  it("a long step extends its lease on the tenant's worker, then completes, fails or abandons there", async () => {
+    const effects = citusEffects({ coalesce: false });
+    for (const tenant of tenants) {
+      for (const end of ["complete", "fail", "abandon"] as const) {
+        const key = uniq(`export:long-${end}`);
+        const claimed = await effects.claim({ tenant, key, jobType: "citus.extend", lease: "5s" });
+        if (claimed.kind !== "owned") throw new Error(`expected to own ${key}, got ${claimed.kind}`);
+        const { claim } = claimed;
+        const until = await claim.extendLease("10m");
+        const [row] = (
+          await pool.query(`SELECT lease_until FROM ${SCHEMA}.effects WHERE tenant_id = $1 AND key = $2`, [tenant, key])
+        ).rows;
+        expect(row.lease_until.getTime()).toBe(until.getTime());
+        expect(until.getTime() - Date.now()).toBeGreaterThan(9 * 60_000);
+        if (end === "complete") await claim.complete({ rows: 3 });
+        else if (end === "fail") await claim.fail(new Error("export failed"));
+        else await claim.abandon(new Error("gave up"));
+        const [after] = await effectRow(tenant, key);
+        expect(after.status).toBe({ complete: "completed", fail: "failed", abandon: "abandoned" }[end]);
+      }
+    }
+    await effects.close();
+  });
+
   it("transactional steps commit with the caller's writes (or roll back with them) on both workers", async () => {
     await pool.query(
       `CREATE TABLE IF NOT EXISTS ${SCHEMA}.ledger (tenant_id text NOT NULL, key text NOT NULL, amount int NOT NULL, PRIMARY KEY (tenant_id, key))`,
