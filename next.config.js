@@ -9,7 +9,14 @@
  *   checks every file. Next reads tsconfig.next.json (the code the app is built from, not tests or
  *   scripts) and may edit that file, never tsconfig.json.
  * - No remote assets: system fonts only, no next/font/google, no remote images.
+ * - `output: "standalone"` when building: the build also writes .next/standalone, the server with
+ *   only the files it traced, which `npm run pack:console` ships as @onceboard/console. The rest of
+ *   .next is what it was, so `npm start` (scripts/console-server.ts) serves the same build as
+ *   before; its server loads this file without the setting, which would only make Next warn that
+ *   `next start` is not the standalone server.
  */
+import { PHASE_PRODUCTION_BUILD } from "next/constants.js";
+
 process.env.NEXT_TELEMETRY_DISABLED ??= "1";
 
 /** @type {import('next').NextConfig} */
@@ -23,4 +30,7 @@ const nextConfig = {
   typescript: { tsconfigPath: "tsconfig.next.json", ignoreBuildErrors: true },
 };
 
-export default nextConfig;
+/** @param {string} phase */
+export default function config(phase) {
+  return phase === PHASE_PRODUCTION_BUILD ? { ...nextConfig, output: "standalone" } : nextConfig;
+}

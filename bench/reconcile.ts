@@ -2,10 +2,11 @@ import os from "node:os";
 import pg from "pg";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { consolePoolConfig } from "../lib/db/pool";
+import { demoProvidersFile } from "../lib/demo/providers-file";
 import { startStripeServer } from "../lib/demo/stripe-server";
 import { DEFAULT_SCHEMA } from "../lib/idempotency";
 import { FINDING_KINDS } from "../lib/reconciliation/finding-types";
-import { reconcileProvider } from "../lib/reconciliation/providers";
+import { parseProviders } from "../lib/reconciliation/providers";
 import { reconcile } from "../lib/reconciliation/reconcile";
 import { StripeAdapter, stripeClient } from "../lib/reconciliation/stripe";
 import { benchNumber } from "./env";
@@ -66,11 +67,10 @@ async function main() {
       STRIPE_PORT: server.port,
       STRIPE_PROTOCOL: "http",
     });
-    const provider = reconcileProvider(
-      { STRIPE_API_KEY: KEY, STRIPE_KEY_WINDOW_HOURS: 24, MAILER_RECONCILE_URL: undefined },
-      "stripe",
-    )!;
-    if (!provider.jobTypes.includes(SEED_JOB_TYPE)) throw new Error(`the stripe provider no longer holds ${SEED_JOB_TYPE}`);
+    const [provider] = parseProviders(demoProvidersFile({ mailerUrl: "http://127.0.0.1:9/unused" }), "the demo's providers", {
+      STRIPE_API_KEY: KEY,
+    });
+    if (!provider?.jobTypes.includes(SEED_JOB_TYPE)) throw new Error(`the stripe provider no longer holds ${SEED_JOB_TYPE}`);
     log(`reconciling (load ${load()})…`);
     const t0 = performance.now();
     let lastLog = t0;

@@ -75,14 +75,18 @@ test.describe("in light", () => {
     ]);
   });
 
-  test("a tenant viewer sees the workers without links to their platform-wide /metrics", async ({ page, request }) => {
+  test("a tenant viewer is told the workers are not shown: their addresses are internal, their counters every tenant's", async ({
+    page,
+    request,
+  }) => {
     await loginAs(page, "viewer");
     await page.goto("/overview");
-    const up = panel(page).locator('[data-testid="worker"][data-state="up"]');
-    await expect(up.locator("th")).toHaveText(WORKER_UP_URL);
-    await expect(up.getByRole("link")).toHaveCount(0);
+    await expect(panel(page).getByTestId("workers-withheld")).toContainText("Workers are not shown to a tenant");
+    await expect(panel(page).locator('[data-testid="worker"]')).toHaveCount(0);
+    await expect(panel(page)).not.toContainText(WORKER_UP_URL);
     const body = await (await request.get("/api/v1/workers", { headers: bearer("viewer") })).json();
-    expect(body.workers.map((w: { proxyPath?: string }) => w.proxyPath)).toEqual([undefined, undefined]);
+    expect(body.workers).toEqual([]);
+    expect(body.withheld).toContain("not shown to a tenant");
     const metrics = await request.get("/api/v1/workers/0/metrics", { headers: bearer("viewer") });
     expect(metrics.status()).toBe(403);
   });

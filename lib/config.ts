@@ -218,14 +218,12 @@ const configSchema = z.object({
   STRIPE_HOST: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
   STRIPE_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(65_535).optional()),
   STRIPE_PROTOCOL: z.preprocess(emptyAsUndefined, z.enum(["http", "https"]).optional()),
-  /** The generic HTTP+JSON provider ("mailer"): its list endpoint, e.g. http://127.0.0.1:4600/messages. */
-  MAILER_RECONCILE_URL: z.preprocess(emptyAsUndefined, httpUrl.optional()),
+  /** The JSON file saying which providers to reconcile with and which job types and steps each holds (lib/reconciliation/providers.ts); unset: none. */
+  ONCEBOARD_PROVIDERS_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),
   /** Seconds a provider may lag its own writes: objects and effects younger than this are "pending", not findings. */
   RECONCILE_GRACE_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(604_800).default(900)),
   /** Seconds between the console's reconciliation passes (rolling hour and uncovered whole days); 0 turns the loop off. */
   RECONCILE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
-  /** How long Stripe keeps an idempotency key (hours): a redelivery after it would charge again but for Onceboard's record. */
-  STRIPE_KEY_WINDOW_HOURS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().max(8_760).default(24)),
   RETENTION_MAINTENANCE_INTERVAL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(86_400).default(300)),
 });
 

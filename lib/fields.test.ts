@@ -57,7 +57,6 @@ describe("every query schema refuses what the database would choke on, naming th
     ["advice jobType NUL", () => parseSearchParams(adviceQuery, "/?jobType=a%00b"), "jobType"],
     ["effects to year 0000", () => parseSearchParams(effectSearchQuery, "/?to=0000-01-01T00:00:00Z"), "to"],
     ["audit from year 0000", () => parseSearchParams(auditQuery, "/?from=0000-01-01T00:00:00Z"), "from"],
-    ["audit cursor past bigint", () => parseSearchParams(auditQuery, "/?cursor=9999999999999999999"), "cursor"],
     [
       "overview from year 0000",
       () => parseSearchParams(overviewQuery, "/?from=0000-01-01T00:00:00Z&to=0000-01-02T00:00:00Z"),

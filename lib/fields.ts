@@ -50,13 +50,20 @@ export function isoTimeProblem(value: string): string | undefined {
   return undefined;
 }
 
-/** An ISO 8601 time between 1970 and 9999, kept as the string that was sent. */
+/**
+ * An ISO 8601 time between 1970 and 9999, kept as the string that was sent.
+ *
+ * Every problem aborts: zod runs an object's own refinements (from before to, a window's length)
+ * after a field's non-aborting issue, with the field still the string that was sent, so a
+ * refinement calling `from.getTime()` threw and a bad time was a 500. Aborting here keeps every
+ * object refinement over times from seeing anything but a valid one.
+ */
 export const isoTime = z
-  .string()
-  .max(40)
+  .string({ error: "must be an ISO 8601 time like 2026-12-01T00:00:00Z" })
+  .max(40, { abort: true })
   .superRefine((value, ctx) => {
     const problem = isoTimeProblem(value);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
+    if (problem) ctx.addIssue({ code: "custom", message: problem, continue: false });
   });
 
 /** The same time as a Date. */

@@ -32,6 +32,8 @@ CREATE TABLE api_tokens (
   revoked_at timestamp with time zone,
   last_used_at timestamp with time zone,
   seq bigint NOT NULL,
+  minted_by uuid,
+  CONSTRAINT api_tokens_minted_by_fkey FOREIGN KEY (minted_by) REFERENCES api_tokens(id),
   CONSTRAINT api_tokens_pkey PRIMARY KEY (id),
   CONSTRAINT api_tokens_role_check CHECK ((role = ANY (ARRAY['viewer'::text, 'operator'::text, 'admin'::text])))
 );
@@ -92,6 +94,7 @@ CREATE TABLE bulk_actions (
   lease_until timestamp with time zone,
   error text,
   note text,
+  target_hash text,
   CONSTRAINT bulk_actions_acknowledge_note_check CHECK (((kind <> 'acknowledge_findings'::text) OR (note IS NOT NULL))),
   CONSTRAINT bulk_actions_kind_check CHECK ((kind = ANY (ARRAY['release_stuck_claims'::text, 'acknowledge_findings'::text]))),
   CONSTRAINT bulk_actions_pkey PRIMARY KEY (id),
@@ -452,11 +455,13 @@ CREATE TABLE worker_stats_minute (
   CONSTRAINT worker_stats_minute_pkey PRIMARY KEY (minute, job_type, demo)
 );
 
+CREATE INDEX api_tokens_minted_by_idx ON onceboard.api_tokens USING btree (minted_by);
 CREATE UNIQUE INDEX api_tokens_seq_key ON onceboard.api_tokens USING btree (seq);
 CREATE UNIQUE INDEX api_tokens_token_hash_key ON onceboard.api_tokens USING btree (token_hash);
 CREATE INDEX audit_log_at_idx ON onceboard.audit_log USING btree (at);
 CREATE UNIQUE INDEX audit_log_seq_key ON onceboard.audit_log USING btree (seq);
 CREATE INDEX audit_log_tenant_id_at_idx ON onceboard.audit_log USING btree (tenant_id, at);
+CREATE UNIQUE INDEX bulk_actions_live_target_key ON onceboard.bulk_actions USING btree (kind, COALESCE(tenant_id, ''::text), target_hash) WHERE ((state = ANY (ARRAY['queued'::text, 'running'::text])) AND (target_hash IS NOT NULL));
 CREATE INDEX bulk_actions_runnable_idx ON onceboard.bulk_actions USING btree (created_at) WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE INDEX console_sessions_oidc_subject_idx ON onceboard.console_sessions USING btree (oidc_issuer, oidc_subject) WHERE (oidc_subject IS NOT NULL);
 CREATE UNIQUE INDEX console_sessions_public_id_key ON onceboard.console_sessions USING btree (public_id);

@@ -1,9 +1,11 @@
-import { loadDebugFlag } from "../lib/config";
+import { ConfigError, loadDebugFlag } from "../lib/config";
 
 /** One line on stderr and exit 1: what every command-line entry point does on failure (a stack only with ONCEBOARD_DEBUG). */
 function fail(error: unknown): never {
   const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`onceboard: ${message.split("\n")[0]}\n`);
+  // A configuration error lists one mistake a line (a providers file's); any other error is one line.
+  const lines = error instanceof ConfigError ? message.split("\n") : [message.split("\n")[0]];
+  process.stderr.write(`onceboard: ${lines.join("\n")}\n`);
   if (loadDebugFlag()) console.error(error);
   process.exit(1);
 }

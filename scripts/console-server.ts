@@ -38,6 +38,27 @@ function answerWithPageStatus(request: http.IncomingMessage, response: http.Serv
   } as typeof response.writeHead;
 }
 
+/** The flag that makes an unhandled rejection fatal (the server tier runs the console with it). */
+const STRICT_REJECTIONS_FLAG = "--unhandled-rejections=strict";
+
+/**
+ * Under --unhandled-rejections=strict (on the command line or in NODE_OPTIONS), an unhandled
+ * rejection ends the console, as Node means the flag. Next.js logs uncaught exceptions and
+ * rejections and carries on, so the flag alone changes nothing here; this listener runs before
+ * Next's (prepended) and exits. Without the flag Next's logging is what a user gets.
+ */
+function failOnUnhandledRejectionWhenStrict(): void {
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)];
+  if (!flags.includes(STRICT_REJECTIONS_FLAG)) return;
+  process.prependListener("uncaughtException", (error, origin) => {
+    if (origin !== "unhandledRejection") return;
+    process.stderr.write(
+      `onceboard: unhandled rejection, fatal under ${STRICT_REJECTIONS_FLAG}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(70);
+  });
+}
+
 function option(flag: string, fallback: string): string {
   const index = process.argv.indexOf(flag);
   return index >= 0 && process.argv[index + 1] ? (process.argv[index + 1] as string) : fallback;
@@ -53,6 +74,7 @@ const { default: next } = await import("next");
 const app = next({ dev: false, dir, hostname, port });
 const handle = app.getRequestHandler();
 await app.prepare();
+failOnUnhandledRejectionWhenStrict();
 announcePeerHeader();
 
 const server = http.createServer((request, response) => {

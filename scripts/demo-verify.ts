@@ -3,11 +3,11 @@ import pg from "pg";
 import { loadConfig } from "../lib/config";
 import { consolePoolConfig } from "../lib/db/pool";
 import { newDemoApiKey, startDemoProviderServers } from "../lib/demo/provider";
+import { demoProvidersFile, MAILER_MAPPING } from "../lib/demo/providers-file";
 import { compareWithPlanted, formatTruth } from "../lib/demo/reconciliation-truth";
 import { formatReport, verifyDemo } from "../lib/demo/verify";
-import { MAILER_MAPPING } from "../lib/reconciliation/adapters";
 import { HttpJsonAdapter } from "../lib/reconciliation/http-json";
-import { reconcileProvider } from "../lib/reconciliation/providers";
+import { parseProviders } from "../lib/reconciliation/providers";
 import { reconcile } from "../lib/reconciliation/reconcile";
 import { StripeAdapter, stripeClient } from "../lib/reconciliation/stripe";
 import { log, runMain } from "./cli";
@@ -91,7 +91,10 @@ async function verifyReconciliation(
     }),
   );
   try {
-    const providers = { STRIPE_API_KEY: apiKey, STRIPE_KEY_WINDOW_HOURS: 24, MAILER_RECONCILE_URL: servers.mailer.url };
+    // The same providers the console reads from the file the demo writes for it.
+    const providers = parseProviders(demoProvidersFile({ mailerUrl: servers.mailer.url }), "the demo's providers", {
+      STRIPE_API_KEY: apiKey,
+    });
     const stripe = stripeClient({
       STRIPE_API_KEY: apiKey,
       STRIPE_HOST: "127.0.0.1",
@@ -107,7 +110,7 @@ async function verifyReconciliation(
       const result = await reconcile({
         pool,
         adapter,
-        provider: reconcileProvider(providers, name)!,
+        provider: providers.find((p) => p.name === name)!,
         window,
         graceSeconds: grace,
         trigger: "manual",

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -24,6 +24,7 @@ import { ensureEffectPartitions } from "../lib/db/partitions";
 import { withSearchPath } from "../lib/db/pool";
 import { createPrismaClient } from "../lib/db/prisma";
 import { createScratchDatabase } from "../lib/db/scratch";
+import { demoProvidersFile } from "../lib/demo/providers-file";
 import { DEFAULT_SCHEMA } from "../lib/idempotency";
 import { startTestProvider, TEST_CLIENT_ID, TEST_CLIENT_SECRET } from "../test/oidc/test-provider";
 import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-server";
@@ -172,6 +173,14 @@ async function createE2eTokens(url: string): Promise<{ tokens: Record<E2eRole, s
   }
 }
 
+/** The demo's Stripe entry alone, as a providers file for the seeded console. */
+function writeStripeOnlyProvidersFile(): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), "onceboard-e2e-providers-")), "providers.json");
+  const { providers } = demoProvidersFile({ mailerUrl: "http://127.0.0.1:9/mailer/messages" });
+  writeFileSync(file, JSON.stringify({ providers: providers.filter((p) => p.name === "stripe") }));
+  return file;
+}
+
 async function main(): Promise<number> {
   const chromium = findChromium();
   if (!chromium) {
@@ -279,6 +288,10 @@ async function main(): Promise<number> {
           DATABASE_URL: url,
           PORT: String(port),
           WORKER_METRICS_URLS: `${workerUpUrl},${workerDownUrl}`,
+          // The seeded findings and keys are the demo's (Stripe's capture steps): the Keys page's
+          // provider verdict reads them through the demo's Stripe entry. No STRIPE_API_KEY: the
+          // schedule reads nothing, so the seeded runs stay the only ones.
+          ONCEBOARD_PROVIDERS_FILE: writeStripeOnlyProvidersFile(),
           ONCEBOARD_SECRET: secret,
           // The seeded history reaches weeks back, past the 7-day retention: a maintenance run at
           // start would drop it under the other specs. e2e/retention.spec.ts applies by hand, last.

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { noFaults } from "../lib/demo/stripe-server";
@@ -13,15 +14,24 @@ afterEach(async () => {
 });
 
 function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return cliWith({}, ...args);
+}
+
+function cliWith(
+  extraEnv: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const proc = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "reconcile.ts"), ...args], {
       env: {
         ...process.env,
         DATABASE_URL: h.db.url,
+        ONCEBOARD_PROVIDERS_FILE: h.providersFile,
         STRIPE_API_KEY: TEST_STRIPE_KEY,
         STRIPE_HOST: "127.0.0.1",
         STRIPE_PORT: String(h.server.port),
         STRIPE_PROTOCOL: "http",
+        ...extraEnv,
       },
     });
     let stdout = "";
@@ -56,5 +66,21 @@ describe("npm run reconcile", () => {
     const bad = await cli("--provider", "stripe", "--from", "yesterday");
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/--from needs a time/);
+  }, 120_000);
+
+  it("refuses a providers file with mistakes, one line per mistake, before reading anything", async () => {
+    const file = path.join(path.dirname(h.providersFile), "bad.json");
+    const stripe = JSON.parse(fs.readFileSync(h.providersFile, "utf8")).providers[0];
+    fs.writeFileSync(file, JSON.stringify({ providers: [{ ...stripe, jobTypes: [], steps: [{ keyPrefix: "settle" }] }] }));
+    const window = ["--from", h.window.from.toISOString(), "--to", h.window.to.toISOString()];
+    const bad = await cliWith({ ONCEBOARD_PROVIDERS_FILE: file }, "--provider", "stripe", ...window);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trim().split("\n")).toEqual([
+      `onceboard: invalid configuration: ONCEBOARD_PROVIDERS_FILE (${file}) has 2 mistakes:`,
+      "  providers.0.jobTypes must list at least one job type",
+      '  providers.0.steps.0.keyPrefix must start with a step name and ":", like "settle:"',
+    ]);
+    const unknown = await cli("--provider", "paypal", ...window);
+    expect(unknown.stderr.trim()).toBe(`onceboard: unknown provider "paypal": ${h.providersFile} names stripe`);
   }, 120_000);
 });

@@ -4,17 +4,19 @@ import { loadConfig } from "../lib/config";
 import { consolePoolConfig } from "../lib/db/pool";
 import { openDatabase } from "../lib/db/provision";
 import { adapterFor } from "../lib/reconciliation/adapters";
-import { reconcileProvider } from "../lib/reconciliation/providers";
+import { PROVIDERS_FILE_VARIABLE, reconcileProviders } from "../lib/reconciliation/providers";
 import { reconcile, summaryLine } from "../lib/reconciliation/reconcile";
 import { log, runMain } from "./cli";
 
 /**
- * npm run reconcile -- --provider stripe|mailer --from <iso time> --to <iso time> [--grace-seconds N]
+ * npm run reconcile -- --provider <name> --from <iso time> --to <iso time> [--grace-seconds N]
+ * The provider is one ONCEBOARD_PROVIDERS_FILE names (docs/reconciliation.md).
  * Progress on stderr (a bar that counts pages and objects: the provider's total is not known
  * ahead); the last line on stdout: `reconcile matched=N duplicated_at_provider=N …`. Exit 1 when
  * the run failed (the reason on stderr), never a summary that reads as matched.
  */
-const USAGE = "usage: npm run reconcile -- --provider stripe|mailer --from <time> --to <time> [--grace-seconds N]";
+const USAGE =
+  "usage: npm run reconcile -- --provider <a name in ONCEBOARD_PROVIDERS_FILE> --from <time> --to <time> [--grace-seconds N]";
 
 function parseArgs(args: string[]) {
   const out: { provider?: string; from?: Date; to?: Date; grace?: number } = {};
@@ -43,9 +45,16 @@ function parseArgs(args: string[]) {
 runMain(async () => {
   const args = parseArgs(process.argv.slice(2));
   const config = loadConfig();
-  const provider = reconcileProvider(config, args.provider);
-  if (!provider) throw new Error(`unknown provider ${JSON.stringify(args.provider)}\n${USAGE}`);
-  const adapter = adapterFor(provider.name, config);
+  const providers = reconcileProviders(config);
+  if (providers.length === 0)
+    throw new Error(`no provider is configured: set ${PROVIDERS_FILE_VARIABLE} to a providers file (docs/reconciliation.md)`);
+  const provider = providers.find((p) => p.name === args.provider);
+  if (!provider)
+    throw new Error(
+      `unknown provider ${JSON.stringify(args.provider)}: ${config.ONCEBOARD_PROVIDERS_FILE} names ${providers.map((p) => p.name).join(", ")}`,
+    );
+  if (!provider.configured) throw new Error(`${provider.label} cannot be read here: ${provider.notConfiguredReason}`);
+  const adapter = adapterFor(provider, config);
   const db = await openDatabase();
   const pool = new pg.Pool(
     consolePoolConfig({

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { bootstrapLoginMessage } from "../lib/auth/bootstrap";
+import { bootstrapLogin, bootstrapLoginReminder } from "../lib/auth/bootstrap";
 import { loadRoleMapping } from "../lib/auth/oidc-roles";
 import { CONSOLE_AUTHENTICATION_ENABLED, isLoopbackHost, loadConfig, loadWorkerMetricsUrls } from "../lib/config";
 import { ensurePrivateDataDir } from "../lib/db/data-dir";
@@ -13,10 +13,12 @@ import { type ProvisionedConsoleDatabase, provisionDatabase } from "../lib/db/pr
 import { giveSchemasToConsoleRole } from "../lib/db/roles";
 import { backfillHistory, isDatabaseEmpty } from "../lib/demo/history";
 import { type DemoProviderEndpoints, installDemoProviderSchema } from "../lib/demo/provider";
+import { writeDemoProvidersFile } from "../lib/demo/providers-file";
 import { DEMO_SCHEMA, installDemoSchema } from "../lib/demo/schema";
 import { DEMO_BOSS_SCHEMA, demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
 import { PROVIDER_SCHEMA } from "../lib/demo/stripe-server";
 import { type DemoProcesses, startDemoProcesses } from "../lib/demo/supervisor";
+import { reconcileProviders } from "../lib/reconciliation/providers";
 import { log, runMain } from "./cli";
 import { buildConsole, hasProductionBuild, probeHost, serveConsole } from "./next-server";
 import { RunRegistry } from "./run-registry";
@@ -63,17 +65,18 @@ async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>
 const STOP_WITHIN_MS = 9_000;
 
 /**
- * The reconciliation settings the console gets for the demo's provider: its ports and key, and a
- * pass every minute with a two-minute grace (production's defaults are 5 and 15 minutes), so the
- * disagreements it plants show on the Reconciliation page within minutes.
+ * The reconciliation settings the console gets for the demo's provider: the demo's providers file
+ * (which job types and steps Stripe and the mailer hold, written as a user writes theirs), the
+ * server's port and key, and a pass every minute with a two-minute grace (production's defaults
+ * are 5 and 15 minutes), so the disagreements it plants show on the Reconciliation page within minutes.
  */
-function demoReconcileEnv(provider: DemoProviderEndpoints): Record<string, string> {
+function demoReconcileEnv(provider: DemoProviderEndpoints, dataDir: string): Record<string, string> {
   return {
+    ONCEBOARD_PROVIDERS_FILE: writeDemoProvidersFile(dataDir, provider),
     STRIPE_API_KEY: provider.apiKey,
     STRIPE_HOST: "127.0.0.1",
     STRIPE_PORT: String(provider.stripePort),
     STRIPE_PROTOCOL: "http",
-    MAILER_RECONCILE_URL: provider.mailerUrl,
     RECONCILE_GRACE_SECONDS: "120",
     RECONCILE_INTERVAL_SECONDS: "60",
   };
@@ -88,6 +91,8 @@ runMain(async () => {
   const demoSettings = flags.demo ? demoSettingsFromEnv() : undefined;
   // A bad role mapping file stops startup with one line, not each single sign-on later.
   loadRoleMapping();
+  // A bad providers file stops it too, a line per mistake, rather than failing each reconciliation.
+  reconcileProviders(config);
   try {
     loadWorkerMetricsUrls();
   } catch (error) {
@@ -194,7 +199,7 @@ runMain(async () => {
       env.WORKER_METRICS_URLS = demo.metricsUrls.join(",");
       // The console reconciles with the demo's provider through the stripe client and the HTTP+JSON
       // adapter, as it would with Stripe and a mailer.
-      Object.assign(env, demoReconcileEnv(demo.provider));
+      Object.assign(env, demoReconcileEnv(demo.provider, path.resolve(config.ONCEBOARD_DATA_DIR)));
     }
     const mode = flags.dev ? "dev" : "start";
     const consoleLogFile = path.join(config.ONCEBOARD_DATA_DIR, "logs", "console.log");
@@ -234,8 +239,8 @@ runMain(async () => {
     registry.setConsoleUrl(`http://${shown}:${config.PORT}`);
     log(`console logs (JSON lines) in ${consoleLogFile}`);
     // The login link is printed last, and again once the history backfill's lines have scrolled it away.
-    const loginMessage = await bootstrapLoginMessage(database.url, `http://${shown}:${config.PORT}`);
-    log(loginMessage);
+    const login = await bootstrapLogin(database.url, `http://${shown}:${config.PORT}`);
+    log(login.message);
     if (historySpanMs !== undefined) {
       const spanMs = historySpanMs;
       log(
@@ -248,7 +253,8 @@ runMain(async () => {
         // Each day is its own transaction: what was written is whole. The live console goes on.
         if (!shuttingDown) log(`history backfill stopped: ${error instanceof Error ? error.message : String(error)}`);
       }
-      if (!shuttingDown) log(loginMessage);
+      // The same link only while nobody has used it: a used one is no way in any more.
+      if (!shuttingDown) log(await bootstrapLoginReminder(database.url, login).catch(() => login.message));
     }
   } catch (error) {
     if (shuttingDown) return; // the failure is the stop we asked for

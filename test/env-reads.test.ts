@@ -14,6 +14,8 @@ const ALLOWED = new Map<string, string>([
   ["lib/soak/worker-main.ts", "ONCEBOARD_SOAK_WORKER"],
   // Runs before the Prisma client exists (postinstall); sets Prisma's own variable for its CLI.
   ["scripts/prisma-generate.mjs", "PRISMA_SCHEMA_ENGINE_BINARY"],
+  // Node's own variable, read to honour the flag in it (--unhandled-rejections=strict) that Next.js would otherwise defeat.
+  ["scripts/console-server.ts", "NODE_OPTIONS"],
 ]);
 /** The worker library's folders import nothing of this repository, lib/config included (their own reads: see the report). */
 const LIBRARY = /^lib\/(idempotency|queues)\//;

@@ -1,17 +1,14 @@
 import type { Metadata } from "next";
+import { AdminLists } from "@/components/admin/admin-lists";
 import { AdminOnly } from "@/components/admin/admin-only";
-import { SessionsTable } from "@/components/admin/sessions-table";
 import { TenantFilter } from "@/components/admin/tenant-filter";
-import { TokensTable } from "@/components/admin/tokens-table";
 import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { PageHeader } from "@/components/ui/page-header";
-import { invalidPageQuery } from "@/lib/api/page-queries";
-import { parseSearchParams } from "@/lib/api/parse";
+import { invalidPageQuery, lastValues, parseAdminPageQuery } from "@/lib/api/page-queries";
+import { readAdminLists } from "@/lib/auth/admin-page-reads";
 import { roleAtLeast } from "@/lib/auth/auth-types";
 import { requirePageScope } from "@/lib/auth/page-session";
-import { listLiveSessions } from "@/lib/auth/session-admin";
-import { listScopedTokens } from "@/lib/auth/token-admin";
-import { ADMIN_PAGE_MAX, adminListQuery } from "@/lib/contract/admin";
+import type { AdminPageParams } from "@/lib/console/admin-page-types";
 
 export const metadata: Metadata = { title: "Tokens & sessions" };
 export const dynamic = "force-dynamic";
@@ -25,7 +22,8 @@ const header = (
 
 /**
  * Admins: the tokens and live sessions of their scope (a tenant admin's tenant; a platform admin's
- * every tenant, or ?tenant=), read the way GET /api/v1/tokens and /api/v1/sessions read them.
+ * every tenant, or ?tenant=), read the way GET /api/v1/tokens and /api/v1/sessions read them, each
+ * table a page at a time from its own cursor (?tokensCursor=, ?sessionsCursor=).
  */
 export default async function AdminPage({
   searchParams,
@@ -33,15 +31,13 @@ export default async function AdminPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const { principal, scope } = await requirePageScope("viewer");
-  const raw = (await searchParams).tenant;
-  const requested = Array.isArray(raw) ? raw.at(-1) : raw;
-  const search = new URLSearchParams(requested ? { tenant: requested } : {});
+  const search = lastValues(await searchParams);
   const admin = roleAtLeast(principal.role, "admin");
   // The tenant filter is a platform admin's; everyone else sees the page's body without it.
   const filterable = admin && scope.platform;
-  let tenant: string | undefined;
+  let params: AdminPageParams;
   try {
-    tenant = parseSearchParams(adminListQuery, search).tenant;
+    params = parseAdminPageQuery(search);
   } catch (error) {
     // A bad link says so to anyone, beside the filter as typed; no token or session is read for it.
     const invalid = invalidPageQuery(search, error);
@@ -62,16 +58,12 @@ export default async function AdminPage({
       </>
     );
   }
-  const narrowed = scope.narrow(tenant);
-  const tablesSearch = scope.platform && tenant ? new URLSearchParams({ tenant }).toString() : "";
-  const page = { limit: ADMIN_PAGE_MAX };
-  const [tokens, sessions] = await Promise.all([listScopedTokens(narrowed, page), listLiveSessions(narrowed, page)]);
+  const lists = await readAdminLists(scope, params);
   return (
     <>
       {header}
-      {filterable ? <TenantFilter tenant={tenant} /> : null}
-      <TokensTable initial={tokens} search={tablesSearch} platform={scope.platform} tenant={narrowed.tenant} />
-      <SessionsTable initial={sessions} search={tablesSearch} />
+      {filterable ? <TenantFilter tenant={params.tenant} /> : null}
+      <AdminLists lists={lists} page={params} />
     </>
   );
 }

@@ -1,5 +1,6 @@
 import { dehydrate, HydrationBoundary, QueryClient } from "@tanstack/react-query";
 import type { Metadata } from "next";
+import { headers } from "next/headers";
 import { Suspense } from "react";
 import { FindingFilters as FindingFiltersForm } from "@/components/reconciliation/finding-filters";
 import { ReconciliationView } from "@/components/reconciliation/reconciliation-view";
@@ -8,10 +9,12 @@ import { PageHeader } from "@/components/ui/page-header";
 import { ApiError } from "@/lib/api/errors";
 import { invalidPageQuery } from "@/lib/api/page-queries";
 import { parseSearchParams } from "@/lib/api/parse";
+import { readFindingAudited } from "@/lib/auth/audited-reads";
+import { clientIpOf } from "@/lib/auth/client-ip";
 import { requirePageScope } from "@/lib/auth/page-session";
-import { getFinding } from "@/lib/console/get-finding";
 import { listFindings } from "@/lib/console/list-findings";
 import { listReconciliationRuns } from "@/lib/console/list-reconciliation-runs";
+import { readProviderSetup } from "@/lib/console/provider-setup";
 import {
   type FindingFilters,
   findingQueryKey,
@@ -81,7 +84,12 @@ export default async function ReconciliationPage({
       : queryClient.prefetchQuery({
           queryKey: findingQueryKey(query.finding),
           queryFn: async () => {
-            const finding = await getFinding(scope, query.finding as string);
+            const finding = await readFindingAudited({
+              principal,
+              scope,
+              id: query.finding as string,
+              ip: clientIpOf(await headers()),
+            });
             if (!finding) throw new ApiError("NOT_FOUND", "no finding with this id");
             return finding;
           },
@@ -92,7 +100,12 @@ export default async function ReconciliationPage({
       {header}
       <HydrationBoundary state={dehydrate(queryClient)}>
         <Suspense key={findingSearch(filters)} fallback={<p role="status">Loading reconciliation…</p>}>
-          <ReconciliationView filters={filters} platform={scope.platform} role={principal.role} />
+          <ReconciliationView
+            filters={filters}
+            platform={scope.platform}
+            role={principal.role}
+            setup={readProviderSetup({ platform: scope.platform })}
+          />
         </Suspense>
       </HydrationBoundary>
     </>

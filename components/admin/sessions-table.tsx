@@ -1,19 +1,24 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
 import { fetchJson } from "@/components/api/fetch-json";
 import { useConsoleWritable } from "@/components/shell/console-mode";
 import { REFRESH_MS } from "@/components/ui/describe-api-error";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ErrorState } from "@/components/ui/error-state";
 import { ADMIN_QUERY_ROOT, type SessionsResponse } from "@/lib/auth/admin-types";
+import { type AdminPageParams, adminPageHref } from "@/lib/console/admin-page-types";
 import { formatUtc } from "@/lib/format";
 import { RevokeButton } from "./revoke-button";
 
 const SIGNED_IN_WITH: Record<string, string> = { token: "token secret", link: "one-time link", oidc: "single sign-on" };
 
-/** Live console sessions of the admin's scope: who, how signed in, from where, last seen; revoke. */
-export function SessionsTable({ initial, search }: { initial: SessionsResponse; search: string }) {
+/**
+ * Live console sessions of the admin's scope: who, how signed in, from where, last seen; revoke. A
+ * page at a time (`search` holds its cursor), the tokens table's place kept in its links.
+ */
+export function SessionsTable({ initial, search, page }: { initial: SessionsResponse; search: string; page: AdminPageParams }) {
   const writable = useConsoleWritable();
   const query = useQuery({
     queryKey: [ADMIN_QUERY_ROOT, "sessions", search],
@@ -71,6 +76,24 @@ export function SessionsTable({ initial, search }: { initial: SessionsResponse; 
           </table>
         </div>
       )}
+      {page.sessionsCursor || query.data.nextCursor ? (
+        <nav className="panel-body pager" aria-label="Session pages">
+          {page.sessionsCursor ? (
+            <Link href={adminPageHref({ ...page, sessionsCursor: undefined })} data-testid="sessions-first" className="button">
+              Newest sessions
+            </Link>
+          ) : null}
+          {query.data.nextCursor ? (
+            <Link
+              href={adminPageHref({ ...page, sessionsCursor: query.data.nextCursor })}
+              data-testid="sessions-next"
+              className="button"
+            >
+              Next sessions
+            </Link>
+          ) : null}
+        </nav>
+      ) : null}
     </section>
   );
 }

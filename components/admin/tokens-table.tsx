@@ -8,23 +8,29 @@ import { REFRESH_MS } from "@/components/ui/describe-api-error";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ErrorState } from "@/components/ui/error-state";
 import { ADMIN_QUERY_ROOT, type TokensResponse } from "@/lib/auth/admin-types";
+import { type AdminPageParams, adminPageHref } from "@/lib/console/admin-page-types";
 import { formatUtc } from "@/lib/format";
 import { CreateTokenForm } from "./create-token-form";
 import { RevokeButton } from "./revoke-button";
 
 export const tokensQueryKey = (search: string) => [ADMIN_QUERY_ROOT, "tokens", search];
 
-/** Machine tokens of the admin's scope: name, role, tenant, expiry, last use; create and revoke. */
+/**
+ * Machine tokens of the admin's scope: name, role, tenant, expiry, last use; create and revoke. A
+ * page at a time (`search` holds its cursor), the sessions table's place kept in its links.
+ */
 export function TokensTable({
   initial,
   search,
   platform,
   tenant,
+  page,
 }: {
   initial: TokensResponse;
   search: string;
   platform: boolean;
   tenant: string | null;
+  page: AdminPageParams;
 }) {
   const writable = useConsoleWritable();
   const query = useQuery({
@@ -89,6 +95,24 @@ export function TokensTable({
           </table>
         </div>
       )}
+      {page.tokensCursor || query.data.nextCursor ? (
+        <nav className="panel-body pager" aria-label="Token pages">
+          {page.tokensCursor ? (
+            <Link href={adminPageHref({ ...page, tokensCursor: undefined })} data-testid="tokens-first" className="button">
+              Newest tokens
+            </Link>
+          ) : null}
+          {query.data.nextCursor ? (
+            <Link
+              href={adminPageHref({ ...page, tokensCursor: query.data.nextCursor })}
+              data-testid="tokens-next"
+              className="button"
+            >
+              Next tokens
+            </Link>
+          ) : null}
+        </nav>
+      ) : null}
     </section>
   );
 }

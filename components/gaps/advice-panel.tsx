@@ -51,7 +51,7 @@ export function AdvicePanel({ gaps, canApply }: { gaps: Gaps; canApply: boolean 
           <div>
             <dt>Longest observed gap</dt>
             <dd className={red ? "text-danger" : undefined}>
-              {c.observedMaxSeconds === null ? "—" : `> ${formatDuration(c.observedMaxSeconds)}`}
+              {c.observedMaxSeconds === null ? "—" : `${c.observedMaxExact ? "" : "> "}${formatDuration(c.observedMaxSeconds)}`}
             </dd>
           </div>
           <div>

@@ -21,9 +21,11 @@ export function GapStatsRow({ s, params, kind }: { s: GapSeries; params: GapsPar
       <td>
         {st.maxAtLeast === null
           ? "—"
-          : st.maxAtMost === null
-            ? `> ${formatDuration(st.maxAtLeast)}`
-            : `≤ ${formatDuration(st.maxAtMost)}`}
+          : st.maxExact
+            ? formatDuration(st.maxAtLeast)
+            : st.maxAtMost === null
+              ? `> ${formatDuration(st.maxAtLeast)}`
+              : `≤ ${formatDuration(st.maxAtMost)}`}
       </td>
       <td className={st.beyondRetention > 0 ? "text-danger" : undefined}>{formatCount(st.beyondRetention)}</td>
     </tr>

@@ -66,9 +66,11 @@ export function GapsView({ search, params, canApply }: { search: string; params:
               <span className="panel-meta">
                 p50 {formatDuration(g.all.stats.p50)} · p90 {formatDuration(g.all.stats.p90)} · p99{" "}
                 {formatDuration(g.all.stats.p99)} · p99.9 {formatDuration(g.all.stats.p999)} · max{" "}
-                {g.all.stats.maxAtMost === null
-                  ? `> ${formatDuration(g.all.stats.maxAtLeast)}`
-                  : `≤ ${formatDuration(g.all.stats.maxAtMost)}`}
+                {g.all.stats.maxExact
+                  ? formatDuration(g.all.stats.maxAtLeast)
+                  : g.all.stats.maxAtMost === null
+                    ? `> ${formatDuration(g.all.stats.maxAtLeast)}`
+                    : `≤ ${formatDuration(g.all.stats.maxAtMost)}`}
               </span>
             </div>
             <GapHistogramChart

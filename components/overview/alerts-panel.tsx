@@ -16,10 +16,13 @@ export function AlertsPanel({
   alerts,
   source,
   everyTenant = false,
+  withheldText,
 }: {
   alerts: AlertStatus[];
   source: string;
   everyTenant?: boolean;
+  /** Set when the alerts are not shown to this session, saying why. */
+  withheldText?: string;
 }) {
   const firing = alerts.filter((a) => a.state === "firing").length;
   return (
@@ -38,6 +41,11 @@ export function AlertsPanel({
           {everyTenant ? <span data-testid="alerts-scope"> · all tenants (alert rules carry no tenant)</span> : null}
         </span>
       </div>
+      {withheldText ? (
+        <p className="panel-empty" data-testid="alerts-withheld">
+          {withheldText} The alert rules count every tenant&apos;s events.
+        </p>
+      ) : null}
       <ul className="alert-list">
         {alerts.map((a) => (
           <li key={a.name} data-testid="alert" data-state={a.state}>

@@ -13,11 +13,15 @@ export function JobActivityTable({
   jobTypes,
   tenant = null,
   tenantCounts = false,
+  fleetWithheld = false,
 }: {
   jobTypes: JobTypeActivity[];
   tenant?: string | null;
   tenantCounts?: boolean;
+  /** A tenant session: deliveries, redeliveries and claims exist only for every tenant and are not shown. */
+  fleetWithheld?: boolean;
 }) {
+  const count = (n: number | null) => (n === null ? "—" : formatCount(n));
   return (
     <section className="panel panel-flush" aria-labelledby="job-activity-heading" data-testid="job-types">
       <div className="panel-header">
@@ -25,9 +29,11 @@ export function JobActivityTable({
         <span className="panel-meta" data-testid="job-types-scope">
           {tenant === null
             ? "deliveries, redeliveries and suppressions over the range"
-            : tenantCounts
-              ? `suppressed and uncaught: ${tenant}'s; deliveries, redeliveries and claims: all tenants`
-              : "all tenants"}
+            : fleetWithheld
+              ? `suppressed and uncaught: ${tenant}'s; deliveries, redeliveries and claims are counted only for every tenant and not shown`
+              : tenantCounts
+                ? `suppressed and uncaught: ${tenant}'s; deliveries, redeliveries and claims: all tenants`
+                : "all tenants"}
         </span>
       </div>
       <div className="table-scroll">
@@ -53,6 +59,13 @@ export function JobActivityTable({
             </tr>
           </thead>
           <tbody>
+            {jobTypes.length === 0 ? (
+              <tr data-testid="job-types-empty">
+                <td colSpan={6} className="muted">
+                  No job type reported a delivery or a claim in this range.
+                </td>
+              </tr>
+            ) : null}
             {jobTypes.map((j) => (
               <tr key={j.jobType} data-testid="job-type-row" data-not-wired-up={j.notWiredUp ? "" : undefined}>
                 <th scope="row">
@@ -67,10 +80,10 @@ export function JobActivityTable({
                     </span>
                   ) : null}
                 </th>
-                <td className="num">{formatCount(j.deliveries)}</td>
-                <td className="num">{formatCount(j.redeliveries)}</td>
+                <td className="num">{count(j.deliveries)}</td>
+                <td className="num">{count(j.redeliveries)}</td>
                 <td className="num">{formatCount(j.suppressions)}</td>
-                <td className="num">{formatCount(j.claims)}</td>
+                <td className="num">{count(j.claims)}</td>
                 <td className="num" data-tone={j.uncaughtViolations > 0 ? "danger" : undefined}>
                   {formatCount(j.uncaughtViolations)}
                 </td>

@@ -6,7 +6,7 @@ import { AlertsPanel } from "./alerts-panel";
 import { JobActivityTable } from "./job-activity-table";
 import { OverviewTiles } from "./overview-tiles";
 import { StuckClaims } from "./stuck-claims";
-import { answersForTenant, EVERY_TENANT } from "./tenant-scope";
+import { answersForTenant, EVERY_TENANT, WITHHELD_TEXT, withheld } from "./tenant-scope";
 import { TimeSeriesChart } from "./time-series-chart";
 import { TopTenants } from "./top-tenants";
 import { ViolationsBanner } from "./violations-banner";
@@ -17,7 +17,9 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
   const per = `per ${formatDuration(s.stepSeconds)}`;
   const ms = (v: number | null) => (v === null ? null : v * 1000);
   // The claim charts come from the per-minute rollups, which carry no tenant.
-  const fleetOnly = data.tenant === null ? undefined : EVERY_TENANT;
+  // A tenant session is not shown them at all (OverviewResponse.withheld).
+  const chartWithheld = withheld(data, "series.claimRate") ? WITHHELD_TEXT : undefined;
+  const fleetOnly = data.tenant === null || chartWithheld ? undefined : EVERY_TENANT;
   return (
     <div className="overview" data-source={data.source} data-range={data.range ?? "custom"}>
       <ViolationsBanner
@@ -38,7 +40,12 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
       ))}
       <OverviewTiles data={data} />
       <div className="panel-grid">
-        <AlertsPanel alerts={data.alerts} source={data.alertsSource} everyTenant={!answersForTenant(data, "alerts")} />
+        <AlertsPanel
+          alerts={data.alerts}
+          source={data.alertsSource}
+          everyTenant={!answersForTenant(data, "alerts") && !withheld(data, "alerts")}
+          withheldText={withheld(data, "alerts") ? WITHHELD_TEXT : undefined}
+        />
         <TopTenants tenants={data.topTenants} />
       </div>
       <div className="panel-grid">
@@ -63,6 +70,7 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
         />
         <TimeSeriesChart
           id="claim-rate"
+          emptyText={chartWithheld}
           title="Claim rate"
           unit="claims/s"
           scope={fleetOnly}
@@ -70,9 +78,11 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
           timestamps={s.timestamps}
           series={[{ name: "claims/s", values: s.claimRate }]}
           format={(v) => (v >= 10 ? v.toFixed(0) : formatMeasure(v))}
+          emptyText="No claim in this range."
         />
         <TimeSeriesChart
           id="latency"
+          emptyText={chartWithheld}
           title="Claim latency"
           unit="ms"
           scope={fleetOnly}
@@ -83,9 +93,11 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
             { name: "p99", values: s.latencyP99.map(ms) },
           ]}
           format={(v) => (v >= 10 ? v.toFixed(0) : v.toFixed(1))}
+          emptyText="No claim in this range, so no latency to show."
         />
         <TimeSeriesChart
           id="waits"
+          emptyText={chartWithheld}
           title="In-flight waits and lease takeovers"
           unit={per}
           scope={fleetOnly}
@@ -95,12 +107,14 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
             { name: "in-flight waits", values: s.inFlight },
             { name: "lease takeovers", values: s.takeovers },
           ]}
+          emptyText="No in-flight wait and no lease takeover in this range."
         />
       </div>
       <JobActivityTable
         jobTypes={data.jobTypes}
         tenant={data.tenant}
         tenantCounts={answersForTenant(data, "jobTypes.suppressions") && answersForTenant(data, "jobTypes.uncaughtViolations")}
+        fleetWithheld={withheld(data, "jobTypes.deliveries")}
       />
       <StuckClaims claims={data.stuck} total={data.totals.stuck} />
     </div>

@@ -1,6 +1,6 @@
 import type { OverviewResponse } from "@/lib/console/overview-types";
 import { formatCount } from "@/lib/format";
-import { answersForTenant, EVERY_TENANT } from "./tenant-scope";
+import { answersForTenant, EVERY_TENANT, withheld } from "./tenant-scope";
 
 /**
  * The range's totals as tiles; violations and stuck claims tinted when not zero. With a tenant
@@ -8,7 +8,7 @@ import { answersForTenant, EVERY_TENANT } from "./tenant-scope";
  */
 export function OverviewTiles({ data }: { data: OverviewResponse }) {
   const t = data.totals;
-  const tiles: [string, string, number, string | undefined, string][] = [
+  const tiles: [string, string, number | null, string | undefined, string][] = [
     ["deliveries", "Deliveries", t.deliveries, undefined, "totals.deliveries"],
     ["redeliveries", "Redeliveries", t.redeliveries, undefined, "totals.redeliveries"],
     ["claims", "Claims", t.claims, undefined, "totals.claims"],
@@ -27,8 +27,12 @@ export function OverviewTiles({ data }: { data: OverviewResponse }) {
       {tiles.map(([id, label, value, tone, part]) => (
         <div className="stat" key={id} data-tone={tone} data-testid={`stat-${id}`}>
           <span className="stat-label">{label}</span>
-          <span className="stat-value">{formatCount(Math.round(value))}</span>
-          {data.tenant !== null ? (
+          <span className="stat-value">{value === null ? "—" : formatCount(Math.round(value))}</span>
+          {value === null || withheld(data, part) ? (
+            <span className="stat-note" data-testid="stat-scope">
+              not shown: every tenant&apos;s only
+            </span>
+          ) : data.tenant !== null ? (
             <span className="stat-note" data-testid="stat-scope">
               {answersForTenant(data, part) ? data.tenant : EVERY_TENANT}
             </span>

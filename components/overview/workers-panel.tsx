@@ -58,6 +58,12 @@ export function WorkersPanel() {
     );
   } else if (isError && !data) {
     body = <ErrorState {...describeError(error)} onRetry={() => void refetch()} retrying={isFetching} />;
+  } else if (data?.withheld) {
+    body = (
+      <div className="panel-empty" data-testid="workers-withheld">
+        <p>{data.withheld}</p>
+      </div>
+    );
   } else if (data && data.workers.length === 0) {
     body = (
       <div className="panel-empty">

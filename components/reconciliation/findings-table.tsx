@@ -4,15 +4,56 @@ import { formatUtc } from "@/lib/format";
 import { EmptyState } from "../ui/empty-state";
 import { FindingKindBadge } from "./finding-kind-badge";
 
+/**
+ * What an empty list rests on: `reconciled`, a completed run compared effects with a provider's
+ * objects; otherwise nothing was compared, because no provider is configured, no run has been made,
+ * or none of the latest completed.
+ */
+export type FindingsBasis = "reconciled" | "unconfigured" | "never-run" | "none-completed";
+
+const NOTHING_COMPARED: Record<Exclude<FindingsBasis, "reconciled">, string> = {
+  unconfigured: "No provider is configured here, so no effect has been compared with a provider's objects.",
+  "never-run": "No reconciliation run has been made yet, so no effect has been compared with a provider's objects.",
+  "none-completed":
+    "None of the latest reconciliation runs completed (their errors are above), so nothing they read was compared.",
+};
+
+function EmptyFindings({ state, basis }: { state: string; basis: FindingsBasis }) {
+  if (basis !== "reconciled") {
+    return (
+      <EmptyState title="No findings: nothing has been compared yet">
+        <p className="muted" data-testid="findings-basis" data-basis={basis}>
+          {NOTHING_COMPARED[basis]}
+        </p>
+      </EmptyState>
+    );
+  }
+  return (
+    <EmptyState title={`No ${state} findings`}>
+      <p className="muted" data-testid="findings-basis" data-basis={basis}>
+        {state === "open"
+          ? "In the windows the completed runs covered, every effect these filters select matched its provider's object."
+          : `No ${state} finding matches these filters.`}
+      </p>
+    </EmptyState>
+  );
+}
+
 /** The findings for the page's filters, newest last seen first; a row opens its detail beside the list. */
-export function FindingsTable({ list, filters }: { list: FindingListResponse; filters: FindingFilters }) {
+export function FindingsTable({
+  list,
+  filters,
+  basis,
+}: {
+  list: FindingListResponse;
+  filters: FindingFilters;
+  basis: FindingsBasis;
+}) {
   const state = filters.state ?? "open";
   return (
     <>
       {list.findings.length === 0 ? (
-        <EmptyState title={`No ${state} findings`}>
-          <p className="muted">The provider and Onceboard agree for these filters: every effect matched its provider's object.</p>
-        </EmptyState>
+        <EmptyFindings state={state} basis={basis} />
       ) : (
         <section className="panel panel-flush" aria-labelledby="findings-heading">
           <div className="panel-header">

@@ -2,11 +2,13 @@
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import type { Role } from "@/lib/auth/auth-types";
+import { anyProviderConfigured, type ProviderSetup } from "@/lib/console/provider-setup-types";
 import {
   type FindingFilters as Filters,
   type FindingListResponse,
   findingsApiUrl,
   findingsQueryKey,
+  type ReconciliationRun,
   type ReconciliationRunListResponse,
   RUNS_API_URL,
   runsQueryKey,
@@ -17,8 +19,16 @@ import { QueryStates } from "../ui/query-state";
 import { BulkAcknowledgePanel } from "./bulk-acknowledge-panel";
 import { FindingDetail } from "./finding-detail";
 import { FindingFilters } from "./finding-filters";
-import { FindingsTable } from "./findings-table";
+import { type FindingsBasis, FindingsTable } from "./findings-table";
+import { ProviderSetupNotice } from "./provider-setup-notice";
 import { RunsTable } from "./runs-table";
+
+/** What an empty list of findings rests on: a completed run, or nothing compared at all (and why). */
+export function findingsBasis(setup: ProviderSetup, runs: ReconciliationRun[] | undefined): FindingsBasis {
+  if (runs?.some((run) => run.status === "completed")) return "reconciled";
+  if (!anyProviderConfigured(setup)) return "unconfigured";
+  return runs && runs.length > 0 ? "none-completed" : "never-run";
+}
 
 /**
  * The Reconciliation page's body: the runs (refreshed while one is running), the findings for the
@@ -26,7 +36,18 @@ import { RunsTable } from "./runs-table";
  * the URL opens, beside them. Both lists were prefetched on the
  * server with the session's scope under these query keys.
  */
-export function ReconciliationView({ filters, platform, role }: { filters: Filters; platform: boolean; role: Role }) {
+export function ReconciliationView({
+  filters,
+  platform,
+  role,
+  setup,
+}: {
+  filters: Filters;
+  platform: boolean;
+  role: Role;
+  /** Which providers are configured here (server-side config): an empty list is not agreement without one. */
+  setup: ProviderSetup;
+}) {
   const runs = useQuery({
     queryKey: runsQueryKey(),
     queryFn: ({ signal }) => fetchJson<ReconciliationRunListResponse>(RUNS_API_URL, signal),
@@ -40,8 +61,9 @@ export function ReconciliationView({ filters, platform, role }: { filters: Filte
   });
   return (
     <div className="reconciliation">
+      <ProviderSetupNotice setup={setup} />
       <QueryStates query={runs} what="the reconciliation runs" skeleton={<p role="status">Loading runs…</p>}>
-        {(data) => <RunsTable runs={data.runs} />}
+        {(data) => <RunsTable runs={data.runs} configured={anyProviderConfigured(setup)} />}
       </QueryStates>
       <FindingFilters filters={filters} platform={platform} />
       {role !== "viewer" && (filters.state ?? "open") === "open" ? (
@@ -50,7 +72,7 @@ export function ReconciliationView({ filters, platform, role }: { filters: Filte
       <div className={filters.finding ? "findings-layout findings-layout-open" : "findings-layout"}>
         <div>
           <QueryStates query={findings} what="the findings" skeleton={<p role="status">Loading findings…</p>}>
-            {(data) => <FindingsTable list={data} filters={filters} />}
+            {(data) => <FindingsTable list={data} filters={filters} basis={findingsBasis(setup, runs.data?.runs)} />}
           </QueryStates>
         </div>
         {filters.finding ? <FindingDetail key={filters.finding} id={filters.finding} filters={filters} role={role} /> : null}

@@ -7,7 +7,11 @@ import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
  * and when its worker last checked in.
  */
 export function RunProgress({ run }: { run: ReconciliationRun }) {
-  const seen = `${formatCountOf(run.objectsSeen, "object")} · ${formatCountOf(run.effectsSeen, "effect")} · ${formatCount(run.matched)} matched`;
+  // Null for a tenant: a run's tallies count every tenant's objects and effects.
+  const seen =
+    run.objectsSeen === null || run.effectsSeen === null || run.matched === null
+      ? "tallies over every tenant: not shown"
+      : `${formatCountOf(run.objectsSeen, "object")} · ${formatCountOf(run.effectsSeen, "effect")} · ${formatCount(run.matched)} matched`;
   if (run.status !== "running") return <span>{seen}</span>;
   return (
     <div className="run-progress" data-testid="run-progress">

@@ -24,13 +24,19 @@ function RunCounts({ run }: { run: ReconciliationRun }) {
 }
 
 /** The latest reconciliation runs: which provider and window, how far, what they found, how long. */
-export function RunsTable({ runs }: { runs: ReconciliationRun[] }) {
+export function RunsTable({ runs, configured }: { runs: ReconciliationRun[]; configured: boolean }) {
   if (runs.length === 0)
     return (
       <EmptyState title="No reconciliation runs yet">
-        <p className="muted">
-          The maintenance loop reconciles each configured provider every few minutes; <code>npm run reconcile</code> runs one by
-          hand.
+        <p className="muted" data-testid="no-runs">
+          {configured ? (
+            <>
+              No run has been made yet. The maintenance loop reconciles each configured provider every few minutes;{" "}
+              <code>npm run reconcile</code> runs one by hand.
+            </>
+          ) : (
+            "None can run until a provider is configured."
+          )}
         </p>
       </EmptyState>
     );

@@ -21,7 +21,7 @@ export function DatabaseStatus() {
         {state === "down" && "Database unreachable"}
         {state === "up" && health.data && (
           <>
-            PostgreSQL {health.data.database.serverVersion.split(" ")[0]}
+            PostgreSQL
             <span className="muted"> · {Math.round(health.data.database.latencyMs)} ms</span>
           </>
         )}

@@ -16,6 +16,8 @@ import {
   bulkActionResponse,
   bulkDryRunResponse,
   bulkIdPath,
+  bulkItemsQuery,
+  bulkItemsResponse,
   bulkReleaseBody,
 } from "../contract/bulk";
 import {
@@ -275,6 +277,16 @@ export const OPERATIONS: Record<string, Partial<Record<Method, Operation>>> = {
       summary: "A bulk action's state and progress (viewer; a tenant token sees its own tenant's)",
       path: bulkIdPath,
       response: bulkActionResponse,
+      errors: [400, 401, 404, 429, 503, 504],
+    },
+  },
+  "/api/v1/bulk/{id}/items": {
+    get: {
+      summary:
+        "A bulk action's items (key, status, the refusal's reason) in the order they run, a page at a time (viewer; a tenant token sees its own tenant's)",
+      path: bulkIdPath,
+      query: bulkItemsQuery,
+      response: bulkItemsResponse,
       errors: [400, 401, 404, 429, 503, 504],
     },
   },

@@ -46,6 +46,8 @@ describe("pageQueryError: the status an invalid page URL answers with (proxy.ts)
     expect(await status("/retention?runs=0")).toBe(400);
     expect(await status("/audit?limit=-1")).toBe(400);
     expect(await status(`/admin?tenant=${"t".repeat(300)}`)).toBe(400);
+    // Each admin table's cursor is checked against its own list: the violations' one is refused.
+    expect(await status("/admin?tokensCursor=bm90LWEtY3Vyc29y")).toBe(400);
     expect(await status("/overview?tenant=a%00b")).toBe(400);
   });
 

@@ -1,3 +1,6 @@
+import { z } from "zod";
+import { SESSION_KEYSET, TOKEN_KEYSET } from "../console/admin-keysets";
+import { ADMIN_PAGE_KEYS, type AdminPageParams } from "../console/admin-page-types";
 import { AUDIT_FILTER_KEYS } from "../console/audit-page-types";
 import { isKnownJobType } from "../console/job-type-known";
 import { type KeysPageParams, keysPageParams } from "../console/keys-params";
@@ -7,11 +10,11 @@ import { type FindingFilters, findingSearch } from "../console/reconciliation-ty
 import { EFFECT_KEYSET, EVERY_TENANT_EFFECT_KEYSET } from "../console/search-effects";
 import { adminListQuery } from "../contract/admin";
 import { auditQuery } from "../contract/audit";
+import { cursorParam } from "../contract/common";
 import { effectSearchQuery } from "../contract/effects";
 import { overviewQuery } from "../contract/overview";
 import { findingsQuery } from "../contract/reconciliation";
 import { violationsQuery } from "../contract/violations";
-
 import { ApiError, toApiError } from "./errors";
 import { parseGapsQuery } from "./gaps-query";
 import type { InvalidPageQuery } from "./page-query-types";
@@ -62,6 +65,35 @@ export function parseKeysPageQuery(
   return { params, search };
 }
 
+const adminPageQuery = z.object({
+  tenant: adminListQuery.shape.tenant,
+  tokensCursor: cursorParam,
+  sessionsCursor: cursorParam,
+});
+
+/**
+ * The Tokens & sessions page's URL: the tenant as GET /api/v1/tokens reads it, and each table's
+ * cursor checked against its own list (the other table's, or one the API never made, is a 400
+ * naming it).
+ */
+export function parseAdminPageQuery(raw: URLSearchParams): AdminPageParams {
+  const params = parseSearchParams(adminPageQuery, pageValues(raw, { tenantId: null }, ADMIN_PAGE_KEYS));
+  for (const [name, keyset] of [
+    ["tokensCursor", TOKEN_KEYSET],
+    ["sessionsCursor", SESSION_KEYSET],
+  ] as const) {
+    const cursor = params[name];
+    try {
+      if (cursor) keyset.decode(cursor);
+    } catch {
+      throw new ApiError("INVALID_INPUT", `invalid query: ${name} is not one this list returned`, [
+        { path: name, message: "is not one this list returned" },
+      ]);
+    }
+  }
+  return params;
+}
+
 /** A session as the pages' parsers need it: a tenant session's ?tenant= is its own, whatever the URL says. */
 export interface PageQuerySession {
   tenantId: string | null;
@@ -109,7 +141,7 @@ const PAGE_QUERIES: Record<string, (raw: URLSearchParams, session: PageQuerySess
   "/retention": (raw, session) => void parseRetentionQuery(pageValues(raw, session, ["runs"])),
   "/audit": (raw) =>
     void parseSearchParams(auditQuery, pageValues(raw, { tenantId: null }, [...AUDIT_FILTER_KEYS, "cursor", "limit"])),
-  "/admin": (raw) => void parseSearchParams(adminListQuery, pageValues(raw, { tenantId: null }, ["tenant"])),
+  "/admin": (raw) => void parseAdminPageQuery(raw),
 };
 
 /** The pages whose ?jobType= must name a job type some worker reported (the page says so in a banner). */

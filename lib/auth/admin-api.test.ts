@@ -165,6 +165,94 @@ describe("tokens API", () => {
   });
 });
 
+describe("a token minting tokens", () => {
+  async function mint(headers: Record<string, string>, body: Record<string, unknown>) {
+    const response = await tokensRoute.POST(request("/api/v1/tokens", headers, "POST", body), none);
+    return { status: response.status, text: await response.text() };
+  }
+  const authenticates = async (secret: string) =>
+    (await tokensRoute.GET(request("/api/v1/tokens", { authorization: `Bearer ${secret}` }), none)).status;
+
+  it("never outlives its minter: no expiry takes the minter's, a later one or none at all is refused naming expiresAt", async () => {
+    const tenMinutes = new Date(Date.now() + 10 * 60_000);
+    const { secret } = await createToken({ name: "short-lived", tenantId: null, role: "admin", expiresAt: tenMinutes });
+    const minter = { authorization: `Bearer ${secret}` };
+    for (const expiresAt of [null, new Date(Date.now() + 86_400_000).toISOString()]) {
+      const refused = await mint(minter, { name: "forever", role: "admin", expiresAt });
+      expect(refused.status).toBe(400);
+      expect(refused.text).toContain("expiresAt");
+      expect(refused.text).toContain(tenMinutes.toISOString());
+    }
+    const inherited = await mint(minter, { name: "inherits", role: "admin" });
+    expect(inherited.status).toBe(201);
+    expect((JSON.parse(inherited.text) as CreatedTokenResponse).token.expiresAt).toBe(tenMinutes.toISOString());
+    const sooner = new Date(Date.now() + 60_000).toISOString();
+    const shorter = await mint(minter, { name: "sooner", role: "viewer", expiresAt: sooner });
+    expect(shorter.status).toBe(201);
+    expect((JSON.parse(shorter.text) as CreatedTokenResponse).token.expiresAt).toBe(sooner);
+  });
+
+  it("revoking a token revokes what it minted, transitively, and their sessions; the audit row names them", async () => {
+    const { token: root, secret } = await createToken({ name: "root", tenantId: "acme", role: "admin" });
+    const child = JSON.parse(
+      (await mint({ authorization: `Bearer ${secret}` }, { name: "child", role: "admin" })).text,
+    ) as CreatedTokenResponse;
+    const grandchild = JSON.parse(
+      (await mint({ authorization: `Bearer ${child.secret}` }, { name: "grandchild", role: "operator" })).text,
+    ) as CreatedTokenResponse;
+    // A session's token is its minter: what the session mints goes with that token.
+    const signedIn = await login({ token: child.secret, ip: "192.0.2.9" });
+    if (!signedIn) throw new Error("sign-in refused");
+    const viaSession = JSON.parse(
+      (
+        await mint(
+          { cookie: `${SESSION_COOKIE}=${signedIn.cookieValue}`, origin: CONSOLE },
+          { name: "via-session", role: "viewer" },
+        )
+      ).text,
+    ) as CreatedTokenResponse;
+    expect(viaSession.token?.id).toBeDefined();
+    const { rows } = await db.pool.query("SELECT minted_by FROM api_tokens WHERE id = $1", [viaSession.token.id]);
+    expect(rows[0].minted_by).toBe(child.token.id);
+    // Admin 200, operator and viewer 403: authenticated, all of them.
+    for (const s of [child.secret, grandchild.secret, viaSession.secret]) expect(await authenticates(s)).not.toBe(401);
+
+    const revoked = await tokenRevokeRoute.POST(
+      request(`/api/v1/tokens/${root.id}/revoke`, await bearer("acme"), "POST"),
+      withId(root.id),
+    );
+    expect(revoked.status).toBe(200);
+    for (const s of [secret, child.secret, grandchild.secret, viaSession.secret]) expect(await authenticates(s)).toBe(401);
+    expect(
+      (await tokensRoute.GET(request("/api/v1/tokens", { cookie: `${SESSION_COOKIE}=${signedIn.cookieValue}` }), none)).status,
+    ).toBe(401);
+    const audit = (await auditRows("token.revoke")).find((r) => r.target === root.id);
+    expect([...(audit?.detail.alsoRevoked ?? [])].sort()).toEqual(
+      [child.token.id, grandchild.token.id, viaSession.token.id].sort(),
+    );
+  });
+
+  it("never outranks its minter, and a mint racing its minter's revocation either fails or is revoked with it", async () => {
+    const operatorSession = await session("acme", "operator");
+    const refused = await mint({ cookie: operatorSession.cookie, origin: CONSOLE }, { name: "up", role: "admin" });
+    expect(refused.status).toBe(403);
+    for (let round = 0; round < 10; round++) {
+      const { token: minter, secret } = await createToken({ name: `racer-${round}`, tenantId: "acme", role: "admin" });
+      const admin = await bearer("acme");
+      const [minted] = await Promise.all([
+        mint({ authorization: `Bearer ${secret}` }, { name: `racing-${round}`, role: "viewer" }),
+        tokenRevokeRoute.POST(request(`/api/v1/tokens/${minter.id}/revoke`, admin, "POST"), withId(minter.id)),
+      ]);
+      if (minted.status === 201) {
+        const { rows } = await db.pool.query("SELECT revoked_at FROM api_tokens WHERE id = $1", [
+          (JSON.parse(minted.text) as CreatedTokenResponse).token.id,
+        ]);
+        expect(rows[0].revoked_at).not.toBeNull();
+      } else expect(minted.status).toBe(401);
+    }
+  });
+});
+
 describe("sessions API", () => {
   it("lists live sessions by a public id that is neither the cookie nor its hash, with who, how and from where", async () => {
     const admin = await bearer("acme");

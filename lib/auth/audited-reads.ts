@@ -1,13 +1,16 @@
 import type { EffectDetail, EffectSearchResponse } from "../console/effects-types";
 import { getEffect } from "../console/get-effect";
+import { getFinding } from "../console/get-finding";
+import type { FindingDetail } from "../console/reconciliation-types";
 import { type EffectSearch, searchEffects } from "../console/search-effects";
 import { audit } from "./audit";
 import type { Principal } from "./auth-types";
 import type { Scope } from "./scope";
 
 /**
- * The key reads, each with its audit row: what GET /api/v1/effects/{key} and GET /api/v1/effects
- * answer, and what the Keys page renders on the server. One function per read, so the page cannot
+ * The key reads, each with its audit row: what GET /api/v1/effects/{key}, GET /api/v1/effects and
+ * GET /api/v1/reconciliation/findings/{id} answer, and what the Keys and Reconciliation pages
+ * render on the server. One function per read, so the page cannot
  * read a key without the audit row the API writes. The row is committed before the data is returned.
  * Both read one tenant: a tenant scope's own, or the one a platform scope names.
  */
@@ -54,4 +57,29 @@ export async function searchEffectsAudited(input: {
     ip: input.ip,
   });
   return result;
+}
+
+/**
+ * One reconciliation finding, or null when the scope has none (audited as not_found). A finding
+ * shows an effect's key, provider key and recorded outcome — what opening the key on the Keys page
+ * shows — so it is a key read like that one, audited the same way.
+ */
+export async function readFindingAudited(input: {
+  principal: Principal;
+  scope: Scope;
+  id: string;
+  ip: string | null;
+}): Promise<FindingDetail | null> {
+  const finding = await getFinding(input.scope, input.id);
+  await audit({
+    principal: input.principal,
+    action: "reconciliation.finding.read",
+    // The finding's own tenant (a platform reader's row lands where that tenant's admin sees it).
+    tenantId: finding ? finding.tenant : input.scope.tenant,
+    target: input.id,
+    result: finding ? "ok" : "not_found",
+    detail: finding ? { effectKey: finding.effectKey, provider: finding.provider } : undefined,
+    ip: input.ip,
+  });
+  return finding;
 }

@@ -4,7 +4,7 @@ import { safeForLog } from "../api/log-safe";
 import { getPrisma } from "../db/prisma";
 import { appendAudit } from "./audit";
 import { authenticate } from "./authenticate";
-import { ensureBootstrapAdmin } from "./bootstrap";
+import { bootstrapLogin, bootstrapLoginReminder, ensureBootstrapAdmin } from "./bootstrap";
 import { login } from "./login";
 import { SESSION_COOKIE } from "./session";
 import { createToken, findActiveToken, revokeToken } from "./tokens";
@@ -114,6 +114,29 @@ describe("lib/auth", () => {
     expect(first?.principal).toMatchObject({ role: "admin", tenantId: null });
     expect(await login({ code, ip: null })).toBeNull();
     expect(await ensureBootstrapAdmin("http://localhost:3000")).toBeNull();
+  });
+
+  it("npm start's second sign-in line: the same link while unused, how to get a new one once it has been used", async () => {
+    await db.pool.query("DELETE FROM login_links");
+    await db.pool.query("DELETE FROM api_tokens");
+    const first = await bootstrapLogin(db.url, "http://localhost:3000");
+    expect(first.link).not.toBeNull();
+    expect(first.message).toContain("Sign in once with this link");
+    expect(await bootstrapLoginReminder(db.url, first)).toBe(first.message);
+    expect(await login({ code: first.link?.code ?? "", ip: null })).not.toBeNull();
+    const reminder = await bootstrapLoginReminder(db.url, first);
+    expect(reminder).not.toContain(first.link?.code ?? "?");
+    expect(reminder).not.toContain("Sign in once");
+    expect(reminder).toContain("was used");
+    expect(reminder).toContain(`npm run token -- link ${first.link?.tokenId}`);
+    // Past its expiry, unused: said so, not printed again.
+    const later = new Date((first.link?.expiresAt.getTime() ?? 0) + 1000);
+    await db.pool.query("UPDATE login_links SET used_at = NULL");
+    expect(await bootstrapLoginReminder(db.url, first, later)).toContain("has expired");
+    // Tokens exist already: no link was made, and the line says how to get in.
+    const again = await bootstrapLogin(db.url, "http://localhost:3000");
+    expect(again.link).toBeNull();
+    expect(await bootstrapLoginReminder(db.url, again)).toBe(again.message);
   });
 
   it("log values cannot forge lines", () => {

@@ -220,6 +220,38 @@ describe("bulk release", () => {
     expect(attempts.rows[0].n).toBe(60);
   }, 60_000);
 
+  it("five identical releases at once: one is accepted, the others answer 409 naming it; once it is over, another may start", async () => {
+    await seedStuck(30);
+    await seedStuck(5, "other");
+    const headers = await Promise.all(Array.from({ length: 5 }, () => bearer()));
+    // Each request on its own pooled connection, all in flight together: the race the database must settle.
+    const responses = await Promise.all(headers.map((h) => post(releaseRoute, "/api/v1/bulk/release", h, { q: "ord" })));
+    const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, text: await r.text() })));
+    const accepted = bodies.filter((b) => b.status === 202);
+    expect(accepted).toHaveLength(1);
+    const first = (JSON.parse(accepted[0]?.text ?? "{}") as BulkActionResponse).action;
+    const refused = bodies.filter((b) => b.status !== 202);
+    expect(refused.map((b) => b.status)).toEqual([409, 409, 409, 409]);
+    for (const b of refused) expect(b.text).toContain(first.id);
+    const live = await db.pool.query("SELECT count(*)::int AS n FROM bulk_actions WHERE tenant_id = $1", [tenant]);
+    expect(live.rows[0].n).toBe(1);
+
+    // Another target set of the same tenant is not a twin.
+    const other = await post(releaseRoute, "/api/v1/bulk/release", headers[0] ?? {}, { q: "other" });
+    expect(other.status).toBe(202);
+    // A filter spelled differently over the same items is: the items decide, not the filter's text.
+    const respelled = await post(releaseRoute, "/api/v1/bulk/release", headers[0] ?? {}, {
+      q: "ORD",
+      jobType: "capture-payment",
+    });
+    expect(respelled.status).toBe(409);
+    expect(await respelled.text()).toContain(first.id);
+
+    const cancel = await post(cancelRoute, `/api/v1/bulk/${first.id}/cancel`, headers[0] ?? {}, undefined, { id: first.id });
+    expect(cancel.status).toBe(200);
+    expect((await post(releaseRoute, "/api/v1/bulk/release", headers[1] ?? {}, { q: "ord" })).status).toBe(202);
+  });
+
   it("refuses a viewer (403) and a read-only console (403), writing nothing", async () => {
     await seedStuck(2);
     const viewer = await post(releaseRoute, "/api/v1/bulk/release", await bearer("viewer"), {});

@@ -5,6 +5,8 @@ import type {
   bulkActionResponse,
   bulkActionView,
   bulkDryRunResponse,
+  bulkItemsResponse,
+  bulkItemView,
   stuckClaimSample,
 } from "../contract/bulk";
 
@@ -49,6 +51,25 @@ export type BulkAcknowledgeDryRunResponse = z.infer<typeof bulkAcknowledgeDryRun
 export type BulkActionView = z.infer<typeof bulkActionView>;
 export type BulkActionResponse = z.infer<typeof bulkActionResponse>;
 
+/** An item's status: "ok" outcomes are applied, any other outcome is the guard's refusal. */
+export const BULK_ITEM_STATUSES = ["pending", "applied", "refused"] as const;
+export type BulkItemStatus = (typeof BULK_ITEM_STATUSES)[number];
+export type BulkItemView = z.infer<typeof bulkItemView>;
+/** GET /api/v1/bulk/{id}/items: a page of the action's items, in the order they run. */
+export type BulkItemsResponse = z.infer<typeof bulkItemsResponse>;
+
 export const bulkActionQueryKey = (id: string) => ["bulk-action", id];
+
+/** How many items the bulk progress panel shows at once. */
+export const BULK_ITEMS_PANEL_SIZE = 20;
+
+/** The URL the bulk progress panel reads a page of items from; `cursor` absent: the first page. */
+export function bulkItemsUrl(id: string, cursor: string | null): string {
+  const search = new URLSearchParams({ limit: String(BULK_ITEMS_PANEL_SIZE) });
+  if (cursor) search.set("cursor", cursor);
+  return `/api/v1/bulk/${encodeURIComponent(id)}/items?${search}`;
+}
+
+export const bulkItemsQueryKey = (id: string, cursor: string | null) => ["bulk-action", id, "items", cursor];
 /** Terminal states: the page stops polling. */
 export const BULK_ACTION_FINISHED: readonly BulkActionState[] = ["done", "cancelled", "failed"];

@@ -1,6 +1,6 @@
 import { ApiError } from "../api/errors";
 import { loadConfig } from "../config";
-import { Keyset } from "../console/keyset";
+import { SESSION_KEYSET } from "../console/admin-keysets";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import type { SessionView } from "./admin-types";
 import { appendAudit } from "./audit";
@@ -46,14 +46,6 @@ function sessionOwner(row: {
   }
   return { actor: row.actor ?? "oidc (unknown)", role: (row.role ?? "viewer") as Role, tenantId: row.tenantId };
 }
-
-/**
- * Live sessions, newest signed in first, by seq (a bigint identity: insertion order). Not by last
- * seen: it moves while a list is paged, and a row that moves past the cursor is skipped or read
- * twice; nor by created_at then id: Prisma reads times to the millisecond, so a cursor could not
- * name a row exactly.
- */
-export const SESSION_KEYSET = new Keyset("sessions", [{ column: "seq", type: "bigint" }]);
 
 export async function listLiveSessions(
   scope: Scope,

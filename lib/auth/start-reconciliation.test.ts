@@ -4,6 +4,7 @@ import { loadConfig } from "../config";
 import { ensureEffectPartitions } from "../db/partitions";
 import { createPrismaClient, type PrismaClient } from "../db/prisma";
 import type { ProviderAdapter, ProviderPage } from "../reconciliation/adapter";
+import { writeStripeProvidersFile } from "../reconciliation/testing/harness";
 import type { Principal } from "./auth-types";
 import { startReconciliation } from "./start-reconciliation";
 
@@ -48,7 +49,13 @@ describe("startReconciliation", () => {
     await prisma?.$disconnect();
     await db?.drop();
   });
-  const config = () => ({ ...loadConfig(), DATABASE_URL: db.url, STRIPE_API_KEY: "sk_test_start" });
+  const providersFile = writeStripeProvidersFile();
+  const config = () => ({
+    ...loadConfig(),
+    DATABASE_URL: db.url,
+    STRIPE_API_KEY: "sk_test_start",
+    ONCEBOARD_PROVIDERS_FILE: providersFile,
+  });
 
   it("answers with the running run; a second start of the window is refused while the first holds the lock", async () => {
     const first = heldAdapter();

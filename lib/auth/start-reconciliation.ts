@@ -10,7 +10,7 @@ import type { PrismaClient } from "../db/prisma";
 import { getPrisma } from "../db/prisma";
 import type { ProviderAdapter } from "../reconciliation/adapter";
 import { adapterFor } from "../reconciliation/adapters";
-import { reconcileProvider } from "../reconciliation/providers";
+import { PROVIDERS_FILE_VARIABLE, type ReconcileProvider, reconcileProviders } from "../reconciliation/providers";
 import { ReconcileBusyError, type ReconcileResult, reconcile } from "../reconciliation/reconcile";
 import { audit } from "./audit";
 import type { Principal } from "./auth-types";
@@ -21,7 +21,7 @@ const START_WAIT_MS = 10_000;
 export interface StartDeps {
   config?: Config;
   prisma?: PrismaClient;
-  adapter?: (provider: string, config: Config) => ProviderAdapter;
+  adapter?: (provider: ReconcileProvider, config: Config) => ProviderAdapter;
 }
 
 const RUN_COLUMNS = `id::text AS id, provider, window_from, window_to, grace_seconds, status, trigger, requested_by,
@@ -70,16 +70,17 @@ export async function startReconciliation(
     );
     throw new ApiError(code, message);
   };
-  const provider = reconcileProvider(config, input.provider);
-  if (!provider) return refuse("NOT_FOUND", `no provider named ${JSON.stringify(input.provider)}: stripe or mailer`, "not_found");
+  const providers = reconcileProviders(config);
+  const provider = providers.find((p) => p.name === input.provider);
+  if (!provider) {
+    const named =
+      providers.length === 0 ? `none is configured (set ${PROVIDERS_FILE_VARIABLE})` : providers.map((p) => p.name).join(", ");
+    return refuse("NOT_FOUND", `no provider named ${JSON.stringify(input.provider)}: ${named}`, "not_found");
+  }
   if (!provider.configured)
-    return refuse(
-      "CONFLICT",
-      `${provider.label} is not configured here: set ${provider.name === "stripe" ? "STRIPE_API_KEY" : "MAILER_RECONCILE_URL"}`,
-      "not_configured",
-    );
+    return refuse("CONFLICT", `${provider.label} is not configured here: ${provider.notConfiguredReason}`, "not_configured");
   if (!config.DATABASE_URL) throw new ApiError("DATABASE_NOT_CONFIGURED", "DATABASE_URL is not set");
-  const adapter = (deps.adapter ?? adapterFor)(provider.name, config);
+  const adapter = (deps.adapter ?? adapterFor)(provider, config);
   const applicationName = `onceboard-reconcile-api-${randomUUID().slice(0, 8)}`;
   const pool = new pg.Pool(
     consolePoolConfig({

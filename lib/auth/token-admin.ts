@@ -1,11 +1,11 @@
 import { ApiError } from "../api/errors";
-import { Keyset } from "../console/keyset";
+import { TOKEN_KEYSET } from "../console/admin-keysets";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import type { TokenView } from "./admin-types";
 import { appendAudit } from "./audit";
-import type { Principal, Role } from "./auth-types";
+import { type Principal, type Role, roleAtLeast } from "./auth-types";
 import type { Scope } from "./scope";
-import { createToken, revokeToken, type TokenSummary } from "./tokens";
+import { createToken, revokeTokenAndMinted, type TokenSummary } from "./tokens";
 
 /**
  * Machine tokens as the admin page and /api/v1/tokens manage them. A tenant admin's scope reads and
@@ -35,13 +35,6 @@ export function tokenView(token: TokenSummary, now = new Date()): TokenView {
 function tokenWhere(scope: Scope): { tenantId?: string } {
   return scope.tenant !== null ? { tenantId: scope.tenant } : {};
 }
-
-/**
- * The admin lists' order: newest made first, by seq (a bigint identity: insertion order). Not
- * created_at then id: Prisma reads a time to the millisecond, PostgreSQL keeps microseconds, so a
- * cursor holding a time could not name a row exactly; seq alone is unique and exact.
- */
-export const TOKEN_KEYSET = new Keyset("tokens", [{ column: "seq", type: "bigint" }]);
 
 /** The scope's tokens, newest first (revoked and expired ones too: the page says so), a page at a time. */
 export async function listScopedTokens(
@@ -88,13 +81,24 @@ export interface NewTokenRequest {
   expiresAt?: Date | null;
 }
 
-/** Creates a token within the caller's scope and audits it; the secret is returned this once. */
+/**
+ * Creates a token within the caller's scope and audits it; the secret is returned this once.
+ *
+ * A token (or a token's console session) minting another is its minter: the new token never
+ * outranks it (role at most the minter's), never outlives it (an omitted expiry is the minter's,
+ * a later one or none at all is refused while the minter expires), and is revoked with it
+ * (api_tokens.minted_by, lib/auth/tokens.ts revokeTokenAndMinted). The minter's row is locked in
+ * the transaction that mints (an UPDATE that re-checks it is live), so a revocation committing
+ * meanwhile either refuses this mint or revokes what it minted. A person signed in through the
+ * identity provider mints with no minter token: their role and tenant bound it, and the token
+ * keeps the expiry asked for.
+ */
 export async function createScopedToken(
   input: { scope: Scope; principal: Principal; ip: string | null; request: NewTokenRequest },
   db: PrismaClient = getPrisma(),
   now = new Date(),
 ): Promise<{ token: TokenView; secret: string }> {
-  const { scope, request } = input;
+  const { scope, request, principal } = input;
   let tenantId: string | null;
   if (!scope.platform) {
     const own = scope.oneTenant();
@@ -105,23 +109,49 @@ export async function createScopedToken(
   } else {
     tenantId = request.tenantId ?? null;
   }
+  if (!roleAtLeast(principal.role, request.role)) {
+    throw new ApiError("FORBIDDEN", `a ${principal.role} cannot create a ${request.role} token: never above its own role`);
+  }
   if (request.expiresAt && request.expiresAt.getTime() <= now.getTime()) {
     throw new ApiError("INVALID_INPUT", "invalid body: expiresAt must be in the future", [
       { path: "expiresAt", message: "must be in the future" },
     ]);
   }
   return db.$transaction(async (tx) => {
+    let expiresAt = request.expiresAt ?? null;
+    if (principal.tokenId !== null) {
+      // Locks the minter's row and re-reads it after any revocation holding it: live, or no mint.
+      const { count } = await tx.apiToken.updateMany({
+        where: { id: principal.tokenId, revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
+        data: { lastUsedAt: now },
+      });
+      if (count !== 1) throw new ApiError("UNAUTHENTICATED", "the token creating this one has been revoked or has expired");
+      const minter = await tx.apiToken.findUniqueOrThrow({ where: { id: principal.tokenId }, select: { expiresAt: true } });
+      if (minter.expiresAt !== null) {
+        if (request.expiresAt === undefined) expiresAt = minter.expiresAt;
+        else if (expiresAt === null || expiresAt.getTime() > minter.expiresAt.getTime()) {
+          const message = `must be at or before ${minter.expiresAt.toISOString()}, when the token creating it expires`;
+          throw new ApiError("INVALID_INPUT", `invalid body: expiresAt ${message}`, [{ path: "expiresAt", message }]);
+        }
+      }
+    }
     const { token, secret } = await createToken(
-      { name: request.name, tenantId, role: request.role, expiresAt: request.expiresAt ?? null },
+      { name: request.name, tenantId, role: request.role, expiresAt, mintedBy: principal.tokenId },
       tx,
     );
     await appendAudit(tx, {
-      principal: input.principal,
+      principal,
       action: "token.create",
       tenantId,
       target: token.id,
       result: "ok",
-      detail: { name: token.name, role: token.role, suffix: token.suffix, expiresAt: token.expiresAt?.toISOString() ?? null },
+      detail: {
+        name: token.name,
+        role: token.role,
+        suffix: token.suffix,
+        expiresAt: token.expiresAt?.toISOString() ?? null,
+        mintedBy: principal.tokenId,
+      },
       ip: input.ip,
     });
     return { token: tokenView(token, now), secret };
@@ -129,8 +159,8 @@ export async function createScopedToken(
 }
 
 /**
- * Revokes a token of the caller's scope (idempotent) and audits it; its console sessions end with
- * it (a session is only as good as its token). 404 for a token the scope does not hold.
+ * Revokes a token of the caller's scope (idempotent) and every token it minted, and audits it;
+ * their console sessions end with them (a session is only as good as its token). 404 for a token the scope does not hold.
  */
 export async function revokeScopedToken(
   input: { scope: Scope; principal: Principal; ip: string | null; id: string },
@@ -140,7 +170,7 @@ export async function revokeScopedToken(
   return db.$transaction(async (tx) => {
     const found = await tx.apiToken.findFirst({ where: { id: input.id, ...tokenWhere(input.scope) }, select: { id: true } });
     if (!found) throw new ApiError("NOT_FOUND", "no token with this id");
-    await revokeToken(found.id, tx);
+    const alsoRevoked = (await revokeTokenAndMinted(found.id, tx, now)) ?? [];
     const row = await tx.apiToken.findUniqueOrThrow({ where: { id: found.id } });
     await appendAudit(tx, {
       principal: input.principal,
@@ -148,7 +178,8 @@ export async function revokeScopedToken(
       tenantId: row.tenantId,
       target: row.id,
       result: "ok",
-      detail: { name: row.name, suffix: row.prefix },
+      // What this token minted goes with it; the audit row names them.
+      detail: { name: row.name, suffix: row.prefix, ...(alsoRevoked.length > 0 ? { alsoRevoked } : {}) },
       ip: input.ip,
     });
     return tokenView({ ...row, role: row.role as Role, suffix: row.prefix }, now);

@@ -35,6 +35,8 @@ export interface CreateTokenInput {
   tenantId: string | null;
   role: Role;
   expiresAt?: Date | null;
+  /** The token minting this one (lib/auth/token-admin.ts bounds it by that token); null: minted on the host or by a person. */
+  mintedBy?: string | null;
 }
 
 export class TokenInputError extends Error {
@@ -62,6 +64,7 @@ export async function createToken(
       tokenHash: hashSecret(secret),
       prefix: secret.slice(-6),
       expiresAt: input.expiresAt ?? null,
+      mintedById: input.mintedBy ?? null,
     },
   });
   return { token: toSummary(row), secret };
@@ -72,12 +75,44 @@ export async function listTokens(db: Pick<PrismaClient, "apiToken"> = getPrisma(
   return rows.map(toSummary);
 }
 
-/** Revokes a token (idempotent: an already revoked one keeps its first revocation time). Returns false if unknown. */
+/**
+ * Revokes a token and every token it minted, transitively (idempotent: an already revoked one
+ * keeps its first revocation time). Returns false if unknown. A token minted by a token is only as
+ * good as its minter: revoking a leaked token must not leave what it minted standing.
+ */
 export async function revokeToken(id: string, db: Pick<PrismaClient, "apiToken"> = getPrisma()): Promise<boolean> {
-  if (!/^[0-9a-f-]{36}$/i.test(id)) return false;
-  const { count } = await db.apiToken.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
-  if (count === 1) return true;
-  return (await db.apiToken.count({ where: { id } })) === 1;
+  return (await revokeTokenAndMinted(id, db)) !== null;
+}
+
+/**
+ * revokeToken, answering which of the tokens the revoked one minted (transitively) this revoked
+ * now, or null for an unknown id. Within a transaction that minted a token from this one
+ * (createScopedToken locks the minter's row), the walk sees that token: the two are ordered.
+ */
+export async function revokeTokenAndMinted(
+  id: string,
+  db: Pick<PrismaClient, "apiToken"> = getPrisma(),
+  now = new Date(),
+): Promise<string[] | null> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
+  const { count } = await db.apiToken.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: now } });
+  if (count !== 1 && (await db.apiToken.count({ where: { id } })) !== 1) return null;
+  const alsoRevoked: string[] = [];
+  // Every generation, revoked or not: a token revoked earlier had its own minted ones revoked then,
+  // but walking through it costs one query and keeps this true whatever happened before.
+  for (let generation = [id]; generation.length > 0; ) {
+    const minted = await db.apiToken.findMany({
+      where: { mintedById: { in: generation } },
+      select: { id: true, revokedAt: true },
+    });
+    const live = minted.filter((token) => token.revokedAt === null).map((token) => token.id);
+    if (live.length > 0) {
+      await db.apiToken.updateMany({ where: { id: { in: live }, revokedAt: null }, data: { revokedAt: now } });
+      alsoRevoked.push(...live);
+    }
+    generation = minted.map((token) => token.id);
+  }
+  return alsoRevoked;
 }
 
 // What a request's authentication reads of a token: the columns of a TokenSummary, no hash.

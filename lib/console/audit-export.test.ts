@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as exportRoute from "../../app/api/v1/audit/export/route";
 import * as auditRoute from "../../app/api/v1/audit/route";
@@ -7,7 +8,7 @@ import { auditIntegrity } from "../auth/audit-integrity";
 import { Scope } from "../auth/scope";
 import { createToken } from "../auth/tokens";
 import { getPrisma } from "../db/prisma";
-import { auditExportStream, csvCell, newestAuditId } from "./audit-export";
+import { auditExportStream, csvCell, isFormulaLike, newestAuditId } from "./audit-export";
 
 /** The audit log's export (and its filters, shared with GET /api/v1/audit), on a real PostgreSQL. */
 const CONSOLE = "http://console.test";
@@ -29,14 +30,14 @@ async function admin(tenantId: string | null): Promise<Record<string, string>> {
   return { authorization: `Bearer ${secret}`, host: "console.test" };
 }
 
-async function insertAudit(rows: { actor: string; tenant: string | null; action: string; target: string | null }[]) {
+async function insertAudit(
+  rows: { actor: string; tenant: string | null; action: string; target: string | null; tokenId?: string }[],
+) {
   for (const row of rows) {
-    await db.pool.query("INSERT INTO audit_log (actor, tenant_id, action, target, result) VALUES ($1, $2, $3, $4, 'ok')", [
-      row.actor,
-      row.tenant,
-      row.action,
-      row.target,
-    ]);
+    await db.pool.query(
+      "INSERT INTO audit_log (actor, tenant_id, action, target, result, token_id) VALUES ($1, $2, $3, $4, 'ok', $5)",
+      [row.actor, row.tenant, row.action, row.target, row.tokenId ?? null],
+    );
   }
 }
 
@@ -57,11 +58,75 @@ describe("CSV cells", () => {
   });
 });
 
+describe("CSV cells hiding a formula (issue 35)", () => {
+  it("neutralises a formula behind whitespace, NBSP, U+3000, bidi and zero-width characters, or in fullwidth", () => {
+    for (const hidden of [
+      " =1+1",
+      "\u00a0=1+1",
+      "\u3000=1+1",
+      "\u202e=1+1",
+      "\u200b\u2066=1+1",
+      "\ufeff@SUM(A1)",
+      "\uff1d1+1",
+      "\uff0b1",
+      "\uff0d1",
+      "\uff20SUM(A1)",
+      "\ufe66HYPERLINK(1)",
+      " \u3000\uff1dHYPERLINK(1)",
+      "\u22121",
+    ])
+      expect(csvCell(hidden), JSON.stringify(hidden)).toBe(
+        /[",\r\n]/.test(hidden) ? `"'${hidden.replace(/"/g, '""')}"` : `'${hidden}`,
+      );
+    for (const kept of ["a = b", "x\u3000=1", "1+1", "\u3000text", "ｔｅｘｔ"]) expect(csvCell(kept)).toBe(kept);
+  });
+
+  /** The cell as a spreadsheet reads it back: unquoted, quotes undoubled. */
+  const readBack = (cell: string) => (cell.startsWith('"') ? cell.slice(1, -1).replace(/""/g, '"') : cell);
+  const ignorable = fc.constantFrom(
+    " ",
+    "\t",
+    "\u00a0",
+    "\u2007",
+    "\u3000",
+    "\u202e",
+    "\u202a",
+    "\u200b",
+    "\u2066",
+    "\ufeff",
+    "\u0000",
+  );
+  const lead = fc.constantFrom("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20", "\ufe66", "\ufe62", "\ufe63");
+
+  it("property: whatever hides it, a cell whose first character that counts leads a formula reads back as text", () => {
+    fc.assert(
+      fc.property(fc.array(ignorable, { maxLength: 5 }), lead, fc.string({ maxLength: 20 }), (prefix, first, rest) => {
+        const value = `${prefix.join("")}${first}${rest}`;
+        expect(readBack(csvCell(value))).toBe(`'${value}`);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("property: any other cell reads back exactly as it was", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme", maxLength: 30 }), (value) => {
+        const back = readBack(csvCell(value));
+        expect(back === value || back === `'${value}`).toBe(true);
+        if (back !== value) expect(isFormulaLike(value)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
 describe("GET /api/v1/audit/export", () => {
   it("exports the filtered rows only (actor, action family, target, tenant), newest first, and audits the export", async () => {
+    // acme's own token: a tenant's export shows its own actors (another's would be withheld).
+    const { token: oncall } = await createToken({ name: "oncall", tenantId: "acme", role: "operator" });
     await insertAudit([
-      { actor: "Oncall (…aaaaaa)", tenant: "acme", action: "effect.release", target: "=1+2" },
-      { actor: "oncall (…aaaaaa)", tenant: "acme", action: "effect.read", target: 'capture:"quoted",x' },
+      { actor: "Oncall (…aaaaaa)", tenant: "acme", action: "effect.release", target: "=1+2", tokenId: oncall.id },
+      { actor: "oncall (…aaaaaa)", tenant: "acme", action: "effect.read", target: 'capture:"quoted",x', tokenId: oncall.id },
       { actor: "someone-else", tenant: "acme", action: "effect.release", target: "capture:other" },
       { actor: "oncall (…aaaaaa)", tenant: "globex", action: "effect.release", target: "globex-key" },
     ]);
@@ -125,7 +190,8 @@ describe("GET /api/v1/audit/export", () => {
         }) as typeof prisma.auditLog.findMany,
         findFirst: prisma.auditLog.findFirst.bind(prisma.auditLog),
       },
-    } as unknown as Pick<typeof prisma, "auditLog">;
+      apiToken: prisma.apiToken,
+    } as unknown as Pick<typeof prisma, "auditLog" | "apiToken">;
     const upTo = await newestAuditId(prisma);
     const stream = auditExportStream(
       Scope.operator(),

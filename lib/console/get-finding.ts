@@ -3,7 +3,7 @@ import type { Queryable } from "../db/types";
 import { consoleDatabase } from "./database";
 import { type FindingRow, toFindingSummary } from "./list-findings";
 import type { FindingDetail, FindingOurs, FindingTheirs } from "./reconciliation-types";
-import { redactOutcome } from "./redact";
+import { redactMessage, redactOutcome } from "./redact";
 
 export interface FindingDetailRow extends FindingRow {
   ours: unknown;
@@ -87,7 +87,7 @@ export function toFindingDetail(r: FindingDetailRow): FindingDetail {
     theirs: toFindingTheirs(r.theirs),
     firstRunId: r.first_run_id,
     lastRunId: r.last_run_id,
-    stateNote: r.state_note,
+    stateNote: r.state_note === null ? null : redactMessage(r.state_note),
     stateChangedBy: r.state_changed_by,
     stateChangedAt: r.state_changed_at ? r.state_changed_at.toISOString() : null,
   };

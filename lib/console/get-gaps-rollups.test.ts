@@ -167,7 +167,7 @@ describe("the gap rollups' fast path", () => {
           .sort(([a], [b]) => a.localeCompare(b))
           .map(([jobType, buckets]) => ({ jobType, buckets, claimsBeyondRetention: want.beyond.get(jobType) ?? 0 })),
         ...(await readRetentionSettings(db.pool)),
-        effectsMaxGap: null,
+        effectsMaxGaps: [],
         providerWindows: reconcileProviders(loadConfig()),
       }),
     );

@@ -4,9 +4,12 @@ import type { Queryable } from "../db/types";
 import { reconcileProviders } from "../reconciliation/providers";
 import {
   adviseRetention,
+  type EffectsMaxGap,
+  largestOf,
+  longestGap,
   RETENTION_SETTINGS_SQL,
   type RetentionSettingsRow,
-  readEffectsMaxGap,
+  readEffectsMaxGaps,
   toRetentionSettings,
 } from "../retention/advise-retention";
 import {
@@ -100,17 +103,26 @@ SELECT job_type FROM worker_stats_hour WHERE hour >= $1::timestamptz AND hour < 
  ORDER BY job_type
  LIMIT 200`;
 
-function stats(h: number[], retentionSeconds: number): GapStats {
-  const q = (p: number) => quantile(h, p)?.seconds ?? null;
-  const m = maxBounds(h);
+/**
+ * A histogram's figures. `exact`: the series' largest per-effect gap, when known: the longest gap
+ * then is that, and no percentile is shown above it (nor, without it, above the highest bucket's bound).
+ */
+function stats(h: number[], retentionSeconds: number, exact?: EffectsMaxGap): GapStats {
+  const longest = longestGap(h, exact);
+  const cap = longest ? (Number.isFinite(longest.atMost) ? longest.atMost : Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
+  const q = (p: number) => {
+    const v = quantile(h, p)?.seconds ?? null;
+    return v === null ? null : Math.min(v, cap);
+  };
   return {
     samples: total(h),
     p50: q(0.5),
     p90: q(0.9),
     p99: q(0.99),
     p999: q(0.999),
-    maxAtLeast: m?.atLeast ?? null,
-    maxAtMost: m && Number.isFinite(m.atMost) ? m.atMost : null,
+    maxAtLeast: longest?.atLeast ?? null,
+    maxAtMost: longest && Number.isFinite(longest.atMost) ? longest.atMost : null,
+    maxExact: longest?.exact !== null && longest?.exact !== undefined,
     overflow: h[GAP_BOUNDS.length] ?? 0,
     beyondRetention: countBeyond(h, retentionSeconds).atLeast,
   };
@@ -143,26 +155,16 @@ async function readLateEffects(db: Queryable, input: { from: Date; to: Date; job
   const topTenants = [...lateByTenant]
     .sort(([a, x], [b, y]) => y.late - x.late || y.maxGap - x.maxGap || a.localeCompare(b))
     .slice(0, 5);
-  const [tenantHistograms, effectsMaxGap] = await Promise.all([
+  const tenantHistograms =
     topTenants.length === 0
-      ? Promise.resolve({ rows: [] as (Record<string, unknown> & { tenant_id: string })[] })
-      : db.query<Record<string, unknown> & { tenant_id: string }>(TENANT_HISTOGRAMS_SQL, [
+      ? { rows: [] as (Record<string, unknown> & { tenant_id: string })[] }
+      : await db.query<Record<string, unknown> & { tenant_id: string }>(TENANT_HISTOGRAMS_SQL, [
           ...window,
           topTenants.map(([t]) => t),
           jobType,
-        ]),
-    // No late effect: the largest gap is below the retry window; find it (a second read, only then).
-    largest
-      ? Promise.resolve({
-          seconds: Number(largest.max_gap_seconds),
-          jobType: largest.job_type,
-          tenant: largest.tenant_id,
-          key: largest.key,
-        })
-      : readEffectsMaxGap(db, { from, to, jobType, tenant }),
-  ]);
+        ]);
   const histogramOf = new Map(tenantHistograms.rows.map((r) => [r.tenant_id, bucketsOf(r)]));
-  return { settings, lateRows, topTenants, histogramOf, effectsMaxGap };
+  return { settings, lateRows, topTenants, histogramOf };
 }
 
 /** The Delivery gaps page's question, over the scope's tenant (a platform scope: every tenant, or `input.tenant`): how late do duplicates arrive, and is the retention long enough? */
@@ -197,13 +199,18 @@ export async function getGaps(scope: Scope, input: GetGapsInput, db: Queryable =
     readLateEffects(db, { from, to, jobType, tenant }),
     db.query<{ job_type: string }>(JOB_TYPES_SQL, [new Date(optionsSince).toISOString(), new Date(optionsDays).toISOString()]),
   ]);
-  const { settings, lateRows, topTenants, histogramOf, effectsMaxGap } = effects;
+  const { settings, lateRows, topTenants, histogramOf } = effects;
+  // Each job type's exact longest gap, of the scope's tenant: the advice caps every percentile at
+  // it and states it, the same way for a tenant as for the fleet (lib/retention longestGap).
+  const effectsMaxGaps = await readEffectsMaxGaps(db, { from, to, jobTypes: [...histograms.byJobType.keys()], tenant });
+  const maxGapOf = new Map(effectsMaxGaps.map((g) => [g.jobType, g]));
+  const effectsMaxGap = largestOf(effectsMaxGaps);
   const late = settings.maxRetryWindowSeconds;
 
   const byJobType = histograms.byJobType;
   const retention = settings.retentionSeconds;
   const jobTypes: GapSeries[] = [...byJobType]
-    .map(([name, h]) => ({ name, buckets: h.buckets, stats: stats(h.buckets, retention) }))
+    .map(([name, h]) => ({ name, buckets: h.buckets, stats: stats(h.buckets, retention, maxGapOf.get(name)) }))
     .sort((a, b) => b.stats.samples - a.stats.samples || a.name.localeCompare(b.name));
   const allBuckets = emptyHistogram();
   let claimsBeyondRetention = 0;
@@ -240,9 +247,15 @@ export async function getGaps(scope: Scope, input: GetGapsInput, db: Queryable =
     to,
     jobTypes: [...byJobType].map(([name, h]) => ({ jobType: name, ...h })),
     ...settings,
-    effectsMaxGap,
+    effectsMaxGaps,
     providerWindows: reconcileProviders(loadConfig()),
   });
+  // The same method on the tenant's own gaps (its effects: each longest gap exact); the setting
+  // is every tenant's, so the number can differ from the platform's, and the page says why.
+  if (tenant !== null)
+    advice.reasons.push(
+      `computed from ${tenant}'s gaps alone, by the same method as the platform's; the retention is one setting for every tenant, and the platform's recommendation counts every tenant's gaps`,
+    );
 
   return {
     range: input.range,
@@ -256,7 +269,11 @@ export async function getGaps(scope: Scope, input: GetGapsInput, db: Queryable =
     maxRetryWindowSeconds: settings.maxRetryWindowSeconds,
     maxRetryWindowSource: settings.maxRetryWindowSource,
     lateThresholdSeconds: late,
-    all: { name: jobType ?? "all job types", buckets: allBuckets, stats: stats(allBuckets, retention) },
+    all: {
+      name: jobType ?? "all job types",
+      buckets: allBuckets,
+      stats: stats(allBuckets, retention, effectsMaxGap ?? undefined),
+    },
     jobTypes,
     tenants: tenantSeries,
     daily,

@@ -195,6 +195,8 @@ describe("keyset pages: every row present at the start exactly once, in the decl
       "x",
       "bm90LWEtY3Vyc29y",
       Buffer.from('["findings","2026-02-31T00:00:00.000000Z","1"]').toString("base64url"),
+      // The opaque cursor still bounds its numeric part: past bigint the cast would fail in SQL.
+      Buffer.from('["runs","2026-01-01T00:00:00.000000Z","9999999999999999999"]').toString("base64url"),
       findingsCursor,
     ]) {
       await expect(runs.page(db, 1, bad)).rejects.toMatchObject({ code: "INVALID_INPUT", message: /cursor/ });

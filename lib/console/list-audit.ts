@@ -1,8 +1,10 @@
 import type { Scope } from "../auth/scope";
 import type { AuditResponse, AuditRow } from "../contract/audit";
+import type { Prisma } from "../db/generated/client";
 import { getPrisma, type PrismaClient } from "../db/prisma";
 import { type AuditFilter, auditWhere } from "./audit-filter";
 import { Keyset } from "./keyset";
+import { redactOutcome } from "./redact";
 
 /**
  * The audit log's order: newest first by id. The insert trigger draws id and sets `at`
@@ -19,11 +21,15 @@ export const AUDIT_KEYSET = new Keyset("audit", [{ column: "id", type: "bigint" 
 export async function listAudit(
   scope: Scope,
   input: AuditFilter & { cursor?: string; limit: number },
-  db: Pick<PrismaClient, "auditLog"> = getPrisma(),
+  db: Pick<PrismaClient, "auditLog" | "apiToken"> = getPrisma(),
 ): Promise<AuditResponse> {
   const before = input.cursor ? BigInt(AUDIT_KEYSET.decode(input.cursor)[0] as string) : null;
   const rows = await db.auditLog.findMany({
-    where: { ...auditWhere(scope, input), ...(before !== null ? { id: { lt: before } } : {}) },
+    where: {
+      ...auditWhere(scope, input),
+      ...(await actorFilterFor(scope, input, db)),
+      ...(before !== null ? { id: { lt: before } } : {}),
+    },
     orderBy: { id: "desc" },
     take: input.limit + 1,
   });
@@ -31,11 +37,10 @@ export async function listAudit(
     rows.map((r) => ({ ...r, keyset_0: r.id })),
     input.limit,
   );
-  return { entries: page.rows.map(auditRowOf), nextCursor: page.nextCursor };
+  return { entries: await auditRowsFor(scope, page.rows, db), nextCursor: page.nextCursor };
 }
 
-/** A stored row as the API, the page and the export show it. */
-export function auditRowOf(r: {
+interface StoredAuditRow {
   id: bigint;
   at: Date;
   tokenId: string | null;
@@ -46,7 +51,56 @@ export function auditRowOf(r: {
   result: string;
   detail: unknown;
   ip: string | null;
-}): AuditRow {
+}
+
+/** What a tenant is shown in place of an actor who is not one of its own tokens. */
+export const OUTSIDE_ACTOR = "withheld: not one of this tenant's tokens (the platform, or a person signed in)";
+
+/**
+ * The rows as `scope` may see them. A tenant's rows include what the platform did to it (a
+ * platform admin reading one of its keys): the tenant sees that it happened, not who, from which
+ * token or address. An actor counts as the tenant's own when the row's token is one of the
+ * tenant's tokens; anything else (a platform token, an OIDC person, anonymous) is withheld.
+ */
+export async function auditRowsFor(
+  scope: Scope,
+  rows: StoredAuditRow[],
+  db: Pick<PrismaClient, "apiToken">,
+): Promise<AuditRow[]> {
+  if (scope.platform) return rows.map(auditRowOf);
+  const tenant = scope.tenant;
+  const tokenIds = [...new Set(rows.flatMap((r) => (r.tokenId ? [r.tokenId] : [])))];
+  const own = new Set(
+    tokenIds.length === 0 || tenant === null
+      ? []
+      : (await db.apiToken.findMany({ where: { id: { in: tokenIds }, tenantId: tenant }, select: { id: true } })).map(
+          (t) => t.id,
+        ),
+  );
+  return rows.map((r) =>
+    r.tokenId !== null && own.has(r.tokenId)
+      ? auditRowOf(r)
+      : { ...auditRowOf(r), tokenId: null, actor: OUTSIDE_ACTOR, ip: null },
+  );
+}
+
+/**
+ * A tenant's actor filter matches its own tokens' rows only: an actor it is not shown must not be
+ * found by name either (filtering by a platform admin's name would say what they did).
+ */
+export async function actorFilterFor(
+  scope: Scope,
+  filter: AuditFilter,
+  db: Pick<PrismaClient, "apiToken">,
+): Promise<Prisma.AuditLogWhereInput> {
+  if (scope.platform || !filter.actor) return {};
+  const own =
+    scope.tenant === null ? [] : await db.apiToken.findMany({ where: { tenantId: scope.tenant }, select: { id: true } });
+  return { tokenId: { in: own.map((t) => t.id) } };
+}
+
+/** A stored row as the API, the page and the export show it. */
+export function auditRowOf(r: StoredAuditRow): AuditRow {
   return {
     id: r.id.toString(),
     at: r.at.toISOString(),
@@ -56,7 +110,9 @@ export function auditRowOf(r: {
     action: r.action,
     target: r.target,
     result: r.result,
-    detail: r.detail,
+    // Notes, filters and messages people and errors wrote: through the redaction hook like every
+    // stored value the console shows or exports (the page, GET /api/v1/audit and the export).
+    detail: r.detail === null || r.detail === undefined ? r.detail : redactOutcome(r.detail),
     ip: r.ip,
   };
 }

@@ -3,6 +3,7 @@ import type { StatementQueryable } from "../db/types";
 import { consoleDatabase } from "./database";
 import { Keyset } from "./keyset";
 import type { FindingKind, FindingListResponse, FindingState, FindingSummary } from "./reconciliation-types";
+import { redactMessage } from "./redact";
 
 export interface FindingSearch {
   /** The tenant asked for: a platform scope narrows to it; a tenant scope reads its own whatever it says. */
@@ -109,7 +110,8 @@ export function toFindingSummary(r: FindingRow): FindingSummary {
     jobType: r.job_type,
     effectKey: r.effect_key,
     providerObjectIds: r.provider_object_ids,
-    detail: r.detail,
+    // The reconciler's sentence can quote a stored value: through the redaction hook.
+    detail: redactMessage(r.detail),
     firstSeenAt: r.first_seen_at.toISOString(),
     lastSeenAt: r.last_seen_at.toISOString(),
     state: r.state,

@@ -86,9 +86,10 @@ export function toReconciliationRun(r: RunRow, platform: boolean, now: Date): Re
     finishedAt: r.finished_at ? r.finished_at.toISOString() : null,
     heartbeatAt: r.heartbeat_at ? r.heartbeat_at.toISOString() : null,
     durationSeconds: Math.max(0, (end.getTime() - r.started_at.getTime()) / 1000),
-    objectsSeen: r.objects_seen,
-    effectsSeen: r.effects_seen,
-    matched: r.matched,
+    // A run reads every tenant's objects and effects: its tallies are the platform's to see.
+    objectsSeen: platform ? r.objects_seen : null,
+    effectsSeen: platform ? r.effects_seen : null,
+    matched: platform ? r.matched : null,
     counts: platform ? runCounts(r.counts) : null,
     // A failure message may quote a provider's answer about any tenant's object.
     error: platform ? r.error : r.error === null ? null : "the run failed",
@@ -97,8 +98,8 @@ export function toReconciliationRun(r: RunRow, platform: boolean, now: Date): Re
 
 /**
  * GET /api/v1/reconciliation/runs: the runs, newest first. A run covers a provider's window for
- * every tenant, so a tenant scope sees when runs happened and how far they got, but not the
- * counts, who asked or a failure's text, which span tenants.
+ * every tenant, so a tenant scope sees when runs happened and their status, but not the
+ * tallies (objects, effects, matched), the counts, who asked or a failure's text, which span tenants.
  */
 export async function listReconciliationRuns(
   scope: Scope,

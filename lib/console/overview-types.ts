@@ -48,6 +48,7 @@ export const OVERVIEW_QUERY_ROOT = "overview";
 export type {
   AlertStateName,
   AlertStatus,
+  FleetJobTypeActivity,
   JobTypeActivity,
   MetricsSourceName,
   OverviewResponse,

@@ -1,8 +1,12 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { Scope } from "../auth/scope";
 import { ensureEffectPartitions } from "../db/partitions";
-import { reconcileProviders } from "../reconciliation/providers";
+import { demoProvidersFile, writeDemoProvidersFile } from "../demo/providers-file";
+import { parseProviders } from "../reconciliation/providers";
 import { getEffect } from "./get-effect";
 import { getProviderSide } from "./provider-side";
 import { RECONCILED_EFFECTS as R, RECON_SEED, seedReconciledEffects, seedReconciliation } from "./testing/seed-reconciliation";
@@ -23,6 +27,10 @@ describe("the key's verdict from the provider's side", () => {
     await ensureEffectPartitions(db.pool, { now: NOW, back: 2, ahead: 1 });
     await seedReconciliation(db.pool, NOW);
     await seedReconciledEffects(db.pool, NOW);
+    // The Keys page reads the console's providers file, as configured for the demo.
+    process.env.ONCEBOARD_PROVIDERS_FILE = writeDemoProvidersFile(fs.mkdtempSync(path.join(os.tmpdir(), "onceboard-side-")), {
+      mailerUrl: "http://m",
+    });
   });
   afterAll(async () => {
     await db?.drop();
@@ -72,7 +80,7 @@ describe("the key's verdict from the provider's side", () => {
       },
       {
         now: NOW,
-        providers: reconcileProviders({ STRIPE_API_KEY: "sk", STRIPE_KEY_WINDOW_HOURS: 24, MAILER_RECONCILE_URL: "http://m" }),
+        providers: parseProviders(demoProvidersFile({ mailerUrl: "http://m" }), "demo", { STRIPE_API_KEY: "sk" }),
       },
     );
     expect(verdict).toMatchObject({ provider: "mailer", tone: "danger" });

@@ -1,19 +1,9 @@
 import { loadConfig } from "../config";
 import type { Queryable } from "../db/types";
 import { formatDuration } from "../format";
-import { type ReconcileProvider, reconcileProviders } from "../reconciliation/providers";
+import { providerOf, type ReconcileProvider, reconcileProviders } from "../reconciliation/providers";
 import type { EffectStatus, ProviderSide } from "./effects-types";
 import type { FindingKind } from "./reconciliation-types";
-
-/** The provider whose objects a key's effects are (its job type is mapped to it, the key is one of its steps). */
-export function providerOf(
-  providers: ReconcileProvider[],
-  effect: { jobType: string; key: string },
-): ReconcileProvider | undefined {
-  return providers.find(
-    (p) => p.jobTypes.includes(effect.jobType) && p.keyPrefixes.some((prefix) => effect.key.startsWith(prefix)),
-  );
-}
 
 // The latest completed run whose window holds the key's creation time, and the findings about the
 // key that are not resolved: two index lookups ((provider, window_to desc) and (tenant_id, effect_key)).
@@ -36,10 +26,11 @@ function recordedObjectId(outcome: unknown): string | null {
   return typeof id === "string" && id !== "" ? id : null;
 }
 
-// What people call the provider's object: a PaymentIntent is a payment; a refund step's is a refund.
+// What people call the step's object (the providers file's step noun: a refund step's is "refund"),
+// else the provider's object noun in lower case.
 function nounFor(provider: ReconcileProvider, key: string): string {
-  if (key.startsWith("refund:")) return "refund";
-  return provider.objectNoun === "PaymentIntent" ? "payment" : provider.objectNoun.toLowerCase();
+  const step = provider.keyPrefixes.find((prefix) => key.startsWith(prefix) && provider.stepNouns[prefix] !== undefined);
+  return step === undefined ? provider.objectNoun.toLowerCase() : (provider.stepNouns[step] as string);
 }
 
 const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;

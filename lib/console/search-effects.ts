@@ -7,7 +7,7 @@ import { Keyset } from "./keyset";
 export interface EffectSearch {
   /** The tenant asked for: a platform scope that names none searches every tenant; a tenant scope reads its own whatever it says. */
   tenant?: string | null;
-  /** A key prefix or any fragment of it ("ord-123" finds "capture:ord-123"), case-insensitive. */
+  /** A key prefix or any fragment of it ("inv-123" finds "settle:inv-123"), case-insensitive. */
   q?: string;
   status?: EffectStatus;
   jobType?: string;

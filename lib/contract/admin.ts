@@ -24,7 +24,10 @@ export const createTokenBody = z
       .pipe(safeText(255, 1))
       .nullable()
       .optional(),
-    expiresAt: isoInstant.nullable().optional(),
+    expiresAt: isoInstant.nullable().optional().meta({
+      description:
+        "null: never. Minted by a token (or its session): at most that token's expiry, which is also the default; revoking that token revokes this one",
+    }),
   })
   .strict();
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { BULK_ACTION_KINDS, BULK_ACTION_STATES } from "../auth/bulk-types";
+import { BULK_ACTION_KINDS, BULK_ACTION_STATES, BULK_ITEM_STATUSES } from "../auth/bulk-types";
 import { safeText } from "../fields";
-import { instant, nullableInstant } from "./common";
+import { cursorParam, instant, nextCursor, nullableInstant } from "./common";
 import { findingFilterFields, findingStateBody, findingSummary, fromBeforeTo } from "./reconciliation";
 
 /** The contract of /api/v1/bulk: the release's and the acknowledge's bodies, the action's path and the answers. */
@@ -98,3 +98,25 @@ export const bulkActionResponse = z.object({ action: bulkActionView });
 
 /** POST /api/v1/bulk/release: a dry run's count, or the action it started. */
 export const bulkReleaseResponse = z.union([bulkDryRunResponse, bulkActionResponse]);
+
+/** The most items one page of GET /api/v1/bulk/{id}/items holds. */
+export const BULK_ITEMS_PAGE_MAX = 1000;
+
+/** GET /api/v1/bulk/{id}/items query: a page at a time, in the order the items run. */
+export const bulkItemsQuery = z.object({
+  cursor: cursorParam,
+  limit: z.coerce.number().int().min(1).max(BULK_ITEMS_PAGE_MAX).default(100),
+});
+
+/** One item of a bulk action: a key (a stuck claim's, a finding's id) and what applying it came to. */
+export const bulkItemView = z.object({
+  seq: z.number().int().meta({ description: "Its place in the run, from 1: the list's order" }),
+  key: z.string(),
+  status: z.enum(BULK_ITEM_STATUSES).meta({
+    description: "pending: not yet applied; applied: done (released, acknowledged); refused: the guards said no (see error)",
+  }),
+  error: z.string().nullable().meta({ description: "refused: why (lease_alive, resolved, …); else null" }),
+  doneAt: nullableInstant,
+});
+
+export const bulkItemsResponse = z.object({ items: z.array(bulkItemView), nextCursor });

@@ -25,7 +25,7 @@ export const effectSearchQuery = z
     tenant: tenantParam,
     q: safeText(255)
       .optional()
-      .meta({ description: 'A key prefix or fragment, case-insensitive: "ord-123" finds "capture:ord-123"' }),
+      .meta({ description: 'A key prefix or fragment, case-insensitive: "inv-123" finds "settle:inv-123"' }),
     status: status.optional(),
     jobType: safeText(255, 1).optional(),
     cursor: cursorParam,

@@ -31,6 +31,9 @@ export const gapStats = z.object({
   p999: z.number().nullable(),
   maxAtLeast: z.number().nullable().meta({ description: "The largest gap is longer than this…" }),
   maxAtMost: z.number().nullable().meta({ description: "…and at most this (null when open-ended)" }),
+  maxExact: z.boolean().meta({
+    description: "maxAtLeast = maxAtMost is the longest gap itself (an effect still kept shows it), not a bucket's bounds",
+  }),
   overflow: z.number(),
   beyondRetention: z.number().meta({ description: "Gaps certainly longer than the current retention" }),
 });

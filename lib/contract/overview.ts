@@ -68,14 +68,16 @@ export type OverviewSeries = z.infer<typeof overviewSeries>;
 
 export const jobTypeActivity = z.object({
   jobType: z.string(),
-  deliveries: z.number(),
-  redeliveries: z.number(),
+  deliveries: z.number().nullable().meta({ description: "Null when withheld (a tenant session: the rollups carry no tenant)" }),
+  redeliveries: z.number().nullable(),
   suppressions: z.number(),
-  claims: z.number(),
+  claims: z.number().nullable(),
   uncaughtViolations: z.number(),
   notWiredUp: z.boolean().meta({ description: "Redeliveries and no suppressions over the range: the guard is probably missing" }),
 });
 export type JobTypeActivity = z.infer<typeof jobTypeActivity>;
+/** A job type's activity as a metrics source counts it: every figure present (the response withholds some from a tenant). */
+export type FleetJobTypeActivity = JobTypeActivity & { deliveries: number; redeliveries: number; claims: number };
 
 export const tenantRow = z.object({ tenant: z.string(), suppressions: z.number(), violations: z.number(), stuck: z.number() });
 export type TenantRow = z.infer<typeof tenantRow>;
@@ -126,13 +128,27 @@ export const overviewResponse = z.object({
   alerts: z.array(alertStatus),
   alertsSource: metricsSource,
   totals: z.object({
-    deliveries: z.number(),
-    redeliveries: z.number(),
-    claims: z.number(),
+    deliveries: z.number().nullable().meta({ description: "Null when withheld (see withheld)" }),
+    redeliveries: z.number().nullable(),
+    claims: z.number().nullable(),
     suppressions: z.number(),
     uncaughtViolations: z.number(),
     stuck: z.number(),
   }),
   notes: z.array(z.string()).meta({ description: "Sentences explaining numbers that cannot agree" }),
+  withheld: z.array(z.string()).meta({
+    description:
+      "Parts left out for a tenant session because they can only be answered for every tenant (the rollups, alert rules and claim charts carry no tenant): totals.deliveries, totals.redeliveries, totals.claims, jobTypes.deliveries, jobTypes.redeliveries, jobTypes.claims, series.claimRate, series.latency, series.waits, alerts",
+  }),
+  unflushed: z
+    .object({
+      workers: z.number().int().meta({ description: "Workers that stopped without a clean shutdown in the range" }),
+      lastHeartbeat: instant.nullable(),
+      violationsMissingFromRollups: z.number().int().nullable().meta({
+        description:
+          "Uncaught violations recorded one by one but absent from the rollups (every violation count here is from the rows); null for a tenant",
+      }),
+    })
+    .meta({ description: "What the rollup figures may be missing because workers died before flushing" }),
 });
 export type OverviewResponse = z.infer<typeof overviewResponse>;

@@ -90,9 +90,9 @@ export const reconciliationRun = z.object({
   finishedAt: nullableInstant,
   heartbeatAt: nullableInstant,
   durationSeconds: z.number().meta({ description: "Seconds from start to finish, or to now for a running one" }),
-  objectsSeen: z.number().int(),
-  effectsSeen: z.number().int(),
-  matched: z.number().int(),
+  objectsSeen: z.number().int().nullable().meta({ description: "Over every tenant; null for a tenant scope" }),
+  effectsSeen: z.number().int().nullable().meta({ description: "Over every tenant; null for a tenant scope" }),
+  matched: z.number().int().nullable().meta({ description: "Over every tenant; null for a tenant scope" }),
   counts: z
     .record(kind, z.number().int())
     .nullable()

@@ -143,13 +143,28 @@ export const jobTypeAdvice = z.object({
   basisUsed: basis,
   basisSeconds: z.number().nullable(),
   candidateSeconds: z.number().nullable().meta({ description: "basisSeconds × safetyFactor + deadLetterDwellSeconds" }),
+  maxSeconds: z.number().nullable().meta({
+    description:
+      "The job type's longest gap that basisSeconds never exceeds: exact when an effect still kept shows it, else its highest bucket's upper bound (null when open-ended)",
+  }),
+  maxExact: z.boolean().meta({ description: "maxSeconds is a gap that happened, not a bucket's bound" }),
   note: z.string().nullable(),
 });
 export type JobTypeAdvice = z.infer<typeof jobTypeAdvice>;
 
 export const retentionComparison = z.object({
   retentionSeconds: z.number(),
-  observedMaxSeconds: z.number().nullable(),
+  observedMaxSeconds: z
+    .number()
+    .nullable()
+    .meta({ description: "The longest gap known to have happened (exact, or the lower bound of a bucket)" }),
+  observedMaxExact: z
+    .boolean()
+    .meta({ description: "observedMaxSeconds is a gap that happened; false: the longest gap is longer than it" }),
+  observedMaxUpToSeconds: z.number().nullable().meta({
+    description:
+      "The longest gap may be as long as this (a bucket's upper bound where no kept effect shows it; null when open-ended)",
+  }),
   observedMaxSource: z.string().nullable(),
   belowObservedMax: z.boolean().meta({ description: "The retention is shorter than a gap that really happened" }),
   lateDuplicates: z.number(),

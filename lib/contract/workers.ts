@@ -24,7 +24,13 @@ export const workerStatus = z.object({
 export type WorkerStatus = z.infer<typeof workerStatus>;
 
 /** `hint` is set when WORKER_METRICS_URLS is unset (and `workers` is empty). */
-export const workersResponse = z.object({ workers: z.array(workerStatus), hint: z.string().optional() });
+export const workersResponse = z.object({
+  workers: z.array(workerStatus),
+  hint: z.string().optional(),
+  withheld: z.string().optional().meta({
+    description: "Set for a tenant token: the workers (their addresses and fleet-wide counters) are not shown, and why",
+  }),
+});
 export type WorkersResponse = z.infer<typeof workersResponse>;
 
 /** /api/v1/workers/{index}/metrics: the index into WORKER_METRICS_URLS. */

@@ -336,7 +336,7 @@ describe("history backfill and demo:reset", () => {
     expect(violations.rowCount).toBeGreaterThan(0);
 
     await expectHistoryAgrees(now, realOverview["7d"]);
-    expect((await readOverview("24h", now)).totals.claims).toBeGreaterThan(realOverview["24h"].totals.claims);
+    expect((await readOverview("24h", now)).totals.claims).toBeGreaterThan(realOverview["24h"].totals.claims ?? 0);
 
     await demo.query("INSERT INTO demo_orders (tenant_id, order_id, amount_cents) VALUES ('acme', 'r-1', 1)");
 

@@ -9,6 +9,7 @@ import { loadConfig } from "../config";
 import { findFreePort } from "../db/free-port";
 import { sleep, waitFor } from "../queues/testing/wait";
 import { startReconcileSchedule } from "../reconciliation/schedule";
+import { writeDemoProvidersFile } from "./providers-file";
 import { compareWithPlanted, formatTruth } from "./reconciliation-truth";
 import { demoSettingsFromEnv } from "./settings";
 import { type DemoProcesses, startDemoProcesses } from "./supervisor";
@@ -79,7 +80,7 @@ describe("the demo workload (real worker processes, producer and pg-boss)", () =
       STRIPE_HOST: "127.0.0.1",
       STRIPE_PORT: String(demo.provider.stripePort),
       STRIPE_PROTOCOL: "http",
-      MAILER_RECONCILE_URL: demo.provider.mailerUrl,
+      ONCEBOARD_PROVIDERS_FILE: writeDemoProvidersFile(logDir, demo.provider),
       RECONCILE_INTERVAL_SECONDS: "0",
       RECONCILE_GRACE_SECONDS: "0",
     });

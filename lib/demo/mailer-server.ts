@@ -8,7 +8,7 @@ import { PROVIDER_SCHEMA } from "./stripe-server";
  * The demo's mailer: an HTTP service that keeps every message it received (it does not dedupe:
  * two sends are two emails), in the provider's storage beside the Stripe-compatible server's
  * objects, not in the shop's tables. It has no npm client, so the reconciler reads it with the
- * generic HTTP+JSON adapter (lib/reconciliation/http-json.ts, MAILER_MAPPING):
+ * generic HTTP+JSON adapter (lib/reconciliation/http-json.ts, MAILER_MAPPING in lib/demo/providers-file.ts):
  *
  *   POST /mailer/messages  {"to", "subject", "onceboard_key", "onceboard_tenant"} → 201 {"id", "sent_at", …}
  *   GET  /mailer/messages?created_gte=<iso>&created_lt=<iso>&limit=<1..500>[&cursor=<next_cursor>]
@@ -82,7 +82,7 @@ class BadRequest extends Error {
 
 export interface MailerServer {
   port: number;
-  /** The list endpoint (what MAILER_RECONCILE_URL points at) and where sends are posted. */
+  /** The list endpoint (the demo's providers file names it) and where sends are posted. */
   url: string;
   pool: pg.Pool;
   close(): Promise<void>;

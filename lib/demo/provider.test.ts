@@ -5,11 +5,10 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { createEffects, type Effects } from "../idempotency";
-import { MAILER_MAPPING } from "../reconciliation/adapters";
 import { HttpJsonAdapter } from "../reconciliation/http-json";
-import { reconcileProvider } from "../reconciliation/providers";
 import { reconcile } from "../reconciliation/reconcile";
 import { StripeAdapter, stripeClient } from "../reconciliation/stripe";
+import { demoProvider } from "../reconciliation/testing/harness";
 import { type DemoSteps, demoSteps, type Faults, NO_FAULTS } from "./handlers";
 import {
   type DemoProviderServers,
@@ -18,6 +17,7 @@ import {
   newDemoApiKey,
   startDemoProviderServers,
 } from "./provider";
+import { MAILER_MAPPING } from "./providers-file";
 import { compareWithPlanted, formatTruth } from "./reconciliation-truth";
 import type { OrderMessage } from "./settings";
 import { type Disagreement, noFaults, PROVIDER_SCHEMA } from "./stripe-server";
@@ -74,11 +74,6 @@ async function pay(steps: DemoSteps, m: OrderMessage, disagreement?: Disagreemen
 }
 
 async function reconcileBoth(window: { from: Date; to: Date }) {
-  const config = {
-    STRIPE_API_KEY: servers.endpoints.apiKey,
-    STRIPE_KEY_WINDOW_HOURS: 24,
-    MAILER_RECONCILE_URL: servers.mailer.url,
-  };
   const stripe = stripeClient({
     STRIPE_API_KEY: servers.endpoints.apiKey,
     STRIPE_HOST: "127.0.0.1",
@@ -94,7 +89,7 @@ async function reconcileBoth(window: { from: Date; to: Date }) {
       await reconcile({
         pool: db.pool,
         adapter,
-        provider: reconcileProvider(config, name)!,
+        provider: demoProvider(name, { mailerUrl: servers.mailer.url }, { STRIPE_API_KEY: servers.endpoints.apiKey }),
         window,
         graceSeconds: 0,
         trigger: "manual",
@@ -211,7 +206,7 @@ describe("the demo's handlers against its provider process, through the stripe c
     ]);
     expect(truth.mismatches).toBe(0);
     expect(formatTruth(truth, window).at(-1)).toMatch(
-      /^reconciliation \S+ \(planted\/found\) duplicated_at_provider=1\/1 missing_at_provider=3\/3 unknown_to_onceboard=1\/1 drift=1\/1 reconciliation_mismatches=0$/,
+      /^reconciliation \S+ \(planted\/found\) duplicated_at_provider=1\/1 missing_at_provider=3\/3 unknown_to_onceboard=1\/1 drift=1\/1 planted_on_effects_in_progress=0 reconciliation_mismatches=0$/,
     );
 
     // The check can fail: a disagreement planted that the reconciler did not find is a mismatch.
@@ -228,6 +223,76 @@ describe("the demo's handlers against its provider process, through the stripe c
     expect(wrong.kinds.find((k) => k.kind === "drift")?.missed).toEqual(["stripe:key:globex:capture:p-ok"]);
     await demo.query(`DELETE FROM ${PROVIDER_SCHEMA}.injections WHERE onceboard_key = 'capture:p-ok'`);
     await demo.query(`DELETE FROM ${PROVIDER_SCHEMA}.planted_keys WHERE onceboard_key = 'capture:p-ok'`);
+  });
+
+  it("a drifted or lost object, or an unsent receipt, whose effect is still in progress (the worker killed after the charge or before the send) is expected once the effect completes or is abandoned, not before: no mismatch whenever the run falls", async () => {
+    // Not a second earlier: the previous test's disagreements stay out of this window.
+    const from = new Date();
+    // The capture's crash fault: the charge is made (the provider plants its disagreement), then the worker dies.
+    const killedAfterCharge: Faults = {
+      ...NO_FAULTS,
+      crash: () => {
+        throw new Error("killed (the test stops here as SIGKILL would)");
+      },
+    };
+    const crashing = demoSteps(demo, killedAfterCharge, demoProviderClients(servers.endpoints));
+    const steps = demoSteps(demo, NO_FAULTS, demoProviderClients(servers.endpoints));
+    const drifted = order("ip-drift", 800, "umbra");
+    const lost = order("ip-lost", 500, "umbra");
+    await expect(pay(crashing, drifted, "drift")).rejects.toThrow(/killed/);
+    await expect(pay(crashing, lost, "lost")).rejects.toThrow(/killed/);
+    // The receipt's crash fault: the key noted as unsent, the worker dead before the send.
+    const unsent = order("ip-unsent", 300, "umbra");
+    const diesBeforeSend = demoSteps(
+      demo,
+      {
+        ...NO_FAULTS,
+        crashBeforeSend: async (_where, record) => {
+          await record();
+          throw new Error("killed (the test stops here as SIGKILL would)");
+        },
+      },
+      demoProviderClients(servers.endpoints),
+    );
+    await expect(
+      effects.job({ tenant: "umbra", jobType: "order.receipt", messageId: unsent.msgId }, (job) =>
+        diesBeforeSend.receipt(job, unsent),
+      ),
+    ).rejects.toThrow(/killed/);
+    // A failed body releases its claim; a killed worker leaves it in progress: make it so.
+    await demo.query(
+      "UPDATE effects SET status = 'in_progress', lease_until = now() + interval '1 hour', error = NULL WHERE tenant_id = 'umbra' AND key ~ '^(capture|receipt):ip-'",
+    );
+    const window = { from, to: new Date(Date.now() + 1000) };
+    const during = await compareWithPlanted(
+      demo,
+      window,
+      (await reconcileBoth(window)).map((r) => r.runId),
+    );
+    expect(during.mismatches, formatTruth(during, window).join("\n")).toBe(0);
+    expect(during.inProgress).toBe(3);
+    expect(formatTruth(during, window).at(-1)).toContain("planted_on_effects_in_progress=3 reconciliation_mismatches=0");
+
+    // The takeover redoes the charge with the same key (the provider replays it) and completes, and
+    // abandons the receipt (at most once): now all three are due.
+    await demo.query(
+      "UPDATE effects SET lease_until = now() - interval '1 second' WHERE tenant_id = 'umbra' AND key ~ '^(capture|receipt):ip-'",
+    );
+    await pay(steps, drifted);
+    await pay(steps, lost);
+    await effects.job({ tenant: "umbra", jobType: "order.receipt", messageId: unsent.msgId }, (job) =>
+      steps.receipt(job, unsent),
+    );
+    const after = await compareWithPlanted(
+      demo,
+      window,
+      (await reconcileBoth(window)).map((r) => r.runId),
+    );
+    expect(after.inProgress).toBe(0);
+    expect(after.kinds.find((k) => k.kind === "drift")?.missed).toEqual([]);
+    expect(after.kinds.find((k) => k.kind === "drift")?.planted).toBe(1);
+    expect(after.kinds.find((k) => k.kind === "missing_at_provider")?.planted).toBe(2);
+    expect(after.mismatches, formatTruth(after, window).join("\n")).toBe(0);
   });
 
   it("the mailer refuses bad input with a 400 naming the field, and the Stripe-compatible server plants one duplicate per injection on a repeated key, and one disagreement per key", async () => {
@@ -274,6 +339,7 @@ describe("the demo's handlers against its provider process, through the stripe c
   });
 
   it("npm run demo:verify reconciles the live demo's window itself and ends with reconciliation_mismatches=0", async () => {
+    // Every disagreement the tests above planted (the killed captures' drift and loss included, now completed).
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts", "demo-verify.ts"), "--grace", "0"], {
         cwd: ROOT,
@@ -291,7 +357,7 @@ describe("the demo's handlers against its provider process, through the stripe c
     });
     const last = run.stdout.trim().split("\n").at(-1);
     expect(last, run.stderr).toMatch(
-      /^reconciliation \S+ \(planted\/found\) duplicated_at_provider=1\/1 missing_at_provider=3\/3 unknown_to_onceboard=1\/1 drift=1\/1 reconciliation_mismatches=0$/,
+      /^reconciliation \S+ \(planted\/found\) duplicated_at_provider=1\/1 missing_at_provider=5\/5 unknown_to_onceboard=1\/1 drift=2\/2 planted_on_effects_in_progress=0 reconciliation_mismatches=0$/,
     );
     expect(run.code, run.stdout + run.stderr).toBe(0);
   });

@@ -77,6 +77,66 @@ export function restartLine(
   return `${marker} exited (${death.signal ?? `code ${death.code}`}${injected ? ", injected fault" : ""}); starting it again`;
 }
 
+/** How often at most the terminal hears of the demo's injected crashes (issue 35: 33 lines in 39 minutes scrolled the login link away). */
+export const INJECTED_FAULT_SUMMARY_MS = 60_000;
+
+/**
+ * The demo's injected crashes, said at most once per INJECTED_FAULT_SUMMARY_MS: the first at once
+ * (so the terminal shows the fault is on), then one line per interval that had any, counting each
+ * child's restarts. A real crash never waits here: the supervisor prints it as it happens.
+ */
+export class InjectedFaultSummary {
+  private readonly pending = new Map<string, number>();
+  private total = 0;
+  private lastSaidAt: number | null = null;
+
+  constructor(
+    private readonly log: (line: string) => void,
+    private readonly clock: {
+      now(): number;
+      schedule(run: () => void, ms: number): { cancel(): void };
+    } = {
+      now: () => Date.now(),
+      schedule: (run, ms) => {
+        const t = setTimeout(run, ms);
+        t.unref();
+        return { cancel: () => clearTimeout(t) };
+      },
+    },
+  ) {}
+
+  private scheduled: { cancel(): void } | null = null;
+
+  /** One injected crash of `marker` (restarted by the supervisor). */
+  record(marker: string): void {
+    this.pending.set(marker, (this.pending.get(marker) ?? 0) + 1);
+    this.total++;
+    const now = this.clock.now();
+    const due = this.lastSaidAt === null ? now : this.lastSaidAt + INJECTED_FAULT_SUMMARY_MS;
+    if (due <= now) this.say();
+    else this.scheduled ??= this.clock.schedule(() => this.say(), due - now);
+  }
+
+  /** Says what is pending now (at a stop, so nothing counted goes unsaid). */
+  flush(): void {
+    this.scheduled?.cancel();
+    if (this.pending.size > 0) this.say();
+  }
+
+  private say(): void {
+    this.scheduled = null;
+    if (this.pending.size === 0) return;
+    const first = this.lastSaidAt === null;
+    const parts = [...this.pending].map(([marker, n]) => (n === 1 ? marker : `${marker} ×${n}`));
+    const n = [...this.pending.values()].reduce((a, b) => a + b, 0);
+    this.pending.clear();
+    this.lastSaidAt = this.clock.now();
+    this.log(
+      `${n} demo process${n === 1 ? "" : "es"} killed by the demo's crash fault (injected, not a real crash) and restarted: ${parts.join(", ")}; ${this.total} since start${first ? ` (said at most once a minute from now on; DEMO_CRASH sets how often)` : ""}`,
+    );
+  }
+}
+
 /**
  * Runs the demo as child processes: the provider process (the Stripe-compatible server and the
  * mailer), `settings.workers` workers (each with /metrics on its own port) and one producer. A
@@ -123,6 +183,7 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
   if (options.logDir) fs.mkdirSync(options.logDir, { recursive: true });
   let stopping = false;
   let restarts = 0;
+  const faults = new InjectedFaultSummary(log);
   const live = new Map<string, ChildProcess>();
   /** Children stopped on purpose: their exit is not a crash to recover from. */
   const retired = new WeakSet<ChildProcess>();
@@ -147,7 +208,9 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
         options.logDir && child.pid !== undefined
           ? { file: path.join(options.logDir, `${marker}.log`), pid: child.pid }
           : undefined;
-      log(restartLine(marker, { code, signal }, childLog));
+      // The demo's own crashes are summarised; a real one is said at once, as it happens.
+      if (childLog && injectedCrash(childLog.file, childLog.pid)) faults.record(marker);
+      else log(restartLine(marker, { code, signal }, childLog));
       setTimeout(() => {
         if (!stopping) launch(marker, script, args);
       }, 500).unref();
@@ -203,6 +266,7 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
     restarts: () => restarts,
     async stop(graceMs?: number) {
       stopping = true;
+      faults.flush();
       await Promise.all([...live.values()].map((child) => stopChild(child, graceMs)));
     },
   };

@@ -44,7 +44,13 @@ export { defaultLogger, type LogFn, type Logger, type LogLevel } from "./logger"
 export { type MaintenanceSchedule, startMaintenance } from "./maintenance-schedule";
 export { createRegistry, defaultRegistry } from "./metrics";
 // The library's own schema (default onceboard) and its installer.
-export { type LibraryMigrateResult, LibraryMigrationError, type MigrateOptions, migrate } from "./migrate";
+export {
+  type LibraryMigrateResult,
+  LibraryMigrationError,
+  type MigrateOptions,
+  migrate,
+  SchemaNewerThanLibraryError,
+} from "./migrate";
 export type { OnceInput, StepPolicy } from "./once";
 export type { OnceManyAnswer } from "./once-many";
 export type { EffectsOptions } from "./options";
@@ -59,3 +65,4 @@ export {
 export { DEFAULT_SCHEMA } from "./schema";
 export { type MetricsServer, serveMetrics } from "./serve-metrics";
 export type { EffectResult } from "./step";
+export { LIBRARY_PACKAGE, LIBRARY_VERSION } from "./version";

@@ -23,7 +23,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-// The step name is part of the key ("capture:order-123"), so two steps of one job, or two jobs
+// The step name is part of the key ("settle:invoice-123"), so two steps of one job, or two jobs
 // touching one order, cannot share a key by accident.
 const STEP_PREFIX = /^[A-Za-z0-9_.-]+:./s;
 
@@ -56,7 +56,7 @@ export function validateKey(key: unknown): string {
   const k = checkText("key", key);
   if (!STEP_PREFIX.test(k)) {
     throw new InvalidEffectKeyError(
-      `effect key ${JSON.stringify(k)} must start with a step name, like "capture:order-123" (letters, digits, _ . - then ":")`,
+      `effect key ${JSON.stringify(k)} must start with a step name, like "settle:invoice-123" (letters, digits, _ . - then ":")`,
       { field: "key" },
     );
   }

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { isPgPool } from "./db";
 import { inSchema, schemaNameOf } from "./schema";
+import { LIBRARY_PACKAGE, LIBRARY_VERSION } from "./version";
 
 /**
  * Installs or upgrades the library's schema (default `onceboard`): the effects table, rollups and
@@ -40,7 +41,54 @@ export interface LibraryMigrateResult {
 }
 
 export class LibraryMigrationError extends Error {
-  readonly code = "LIBRARY_MIGRATION_FAILED";
+  readonly code: string = "LIBRARY_MIGRATION_FAILED";
+}
+
+/**
+ * The schema holds migrations this copy of the library does not have: a newer version migrated
+ * it. Running on regardless would claim with SQL the schema no longer matches, so migrate() stops.
+ */
+export class SchemaNewerThanLibraryError extends LibraryMigrationError {
+  override readonly code = "SCHEMA_NEWER_THAN_LIBRARY";
+  constructor(
+    message: string,
+    /** The version that last advanced the schema (recorded by its migrate()), when it is known. */
+    readonly requiredVersion: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Written as the comment of `<schema>.migrations` by each migrate() that applies something: the
+ * version whose migrations the schema now has. A comment, not a column, so recording it needs no
+ * migration and an older library can still read it.
+ */
+const MIGRATED_BY = `migrated by ${LIBRARY_PACKAGE} `;
+const migratedByComment = (version: string) => `${MIGRATED_BY}${version}`;
+function versionInComment(comment: string | null): string | undefined {
+  return comment?.startsWith(MIGRATED_BY) ? comment.slice(MIGRATED_BY.length).trim() || undefined : undefined;
+}
+
+/** Refuses a schema whose newest applied migration is past the newest this library ships. */
+function assertSchemaKnown(
+  schema: string,
+  applied: readonly { version: number; name: string }[],
+  known: readonly LibraryMigration[],
+  comment: string | null,
+): void {
+  const newestKnown = known.reduce((max, m) => Math.max(max, m.version), 0);
+  const unknown = applied.filter((row) => row.version > newestKnown).sort((a, b) => a.version - b.version);
+  const newest = unknown.at(-1);
+  if (!newest) return;
+  const required = versionInComment(comment);
+  const install = required
+    ? `install ${LIBRARY_PACKAGE}@${required} or newer (the version that migrated it)`
+    : `install the newer ${LIBRARY_PACKAGE} that migrated it`;
+  throw new SchemaNewerThanLibraryError(
+    `schema ${schema} has migration ${newest.name}, newer than this ${LIBRARY_PACKAGE} ${LIBRARY_VERSION} knows (its newest is ${String(newestKnown).padStart(4, "0")}): ${install}`,
+    required,
+  );
 }
 
 /** The advisory lock every migrate() holds: one installer at a time per database. */
@@ -98,6 +146,13 @@ export async function migrate(db: Connectable, options: MigrateOptions = {}): Pr
     const { rows } = await client.query<{ version: number; checksum: string; name: string }>(
       `SELECT version, checksum, name FROM ${schema}.migrations`,
     );
+    const comment =
+      (
+        await client.query<{ comment: string | null }>("SELECT obj_description($1::regclass, 'pg_class') AS comment", [
+          `${schema}.migrations`,
+        ])
+      ).rows[0]?.comment ?? null;
+    assertSchemaKnown(schema, rows, migrations, comment);
     const applied = new Map(rows.map((r) => [r.version, r]));
     for (const m of migrations) {
       const row = applied.get(m.version);
@@ -128,6 +183,12 @@ export async function migrate(db: Connectable, options: MigrateOptions = {}): Pr
       }
       result.applied.push(m.name);
       options.onApplied?.(m.name);
+    }
+    if (result.applied.length > 0 || versionInComment(comment) === undefined) {
+      // COMMENT takes no parameters: the version is a literal of this module, quoted as SQL.
+      await client.query(
+        `COMMENT ON TABLE ${schema}.migrations IS '${migratedByComment(LIBRARY_VERSION).replaceAll("'", "''")}'`,
+      );
     }
     const ahead = options.partitionsAhead ?? 7;
     if (ahead > 0) {

@@ -10,7 +10,7 @@ export { DB_POLICY, type StepPolicy } from "./spec";
 
 export interface OnceInput<Tx = TransactionHandle> extends Delivery {
   tenant: string;
-  /** `<step>:<business fact>`, e.g. `capture:order-123`. Never the message id. */
+  /** `<step>:<business fact>`, e.g. `settle:invoice-123`. Never the message id. */
   key: string;
   jobType: string;
   /** Hashed (never stored) to catch the same key reused with different data. */

@@ -54,7 +54,7 @@ export type IdempotentHandler<T, R> =
       /** Defaults to the queue name. */
       jobType?: string;
       tenant: (data: T) => string;
-      /** `<step>:<business fact>`, e.g. `capture:${data.orderId}` — never the message id. */
+      /** `<step>:<business fact>`, e.g. `settle:${data.invoiceId}` — never the message id. */
       key: (data: T) => string;
       /** What identifies the request, hashed to catch key reuse. Defaults to the whole message. */
       payload?: (data: T) => unknown;

@@ -3,12 +3,11 @@ import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { MAILER_MAPPING } from "../demo/providers-file";
 import { createEffects } from "../idempotency";
-import { MAILER_MAPPING } from "./adapters";
 import { HttpJsonAdapter } from "./http-json";
-import { reconcileProvider } from "./providers";
 import { reconcile } from "./reconcile";
-import { FAST_RETRY } from "./testing/harness";
+import { demoProvider, FAST_RETRY } from "./testing/harness";
 
 interface Message {
   id: string;
@@ -47,10 +46,7 @@ afterAll(async () => {
   await db.drop();
 });
 
-const mailer = reconcileProvider(
-  { STRIPE_API_KEY: undefined, STRIPE_KEY_WINDOW_HOURS: 24, MAILER_RECONCILE_URL: "http://x" },
-  "mailer",
-)!;
+const mailer = demoProvider("mailer", { mailerUrl: "http://x" }, { STRIPE_API_KEY: undefined });
 const window = () => ({ from: new Date(Date.now() - 3_600_000), to: new Date(Date.now() + 3_600_000) });
 
 describe("the generic HTTP+JSON adapter, as the demo's mailer is read", () => {

@@ -5,7 +5,6 @@ import Stripe from "stripe";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { noFaults, seedProviderObjects } from "../demo/stripe-server";
 import type { ProviderAdapter, ProviderObject } from "./adapter";
-import { reconcileProvider } from "./providers";
 import { ReconcileBusyError, reconcile, summaryLine } from "./reconcile";
 import { StripeAdapter } from "./stripe";
 import { type Harness, startHarness, TEST_STRIPE_KEY } from "./testing/harness";
@@ -173,10 +172,7 @@ describe("reconciling Onceboard's effects with the demo's Stripe-compatible serv
     const inside = new Promise<void>((resolve) => {
       entered = resolve;
     });
-    const provider = reconcileProvider(
-      { STRIPE_API_KEY: TEST_STRIPE_KEY, STRIPE_KEY_WINDOW_HOURS: 24, MAILER_RECONCILE_URL: undefined },
-      "stripe",
-    )!;
+    const provider = h.provider;
     const real = new StripeAdapter(h.stripe);
     // The first run stops inside its first page, holding the window's lock on its own connection.
     const blocking: ProviderAdapter = {
@@ -203,10 +199,7 @@ describe("a provider that lists one object twice", () => {
     await h.capture("acme", "o-1", 100);
     await h.capture("acme", "o-2", 200);
     await h.capture("acme", "o-3", 300);
-    const provider = reconcileProvider(
-      { STRIPE_API_KEY: TEST_STRIPE_KEY, STRIPE_KEY_WINDOW_HOURS: 24, MAILER_RECONCILE_URL: undefined },
-      "stripe",
-    )!;
+    const provider = h.provider;
     const real = new StripeAdapter(h.stripe, undefined, 1);
     // Each page after the first starts with the previous page's object again.
     let previous: ProviderObject | null = null;

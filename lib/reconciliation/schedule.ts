@@ -60,7 +60,13 @@ export function startReconcileSchedule(options: {
 }): ReconcileSchedule {
   const { pool, config } = options;
   const log = options.log ?? (() => {});
-  const providers = reconcileProviders(config).filter((p) => p.configured);
+  const configured = reconcileProviders(config).filter((p) => p.configured);
+  // A read-only console writes no runs and no findings: it reconciles nothing, and says so once.
+  const providers = config.CONSOLE_READ_ONLY ? [] : configured;
+  if (config.CONSOLE_READ_ONLY && configured.length > 0)
+    log(
+      `reconciliation not scheduled: CONSOLE_READ_ONLY=true (a run writes runs and findings); ${configured.map((p) => p.name).join(", ")} reconcile on a console without it, or with npm run reconcile`,
+    );
   const metrics = reconcileMetrics(
     options.registry,
     pool,
@@ -70,8 +76,19 @@ export function startReconcileSchedule(options: {
   let stopped = false;
 
   async function pass(provider: ReconcileProvider) {
-    const adapter = adapterFor(provider.name, config);
-    for (const window of await dueWindows(pool, provider.name, config.RECONCILE_GRACE_SECONDS, options.now?.() ?? new Date())) {
+    let adapter: ReturnType<typeof adapterFor>;
+    let due: ReconcileWindow[];
+    // Outside a run's own try, a database that stopped answering here was an unhandled rejection
+    // of the interval's runOnce (issue 35, finding 8): counted and logged like a failed run instead.
+    try {
+      adapter = adapterFor(provider, config);
+      due = await dueWindows(pool, provider.name, config.RECONCILE_GRACE_SECONDS, options.now?.() ?? new Date());
+    } catch (error) {
+      metrics.runs.inc({ provider: provider.name, status: "failed" });
+      log(`reconciliation of ${provider.name} not started: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    for (const window of due) {
       if (stopped) return;
       try {
         const result = await reconcile({

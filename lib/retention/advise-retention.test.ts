@@ -108,7 +108,7 @@ describe("adviseRetention", () => {
       ...base,
       jobTypes: [B],
       retentionSeconds: 3 * DAY,
-      effectsMaxGap: { seconds: 298_944, jobType: "order.receipt", tenant: "acme", key: "receipt:o-1" },
+      effectsMaxGaps: [{ seconds: 298_944, jobType: "order.receipt", tenant: "acme", key: "receipt:o-1" }],
     });
     expect(advice.comparison.belowObservedMax).toBe(true);
     expect(advice.comparison.observedMaxSeconds).toBe(298_944);
@@ -131,7 +131,7 @@ describe("adviseRetention", () => {
     const advice = adviseRetention({
       ...base,
       jobTypes: [receipt],
-      effectsMaxGap: { seconds: 300_000, jobType: "order.receipt", tenant: "acme", key: "receipt:o-1" },
+      effectsMaxGaps: [{ seconds: 300_000, jobType: "order.receipt", tenant: "acme", key: "receipt:o-1" }],
     });
     const j = advice.jobTypes[0];
     expect(j?.basisSeconds).toBe(300_000);

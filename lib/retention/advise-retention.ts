@@ -38,8 +38,11 @@ export interface AdviseInput {
   retentionSeconds: number;
   maxRetryWindowSeconds: number;
   maxRetryWindowSource: string;
-  /** The largest per-effect gap (effects.max_gap_seconds) in the window, exact. */
-  effectsMaxGap?: { seconds: number; jobType: string; tenant: string; key: string } | null;
+  /**
+   * The largest per-effect gap (effects.max_gap_seconds) in the window of each job type, exact
+   * (readEffectsMaxGaps). A job type absent here falls back to its histogram's bucket bounds.
+   */
+  effectsMaxGaps?: EffectsMaxGap[];
   basis?: AdviceBasis;
   safetyFactor?: number;
   deadLetterDwellSeconds?: number;
@@ -47,6 +50,30 @@ export interface AdviseInput {
   partitionSeconds?: number;
   /** The providers the job types call and how long each dedupes a key itself (reconcileProviders()). */
   providerWindows?: ProviderKeyWindow[];
+}
+
+/** One job type's largest per-effect gap among the effects still kept, and where it was seen. */
+export interface EffectsMaxGap {
+  seconds: number;
+  jobType: string;
+  tenant: string;
+  key: string;
+}
+
+/**
+ * What is known of a job type's longest gap: exact when a kept effect shows a gap beyond the
+ * histogram's highest bucket's lower bound (the histogram outlives the effects, so a shorter
+ * effect maximum means the longest gap's effect was pruned; a longer one, that a worker died
+ * before flushing its rollup), else the bucket's bounds. Every figure of the advice (the cap on
+ * each percentile, the comparison, its sentences) reads this, and nothing else, so they agree.
+ */
+export function longestGap(
+  buckets: readonly number[],
+  exact: EffectsMaxGap | undefined,
+): { atLeast: number; atMost: number; exact: EffectsMaxGap | null } | null {
+  const m = maxBounds(buckets);
+  if (exact && (!m || exact.seconds > m.atLeast)) return { atLeast: exact.seconds, atMost: exact.seconds, exact };
+  return m ? { atLeast: m.atLeast, atMost: m.atMost, exact: null } : null;
 }
 
 export interface ProviderKeyWindow {
@@ -111,6 +138,7 @@ export function adviseRetention(input: AdviseInput): Advice {
   const reasons: string[] = [];
 
   const withData = input.jobTypes.filter((j) => total(j.buckets) > 0);
+  const maxGapOf = new Map((input.effectsMaxGaps ?? []).map((g) => [g.jobType, g]));
   const samples = withData.reduce((s, j) => s + total(j.buckets), 0);
   if (withData.length === 0) {
     refusals.push({ code: "NO_DATA", jobType: null, message: "no redelivery gaps were observed in the window" });
@@ -140,20 +168,8 @@ export function adviseRetention(input: AdviseInput): Advice {
       basisUsed = "max";
       note = `${n} samples: too few for ${basis}, its observed maximum is used`;
     }
-    // The job type's observed maximum: the exact per-effect gap when it is this job type's and lies
-    // in its highest bucket, else that bucket's upper bound (conservative).
-    const m = maxBounds(j.buckets);
-    const exact =
-      input.effectsMaxGap && input.effectsMaxGap.jobType === j.jobType && m && input.effectsMaxGap.seconds > m.atLeast
-        ? input.effectsMaxGap.seconds
-        : null;
-    const observedMax = m
-      ? Number.isFinite(m.atMost)
-        ? exact !== null
-          ? Math.min(exact, m.atMost)
-          : m.atMost
-        : m.atLeast
-      : null;
+    const longest = longestGap(j.buckets, maxGapOf.get(j.jobType));
+    const observedMax = longest ? (Number.isFinite(longest.atMost) ? longest.atMost : longest.atLeast) : null;
     let basisSeconds: number | null;
     if (basisUsed === "max") {
       basisSeconds = observedMax;
@@ -161,8 +177,10 @@ export function adviseRetention(input: AdviseInput): Advice {
       basisSeconds = quantile(j.buckets, BASIS_QUANTILE[basisUsed as keyof typeof BASIS_QUANTILE])?.seconds ?? null;
       // Interpolating inside the highest bucket can land above every gap that happened: a
       // percentile never exceeds the observed maximum.
-      if (basisSeconds !== null && observedMax !== null && m && basisSeconds > observedMax) {
-        note = `${basisUsed} interpolated to ${formatDuration(basisSeconds)} inside the ${formatDuration(m.atLeast)}–${formatDuration(m.atMost)} bucket, above the observed maximum: capped at ${formatDuration(observedMax)}`;
+      if (basisSeconds !== null && observedMax !== null && basisSeconds > observedMax) {
+        // Only an exact maximum can be below the interpolation (a bucket's bound never is).
+        const m = maxBounds(j.buckets);
+        note = `${basisUsed} interpolated to ${formatDuration(basisSeconds)}${m ? ` inside the ${formatDuration(m.atLeast)}–${formatDuration(m.atMost)} bucket` : ""}, above the observed maximum: capped at ${formatDuration(observedMax)}`;
         basisSeconds = observedMax;
       }
     }
@@ -173,6 +191,8 @@ export function adviseRetention(input: AdviseInput): Advice {
       basisUsed,
       basisSeconds,
       candidateSeconds: basisSeconds === null ? null : basisSeconds * safetyFactor + dwell,
+      maxSeconds: longest && Number.isFinite(longest.atMost) ? longest.atMost : null,
+      maxExact: longest?.exact !== null && longest?.exact !== undefined,
       note,
     };
   });
@@ -215,7 +235,7 @@ export function adviseRetention(input: AdviseInput): Advice {
     refusals,
     reasons,
     jobTypes,
-    comparison: compare(input, recommendedSeconds),
+    comparison: compare(input, maxGapOf, recommendedSeconds),
     providers: providerWindowAdvice(input.jobTypes, input.providerWindows ?? []),
     inputs: {
       from: input.from.toISOString(),
@@ -233,49 +253,67 @@ export function adviseRetention(input: AdviseInput): Advice {
   };
 }
 
-function compare(input: AdviseInput, recommendedSeconds: number | null): RetentionComparison {
+function compare(
+  input: AdviseInput,
+  maxGapOf: Map<string, EffectsMaxGap>,
+  recommendedSeconds: number | null,
+): RetentionComparison {
   const retention = input.retentionSeconds;
-  let observedMax: number | null = null;
-  let source: string | null = null;
-  // A histogram bound is exclusive: a gap in (3 d, 7 d] is longer than 3 d, so a 3-day retention is short.
-  let exclusive = false;
+  // The longest gap known to have happened (atLeast: exact, or a bucket's exclusive lower bound),
+  // and how long it may be (atMost), over job types, from longestGap like the recommendation's caps.
+  let known: { seconds: number; exact: boolean; source: string } | null = null;
+  let upTo: number | null = 0;
   let late = 0;
   let lateUpTo = 0;
   let beyond = 0;
   for (const j of input.jobTypes) {
-    const m = maxBounds(j.buckets);
-    if (m && m.atLeast > (observedMax ?? -1) && m.atLeast > 0) {
-      observedMax = m.atLeast;
-      exclusive = true;
-      source = `${j.jobType}: a redelivery gap longer than ${formatDuration(m.atLeast)} (rollup histogram)`;
-    }
+    const g = longestGap(j.buckets, maxGapOf.get(j.jobType));
+    if (
+      g &&
+      g.atLeast > 0 &&
+      (known === null || g.atLeast > known.seconds || (g.atLeast === known.seconds && g.exact && !known.exact))
+    )
+      known = {
+        seconds: g.atLeast,
+        exact: g.exact !== null,
+        source: g.exact
+          ? `${j.jobType}: effect ${g.exact.key} of tenant ${g.exact.tenant} saw a duplicate ${formatDuration(g.exact.seconds)} after its first claim`
+          : `${j.jobType}: a redelivery gap longer than ${formatDuration(g.atLeast)} (rollup histogram; no effect still kept shows it)`,
+      };
+    if (g) upTo = upTo === null || !Number.isFinite(g.atMost) ? null : Math.max(upTo, g.atMost);
     const c = countBeyond(j.buckets, retention);
     late += c.atLeast;
     lateUpTo += c.upTo;
     beyond += j.claimsBeyondRetention ?? 0;
   }
-  const e = input.effectsMaxGap;
-  if (e && e.seconds > (observedMax ?? -1)) {
-    observedMax = e.seconds;
-    exclusive = false;
-    source = `${e.jobType}: effect ${e.key} of tenant ${e.tenant} saw a duplicate ${formatDuration(e.seconds)} after its first claim`;
-  }
-  const belowObservedMax = observedMax !== null && (retention < observedMax || (exclusive && retention === observedMax));
+  if (known === null) upTo = null;
+  // A bucket's lower bound is exclusive: a gap in (3 d, 7 d] is longer than 3 d, so a 3-day retention is short.
+  const belowObservedMax = known !== null && (retention < known.seconds || (!known.exact && retention === known.seconds));
   const verdict = belowObservedMax
     ? "below_observed_max"
     : recommendedSeconds !== null && retention < recommendedSeconds
       ? "below_recommendation"
       : "ok";
+  const longest = known === null ? "" : `${known.exact ? "" : "more than "}${formatDuration(known.seconds)}`;
+  // Whether every gap is known to be within the retention, or only the exact ones (a bucket's upper bound beyond it).
+  const covered =
+    known === null
+      ? "no gap was observed"
+      : upTo !== null && upTo <= retention
+        ? `covers every observed gap (longest ${longest})`
+        : `covers the longest gap known to have happened (${longest}), though a gap may have been as long as ${upTo === null ? "the open-ended top bucket allows" : formatDuration(upTo)} (a histogram bucket; no effect still kept shows it)`;
   const message =
     verdict === "below_observed_max"
-      ? `The retention (${formatDuration(retention)}) is shorter than the longest observed gap (${exclusive ? "more than " : ""}${formatDuration(observedMax)}): ${formatCountOf(late, "duplicate")} in the window arrived later than the retention allows${lateUpTo > late ? ` (up to ${lateUpTo})` : ""}; once pruned, each would have run as new work.`
+      ? `The retention (${formatDuration(retention)}) is shorter than the longest observed gap (${longest}): ${formatCountOf(late, "duplicate")} in the window arrived later than the retention allows${lateUpTo > late ? ` (up to ${lateUpTo})` : ""}; once pruned, each would have run as new work.`
       : verdict === "below_recommendation"
-        ? `The retention (${formatDuration(retention)}) covers every observed gap but is below the recommendation (${formatDuration(recommendedSeconds)}).`
-        : `The retention (${formatDuration(retention)}) covers every observed gap${recommendedSeconds !== null ? " and the recommendation" : ""}.`;
+        ? `The retention (${formatDuration(retention)}) ${covered}, but is below the recommendation (${formatDuration(recommendedSeconds)}).`
+        : `The retention (${formatDuration(retention)}) ${covered}${recommendedSeconds !== null ? ` and the recommendation (${formatDuration(recommendedSeconds)})` : ""}.`;
   return {
     retentionSeconds: retention,
-    observedMaxSeconds: observedMax,
-    observedMaxSource: source,
+    observedMaxSeconds: known?.seconds ?? null,
+    observedMaxExact: known?.exact ?? false,
+    observedMaxUpToSeconds: upTo,
+    observedMaxSource: known?.source ?? null,
     belowObservedMax,
     lateDuplicates: late,
     lateDuplicatesUpTo: lateUpTo,
@@ -341,28 +379,38 @@ export async function readRetentionSettings(db: Queryable, now: Date = new Date(
   };
 }
 
-// The exact largest per-effect gap among effects created in the window (created_at prunes to the
-// window's partitions): one backward step on the partial index effects_max_gap_seconds_idx per
-// partition (without it, a pass over the window's rows).
-const EFFECTS_MAX_GAP_SQL = `
-SELECT tenant_id, key, job_type, max_gap_seconds
-  FROM effects
- WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds IS NOT NULL AND ($3::text IS NULL OR job_type = $3::text)
-   AND ($4::text IS NULL OR tenant_id = $4::text)
- ORDER BY max_gap_seconds DESC
- LIMIT 1`;
+// The exact largest per-effect gap of each job type among effects created in the window
+// (created_at prunes to the window's partitions): per job type, one backward walk of the partial
+// index effects_max_gap_seconds_idx until a row of that job type (job types are few).
+// Params: $1 from, $2 to, $3 job types, $4 tenant or null.
+const EFFECTS_MAX_GAPS_SQL = `
+SELECT m.tenant_id, m.key, j.job_type, m.max_gap_seconds
+  FROM unnest($3::text[]) AS j(job_type)
+  CROSS JOIN LATERAL (
+    SELECT tenant_id, key, max_gap_seconds
+      FROM effects
+     WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds IS NOT NULL AND job_type = j.job_type
+       AND ($4::text IS NULL OR tenant_id = $4::text)
+     ORDER BY max_gap_seconds DESC
+     LIMIT 1) m
+ ORDER BY j.job_type`;
 
-export async function readEffectsMaxGap(
+/** Each job type's exact largest per-effect gap in the window (of one tenant, or every tenant). */
+export async function readEffectsMaxGaps(
   db: Queryable,
-  input: { from: Date; to: Date; jobType?: string | null; tenant?: string | null },
-): Promise<AdviseInput["effectsMaxGap"]> {
+  input: { from: Date; to: Date; jobTypes: string[]; tenant?: string | null },
+): Promise<EffectsMaxGap[]> {
+  if (input.jobTypes.length === 0) return [];
   const { rows } = await db.query<{ tenant_id: string; key: string; job_type: string; max_gap_seconds: number }>(
-    EFFECTS_MAX_GAP_SQL,
-    [input.from.toISOString(), input.to.toISOString(), input.jobType ?? null, input.tenant ?? null],
+    EFFECTS_MAX_GAPS_SQL,
+    [input.from.toISOString(), input.to.toISOString(), input.jobTypes, input.tenant ?? null],
   );
-  const r = rows[0];
-  return r ? { seconds: Number(r.max_gap_seconds), jobType: r.job_type, tenant: r.tenant_id, key: r.key } : null;
+  return rows.map((r) => ({ seconds: Number(r.max_gap_seconds), jobType: r.job_type, tenant: r.tenant_id, key: r.key }));
 }
+
+/** The largest of them (the page's "longest gap" line), or null. */
+export const largestOf = (gaps: EffectsMaxGap[]): EffectsMaxGap | null =>
+  gaps.reduce<EffectsMaxGap | null>((a, g) => (a === null || g.seconds > a.seconds ? g : a), null);
 
 export interface GetAdviceOptions {
   now?: Date;
@@ -378,17 +426,17 @@ export interface GetAdviceOptions {
 export async function getRetentionAdvice(db: Queryable, options: GetAdviceOptions = {}): Promise<Advice> {
   const to = options.now ?? new Date();
   const from = new Date(to.getTime() - (options.windowDays ?? ADVICE_DEFAULTS.windowDays) * DAY * 1000);
-  const [histograms, settings, effectsMaxGap] = await Promise.all([
+  const [histograms, settings] = await Promise.all([
     loadGapHistograms(db, { from, to, jobType: options.jobType }),
     readRetentionSettings(db, to),
-    readEffectsMaxGap(db, { from, to, jobType: options.jobType }),
   ]);
+  const effectsMaxGaps = await readEffectsMaxGaps(db, { from, to, jobTypes: [...histograms.byJobType.keys()] });
   return adviseRetention({
     from,
     to,
     jobTypes: [...histograms.byJobType].map(([jobType, h]) => ({ jobType, ...h })),
     ...settings,
-    effectsMaxGap,
+    effectsMaxGaps,
     basis: options.basis,
     safetyFactor: options.safetyFactor,
     deadLetterDwellSeconds: options.deadLetterDwellSeconds,

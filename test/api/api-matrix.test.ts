@@ -5,12 +5,14 @@ import { announcePeerHeader, PEER_HEADER } from "../../lib/auth/client-ip";
 import { releaseEffect } from "../../lib/auth/release-effect";
 import { openOidcSession } from "../../lib/auth/session";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
+import { TOKEN_KEYSET } from "../../lib/console/admin-keysets";
 import { GAPS_SEED_DAYS_BACK, GAPS_SEED_EXPECTED, seedGaps } from "../../lib/console/testing/seed-gaps";
 import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/console/testing/seed-keys";
 import { seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
 import { ensureEffectPartitions } from "../../lib/db/partitions";
 import { getPrisma } from "../../lib/db/prisma";
 import { startStripeServer } from "../../lib/demo/stripe-server";
+import { writeStripeProvidersFile } from "../../lib/reconciliation/testing/harness";
 import { createTestDatabase, type TestDatabase } from "../database";
 import { CHECKED_OPERATIONS, callDocumented as call } from "./harness";
 
@@ -441,6 +443,72 @@ describe("API token × tenant × endpoint matrix", () => {
     expect(Number(page2.entries[0].id)).toBeLessThan(Number(platform.entries[2].id));
   });
 
+  it("a tenant token sees its own numbers, or is told what is withheld: overview, workers, runs, audit, health", async () => {
+    // The fleet-only figures of the Overview: withheld and listed, not shown as every tenant's.
+    const overview = JSON.parse((await call("GET", "/api/v1/overview?window=24h", as("acme-viewer"))).text);
+    expect(overview.totals).toMatchObject({ deliveries: null, redeliveries: null, claims: null });
+    expect(overview.alerts).toEqual([]);
+    expect(overview.withheld).toEqual(expect.arrayContaining(["totals.deliveries", "alerts", "series.claimRate"]));
+    expect(overview.jobTypes.every((j: { claims: number | null }) => j.claims === null)).toBe(true);
+    const fleet = JSON.parse((await call("GET", "/api/v1/overview?window=24h&tenant=acme", as("platform-viewer"))).text);
+    expect(fleet.withheld).toEqual([]);
+    expect(typeof fleet.totals.deliveries).toBe("number");
+
+    // Workers: their internal addresses and fleet-wide counters, for the platform only.
+    const previous = process.env.WORKER_METRICS_URLS;
+    process.env.WORKER_METRICS_URLS = "http://127.0.0.1:9/metrics";
+    try {
+      const workers = JSON.parse((await call("GET", "/api/v1/workers", as("acme-viewer"))).text);
+      expect(workers.workers).toEqual([]);
+      expect(workers.withheld).toMatch(/not shown to a tenant/);
+      expect(JSON.stringify(workers)).not.toContain("127.0.0.1");
+    } finally {
+      if (previous === undefined) delete process.env.WORKER_METRICS_URLS;
+      else process.env.WORKER_METRICS_URLS = previous;
+    }
+
+    // Reconciliation runs: a run's tallies count every tenant.
+    const runs = JSON.parse((await call("GET", "/api/v1/reconciliation/runs", as("acme-viewer"))).text);
+    expect(runs.runs.length).toBeGreaterThan(0);
+    for (const run of runs.runs)
+      expect([run.objectsSeen, run.effectsSeen, run.matched, run.counts]).toEqual([null, null, null, null]);
+    const platformRuns = JSON.parse((await call("GET", "/api/v1/reconciliation/runs", as("platform-viewer"))).text);
+    expect(typeof platformRuns.runs[0].objectsSeen).toBe("number");
+
+    // Audit: the platform admin read one of acme's keys; acme's admin sees that it happened, not the platform's token.
+    await call("GET", `/api/v1/effects/${enc(`capture:${KEYS_SEED.orderId}`)}?tenant=acme`, as("platform-admin"));
+    await call("GET", `/api/v1/effects/${enc(`capture:${KEYS_SEED.orderId}`)}`, as("acme-admin"));
+    const { rows: tokenRows } = await db.pool.query<{ id: string; tenant_id: string | null }>(
+      "SELECT id::text, tenant_id FROM api_tokens WHERE name IN ('platform-admin', 'acme-admin')",
+    );
+    const platformTokenId = tokenRows.find((t) => t.tenant_id === null)!.id;
+    const acmeTokenId = tokenRows.find((t) => t.tenant_id === ACME)!.id;
+    const audit = JSON.parse((await call("GET", "/api/v1/audit?limit=100&action=effect.read", as("acme-admin"))).text);
+    const reads = audit.entries as { tokenId: string | null; actor: string; ip: string | null }[];
+    expect(reads.some((e) => e.tokenId === acmeTokenId)).toBe(true);
+    expect(reads.some((e) => e.actor.startsWith("withheld:") && e.tokenId === null && e.ip === null)).toBe(true);
+    for (const format of ["csv", "ndjson"]) {
+      const exported = await call("GET", `/api/v1/audit/export?format=${format}`, as("acme-admin"));
+      expect(exported.status, exported.text).toBe(200);
+      expect(exported.text).toContain(acmeTokenId);
+      expect(exported.text).not.toContain(platformTokenId);
+      expect(exported.text).not.toContain("platform-admin");
+    }
+    // Nor can acme find the platform's rows by the actor's name.
+    const byName = JSON.parse((await call("GET", "/api/v1/audit?limit=100&actor=platform-admin", as("acme-admin"))).text);
+    expect(byName.entries).toEqual([]);
+    const exportedByName = await call("GET", "/api/v1/audit/export?format=ndjson&actor=platform-admin", as("acme-admin"));
+    expect(exportedByName.text.trim()).toBe("");
+    const platformAudit = await call("GET", "/api/v1/audit?limit=100&action=effect.read", as("platform-admin"));
+    expect(platformAudit.text).toContain(platformTokenId);
+
+    // Health: whether PostgreSQL answers, and nothing about versions.
+    const health = await call("GET", "/api/v1/health");
+    expect(health.status).toBe(200);
+    expect(Object.keys(JSON.parse(health.text).database)).toEqual(["latencyMs"]);
+    expect(health.text).not.toMatch(/version/i);
+  });
+
   it("a slow query becomes a clear 504, not a hung request", async () => {
     const { getPool } = await import("../../lib/db/pool");
     const pool = getPool();
@@ -521,6 +589,7 @@ describe("API token × tenant × endpoint matrix", () => {
     const stripe = await startStripeServer({ databaseUrl: db.url, apiKeys: ["sk_test_matrix"] });
     const saved = { ...process.env };
     Object.assign(process.env, {
+      ONCEBOARD_PROVIDERS_FILE: writeStripeProvidersFile(),
       STRIPE_API_KEY: "sk_test_matrix",
       STRIPE_HOST: "127.0.0.1",
       STRIPE_PORT: String(stripe.port),
@@ -547,7 +616,7 @@ describe("API token × tenant × endpoint matrix", () => {
         await sleep(100);
       }
     } finally {
-      for (const name of ["STRIPE_API_KEY", "STRIPE_HOST", "STRIPE_PORT", "STRIPE_PROTOCOL"]) {
+      for (const name of ["ONCEBOARD_PROVIDERS_FILE", "STRIPE_API_KEY", "STRIPE_HOST", "STRIPE_PORT", "STRIPE_PROTOCOL"]) {
         if (saved[name] === undefined) delete process.env[name];
         else process.env[name] = saved[name];
       }
@@ -599,6 +668,25 @@ describe("API token × tenant × endpoint matrix", () => {
     expect(started.status, started.text).toBe(202);
     const { action } = JSON.parse(started.text) as { action: { id: string } };
     expect((await call("GET", `/api/v1/bulk/${action.id}`, as("acme-viewer"))).status).toBe(200);
+    // Its items, a page of one at a time: each key once, in run order, pending (nothing ran them).
+    const itemKeys: string[] = [];
+    let itemsUrl: string | null = `/api/v1/bulk/${action.id}/items?limit=1`;
+    while (itemsUrl) {
+      const itemsPage = await call("GET", itemsUrl, as("acme-viewer"));
+      expect(itemsPage.status, itemsPage.text).toBe(200);
+      const body = JSON.parse(itemsPage.text) as { items: { key: string; status: string }[]; nextCursor: string | null };
+      expect(body.items.every((item) => item.status === "pending")).toBe(true);
+      itemKeys.push(...body.items.map((item) => item.key));
+      itemsUrl = body.nextCursor ? `/api/v1/bulk/${action.id}/items?limit=1&cursor=${body.nextCursor}` : null;
+    }
+    expect(itemKeys.length).toBe((JSON.parse(dryRun.text) as { count: number }).count);
+    expect(new Set(itemKeys).size).toBe(itemKeys.length);
+    expect((await call("GET", `/api/v1/bulk/${action.id}/items`, as("globex-viewer"))).status).toBe(404);
+    // The tokens list's cursor is not one of this list's.
+    const tokensCursor = TOKEN_KEYSET.encode(["1"]);
+    const foreignCursor = await call("GET", `/api/v1/bulk/${action.id}/items?cursor=${tokensCursor}`, as("acme-viewer"));
+    expect(foreignCursor.status, foreignCursor.text).toBe(400);
+    expect(foreignCursor.text).toContain("cursor");
     const cancelled = await call("POST", `/api/v1/bulk/${action.id}/cancel`, write("acme-operator"));
     expect(cancelled.status, cancelled.text).toBe(200);
 

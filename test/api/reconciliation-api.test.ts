@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createToken } from "../../lib/auth/tokens";
 import { RECON_SEED, seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
 import { getPrisma } from "../../lib/db/prisma";
+import { writeStripeProvidersFile } from "../../lib/reconciliation/testing/harness";
 import { createTestDatabase, type TestDatabase } from "../database";
 import { callDocumented as call } from "./harness";
 
@@ -24,6 +25,7 @@ describe("reconciliation API", () => {
     process.env.ONCEBOARD_SECRET = "r".repeat(40);
     process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
     process.env.ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = "1000000";
+    process.env.ONCEBOARD_PROVIDERS_FILE = writeStripeProvidersFile();
     await seedReconciliation(db.pool);
     for (const who of WHO) {
       const [tenant, role] = who.split("-") as [string, "viewer" | "operator" | "admin"];
@@ -125,7 +127,8 @@ describe("reconciliation API", () => {
     expect(closed.body.findings.map((f: { id: string }) => f.id)).toEqual([id]);
     const audit = await db.pool.query<{ action: string; result: string }>(
       `SELECT action, result FROM audit_log
-        WHERE action LIKE 'reconciliation.finding.%' OR (action = 'write.refused' AND target LIKE '%/reconciliation/%')
+        WHERE (action LIKE 'reconciliation.finding.%' AND action <> 'reconciliation.finding.read')
+           OR (action = 'write.refused' AND target LIKE '%/reconciliation/%')
         ORDER BY id`,
     );
     expect(audit.rows.map((r) => `${r.action} ${r.result}`)).toEqual([
@@ -165,9 +168,15 @@ describe("reconciliation API", () => {
     expect(tooLong.body.error.message).toContain("at most 7 days");
     const unknown = await json("POST", "/api/v1/reconciliation/runs", "platform-admin", { ...body, provider: "paypal" });
     expect(unknown.status).toBe(404);
+    expect(unknown.body.error.message).toBe('no provider named "paypal": stripe');
     delete process.env.STRIPE_API_KEY;
     const unconfigured = await json("POST", "/api/v1/reconciliation/runs", "platform-admin", body);
     expect(unconfigured.status).toBe(409);
     expect(unconfigured.body.error.message).toContain("STRIPE_API_KEY");
+    // No providers file: nothing to reconcile with, and the answer says what to set.
+    delete process.env.ONCEBOARD_PROVIDERS_FILE;
+    const none = await json("POST", "/api/v1/reconciliation/runs", "platform-admin", body);
+    expect(none.status).toBe(404);
+    expect(none.body.error.message).toBe('no provider named "stripe": none is configured (set ONCEBOARD_PROVIDERS_FILE)');
   });
 });

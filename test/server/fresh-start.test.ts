@@ -24,6 +24,37 @@ describe.skipIf(tier.skipped !== undefined)(
       expect(paths).toEqual(expect.arrayContaining(["/api/v1/health", "/api/v1/retention", "/overview", "/retention"]));
     });
 
+    // An empty database is no evidence of agreement: the pages say what was never configured or run.
+    it("Reconciliation says no provider is configured and how to configure one, never that anything agrees", () => {
+      const pages = tier.freshStart.filter((p) => p.path === "/reconciliation" && p.as.endsWith("(session)"));
+      expect(pages.map((p) => [p.as, p.status])).toEqual([
+        ["platform (session)", 200],
+        ["tenant (session)", 200],
+      ]);
+      for (const probe of pages) {
+        expect(probe.body, probe.as).toContain("No provider is configured");
+        expect(probe.body, probe.as).toContain("ONCEBOARD_PROVIDERS_FILE");
+        expect(probe.body, probe.as).not.toMatch(/Onceboard agree|every effect matched/);
+      }
+    });
+
+    it("Overview's Job types table and Claim latency say there is nothing yet", () => {
+      const pages = tier.freshStart.filter((p) => p.path === "/overview" && p.as.endsWith("(session)"));
+      expect(pages.map((p) => p.status)).toEqual([200, 200]);
+      for (const probe of pages) {
+        expect(probe.body, probe.as).toContain("No job type reported a delivery or a claim in this range.");
+        expect(probe.body, probe.as).toContain("No claim in this range, so no latency to show.");
+      }
+    });
+
+    it("Delivery gaps names no provider's job types when none is configured", () => {
+      const pages = tier.freshStart.filter((p) => p.path === "/gaps" && p.as.endsWith("(session)"));
+      expect(pages.map((p) => p.status)).toEqual([200, 200]);
+      for (const probe of pages) {
+        expect(probe.body, probe.as).not.toMatch(/order\.(paid|capture|refund|receipt)/);
+      }
+    });
+
     for (const path of paths) {
       it(`GET ${path}`, () => {
         const probes = tier.freshStart.filter((probe) => probe.path === path);

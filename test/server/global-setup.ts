@@ -8,6 +8,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
 import { loadConfig } from "../../lib/config";
+import { HOSTILE_ERROR, HOSTILE_OUTCOME } from "../../lib/console/testing/hostile-values";
 import { seedDeliveries } from "../../lib/console/testing/seed-deliveries";
 import { seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
 import { findFreePort } from "../../lib/db/free-port";
@@ -17,15 +18,21 @@ import { createScratchDatabase, withDatabase } from "../../lib/db/scratch";
 import { DEFAULT_SCHEMA } from "../../lib/idempotency";
 import { hasProductionBuild } from "../../scripts/next-server";
 import setupDatabase from "../global-setup";
+import { startPayco } from "../second-system/payco";
+import { writeKnownWorkload } from "../second-system/workload";
 import {
   type Credential,
+  consolePages,
   type FreshStartProbe,
   fetchAs,
   freshStartTargets,
+  HOSTILE_KEY,
+  SECOND_SYSTEM_TENANTS,
   SERVER_TENANTS,
   type ServerTier,
   signIn,
   tenantRows,
+  unhandledIn,
 } from "./tier";
 
 /**
@@ -67,9 +74,12 @@ export default async function setup(project: TestProject) {
 
   const teardown = async () => {
     await stop(start);
+    // A rejection the console logged instead of dying of (or died of): the run fails, naming it.
+    const rejections = unhandledIn(logFile);
     fs.rmSync(dataDir, { recursive: true, force: true });
     await scratch.drop().catch(() => {});
     await releaseDatabase();
+    if (rejections.length > 0) throw new Error(`server tier: the console had unhandled rejections:\n${rejections.join("\n")}`);
   };
   try {
     await waitUntilServing(baseUrl, start, logFile);
@@ -109,6 +119,9 @@ function startConsole(options: { plainUrl: string; dataDir: string; port: number
     ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: "1000000",
     ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: "1000000",
     NEXT_TELEMETRY_DISABLED: "1",
+    // An unhandled rejection anywhere (start.ts, the console) ends the process: the tier fails on
+    // one instead of a line in a log nobody reads (scripts/console-server.ts makes it fatal under Next).
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, UNHANDLED_REJECTIONS_FATAL].filter(Boolean).join(" "),
   });
   const out = fs.openSync(options.logFile, "a");
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts", "--no-demo", "--history", "off"], {
@@ -149,6 +162,9 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
+/** The flag the tier's `npm start` runs with (NODE_OPTIONS: start.ts and the console alike). */
+const UNHANDLED_REJECTIONS_FATAL = "--unhandled-rejections=strict";
+
 function tail(file: string): string {
   try {
     return fs.readFileSync(file, "utf8").split("\n").slice(-40).join("\n");
@@ -164,10 +180,21 @@ function tail(file: string): string {
 async function probeFreshStart(baseUrl: string, secrets: { platform: string; tenant: string }): Promise<FreshStartProbe[]> {
   const targets = await freshStartTargets(baseUrl, secrets.platform);
   const probes: FreshStartProbe[] = [];
-  for (const [as, secret] of Object.entries(secrets) as [FreshStartProbe["as"], string][]) {
+  for (const [as, secret] of Object.entries(secrets) as ["platform" | "tenant", string][]) {
     for (const target of targets) {
       const response = await fetchAs(baseUrl, target, { kind: "bearer", secret, label: `${as} admin` });
       probes.push({ path: target, as, status: response.status, body: (await response.text()).slice(0, 200_000) });
+    }
+    // A page answers a Bearer token with the way to sign in; what it shows a person needs a session.
+    const cookie = await signIn(baseUrl, secret);
+    for (const page of consolePages()) {
+      const response = await fetchAs(baseUrl, page, { kind: "cookie", cookie, label: `${as} admin (session)` });
+      probes.push({
+        path: page,
+        as: `${as} (session)`,
+        status: response.status,
+        body: (await response.text()).slice(0, 400_000),
+      });
     }
   }
   return probes;
@@ -231,9 +258,28 @@ async function seedTenants(url: string): Promise<void> {
         [hour, tenant, rows.violationKey, new Date(now - 10 * 60_000)],
       );
     }
+    // Secrets stored where only their values give them away (issue 35): the Keys page's HTML and
+    // RSC payload must show none of them (stored-values.test.ts).
+    await client.query(
+      `INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, first_message_id, last_message_id, outcome, error,
+                            created_at, updated_at, completed_at)
+       VALUES ($1, $2, 'capture-payment', 'failed', 'external', 1, 'm-hostile', 'm-hostile', $3, $4, $5, $5, $5)`,
+      [SERVER_TENANTS[0], HOSTILE_KEY, JSON.stringify(HOSTILE_OUTCOME), HOSTILE_ERROR, new Date(now - 25 * 60_000)],
+    );
     await seedReconciliation(client, new Date(now));
   } finally {
     await client.end();
+  }
+  // The second system's known workload, through the library, with its own provider running just
+  // for the writing (the console here reconciles nothing: no providers file).
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  pool.on("error", () => {});
+  const payco = await startPayco();
+  try {
+    await writeKnownWorkload(pool, payco);
+  } finally {
+    await payco.close();
+    await pool.end();
   }
 }
 
@@ -250,6 +296,19 @@ async function createCredentials(prisma: ReturnType<typeof createPrismaClient>, 
       credentials.push({ kind: "bearer", secret, label, tenant, role });
       credentials.push({ kind: "cookie", cookie: await signIn(baseUrl, secret), label: `${label} (session)`, tenant, role });
     }
+  }
+  // The second system's tenants: a viewer each, as a token and as a session.
+  for (const tenant of SECOND_SYSTEM_TENANTS) {
+    const label = `${tenant} viewer`;
+    const { secret } = await createToken({ name: `server tier ${label}`, tenantId: tenant, role: "viewer" }, prisma);
+    credentials.push({ kind: "bearer", secret, label, tenant, role: "viewer" });
+    credentials.push({
+      kind: "cookie",
+      cookie: await signIn(baseUrl, secret),
+      label: `${label} (session)`,
+      tenant,
+      role: "viewer",
+    });
   }
   const revoked = await createToken({ name: "server tier revoked", tenantId: SERVER_TENANTS[0], role: "admin" }, prisma);
   const cookie = await signIn(baseUrl, revoked.secret);

@@ -1,10 +1,13 @@
 import { describe, expect, inject, it } from "vitest";
 import { NAV_ITEMS } from "../../components/shell/nav-items";
 import {
+  ALL_SERVER_TENANTS,
   type Credential,
   consolePages,
   errorStateIn,
   fetchAs,
+  fleetLeaksIn,
+  freshStartTargets,
   inBatches,
   leaksIn,
   openApiDocument,
@@ -52,7 +55,7 @@ describe.skipIf(tier.skipped !== undefined)(
             const found: string[] = [];
             if (!sendsToSignIn(response.status, response.headers.get("location"), body))
               found.push(`${who}: answered ${response.status}, not a way to sign in`);
-            for (const tenant of SERVER_TENANTS)
+            for (const tenant of ALL_SERVER_TENANTS)
               for (const leak of leaksIn(body, tenant, page)) found.push(`${who}: holds ${leak}`);
             return found;
           },
@@ -92,6 +95,30 @@ describe.skipIf(tier.skipped !== undefined)(
         })
       ).flat();
       expect(problems).toEqual([]);
+    });
+
+    it("shows a tenant's credential no fleet-wide figure on any page or GET route: computed for the tenant, or withheld", async () => {
+      const platform = credentials.find((c) => c.kind === "bearer" && readerOf(c) === null);
+      if (platform?.kind !== "bearer") throw new Error("the tier has no platform token");
+      const targets = await freshStartTargets(baseUrl, platform.secret);
+      const tenantReaders = credentials.filter((c) => typeof readerOf(c) === "string");
+      expect(tenantReaders.length).toBeGreaterThan(0);
+      const requests = tenantReaders.flatMap((caller) =>
+        targets.flatMap((target) => [
+          { caller, target, rsc: false },
+          { caller, target, rsc: true },
+        ]),
+      );
+      const problems = (
+        await inBatches(requests, 6, async ({ caller, target, rsc }) => {
+          const body = await (await fetchAs(baseUrl, target, caller, { rsc })).text();
+          return fleetLeaksIn(body).map((leak) => `${caller.label} GET ${target}${rsc ? " (RSC)" : ""}: holds ${leak}`);
+        })
+      ).flat();
+      expect(problems).toEqual([]);
+      // The public health check tells nobody a version either.
+      const health = await (await fetch(`${baseUrl}/api/v1/health`)).text();
+      expect(fleetLeaksIn(health)).toEqual([]);
     });
 
     it("shows the API's INVALID_INPUT state, never a 5xx or an internal error, for a query the API refuses", async () => {

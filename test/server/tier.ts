@@ -1,5 +1,7 @@
+import fs from "node:fs";
 import { NAV_ITEMS } from "../../components/shell/nav-items";
 import { ALERT_RULES, runbookHref } from "../../lib/console/metrics/alert-rules";
+import { TENANT_KEYS as SECOND_SYSTEM_KEYS, TENANTS as SECOND_SYSTEM_TENANTS } from "../second-system/workload";
 
 /**
  * What the real-server tier's files share: the tenants it seeds, the credentials it holds, how a
@@ -7,12 +9,22 @@ import { ALERT_RULES, runbookHref } from "../../lib/console/metrics/alert-rules"
  * alert rules and the OpenAPI document, so a new page or route joins the tier without an edit here).
  */
 
+/** The first tenant's key whose outcome and error hold lib/console/testing/hostile-values.ts's secrets. */
+export const HOSTILE_KEY = "capture:hostile-values";
+
 /** Three tenants with names that appear nowhere else in the console. */
 export const SERVER_TENANTS = ["acme", "globex", "initech"] as const;
-export type ServerTenant = (typeof SERVER_TENANTS)[number];
+
+/**
+ * The second system's tenants (test/second-system/), seeded with its known workload beside the
+ * three: a viewer of each reads every page, and no page shows one tenant another's keys.
+ */
+export { SECOND_SYSTEM_TENANTS };
+export const ALL_SERVER_TENANTS = [...SERVER_TENANTS, ...SECOND_SYSTEM_TENANTS] as const;
+export type ServerTenant = (typeof ALL_SERVER_TENANTS)[number];
 
 /** The rows a tenant is seeded with: every string is the tenant's alone. */
-export function tenantRows(tenant: ServerTenant) {
+export function tenantRows(tenant: (typeof SERVER_TENANTS)[number]) {
   return {
     completedKey: `capture:ord-${tenant}-4711`,
     stuckKey: `capture:ord-${tenant}-stuck`,
@@ -25,7 +37,7 @@ export function tenantRows(tenant: ServerTenant) {
 
 /** The strings that would show `tenant`'s data; its bare name too, unless the request itself carried it. */
 export function markersOf(tenant: ServerTenant, request: string): string[] {
-  const rows = Object.values(tenantRows(tenant));
+  const rows = tenant === "northwind" || tenant === "umbrella" ? SECOND_SYSTEM_KEYS[tenant] : Object.values(tenantRows(tenant));
   return request.toLowerCase().includes(tenant) ? rows : [tenant, ...rows];
 }
 
@@ -50,7 +62,8 @@ export function sendsToSignIn(status: number, location: string | null, body: str
 
 export interface FreshStartProbe {
   path: string;
-  as: "platform" | "tenant";
+  /** Whose admin asked, with a Bearer token, or (pages only) with a session: a page wants a session. */
+  as: "platform" | "tenant" | "platform (session)" | "tenant (session)";
   status: number;
   body: string;
 }
@@ -58,6 +71,18 @@ export interface FreshStartProbe {
 export type ServerTier =
   | { skipped: string }
   | { skipped?: undefined; baseUrl: string; credentials: Credential[]; freshStart: FreshStartProbe[]; logFile: string };
+
+/** The lines of a log that report an unhandled rejection or an uncaught exception (Next's wording and the console's). */
+export function unhandledIn(file: string): string[] {
+  try {
+    return fs
+      .readFileSync(file, "utf8")
+      .split("\n")
+      .filter((line) => /unhandled ?rejection|uncaught ?exception/i.test(line));
+  } catch {
+    return [];
+  }
+}
 
 /** Every page of the navigation, and every alert's runbook. */
 export function consolePages(): string[] {
@@ -183,11 +208,30 @@ export function errorStateIn(status: number, body: string): string | undefined {
 const QUOTES_WHAT_WAS_TYPED = /^\/(api\/v1\/)?audit(\?|\/|$)/;
 
 export function leaksIn(body: string, tenant: ServerTenant, request: string): string[] {
-  const quoted = QUOTES_WHAT_WAS_TYPED.test(request) ? `${request} ${SERVER_TENANTS.join(" ")}` : request;
-  return SERVER_TENANTS.filter((other) => other !== tenant).flatMap((other) =>
+  const quoted = QUOTES_WHAT_WAS_TYPED.test(request) ? `${request} ${ALL_SERVER_TENANTS.join(" ")}` : request;
+  return ALL_SERVER_TENANTS.filter((other) => other !== tenant).flatMap((other) =>
     markersOf(other, quoted)
       .filter((marker) => body.includes(marker))
       .map((marker) => `${other}: ${marker}`),
+  );
+}
+
+/**
+ * What a tenant's credential must never be shown, on a page, in its RSC payload or from a route:
+ * figures that only exist for every tenant and facts about the platform (issue 35, finding 6).
+ * JSON inside a page's flight data has its quotes escaped, hence the optional backslashes.
+ */
+const FLEET_MARKERS: [string, RegExp][] = [
+  ["a worker's internal /metrics address", /https?:\/\/(?:127\.0\.0\.1|localhost|\[::1\]):\d+\/metrics/],
+  ["the server's version", /serverVersion|server_version/],
+  ["a fleet-wide tally", /\\?"(?:deliveries|redeliveries|objectsSeen|effectsSeen|matched)\\?":\d/],
+  ["a figure labelled every tenant's", />all tenants</],
+];
+
+/** The fleet-wide figures and platform facts `body` holds (empty for a body a tenant may see). */
+export function fleetLeaksIn(body: string): string[] {
+  return FLEET_MARKERS.filter(([, pattern]) => pattern.test(body)).map(
+    ([what, pattern]) => `${what} (${body.match(pattern)?.[0]})`,
   );
 }
 

@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/types";
-import type { AlertStatus, JobTypeActivity, Series, ViolationSeries } from "../overview-types";
+import type { AlertStatus, FleetJobTypeActivity, Series, ViolationSeries } from "../overview-types";
 import { CLAIM_DURATION_BOUNDS } from "../overview-types";
 import { ALERT_RULES, runbookHref } from "./alert-rules";
 import { type Buckets, histogramQuantile, notWiredUp, perSecond } from "./series-math";
@@ -158,7 +158,7 @@ export class PostgresSource implements MetricsSource {
     const claims = zeros(n);
     const inFlight = zeros(n);
     const takeovers = zeros(n);
-    const activity = new Map<string, JobTypeActivity>();
+    const activity = new Map<string, FleetJobTypeActivity>();
     for (const r of stats.rows) {
       if (r.job_type === null) {
         if (r.i === null || r.i < 0 || r.i >= n) continue;

@@ -1,4 +1,4 @@
-import type { AlertStateName, AlertStatus, JobTypeActivity, Series, ViolationSeries } from "../overview-types";
+import type { AlertStateName, AlertStatus, FleetJobTypeActivity, Series, ViolationSeries } from "../overview-types";
 import { ALERT_RULES, runbookHref } from "./alert-rules";
 import { notWiredUp } from "./series-math";
 import { type MetricsSource, MetricsSourceError, type SeriesQuery, type SourceResult } from "./source";
@@ -91,7 +91,7 @@ export class PrometheusSource implements MetricsSource {
     ]);
 
     const total = (values: (number | null)[]) => values.reduce<number>((a, b) => a + (b ?? 0), 0);
-    const activity = new Map<string, JobTypeActivity>();
+    const activity = new Map<string, FleetJobTypeActivity>();
     const row = (jobType: string) => {
       let a = activity.get(jobType);
       if (!a) {

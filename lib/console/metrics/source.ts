@@ -1,5 +1,5 @@
 import { ConsoleError } from "../errors";
-import type { AlertStatus, JobTypeActivity, MetricsSourceName, OverviewSeries } from "../overview-types";
+import type { AlertStatus, FleetJobTypeActivity, MetricsSourceName, OverviewSeries } from "../overview-types";
 import type { Buckets } from "./series-math";
 
 export interface SeriesQuery {
@@ -10,7 +10,7 @@ export interface SeriesQuery {
 /** What a source answers for the range: the charts, and per job type totals (the sums of the same buckets). */
 export interface SourceResult {
   series: OverviewSeries;
-  jobTypes: JobTypeActivity[];
+  jobTypes: FleetJobTypeActivity[];
 }
 
 /**

@@ -4,10 +4,9 @@
 import pg from "pg";
 import { consolePoolConfig } from "../../db/pool";
 import { DEFAULT_SCHEMA } from "../../idempotency";
-import { reconcileProvider } from "../providers";
 import { reconcile } from "../reconcile";
 import { StripeAdapter, stripeClient } from "../stripe";
-import { FAST_RETRY, TEST_STRIPE_KEY } from "./harness";
+import { demoProvider, FAST_RETRY, TEST_STRIPE_KEY } from "./harness";
 
 const [url, port, from, to, pages] = process.argv.slice(2) as [string, string, string, string, string];
 const pool = new pg.Pool(
@@ -28,10 +27,7 @@ const stripe = stripeClient({
 await reconcile({
   pool,
   adapter: new StripeAdapter(stripe, FAST_RETRY, 100),
-  provider: reconcileProvider(
-    { STRIPE_API_KEY: TEST_STRIPE_KEY, STRIPE_KEY_WINDOW_HOURS: 24, MAILER_RECONCILE_URL: undefined },
-    "stripe",
-  )!,
+  provider: demoProvider("stripe", { mailerUrl: "http://127.0.0.1:9/unused" }, { STRIPE_API_KEY: TEST_STRIPE_KEY }),
   window: { from: new Date(from), to: new Date(to) },
   graceSeconds: 0,
   trigger: "manual",

@@ -5,7 +5,7 @@ import { checkHealth } from "@/lib/console/check-health";
 // before anyone can sign in, and the answer says only whether PostgreSQL answers (see proxy.ts).
 export const dynamic = "force-dynamic";
 
-/** 200 {ok:true, database:{latencyMs, serverVersion}} when PostgreSQL answers; 503 {error:{code,message}} when not. */
+/** 200 {ok:true, database:{latencyMs}} when PostgreSQL answers; 503 {error:{code,message}} when not. No version of anything. */
 export const GET = handleErrors(async () => jsonResponse(await checkHealth()));
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
