@@ -70,7 +70,6 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
         />
         <TimeSeriesChart
           id="claim-rate"
-          emptyText={chartWithheld}
           title="Claim rate"
           unit="claims/s"
           scope={fleetOnly}
@@ -78,11 +77,10 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
           timestamps={s.timestamps}
           series={[{ name: "claims/s", values: s.claimRate }]}
           format={(v) => (v >= 10 ? v.toFixed(0) : formatMeasure(v))}
-          emptyText="No claim in this range."
+          emptyText={chartWithheld ?? "No claim in this range."}
         />
         <TimeSeriesChart
           id="latency"
-          emptyText={chartWithheld}
           title="Claim latency"
           unit="ms"
           scope={fleetOnly}
@@ -93,11 +91,10 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
             { name: "p99", values: s.latencyP99.map(ms) },
           ]}
           format={(v) => (v >= 10 ? v.toFixed(0) : v.toFixed(1))}
-          emptyText="No claim in this range, so no latency to show."
+          emptyText={chartWithheld ?? "No claim in this range, so no latency to show."}
         />
         <TimeSeriesChart
           id="waits"
-          emptyText={chartWithheld}
           title="In-flight waits and lease takeovers"
           unit={per}
           scope={fleetOnly}
@@ -107,7 +104,7 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
             { name: "in-flight waits", values: s.inFlight },
             { name: "lease takeovers", values: s.takeovers },
           ]}
-          emptyText="No in-flight wait and no lease takeover in this range."
+          emptyText={chartWithheld ?? "No in-flight wait and no lease takeover in this range."}
         />
       </div>
       <JobActivityTable
