@@ -93,7 +93,13 @@ async function main() {
       ["Citus", citus.url],
     ] as const) {
       const pool = new pg.Pool(
-        consolePoolConfig({ connectionString: url, schema: "onceboard", statementTimeoutMs: null, max: 4 }),
+        consolePoolConfig({
+          connectionString: url,
+          schema: "onceboard",
+          statementTimeoutMs: null,
+          max: 4,
+          application_name: "onceboard-bench",
+        }),
       );
       pool.on("error", () => {});
       try {

@@ -140,7 +140,13 @@ describe.skipIf(!citusUrl)("the console on a Citus cluster (CITUS_URL)", () => {
 
     citus = await createCitusConsoleDatabase(citusUrl as string, { back: PARTITIONS_BACK });
     citusPool = new pg.Pool(
-      consolePoolConfig({ connectionString: citus.url, schema: "onceboard", statementTimeoutMs: null, max: 5 }),
+      consolePoolConfig({
+        connectionString: citus.url,
+        schema: "onceboard",
+        statementTimeoutMs: null,
+        max: 5,
+        application_name: "onceboard-test",
+      }),
     );
     citusPool.on("error", () => {});
     await pointConsoleAt(citus.url);
