@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { runBulkActions } from "../../lib/auth/bulk-runner";
 import { GAPS_SEED_EXPECTED } from "../../lib/console/testing/seed-gaps";
 import { KEYS_SEED } from "../../lib/console/testing/seed-keys";
 import { consolePoolConfig } from "../../lib/db/pool";
@@ -225,5 +226,32 @@ describe.skipIf(!citusUrl)("the console on a Citus cluster (CITUS_URL)", () => {
       "SELECT result FROM audit_log WHERE action = 'effect.release' ORDER BY seq",
     );
     expect(audit.rows.map((r) => r.result)).toEqual(["ok", "not_in_progress", "at_most_once", "not_found"]);
+  });
+
+  it("a bulk release on the other worker: each item's transaction writes the console's tables, then releases there", async () => {
+    const keys = ["stuck:bulk-1", "stuck:bulk-2", "stuck:bulk-3"];
+    for (const key of keys) {
+      await citusPool.query(
+        `INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until, created_at, updated_at)
+         VALUES ('initech', $1, 'capture-payment', 'in_progress', 'external', 1, 'w', now() - interval '1 minute',
+                 date_trunc('milliseconds', now()) - interval '2 hours', now() - interval '2 hours')`,
+        [key],
+      );
+    }
+    const as = { authorization: `Bearer ${tokens.platform}` };
+    const dry = await call("POST", "/api/v1/bulk/release", as, { tenant: "initech", q: "stuck:bulk", dryRun: true });
+    expect(dry.status, dry.text).toBe(200);
+    expect(JSON.parse(dry.text)).toMatchObject({ count: keys.length });
+    const started = await call("POST", "/api/v1/bulk/release", as, { tenant: "initech", q: "stuck:bulk" });
+    expect(started.status, started.text).toBe(202);
+    const { action } = JSON.parse(started.text) as { action: { id: string } };
+    await runBulkActions({ owner: "citus-test" });
+    const { rows: state } = await citusPool.query("SELECT state, applied FROM bulk_actions WHERE id = $1", [action.id]);
+    expect(state[0]).toMatchObject({ state: "done", applied: keys.length });
+    const { rows } = await citusPool.query(
+      "SELECT key, status FROM effects WHERE tenant_id = 'initech' AND key = ANY($1) ORDER BY key",
+      [keys],
+    );
+    expect(rows).toEqual(keys.map((key) => ({ key, status: "failed" })));
   });
 });
