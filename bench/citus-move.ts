@@ -12,6 +12,7 @@
  * Env: CITUS_URL (required), BENCH_MOVE_ROWS (50000), BENCH_MOVE_CALLERS (8), BENCH_MOVE_ROUNDS (2).
  */
 import os from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { benchNumber } from "./env";
 import { benchEffects, citusBenchDatabase, machine, percentile } from "./support";
@@ -96,7 +97,7 @@ async function main() {
           [from],
         );
         const target = Number(to[0]?.port);
-        await new Promise((r) => setTimeout(r, BEFORE_MS));
+        await sleep(BEFORE_MS);
         const moveStart = performance.now();
         const before = timings.filter((t) => t.at >= moveStart - BEFORE_MS).length / (BEFORE_MS / 1000);
         await pool.query(
@@ -105,7 +106,7 @@ async function main() {
         );
         const moveEnd = performance.now();
         // A claim that started during the move and ended after it counts: it waited for the move.
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500);
         const during = timings.filter((t) => t.at >= moveStart && t.at - t.ms <= moveEnd);
         const moveMs = moveEnd - moveStart;
         const ended = during.filter((t) => t.at <= moveEnd).length;

@@ -7,7 +7,7 @@ import { seedOverview } from "../lib/console/testing/seed-overview";
 import { seedReconciliation } from "../lib/console/testing/seed-reconciliation";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
-import { withDatabase } from "../lib/db/scratch";
+import { createScratchDatabase, dropDatabase, withDatabase } from "../lib/db/scratch";
 import { distributeForCitus } from "../lib/idempotency/citus";
 
 /** A whole Onceboard database (the console's tables and the library's) on a Citus cluster. */
@@ -64,15 +64,11 @@ export async function createCitusConsoleDatabase(
   const name = `onceboard_citus_${randomBytes(4).toString("hex")}`;
   const nodes = [self, ...workers];
   const drop = async () => {
-    for (const node of nodes) {
-      await onNode(nodeUrl(coordinatorUrl, node, "postgres"), (c) =>
-        c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
-      ).catch(() => {});
-    }
+    for (const node of nodes) await dropDatabase(nodeUrl(coordinatorUrl, node, "postgres"), name).catch(() => {});
   };
   try {
     for (const node of nodes) {
-      await onNode(nodeUrl(coordinatorUrl, node, "postgres"), (c) => c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`));
+      await createScratchDatabase(nodeUrl(coordinatorUrl, node, "postgres"), { name });
       await onNode(nodeUrl(coordinatorUrl, node, name), (c) => c.query("CREATE EXTENSION citus"));
     }
     const url = nodeUrl(coordinatorUrl, self, name);
