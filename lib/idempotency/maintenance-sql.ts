@@ -60,7 +60,7 @@ SELECT c.relname AS name, citus_total_relation_size(c.oid, fail_on_error := fals
 
 /**
  * The Keys index of a closed partition (issues 10 and 14): the console's per-tenant reads in time
- * order (lib/console/search-effects.ts, get-effect.ts's steps). Built by maintain() only once a
+ * order (lib/features/keys-and-effects/search-effects.ts, get-effect.ts's steps). Built by maintain() only once a
  * partition's upper bound has passed, so no claim (an INSERT into the open partition) writes an
  * entry; migration 0005 dropped the partitioned index that every partition used to inherit.
  */
