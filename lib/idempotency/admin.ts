@@ -4,8 +4,8 @@
  * stuck rule, default settings) are the states entry point (states.ts).
  */
 
-// Distributing the library's schema on a Citus coordinator (`npm run db:migrate -- --citus`).
-export { distributeForCitus } from "./citus";
+// Citus: distributing the library's schema (`npm run db:migrate -- --citus`), and whether it is.
+export { distributeForCitus, isEffectsDistributed } from "./citus";
 // Retention and partition maintenance: one run, its plan, the settings and live workers it reads.
 export { maintain } from "./maintenance";
 export { type MaintenancePlan, planMaintenance } from "./maintenance-plan";

@@ -1,0 +1,27 @@
+/**
+ * The Keys page's client-safe constants, and the types of what /api/v1/effects answers (their
+ * schemas are lib/features/keys-and-effects/contract.ts; re-exported as types only, so no zod reaches the browser).
+ */
+
+export { EFFECT_STATUSES, type EffectStatus } from "../../idempotency/states";
+
+/**
+ * A platform search that names no tenant looks this far back (the tenant's search, 90 days): no
+ * index spans tenants, so the days bound what it reads. Shared with the Keys page, which says so.
+ */
+export const CROSS_TENANT_SEARCH_DAYS = 7;
+
+/** What one delivery's claim answered: the library's timeline answers. */
+export { TIMELINE_ANSWERS as DELIVERY_ANSWERS, type TimelineAnswer as DeliveryAnswer } from "../../idempotency/states";
+export type {
+  Delivery,
+  EffectDetail,
+  EffectSearchResponse,
+  EffectSummary,
+  JobStep,
+  ProviderSide,
+  ReleaseResponse,
+} from "./contract";
+
+/** The most deliveries a key's detail carries (the newest). */
+export const TIMELINE_LIMIT = 200;
