@@ -1132,6 +1132,35 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION onceboard.onceboard_release_tenant(p_tenant text, p_key text, p_released_by text, p_force boolean)
+ RETURNS TABLE(released boolean, status text, policy text, lease_until timestamp with time zone, owner text, attempt integer)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  ts timestamptz := clock_timestamp();
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(p_tenant || chr(1) || p_key, 0));
+  RETURN QUERY
+  UPDATE onceboard.effects e
+     SET status = 'failed', lease_until = NULL, updated_at = ts,
+         error = 'released by ' || p_released_by || CASE WHEN e.lease_until <= ts
+           THEN ' after the lease of attempt ' || e.attempt || ' (' || coalesce(e.owner, '?') || ') expired'
+           ELSE ' while the lease of attempt ' || e.attempt || ' (' || coalesce(e.owner, '?') || ') was alive' END
+   WHERE e.tenant_id = p_tenant AND e.key = p_key AND e.created_at <= ts + interval '1 minute'
+     AND e.status = 'in_progress' AND e.policy <> 'at_most_once'
+     AND (p_force OR e.lease_until <= ts)
+  RETURNING true, e.status, e.policy, e.lease_until, e.owner, e.attempt;
+  IF FOUND THEN
+    RETURN;
+  END IF;
+  RETURN QUERY
+  SELECT false, e.status, e.policy, e.lease_until, e.owner, e.attempt
+    FROM onceboard.effects e
+   WHERE e.tenant_id = p_tenant AND e.key = p_key AND e.created_at <= ts + interval '1 minute'
+   LIMIT 1;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION onceboard.onceboard_stats_to_10m()
  RETURNS trigger
  LANGUAGE plpgsql
