@@ -1,8 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { runBulkActions } from "../../lib/auth/bulk-runner";
-import { GAPS_SEED_EXPECTED } from "../../lib/console/testing/seed-gaps";
-import { KEYS_SEED } from "../../lib/console/testing/seed-keys";
+import { runBulkActions } from "../../lib/features/bulk-actions/bulk-runner";
+import { GAPS_SEED_EXPECTED } from "../../lib/features/retention-and-gaps/testing/seed-gaps";
+import { KEYS_SEED } from "../../lib/features/keys-and-effects/testing/seed-keys";
 import { consolePoolConfig } from "../../lib/db/pool";
 import { getPrisma } from "../../lib/db/prisma";
 import { findTestCitus } from "../../lib/idempotency/test/citus-cluster";
