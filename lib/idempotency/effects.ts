@@ -70,7 +70,10 @@ function outcomeOf(acquired: Acquired): ClaimOutcome {
 
 export interface Effects<Tx = TransactionHandle> {
   /** One effect: runs `fn` at most once per (tenant, key), or returns the stored outcome. */
-  once<T>(input: OnceInput<Tx>, fn: (claim: Claim, tx: Tx | undefined) => T | Promise<T>): Promise<EffectResult<Awaited<T>>>;
+  once<T, X = Tx>(
+    input: OnceInput<X>,
+    fn: (claim: Claim, tx: X | undefined) => T | Promise<T>,
+  ): Promise<EffectResult<Awaited<T>>>;
   /**
    * Many effects at once (a broker's fetched batch), each as once() would run it, in two statements
    * for the whole batch: the claims together, then the outcomes together. Each input answered on
@@ -87,7 +90,7 @@ export interface Effects<Tx = TransactionHandle> {
    * Low level: claim only (one round trip, waiting for in-flight duplicates up to `wait`). When
    * owned, call claim.complete(outcome) or claim.fail(error) yourself.
    */
-  claim(input: Omit<OnceInput<Tx>, "policy"> & { policy?: OnceInput<Tx>["policy"] }): Promise<ClaimOutcome>;
+  claim<X = Tx>(input: Omit<OnceInput<X>, "policy"> & { policy?: OnceInput<X>["policy"] }): Promise<ClaimOutcome>;
   /**
    * Low level, batched: claims every input in one round trip and one commit, each key answered on
    * its own (in input order) exactly as claim() would answer it, except that an in-flight key is

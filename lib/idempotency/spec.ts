@@ -109,8 +109,12 @@ export function buildStepSpec(
     }
     policy = DB_POLICY[input.policy as StepPolicy];
   }
-  if (input.tx !== undefined && input.tx !== null && typeof input.tx !== "object") {
-    throw invalid("tx", "tx must be the open transaction (a pg client after BEGIN, or Prisma's transaction client)");
+  // A function too: postgres.js's transaction `sql` is a tagged template function.
+  if (input.tx !== undefined && input.tx !== null && typeof input.tx !== "object" && typeof input.tx !== "function") {
+    throw invalid(
+      "tx",
+      "tx must be the open transaction (a pg client after BEGIN, Prisma's transaction client, or the transaction of Drizzle, Kysely or postgres.js)",
+    );
   }
   return {
     tenant,
