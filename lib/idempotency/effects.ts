@@ -20,6 +20,7 @@ import { buildStepSpec, checkDelivery, checkObject } from "./spec";
 import { beforeClaim, type EffectResult } from "./step";
 import { createPostgresStore } from "./stores/postgres";
 import { DeliveryTimeline } from "./timeline";
+import { traceClaim } from "./tracing";
 
 /** The transaction handle a transactional step receives for a given db. */
 export type TxOf<Db> = Db extends pg.Pool
@@ -177,7 +178,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
       await beforeClaim(core, spec);
       countDelivery(core, delivery.jobType, delivery.redelivered);
       const sql = spec.tx ? sqlFor(spec.tx, true, opts.schema) : sqlFor(opts.db, false, opts.schema);
-      return outcomeOf(await acquire(core, sql, spec));
+      return outcomeOf(await traceClaim(spec, () => acquire(core, sql, spec)));
     },
     async claimMany(inputs) {
       if (!Array.isArray(inputs))
