@@ -17,6 +17,11 @@ export interface ReconcileOptions {
   graceSeconds: number;
   trigger: "schedule" | "manual" | "api";
   requestedBy?: string | null;
+  /**
+   * Called once the run's row exists (inserted, or a dead run's taken up), before the provider is
+   * read: a caller that starts a run in the background answers with the row of this id.
+   */
+  onStarted?: (run: { runId: number; resumed: boolean }) => void;
   /** Called after each batch of pages is staged (with the checkpoint past it). */
   onProgress?: (progress: { runId: number; pages: number; objects: number; resumed: boolean }) => void;
   /** How many pages commit together; STAGE_BATCH by default. */
@@ -120,6 +125,7 @@ async function runLocked(options: ReconcileOptions, db: pg.PoolClient): Promise<
     );
     runId = rows[0]!.id;
   }
+  options.onStarted?.({ runId, resumed });
 
   // Objects are listed a grace period past the window's end: an effect claimed just before `to` may
   // have its object created just after. Only objects inside the window can be unknown or late.
