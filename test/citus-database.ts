@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { createToken } from "../lib/auth/tokens";
-import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/features/retention-and-gaps/testing/seed-gaps";
-import { seedKeys } from "../lib/features/keys-and-effects/testing/seed-keys";
-import { seedOverview } from "../lib/features/overview/testing/seed-overview";
-import { seedReconciliation } from "../lib/features/reconciliation/testing/seed-reconciliation";
 import { migrate } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { createScratchDatabase, dropDatabase, withDatabase } from "../lib/db/scratch";
+import { seedKeys } from "../lib/features/keys-and-effects/testing/seed-keys";
+import { seedOverview } from "../lib/features/overview/testing/seed-overview";
+import { seedReconciliation } from "../lib/features/reconciliation/testing/seed-reconciliation";
+import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/features/retention-and-gaps/testing/seed-gaps";
 import { distributeForCitus } from "../lib/idempotency/citus";
 
 /** A whole Onceboard database (the console's tables and the library's) on a Citus cluster. */

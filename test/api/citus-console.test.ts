@@ -1,10 +1,10 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { runBulkActions } from "../../lib/features/bulk-actions/bulk-runner";
-import { GAPS_SEED_EXPECTED } from "../../lib/features/retention-and-gaps/testing/seed-gaps";
-import { KEYS_SEED } from "../../lib/features/keys-and-effects/testing/seed-keys";
 import { consolePoolConfig } from "../../lib/db/pool";
 import { getPrisma } from "../../lib/db/prisma";
+import { runBulkActions } from "../../lib/features/bulk-actions/bulk-runner";
+import { KEYS_SEED } from "../../lib/features/keys-and-effects/testing/seed-keys";
+import { GAPS_SEED_EXPECTED } from "../../lib/features/retention-and-gaps/testing/seed-gaps";
 import { findTestCitus } from "../../lib/idempotency/test/citus-cluster";
 import {
   type CitusConsoleDatabase,
