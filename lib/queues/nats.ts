@@ -71,6 +71,8 @@ export interface NatsWorkOptions<T, R> {
 }
 
 export interface NatsConsumer {
+  /** Deliveries being run now. */
+  readonly inFlight: number;
   /** Stops pulling, waits for the runs in progress (and their acks). */
   close(): Promise<void>;
 }
@@ -236,6 +238,9 @@ export async function consumeIdempotent<T, R>(options: NatsWorkOptions<T, R>): P
 
   const pulling = pull();
   return {
+    get inFlight() {
+      return inFlight.size;
+    },
     async close() {
       closing = true;
       messages?.stop();

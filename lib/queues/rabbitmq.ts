@@ -77,6 +77,8 @@ export interface RabbitWorkOptions<T, R> extends RabbitTopology {
 export interface RabbitConsumer {
   /** The live connection (null while reconnecting). */
   readonly connection: ChannelModel | null;
+  /** Deliveries being run now. */
+  readonly inFlight: number;
   /** Stops consuming, waits for the runs in progress, then closes the connection. */
   close(): Promise<void>;
 }
@@ -316,6 +318,9 @@ export async function consumeIdempotent<T, R>(options: RabbitWorkOptions<T, R>):
   return {
     get connection() {
       return live?.connection ?? null;
+    },
+    get inFlight() {
+      return inFlight.size;
     },
     async close() {
       closing = true;
