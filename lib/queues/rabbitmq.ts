@@ -128,17 +128,22 @@ export async function assertTopology(
   });
 }
 
-/** Publishes a message with what the adapter reads back: a message id, the publish time, persistence. */
+/**
+ * Publishes a message with what the adapter reads back: a message id, the publish time, persistence.
+ * `delayMs`: it waits in the queue's retry queue first (per-message TTL, see the top of this file:
+ * a lower bound), then arrives on the queue.
+ */
 export async function publishJson(
   channel: ConfirmChannel,
   queue: string,
   data: unknown,
-  options: { messageId?: string } & Options.Publish = {},
+  options: { messageId?: string; delayMs?: number } & Options.Publish = {},
 ): Promise<void> {
-  const { messageId, ...rest } = options;
+  const { messageId, delayMs, ...rest } = options;
+  const delayed = delayMs !== undefined && delayMs > 0;
   await new Promise<void>((resolve, reject) =>
     channel.sendToQueue(
-      queue,
+      delayed ? retryQueueOf(queue) : queue,
       Buffer.from(JSON.stringify(data)),
       {
         persistent: true,
@@ -146,6 +151,7 @@ export async function publishJson(
         messageId: messageId ?? randomUUID(),
         // AMQP's timestamp is in seconds.
         timestamp: Math.floor(Date.now() / 1000),
+        ...(delayed ? { expiration: String(Math.round(delayMs)) } : {}),
         ...rest,
       },
       (error) => (error ? reject(error) : resolve()),
