@@ -1,7 +1,7 @@
 /**
  * Next.js runs register() once per server process at start. On the Node.js runtime only, the
  * console ends with whoever owns it (lib/console/process-lifecycle.ts) and runs partition
- * maintenance (lib/retention/schedule.ts), bulk actions (lib/auth/bulk-runner.ts) and reconciliation
+ * maintenance (lib/features/retention-and-gaps/schedule.ts), bulk actions (lib/features/bulk-actions/bulk-runner.ts) and reconciliation
  * (lib/reconciliation/schedule.ts). All are imported here, behind the runtime check, so the Edge
  * build never sees their Node.js APIs.
  */
@@ -9,13 +9,13 @@ export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { endWithOwner } = await import("./lib/console/process-lifecycle");
   endWithOwner();
-  const { startConsoleMaintenance } = await import("./lib/retention/schedule");
+  const { startConsoleMaintenance } = await import("./lib/features/retention-and-gaps/schedule");
   try {
     startConsoleMaintenance();
   } catch (error) {
     console.error(`onceboard: partition maintenance not started: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const { startBulkRunner } = await import("./lib/auth/bulk-runner");
+  const { startBulkRunner } = await import("./lib/features/bulk-actions/bulk-runner");
   startBulkRunner();
   try {
     await startConsoleReconciliation();
@@ -35,7 +35,7 @@ async function startConsoleReconciliation(): Promise<void> {
   if (!config.DATABASE_URL || globalThis.__onceboardReconcileSchedule) return;
   const [{ startReconcileSchedule }, { maintenancePool }, { consoleRegistry }] = await Promise.all([
     import("./lib/reconciliation/schedule"),
-    import("./lib/retention/maintenance-pool"),
+    import("./lib/features/retention-and-gaps/maintenance-pool"),
     import("./lib/console/http-metrics"),
   ]);
   globalThis.__onceboardReconcileSchedule = startReconcileSchedule({

@@ -1,6 +1,5 @@
 import { type NextRequest, NextResponse } from "next/server";
 import { ApiError, errorResponse } from "@/lib/api/errors";
-import { pageQueryError } from "@/lib/api/page-queries";
 import { PAGE_STATUS_HEADER } from "@/lib/api/page-status";
 import { type Authenticated, databaseError } from "@/lib/auth/authenticate";
 import { consoleOrigin } from "@/lib/auth/client-ip";
@@ -10,7 +9,8 @@ import { HANDOVER_HEADER, handOver } from "@/lib/auth/proxy-handover";
 import { safeNextPath } from "@/lib/auth/safe-next";
 import { contentSecurityPolicy, securityHeadersFor } from "@/lib/auth/security-headers";
 import { consoleDatabase } from "@/lib/console/database";
-import { ALERT_RULES } from "@/lib/console/metrics/alert-rules";
+import { ALERT_RULES } from "@/lib/features/overview/metrics/alert-rules";
+import { pageQueryError } from "@/lib/routes/page-queries";
 
 /**
  * The console's front door (Next 16 Proxy, Node.js runtime). Every request but static assets comes

@@ -9,9 +9,9 @@
  */
 import pg from "pg";
 import { Scope } from "../lib/auth/scope";
-import { getOverviewSeries } from "../lib/console/get-overview-series";
-import { PostgresSource } from "../lib/console/metrics/postgres-source";
-import { overviewQuery } from "../lib/contract/overview";
+import { overviewQuery } from "../lib/features/overview/contract";
+import { getOverviewSeries } from "../lib/features/overview/get-overview-series";
+import { PostgresSource } from "../lib/features/overview/metrics/postgres-source";
 import { benchNumber } from "./env";
 import { benchDatabase, machine, percentile } from "./support";
 

@@ -1,9 +1,9 @@
 import pg from "pg";
 import { Scope } from "../lib/auth/scope";
-import { getGaps } from "../lib/console/get-gaps";
 import { ensureEffectPartitions } from "../lib/db/partitions";
-import { getRetentionAdvice, readEffectsMaxGaps } from "../lib/retention/advise-retention";
-import { loadGapHistograms } from "../lib/retention/load-gap-histograms";
+import { getRetentionAdvice, readEffectsMaxGaps } from "../lib/features/retention-and-gaps/advise-retention";
+import { getGaps } from "../lib/features/retention-and-gaps/get-gaps";
+import { loadGapHistograms } from "../lib/features/retention-and-gaps/load-gap-histograms";
 import { benchNumber } from "./env";
 import { benchDatabase, percentile } from "./support";
 

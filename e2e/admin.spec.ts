@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { KEYS_SEED } from "../lib/console/testing/seed-keys";
+import { KEYS_SEED } from "../lib/features/keys-and-effects/testing/seed-keys";
 import { loginAs } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
 

@@ -1,5 +1,5 @@
 import { expect, type Page, test } from "@playwright/test";
-import { SEED_EXPECTED } from "../lib/console/testing/seed-overview";
+import { SEED_EXPECTED } from "../lib/features/overview/testing/seed-overview";
 import { bearer, loginAs } from "./auth";
 
 test.use({ colorScheme: "light" });

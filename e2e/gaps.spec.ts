@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { GAPS_SEED_EXPECTED as E } from "../lib/console/testing/seed-gaps";
+import { GAPS_SEED_EXPECTED as E } from "../lib/features/retention-and-gaps/testing/seed-gaps";
 import { bearer, E2E_TENANT, loginAs } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
 
@@ -10,7 +10,7 @@ test.beforeEach(async ({ page }) => {
   await loginAs(page, "platform-admin");
 });
 
-// The seed (lib/console/testing/seed-gaps.ts) reproduces the demo's finding: a 7-day retention,
+// The seed (lib/features/retention-and-gaps/testing/seed-gaps.ts) reproduces the demo's finding: a 7-day retention,
 // 28 duplicates more than 7 days late, a largest per-effect gap of 3.46 days over a 3-day window.
 for (const colorScheme of ["light", "dark"] as const) {
   test.describe(`Delivery gaps, ${colorScheme} theme`, () => {

@@ -1,11 +1,11 @@
 import { expect, test } from "@playwright/test";
-import { RANGE_LABELS } from "../lib/console/overview-types";
-import { SEED_EXPECTED } from "../lib/console/testing/seed-overview";
+import { RANGE_LABELS } from "../lib/features/overview/overview-types";
+import { SEED_EXPECTED } from "../lib/features/overview/testing/seed-overview";
 import { bearer, loginAs } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
 
 /**
- * The on-call Overview on the seeded database (lib/console/testing/seed-overview.ts): charts with
+ * The on-call Overview on the seeded database (lib/features/overview/testing/seed-overview.ts): charts with
  * points, filters in the URL, a copied URL restoring the view, links to the Keys page, an invalid
  * window shown as an error, and screenshots in light, dark and at 390 px (test-results/screenshots).
  */

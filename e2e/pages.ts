@@ -1,7 +1,7 @@
 import { expect, type Page } from "@playwright/test";
 import { NAV_ITEMS } from "../components/shell/nav-items";
-import { ALERT_RULES } from "../lib/console/metrics/alert-rules";
-import { KEYS_SEED } from "../lib/console/testing/seed-keys";
+import { KEYS_SEED } from "../lib/features/keys-and-effects/testing/seed-keys";
+import { ALERT_RULES } from "../lib/features/overview/metrics/alert-rules";
 import { E2E_TENANT } from "./roles";
 
 /** A page the looks checks visit: its screenshot name, its address, and whether it needs a session. */

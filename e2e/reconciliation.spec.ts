@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { RECON_SEED, RECONCILED_EFFECTS } from "../lib/console/testing/seed-reconciliation";
+import { RECON_SEED, RECONCILED_EFFECTS } from "../lib/features/reconciliation/testing/seed-reconciliation";
 import { loginAs } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
 import { overflowsOf, settle } from "./pages";
@@ -7,7 +7,7 @@ import { overflowsOf, settle } from "./pages";
 // A shared, loaded machine: generous timeouts (tests never assert a duration).
 test.describe.configure({ timeout: 90_000 });
 
-// The seed (lib/console/testing/seed-reconciliation.ts): a completed, a running and a failed run;
+// The seed (lib/features/reconciliation/testing/seed-reconciliation.ts): a completed, a running and a failed run;
 // per tenant a duplicate at Stripe, a missing payment and a drift; one object naming no tenant.
 for (const colorScheme of ["light", "dark"] as const) {
   test.describe(`Reconciliation, ${colorScheme} theme`, () => {
@@ -146,7 +146,7 @@ test.describe("Reconciliation, acknowledging in bulk", () => {
     await page.screenshot({ path: `${SCREENSHOT_DIR}/reconciliation-bulk-dry-run.png`, fullPage: true });
     await start.click();
     const progress = panel.getByTestId("bulk-progress");
-    // The console's runner (lib/auth/bulk-runner.ts) picks the action up within seconds.
+    // The console's runner (lib/features/bulk-actions/bulk-runner.ts) picks the action up within seconds.
     await expect(progress).toHaveAttribute("data-state", "done", { timeout: 60_000 });
     await expect(progress).toContainText(
       `${RECON_SEED.perTenant} of ${RECON_SEED.perTenant} processed, ${RECON_SEED.perTenant} acknowledged`,

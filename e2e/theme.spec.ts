@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { SEED_EXPECTED } from "../lib/console/testing/seed-overview";
+import { SEED_EXPECTED } from "../lib/features/overview/testing/seed-overview";
 import { loginAs } from "./auth";
 import { SCREENSHOT_DIR } from "./env";
 

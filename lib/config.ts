@@ -227,7 +227,7 @@ const configSchema = z.object({
   OIDC_GROUPS_CLAIM: z.preprocess(emptyAsUndefined, z.string().max(200).default("groups")),
   /** A JSON file mapping group names to a role and a tenant or the platform (lib/auth/oidc-roles.ts); unset: the onceboard-platform-<role> / onceboard-tenant-<tenant>-<role> names. */
   OIDC_ROLE_MAPPING_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),
-  /** Seconds between the console's partition maintenance runs (lib/retention/schedule.ts); 0 turns it off. */
+  /** Seconds between the console's partition maintenance runs (lib/features/retention-and-gaps/schedule.ts); 0 turns it off. */
   /** Stripe's secret key for reconciliation (read-only is enough: it lists PaymentIntents and Refunds). */
   STRIPE_API_KEY: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
   /** Where the stripe client sends requests: Stripe itself by default, or a Stripe-compatible local server (the demo's). */

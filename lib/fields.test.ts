@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "./api/errors";
-import { parseGapsQuery } from "./api/gaps-query";
 import { parseSearchParams } from "./api/parse";
-import { auditQuery } from "./contract/audit";
-import { effectSearchQuery } from "./contract/effects";
-import { overviewQuery } from "./contract/overview";
-import { adviceQuery } from "./contract/retention";
+import { auditQuery } from "./features/audit/contract";
+import { effectSearchQuery } from "./features/keys-and-effects/contract";
+import { overviewQuery } from "./features/overview/contract";
+import { adviceQuery } from "./features/retention-and-gaps/contract";
+import { parseGapsQuery } from "./features/retention-and-gaps/gaps-query";
 import { bigintId, isoTime, safeText } from "./fields";
 
 /** The 400 a query gets, or undefined when it parses. */

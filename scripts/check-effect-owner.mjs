@@ -6,7 +6,7 @@
 //
 // Exempt: what prepares fixtures and measures, never what ships:
 // - tests and their harness (*.test.ts, *.node-test.ts, anything under a test/ or testing/ folder:
-//   seeders such as lib/console/testing/seed-keys.ts),
+//   seeders such as lib/features/keys-and-effects/testing/seed-keys.ts),
 // - bench/ (seeds the rows a benchmark measures, and the bare INSERT it compares a claim with),
 // - the demo's two seeders listed in DEMO_SEEDERS, each with its reason; a listed file that no
 //   longer writes the table fails the check (remove it from the list),

@@ -14,7 +14,7 @@ import { announcePeerHeader, PEER_HEADER } from "../lib/auth/client-ip";
  */
 /**
  * The second thing `next start` cannot do: answer a page whose URL is invalid with its 4xx. The
- * proxy (proxy.ts, from lib/api/page-queries.ts) marks such a response with PAGE_STATUS_HEADER;
+ * proxy (proxy.ts, from lib/routes/page-queries.ts) marks such a response with PAGE_STATUS_HEADER;
  * a page cannot set a status itself (its shell streams before it runs) and Next 16.4.6 answers a
  * proxy rewrite with a status as a 500. So the status is applied here as the head is written —
  * Node writes every head, implicit ones included, through writeHead — and only over a 200: a

@@ -3,18 +3,26 @@ import pg from "pg";
 import { Scope } from "../lib/auth/scope";
 import { createPrismaClient } from "../lib/db/prisma";
 import { openDatabase } from "../lib/db/provision";
-import { runAdviseCommand } from "../lib/retention/advise-command";
-import { applyRetention } from "../lib/retention/apply";
-import { type RetentionBlocker, RetentionError } from "../lib/retention/errors";
-import { getRetentionPlan, getRetentionSettings } from "../lib/retention/get-retention";
-import { PARTITION_INTERVALS, type PartitionIntervalName, type PlanView } from "../lib/retention/retention-types";
-import { type RetentionAudit, type RetentionSettingsInput, updateRetentionSettings } from "../lib/retention/settings";
+import { runAdviseCommand } from "../lib/features/retention-and-gaps/advise-command";
+import { applyRetention } from "../lib/features/retention-and-gaps/apply";
+import { type RetentionBlocker, RetentionError } from "../lib/features/retention-and-gaps/errors";
+import { getRetentionPlan, getRetentionSettings } from "../lib/features/retention-and-gaps/get-retention";
+import {
+  PARTITION_INTERVALS,
+  type PartitionIntervalName,
+  type PlanView,
+} from "../lib/features/retention-and-gaps/retention-types";
+import {
+  type RetentionAudit,
+  type RetentionSettingsInput,
+  updateRetentionSettings,
+} from "../lib/features/retention-and-gaps/settings";
 import { log, runMain } from "./cli";
 
 /**
  * npm run retention -- plan | apply | settings [show] | settings set [--retention-days N]
  *   [--max-retry-window-days N] [--interval hour|day|week] [--premake N] [--force --reason "…"]
- *   | advise [--json …] (lib/retention/advise-command.ts)
+ *   | advise [--json …] (lib/features/retention-and-gaps/advise-command.ts)
  */
 const USAGE =
   'usage: npm run retention -- plan | apply | advise [--json] | settings [show] | settings set [--retention-days N] [--max-retry-window-days N] [--interval hour|day|week] [--premake N] [--force --reason "…"]';

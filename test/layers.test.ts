@@ -36,15 +36,15 @@ describe("layer rules", () => {
     [
       "lib/db importing a read model",
       "lib/db/planted.ts",
-      `import { getOverviewSeries } from "../console/get-overview-series";`,
-      "lib/console/get-overview-series.ts",
+      `import { getOverviewSeries } from "../features/overview/get-overview-series";`,
+      "lib/features/overview/get-overview-series.ts",
     ],
     ["a route importing lib/db", "app/api/v1/planted/route.ts", `import { getPool } from "@/lib/db/pool";`, "lib/db/pool.ts"],
     [
       "a component importing a read model",
       "components/planted.tsx",
-      `import { getWorkers } from "@/lib/console/get-workers";`,
-      "lib/console/get-workers.ts",
+      `import { getWorkers } from "@/lib/features/workers/get-workers";`,
+      "lib/features/workers/get-workers.ts",
     ],
     ["a component importing the config", "components/planted.tsx", `import { loadConfig } from "@/lib/config";`, "lib/config.ts"],
     [
@@ -85,12 +85,12 @@ describe("layer rules", () => {
     ],
     [
       "a read model building its own Scope",
-      "lib/console/planted.ts",
-      `import { Scope } from "../auth/scope";`,
+      "lib/features/overview/planted.ts",
+      `import { Scope } from "../../auth/scope";`,
       "lib/auth/scope.ts",
     ],
     [
-      "a read model importing the rest of lib/auth",
+      "a shared console helper importing lib/auth",
       "lib/console/planted.ts",
       `import type { Role } from "../auth/auth-types";`,
       "lib/auth/auth-types.ts",
@@ -98,8 +98,8 @@ describe("layer rules", () => {
     [
       "a component importing the contract's zod schemas",
       "components/planted.tsx",
-      `import { effectDetail } from "@/lib/contract/effects";`,
-      "lib/contract/effects.ts",
+      `import { effectDetail } from "@/lib/features/keys-and-effects/contract";`,
+      "lib/features/keys-and-effects/contract.ts",
     ],
   ])("catch %s", (_what, file, source, target) => {
     const problems = check({ files: { [file]: source } });
@@ -107,16 +107,20 @@ describe("layer rules", () => {
   });
 
   it.each([
-    ["a route importing a read model", "app/planted/page.tsx", `import { getWorkers } from "@/lib/console/get-workers";`],
+    [
+      "a route importing a read model",
+      "app/planted/page.tsx",
+      `import { getWorkers } from "@/lib/features/workers/get-workers";`,
+    ],
     [
       "a component importing a types file",
       "components/planted.tsx",
-      `import type { WorkerStatus } from "@/lib/console/workers-types";`,
+      `import type { WorkerStatus } from "@/lib/features/workers/workers-types";`,
     ],
     [
       "a component importing the contract's inferred types",
       "components/planted.tsx",
-      `import type { EffectDetail } from "@/lib/contract/effects";`,
+      `import type { EffectDetail } from "@/lib/features/keys-and-effects/contract";`,
     ],
     ["a component importing the formatting module", "components/planted.tsx", `import { formatUtc } from "@/lib/format";`],
     [
@@ -129,7 +133,11 @@ describe("layer rules", () => {
       "lib/idempotency/planted.ts",
       `import pg from "pg";\nimport { randomUUID } from "node:crypto";`,
     ],
-    ["a read model taking a Scope", "lib/retention/planted.ts", `import type { Scope } from "../auth/scope";`],
+    [
+      "a read model taking a Scope",
+      "lib/features/retention-and-gaps/planted.ts",
+      `import type { Scope } from "../../auth/scope";`,
+    ],
     ["withAuth making the Scope", "lib/auth/planted.ts", `import { Scope } from "./scope";`],
   ])("allow %s", (_what, file, source) => {
     expect(check({ files: { [file]: source } })).toEqual([]);
@@ -140,18 +148,21 @@ describe("layer rules", () => {
 
   it("makes the lint command fail on a planted upward import", async () => {
     await fs.mkdir(path.join(scratch, "lib/idempotency"), { recursive: true });
-    await fs.mkdir(path.join(scratch, "lib/console"), { recursive: true });
-    await fs.writeFile(path.join(scratch, "lib/console/get-overview-series.ts"), "export const getOverviewSeries = 1;\n");
+    await fs.mkdir(path.join(scratch, "lib/features/overview"), { recursive: true });
+    await fs.writeFile(
+      path.join(scratch, "lib/features/overview/get-overview-series.ts"),
+      "export const getOverviewSeries = 1;\n",
+    );
     await fs.writeFile(
       path.join(scratch, "lib/idempotency/index.ts"),
-      `export { getOverviewSeries } from "../console/get-overview-series";\n`,
+      `export { getOverviewSeries } from "../features/overview/get-overview-series";\n`,
     );
     const failure = await promisify(execFile)("node", [path.join(ROOT, "scripts/check-layers.mjs"), "--root", scratch]).then(
       () => undefined,
       (error: { code: number; stderr: string }) => error,
     );
     expect(failure?.code).toBe(1);
-    expect(failure?.stderr).toContain("layers: lib/idempotency/index.ts imports lib/console/get-overview-series.ts");
+    expect(failure?.stderr).toContain("layers: lib/idempotency/index.ts imports lib/features/overview/get-overview-series.ts");
     const manifest = JSON.parse(await fs.readFile(path.join(ROOT, "package.json"), "utf8")) as {
       scripts: Record<string, string>;
     };
@@ -161,7 +172,7 @@ describe("layer rules", () => {
   it("are what docs/architecture.md shows: its table is printed from LAYERS", () => {
     expect(staleLayerTable()).toBeUndefined();
     expect(layerTable()).toContain(
-      "| `components/` | React components | only `lib/**/*-types.ts` files, `lib/format.ts`, `lib/contract/` as types only | any |",
+      "| `components/` | React components | only `lib/**/*-types.ts` files, `lib/format.ts`, `lib/features/` as types only | any |",
     );
   });
 
@@ -218,7 +229,7 @@ describe("the library owns the effects table", () => {
     ],
     [
       "an insert into a quoted partition",
-      "lib/retention/planted.ts",
+      "lib/features/retention-and-gaps/planted.ts",
       `INSERT INTO "jobs"."effects_p20261201" (tenant_id) VALUES ($1)`,
     ],
     [

@@ -4,11 +4,11 @@ import { AdminOnly } from "@/components/admin/admin-only";
 import { TenantFilter } from "@/components/admin/tenant-filter";
 import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { PageHeader } from "@/components/ui/page-header";
-import { invalidPageQuery, lastValues, parseAdminPageQuery } from "@/lib/api/page-queries";
-import { readAdminLists } from "@/lib/auth/admin-page-reads";
 import { roleAtLeast } from "@/lib/auth/auth-types";
 import { requirePageScope } from "@/lib/auth/page-session";
-import type { AdminPageParams } from "@/lib/console/admin-page-types";
+import { readAdminLists } from "@/lib/features/tokens-and-sessions/admin-page-reads";
+import type { AdminPageParams } from "@/lib/features/tokens-and-sessions/admin-page-types";
+import { invalidPageQuery, lastValues, parseAdminPageQuery } from "@/lib/routes/page-queries";
 
 export const metadata: Metadata = { title: "Tokens & sessions" };
 export const dynamic = "force-dynamic";

@@ -6,10 +6,10 @@ import { GapsView } from "@/components/gaps/gaps-view";
 import { ErrorState } from "@/components/ui/error-state";
 import { PageHeader } from "@/components/ui/page-header";
 import { toApiError } from "@/lib/api/errors";
-import { parseGapsQuery } from "@/lib/api/gaps-query";
 import { requirePageScope } from "@/lib/auth/page-session";
-import { gapsQueryKey } from "@/lib/console/gaps-types";
-import { getGaps } from "@/lib/console/get-gaps";
+import { parseGapsQuery } from "@/lib/features/retention-and-gaps/gaps-query";
+import { gapsQueryKey } from "@/lib/features/retention-and-gaps/gaps-types";
+import { getGaps } from "@/lib/features/retention-and-gaps/get-gaps";
 
 export const metadata: Metadata = { title: "Delivery gaps" };
 export const dynamic = "force-dynamic";

@@ -5,18 +5,18 @@ import { Suspense } from "react";
 import { KeysView } from "@/components/keys/keys-view";
 import { PageHeader } from "@/components/ui/page-header";
 import { ApiError } from "@/lib/api/errors";
-import { invalidPageQuery, lastValues, parseKeysPageQuery } from "@/lib/api/page-queries";
-import { readEffectAudited, searchEffectsAudited } from "@/lib/auth/audited-reads";
 import { clientIpOf } from "@/lib/auth/client-ip";
 import { requirePageScope } from "@/lib/auth/page-session";
+import { readEffectAudited, searchEffectsAudited } from "@/lib/features/keys-and-effects/audited-reads";
+import type { effectSearchQuery } from "@/lib/features/keys-and-effects/contract";
 import {
   type KeysViewParams,
   keyDetailQueryKey,
   keyDetailUrl,
   keysSearchQueryKey,
   keysSearchUrl,
-} from "@/lib/console/keys-types";
-import type { effectSearchQuery } from "@/lib/contract/effects";
+} from "@/lib/features/keys-and-effects/keys-types";
+import { invalidPageQuery, lastValues, parseKeysPageQuery } from "@/lib/routes/page-queries";
 
 export const metadata: Metadata = { title: "Keys" };
 export const dynamic = "force-dynamic";

@@ -7,12 +7,12 @@ import { OverviewFilters } from "@/components/overview/overview-filters";
 import { OverviewSkeleton } from "@/components/overview/overview-skeleton";
 import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { PageHeader } from "@/components/ui/page-header";
-import { invalidPageQuery } from "@/lib/api/page-queries";
 import { parseSearchParams } from "@/lib/api/parse";
 import { requirePageScope } from "@/lib/auth/page-session";
-import { getOverviewSeries } from "@/lib/console/get-overview-series";
-import { OVERVIEW_RANGES, type OverviewRange, overviewQueryKey } from "@/lib/console/overview-types";
-import { type OverviewQuery, overviewQuery } from "@/lib/contract/overview";
+import { type OverviewQuery, overviewQuery } from "@/lib/features/overview/contract";
+import { getOverviewSeries } from "@/lib/features/overview/get-overview-series";
+import { OVERVIEW_RANGES, type OverviewRange, overviewQueryKey } from "@/lib/features/overview/overview-types";
+import { invalidPageQuery } from "@/lib/routes/page-queries";
 
 export const metadata: Metadata = { title: "Overview" };
 export const dynamic = "force-dynamic";

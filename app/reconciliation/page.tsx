@@ -7,14 +7,14 @@ import { ReconciliationView } from "@/components/reconciliation/reconciliation-v
 import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { PageHeader } from "@/components/ui/page-header";
 import { ApiError } from "@/lib/api/errors";
-import { invalidPageQuery } from "@/lib/api/page-queries";
 import { parseSearchParams } from "@/lib/api/parse";
-import { readFindingAudited } from "@/lib/auth/audited-reads";
 import { clientIpOf } from "@/lib/auth/client-ip";
 import { requirePageScope } from "@/lib/auth/page-session";
-import { listFindings } from "@/lib/console/list-findings";
-import { listReconciliationRuns } from "@/lib/console/list-reconciliation-runs";
-import { readProviderSetup } from "@/lib/console/provider-setup";
+import { readFindingAudited } from "@/lib/features/reconciliation/audited-reads";
+import { findingsQuery } from "@/lib/features/reconciliation/contract";
+import { listFindings } from "@/lib/features/reconciliation/list-findings";
+import { listReconciliationRuns } from "@/lib/features/reconciliation/list-reconciliation-runs";
+import { readProviderSetup } from "@/lib/features/reconciliation/provider-setup";
 import {
   type FindingFilters,
   findingQueryKey,
@@ -22,8 +22,8 @@ import {
   findingsApiUrl,
   findingsQueryKey,
   runsQueryKey,
-} from "@/lib/console/reconciliation-types";
-import { findingsQuery } from "@/lib/contract/reconciliation";
+} from "@/lib/features/reconciliation/reconciliation-types";
+import { invalidPageQuery } from "@/lib/routes/page-queries";
 
 export const metadata: Metadata = { title: "Reconciliation" };
 export const dynamic = "force-dynamic";

@@ -6,12 +6,12 @@ import { RunCounts } from "@/components/retention/run-counts";
 import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { PageHeader } from "@/components/ui/page-header";
 import { Skeleton } from "@/components/ui/skeleton";
-import { invalidPageQuery } from "@/lib/api/page-queries";
-import { parseRetentionQuery, type RetentionQuery } from "@/lib/api/retention-query";
 import { requirePageScope } from "@/lib/auth/page-session";
-import { DEFAULT_RETENTION_RUNS } from "@/lib/contract/retention";
-import { getRetention } from "@/lib/retention/get-retention";
-import { retentionQueryKey } from "@/lib/retention/retention-types";
+import { DEFAULT_RETENTION_RUNS } from "@/lib/features/retention-and-gaps/contract";
+import { getRetention } from "@/lib/features/retention-and-gaps/get-retention";
+import { parseRetentionQuery, type RetentionQuery } from "@/lib/features/retention-and-gaps/retention-query";
+import { retentionQueryKey } from "@/lib/features/retention-and-gaps/retention-types";
+import { invalidPageQuery } from "@/lib/routes/page-queries";
 
 export const metadata: Metadata = { title: "Retention" };
 export const dynamic = "force-dynamic";

@@ -3,12 +3,12 @@ import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { PageHeader } from "@/components/ui/page-header";
 import { ViolationFilters } from "@/components/violations/violation-filters";
 import { ViolationsTable } from "@/components/violations/violations-table";
-import { invalidPageQuery } from "@/lib/api/page-queries";
 import { parseSearchParams } from "@/lib/api/parse";
 import { requirePageScope } from "@/lib/auth/page-session";
-import { listViolations } from "@/lib/console/list-violations";
-import type { ViolationListFilters } from "@/lib/console/violations-types";
-import { violationsQuery } from "@/lib/contract/violations";
+import { violationsQuery } from "@/lib/features/violations/contract";
+import { listViolations } from "@/lib/features/violations/list-violations";
+import type { ViolationListFilters } from "@/lib/features/violations/violations-types";
+import { invalidPageQuery } from "@/lib/routes/page-queries";
 
 export const metadata: Metadata = { title: "Violations" };
 export const dynamic = "force-dynamic";

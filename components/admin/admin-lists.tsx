@@ -1,4 +1,4 @@
-import type { AdminListsData, AdminPageParams } from "@/lib/console/admin-page-types";
+import type { AdminListsData, AdminPageParams } from "@/lib/features/tokens-and-sessions/admin-page-types";
 import { SessionsTable } from "./sessions-table";
 import { TokensTable } from "./tokens-table";
 

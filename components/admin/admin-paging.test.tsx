@@ -1,12 +1,12 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { renderToString } from "react-dom/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pageQueryError, parseAdminPageQuery } from "@/lib/api/page-queries";
-import { readAdminLists } from "@/lib/auth/admin-page-reads";
 import { Scope } from "@/lib/auth/scope";
-import { SESSION_KEYSET, TOKEN_KEYSET } from "@/lib/console/admin-keysets";
-import { ADMIN_PAGE_SIZE, type AdminListsData } from "@/lib/console/admin-page-types";
 import { createPrismaClient, type PrismaClient } from "@/lib/db/prisma";
+import { SESSION_KEYSET, TOKEN_KEYSET } from "@/lib/features/tokens-and-sessions/admin-keysets";
+import { readAdminLists } from "@/lib/features/tokens-and-sessions/admin-page-reads";
+import { ADMIN_PAGE_SIZE, type AdminListsData } from "@/lib/features/tokens-and-sessions/admin-page-types";
+import { pageQueryError, parseAdminPageQuery } from "@/lib/routes/page-queries";
 import { createTestDatabase, type TestDatabase } from "@/test/database";
 import { AdminLists } from "./admin-lists";
 

@@ -3,7 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { postJson } from "@/components/api/fetch-json";
-import { ADMIN_QUERY_ROOT } from "@/lib/auth/admin-types";
+import { ADMIN_QUERY_ROOT } from "@/lib/features/tokens-and-sessions/admin-types";
 
 /** Revoke with a confirmation step: a token or a session, by the URL of its revoke route. */
 export function RevokeButton({ url, what }: { url: string; what: string }) {

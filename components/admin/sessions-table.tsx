@@ -7,8 +7,8 @@ import { useConsoleWritable } from "@/components/shell/console-mode";
 import { REFRESH_MS } from "@/components/ui/describe-api-error";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ErrorState } from "@/components/ui/error-state";
-import { ADMIN_QUERY_ROOT, type SessionsResponse } from "@/lib/auth/admin-types";
-import { type AdminPageParams, adminPageHref } from "@/lib/console/admin-page-types";
+import { type AdminPageParams, adminPageHref } from "@/lib/features/tokens-and-sessions/admin-page-types";
+import { ADMIN_QUERY_ROOT, type SessionsResponse } from "@/lib/features/tokens-and-sessions/admin-types";
 import { formatUtc } from "@/lib/format";
 import { RevokeButton } from "./revoke-button";
 

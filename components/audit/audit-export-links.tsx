@@ -1,4 +1,4 @@
-import { type AuditPageFilters, auditSearch } from "@/lib/console/audit-page-types";
+import { type AuditPageFilters, auditSearch } from "@/lib/features/audit/audit-page-types";
 
 /** Downloads of the filtered log (GET /api/v1/audit/export, streamed and itself audited). */
 export function AuditExportLinks({ filters }: { filters: AuditPageFilters }) {

@@ -1,4 +1,4 @@
-import type { AuditPageFilters } from "@/lib/console/audit-page-types";
+import type { AuditPageFilters } from "@/lib/features/audit/audit-page-types";
 
 /** The filter form: a plain GET form, so a filtered log is a link that can be shared. */
 export function AuditFilters({ filters, platform }: { filters: AuditPageFilters; platform: boolean }) {

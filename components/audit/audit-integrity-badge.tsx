@@ -1,7 +1,7 @@
-import type { AuditIntegrityView } from "@/lib/auth/admin-types";
+import type { AuditIntegrityView } from "@/lib/features/tokens-and-sessions/admin-types";
 import { formatCount, formatUtc } from "@/lib/format";
 
-/** Whether the log's hash chain holds (lib/auth/audit-integrity.ts), beside the export. */
+/** Whether the log's hash chain holds (lib/features/audit/audit-integrity.ts), beside the export. */
 export function AuditIntegrityBadge({ integrity }: { integrity: AuditIntegrityView }) {
   const rows = integrity.rowsChecked === null ? "" : ` (${formatCount(integrity.rowsChecked)} rows)`;
   if (integrity.state === "ok") {

@@ -1,7 +1,7 @@
 import Link from "next/link";
 import { EmptyState } from "@/components/ui/empty-state";
-import { type AuditPageFilters, auditSearch, auditTargetHref } from "@/lib/console/audit-page-types";
-import type { AuditResponse } from "@/lib/contract/audit";
+import { type AuditPageFilters, auditSearch, auditTargetHref } from "@/lib/features/audit/audit-page-types";
+import type { AuditResponse } from "@/lib/features/audit/contract";
 import { formatUtc } from "@/lib/format";
 
 /** Audit rows newest first; each target links to its key or token; the next page by keyset cursor. */

@@ -3,17 +3,17 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { renderToString } from "react-dom/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as itemsRoute from "@/app/api/v1/bulk/[id]/items/route";
-import { getBulkAction } from "@/lib/auth/bulk-actions";
+import { Scope } from "@/lib/auth/scope";
+import { createToken } from "@/lib/auth/tokens";
+import { getPrisma } from "@/lib/db/prisma";
+import { getBulkAction } from "@/lib/features/bulk-actions/bulk-actions";
 import {
   BULK_ITEMS_PANEL_SIZE,
   type BulkItemsResponse,
   bulkActionQueryKey,
   bulkItemsQueryKey,
   bulkItemsUrl,
-} from "@/lib/auth/bulk-types";
-import { Scope } from "@/lib/auth/scope";
-import { createToken } from "@/lib/auth/tokens";
-import { getPrisma } from "@/lib/db/prisma";
+} from "@/lib/features/bulk-actions/bulk-types";
 import { createTestDatabase, type TestDatabase } from "@/test/database";
 import { BulkItemsTable } from "./bulk-items";
 import { BulkProgress } from "./bulk-progress";

@@ -3,7 +3,12 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { fetchJson } from "@/components/api/fetch-json";
-import { type BulkItemsResponse, type BulkItemView, bulkItemsQueryKey, bulkItemsUrl } from "@/lib/auth/bulk-types";
+import {
+  type BulkItemsResponse,
+  type BulkItemView,
+  bulkItemsQueryKey,
+  bulkItemsUrl,
+} from "@/lib/features/bulk-actions/bulk-types";
 import { formatUtc } from "@/lib/format";
 
 /**

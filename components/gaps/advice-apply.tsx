@@ -2,8 +2,12 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import {
+  type AdvicePreview,
+  RETENTION_QUERY_ROOT,
+  type SettingsUpdateView,
+} from "@/lib/features/retention-and-gaps/retention-types";
 import { formatCount, formatCountOf, formatDuration, formatUtc } from "@/lib/format";
-import { type AdvicePreview, RETENTION_QUERY_ROOT, type SettingsUpdateView } from "@/lib/retention/retention-types";
 import { ApiClientError, fetchJson, postJson, shouldRetry } from "../api/fetch-json";
 import { useConsoleWritable } from "../shell/console-mode";
 import { ErrorState } from "../ui/error-state";

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { GAP_RANGE_LABELS, GAP_RANGES, type Gaps } from "@/lib/console/gaps-types";
+import { GAP_RANGE_LABELS, GAP_RANGES, type Gaps } from "@/lib/features/retention-and-gaps/gaps-types";
 import { formatUtc } from "@/lib/format";
 
 export interface GapsParams {

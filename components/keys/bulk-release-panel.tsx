@@ -5,8 +5,8 @@ import { useState } from "react";
 import { postJson } from "@/components/api/fetch-json";
 import { BulkProgress, type BulkWording } from "@/components/bulk/bulk-progress";
 import { useConsoleWritable } from "@/components/shell/console-mode";
-import type { BulkActionResponse, BulkDryRunResponse } from "@/lib/auth/bulk-types";
-import { KEYS_SEARCH_QUERY_ROOT } from "@/lib/console/keys-types";
+import type { BulkActionResponse, BulkDryRunResponse } from "@/lib/features/bulk-actions/bulk-types";
+import { KEYS_SEARCH_QUERY_ROOT } from "@/lib/features/keys-and-effects/keys-types";
 import { formatCount, formatUtc } from "@/lib/format";
 
 const RELEASE_WORDING: BulkWording = { title: "Bulk release", done: "released", refused: "refused by the library's guards" };

@@ -1,4 +1,4 @@
-import type { Delivery, DeliveryAnswer } from "@/lib/console/effects-types";
+import type { Delivery, DeliveryAnswer } from "@/lib/features/keys-and-effects/effects-types";
 import { formatCount, formatCountOf, formatGap, formatMilliseconds, formatUtc } from "@/lib/format";
 
 /** What each claim answer means, in the words of an incident. */

@@ -1,15 +1,15 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { renderToString } from "react-dom/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseKeysPageQuery } from "@/lib/api/page-queries";
 import { parseSearchParams } from "@/lib/api/parse";
 import { Scope } from "@/lib/auth/scope";
-import { KEYS_PAGE_SIZE, keysSearchQueryKey, keysSearchUrl } from "@/lib/console/keys-types";
-import { listFindings } from "@/lib/console/list-findings";
-import { type FindingFilters, findingSearch } from "@/lib/console/reconciliation-types";
-import { searchEffects } from "@/lib/console/search-effects";
-import { findingsQuery } from "@/lib/contract/reconciliation";
 import { ensureEffectPartitions } from "@/lib/db/partitions";
+import { KEYS_PAGE_SIZE, keysSearchQueryKey, keysSearchUrl } from "@/lib/features/keys-and-effects/keys-types";
+import { searchEffects } from "@/lib/features/keys-and-effects/search-effects";
+import { findingsQuery } from "@/lib/features/reconciliation/contract";
+import { listFindings } from "@/lib/features/reconciliation/list-findings";
+import { type FindingFilters, findingSearch } from "@/lib/features/reconciliation/reconciliation-types";
+import { parseKeysPageQuery } from "@/lib/routes/page-queries";
 import { createTestDatabase, type TestDatabase } from "@/test/database";
 import { FindingsTable } from "../reconciliation/findings-table";
 import { KeysView } from "./keys-view";
@@ -17,7 +17,7 @@ import { KeysView } from "./keys-view";
 /**
  * The pages' own paging, as a user clicks it: the Keys page's "Next page" and the Reconciliation
  * page's "Older findings" are rendered from real reads, and their hrefs are parsed the way the
- * pages parse their URLs (lib/api/page-queries.ts, findingsQuery) to read the next page. Walking
+ * pages parse their URLs (lib/routes/page-queries.ts, findingsQuery) to read the next page. Walking
  * the links reaches every row once, past the first 50 keys, filters kept.
  */
 const NOW = new Date();

@@ -9,8 +9,17 @@ import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { UnknownOption } from "@/components/ui/unknown-option";
 import type { InvalidPageQuery } from "@/lib/api/page-query-types";
 import type { Role } from "@/lib/auth/auth-types";
-import { CROSS_TENANT_SEARCH_DAYS, EFFECT_STATUSES, type EffectSearchResponse } from "@/lib/console/effects-types";
-import { type KeysViewParams, keysQueryString, keysSearchQueryKey, keysSearchUrl } from "@/lib/console/keys-types";
+import {
+  CROSS_TENANT_SEARCH_DAYS,
+  EFFECT_STATUSES,
+  type EffectSearchResponse,
+} from "@/lib/features/keys-and-effects/effects-types";
+import {
+  type KeysViewParams,
+  keysQueryString,
+  keysSearchQueryKey,
+  keysSearchUrl,
+} from "@/lib/features/keys-and-effects/keys-types";
 import { formatCountOf, formatUtc } from "@/lib/format";
 import { BulkReleasePanel } from "./bulk-release-panel";
 import { KeyDetail } from "./key-detail";

@@ -1,6 +1,6 @@
 import Link from "next/link";
-import type { ProviderSide } from "@/lib/console/effects-types";
-import { reconciliationHref } from "@/lib/console/reconciliation-types";
+import type { ProviderSide } from "@/lib/features/keys-and-effects/effects-types";
+import { reconciliationHref } from "@/lib/features/reconciliation/reconciliation-types";
 
 /**
  * The key's verdict from the provider's side, under Onceboard's own: "ran once here · 1 payment at

@@ -3,9 +3,9 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { postJson } from "@/components/api/fetch-json";
-import type { ReleaseResponse } from "@/lib/console/effects-types";
-import { KEYS_SEARCH_QUERY_ROOT, keyDetailQueryKey } from "@/lib/console/keys-types";
-import { OVERVIEW_QUERY_ROOT } from "@/lib/console/overview-types";
+import type { ReleaseResponse } from "@/lib/features/keys-and-effects/effects-types";
+import { KEYS_SEARCH_QUERY_ROOT, keyDetailQueryKey } from "@/lib/features/keys-and-effects/keys-types";
+import { OVERVIEW_QUERY_ROOT } from "@/lib/features/overview/overview-types";
 
 /** Release a claim after a confirmation: the next delivery runs the job again. */
 export function ReleaseButton({ url, effectKey }: { url: string; effectKey: string }) {

@@ -1,4 +1,4 @@
-import type { EffectStatus } from "@/lib/console/effects-types";
+import type { EffectStatus } from "@/lib/features/keys-and-effects/effects-types";
 
 const STATUS_TONE: Record<EffectStatus, "success" | "warning" | "danger" | undefined> = {
   completed: "success",

@@ -1,8 +1,8 @@
 "use client";
 
 import Link from "next/link";
-import { jobTypeHref } from "@/lib/console/keys-types";
-import type { JobTypeActivity } from "@/lib/console/overview-types";
+import { jobTypeHref } from "@/lib/features/keys-and-effects/keys-types";
+import type { JobTypeActivity } from "@/lib/features/overview/overview-types";
 import { formatCount } from "@/lib/format";
 
 /**

@@ -3,7 +3,7 @@
 import Link from "next/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { type FormEvent, useState } from "react";
-import { OVERVIEW_RANGES, type OverviewRange, RANGE_LABELS } from "@/lib/console/overview-types";
+import { OVERVIEW_RANGES, type OverviewRange, RANGE_LABELS } from "@/lib/features/overview/overview-types";
 
 /** `?…` with `changes` applied (null deletes), keeping every other parameter. */
 export function withParams(current: URLSearchParams, changes: Record<string, string | null>): string {

@@ -1,4 +1,4 @@
-import type { OverviewResponse } from "@/lib/console/overview-types";
+import type { OverviewResponse } from "@/lib/features/overview/overview-types";
 import { formatCount } from "@/lib/format";
 import { answersForTenant, EVERY_TENANT, withheld } from "./tenant-scope";
 

@@ -1,8 +1,8 @@
 "use client";
 
 import Link from "next/link";
-import { keyHref } from "@/lib/console/keys-types";
-import type { StuckClaim } from "@/lib/console/overview-types";
+import { keyHref } from "@/lib/features/keys-and-effects/keys-types";
+import type { StuckClaim } from "@/lib/features/overview/overview-types";
 import { formatCount, formatDuration } from "@/lib/format";
 
 export function StuckClaims({ claims, total }: { claims: StuckClaim[]; total: number }) {

@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { type ViolationGroup, violationsHref } from "@/lib/console/violations-types";
+import { type ViolationGroup, violationsHref } from "@/lib/features/violations/violations-types";
 import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
 
 export function ViolationsBanner({

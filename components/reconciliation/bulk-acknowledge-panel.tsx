@@ -5,8 +5,8 @@ import { useState } from "react";
 import { postJson } from "@/components/api/fetch-json";
 import { BulkProgress, type BulkWording } from "@/components/bulk/bulk-progress";
 import { useConsoleWritable } from "@/components/shell/console-mode";
-import type { BulkAcknowledgeDryRunResponse, BulkActionResponse } from "@/lib/auth/bulk-types";
-import { type FindingFilters, RECONCILIATION_QUERY_ROOT } from "@/lib/console/reconciliation-types";
+import type { BulkAcknowledgeDryRunResponse, BulkActionResponse } from "@/lib/features/bulk-actions/bulk-types";
+import { type FindingFilters, RECONCILIATION_QUERY_ROOT } from "@/lib/features/reconciliation/reconciliation-types";
 import { formatCount, formatUtc } from "@/lib/format";
 import { FindingKindBadge } from "./finding-kind-badge";
 
@@ -31,7 +31,7 @@ function bodyOf(filters: FindingFilters, platform: boolean): Record<string, stri
  * "Acknowledge every open finding matching this filter" (operators, a console that takes writes,
  * the open findings shown): a dry run shows how many and a sample; with a note, confirming starts a
  * background action whose progress is shown here and which can be cancelled. It resumes on its own
- * if the console restarts (lib/auth/bulk-runner.ts).
+ * if the console restarts (lib/features/bulk-actions/bulk-runner.ts).
  */
 export function BulkAcknowledgePanel({ filters, platform }: { filters: FindingFilters; platform: boolean }) {
   const writable = useConsoleWritable();

@@ -9,7 +9,7 @@ import {
   findingApiUrl,
   findingQueryKey,
   reconciliationHref,
-} from "@/lib/console/reconciliation-types";
+} from "@/lib/features/reconciliation/reconciliation-types";
 import { formatUtc } from "@/lib/format";
 import { fetchJson } from "../api/fetch-json";
 import { QueryStates } from "../ui/query-state";

@@ -3,7 +3,7 @@ import {
   FINDING_KINDS,
   FINDING_STATES,
   type FindingFilters as Filters,
-} from "@/lib/console/reconciliation-types";
+} from "@/lib/features/reconciliation/reconciliation-types";
 import { UnknownOption } from "../ui/unknown-option";
 
 /** The findings' filters: a plain GET form, so a filtered list is a link that can be shared. */

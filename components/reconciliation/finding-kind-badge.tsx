@@ -1,4 +1,4 @@
-import { FINDING_KIND_LABELS, type FindingKind } from "@/lib/console/reconciliation-types";
+import { FINDING_KIND_LABELS, type FindingKind } from "@/lib/features/reconciliation/reconciliation-types";
 
 // A double charge pages someone; pending is not an alarm; the rest are tickets.
 const TONE: Record<FindingKind, "danger" | "warning" | undefined> = {

@@ -9,7 +9,7 @@ import {
   type FindingStateResponse,
   findingApiUrl,
   RECONCILIATION_QUERY_ROOT,
-} from "@/lib/console/reconciliation-types";
+} from "@/lib/features/reconciliation/reconciliation-types";
 import { postJson } from "../api/fetch-json";
 import { useConsoleWritable } from "../shell/console-mode";
 

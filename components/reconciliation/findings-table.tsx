@@ -1,5 +1,9 @@
 import Link from "next/link";
-import { type FindingFilters, type FindingListResponse, reconciliationHref } from "@/lib/console/reconciliation-types";
+import {
+  type FindingFilters,
+  type FindingListResponse,
+  reconciliationHref,
+} from "@/lib/features/reconciliation/reconciliation-types";
 import { formatUtc } from "@/lib/format";
 import { EmptyState } from "../ui/empty-state";
 import { FindingKindBadge } from "./finding-kind-badge";

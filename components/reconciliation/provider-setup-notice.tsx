@@ -1,4 +1,4 @@
-import type { ProviderSetup } from "@/lib/console/provider-setup-types";
+import type { ProviderSetup } from "@/lib/features/reconciliation/provider-setup-types";
 import { EmptyState } from "../ui/empty-state";
 
 /**

@@ -2,7 +2,7 @@
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import type { Role } from "@/lib/auth/auth-types";
-import { anyProviderConfigured, type ProviderSetup } from "@/lib/console/provider-setup-types";
+import { anyProviderConfigured, type ProviderSetup } from "@/lib/features/reconciliation/provider-setup-types";
 import {
   type FindingFilters as Filters,
   type FindingListResponse,
@@ -12,7 +12,7 @@ import {
   type ReconciliationRunListResponse,
   RUNS_API_URL,
   runsQueryKey,
-} from "@/lib/console/reconciliation-types";
+} from "@/lib/features/reconciliation/reconciliation-types";
 import { fetchJson } from "../api/fetch-json";
 import { REFRESH_MS } from "../ui/describe-api-error";
 import { QueryStates } from "../ui/query-state";

@@ -1,4 +1,4 @@
-import type { ReconciliationRun } from "@/lib/console/reconciliation-types";
+import type { ReconciliationRun } from "@/lib/features/reconciliation/reconciliation-types";
 import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
 
 /**

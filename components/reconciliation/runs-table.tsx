@@ -1,4 +1,4 @@
-import { FINDING_KIND_LABELS, FINDING_KINDS, type ReconciliationRun } from "@/lib/console/reconciliation-types";
+import { FINDING_KIND_LABELS, FINDING_KINDS, type ReconciliationRun } from "@/lib/features/reconciliation/reconciliation-types";
 import { formatCount, formatDuration, formatUtc } from "@/lib/format";
 import { EmptyState } from "../ui/empty-state";
 import { RunProgress } from "./run-progress";

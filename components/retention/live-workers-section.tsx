@@ -1,5 +1,5 @@
+import type { LiveWorkerView } from "@/lib/features/retention-and-gaps/retention-types";
 import { formatDuration, formatUtc } from "@/lib/format";
-import type { LiveWorkerView } from "@/lib/retention/retention-types";
 
 /** The retry windows live workers declared: partitions they could still need are kept. */
 export function LiveWorkersSection({ workers }: { workers: LiveWorkerView[] }) {

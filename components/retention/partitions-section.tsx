@@ -1,5 +1,5 @@
+import type { PartitionView } from "@/lib/features/retention-and-gaps/retention-types";
 import { formatBytes, formatCount, formatUtc } from "@/lib/format";
-import type { PartitionView } from "@/lib/retention/retention-types";
 
 /** Every partition of effects, with its size and what keeps it (or what the plan does to it). */
 export function PartitionsSection({ partitions }: { partitions: PartitionView[] }) {

@@ -1,5 +1,5 @@
+import type { MaintenanceRunView } from "@/lib/features/retention-and-gaps/retention-types";
 import { formatUtc } from "@/lib/format";
-import type { MaintenanceRunView } from "@/lib/retention/retention-types";
 import { EmptyState } from "../ui/empty-state";
 import { RunCounts } from "./run-counts";
 

@@ -1,5 +1,5 @@
+import type { RetentionView } from "@/lib/features/retention-and-gaps/retention-types";
 import { formatDuration, formatUtc } from "@/lib/format";
-import type { RetentionView } from "@/lib/retention/retention-types";
 
 /** The retention settings and what bounds them: observed gaps, live retry windows, the runway (a platform view: it has the plan). */
 export function SettingsSection({ data }: { data: RetentionView & { plan: NonNullable<RetentionView["plan"]> } }) {

@@ -1,5 +1,5 @@
+import type { RetentionView } from "@/lib/features/retention-and-gaps/retention-types";
 import { formatDuration } from "@/lib/format";
-import type { RetentionView } from "@/lib/retention/retention-types";
 
 /**
  * What a tenant token sees (the API's view with plan null): how long its keys are kept and the

@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import type { Health } from "@/lib/contract/health";
+import type { Health } from "@/lib/features/workers/health-contract";
 import { fetchJson } from "../api/fetch-json";
 
 /** A small live indicator of whether the console can reach PostgreSQL (polls /api/v1/health). */

@@ -1,4 +1,4 @@
-import type { ViolationListFilters } from "@/lib/console/violations-types";
+import type { ViolationListFilters } from "@/lib/features/violations/violations-types";
 
 /** The filter form: a plain GET form, so the list is a link that can be shared. */
 export function ViolationFilters({ filters, platform }: { filters: ViolationListFilters; platform: boolean }) {

@@ -1,6 +1,6 @@
 import { ConfigError } from "../config";
 import { ConsoleError, type ConsoleErrorCode } from "../console/errors";
-import { RetentionError, type RetentionErrorCode } from "../retention/errors";
+import { RetentionError, type RetentionErrorCode } from "../features/retention-and-gaps/errors";
 import { logEvent } from "./log-safe";
 
 function errorText(error: unknown): string {

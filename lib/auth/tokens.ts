@@ -35,7 +35,7 @@ export interface CreateTokenInput {
   tenantId: string | null;
   role: Role;
   expiresAt?: Date | null;
-  /** The token minting this one (lib/auth/token-admin.ts bounds it by that token); null: minted on the host or by a person. */
+  /** The token minting this one (lib/features/tokens-and-sessions/token-admin.ts bounds it by that token); null: minted on the host or by a person. */
   mintedBy?: string | null;
 }
 

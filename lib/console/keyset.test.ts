@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { Scope } from "../auth/scope";
 import { ensureEffectPartitions } from "../db/partitions";
-import { listFindings } from "./list-findings";
-import { listReconciliationRuns } from "./list-reconciliation-runs";
-import { listViolations } from "./list-violations";
-import { searchEffects } from "./search-effects";
+import { searchEffects } from "../features/keys-and-effects/search-effects";
+import { listFindings } from "../features/reconciliation/list-findings";
+import { listReconciliationRuns } from "../features/reconciliation/list-reconciliation-runs";
+import { listViolations } from "../features/violations/list-violations";
 import { assertPagesExactlyOnce, type ListUnderTest } from "./testing/keyset-property";
 
 /**

@@ -1,11 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { DELIVERY_ANSWERS, EFFECT_STATUSES } from "../features/keys-and-effects/effects-types";
+import { CLAIM_DURATION_BOUNDS } from "../features/overview/overview-types";
+import { PARTITION_INTERVALS } from "../features/retention-and-gaps/retention-types";
 import { PARTITION_INTERVALS as LIBRARY_PARTITION_INTERVALS, TIMELINE_ANSWERS } from "../idempotency/admin";
 import { CLAIM_DURATION_BUCKETS } from "../idempotency/metrics";
-import { PARTITION_INTERVALS } from "../retention/retention-types";
-import { DELIVERY_ANSWERS, EFFECT_STATUSES } from "./effects-types";
-import { CLAIM_DURATION_BOUNDS } from "./overview-types";
 
 /** The values of a CHECK (column = ANY (ARRAY[...])) constraint in the schema dump of a fresh install. */
 function checkValues(constraint: string): string[] {

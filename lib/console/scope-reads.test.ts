@@ -1,22 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { parseGapsQuery } from "../api/gaps-query";
 import { appendAudit } from "../auth/audit";
 import { Scope } from "../auth/scope";
-import { overviewQuery } from "../contract/overview";
 import { ensureEffectPartitions } from "../db/partitions";
 import { createPrismaClient, type PrismaClient } from "../db/prisma";
-import { getRetention, getRetentionPlan } from "../retention/get-retention";
-import { getEffect } from "./get-effect";
-import { getGaps } from "./get-gaps";
-import { getOverviewSeries } from "./get-overview-series";
-import { listAudit } from "./list-audit";
-import { listViolations } from "./list-violations";
-import { PostgresSource } from "./metrics/postgres-source";
-import { searchEffects } from "./search-effects";
-import { GAPS_SEED_DAYS_BACK, seedGaps } from "./testing/seed-gaps";
-import { KEYS_SEED, seedKeys } from "./testing/seed-keys";
-import { seedOverview } from "./testing/seed-overview";
+import { listAudit } from "../features/audit/list-audit";
+import { getEffect } from "../features/keys-and-effects/get-effect";
+import { searchEffects } from "../features/keys-and-effects/search-effects";
+import { KEYS_SEED, seedKeys } from "../features/keys-and-effects/testing/seed-keys";
+import { overviewQuery } from "../features/overview/contract";
+import { getOverviewSeries } from "../features/overview/get-overview-series";
+import { PostgresSource } from "../features/overview/metrics/postgres-source";
+import { seedOverview } from "../features/overview/testing/seed-overview";
+import { parseGapsQuery } from "../features/retention-and-gaps/gaps-query";
+import { getGaps } from "../features/retention-and-gaps/get-gaps";
+import { getRetention, getRetentionPlan } from "../features/retention-and-gaps/get-retention";
+import { GAPS_SEED_DAYS_BACK, seedGaps } from "../features/retention-and-gaps/testing/seed-gaps";
+import { listViolations } from "../features/violations/list-violations";
 
 /**
  * Every read model that reads tenant data, with a tenant scope that asks (through the query, as a

@@ -1,18 +1,18 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OPERATIONS } from "../../lib/api/openapi";
 import { announcePeerHeader, PEER_HEADER } from "../../lib/auth/client-ip";
-import { releaseEffect } from "../../lib/auth/release-effect";
 import { openOidcSession } from "../../lib/auth/session";
 import { createToken, revokeToken } from "../../lib/auth/tokens";
-import { TOKEN_KEYSET } from "../../lib/console/admin-keysets";
-import { GAPS_SEED_DAYS_BACK, GAPS_SEED_EXPECTED, seedGaps } from "../../lib/console/testing/seed-gaps";
-import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/console/testing/seed-keys";
-import { seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
 import { ensureEffectPartitions } from "../../lib/db/partitions";
 import { getPrisma } from "../../lib/db/prisma";
 import { startStripeServer } from "../../lib/demo/stripe-server";
+import { releaseEffect } from "../../lib/features/keys-and-effects/release-effect";
+import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/features/keys-and-effects/testing/seed-keys";
+import { seedReconciliation } from "../../lib/features/reconciliation/testing/seed-reconciliation";
+import { GAPS_SEED_DAYS_BACK, GAPS_SEED_EXPECTED, seedGaps } from "../../lib/features/retention-and-gaps/testing/seed-gaps";
+import { TOKEN_KEYSET } from "../../lib/features/tokens-and-sessions/admin-keysets";
 import { writeStripeProvidersFile } from "../../lib/reconciliation/testing/harness";
+import { OPERATIONS } from "../../lib/routes/openapi";
 import { createTestDatabase, type TestDatabase } from "../database";
 import { CHECKED_OPERATIONS, callDocumented as call } from "./harness";
 

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { operationFor } from "@/lib/api/openapi";
+import { operationFor } from "@/lib/routes/openapi";
 
 type Handler = (request: Request, context: { params: Promise<Record<string, unknown>> }) => Promise<Response>;
 

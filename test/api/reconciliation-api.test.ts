@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createToken } from "../../lib/auth/tokens";
-import { RECON_SEED, seedReconciliation } from "../../lib/console/testing/seed-reconciliation";
 import { getPrisma } from "../../lib/db/prisma";
+import { RECON_SEED, seedReconciliation } from "../../lib/features/reconciliation/testing/seed-reconciliation";
 import { writeStripeProvidersFile } from "../../lib/reconciliation/testing/harness";
 import { createTestDatabase, type TestDatabase } from "../database";
 import { callDocumented as call } from "./harness";

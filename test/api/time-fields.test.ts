@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { OPERATIONS } from "../../lib/api/openapi";
 import { createToken } from "../../lib/auth/tokens";
 import { getPrisma } from "../../lib/db/prisma";
+import { OPERATIONS } from "../../lib/routes/openapi";
 import { createTestDatabase, type TestDatabase } from "../database";
 import { call } from "./harness";
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Scope } from "../../lib/auth/scope";
-import type { Gaps } from "../../lib/console/gaps-types";
-import { getGaps } from "../../lib/console/get-gaps";
 import { ensureEffectPartitions } from "../../lib/db/partitions";
+import type { Advice } from "../../lib/features/retention-and-gaps/advice-types";
+import { getRetentionAdvice } from "../../lib/features/retention-and-gaps/advise-retention";
+import type { Gaps } from "../../lib/features/retention-and-gaps/gaps-types";
+import { getGaps } from "../../lib/features/retention-and-gaps/get-gaps";
 import { formatDuration } from "../../lib/format";
-import type { Advice } from "../../lib/retention/advice-types";
-import { getRetentionAdvice } from "../../lib/retention/advise-retention";
 import { createTestDatabase, type TestDatabase } from "../database";
 
 /**

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { NAV_ITEMS } from "../../components/shell/nav-items";
-import { ALERT_RULES, runbookHref } from "../../lib/console/metrics/alert-rules";
+import { ALERT_RULES, runbookHref } from "../../lib/features/overview/metrics/alert-rules";
 import { TENANT_KEYS as SECOND_SYSTEM_KEYS, TENANTS as SECOND_SYSTEM_TENANTS } from "../second-system/workload";
 
 /**

@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { withAuth } from "@/lib/auth/with-auth";
-import { listAudit } from "@/lib/console/list-audit";
-import { auditQuery } from "@/lib/contract/audit";
+import { auditQuery } from "@/lib/features/audit/contract";
+import { listAudit } from "@/lib/features/audit/list-audit";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { searchEffectsAudited } from "@/lib/auth/audited-reads";
 import { withAuth } from "@/lib/auth/with-auth";
-import { effectSearchQuery } from "@/lib/contract/effects";
+import { searchEffectsAudited } from "@/lib/features/keys-and-effects/audited-reads";
+import { effectSearchQuery } from "@/lib/features/keys-and-effects/contract";
 
 export const dynamic = "force-dynamic";
 

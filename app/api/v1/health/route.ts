@@ -1,5 +1,5 @@
 import { handleErrors, jsonResponse, otherMethods } from "@/lib/api/errors";
-import { checkHealth } from "@/lib/console/check-health";
+import { checkHealth } from "@/lib/features/workers/check-health";
 
 // Always asked live: the start script and load balancers poll this. Public (no token): they ask
 // before anyone can sign in, and the answer says only whether PostgreSQL answers (see proxy.ts).

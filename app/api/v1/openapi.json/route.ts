@@ -1,6 +1,6 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
-import { OPENAPI } from "@/lib/api/openapi";
 import { withAuth } from "@/lib/auth/with-auth";
+import { OPENAPI } from "@/lib/routes/openapi";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
-import { parseRetentionQuery } from "@/lib/api/retention-query";
 import { withAuth } from "@/lib/auth/with-auth";
-import { getRetention } from "@/lib/retention/get-retention";
+import { getRetention } from "@/lib/features/retention-and-gaps/get-retention";
+import { parseRetentionQuery } from "@/lib/features/retention-and-gaps/retention-query";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { listLiveSessions } from "@/lib/auth/session-admin";
 import { withAuth } from "@/lib/auth/with-auth";
-import { adminListQuery } from "@/lib/contract/admin";
+import { adminListQuery } from "@/lib/features/tokens-and-sessions/contract";
+import { listLiveSessions } from "@/lib/features/tokens-and-sessions/session-admin";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseJsonBody, parseSearchParams } from "@/lib/api/parse";
-import { createScopedToken, listScopedTokens } from "@/lib/auth/token-admin";
 import { withAuth } from "@/lib/auth/with-auth";
-import { adminListQuery, createTokenBody } from "@/lib/contract/admin";
+import { adminListQuery, createTokenBody } from "@/lib/features/tokens-and-sessions/contract";
+import { createScopedToken, listScopedTokens } from "@/lib/features/tokens-and-sessions/token-admin";
 
 export const dynamic = "force-dynamic";
 

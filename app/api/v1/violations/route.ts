@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { withAuth } from "@/lib/auth/with-auth";
-import { listViolations } from "@/lib/console/list-violations";
-import { violationsQuery } from "@/lib/contract/violations";
+import { violationsQuery } from "@/lib/features/violations/contract";
+import { listViolations } from "@/lib/features/violations/list-violations";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { withAuth } from "@/lib/auth/with-auth";
-import { getWorkers } from "@/lib/console/get-workers";
-import type { WorkersResponse } from "@/lib/console/workers-types";
+import { getWorkers } from "@/lib/features/workers/get-workers";
+import type { WorkersResponse } from "@/lib/features/workers/workers-types";
 
 // Scraped live on every request: the counters move and a worker may have died since.
 export const dynamic = "force-dynamic";
@@ -13,7 +13,7 @@ const UNCONFIGURED_HINT =
   "WORKER_METRICS_URLS is not set: `npm start` sets it to its demo workers' /metrics URLs, or set it to a comma-separated list of your workers' /metrics URLs.";
 
 /**
- * GET /api/v1/workers → WorkersResponse (lib/console/workers-types.ts); a malformed
+ * GET /api/v1/workers → WorkersResponse (lib/features/workers/workers-types.ts); a malformed
  * WORKER_METRICS_URLS → 500 CONFIG_INVALID naming the entry. A tenant token gets no worker at
  * all, and `withheld` saying why: a worker's address is internal and its counters are every
  * tenant's (GET /api/v1/workers/{n}/metrics answers it 403).

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { PageHeader } from "@/components/ui/page-header";
-import { readRunbook } from "@/lib/console/read-runbook";
+import { readRunbook } from "@/lib/features/overview/read-runbook";
 
 export const metadata: Metadata = { title: "Runbook" };
 

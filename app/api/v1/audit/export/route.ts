@@ -1,8 +1,8 @@
 import { otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { exportAuditLog } from "@/lib/auth/audit-export";
 import { withAuth } from "@/lib/auth/with-auth";
-import { auditExportQuery } from "@/lib/contract/audit";
+import { exportAuditLog } from "@/lib/features/audit/audited-export";
+import { auditExportQuery } from "@/lib/features/audit/contract";
 
 export const dynamic = "force-dynamic";
 

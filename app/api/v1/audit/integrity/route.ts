@@ -1,6 +1,6 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
-import { auditIntegrity } from "@/lib/auth/audit-integrity";
 import { withAuth } from "@/lib/auth/with-auth";
+import { auditIntegrity } from "@/lib/features/audit/audit-integrity";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseJsonBody } from "@/lib/api/parse";
-import { dryRunBulkAcknowledge, startBulkAcknowledge } from "@/lib/auth/bulk-actions";
 import { withAuth } from "@/lib/auth/with-auth";
-import { bulkAcknowledgeBody } from "@/lib/contract/bulk";
+import { dryRunBulkAcknowledge, startBulkAcknowledge } from "@/lib/features/bulk-actions/bulk-actions";
+import { bulkAcknowledgeBody } from "@/lib/features/bulk-actions/contract";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseJsonBody } from "@/lib/api/parse";
-import { dryRunBulkRelease, startBulkRelease } from "@/lib/auth/bulk-actions";
 import { withAuth } from "@/lib/auth/with-auth";
-import { bulkReleaseBody } from "@/lib/contract/bulk";
+import { dryRunBulkRelease, startBulkRelease } from "@/lib/features/bulk-actions/bulk-actions";
+import { bulkReleaseBody } from "@/lib/features/bulk-actions/contract";
 
 export const dynamic = "force-dynamic";
 

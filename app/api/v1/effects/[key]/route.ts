@@ -1,9 +1,9 @@
-import { effectKeyFromPath } from "@/lib/api/effect-key";
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { readEffectAudited } from "@/lib/auth/audited-reads";
 import { withAuth } from "@/lib/auth/with-auth";
-import { tenantQuery } from "@/lib/contract/effects";
+import { readEffectAudited } from "@/lib/features/keys-and-effects/audited-reads";
+import { tenantQuery } from "@/lib/features/keys-and-effects/contract";
+import { effectKeyFromPath } from "@/lib/features/keys-and-effects/effect-key";
 
 export const dynamic = "force-dynamic";
 

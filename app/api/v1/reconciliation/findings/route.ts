@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { withAuth } from "@/lib/auth/with-auth";
-import { listFindings } from "@/lib/console/list-findings";
-import { findingsQuery } from "@/lib/contract/reconciliation";
+import { findingsQuery } from "@/lib/features/reconciliation/contract";
+import { listFindings } from "@/lib/features/reconciliation/list-findings";
 
 export const dynamic = "force-dynamic";
 

@@ -1,9 +1,9 @@
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseJsonBody, parseSearchParams } from "@/lib/api/parse";
-import { startReconciliation } from "@/lib/auth/start-reconciliation";
 import { withAuth } from "@/lib/auth/with-auth";
-import { listReconciliationRuns } from "@/lib/console/list-reconciliation-runs";
-import { runsQuery, startRunBody } from "@/lib/contract/reconciliation";
+import { runsQuery, startRunBody } from "@/lib/features/reconciliation/contract";
+import { listReconciliationRuns } from "@/lib/features/reconciliation/list-reconciliation-runs";
+import { startReconciliation } from "@/lib/features/reconciliation/start-reconciliation";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { appendAudit } from "@/lib/auth/audit";
 import { withAuth } from "@/lib/auth/with-auth";
-import { applyRetention } from "@/lib/retention/apply";
+import { applyRetention } from "@/lib/features/retention-and-gaps/apply";
 
 export const dynamic = "force-dynamic";
 

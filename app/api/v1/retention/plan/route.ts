@@ -1,6 +1,6 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { withAuth } from "@/lib/auth/with-auth";
-import { getRetentionPlan } from "@/lib/retention/get-retention";
+import { getRetentionPlan } from "@/lib/features/retention-and-gaps/get-retention";
 
 export const dynamic = "force-dynamic";
 

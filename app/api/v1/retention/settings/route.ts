@@ -2,9 +2,9 @@ import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseJsonBody } from "@/lib/api/parse";
 import { appendAudit } from "@/lib/auth/audit";
 import { withAuth } from "@/lib/auth/with-auth";
-import { retentionSettingsBody } from "@/lib/contract/retention";
-import { getRetentionSettings } from "@/lib/retention/get-retention";
-import { updateRetentionSettings } from "@/lib/retention/settings";
+import { retentionSettingsBody } from "@/lib/features/retention-and-gaps/contract";
+import { getRetentionSettings } from "@/lib/features/retention-and-gaps/get-retention";
+import { updateRetentionSettings } from "@/lib/features/retention-and-gaps/settings";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parsePathParam } from "@/lib/api/parse";
-import { cancelBulkAction } from "@/lib/auth/bulk-actions";
 import { withAuth } from "@/lib/auth/with-auth";
-import { bulkIdPath } from "@/lib/contract/bulk";
+import { cancelBulkAction } from "@/lib/features/bulk-actions/bulk-actions";
+import { bulkIdPath } from "@/lib/features/bulk-actions/contract";
 
 export const dynamic = "force-dynamic";
 

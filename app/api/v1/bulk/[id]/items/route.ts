@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parsePathParam, parseSearchParams } from "@/lib/api/parse";
-import { listBulkItems } from "@/lib/auth/bulk-actions";
 import { withAuth } from "@/lib/auth/with-auth";
-import { bulkIdPath, bulkItemsQuery } from "@/lib/contract/bulk";
+import { listBulkItems } from "@/lib/features/bulk-actions/bulk-actions";
+import { bulkIdPath, bulkItemsQuery } from "@/lib/features/bulk-actions/contract";
 
 export const dynamic = "force-dynamic";
 

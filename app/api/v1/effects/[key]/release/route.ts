@@ -1,9 +1,9 @@
-import { effectKeyFromPath } from "@/lib/api/effect-key";
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
-import { ReleaseRefusedError, releaseEffect } from "@/lib/auth/release-effect";
 import { withAuth } from "@/lib/auth/with-auth";
-import { tenantQuery } from "@/lib/contract/effects";
+import { tenantQuery } from "@/lib/features/keys-and-effects/contract";
+import { effectKeyFromPath } from "@/lib/features/keys-and-effects/effect-key";
+import { ReleaseRefusedError, releaseEffect } from "@/lib/features/keys-and-effects/release-effect";
 
 export const dynamic = "force-dynamic";
 

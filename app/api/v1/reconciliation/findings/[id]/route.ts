@@ -1,7 +1,7 @@
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
-import { findingIdFromPath } from "@/lib/api/finding-id";
-import { readFindingAudited } from "@/lib/auth/audited-reads";
 import { withAuth } from "@/lib/auth/with-auth";
+import { readFindingAudited } from "@/lib/features/reconciliation/audited-reads";
+import { findingIdFromPath } from "@/lib/features/reconciliation/finding-id";
 
 export const dynamic = "force-dynamic";
 

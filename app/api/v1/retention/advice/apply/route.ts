@@ -3,9 +3,9 @@ import { parseJsonBody, parseSearchParams } from "@/lib/api/parse";
 import { appendAudit } from "@/lib/auth/audit";
 import { withAuth } from "@/lib/auth/with-auth";
 import { consoleDatabase } from "@/lib/console/database";
-import { adviceApplyBody, adviceQuery } from "@/lib/contract/retention";
-import { applyAdvice } from "@/lib/retention/advice-apply";
-import { toAdviceOptions } from "@/lib/retention/advice-query";
+import { applyAdvice } from "@/lib/features/retention-and-gaps/advice-apply";
+import { toAdviceOptions } from "@/lib/features/retention-and-gaps/advice-query";
+import { adviceApplyBody, adviceQuery } from "@/lib/features/retention-and-gaps/contract";
 
 export const dynamic = "force-dynamic";
 

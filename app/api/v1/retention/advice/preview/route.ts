@@ -2,9 +2,9 @@ import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parseSearchParams } from "@/lib/api/parse";
 import { withAuth } from "@/lib/auth/with-auth";
 import { consoleDatabase } from "@/lib/console/database";
-import { adviceQuery } from "@/lib/contract/retention";
-import { previewAdvice } from "@/lib/retention/advice-apply";
-import { toAdviceOptions } from "@/lib/retention/advice-query";
+import { previewAdvice } from "@/lib/features/retention-and-gaps/advice-apply";
+import { toAdviceOptions } from "@/lib/features/retention-and-gaps/advice-query";
+import { adviceQuery } from "@/lib/features/retention-and-gaps/contract";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parsePathParam } from "@/lib/api/parse";
-import { revokeScopedSession } from "@/lib/auth/session-admin";
 import { withAuth } from "@/lib/auth/with-auth";
-import { adminId } from "@/lib/contract/admin";
+import { adminId } from "@/lib/features/tokens-and-sessions/contract";
+import { revokeScopedSession } from "@/lib/features/tokens-and-sessions/session-admin";
 
 export const dynamic = "force-dynamic";
 

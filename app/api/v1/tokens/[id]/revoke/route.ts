@@ -1,8 +1,8 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { parsePathParam } from "@/lib/api/parse";
-import { revokeScopedToken } from "@/lib/auth/token-admin";
 import { withAuth } from "@/lib/auth/with-auth";
-import { adminId } from "@/lib/contract/admin";
+import { adminId } from "@/lib/features/tokens-and-sessions/contract";
+import { revokeScopedToken } from "@/lib/features/tokens-and-sessions/token-admin";
 
 export const dynamic = "force-dynamic";
 

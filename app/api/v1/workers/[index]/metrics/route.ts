@@ -1,7 +1,7 @@
 import { ApiError, otherMethods } from "@/lib/api/errors";
 import { withAuth } from "@/lib/auth/with-auth";
-import { fetchWorkerMetrics } from "@/lib/console/get-workers";
-import { workerMetricsPath } from "@/lib/contract/workers";
+import { workerMetricsPath } from "@/lib/features/workers/contract";
+import { fetchWorkerMetrics } from "@/lib/features/workers/get-workers";
 
 export const dynamic = "force-dynamic";
 

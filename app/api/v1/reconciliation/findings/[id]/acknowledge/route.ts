@@ -1,9 +1,9 @@
 import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
-import { findingIdFromPath } from "@/lib/api/finding-id";
 import { parseJsonBody } from "@/lib/api/parse";
-import { changeFindingState, FindingStateRefusedError } from "@/lib/auth/finding-state";
 import { withAuth } from "@/lib/auth/with-auth";
-import { findingStateBody } from "@/lib/contract/reconciliation";
+import { findingStateBody } from "@/lib/features/reconciliation/contract";
+import { findingIdFromPath } from "@/lib/features/reconciliation/finding-id";
+import { changeFindingState, FindingStateRefusedError } from "@/lib/features/reconciliation/finding-state";
 
 export const dynamic = "force-dynamic";
 

@@ -1,9 +1,0 @@
-/**
- * The Workers panel's constants, and the types of GET /api/v1/workers (schemas in
- * lib/contract/workers.ts; types and constants only: safe to import from client code).
- */
-
-/** The window the Workers panel counts restarts over. */
-export const RESTART_WINDOW_SECONDS = 3600;
-
-export type { WorkerStatus, WorkersResponse } from "../contract/workers";

@@ -1,0 +1,302 @@
+import type { Scope } from "../../auth/scope";
+import { consoleDatabase } from "../../console/database";
+import { redactMessage, redactOutcome } from "../../console/redact";
+import type { StatementQueryable } from "../../db/types";
+import { providerKeyFor } from "../../idempotency";
+import { toUncaughtViolation } from "../violations/list-violations";
+import { effectVerdict } from "./effect-verdict";
+import {
+  type Delivery,
+  type DeliveryAnswer,
+  type EffectDetail,
+  type EffectStatus,
+  type JobStep,
+  TIMELINE_LIMIT,
+} from "./effects-types";
+import { getProviderSide } from "./provider-side";
+
+interface EffectRow {
+  key: string;
+  job_type: string;
+  status: EffectStatus;
+  policy: string;
+  attempt: number;
+  owner: string | null;
+  lease_until: Date | null;
+  first_message_id: string | null;
+  last_message_id: string | null;
+  outcome: unknown;
+  error: string | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+  duplicate_count: number;
+  last_duplicate_at: Date | null;
+  max_gap_seconds: number | null;
+}
+
+// GET /api/v1/effects/{key} in one round trip (a named statement: planned once per connection,
+// not once per request over ~40 partitions). Each round trip costs most on a busy machine, where
+// the server waits for a CPU to answer; this used to be three (bench:lookup, docs/benchmarks.md).
+//  - effect: one effect of one tenant. (tenant_id, key) is unique across partitions
+//    (onceboard_claim's advisory lock), and each partition's unique index answers it; the upper
+//    bound on created_at prunes the premade future partitions. Another tenant's key and a missing
+//    key take the same path and return the same nothing.
+//  - found/steps: the job's other steps, effects of the same tenant first claimed by this effect's
+//    first or last message, within 3 days of it (the default maxRetryWindow).
+//    Each closed partition's Keys index, <partition>_tenant_created_at_idx (built by maintenance
+//    once the partition has closed, so no claim writes an entry), holds (tenant_id, created_at,
+//    key) and includes first_message_id, so the tenant's entries of those days are read from the
+//    index alone (about 2,300 at 10M rows and 1,000 tenants). The open partition has no such index:
+//    there the tenant's rows of that one day are found through the (tenant_id, key) unique index
+//    (a bitmap scan, ~330 rows at 10M a month). Only the steps found are read from the table, each
+//    by its exact (tenant, key, created_at), which prunes to its one partition. A step whose *last*
+//    message is one of these but whose first is not is not listed: matching it would need
+//    last_message_id in the index, and the duplicate bookkeeping that updates that column would
+//    then never be a HOT update.
+//  - timeline/timeline_total: this effect's deliveries (delivery_timeline, chunks of parallel arrays
+//    written by the workers in the background; a column holding one element holds the value every
+//    delivery of its chunk shares, and an empty effect_created_at is each delivery's delivered_at:
+//    migration 0015), the newest TIMELINE_LIMIT: the chunks that name the
+//    key in later_keys, and the first-delivery chunk that holds the effect's creation instant.
+//    From the effect's creation on, and only those that met this effect (or none): a key reused after an earlier effect was pruned does not show that one's deliveries.
+//  - violations: this key's own uncaught violations (uncaught_violation_keys, one row per
+//    occurrence, written by the worker when it happened), newest first: never another key's.
+const EFFECT_DETAIL = {
+  name: "console_get_effect",
+  text: `
+WITH effect AS MATERIALIZED (
+  SELECT key, job_type, status, policy, attempt, owner, lease_until, first_message_id, last_message_id, outcome, error,
+         created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds
+    FROM effects
+   WHERE tenant_id = $1 AND key = $2 AND created_at <= $3::timestamptz + interval '1 minute'
+   LIMIT 1
+), found AS MATERIALIZED (
+  SELECT s.key, s.created_at
+    FROM effect e
+    JOIN effects s
+      ON s.tenant_id = $1
+     AND s.created_at BETWEEN e.created_at - interval '3 days' AND e.created_at + interval '3 days'
+     AND s.first_message_id IN (e.first_message_id, e.last_message_id)
+   ORDER BY s.created_at, s.key
+   LIMIT 50
+), steps AS MATERIALIZED (
+  SELECT st.*
+    FROM found f
+   CROSS JOIN LATERAL (
+          SELECT key, job_type, status, policy, attempt, created_at, completed_at, duplicate_count
+            FROM effects
+           WHERE tenant_id = $1 AND key = f.key AND created_at = f.created_at
+           LIMIT 1) st
+), span AS (
+  SELECT array_agg(DISTINCT job_type) AS job_types, max(touched) AS last_touched
+    FROM (SELECT job_type, updated_at AS touched FROM effect
+          UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM effect
+          UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM steps) t
+), chunks AS (
+  -- Later deliveries through later_keys (GIN); the first delivery by its instant, the effect's
+  -- creation (lib/idempotency/timeline.ts keeps first deliveries in chunks of one UTC minute).
+  SELECT c.*
+    FROM effect e
+    JOIN delivery_timeline c
+      ON c.later_keys @> ARRAY[$1 || chr(31) || $2]
+     AND c.first_at >= date_trunc('hour', e.created_at) AND c.first_at <= $3::timestamptz + interval '1 minute'
+  UNION ALL
+  SELECT c.*
+    FROM effect e
+    JOIN delivery_timeline c
+      ON c.later_keys IS NULL
+     AND c.first_at >= date_trunc('minute', e.created_at) AND c.first_at <= e.created_at AND c.last_at >= e.created_at
+), deliveries AS MATERIALIZED (
+  SELECT u.delivered_at, c.chunk_id, u.n, u.answer, u.message_id, u.delivery_attempt, u.effect_attempt, c.worker_id,
+         u.claim_ms, u.answer = 'claimed' AND u.delivered_at = e.created_at AS first
+    FROM effect e
+   CROSS JOIN chunks c
+   CROSS JOIN LATERAL unnest(c.keys) WITH ORDINALITY AS k(key, n)
+   CROSS JOIN LATERAL (
+          SELECT k.n, d.tenant_id, d.delivered_at, d.answer, d.message_id, d.delivery_attempt, d.effect_attempt, d.claim_ms,
+                 CASE cardinality(c.effect_created_at) WHEN 0 THEN d.delivered_at
+                      WHEN 1 THEN c.effect_created_at[1] ELSE c.effect_created_at[k.n] END AS effect_created_at
+            FROM (SELECT CASE WHEN cardinality(c.tenants) = 1 THEN c.tenants[1] ELSE c.tenants[k.n] END AS tenant_id,
+                         CASE WHEN cardinality(c.delivered_at) = 1 THEN c.delivered_at[1] ELSE c.delivered_at[k.n] END AS delivered_at,
+                         CASE WHEN cardinality(c.answers) = 1 THEN c.answers[1] ELSE c.answers[k.n] END AS answer,
+                         CASE WHEN cardinality(c.message_ids) = 1 THEN c.message_ids[1] ELSE c.message_ids[k.n] END AS message_id,
+                         CASE WHEN cardinality(c.delivery_attempts) = 1 THEN c.delivery_attempts[1]
+                              ELSE c.delivery_attempts[k.n] END AS delivery_attempt,
+                         CASE WHEN cardinality(c.effect_attempts) = 1 THEN c.effect_attempts[1]
+                              ELSE c.effect_attempts[k.n] END AS effect_attempt,
+                         CASE WHEN cardinality(c.claim_ms) = 1 THEN c.claim_ms[1] ELSE c.claim_ms[k.n] END AS claim_ms) d
+         ) u
+   WHERE k.key = $2 AND u.tenant_id = $1
+     AND u.delivered_at >= e.created_at AND u.delivered_at <= $3::timestamptz + interval '1 minute'
+     AND (u.effect_created_at IS NULL OR u.effect_created_at = e.created_at)
+), timeline AS (
+  SELECT * FROM deliveries ORDER BY delivered_at DESC, chunk_id DESC, n DESC LIMIT $4
+), violations AS (
+  SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_name, v.key, v.message_id, v.message
+    FROM uncaught_violation_keys v
+   WHERE v.tenant_id = $1 AND v.key = $2
+   ORDER BY v.occurred_at DESC, v.id DESC
+   LIMIT 20
+)
+SELECT e.*,
+       (SELECT coalesce(json_agg(s ORDER BY s.created_at, s.key), '[]') FROM steps s) AS steps,
+       (SELECT coalesce(json_agg(v ORDER BY v.occurred_at DESC, v.id DESC), '[]') FROM violations v) AS violations,
+       (SELECT coalesce(json_agg(t ORDER BY t.delivered_at, t.chunk_id, t.n), '[]') FROM timeline t) AS timeline,
+       (SELECT count(*)::int FROM deliveries) AS timeline_total
+  FROM effect e`,
+};
+
+/** A step or a violation as json_agg writes it: timestamps are ISO 8601 strings. */
+interface StepJson {
+  key: string;
+  job_type: string;
+  status: EffectStatus;
+  policy: string;
+  attempt: number;
+  created_at: string;
+  completed_at: string | null;
+  duplicate_count: number;
+}
+interface DeliveryJson {
+  delivered_at: string;
+  answer: DeliveryAnswer;
+  message_id: string | null;
+  delivery_attempt: number | null;
+  effect_attempt: number;
+  worker_id: string;
+  claim_ms: number;
+  first: boolean | null;
+}
+interface ViolationJson {
+  id: string;
+  occurred_at: string;
+  tenant_id: string;
+  job_type: string;
+  constraint_name: string;
+  key: string;
+  message_id: string | null;
+  message: string | null;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** GET /api/v1/effects/{key}: the effect, its job's steps and its own uncaught violations; null when the tenant (the scope's, or the one a platform scope names) has no such key. */
+export async function getEffect(
+  scope: Scope,
+  input: { tenant?: string | null; key: string; now?: Date },
+  db: StatementQueryable = consoleDatabase(),
+): Promise<EffectDetail | null> {
+  const tenant = scope.narrow(input.tenant).oneTenant();
+  const now = input.now ?? new Date();
+  const { rows } = await db.query<
+    EffectRow & { steps: StepJson[]; violations: ViolationJson[]; timeline: DeliveryJson[]; timeline_total: number }
+  >({
+    ...EFFECT_DETAIL,
+    values: [tenant, input.key, now, TIMELINE_LIMIT],
+  });
+  const row = rows[0];
+  if (!row) return null;
+
+  const isoOf = (text: string) => new Date(text).toISOString();
+  const steps: JobStep[] = row.steps.map((s) => ({
+    key: s.key,
+    jobType: s.job_type,
+    status: s.status,
+    policy: s.policy,
+    attempt: s.attempt,
+    createdAt: isoOf(s.created_at),
+    completedAt: s.completed_at === null ? null : isoOf(s.completed_at),
+    duplicateCount: s.duplicate_count,
+  }));
+  if (!steps.some((s) => s.key === row.key)) {
+    steps.push({
+      key: row.key,
+      jobType: row.job_type,
+      status: row.status,
+      policy: row.policy,
+      attempt: row.attempt,
+      createdAt: row.created_at.toISOString(),
+      completedAt: iso(row.completed_at),
+      duplicateCount: row.duplicate_count,
+    });
+  }
+
+  const violations = row.violations.map(toUncaughtViolation);
+  const timeline = toTimeline(row.timeline);
+
+  const stuck = row.status === "in_progress" && row.lease_until !== null && row.lease_until.getTime() <= now.getTime();
+  const gap =
+    row.max_gap_seconds ?? (row.last_duplicate_at ? (row.last_duplicate_at.getTime() - row.created_at.getTime()) / 1000 : null);
+  const inFlight = row.status === "in_progress";
+  // A second round trip, only for a job type a provider holds: what the last reconciliation saw.
+  const providerSide = await getProviderSide(
+    db,
+    {
+      tenant,
+      key: row.key,
+      jobType: row.job_type,
+      status: row.status,
+      attempts: row.attempt,
+      createdAt: row.created_at,
+      outcome: row.outcome,
+    },
+    { now },
+  );
+  return {
+    tenant,
+    key: row.key,
+    jobType: row.job_type,
+    status: row.status,
+    policy: row.policy,
+    attempts: row.attempt,
+    outcome: redactOutcome(row.outcome),
+    error: row.error === null ? null : redactMessage(row.error),
+    providerKey: providerKeyFor(tenant, row.key),
+    firstMessageId: row.first_message_id,
+    lastMessageId: row.last_message_id,
+    createdAt: row.created_at.toISOString(),
+    completedAt: iso(row.completed_at),
+    updatedAt: row.updated_at.toISOString(),
+    duplicateCount: row.duplicate_count,
+    lastDuplicateAt: iso(row.last_duplicate_at),
+    lastDuplicateGapSeconds: gap,
+    owner: inFlight ? row.owner : null,
+    leaseUntil: inFlight ? iso(row.lease_until) : null,
+    stuck,
+    verdict: effectVerdict({
+      status: row.status,
+      policy: row.policy,
+      attempts: row.attempt,
+      duplicateCount: row.duplicate_count,
+      lastDuplicateGapSeconds: gap,
+      stuck,
+    }),
+    providerSide,
+    steps,
+    violations,
+    timeline,
+    timelineTotal: row.timeline_total,
+  };
+}
+
+/** The deliveries oldest first, each with the gap since the one before it. */
+function toTimeline(rows: DeliveryJson[]): Delivery[] {
+  let previous: number | null = null;
+  return rows.map((t) => {
+    const at = new Date(t.delivered_at).getTime();
+    const gapSeconds = previous === null ? null : (at - previous) / 1000;
+    previous = at;
+    return {
+      deliveredAt: new Date(at).toISOString(),
+      answer: t.answer,
+      messageId: t.message_id,
+      deliveryAttempt: t.delivery_attempt,
+      effectAttempt: t.effect_attempt,
+      worker: t.worker_id,
+      claimMs: t.claim_ms,
+      gapSeconds,
+      first: t.first === true,
+    };
+  });
+}

@@ -1,0 +1,151 @@
+import type { Scope } from "../../auth/scope";
+import { consoleDatabase } from "../../console/database";
+import type { Queryable } from "../../db/types";
+import { type Buckets, bucketIndex } from "./metrics/series-math";
+import type { Series, ViolationSeries } from "./overview-types";
+
+export interface GetTenantActivityInput {
+  buckets: Buckets;
+  jobType?: string | null;
+}
+
+export interface TenantActivity {
+  /** Per tenant over the range (hours overlapping it). */
+  totals: Map<string, { suppressions: number; violations: number }>;
+  /** Only when a tenant is asked for: its suppressions and violations, an hour's count in the point holding the hour's start. */
+  suppressions: Series[] | null;
+  violations: ViolationSeries[] | null;
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+// tenant_suppressions_hour / tenant_violations_hour: rows only where a tenant had an event that
+// hour (written by lib/idempotency/rollups.ts); tenant_suppressions_day: their sums per UTC day
+// over all job types (kept by a trigger). The range is the hours overlapping [origin, end):
+// [$3, $4). One round trip, answered as JSON (one parsed string, not 1,000 result rows).
+// Suppressions without ?tenant=: one entry per tenant, summed in SQL from whole days [$5, $6) and
+// the hours at either edge (30 days of 1,000 tenants: 30,000 day rows, not 216,000 hourly ones;
+// with ?jobType= the days are empty and the hours do it all). With ?tenant=: that tenant's hours
+// per job type, for its series. Violations: every row in the range, newest first (they are rare).
+// Params: $1 job type or null, $2 tenant or null, $3 first hour, $4 hours end, $5 first whole day,
+// $6 days end.
+const ACTIVITY_SQL = `
+SELECT
+  (SELECT coalesce(json_agg(json_build_array(tenant_id, n)), '[]') FROM (
+     SELECT tenant_id, sum(n) AS n FROM (
+       SELECT tenant_id, count::float8 AS n FROM tenant_suppressions_day
+        WHERE $2::text IS NULL AND day >= $5 AND day < $6
+       UNION ALL
+       SELECT tenant_id, count::float8 FROM tenant_suppressions_hour
+        WHERE $2::text IS NULL AND hour >= $3 AND hour < $5 AND ($1::text IS NULL OR job_type = $1)
+       UNION ALL
+       SELECT tenant_id, count::float8 FROM tenant_suppressions_hour
+        WHERE $2::text IS NULL AND hour >= $6 AND hour < $4 AND ($1::text IS NULL OR job_type = $1)) u
+      GROUP BY tenant_id) t) AS totals,
+  (SELECT coalesce(json_agg(json_build_array((extract(epoch FROM hour) * 1000)::float8, job_type, count::float8)), '[]')
+     FROM tenant_suppressions_hour
+    WHERE tenant_id = $2 AND hour >= $3 AND hour < $4 AND ($1::text IS NULL OR job_type = $1)) AS hours,
+  (SELECT coalesce(json_agg(v ORDER BY last_seen DESC), '[]') FROM (
+     SELECT (extract(epoch FROM hour) * 1000)::float8 AS hour, tenant_id, job_type, constraint_name, count::float8 AS count, last_seen
+       FROM tenant_violations_hour
+      WHERE hour >= $3 AND hour < $4 AND ($1::text IS NULL OR job_type = $1) AND ($2::text IS NULL OR tenant_id = $2)) v) AS violations`;
+
+/**
+ * The hours overlapping [originMs, endMs), and the whole UTC days inside them the day table can
+ * answer (none with a job-type filter: the day table sums every job type). Without days, both day
+ * bounds sit at the hours' end, so the first edge is every hour and the second is empty.
+ */
+export function tenantWindows(originMs: number, endMs: number, jobType: string | null) {
+  const hourFrom = Math.floor(originMs / HOUR_MS) * HOUR_MS;
+  const hourTo = Math.max(hourFrom, Math.ceil(endMs / HOUR_MS) * HOUR_MS);
+  const dayFrom = Math.ceil(hourFrom / DAY_MS) * DAY_MS;
+  const dayTo = Math.floor(hourTo / DAY_MS) * DAY_MS;
+  const days = jobType === null && dayTo > dayFrom;
+  return {
+    hourFrom: new Date(hourFrom),
+    hourTo: new Date(hourTo),
+    dayFrom: new Date(days ? dayFrom : hourTo),
+    dayTo: new Date(days ? dayTo : hourTo),
+  };
+}
+
+/** Which tenants had suppressions and uncaught violations in the range. */
+export async function getTenantActivity(
+  scope: Scope,
+  input: GetTenantActivityInput,
+  db: Queryable = consoleDatabase(),
+): Promise<TenantActivity> {
+  const { buckets } = input;
+  const n = buckets.timestamps.length;
+  const end = new Date(buckets.timestamps[n - 1] ?? buckets.originMs);
+  const tenant = scope.tenant;
+  const w = tenantWindows(buckets.originMs, end.getTime(), input.jobType ?? null);
+  const { rows } = await db.query<{
+    totals: [string, number][];
+    hours: [number, string, number][];
+    violations: {
+      hour: number;
+      tenant_id: string;
+      job_type: string;
+      constraint_name: string;
+      count: number;
+      last_seen: string;
+    }[];
+  }>(ACTIVITY_SQL, [input.jobType ?? null, tenant, w.hourFrom, w.hourTo, w.dayFrom, w.dayTo]);
+  const activity = rows[0];
+  if (!activity) throw new Error("the tenant activity query answered no row");
+
+  const totals = new Map<string, { suppressions: number; violations: number }>();
+  const total = (tenant: string) => {
+    let t = totals.get(tenant);
+    if (!t) {
+      t = { suppressions: 0, violations: 0 };
+      totals.set(tenant, t);
+    }
+    return t;
+  };
+  const perTenant = tenant !== null;
+  for (const [t, count] of activity.totals) total(t).suppressions += count;
+  const suppressionLines = new Map<string, number[]>();
+  // Answered only for ?tenant=: that tenant's hours, per job type.
+  for (const [hour, jobType, count] of activity.hours) {
+    if (tenant === null) break;
+    total(tenant).suppressions += count;
+    const i = bucketIndex(buckets, Math.max(hour, buckets.originMs));
+    if (i < 0) continue;
+    let line = suppressionLines.get(jobType);
+    if (!line) {
+      line = new Array<number>(n).fill(0);
+      suppressionLines.set(jobType, line);
+    }
+    line[i] = (line[i] ?? 0) + count;
+  }
+  const violationLines = new Map<string, ViolationSeries>();
+  for (const r of activity.violations) {
+    total(r.tenant_id).violations += r.count;
+    if (!perTenant) continue;
+    const i = bucketIndex(buckets, Math.max(r.hour, buckets.originMs));
+    if (i < 0) continue;
+    const id = `${r.job_type}\u0001${r.constraint_name}`;
+    let line = violationLines.get(id);
+    if (!line) {
+      line = {
+        name: `${r.job_type} · ${r.constraint_name}`,
+        jobType: r.job_type,
+        constraint: r.constraint_name,
+        values: new Array<number>(n).fill(0),
+      };
+      violationLines.set(id, line);
+    }
+    line.values[i] = (line.values[i] ?? 0) + r.count;
+  }
+
+  return {
+    totals,
+    suppressions: perTenant
+      ? [...suppressionLines].sort(([a], [b]) => a.localeCompare(b)).map(([name, values]) => ({ name, values }))
+      : null,
+    violations: perTenant ? [...violationLines.values()].sort((a, b) => a.name.localeCompare(b.name)) : null,
+  };
+}

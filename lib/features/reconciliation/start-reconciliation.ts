@@ -1,0 +1,142 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+import { ApiError } from "../../api/errors";
+import { audit } from "../../auth/audit";
+import type { Principal } from "../../auth/auth-types";
+import { type Config, loadConfig } from "../../config";
+import { consolePoolConfig } from "../../db/pool";
+import type { PrismaClient } from "../../db/prisma";
+import { getPrisma } from "../../db/prisma";
+import type { ProviderAdapter } from "../../reconciliation/adapter";
+import { adapterFor } from "../../reconciliation/adapters";
+import { PROVIDERS_FILE_VARIABLE, type ReconcileProvider, reconcileProviders } from "../../reconciliation/providers";
+import { ReconcileBusyError, type ReconcileResult, reconcile } from "../../reconciliation/reconcile";
+import { type RunRow, toReconciliationRun } from "./list-reconciliation-runs";
+import type { ReconciliationRun } from "./reconciliation-types";
+
+/** How long the request waits for the run's row (or its refusal) before answering. */
+const START_WAIT_MS = 10_000;
+
+export interface StartDeps {
+  config?: Config;
+  prisma?: PrismaClient;
+  adapter?: (provider: ReconcileProvider, config: Config) => ProviderAdapter;
+}
+
+const RUN_COLUMNS = `id::text AS id, provider, window_from, window_to, grace_seconds, status, trigger, requested_by,
+       started_at, finished_at, heartbeat_at, objects_seen::float8 AS objects_seen, effects_seen::float8 AS effects_seen,
+       matched::float8 AS matched, counts, error`;
+
+// The window's running run, once this start's own connection holds a lock: the reconciler takes the
+// window's advisory lock before it inserts (or resumes) the run, so while a session of this start's
+// pool (its application_name is unique) holds one, the window's running run is this start's.
+const OUR_RUNNING_RUN = `
+SELECT ${RUN_COLUMNS}
+  FROM reconciliation_runs
+ WHERE provider = $1 AND window_from = $2 AND window_to = $3 AND status = 'running'
+   AND EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = $4)
+ ORDER BY id DESC LIMIT 1`;
+
+const RUN_BY_ID = `SELECT ${RUN_COLUMNS} FROM reconciliation_runs WHERE id = $1::bigint`;
+
+/**
+ * POST /api/v1/reconciliation/runs: one reconciliation of a provider's window, started now in this
+ * process (its own connections, without the console's statement timeout: a day of objects is one
+ * long comparison). The request waits until the run's row exists and answers with it; the run goes
+ * on after the answer, and the Runs table shows its progress. Another run of the same window holds
+ * its lock: 409, nothing written. Started and refused attempts are audited.
+ */
+export async function startReconciliation(
+  input: { principal: Principal; provider: string; from: Date; to: Date; ip: string | null },
+  deps: StartDeps = {},
+): Promise<ReconciliationRun> {
+  const config = deps.config ?? loadConfig();
+  const prisma = deps.prisma ?? getPrisma();
+  const target = `${input.provider} ${input.from.toISOString()}..${input.to.toISOString()}`;
+  const refuse = async (code: "NOT_FOUND" | "CONFLICT", message: string, result: string): Promise<never> => {
+    await audit(
+      {
+        principal: input.principal,
+        action: "reconciliation.run",
+        tenantId: null,
+        target,
+        result,
+        detail: { message },
+        ip: input.ip,
+      },
+      prisma,
+    );
+    throw new ApiError(code, message);
+  };
+  const providers = reconcileProviders(config);
+  const provider = providers.find((p) => p.name === input.provider);
+  if (!provider) {
+    const named =
+      providers.length === 0 ? `none is configured (set ${PROVIDERS_FILE_VARIABLE})` : providers.map((p) => p.name).join(", ");
+    return refuse("NOT_FOUND", `no provider named ${JSON.stringify(input.provider)}: ${named}`, "not_found");
+  }
+  if (!provider.configured)
+    return refuse("CONFLICT", `${provider.label} is not configured here: ${provider.notConfiguredReason}`, "not_configured");
+  if (!config.DATABASE_URL) throw new ApiError("DATABASE_NOT_CONFIGURED", "DATABASE_URL is not set");
+  const adapter = (deps.adapter ?? adapterFor)(provider, config);
+  const applicationName = `onceboard-reconcile-api-${randomUUID().slice(0, 8)}`;
+  const pool = new pg.Pool(
+    consolePoolConfig({
+      connectionString: config.DATABASE_URL,
+      schema: config.ONCEBOARD_SCHEMA,
+      statementTimeoutMs: null,
+      max: 2,
+      application_name: applicationName,
+    }),
+  );
+  pool.on("error", () => {});
+  let settled: { result?: ReconcileResult; error?: unknown } | null = null;
+  const run = reconcile({
+    pool,
+    adapter,
+    provider,
+    window: { from: input.from, to: input.to },
+    graceSeconds: config.RECONCILE_GRACE_SECONDS,
+    trigger: "api",
+    requestedBy: input.principal.actor,
+  })
+    .then((result) => {
+      settled = { result };
+    })
+    .catch((error: unknown) => {
+      settled = { error };
+    })
+    .finally(() => pool.end().catch(() => {}));
+  void run;
+
+  const deadline = Date.now() + START_WAIT_MS;
+  for (;;) {
+    const outcome = settled as { result?: ReconcileResult; error?: unknown } | null;
+    if (outcome?.error instanceof ReconcileBusyError) return refuse("CONFLICT", outcome.error.message, "busy");
+    if (outcome?.error) throw outcome.error;
+    // A run that ended before it was seen running (an empty window) is read by its id.
+    const [row] = outcome?.result
+      ? await prisma.$queryRawUnsafe<RunRow[]>(RUN_BY_ID, String(outcome.result.runId))
+      : await prisma.$queryRawUnsafe<RunRow[]>(OUR_RUNNING_RUN, provider.name, input.from, input.to, applicationName);
+    if (row) {
+      await audit(
+        {
+          principal: input.principal,
+          action: "reconciliation.run",
+          tenantId: null,
+          target,
+          result: "ok",
+          detail: { runId: row.id },
+          ip: input.ip,
+        },
+        prisma,
+      );
+      return toReconciliationRun(row, true, new Date());
+    }
+    if (outcome?.result) throw new Error(`run ${outcome.result.runId} ended but its row was not found`);
+    if (Date.now() > deadline) throw new ApiError("QUERY_TIMEOUT", "the run did not start within 10 s; see the Runs table");
+    await sleep(50);
+  }
+}

@@ -1,0 +1,177 @@
+import type pg from "pg";
+import { getPrisma, type PrismaClient } from "../../db/prisma";
+import type { Queryable } from "../../db/types";
+import { formatDuration } from "../../format";
+import { type MaintenancePlan, planMaintenance, readLiveWorkers } from "../../idempotency/admin";
+import { type GetAdviceOptions, getRetentionAdvice } from "./advise-retention";
+import { RetentionError } from "./errors";
+import { getObservedMaxGapSeconds, getRetentionSettings, toPlanView } from "./get-retention";
+import { maintenancePool } from "./maintenance-pool";
+import type { AdviceApplyBody, AdvicePreview, SettingsUpdateView } from "./retention-types";
+import { invalidRetention, liveWindowRefusal, type RetentionAudit, settingsValues, updateRetentionSettings } from "./settings";
+
+const DAY = 86_400;
+
+export interface AdviceApplyDeps {
+  /** Where the advisor reads gaps (the console's database handle). */
+  db: Queryable;
+  /** The maintenance pool: the plan, the live workers, the observed gap. */
+  pool?: pg.Pool;
+  prisma?: PrismaClient;
+  now?: Date;
+}
+
+/** The advised retention in whole days (the settings hold days): rounded up, never below a day. */
+export function advisedDays(recommendedSeconds: number): number {
+  return Math.max(1, Math.ceil(recommendedSeconds / DAY));
+}
+
+/**
+ * The next maintenance run's plan as it would be with other settings: the settings row changed in
+ * a transaction that is always rolled back, and the library's own planner (planMaintenance, its
+ * public admin API) asked inside it. So the preview is the real plan, not a second copy of its
+ * guards. The row lock lasts as long as the plan's reads.
+ */
+async function planWith(
+  pool: pg.Pool,
+  values: { retentionDays: number; maxRetryWindowDays: number },
+  now: Date,
+): Promise<MaintenancePlan> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query(
+      `INSERT INTO retention_settings (id, retention_days, max_retry_window_days) VALUES (1, $1, $2)
+       ON CONFLICT (id) DO UPDATE SET retention_days = EXCLUDED.retention_days, max_retry_window_days = EXCLUDED.max_retry_window_days`,
+      [values.retentionDays, values.maxRetryWindowDays],
+    );
+    return await planMaintenance(client, { now });
+  } finally {
+    await client.query("ROLLBACK").catch(() => {});
+    client.release();
+  }
+}
+
+/**
+ * GET /api/v1/retention/advice/preview: the advice's recommendation as a change of the settings,
+ * before and after; what stands in its way (the setting and the value it must reach first); and
+ * the plan it implies, partition by partition where it differs from today's. Platform scopes: the
+ * settings and partitions are the fleet's. Reads only.
+ */
+export async function previewAdvice(options: GetAdviceOptions, deps: AdviceApplyDeps): Promise<AdvicePreview> {
+  const pool = deps.pool ?? maintenancePool();
+  const prisma = deps.prisma ?? getPrisma();
+  const now = deps.now ?? new Date();
+  const [advice, settings] = await Promise.all([getRetentionAdvice(deps.db, { ...options, now }), getRetentionSettings(prisma)]);
+  const summary = {
+    status: advice.status,
+    recommendedSeconds: advice.recommendedSeconds,
+    decidedBy: advice.decidedBy,
+    refusals: advice.refusals,
+  };
+  const none: AdvicePreview = {
+    advice: summary,
+    change: null,
+    blockers: [],
+    refusal: null,
+    warnings: [],
+    plan: null,
+    partitionChanges: [],
+  };
+  if (advice.status !== "recommended" || advice.recommendedSeconds === null) return none;
+  const before = { retentionDays: settings.retentionDays, maxRetryWindowDays: settings.maxRetryWindowDays };
+  const after = { ...before, retentionDays: advisedDays(advice.recommendedSeconds) };
+  if (after.retentionDays === before.retentionDays) return none;
+
+  const values = { ...settingsValues(settings), ...after };
+  const refusal = invalidRetention(values, false) ?? liveWindowRefusal(values, await readLiveWorkers(pool, now));
+  const warnings: string[] = [];
+  const gap = await getObservedMaxGapSeconds(pool, null);
+  if (gap !== null && after.retentionDays * DAY < gap)
+    warnings.push(
+      `retention ${formatDuration(after.retentionDays * DAY)} is below the largest redelivery gap observed (${formatDuration(Math.ceil(gap))})`,
+    );
+  // One after the other: the what-if plan holds the settings row until it rolls back.
+  const current = await planMaintenance(pool, { now });
+  const advised = await planWith(pool, after, now);
+  const actionNow = new Map(current.partitions.map((p) => [p.name, p.action]));
+  const partitionChanges = advised.partitions.flatMap((p) => {
+    const was = actionNow.get(p.name) ?? "keep";
+    return was === p.action
+      ? []
+      : [
+          {
+            name: p.name,
+            from: p.from?.toISOString() ?? null,
+            to: p.to?.toISOString() ?? null,
+            estimatedRows: p.estimatedRows,
+            now: was,
+            after: p.action,
+            reason: p.reason,
+          },
+        ];
+  });
+  return {
+    advice: summary,
+    change: { before, after },
+    blockers: refusal?.blockers ?? [],
+    refusal: refusal ? { code: refusal.code as "RETENTION_INVALID" | "RETENTION_REFUSED", message: refusal.message } : null,
+    warnings,
+    plan: toPlanView(advised),
+    partitionChanges,
+  };
+}
+
+export interface AdviceApplyAuthor {
+  actor: string;
+  audit: RetentionAudit;
+}
+
+/**
+ * POST /api/v1/retention/advice/apply: the previewed change, confirmed. The advice is asked again
+ * with the same query: if it now recommends another retention, or the settings are no longer the
+ * ones the preview was made against (checked by the settings UPDATE itself), 409 RETENTION_STALE
+ * and nothing changes. Then the settings change as PUT /retention/settings changes them (the same
+ * refusals, force with a reason), audited as retention.advice.apply with what the advice said.
+ * The partitions follow at the next maintenance run (or the Retention page's Apply plan).
+ */
+export async function applyAdvice(
+  body: AdviceApplyBody,
+  options: GetAdviceOptions,
+  deps: AdviceApplyDeps & AdviceApplyAuthor,
+): Promise<SettingsUpdateView> {
+  const now = deps.now ?? new Date();
+  const advice = await getRetentionAdvice(deps.db, { ...options, now });
+  if (advice.status !== "recommended" || advice.recommendedSeconds === null)
+    throw new RetentionError(
+      "RETENTION_STALE",
+      `the advisor no longer recommends a retention (${advice.refusals.map((r) => r.message).join("; ") || "no recommendation"}): nothing was changed`,
+    );
+  const days = advisedDays(advice.recommendedSeconds);
+  if (days !== body.retentionDays)
+    throw new RetentionError(
+      "RETENTION_STALE",
+      `the advice changed since the preview: it now recommends ${days} d, not ${body.retentionDays} d; review it again`,
+    );
+  return updateRetentionSettings(
+    { retentionDays: body.retentionDays, expect: body.expect, force: body.force, reason: body.reason },
+    {
+      prisma: deps.prisma,
+      pool: deps.pool,
+      now,
+      actor: deps.actor,
+      audit: deps.audit,
+      auditAction: "retention.advice.apply",
+      auditDetail: {
+        advice: {
+          recommendedSeconds: advice.recommendedSeconds,
+          decidedBy: advice.decidedBy,
+          basis: advice.inputs.basis,
+          safetyFactor: advice.inputs.safetyFactor,
+          windowFrom: advice.inputs.from,
+          windowTo: advice.inputs.to,
+        },
+      },
+    },
+  );
+}

@@ -1,0 +1,27 @@
+import { parseSearchParams } from "../../api/parse";
+import { gapsQuery } from "./gaps-contract";
+import { DEFAULT_GAP_RANGE, GAP_RANGE_SECONDS, type GapRange } from "./gaps-types";
+
+export interface GapsQuery {
+  range: GapRange | "custom";
+  from: Date;
+  to: Date;
+  jobType: string | null;
+  tenant: string | null;
+}
+
+/** The query of the API and the page alike (one schema, so an invalid value reads the same in both), with its range resolved. */
+export function parseGapsQuery(input: URL | URLSearchParams | string, now = new Date()): GapsQuery {
+  const q = parseSearchParams(gapsQuery, input);
+  if (q.from && q.to) {
+    return { range: "custom", from: new Date(q.from), to: new Date(q.to), jobType: q.jobType ?? null, tenant: q.tenant ?? null };
+  }
+  const range = q.range ?? DEFAULT_GAP_RANGE;
+  return {
+    range,
+    from: new Date(now.getTime() - GAP_RANGE_SECONDS[range] * 1000),
+    to: now,
+    jobType: q.jobType ?? null,
+    tenant: q.tenant ?? null,
+  };
+}

@@ -1,0 +1,33 @@
+import pg from "pg";
+import { loadConfig } from "../../config";
+import { consolePoolConfig } from "../../db/pool";
+
+declare global {
+  var __onceboardMaintenancePool: pg.Pool | undefined;
+}
+
+/**
+ * The console's pool for partition maintenance: small, and without the console's
+ * statement_timeout (a DETACH … CONCURRENTLY waits for older transactions; each attempt is
+ * bounded by lock_timeout instead), with the console pool's search_path. Anchored on globalThis like
+ * the console pool.
+ */
+export function maintenancePool(): pg.Pool {
+  if (!globalThis.__onceboardMaintenancePool) {
+    const config = loadConfig();
+    if (!config.DATABASE_URL) throw new Error("DATABASE_URL is not set: partition maintenance needs the database");
+    const pool = new pg.Pool(
+      consolePoolConfig({
+        connectionString: config.DATABASE_URL,
+        schema: config.ONCEBOARD_SCHEMA,
+        statementTimeoutMs: null,
+        max: 3,
+        connectionTimeoutMillis: 5000,
+        application_name: "onceboard-maintenance",
+      }),
+    );
+    pool.on("error", () => {});
+    globalThis.__onceboardMaintenancePool = pool;
+  }
+  return globalThis.__onceboardMaintenancePool;
+}

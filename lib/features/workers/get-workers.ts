@@ -1,0 +1,172 @@
+import { loadWorkerMetricsUrls } from "../../config";
+import { parsePrometheusText, sumSamples } from "./prometheus-text";
+import { RESTART_WINDOW_SECONDS, type WorkerStatus } from "./workers-types";
+
+/**
+ * The worker library's counters the Workers panel shows, by the names lib/idempotency/metrics.ts
+ * registers (a test serves that file's real registry, so a rename there fails here). Summed across
+ * job types and the other labels.
+ */
+export const WORKER_COUNTERS = {
+  claims: { metric: "idem_claims_total" },
+  duplicateSuppressions: { metric: "idem_duplicate_suppressions_total" },
+  redeliveries: { metric: "idem_deliveries_total", match: { redelivered: "true" } },
+  uncaughtViolations: { metric: "idem_unique_violations_uncaught_total" },
+} as const satisfies Record<WorkerCounter, CounterSpec>;
+
+type WorkerCounter = "claims" | "duplicateSuppressions" | "redeliveries" | "uncaughtViolations";
+interface CounterSpec {
+  metric: string;
+  /** Only samples carrying these label values count. */
+  match?: Readonly<Record<string, string>>;
+}
+
+export const DEFAULT_SCRAPE_TIMEOUT_MS = 2000;
+
+export interface GetWorkersInput {
+  /** Where WORKER_METRICS_URLS is read from (through lib/config); tests pass their own. */
+  env?: Readonly<Record<string, string | undefined>>;
+  timeoutMs?: number;
+}
+
+export interface Workers {
+  /** False when WORKER_METRICS_URLS is unset (or lists nothing). */
+  configured: boolean;
+  workers: WorkerStatus[];
+}
+
+const down = (url: string, error: string): WorkerStatus => ({
+  url,
+  up: false,
+  error,
+  scrapedAt: new Date().toISOString(),
+  claims: null,
+  duplicateSuppressions: null,
+  redeliveries: null,
+  uncaughtViolations: null,
+});
+
+/** fetch() failures in words an operator can act on; undici hides the socket error in `cause`. */
+function describeScrapeError(error: unknown, timeoutMs: number): string {
+  const err = error as {
+    name?: string;
+    message?: string;
+    cause?: { code?: string; message?: string; errors?: { code?: string }[] };
+  };
+  if (err?.name === "TimeoutError" || err?.name === "AbortError") return `no answer within ${timeoutMs / 1000} s`;
+  const code = err?.cause?.code ?? err?.cause?.errors?.[0]?.code;
+  if (code === "ECONNREFUSED") return "connection refused";
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "host not found";
+  if (code === "ECONNRESET" || code === "UND_ERR_SOCKET") return "connection reset";
+  if (code === "EHOSTUNREACH" || code === "ENETUNREACH") return "host unreachable";
+  return err?.cause?.message || err?.message || String(error);
+}
+
+async function scrape(url: string, timeoutMs: number): Promise<WorkerStatus> {
+  let text: string;
+  try {
+    const response = await fetch(url, {
+      signal: AbortSignal.timeout(timeoutMs),
+      headers: { accept: "text/plain;version=0.0.4;q=1, */*;q=0.1" },
+      cache: "no-store",
+    });
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => {});
+      return down(url, `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`);
+    }
+    text = await response.text();
+  } catch (error) {
+    return down(url, describeScrapeError(error, timeoutMs));
+  }
+
+  const { samples, types } = parsePrometheusText(text);
+  const specs: CounterSpec[] = Object.values(WORKER_COUNTERS);
+  const isWorker = specs.some(
+    (c) => types.has(c.metric) || types.has(c.metric.replace(/_total$/, "")) || samples.some((s) => s.name === c.metric),
+  );
+  if (!isWorker) return down(url, "answered without the worker library's idem_* metrics: is this a worker's /metrics URL?");
+
+  const total = (c: CounterSpec) => sumSamples(samples, c.metric, c.match);
+  const start = samples.find((x) => x.name === "process_start_time_seconds")?.value;
+  const started = start !== undefined && Number.isFinite(start) ? start : null;
+  return {
+    url,
+    up: true,
+    startedAt: started === null ? null : new Date(started * 1000).toISOString(),
+    uptimeSeconds: started === null ? null : Math.max(0, Math.round(Date.now() / 1000 - started)),
+    scrapedAt: new Date().toISOString(),
+    claims: total(WORKER_COUNTERS.claims),
+    duplicateSuppressions: total(WORKER_COUNTERS.duplicateSuppressions),
+    redeliveries: total(WORKER_COUNTERS.redeliveries),
+    uncaughtViolations: total(WORKER_COUNTERS.uncaughtViolations),
+  };
+}
+
+/**
+ * The Workers panel's question: is each worker process in WORKER_METRICS_URLS answering, and what
+ * have its counters reached? Every URL is scraped at once, each with its own short timeout, so one
+ * hung worker costs at most `timeoutMs`. A malformed entry throws lib/config's ConfigError naming it
+ * (CONFIG_INVALID: the panel says the workers' addresses are misconfigured, never that the database is).
+ */
+export async function getWorkers(input: GetWorkersInput = {}): Promise<Workers> {
+  const urls = loadWorkerMetricsUrls(input.env ?? process.env);
+  const timeoutMs = input.timeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS;
+  const workers = await Promise.all(
+    urls.map(async (url, i) => {
+      const status = await scrape(url, timeoutMs);
+      const restarts = recordStart(startHistory(), url, status.startedAt ? Date.parse(status.startedAt) : null, Date.now());
+      return { ...status, restarts, proxyPath: `/api/v1/workers/${i}/metrics` };
+    }),
+  );
+  return { configured: urls.length > 0, workers };
+}
+
+// ---- Restarts, from the process_start_time_seconds values the scrapes have seen.
+
+declare global {
+  var __onceboardWorkerStarts: Map<string, number[]> | undefined;
+}
+
+/** Start times seen per worker URL, kept on globalThis (route handlers load separate module copies). */
+export function startHistory(): Map<string, number[]> {
+  globalThis.__onceboardWorkerStarts ??= new Map();
+  return globalThis.__onceboardWorkerStarts;
+}
+
+/**
+ * Remembers a worker's start time (ms) and answers how many restarts were seen in the last
+ * RESTART_WINDOW_SECONDS: every start time after the first one seen, inside the window. A worker
+ * that restarts twice between two scrapes counts once: the panel polls every 15 s.
+ */
+export function recordStart(history: Map<string, number[]>, url: string, startMs: number | null, nowMs: number): number {
+  const windowStart = nowMs - RESTART_WINDOW_SECONDS * 1000;
+  const seen = history.get(url) ?? [];
+  if (startMs !== null && !seen.includes(startMs)) {
+    seen.push(startMs);
+    seen.sort((a, b) => a - b);
+  }
+  // Keep the newest start before the window (the "first seen" baseline) and everything inside it.
+  const inside = seen.filter((t) => t >= windowStart);
+  const before = seen.filter((t) => t < windowStart);
+  const kept = [...before.slice(-1), ...inside].slice(-200);
+  history.set(url, kept);
+  // The first start ever seen is the baseline, not a restart.
+  return before.length > 0 ? inside.length : Math.max(0, inside.length - 1);
+}
+
+/** The n-th configured worker's /metrics text, or null when there is no such worker (never an arbitrary URL). */
+export async function fetchWorkerMetrics(
+  index: number,
+  input: GetWorkersInput = {},
+): Promise<{ status: number; body: string } | null> {
+  const urls = loadWorkerMetricsUrls(input.env ?? process.env);
+  const url = urls[index];
+  if (url === undefined) return null;
+  const timeoutMs = input.timeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), cache: "no-store" });
+    return { status: response.ok ? 200 : 502, body: await response.text() };
+  } catch (error) {
+    return { status: 502, body: `worker ${index} did not answer: ${describeScrapeError(error, timeoutMs)}\n` };
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * The Workers panel's constants, and the types of GET /api/v1/workers (schemas in
+ * lib/features/workers/contract.ts; types and constants only: safe to import from client code).
+ */
+
+/** The window the Workers panel counts restarts over. */
+export const RESTART_WINDOW_SECONDS = 3600;
+
+export type { WorkerStatus, WorkersResponse } from "./contract";

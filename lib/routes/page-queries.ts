@@ -1,0 +1,175 @@
+import { z } from "zod";
+import { ApiError, toApiError } from "../api/errors";
+import type { InvalidPageQuery } from "../api/page-query-types";
+import { parseSearchParams } from "../api/parse";
+import { cursorParam } from "../console/common-contract";
+import { AUDIT_FILTER_KEYS } from "../features/audit/audit-page-types";
+import { auditQuery } from "../features/audit/contract";
+import { effectSearchQuery } from "../features/keys-and-effects/contract";
+import { type KeysPageParams, keysPageParams } from "../features/keys-and-effects/keys-params";
+import { keysSearchUrl } from "../features/keys-and-effects/keys-types";
+import { EFFECT_KEYSET, EVERY_TENANT_EFFECT_KEYSET } from "../features/keys-and-effects/search-effects";
+import { overviewQuery } from "../features/overview/contract";
+import { isKnownJobType } from "../features/overview/job-type-known";
+import { findingsQuery } from "../features/reconciliation/contract";
+import { type FindingFilters, findingSearch } from "../features/reconciliation/reconciliation-types";
+import { parseGapsQuery } from "../features/retention-and-gaps/gaps-query";
+import { parseRetentionQuery } from "../features/retention-and-gaps/retention-query";
+import { SESSION_KEYSET, TOKEN_KEYSET } from "../features/tokens-and-sessions/admin-keysets";
+import { ADMIN_PAGE_KEYS, type AdminPageParams } from "../features/tokens-and-sessions/admin-page-types";
+import { adminListQuery } from "../features/tokens-and-sessions/contract";
+import { violationsQuery } from "../features/violations/contract";
+import { VIOLATION_KEYSET } from "../features/violations/list-violations";
+
+/**
+ * The query strings of the console's pages, parsed as their API routes parse them. A page shows
+ * the error beside its form, holding what was typed (InvalidPageQuery, components/ui/
+ * invalid-query-alert.tsx), with a 200 it cannot change once it streams;
+ * proxy.ts asks pageQueryError() for the same URL first, and the console's server
+ * (scripts/console-server.ts) answers it with the 4xx status (lib/api/page-status.ts).
+ */
+
+/** A page's search params as Next hands them: a repeated key keeps its last value, as the API does. */
+export function lastValues(input: Record<string, string | string[] | undefined> | URLSearchParams): URLSearchParams {
+  const out = new URLSearchParams();
+  if (input instanceof URLSearchParams) {
+    for (const [name, value] of input) out.set(name, value);
+    return out;
+  }
+  for (const [name, value] of Object.entries(input)) {
+    const last = Array.isArray(value) ? value[value.length - 1] : value;
+    if (last !== undefined) out.set(name, last);
+  }
+  return out;
+}
+
+/** `error` as an InvalidPageQuery; anything but INVALID_INPUT is not the link's fault and is thrown on. */
+export function invalidPageQuery(typed: URLSearchParams, error: unknown): InvalidPageQuery {
+  const e = toApiError(error);
+  if (e.code !== "INVALID_INPUT") throw error;
+  return { typed: Object.fromEntries(typed), message: e.message, code: e.code };
+}
+
+/** The Keys page's URL: its own fields, and the search it implies checked by the API's rules (the same 400 text). */
+export function parseKeysPageQuery(
+  raw: URLSearchParams,
+  session: { tenantId: string | null },
+): { params: KeysPageParams; search: ReturnType<typeof effectSearchQuery.parse> } {
+  const parsed = parseSearchParams(keysPageParams, raw);
+  // A tenant session always searches its own tenant; a platform session names one, or none (every tenant).
+  const params = { ...parsed, tenant: session.tenantId ?? parsed.tenant };
+  const platform = session.tenantId === null;
+  const search = parseSearchParams(effectSearchQuery, new URL(keysSearchUrl(params, platform), "http://console.local"));
+  // A cursor of another search (every tenant's, one tenant's) or none this API made: the page says so.
+  if (search.cursor) (params.tenant === undefined ? EVERY_TENANT_EFFECT_KEYSET : EFFECT_KEYSET).decode(search.cursor);
+  return { params, search };
+}
+
+const adminPageQuery = z.object({
+  tenant: adminListQuery.shape.tenant,
+  tokensCursor: cursorParam,
+  sessionsCursor: cursorParam,
+});
+
+/**
+ * The Tokens & sessions page's URL: the tenant as GET /api/v1/tokens reads it, and each table's
+ * cursor checked against its own list (the other table's, or one the API never made, is a 400
+ * naming it).
+ */
+export function parseAdminPageQuery(raw: URLSearchParams): AdminPageParams {
+  const params = parseSearchParams(adminPageQuery, pageValues(raw, { tenantId: null }, ADMIN_PAGE_KEYS));
+  for (const [name, keyset] of [
+    ["tokensCursor", TOKEN_KEYSET],
+    ["sessionsCursor", SESSION_KEYSET],
+  ] as const) {
+    const cursor = params[name];
+    try {
+      if (cursor) keyset.decode(cursor);
+    } catch {
+      throw new ApiError("INVALID_INPUT", `invalid query: ${name} is not one this list returned`, [
+        { path: name, message: "is not one this list returned" },
+      ]);
+    }
+  }
+  return params;
+}
+
+/** A session as the pages' parsers need it: a tenant session's ?tenant= is its own, whatever the URL says. */
+export interface PageQuerySession {
+  tenantId: string | null;
+}
+
+/** The values a page reads: the last of each, empty ones unset (as its form submits them), `only` these names. */
+function pageValues(raw: URLSearchParams, session: PageQuerySession, only?: readonly string[]): URLSearchParams {
+  const out = new URLSearchParams();
+  for (const [name, value] of lastValues(raw)) {
+    if (value === "" || (only && !only.includes(name))) continue;
+    if (name === "tenant" && session.tenantId !== null) continue;
+    out.set(name, value);
+  }
+  return out;
+}
+
+const VIOLATIONS_KEYS = ["tenant", "jobType", "constraint", "from", "to", "cursor", "limit"] as const;
+const RECONCILIATION_KEYS = [
+  "tenant",
+  "kind",
+  "provider",
+  "jobType",
+  "state",
+  "from",
+  "to",
+  "cursor",
+  "limit",
+  "finding",
+] as const;
+
+/** Each page that reads a query string, and how (the page itself parses the same way, with these functions' schemas). */
+const PAGE_QUERIES: Record<string, (raw: URLSearchParams, session: PageQuerySession) => void> = {
+  "/keys": (raw, session) => void parseKeysPageQuery(raw, session),
+  "/overview": (raw, session) => void parseSearchParams(overviewQuery, pageValues(raw, session)),
+  "/gaps": (raw, session) => void parseGapsQuery(pageValues(raw, session, ["range", "from", "to", "jobType", "tenant"])),
+  // The Violations page checks ?tenant= whoever asks (the read then keeps a tenant session to its own).
+  "/violations": (raw) => {
+    const query = parseSearchParams(violationsQuery, pageValues(raw, { tenantId: null }, VIOLATIONS_KEYS));
+    if (query.cursor) VIOLATION_KEYSET.decode(query.cursor);
+  },
+  "/reconciliation": (raw, session) => {
+    const filters = Object.fromEntries(pageValues(raw, session, RECONCILIATION_KEYS)) as FindingFilters;
+    parseSearchParams(findingsQuery, new URLSearchParams(findingSearch(filters)));
+  },
+  "/retention": (raw, session) => void parseRetentionQuery(pageValues(raw, session, ["runs"])),
+  "/audit": (raw) =>
+    void parseSearchParams(auditQuery, pageValues(raw, { tenantId: null }, [...AUDIT_FILTER_KEYS, "cursor", "limit"])),
+  "/admin": (raw) => void parseAdminPageQuery(raw),
+};
+
+/** The pages whose ?jobType= must name a job type some worker reported (the page says so in a banner). */
+const JOB_TYPE_PAGES = new Set(["/overview"]);
+
+/**
+ * What is wrong with a page's query string, as the page itself will show it: INVALID_INPUT (400)
+ * for a value the API refuses, NOT_FOUND (404) for a job type no worker ever reported; null when
+ * it is fine or the page takes none.
+ */
+export async function pageQueryError(
+  pathname: string,
+  search: URLSearchParams,
+  session: PageQuerySession,
+  db: () => Parameters<typeof isKnownJobType>[0],
+): Promise<ApiError | null> {
+  const page = pathname.replace(/\/$/, "") || "/";
+  const parse = PAGE_QUERIES[page];
+  if (!parse) return null;
+  try {
+    parse(search, session);
+  } catch (error) {
+    const e = toApiError(error);
+    if (e.code === "INVALID_INPUT") return e;
+    throw error;
+  }
+  const jobType = lastValues(search).get("jobType");
+  if (JOB_TYPE_PAGES.has(page) && jobType && !(await isKnownJobType(db(), jobType)))
+    return new ApiError("NOT_FOUND", `no worker has reported job type ${JSON.stringify(jobType)}`);
+  return null;
+}
