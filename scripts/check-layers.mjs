@@ -38,6 +38,8 @@ export const LAYERS = [
       "lib/queues/index.ts",
       "lib/queues/pgboss.ts",
       "lib/queues/bullmq.ts",
+      "lib/queues/rabbitmq.ts",
+      "lib/queues/nats.ts",
       "lib/queues/generic.ts",
       "lib/queues/core.ts",
     ],

@@ -4,8 +4,8 @@ import { ERROR_STATUS } from "./errors";
 /**
  * The HTTP API as data: each operation names the contract's schemas (lib/features/<feature>/contract.ts)
  * that its route validates with and answers, and the OpenAPI 3.1 document is generated from them
- * with zod's own JSON Schema output, so the document cannot disagree with the validation. A new
- * route adds its operation to its feature's operations.ts (docs/architecture.md, "A new admin action").
+ * with zod's own JSON Schema output, so the document cannot disagree with the validation. Each
+ * route declares its operation once, with its handler: route() in lib/auth/declare-route.ts.
  */
 export interface Operation {
   summary: string;
@@ -29,10 +29,8 @@ export interface Operation {
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
-/** Operations of /api/v1 by path template and method: each feature declares its own (lib/features/<feature>/operations.ts). */
+/** Operations of /api/v1 by path template and method: each feature's routes.ts declares its own. */
 export type Operations = Record<string, Partial<Record<Method, Operation>>>;
-
-/** Every operation of /api/v1, by path template and method. */
 
 /** Every 4xx and 5xx body: a code of lib/api/errors.ts's table, a message, and the fields at fault. */
 export const errorBody = z.object({
