@@ -106,12 +106,13 @@ const configSchema = z.object({
       .refine((s) => !s.startsWith("pg_"), "must not start with pg_")
       .default("onceboard"),
   ),
+  /** Redis for BullMQ: `npm start -- --broker bullmq`, `npm run soak -- --broker bullmq` (the adapter's tests read it too). */
   REDIS_URL: z.preprocess(
     emptyAsUndefined,
     z
       .string()
       .regex(/^rediss?:\/\/./, "must be a URL like redis://127.0.0.1:6379")
-      .optional(),
+      .default("redis://127.0.0.1:6379"),
   ),
   /** RabbitMQ for `npm run soak -- --broker rabbitmq` and `bench:e2e` (the adapter's tests read it too). */
   RABBITMQ_URL: z.preprocess(

@@ -14,7 +14,7 @@ runMain(async () => {
   const producer = await startDemoProducer({
     url: config.DATABASE_URL,
     settings,
-    brokerUrls: { rabbitmq: config.RABBITMQ_URL, nats: config.NATS_URL },
+    brokerUrls: { rabbitmq: config.RABBITMQ_URL, nats: config.NATS_URL, redis: config.REDIS_URL },
     log,
   });
   log(

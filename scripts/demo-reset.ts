@@ -21,9 +21,13 @@ runMain(async () => {
     log(
       `demo data removed: ${r.effects} effects, ${r.rollupRows} rollup rows, ${r.violationRows} violation rows, ${r.orders} orders (and the demo queues)`,
     );
-    // The demo on RabbitMQ or NATS (--broker) left its queues there, holding jobs for the orders just removed.
+    // The demo on BullMQ, RabbitMQ or NATS (--broker) left its queues there, holding jobs for the orders just removed.
     const config = loadConfig();
-    const removed = await removeDemoBrokerQueues(db.url, { rabbitmq: config.RABBITMQ_URL, nats: config.NATS_URL });
+    const removed = await removeDemoBrokerQueues(db.url, {
+      rabbitmq: config.RABBITMQ_URL,
+      nats: config.NATS_URL,
+      redis: config.REDIS_URL,
+    });
     if (removed.length > 0) log(`demo broker queues removed: ${removed.join(", ")}`);
   } finally {
     await client.end().catch(() => {});

@@ -23,7 +23,7 @@ import { log, runMain } from "./cli";
 import { buildConsole, hasProductionBuild, probeHost, serveConsole } from "./next-server";
 import { RunRegistry } from "./run-registry";
 
-const USAGE = `usage: npm start [-- --demo|--no-demo] [--broker pg-boss|rabbitmq|nats] [--history 14d|off] [--rebuild]   (npm run dev for the development server)`;
+const USAGE = `usage: npm start [-- --demo|--no-demo] [--broker pg-boss|bullmq|rabbitmq|nats] [--history 14d|off] [--rebuild]   (npm run dev for the development server)`;
 
 function parseFlags() {
   try {
@@ -90,8 +90,8 @@ runMain(async () => {
   const flags = { ...parsed, demo: parsed.demo ?? config.DATABASE_URL === undefined };
   // Bad demo input fails here, before anything starts: one line, non-zero exit.
   const historyMs = flags.history === undefined || flags.history === "off" ? undefined : parseSpan(flags.history, "--history");
-  if (flags.broker !== undefined && !["pg-boss", "rabbitmq", "nats"].includes(flags.broker)) {
-    throw new Error(`--broker must be pg-boss, rabbitmq or nats (got ${JSON.stringify(flags.broker)})`);
+  if (flags.broker !== undefined && !["pg-boss", "bullmq", "rabbitmq", "nats"].includes(flags.broker)) {
+    throw new Error(`--broker must be pg-boss, bullmq, rabbitmq or nats (got ${JSON.stringify(flags.broker)})`);
   }
   const demoSettings = flags.demo
     ? demoSettingsFromEnv(process.env, flags.broker === undefined ? {} : { broker: flags.broker as DemoSettings["broker"] })
@@ -191,7 +191,7 @@ runMain(async () => {
       demo = await startDemoProcesses({
         url: demoUrl,
         settings: demoSettings,
-        brokerUrls: { rabbitmq: config.RABBITMQ_URL, nats: config.NATS_URL },
+        brokerUrls: { rabbitmq: config.RABBITMQ_URL, nats: config.NATS_URL, redis: config.REDIS_URL },
         logDir,
         onSpawn: (pid, marker) => registry.add(pid, marker),
         freePort: findFreePort,

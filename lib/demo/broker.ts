@@ -7,32 +7,35 @@ import { ALL_JOB_TYPES, DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA, type DemoSettings, ty
 
 /**
  * The demo's broker (`npm start -- --broker`, DEMO_BROKER): pg-boss in the demo's database (the
- * default), or the machine's RabbitMQ (RABBITMQ_URL: one quorum queue per job type, with its retry
- * and dead-letter queues) or NATS JetStream (NATS_URL: one stream, one durable consumer per job
+ * default), or BullMQ on the machine's Redis (REDIS_URL: one queue per job type), the machine's
+ * RabbitMQ (RABBITMQ_URL: one quorum queue per job type, with its retry and dead-letter queues) or NATS JetStream (NATS_URL: one stream, one durable consumer per job
  * type). The producer, the workers' follow-up jobs and the supervisor's setup all go through it.
  */
 
-/** Where RabbitMQ and NATS answer (lib/config.ts' RABBITMQ_URL and NATS_URL, handed down by the scripts). */
+/** Where Redis, RabbitMQ and NATS answer (lib/config.ts' REDIS_URL, RABBITMQ_URL and NATS_URL, handed down by the scripts). */
 export interface DemoBrokerUrls {
+  redis: string;
   rabbitmq: string;
   nats: string;
 }
 
 function urlOf(settings: DemoSettings, urls: DemoBrokerUrls | undefined): string {
-  if (!urls) throw new Error(`the demo on ${settings.broker} needs its URL (RABBITMQ_URL / NATS_URL, passed as brokerUrls)`);
+  if (!urls)
+    throw new Error(`the demo on ${settings.broker} needs its URL (REDIS_URL / RABBITMQ_URL / NATS_URL, passed as brokerUrls)`);
+  if (settings.broker === "bullmq") return urls.redis;
   return settings.broker === "rabbitmq" ? urls.rabbitmq : urls.nats;
 }
 
 /**
  * The demo's names on a shared broker, per demo database (its host, port and name): two demos on
- * one RabbitMQ or NATS never consume each other's jobs, and a demo restarted on the same database
+ * one Redis, RabbitMQ or NATS never consume each other's jobs, and a demo restarted on the same database
  * finds its queues with what was left in them.
  */
 export function demoBrokerNames(databaseUrl: string) {
   const u = new URL(databaseUrl);
   const ns = createHash("sha256").update(`${u.hostname}:${u.port}${u.pathname}`).digest("hex").slice(0, 8);
   return {
-    /** A RabbitMQ queue (its retry and dead-letter queues follow from it). */
+    /** A BullMQ or RabbitMQ queue (RabbitMQ's retry and dead-letter queues follow from it). */
     queue: (jobType: string) => `${DEMO_APP_PREFIX}.${ns}.${jobType}`,
     /** The JetStream stream holding every job type, one subject each. */
     stream: `ONCEBOARD_DEMO_${ns}`,
@@ -68,6 +71,8 @@ export async function setupDemoBroker(settings: DemoSettings, databaseUrl: strin
     }
     return;
   }
+  // A BullMQ queue is its Redis keys: the first job or worker creates it.
+  if (settings.broker === "bullmq") return;
   if (settings.broker === "rabbitmq") {
     const amqp = (await import("amqplib")).default;
     const { assertTopology } = await import("../queues/rabbitmq");
@@ -118,6 +123,43 @@ export async function openDemoPublisher(
       schedule: false,
     });
     return pgBossPublisher(boss, () => boss.stop({ graceful: false, wait: true, timeout: 2000 }));
+  }
+  if (settings.broker === "bullmq") {
+    const { Queue } = await import("bullmq");
+    const { redisConnection } = await import("../queues/bullmq");
+    const connection = redisConnection(urlOf(settings, urls));
+    connection.on("error", () => {});
+    const names = demoBrokerNames(databaseUrl);
+    const queues = new Map<string, InstanceType<typeof Queue>>();
+    const queueOf = (jobType: string) => {
+      let q = queues.get(jobType);
+      if (!q) {
+        q = new Queue(names.queue(jobType), { connection });
+        queues.set(jobType, q);
+      }
+      return q;
+    };
+    // No jobId: BullMQ would drop a second job with the same id, and the demo's duplicates are the point.
+    const jobOptions = (delaySeconds?: number) => ({
+      attempts: 100,
+      backoff: { type: "fixed", delay: settings.retryDelaySeconds * 1000 },
+      delay: delaySeconds ? Math.round(delaySeconds * 1000) : undefined,
+      // Redis keeps the last ones for a look, not the demo's whole history.
+      removeOnComplete: { count: 1000 },
+      removeOnFail: { count: 1000 },
+    });
+    return {
+      send: async (queue, message, options = {}) => {
+        await queueOf(queue).add(queue, message, jobOptions(options.delaySeconds));
+      },
+      sendTogether: async (queue, messages) => {
+        await queueOf(queue).addBulk(messages.map((data) => ({ name: queue, data, opts: jobOptions() })));
+      },
+      async close() {
+        await Promise.allSettled([...queues.values()].map((q) => q.close()));
+        connection.disconnect();
+      },
+    };
   }
   if (settings.broker === "rabbitmq") {
     const amqp = (await import("amqplib")).default;
@@ -245,7 +287,31 @@ export async function startDemoConsumers(options: {
     ([queue, handler]) => [queue, { ...handler, jobType: handler.jobType ?? queue }] as const,
   );
   const stops: (() => Promise<void>)[] = [];
-  if (settings.broker === "rabbitmq") {
+  if (settings.broker === "bullmq") {
+    const { createIdempotentWorker, redisConnection } = await import("../queues/bullmq");
+    const connection = redisConnection(urlOf(settings, options.brokerUrls));
+    connection.on("error", () => {});
+    for (const [queue, handler] of handlers) {
+      const worker = createIdempotentWorker<OrderMessage, unknown>(names.queue(queue), {
+        connection,
+        effects: options.effects,
+        handler,
+        concurrency: settings.pollers,
+        onDeadLetter: (info) => onDeadLetter({ ...info, queue }),
+        workerOptions: {
+          // A crashed worker's jobs come back once their lock lapses, as pg-boss's expire.
+          lockDuration: settings.expireInSeconds * 1000,
+          maxStalledCount: 100,
+        },
+      });
+      worker.on("error", options.onError);
+      await worker.waitUntilReady();
+      stops.push(() => worker.close());
+    }
+    stops.push(async () => {
+      connection.disconnect();
+    });
+  } else if (settings.broker === "rabbitmq") {
     const { consumeIdempotent } = await import("../queues/rabbitmq");
     for (const [queue, handler] of handlers) {
       const consumer = await consumeIdempotent<OrderMessage, unknown>({
@@ -290,12 +356,41 @@ export async function startDemoConsumers(options: {
 }
 
 /**
- * Deletes the demo's queues on RabbitMQ and its stream on NATS for this database, where either
- * answers (demo:reset, tests): the jobs in them name orders the reset removed. Says what it removed.
+ * Deletes the demo's queues on Redis (BullMQ) and RabbitMQ and its stream on NATS for this
+ * database, where each answers (demo:reset, tests): the jobs in them name orders the reset removed. Says what it removed.
  */
 export async function removeDemoBrokerQueues(databaseUrl: string, urls: DemoBrokerUrls): Promise<string[]> {
   const names = demoBrokerNames(databaseUrl);
   const removed: string[] = [];
+  try {
+    const { Queue } = await import("bullmq");
+    const { Redis } = await import("ioredis");
+    // No retries: a Redis that does not answer means nothing of the demo's is on it.
+    const connection = new Redis(urls.redis, {
+      maxRetriesPerRequest: null,
+      connectTimeout: 2000,
+      retryStrategy: () => null,
+      lazyConnect: true,
+    });
+    connection.on("error", () => {});
+    await connection.connect();
+    try {
+      for (const jobType of ALL_JOB_TYPES) {
+        const queue = new Queue(names.queue(jobType), { connection });
+        // meta: written by a worker or a first job; id: the counter of the first job's id; events: its stream.
+        const keys = ["meta", "id", "events"].map((k) => `${queue.qualifiedName}:${k}`);
+        if ((await connection.exists(...keys)) > 0) {
+          await queue.obliterate({ force: true });
+          removed.push(`BullMQ queue ${names.queue(jobType)}`);
+        }
+        await queue.close();
+      }
+    } finally {
+      connection.disconnect();
+    }
+  } catch {
+    // No Redis here.
+  }
   try {
     const amqp = (await import("amqplib")).default;
     const { deadLetterQueueOf, retryQueueOf } = await import("../queues/rabbitmq");

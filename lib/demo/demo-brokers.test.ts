@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { findFreePort } from "../db/free-port";
 import { findTestNats, findTestRabbit, testNatsUrl, testRabbitUrl } from "../queues/testing/brokers";
+import { findTestRedis } from "../queues/testing/redis";
 import { sleep, waitFor } from "../queues/testing/wait";
 import { demoBrokerNames, removeDemoBrokerQueues } from "./broker";
 import { demoSettingsFromEnv } from "./settings";
@@ -13,14 +14,18 @@ import { type DemoProcesses, startDemoProcesses } from "./supervisor";
 import { formatReport, verifyDemo } from "./verify";
 
 /**
- * The demo on RabbitMQ and on NATS JetStream (`npm start -- --broker rabbitmq|nats`): the same
+ * The demo on BullMQ, RabbitMQ and NATS JetStream (`npm start -- --broker bullmq|rabbitmq|nats`): the same
  * producer, workers, faults and demo:verify as on pg-boss (lib/demo/demo.test.ts), shorter.
  */
-const available = { rabbitmq: await findTestRabbit(), nats: await findTestNats() };
-const brokerUrls = { rabbitmq: testRabbitUrl(), nats: testNatsUrl() };
+const available = { bullmq: await findTestRedis(), rabbitmq: await findTestRabbit(), nats: await findTestNats() };
+const brokerUrls = {
+  redis: available.bullmq ?? "redis://127.0.0.1:6379",
+  rabbitmq: testRabbitUrl(),
+  nats: testNatsUrl(),
+};
 
-describe("the demo on RabbitMQ and NATS JetStream (real worker processes, the machine's brokers)", () => {
-  for (const broker of ["rabbitmq", "nats"] as const) {
+describe("the demo on BullMQ, RabbitMQ and NATS JetStream (real worker processes, the machine's brokers)", () => {
+  for (const broker of ["bullmq", "rabbitmq", "nats"] as const) {
     describe.skipIf(!available[broker])(broker, () => {
       let db: TestDatabase;
       let demo: DemoProcesses | undefined;
@@ -36,7 +41,7 @@ describe("the demo on RabbitMQ and NATS JetStream (real worker processes, the ma
           // The shared broker keeps nothing of this test's demo.
           const removed = await removeDemoBrokerQueues(db.sqlUrl, brokerUrls);
           expect(removed.join(" ")).toContain(
-            broker === "rabbitmq" ? demoBrokerNames(db.sqlUrl).queue("order.paid") : demoBrokerNames(db.sqlUrl).stream,
+            broker === "nats" ? demoBrokerNames(db.sqlUrl).stream : demoBrokerNames(db.sqlUrl).queue("order.paid"),
           );
         }
         await demoPool?.end();

@@ -30,7 +30,7 @@ const rate = z.coerce.number().min(0).max(1);
  */
 export const demoSettingsSchema = z.object({
   /** The broker the demo's jobs go through (`npm start -- --broker`; lib/demo/broker.ts). */
-  broker: z.enum(["pg-boss", "rabbitmq", "nats"]).default("pg-boss"),
+  broker: z.enum(["pg-boss", "bullmq", "rabbitmq", "nats"]).default("pg-boss"),
   /** New orders per second across all tenants. */
   rate: z.coerce.number().min(0.1).max(200).default(2),
   workers: z.coerce.number().int().min(1).max(8).default(2),

@@ -15,18 +15,18 @@ import {
 /**
  * The soak's broker, on either side: the supervisor publishes and watches the queue drain, each
  * worker process consumes through that broker's adapter (lib/queues). pg-boss keeps its jobs in the
- * soak's own database; RabbitMQ and NATS JetStream are the machine's servers (RABBITMQ_URL,
- * NATS_URL), with a queue or stream named for this run and deleted after it (kept with --keep).
+ * soak's own database; BullMQ, RabbitMQ and NATS JetStream are the machine's servers (REDIS_URL,
+ * RABBITMQ_URL, NATS_URL), with a queue or stream named for this run and deleted after it (kept with --keep).
  */
 
-/** pg-boss expiry of an active job; the AckWait of the JetStream consumer: a killed worker's deliveries come back after this. */
+/** pg-boss expiry of an active job; BullMQ's lock; the AckWait of the JetStream consumer: a killed worker's deliveries come back after this. */
 export const SOAK_REDELIVERY_SECONDS = 8;
 
 export interface SoakPublisher {
   /** Where the workers consume: handed to each worker process. */
   endpoint: SoakBrokerEndpoint;
   describe: string;
-  /** One batch: every delivery carries its own id (pg-boss: the job id; RabbitMQ / NATS: the message id). */
+  /** One batch: every delivery carries its own id (pg-boss, BullMQ: the job id; RabbitMQ / NATS: the message id). */
   publish(jobs: { id: string; data: OrderMessage }[]): Promise<void>;
   /** Deliveries not yet finished (waiting, retrying, in flight), or -1 when the broker cannot say now. */
   open(): Promise<number>;
@@ -38,7 +38,7 @@ export interface SoakPublisher {
 
 export async function startSoakPublisher(
   broker: SoakBrokerName,
-  options: { pool: pg.Pool; databaseUrl: string; rabbitUrl: string; natsUrl: string },
+  options: { pool: pg.Pool; databaseUrl: string; redisUrl: string; rabbitUrl: string; natsUrl: string },
 ): Promise<SoakPublisher> {
   const runName = `${SOAK_APP_PREFIX}-${SOAK_QUEUE}-${process.pid}-${randomBytes(3).toString("hex")}`;
   if (broker === "pg-boss") {
@@ -85,6 +85,56 @@ export async function startSoakPublisher(
         return { completed: rows[0]?.completed ?? 0, failed: rows[0]?.failed ?? 0, note: "pg-boss's completed jobs" };
       },
       close: () => boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {}),
+    };
+  }
+  if (broker === "bullmq") {
+    const { Queue } = await import("bullmq");
+    const { redisConnection } = await import("../queues/bullmq");
+    const connection = redisConnection(options.redisUrl);
+    connection.on("error", () => {});
+    const queue = runName;
+    const bull = new Queue(queue, { connection });
+    const waiting = async () => {
+      const c = await bull.getJobCounts("wait", "prioritized", "delayed", "active", "waiting-children");
+      return Object.values(c).reduce((a, b) => a + b, 0);
+    };
+    const info = await connection.info("server");
+    return {
+      endpoint: { broker, url: options.redisUrl, queue },
+      describe: `BullMQ on Redis ${/redis_version:(\S+)/.exec(info)?.[1] ?? ""} at ${new URL(options.redisUrl).host} (queue ${queue})`,
+      async publish(jobs) {
+        await bull.addBulk(
+          jobs.map((j) => ({
+            name: SOAK_QUEUE,
+            data: j.data,
+            opts: {
+              jobId: j.id,
+              timestamp: Date.parse(j.data.publishedAt),
+              attempts: 1000,
+              backoff: { type: "fixed", delay: 1000 },
+              // Completed jobs would hold a million-delivery run in Redis: settled() counts what is not done instead.
+              removeOnComplete: true,
+              removeOnFail: false,
+            },
+          })),
+        );
+      },
+      open: waiting,
+      async settled(published) {
+        // The workers are gone: a killed worker's active job still counts here, as not completed.
+        const left = await waiting();
+        const failed = await bull.getFailedCount();
+        return {
+          completed: published - left - failed,
+          failed,
+          note: `published minus the ${left} not completed and the ${failed} failed`,
+        };
+      },
+      async close(keep) {
+        if (!keep) await bull.obliterate({ force: true }).catch(() => {});
+        await bull.close().catch(() => {});
+        connection.disconnect();
+      },
     };
   }
   if (broker === "rabbitmq") {
@@ -222,6 +272,43 @@ export async function startSoakConsumer(
       async stop() {
         await consumer.stop({ timeoutMs: 30_000 });
         await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
+      },
+    };
+  }
+  if (endpoint.broker === "bullmq") {
+    const { createIdempotentWorker, redisConnection } = await import("../queues/bullmq");
+    const connection = redisConnection(endpoint.url as string);
+    connection.on("error", () => {});
+    // Started minus decided: the adapter says nothing of a job postponed with DelayedError, every run ends in a decision.
+    let started = 0;
+    let decided = 0;
+    const worker = createIdempotentWorker<OrderMessage, unknown>(endpoint.queue as string, {
+      effects: parts.effects,
+      handler: parts.handler,
+      connection,
+      concurrency: config.concurrency,
+      inFlightDelayMs: config.inFlightDelayMs,
+      onDecision: (decision) => {
+        decided++;
+        parts.onDecision(decision);
+      },
+      workerOptions: {
+        // A SIGKILLed worker's jobs come back once their lock lapses (the other brokers' redelivery time).
+        lockDuration: SOAK_REDELIVERY_SECONDS * 1000,
+        stalledInterval: (SOAK_REDELIVERY_SECONDS * 1000) / 2,
+        maxStalledCount: 1000,
+      },
+    });
+    worker.on("active", () => {
+      started++;
+    });
+    worker.on("error", () => {});
+    await worker.waitUntilReady();
+    return {
+      inFlight: () => Math.max(0, started - decided),
+      async stop() {
+        await worker.close();
+        connection.disconnect();
       },
     };
   }

@@ -33,7 +33,9 @@ describe("soak options", () => {
     expect(() => parseSoakArgs(["--workers", "0"])).toThrow(/--workers/);
     expect(() => parseSoakArgs(["--frob"])).toThrow(/Unknown option '--frob'/);
     expect(() => parseSoakArgs(["--faults", "chaos"])).toThrow(/--faults must be none or proxy/);
-    expect(() => parseSoakArgs(["--broker", "kafka"])).toThrow(/--broker must be one of pg-boss, rabbitmq, nats \(got "kafka"\)/);
+    expect(() => parseSoakArgs(["--broker", "kafka"])).toThrow(
+      /--broker must be one of pg-boss, bullmq, rabbitmq, nats \(got "kafka"\)/,
+    );
     expect(() => parseSoakArgs(["--fault-rates", "reset=0.1"])).toThrow(/--fault-rates needs --faults proxy/);
     expect(() => parseSoakArgs(["--faults", "proxy", "--fault-rates", "reset=2"])).toThrow(/reset must be a number from 0 to 1/);
     expect(() => parseSoakArgs(["--faults", "proxy", "--fault-rates", "boom=1"])).toThrow(/unknown rate "boom"/);

@@ -42,7 +42,7 @@ export interface SoakOptions {
 }
 
 export const USAGE =
-  "usage: npm run soak [-- --broker pg-boss|rabbitmq|nats] [--deliveries <n>] [--duplicates <0..0.9>] [--kills <0..0.5>] [--workers <1..8>] [--concurrency <1..64>] [--outage-at <0.05..0.5>] [--faults none|proxy] [--fault-rates reply-lost=<0..1>,reset=<0..1>,stall=<0..1>,latency-ms=<0..100>] [--report <file.json>] [--keep] [--synchronous-commit]";
+  "usage: npm run soak [-- --broker pg-boss|bullmq|rabbitmq|nats] [--deliveries <n>] [--duplicates <0..0.9>] [--kills <0..0.5>] [--workers <1..8>] [--concurrency <1..64>] [--outage-at <0.05..0.5>] [--faults none|proxy] [--fault-rates reply-lost=<0..1>,reset=<0..1>,stall=<0..1>,latency-ms=<0..100>] [--report <file.json>] [--keep] [--synchronous-commit]";
 
 const RATE_NAMES: Record<string, { field: keyof SoakOptions["faultRates"]; max: number }> = {
   "reply-lost": { field: "replyLost", max: 1 },

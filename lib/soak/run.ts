@@ -122,6 +122,7 @@ export async function runSoak(
     broker = await startSoakPublisher(options.broker, {
       pool,
       databaseUrl: db.url,
+      redisUrl: config.REDIS_URL,
       rabbitUrl: config.RABBITMQ_URL,
       natsUrl: config.NATS_URL,
     });

@@ -4,13 +4,14 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { findTestNats, findTestRabbit } from "../queues/testing/brokers";
+import { findTestRedis } from "../queues/testing/redis";
 import type { SoakResult } from "./run";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const DELIVERIES = 20_000;
 /** The other brokers' soak: small, beside pg-boss's (each takes about half a minute here). */
 const BROKER_DELIVERIES = 2000;
-const brokerUrls = { rabbitmq: await findTestRabbit(), nats: await findTestNats() };
+const brokerUrls = { bullmq: await findTestRedis(), rabbitmq: await findTestRabbit(), nats: await findTestNats() };
 
 function runSoakScript(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -112,8 +113,8 @@ describe("the soak (real worker processes, pg-boss, PostgreSQL)", () => {
   });
 });
 
-describe("the soak on RabbitMQ and NATS JetStream (the machine's servers)", () => {
-  for (const broker of ["rabbitmq", "nats"] as const) {
+describe("the soak on BullMQ, RabbitMQ and NATS JetStream (the machine's servers)", () => {
+  for (const broker of ["bullmq", "rabbitmq", "nats"] as const) {
     it.skipIf(!brokerUrls[broker])(
       `${broker}: ${BROKER_DELIVERIES} deliveries with duplicates, SIGKILLed workers and a PostgreSQL outage: nothing applied twice, nothing lost, every delivery acked`,
       { timeout: 10 * 60_000 },
