@@ -8,7 +8,8 @@ import { REFRESH_MS } from "@/components/ui/describe-api-error";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ErrorState } from "@/components/ui/error-state";
 import { type AdminPageParams, adminPageHref } from "@/lib/features/tokens-and-sessions/admin-page-types";
-import { ADMIN_QUERY_ROOT, type SessionsResponse } from "@/lib/features/tokens-and-sessions/admin-types";
+import { ADMIN_QUERY_ROOT } from "@/lib/features/tokens-and-sessions/admin-types";
+import type { SessionsResponse } from "@/lib/features/tokens-and-sessions/contract";
 import { formatUtc } from "@/lib/format";
 import { RevokeButton } from "./revoke-button";
 

@@ -1,4 +1,4 @@
-import type { Gaps } from "@/lib/features/retention-and-gaps/gaps-types";
+import type { Gaps } from "@/lib/features/retention-and-gaps/gaps-contract";
 import { formatCount, formatDuration } from "@/lib/format";
 import { AdviceApply } from "./advice-apply";
 import { ProviderWindows } from "./provider-windows";

@@ -1,4 +1,5 @@
-import type { Delivery, DeliveryAnswer } from "@/lib/features/keys-and-effects/effects-types";
+import type { Delivery } from "@/lib/features/keys-and-effects/contract";
+import type { DeliveryAnswer } from "@/lib/features/keys-and-effects/effects-types";
 import { formatCount, formatCountOf, formatGap, formatMilliseconds, formatUtc } from "@/lib/format";
 
 /** What each claim answer means, in the words of an incident. */

@@ -2,7 +2,7 @@
 
 import { useEffect, useState } from "react";
 import { Area, AreaChart, Bar, BarChart, CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
-import type { Series } from "@/lib/features/overview/overview-types";
+import type { Series } from "@/lib/features/overview/contract";
 import { formatMeasure, formatUtc, formatUtcTick } from "@/lib/format";
 
 /** Series colours: CSS variables with light and dark values (app/globals.css, --series-N). */

@@ -2,14 +2,16 @@
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import type { Role } from "@/lib/auth/auth-types";
+import type {
+  FindingListResponse,
+  ReconciliationRun,
+  ReconciliationRunListResponse,
+} from "@/lib/features/reconciliation/contract";
 import { anyProviderConfigured, type ProviderSetup } from "@/lib/features/reconciliation/provider-setup-types";
 import {
   type FindingFilters as Filters,
-  type FindingListResponse,
   findingsApiUrl,
   findingsQueryKey,
-  type ReconciliationRun,
-  type ReconciliationRunListResponse,
   RUNS_API_URL,
   runsQueryKey,
 } from "@/lib/features/reconciliation/reconciliation-types";

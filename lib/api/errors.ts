@@ -1,6 +1,5 @@
 import { ConfigError } from "../config";
-import { ConsoleError, type ConsoleErrorCode } from "../console/errors";
-import { RetentionError, type RetentionErrorCode } from "../features/retention-and-gaps/errors";
+import { ConsoleError, type ConsoleErrorCode, DomainError, type DomainErrorCode } from "../console/errors";
 import { logEvent } from "./log-safe";
 
 function errorText(error: unknown): string {
@@ -29,7 +28,7 @@ export const ERROR_STATUS = {
 } as const satisfies Record<
   | ConsoleErrorCode
   | ConfigError["code"]
-  | RetentionErrorCode
+  | DomainErrorCode
   | "INVALID_INPUT"
   | "UNAUTHENTICATED"
   | "FORBIDDEN"
@@ -66,13 +65,8 @@ export class ApiError extends Error {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof ConsoleError) return new ApiError(error.code, error.message);
-  // A refusal's blockers are its issues: the setting in the way, and the value it must reach.
-  if (error instanceof RetentionError)
-    return new ApiError(
-      error.code,
-      error.message,
-      error.blockers.length > 0 ? error.blockers.map((b) => ({ path: b.setting, message: b.message })) : undefined,
-    );
+  // A rule's refusal (a scope, a retention change): its code and the fields at fault, as they are.
+  if (error instanceof DomainError) return new ApiError(error.code, error.message, error.issues);
   // Library input errors (a bad cursor, a bad token field) carry code INVALID_INPUT and a safe message.
   if (error instanceof Error && (error as { code?: unknown }).code === "INVALID_INPUT")
     return new ApiError("INVALID_INPUT", error.message);

@@ -6,6 +6,25 @@ import { classifyDatabaseError } from "../idempotency/admin";
 
 export type ConsoleErrorCode = "DATABASE_UNAVAILABLE" | "DATABASE_NOT_CONFIGURED" | "QUERY_TIMEOUT" | "METRICS_SOURCE_FAILED";
 
+/**
+ * The refusals a console rule states without knowing HTTP: a scope asked for what it cannot read, a
+ * retention change the settings refuse. The route layer gives each code its status once
+ * (ERROR_STATUS, lib/api/errors.ts), so lib/auth and the features never name a status.
+ */
+export type DomainErrorCode = "INVALID_INPUT" | "FORBIDDEN" | "RETENTION_REFUSED" | "RETENTION_INVALID" | "RETENTION_STALE";
+
+export class DomainError extends Error {
+  readonly code: DomainErrorCode;
+  /** The fields at fault (an API answer lists them as its issues). */
+  readonly issues?: { path: string; message: string }[];
+  constructor(code: DomainErrorCode, message: string, issues?: { path: string; message: string }[]) {
+    super(message);
+    this.name = "DomainError";
+    this.code = code;
+    this.issues = issues;
+  }
+}
+
 export class ConsoleError extends Error {
   readonly code: ConsoleErrorCode;
   constructor(code: ConsoleErrorCode, message: string, options?: { cause?: unknown }) {

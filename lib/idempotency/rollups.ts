@@ -2,7 +2,6 @@ import { type EffectsDb, type Statement, sqlFor } from "./db";
 import type { Logger } from "./logger";
 import { CLAIM_DURATION_BUCKETS, GAP_BUCKET_BOUNDS } from "./metrics";
 import { PeriodicFlush } from "./periodic-flush";
-import type { ViolationOccurrence } from "./violations";
 
 /** The per-minute counters of one job type, as stored in worker_stats_minute. */
 export interface StatCounts {
@@ -31,6 +30,16 @@ interface StatRow extends StatCounts {
   gapBuckets: number[];
   /** One count per bucket of CLAIM_DURATION_BUCKETS, then +Inf (claim_latency_minute). */
   claimBuckets: number[];
+}
+
+/**
+ * One occurrence of an uncaught violation, for the per-minute rollup's row type. The rollup now only
+ * counts: the keys live in uncaught_violation_keys (violations.ts), one row per occurrence.
+ */
+export interface ViolationOccurrence {
+  tenant: string;
+  key: string;
+  messageId: string | null;
 }
 
 interface ViolationRow {

@@ -35,16 +35,6 @@ export function uniqueViolationConstraint(error: unknown): string | null {
   return "unknown";
 }
 
-/**
- * One occurrence of an uncaught violation, for the per-minute rollup's row type (rollups.ts). The
- * rollup now only counts: the keys live in uncaught_violation_keys, one row per occurrence.
- */
-export interface ViolationOccurrence {
-  tenant: string;
-  key: string;
-  messageId: string | null;
-}
-
 /** What one uncaught unique violation is recorded with. */
 export interface UncaughtViolation {
   tenant: string;

@@ -3,7 +3,7 @@ import type { Scope } from "../../auth/scope";
 import { loadConfig } from "../../config";
 import { getPool } from "../../db/pool";
 import type { Queryable } from "../../db/types";
-import type { AuditIntegrityView } from "../tokens-and-sessions/admin-types";
+import type { AuditIntegrityView } from "./contract";
 
 /**
  * Whether the audit log's hash chain holds, for the Audit log page, without walking a million rows

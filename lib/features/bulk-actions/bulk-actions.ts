@@ -5,21 +5,23 @@ import type { Scope } from "../../auth/scope";
 import { loadConfig } from "../../config";
 import { Keyset } from "../../console/keyset";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
-import type { FindingSummary } from "../reconciliation/reconciliation-types";
+import type { FindingSummary } from "../reconciliation/contract";
 import { BULK_KINDS, type BulkKind, consoleTable } from "./bulk-kinds";
 import type {
-  BulkAcknowledgeDryRunResponse,
   BulkActionKind,
   BulkActionState,
-  BulkActionView,
-  BulkDryRunResponse,
   BulkFilters,
   BulkFindingsFilter,
   BulkItemStatus,
-  BulkItemsResponse,
   BulkReleaseFilter,
-  StuckClaimSample,
 } from "./bulk-types";
+import type {
+  BulkAcknowledgeDryRunResponse,
+  BulkActionView,
+  BulkDryRunResponse,
+  BulkItemsResponse,
+  StuckClaimSample,
+} from "./contract";
 
 /**
  * Bulk actions as people start, watch and cancel them (POST /api/v1/bulk/release and

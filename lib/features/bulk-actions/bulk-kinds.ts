@@ -4,6 +4,7 @@ import { loadConfig } from "../../config";
 import type { Prisma } from "../../db/generated/client";
 import { schemaNameOf } from "../../idempotency/admin";
 import { releaseInTransaction } from "../keys-and-effects/release-effect";
+import type { FindingSummary } from "../reconciliation/contract";
 import { changeFindingStateInTransaction, FindingStateRefusedError } from "../reconciliation/finding-state";
 import {
   FINDING_FILTER_WHERE,
@@ -13,8 +14,8 @@ import {
   findingFilterValues,
   toFindingSummary,
 } from "../reconciliation/list-findings";
-import type { FindingSummary } from "../reconciliation/reconciliation-types";
-import type { BulkActionKind, BulkFilters, BulkFindingsFilter, BulkReleaseFilter, StuckClaimSample } from "./bulk-types";
+import type { BulkActionKind, BulkFilters, BulkFindingsFilter, BulkReleaseFilter } from "./bulk-types";
+import type { StuckClaimSample } from "./contract";
 
 type RawQuery = Pick<Prisma.TransactionClient, "$queryRawUnsafe">;
 

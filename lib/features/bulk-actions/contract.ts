@@ -120,3 +120,15 @@ export const bulkItemView = z.object({
 });
 
 export const bulkItemsResponse = z.object({ items: z.array(bulkItemView), nextCursor });
+
+/** What /api/v1/bulk answers, inferred from its schemas. */
+export type StuckClaimSample = z.infer<typeof stuckClaimSample>;
+/** POST /api/v1/bulk/release with dryRun: what would be released, and whether the cap allows it. */
+export type BulkDryRunResponse = z.infer<typeof bulkDryRunResponse>;
+/** POST /api/v1/bulk/acknowledge-findings with dryRun: what would be acknowledged, and whether the cap allows it. */
+export type BulkAcknowledgeDryRunResponse = z.infer<typeof bulkAcknowledgeDryRunResponse>;
+export type BulkActionView = z.infer<typeof bulkActionView>;
+export type BulkActionResponse = z.infer<typeof bulkActionResponse>;
+export type BulkItemView = z.infer<typeof bulkItemView>;
+/** GET /api/v1/bulk/{id}/items: a page of the action's items, in the order they run. */
+export type BulkItemsResponse = z.infer<typeof bulkItemsResponse>;

@@ -12,16 +12,6 @@ export type EffectStatus = (typeof EFFECT_STATUSES)[number];
  */
 export const CROSS_TENANT_SEARCH_DAYS = 7;
 
-export type {
-  Delivery,
-  EffectDetail,
-  EffectSearchResponse,
-  EffectSummary,
-  JobStep,
-  ProviderSide,
-  ReleaseResponse,
-} from "./contract";
-
 /**
  * What one delivery's claim answered (lib/idempotency/timeline.ts): claimed, duplicate, waited
  * (found it in flight, waited, got the outcome), in_flight (the wait ran out), takeover (the

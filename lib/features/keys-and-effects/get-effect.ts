@@ -4,15 +4,9 @@ import { redactMessage, redactOutcome } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
 import { providerKeyFor } from "../../idempotency";
 import { toUncaughtViolation } from "../violations/list-violations";
+import type { Delivery, EffectDetail, JobStep } from "./contract";
 import { effectVerdict } from "./effect-verdict";
-import {
-  type Delivery,
-  type DeliveryAnswer,
-  type EffectDetail,
-  type EffectStatus,
-  type JobStep,
-  TIMELINE_LIMIT,
-} from "./effects-types";
+import { type DeliveryAnswer, type EffectStatus, TIMELINE_LIMIT } from "./effects-types";
 import { getProviderSide } from "./provider-side";
 
 interface EffectRow {

@@ -2,7 +2,8 @@ import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import { Keyset } from "../../console/keyset";
 import type { StatementQueryable } from "../../db/types";
-import { CROSS_TENANT_SEARCH_DAYS, type EffectSearchResponse, type EffectStatus, type EffectSummary } from "./effects-types";
+import type { EffectSearchResponse, EffectSummary } from "./contract";
+import { CROSS_TENANT_SEARCH_DAYS, type EffectStatus } from "./effects-types";
 
 export interface EffectSearch {
   /** The tenant asked for: a platform scope that names none searches every tenant; a tenant scope reads its own whatever it says. */

@@ -1,16 +1,16 @@
 import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import type { Queryable } from "../../db/types";
-import { bucketWindow, getUnflushedWorkers, getViolationCounts } from "../violations/get-violation-counts";
 import { getViolationGroups } from "../violations/get-violation-groups";
+import type { AlertStatus, JobTypeActivity, OverviewResponse, TenantRow } from "./contract";
 import { getStuckClaims } from "./get-stuck-claims";
 import { getTenantActivity } from "./get-tenant-activity";
+import { bucketWindow, getUnflushedWorkers, getViolationCounts } from "./get-violation-counts";
 import { isKnownJobType } from "./job-type-known";
 import { metricsSource } from "./metrics";
 import { bucketsFor, chooseStep, rankTenants } from "./metrics/series-math";
 import type { MetricsSource } from "./metrics/source";
 import { type OverviewQuery, resolveRange } from "./overview-query";
-import type { AlertStatus, JobTypeActivity, OverviewResponse, TenantRow } from "./overview-types";
 
 export interface GetOverviewSeriesDeps {
   db?: Queryable;

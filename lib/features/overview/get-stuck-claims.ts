@@ -1,7 +1,7 @@
 import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import type { Queryable } from "../../db/types";
-import type { StuckClaim } from "./overview-types";
+import type { StuckClaim } from "./contract";
 
 export interface GetStuckClaimsInput {
   jobType?: string | null;

@@ -1,8 +1,8 @@
 import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import type { Queryable } from "../../db/types";
+import type { Series, ViolationSeries } from "./contract";
 import { type Buckets, bucketIndex } from "./metrics/series-math";
-import type { Series, ViolationSeries } from "./overview-types";
 
 export interface GetTenantActivityInput {
   buckets: Buckets;

@@ -44,17 +44,3 @@ export const CLAIM_DURATION_BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0
 export const overviewQueryKey = (apiQuery: string) => [OVERVIEW_QUERY_ROOT, apiQuery] as const;
 /** The first element of every Overview query key (writes that change its numbers invalidate them all). */
 export const OVERVIEW_QUERY_ROOT = "overview";
-
-export type {
-  AlertStateName,
-  AlertStatus,
-  FleetJobTypeActivity,
-  JobTypeActivity,
-  MetricsSourceName,
-  OverviewResponse,
-  OverviewSeries,
-  Series,
-  StuckClaim,
-  TenantRow,
-  ViolationSeries,
-} from "./contract";

@@ -2,8 +2,8 @@ import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import { redactMessage, redactOutcome } from "../../console/redact";
 import type { Queryable } from "../../db/types";
+import type { FindingDetail, FindingOurs, FindingTheirs } from "./contract";
 import { type FindingRow, toFindingSummary } from "./list-findings";
-import type { FindingDetail, FindingOurs, FindingTheirs } from "./reconciliation-types";
 
 export interface FindingDetailRow extends FindingRow {
   ours: unknown;

@@ -3,7 +3,8 @@ import { consoleDatabase } from "../../console/database";
 import { Keyset } from "../../console/keyset";
 import { redactMessage } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
-import type { FindingKind, FindingListResponse, FindingState, FindingSummary } from "./reconciliation-types";
+import type { FindingListResponse, FindingSummary } from "./contract";
+import type { FindingKind, FindingState } from "./reconciliation-types";
 
 export interface FindingSearch {
   /** The tenant asked for: a platform scope narrows to it; a tenant scope reads its own whatever it says. */

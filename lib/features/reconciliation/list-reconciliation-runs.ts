@@ -2,13 +2,8 @@ import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import { Keyset } from "../../console/keyset";
 import type { StatementQueryable } from "../../db/types";
-import {
-  FINDING_KINDS,
-  type FindingKind,
-  type ReconciliationRun,
-  type ReconciliationRunListResponse,
-  type RunStatus,
-} from "./reconciliation-types";
+import type { ReconciliationRun, ReconciliationRunListResponse } from "./contract";
+import { FINDING_KINDS, type FindingKind, type RunStatus } from "./reconciliation-types";
 
 export interface RunSearch {
   provider?: string;

@@ -12,8 +12,8 @@ import type { ProviderAdapter } from "../../reconciliation/adapter";
 import { adapterFor } from "../../reconciliation/adapters";
 import { PROVIDERS_FILE_VARIABLE, type ReconcileProvider, reconcileProviders } from "../../reconciliation/providers";
 import { ReconcileBusyError, type ReconcileResult, reconcile } from "../../reconciliation/reconcile";
+import type { ReconciliationRun } from "./contract";
 import { type RunRow, toReconciliationRun } from "./list-reconciliation-runs";
-import type { ReconciliationRun } from "./reconciliation-types";
 
 /** How long the request waits for the run's row (or its refusal) before answering. */
 const START_WAIT_MS = 10_000;

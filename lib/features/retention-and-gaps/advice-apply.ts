@@ -4,10 +4,10 @@ import type { Queryable } from "../../db/types";
 import { formatDuration } from "../../format";
 import { type MaintenancePlan, planMaintenance, readLiveWorkers } from "../../idempotency/admin";
 import { type GetAdviceOptions, getRetentionAdvice } from "./advise-retention";
+import type { AdviceApplyBody, AdvicePreview, SettingsUpdateView } from "./contract";
 import { RetentionError } from "./errors";
 import { getObservedMaxGapSeconds, getRetentionSettings, toPlanView } from "./get-retention";
 import { maintenancePool } from "./maintenance-pool";
-import type { AdviceApplyBody, AdvicePreview, SettingsUpdateView } from "./retention-types";
 import { invalidRetention, liveWindowRefusal, type RetentionAudit, settingsValues, updateRetentionSettings } from "./settings";
 
 const DAY = 86_400;

@@ -4,8 +4,8 @@ import { loadConfig } from "../../config";
 import { consolePoolConfig } from "../../db/pool";
 import { formatCountOf, formatDuration } from "../../format";
 import { toAdviceOptions } from "./advice-query";
-import type { Advice } from "./advice-types";
 import { getRetentionAdvice } from "./advise-retention";
+import type { Advice } from "./contract";
 import { adviceQuery } from "./contract";
 
 const USAGE =

@@ -9,16 +9,8 @@ import {
   readLiveWorkers,
 } from "../../idempotency/admin";
 import { reconcileProviders } from "../../reconciliation/providers";
-import type { ProviderWindowAdvice } from "./advice-types";
-import {
-  ADVICE_DEFAULTS,
-  type Advice,
-  type AdviceBasis,
-  BASIS_QUANTILE,
-  type JobTypeAdvice,
-  type Refusal,
-  type RetentionComparison,
-} from "./advice-types";
+import { ADVICE_DEFAULTS, type AdviceBasis, BASIS_QUANTILE } from "./advice-types";
+import type { Advice, JobTypeAdvice, ProviderWindowAdvice, Refusal, RetentionComparison } from "./contract";
 import { countBeyond, GAP_BOUNDS, maxBounds, quantile, total } from "./gap-histogram";
 import { loadGapHistograms } from "./load-gap-histograms";
 

@@ -3,8 +3,8 @@ import type { Scope } from "../../auth/scope";
 import type { PrismaClient } from "../../db/prisma";
 import { getPrisma } from "../../db/prisma";
 import { type MaintenancePlan, planMaintenance } from "../../idempotency/admin";
+import type { MaintenanceRunView, PlanView, RetentionSettingsView, RetentionView } from "./contract";
 import { maintenancePool } from "./maintenance-pool";
-import type { MaintenanceRunView, PlanView, RetentionSettingsView, RetentionView } from "./retention-types";
 
 /** The Retention page's question: what is kept, why, what would the next run do, what did runs do? */
 export interface RetentionDeps {

@@ -13,16 +13,3 @@ export const retentionQueryKey = (search: string) => [RETENTION_QUERY_ROOT, sear
 
 export const PARTITION_INTERVALS = ["hour", "day", "week"] as const;
 export type PartitionIntervalName = (typeof PARTITION_INTERVALS)[number];
-
-export type {
-  AdviceApplyBody,
-  AdvicePreview,
-  ApplyResultView,
-  LiveWorkerView,
-  MaintenanceRunView,
-  PartitionView,
-  PlanView,
-  RetentionSettingsView,
-  RetentionView,
-  SettingsUpdateView,
-} from "./contract";

@@ -3,10 +3,11 @@ import type { Prisma } from "../../db/generated/client";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { formatDuration } from "../../format";
 import { type LiveWorker, readLiveWorkers } from "../../idempotency/admin";
+import type { RetentionSettingsView, SettingsUpdateView } from "./contract";
 import { type RetentionBlocker, RetentionError } from "./errors";
 import { getObservedMaxGapSeconds, getRetentionSettings } from "./get-retention";
 import { maintenancePool } from "./maintenance-pool";
-import type { PartitionIntervalName, RetentionSettingsView, SettingsUpdateView } from "./retention-types";
+import type { PartitionIntervalName } from "./retention-types";
 
 export interface RetentionSettingsInput {
   retentionDays?: number;

@@ -5,7 +5,7 @@ import type { Scope } from "../../auth/scope";
 import { createToken, revokeTokenAndMinted, type TokenSummary } from "../../auth/tokens";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { TOKEN_KEYSET } from "./admin-keysets";
-import type { TokenView } from "./admin-types";
+import type { TokenView } from "./contract";
 
 /**
  * Machine tokens as the admin page and /api/v1/tokens manage them. A tenant admin's scope reads and

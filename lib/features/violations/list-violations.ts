@@ -3,7 +3,7 @@ import { consoleDatabase } from "../../console/database";
 import { Keyset } from "../../console/keyset";
 import { redactMessage } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
-import type { UncaughtViolation, ViolationListResponse } from "./violations-types";
+import type { UncaughtViolation, ViolationListResponse } from "./contract";
 
 export interface ViolationSearch {
   /** The tenant asked for: a platform scope narrows to it; a tenant scope reads its own whatever it says. */

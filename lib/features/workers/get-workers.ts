@@ -1,6 +1,7 @@
 import { loadWorkerMetricsUrls } from "../../config";
+import type { WorkerStatus } from "./contract";
 import { parsePrometheusText, sumSamples } from "./prometheus-text";
-import { RESTART_WINDOW_SECONDS, type WorkerStatus } from "./workers-types";
+import { RESTART_WINDOW_SECONDS } from "./workers-types";
 
 /**
  * The worker library's counters the Workers panel shows, by the names lib/idempotency/metrics.ts

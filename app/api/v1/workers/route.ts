@@ -1,7 +1,7 @@
 import { jsonResponse, otherMethods } from "@/lib/api/errors";
 import { withAuth } from "@/lib/auth/with-auth";
+import type { WorkersResponse } from "@/lib/features/workers/contract";
 import { getWorkers } from "@/lib/features/workers/get-workers";
-import type { WorkersResponse } from "@/lib/features/workers/workers-types";
 
 // Scraped live on every request: the counters move and a worker may have died since.
 export const dynamic = "force-dynamic";

@@ -1,5 +1,5 @@
 import type { Queryable } from "../../../db/types";
-import type { AlertStatus, FleetJobTypeActivity, Series, ViolationSeries } from "../overview-types";
+import type { AlertStatus, FleetJobTypeActivity, Series, ViolationSeries } from "../contract";
 import { CLAIM_DURATION_BOUNDS } from "../overview-types";
 import { ALERT_RULES, runbookHref } from "./alert-rules";
 import { type Buckets, histogramQuantile, notWiredUp, perSecond } from "./series-math";

@@ -1,4 +1,5 @@
-import { MAX_POINTS, type TenantRow } from "../overview-types";
+import type { TenantRow } from "../contract";
+import { MAX_POINTS } from "../overview-types";
 
 /** Steps the charts use: whole minutes up to a day, so rollup minutes (and hours) never split across points. */
 export const NICE_STEPS = [60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400] as const;

@@ -1,8 +1,8 @@
 import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import type { Queryable } from "../../db/types";
-import type { Buckets } from "../overview/metrics/series-math";
-import type { ViolationSeries } from "../overview/overview-types";
+import type { ViolationSeries } from "./contract";
+import type { Buckets } from "./metrics/series-math";
 
 /** Every uncaught violation count of one Overview, from one read of the durable rows. */
 export interface ViolationCounts {
