@@ -4,7 +4,7 @@ import type { Registry } from "prom-client";
 import { isEffectsDistributed } from "./citus";
 import { defaultLogger, type Logger } from "./logger";
 import { type MaintenanceMetrics, maintenanceMetrics } from "./maintenance-metrics";
-import type { Operation } from "./maintenance-operation";
+import type { Operation, OperationKind } from "./maintenance-operation";
 import {
   listPartitions,
   type MaintenancePlan,
