@@ -103,7 +103,7 @@ export const LAYERS = [
       "lib/queues/pgboss.ts",
       "lib/queues/bullmq.ts",
       "lib/queues/generic.ts",
-      "lib/queues/core.ts",
+      "lib/queues/deliveries.ts",
     ],
   },
   { name: "lib/config.ts", holds: "the one zod-validated config; every environment variable is read through it", may: [] },

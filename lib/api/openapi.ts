@@ -7,7 +7,7 @@ import { ERROR_STATUS } from "./errors";
  * with zod's own JSON Schema output, so the document cannot disagree with the validation. A new
  * route adds its operation to its feature's operations.ts (docs/architecture.md, "A new admin action").
  */
-export interface Operation {
+export interface ApiOperation {
   summary: string;
   /** The query string's fields (a z.object, refinements allowed). */
   query?: z.ZodObject;
@@ -29,8 +29,8 @@ export interface Operation {
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
-/** Operations of /api/v1 by path template and method: each feature declares its own (lib/features/<feature>/operations.ts). */
-export type Operations = Record<string, Partial<Record<Method, Operation>>>;
+/** The operations of /api/v1 by path template and method: each feature declares its own (lib/features/<feature>/operations.ts). */
+export type ApiOperations = Record<string, Partial<Record<Method, ApiOperation>>>;
 
 /** Every operation of /api/v1, by path template and method. */
 
@@ -82,7 +82,7 @@ function errorResponses(codes: number[]) {
   );
 }
 
-function documentOperation(operation: Operation) {
+function documentOperation(operation: ApiOperation) {
   const params = [
     ...(operation.path ? parameters(operation.path, "path") : []),
     ...(operation.query ? parameters(operation.query, "query") : []),
@@ -116,7 +116,7 @@ function documentOperation(operation: Operation) {
 }
 
 /** The API as OpenAPI 3.1, generated from `operations` (GET /api/v1/openapi.json serves lib/routes/openapi.ts's). */
-export function openApiDocument(operations: Operations) {
+export function openApiDocument(operations: ApiOperations) {
   return {
     openapi: "3.1.0",
     info: {
@@ -148,10 +148,10 @@ export function matchTemplate(template: string, pathname: string): Record<string
 
 /** The documented operation a request reaches, and the path's parameters. */
 export function operationIn(
-  operations: Operations,
+  operations: ApiOperations,
   method: string,
   pathname: string,
-): { template: string; operation: Operation; params: Record<string, string> } | undefined {
+): { template: string; operation: ApiOperation; params: Record<string, string> } | undefined {
   for (const [template, methods] of Object.entries(operations)) {
     const operation = methods[method.toLowerCase() as Method];
     const params = operation && matchTemplate(template, pathname);

@@ -103,7 +103,7 @@ export interface MigrateOptions {
  *     `<schema>._prisma_migrations` as Prisma Migrate would.
  * Nothing of the demo is created: the demo installs its own schema when it starts.
  */
-export async function migrate(connectionString: string, options: MigrateOptions = {}): Promise<MigrateResult> {
+export async function migrateConsole(connectionString: string, options: MigrateOptions = {}): Promise<MigrateResult> {
   const schema = schemaNameOf(options.schema);
   const client = new pg.Client({ connectionString, application_name: "onceboard-migrate" });
   await client.connect();

@@ -74,7 +74,7 @@ describe("lib/queues entry points (brokers are optional peer dependencies)", () 
   it("no adapter imports another broker's adapter, not even its types", () => {
     expect(localImports("lib/queues/bullmq.ts")).not.toContain("./pgboss");
     expect(localImports("lib/queues/pgboss.ts")).not.toContain("./bullmq");
-    for (const shared of ["lib/queues/core.ts", "lib/queues/generic.ts", "lib/queues/index.ts"]) {
+    for (const shared of ["lib/queues/deliveries.ts", "lib/queues/generic.ts", "lib/queues/index.ts"]) {
       expect(localImports(shared).filter((m) => m === "./pgboss" || m === "./bullmq")).toEqual([]);
     }
   });

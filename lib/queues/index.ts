@@ -17,5 +17,5 @@ export {
   type IdempotentHandler,
   processBatch,
   processDelivery,
-} from "./core";
+} from "./deliveries";
 export { createDeliveryHandler } from "./generic";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type Operation, type Operations, openApiDocument, operationIn } from "../api/openapi";
+import { type ApiOperation, type ApiOperations, openApiDocument, operationIn } from "../api/openapi";
 import { auditOperations } from "../features/audit/operations";
 import { bulkActionsOperations } from "../features/bulk-actions/operations";
 import { keysAndEffectsOperations } from "../features/keys-and-effects/operations";
@@ -11,7 +11,7 @@ import { violationsOperations } from "../features/violations/operations";
 import { workersOperations } from "../features/workers/operations";
 
 /** Every operation of /api/v1: each feature's, and this document's own. */
-export const OPERATIONS: Operations = {
+export const OPERATIONS: ApiOperations = {
   ...keysAndEffectsOperations,
   ...violationsOperations,
   ...reconciliationOperations,
@@ -37,6 +37,6 @@ export const OPENAPI = openApiDocument(OPERATIONS);
 export function operationFor(
   method: string,
   pathname: string,
-): { template: string; operation: Operation; params: Record<string, string> } | undefined {
+): { template: string; operation: ApiOperation; params: Record<string, string> } | undefined {
   return operationIn(OPERATIONS, method, pathname);
 }

@@ -11,7 +11,7 @@ const SOAK_PROVIDER_API_KEY = "sk_test_onceboard_soak";
 
 import type { OrderMessage } from "../demo/settings";
 import { createEffects, type JobContext } from "../idempotency";
-import type { Decision, IdempotentHandler } from "../queues/core";
+import type { Decision, IdempotentHandler } from "../queues/deliveries";
 import { consumeIdempotent, startBoss } from "../queues/pgboss";
 import {
   addCounters,

@@ -1,8 +1,8 @@
-import type { Operations } from "../../api/openapi";
+import type { ApiOperations } from "../../api/openapi";
 import { auditExportQuery, auditIntegrityView, auditQuery, auditResponse } from "./contract";
 
 /** The audit feature's operations of /api/v1, by path template and method (lib/routes/openapi.ts gathers them). */
-export const auditOperations: Operations = {
+export const auditOperations: ApiOperations = {
   "/api/v1/audit": {
     get: {
       summary: "The audit log, newest first (admin; a tenant admin sees its tenant's rows)",

@@ -72,7 +72,7 @@ export const bulkAcknowledgeDryRunResponse = z.object({
   sample: z.array(findingSummary),
 });
 
-export const bulkActionView = z.object({
+export const bulkActionViewSchema = z.object({
   id: z.string(),
   kind: z.enum(BULK_ACTION_KINDS),
   tenant: z.string().nullable().meta({ description: "null: a platform action over every tenant's findings" }),
@@ -94,7 +94,7 @@ export const bulkActionView = z.object({
   error: z.string().nullable(),
 });
 
-export const bulkActionResponse = z.object({ action: bulkActionView });
+export const bulkActionResponse = z.object({ action: bulkActionViewSchema });
 
 /** POST /api/v1/bulk/release: a dry run's count, or the action it started. */
 export const bulkReleaseResponse = z.union([bulkDryRunResponse, bulkActionResponse]);
@@ -127,7 +127,7 @@ export type StuckClaimSample = z.infer<typeof stuckClaimSample>;
 export type BulkDryRunResponse = z.infer<typeof bulkDryRunResponse>;
 /** POST /api/v1/bulk/acknowledge-findings with dryRun: what would be acknowledged, and whether the cap allows it. */
 export type BulkAcknowledgeDryRunResponse = z.infer<typeof bulkAcknowledgeDryRunResponse>;
-export type BulkActionView = z.infer<typeof bulkActionView>;
+export type BulkActionView = z.infer<typeof bulkActionViewSchema>;
 export type BulkActionResponse = z.infer<typeof bulkActionResponse>;
 export type BulkItemView = z.infer<typeof bulkItemView>;
 /** GET /api/v1/bulk/{id}/items: a page of the action's items, in the order they run. */

@@ -1,4 +1,4 @@
-import type { Operations } from "../../api/openapi";
+import type { ApiOperations } from "../../api/openapi";
 import {
   bulkAcknowledgeBody,
   bulkAcknowledgeDryRunResponse,
@@ -11,7 +11,7 @@ import {
 } from "./contract";
 
 /** The bulk-actions feature's operations of /api/v1, by path template and method (lib/routes/openapi.ts gathers them). */
-export const bulkActionsOperations: Operations = {
+export const bulkActionsOperations: ApiOperations = {
   "/api/v1/bulk/release": {
     post: {
       summary:

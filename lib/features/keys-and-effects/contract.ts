@@ -9,7 +9,7 @@ import {
   tenantParam,
 } from "../../console/common-contract";
 import { safeText } from "../../fields";
-import { uncaughtViolation } from "../violations/contract";
+import { listedViolation } from "../violations/contract";
 import { DELIVERY_ANSWERS, EFFECT_STATUSES, TIMELINE_LIMIT } from "./effects-types";
 
 /** The contract of /api/v1/effects, /api/v1/effects/{key} and its release: queries, path and answers. */
@@ -89,7 +89,7 @@ export const providerSide = z.object({
 export type ProviderSide = z.infer<typeof providerSide>;
 
 /** One delivery of the key, as its worker recorded it (lib/idempotency/timeline.ts). */
-export const delivery = z.object({
+export const timelineDelivery = z.object({
   deliveredAt: instant.meta({ description: "When the database answered the claim" }),
   answer: z.enum(DELIVERY_ANSWERS).meta({
     description:
@@ -106,7 +106,7 @@ export const delivery = z.object({
     .meta({ description: "Seconds since the delivery listed before it; null for the first listed" }),
   first: z.boolean().meta({ description: "The delivery that created the effect" }),
 });
-export type Delivery = z.infer<typeof delivery>;
+export type TimelineDelivery = z.infer<typeof timelineDelivery>;
 
 export const effectDetail = z.object({
   tenant: z.string(),
@@ -137,8 +137,8 @@ export const effectDetail = z.object({
       "The provider's side, when the key's job type is reconciled with a provider and a completed run covered the key's creation time (or a finding names it); null otherwise",
   }),
   steps: z.array(jobStep).meta({ description: "The job's steps (this one included), oldest first" }),
-  violations: z.array(uncaughtViolation).meta({ description: "This key's own uncaught unique violations, newest first" }),
-  timeline: z.array(delivery).meta({
+  violations: z.array(listedViolation).meta({ description: "This key's own uncaught unique violations, newest first" }),
+  timeline: z.array(timelineDelivery).meta({
     description: `The effect's deliveries, oldest first (newest last): the newest ${TIMELINE_LIMIT} when there are more`,
   }),
   timelineTotal: z.number().int().meta({ description: "How many deliveries were recorded in all" }),

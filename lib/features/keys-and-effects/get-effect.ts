@@ -3,8 +3,8 @@ import { consoleDatabase } from "../../console/database";
 import { redactMessage, redactOutcome } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
 import { providerKeyFor } from "../../idempotency";
-import { toUncaughtViolation } from "../violations/list-violations";
-import type { Delivery, EffectDetail, JobStep } from "./contract";
+import { toListedViolation } from "../violations/list-violations";
+import type { EffectDetail, JobStep, TimelineDelivery } from "./contract";
 import { effectVerdict } from "./effect-verdict";
 import { type DeliveryAnswer, type EffectStatus, TIMELINE_LIMIT } from "./effects-types";
 import { getProviderSide } from "./provider-side";
@@ -216,7 +216,7 @@ export async function getEffect(
     });
   }
 
-  const violations = row.violations.map(toUncaughtViolation);
+  const violations = row.violations.map(toListedViolation);
   const timeline = toTimeline(row.timeline);
 
   const stuck = row.status === "in_progress" && row.lease_until !== null && row.lease_until.getTime() <= now.getTime();
@@ -275,7 +275,7 @@ export async function getEffect(
 }
 
 /** The deliveries oldest first, each with the gap since the one before it. */
-function toTimeline(rows: DeliveryJson[]): Delivery[] {
+function toTimeline(rows: DeliveryJson[]): TimelineDelivery[] {
   let previous: number | null = null;
   return rows.map((t) => {
     const at = new Date(t.delivered_at).getTime();

@@ -1,8 +1,8 @@
-import type { Operations } from "../../api/openapi";
+import type { ApiOperations } from "../../api/openapi";
 import { effectDetail, effectKeyPath, effectSearchQuery, effectSearchResponse, releaseResponse, tenantQuery } from "./contract";
 
 /** The keys-and-effects feature's operations of /api/v1, by path template and method (lib/routes/openapi.ts gathers them). */
-export const keysAndEffectsOperations: Operations = {
+export const keysAndEffectsOperations: ApiOperations = {
   "/api/v1/effects": {
     get: {
       summary: "Search one tenant's effects by key prefix or fragment, newest first (viewer)",

@@ -1,8 +1,8 @@
-import type { Operations } from "../../api/openapi";
+import type { ApiOperations } from "../../api/openapi";
 import { overviewQuery, overviewResponse } from "./contract";
 
 /** The overview feature's operations of /api/v1, by path template and method (lib/routes/openapi.ts gathers them). */
-export const overviewOperations: Operations = {
+export const overviewOperations: ApiOperations = {
   "/api/v1/overview": {
     get: {
       summary:

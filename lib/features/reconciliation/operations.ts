@@ -1,4 +1,4 @@
-import type { Operations } from "../../api/openapi";
+import type { ApiOperations } from "../../api/openapi";
 import {
   findingDetail,
   findingIdPath,
@@ -13,7 +13,7 @@ import {
 } from "./contract";
 
 /** The reconciliation feature's operations of /api/v1, by path template and method (lib/routes/openapi.ts gathers them). */
-export const reconciliationOperations: Operations = {
+export const reconciliationOperations: ApiOperations = {
   "/api/v1/reconciliation/runs": {
     get: {
       summary:

@@ -196,7 +196,7 @@ export type AdviceInputs = z.infer<typeof adviceInputs>;
  * redelivery later than the window would have run again at the provider, and only Onceboard's
  * record stopped it.
  */
-export const providerWindowAdvice = z.object({
+export const providerWindowAdviceSchema = z.object({
   provider: z.string(),
   label: z.string(),
   keyWindowSeconds: z.number(),
@@ -211,7 +211,7 @@ export const providerWindowAdvice = z.object({
     .meta({ description: "…and at most this many (a histogram bucket straddling the window may hold more)" }),
   message: z.string(),
 });
-export type ProviderWindowAdvice = z.infer<typeof providerWindowAdvice>;
+export type ProviderWindowAdvice = z.infer<typeof providerWindowAdviceSchema>;
 
 export const advice = z.object({
   status: z.enum(["recommended", "refused"]),
@@ -222,7 +222,7 @@ export const advice = z.object({
   jobTypes: z.array(jobTypeAdvice),
   comparison: retentionComparison,
   providers: z
-    .array(providerWindowAdvice)
+    .array(providerWindowAdviceSchema)
     .meta({ description: "Each provider that dedupes keys for a while (Stripe: 24 h), and the redeliveries after it" }),
   inputs: adviceInputs,
 });

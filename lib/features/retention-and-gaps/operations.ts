@@ -1,4 +1,4 @@
-import type { Operations } from "../../api/openapi";
+import type { ApiOperations } from "../../api/openapi";
 import {
   advice,
   adviceApplyBody,
@@ -15,7 +15,7 @@ import {
 import { gapsQuery, gapsResponse } from "./gaps-contract";
 
 /** The retention-and-gaps feature's operations of /api/v1, by path template and method (lib/routes/openapi.ts gathers them). */
-export const retentionAndGapsOperations: Operations = {
+export const retentionAndGapsOperations: ApiOperations = {
   "/api/v1/gaps": {
     get: {
       summary: "Redelivery gap histograms, percentiles, gaps per day and the latest late duplicates (viewer)",

@@ -1,4 +1,4 @@
-import type { Operations } from "../../api/openapi";
+import type { ApiOperations } from "../../api/openapi";
 import {
   adminIdPath,
   adminListQuery,
@@ -11,7 +11,7 @@ import {
 } from "./contract";
 
 /** The tokens-and-sessions feature's operations of /api/v1, by path template and method (lib/routes/openapi.ts gathers them). */
-export const tokensAndSessionsOperations: Operations = {
+export const tokensAndSessionsOperations: ApiOperations = {
   "/api/v1/tokens": {
     get: {
       summary:

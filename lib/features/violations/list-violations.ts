@@ -3,7 +3,7 @@ import { consoleDatabase } from "../../console/database";
 import { Keyset } from "../../console/keyset";
 import { redactMessage } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
-import type { UncaughtViolation, ViolationListResponse } from "./contract";
+import type { ListedViolation, ViolationListResponse } from "./contract";
 
 export interface ViolationSearch {
   /** The tenant asked for: a platform scope narrows to it; a tenant scope reads its own whatever it says. */
@@ -58,7 +58,7 @@ interface ViolationRow {
 }
 
 /** A stored violation as the console shows it: its message through the redaction hook. */
-export function toUncaughtViolation(r: Omit<ViolationRow, "occurred_at"> & { occurred_at: Date | string }): UncaughtViolation {
+export function toListedViolation(r: Omit<ViolationRow, "occurred_at"> & { occurred_at: Date | string }): ListedViolation {
   return {
     id: r.id,
     occurredAt: new Date(r.occurred_at).toISOString(),
@@ -94,5 +94,5 @@ export async function listViolations(
     ],
   });
   const page = VIOLATION_KEYSET.page(rows, search.limit);
-  return { tenant, violations: page.rows.map(toUncaughtViolation), nextCursor: page.nextCursor };
+  return { tenant, violations: page.rows.map(toListedViolation), nextCursor: page.nextCursor };
 }

@@ -1,8 +1,8 @@
-import type { Operations } from "../../api/openapi";
+import type { ApiOperations } from "../../api/openapi";
 import { violationListResponse, violationsQuery } from "./contract";
 
 /** The violations feature's operations of /api/v1, by path template and method (lib/routes/openapi.ts gathers them). */
-export const violationsOperations: Operations = {
+export const violationsOperations: ApiOperations = {
   "/api/v1/violations": {
     get: {
       summary:

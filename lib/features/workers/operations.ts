@@ -1,9 +1,9 @@
-import type { Operations } from "../../api/openapi";
+import type { ApiOperations } from "../../api/openapi";
 import { workerMetricsPath, workersResponse } from "./contract";
 import { healthResponse } from "./health-contract";
 
 /** The workers feature's operations of /api/v1, by path template and method (lib/routes/openapi.ts gathers them). */
-export const workersOperations: Operations = {
+export const workersOperations: ApiOperations = {
   "/api/v1/workers/{index}/metrics": {
     get: {
       summary: "The n-th configured worker's /metrics text, fetched by the console (viewer; platform tokens)",
