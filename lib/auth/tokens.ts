@@ -115,8 +115,8 @@ export async function revokeTokenAndMinted(
   return alsoRevoked;
 }
 
-// What a request's authentication reads of a token: the columns of a TokenSummary, no hash.
-const TOKEN_SUMMARY_COLUMNS = {
+// What a request's authentication (and the tokens list) reads of a token: the columns of a TokenSummary, no hash.
+export const TOKEN_SUMMARY_COLUMNS = {
   id: true,
   name: true,
   tenantId: true,

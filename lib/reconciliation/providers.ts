@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { z } from "zod";
-import { type Config, ConfigError } from "../config";
+import { type Config, ConfigError, httpUrl } from "../config";
 import type { HttpJsonMapping } from "./http-json";
 
 /**
@@ -54,15 +54,6 @@ export const PROVIDERS_FILE_VARIABLE = "ONCEBOARD_PROVIDERS_FILE";
 const KEY_PREFIX = /^[A-Za-z0-9_.-]+:/;
 const NAME = /^[a-z][a-z0-9_-]{0,39}$/;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
-
-const httpUrl = z.string().refine((value) => {
-  try {
-    const url = new URL(value);
-    return url.protocol === "http:" || url.protocol === "https:";
-  } catch {
-    return false;
-  }
-}, "must be an http(s) URL");
 
 const fieldPath = z.string().min(1, "must be a dotted path into an item, e.g. meta.key");
 

@@ -3,7 +3,7 @@ import { consoleDatabase } from "../../console/database";
 import { redactMessage, redactOutcome } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
 import { providerKeyFor } from "../../idempotency";
-import { toListedViolation } from "../violations/list-violations";
+import { toListedViolation, type ViolationRow } from "../violations/list-violations";
 import type { EffectDetail, JobStep, TimelineDelivery } from "./contract";
 import { effectVerdict } from "./effect-verdict";
 import { type DeliveryAnswer, type EffectStatus, TIMELINE_LIMIT } from "./effects-types";
@@ -162,16 +162,6 @@ interface DeliveryJson {
   claim_ms: number;
   first: boolean | null;
 }
-interface ViolationJson {
-  id: string;
-  occurred_at: string;
-  tenant_id: string;
-  job_type: string;
-  constraint_name: string;
-  key: string;
-  message_id: string | null;
-  message: string | null;
-}
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -184,7 +174,7 @@ export async function getEffect(
   const tenant = scope.narrow(input.tenant).oneTenant();
   const now = input.now ?? new Date();
   const { rows } = await db.query<
-    EffectRow & { steps: StepJson[]; violations: ViolationJson[]; timeline: DeliveryJson[]; timeline_total: number }
+    EffectRow & { steps: StepJson[]; violations: ViolationRow[]; timeline: DeliveryJson[]; timeline_total: number }
   >({
     ...EFFECT_DETAIL,
     values: [tenant, input.key, now, TIMELINE_LIMIT],

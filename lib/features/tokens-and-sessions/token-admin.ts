@@ -2,7 +2,7 @@ import { ApiError } from "../../api/errors";
 import { appendAudit } from "../../auth/audit";
 import { type Principal, type Role, roleAtLeast } from "../../auth/auth-types";
 import type { Scope } from "../../auth/scope";
-import { createToken, revokeTokenAndMinted, type TokenSummary } from "../../auth/tokens";
+import { createToken, revokeTokenAndMinted, TOKEN_SUMMARY_COLUMNS, type TokenSummary } from "../../auth/tokens";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { TOKEN_KEYSET } from "./admin-keysets";
 import type { TokenView } from "./contract";
@@ -47,18 +47,7 @@ export async function listScopedTokens(
   const rows = await db.apiToken.findMany({
     where: { ...tokenWhere(scope), ...(before !== null ? { seq: { lt: BigInt(before) } } : {}) },
     orderBy: { seq: "desc" },
-    select: {
-      id: true,
-      name: true,
-      tenantId: true,
-      role: true,
-      prefix: true,
-      createdAt: true,
-      expiresAt: true,
-      revokedAt: true,
-      lastUsedAt: true,
-      seq: true,
-    },
+    select: { ...TOKEN_SUMMARY_COLUMNS, seq: true },
     take: page.limit + 1,
   });
   const { rows: shown, nextCursor } = TOKEN_KEYSET.page(

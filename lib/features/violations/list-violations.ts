@@ -46,9 +46,10 @@ SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_na
  LIMIT $8`,
 };
 
-interface ViolationRow {
+/** A row of uncaught_violation_keys as the reads select it (occurred_at a string when it comes through json). */
+export interface ViolationRow {
   id: string;
-  occurred_at: Date;
+  occurred_at: Date | string;
   tenant_id: string;
   job_type: string;
   constraint_name: string;
@@ -58,7 +59,7 @@ interface ViolationRow {
 }
 
 /** A stored violation as the console shows it: its message through the redaction hook. */
-export function toListedViolation(r: Omit<ViolationRow, "occurred_at"> & { occurred_at: Date | string }): ListedViolation {
+export function toListedViolation(r: ViolationRow): ListedViolation {
   return {
     id: r.id,
     occurredAt: new Date(r.occurred_at).toISOString(),

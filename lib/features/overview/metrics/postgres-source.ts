@@ -2,7 +2,7 @@ import type { Queryable } from "../../../db/types";
 import type { AlertStatus, FleetJobTypeActivity, Series, ViolationSeries } from "../contract";
 import { CLAIM_DURATION_BOUNDS } from "../overview-types";
 import { ALERT_RULES, runbookHref } from "./alert-rules";
-import { type Buckets, histogramQuantile, notWiredUp, perSecond } from "./series-math";
+import { addToViolationLine, type Buckets, histogramQuantile, notWiredUp, perSecond } from "./series-math";
 import type { MetricsSource, SeriesQuery, SourceResult } from "./source";
 
 const HOUR_MS = 3_600_000;
@@ -192,18 +192,7 @@ export class PostgresSource implements MetricsSource {
     const violationLines = new Map<string, ViolationSeries>();
     for (const r of violations.rows) {
       if (r.b < 0 || r.b >= n) continue;
-      const id = `${r.job_type}\u0001${r.constraint_name}`;
-      let line = violationLines.get(id);
-      if (!line) {
-        line = {
-          name: `${r.job_type} · ${r.constraint_name}`,
-          jobType: r.job_type,
-          constraint: r.constraint_name,
-          values: zeros(n),
-        };
-        violationLines.set(id, line);
-      }
-      line.values[r.b] = (line.values[r.b] ?? 0) + r.n;
+      addToViolationLine(violationLines, r, r.b, r.n, n);
       // From the violations table, like the chart and the tile, so the three always agree.
       const a = activity.get(r.job_type);
       if (a) a.uncaughtViolations += r.n;

@@ -1,4 +1,4 @@
-import type { TenantRow } from "../contract";
+import type { TenantRow, ViolationSeries } from "../contract";
 import { MAX_POINTS } from "../overview-types";
 
 /** Steps the charts use: whole minutes up to a day, so rollup minutes (and hours) never split across points. */
@@ -98,4 +98,29 @@ export function rankTenants(rows: TenantRow[], limit = 10): TenantRow[] {
 export function addCounts(a: number[], b: readonly number[]): number[] {
   for (let i = 0; i < b.length; i++) a[i] = (a[i] ?? 0) + (b[i] ?? 0);
   return a;
+}
+
+/**
+ * Adds `count` to bucket `i` of the (job type, constraint) line of `lines`, made with `points`
+ * zeroes the first time the pair is seen: one line per pair, however the rows were grouped.
+ */
+export function addToViolationLine(
+  lines: Map<string, ViolationSeries>,
+  row: { job_type: string; constraint_name: string },
+  i: number,
+  count: number,
+  points: number,
+): void {
+  const id = `${row.job_type}\u0001${row.constraint_name}`;
+  let line = lines.get(id);
+  if (!line) {
+    line = {
+      name: `${row.job_type} · ${row.constraint_name}`,
+      jobType: row.job_type,
+      constraint: row.constraint_name,
+      values: new Array<number>(points).fill(0),
+    };
+    lines.set(id, line);
+  }
+  line.values[i] = (line.values[i] ?? 0) + count;
 }
