@@ -253,7 +253,7 @@ const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
 export type Config = z.infer<typeof configSchema>;
 
 /** An environment to read: process.env, or a test's own. */
-export type Env = Readonly<Record<string, string | undefined>>;
+type Env = Readonly<Record<string, string | undefined>>;
 
 export class ConfigError extends Error {
   readonly code = "CONFIG_INVALID";

@@ -15,7 +15,7 @@ import { AdminPager } from "./admin-pager";
 import { CreateTokenForm } from "./create-token-form";
 import { RevokeButton } from "./revoke-button";
 
-export const tokensQueryKey = (search: string) => [ADMIN_QUERY_ROOT, "tokens", search];
+const tokensQueryKey = (search: string) => [ADMIN_QUERY_ROOT, "tokens", search];
 
 /**
  * Machine tokens of the admin's scope: name, role, tenant, expiry, last use; create and revoke. A

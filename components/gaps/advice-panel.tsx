@@ -4,7 +4,7 @@ import { AdviceApply } from "./advice-apply";
 import { ProviderWindows } from "./provider-windows";
 
 /** The advice's own query for the range and job type the page shows (GET /api/v1/retention/advice/preview). */
-export function adviceSearchOf(gaps: Gaps): string {
+function adviceSearchOf(gaps: Gaps): string {
   const days = Math.round((Date.parse(gaps.to) - Date.parse(gaps.from)) / 86_400_000);
   const search = new URLSearchParams({ window: String(Math.min(90, Math.max(1, days))) });
   if (gaps.jobType) search.set("jobType", gaps.jobType);

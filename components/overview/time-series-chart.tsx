@@ -6,9 +6,9 @@ import type { Series } from "@/lib/features/overview/contract";
 import { formatMeasure, formatUtc, formatUtcTick } from "@/lib/format";
 
 /** Series colours: CSS variables with light and dark values (app/globals.css, --series-N). */
-export const seriesColor = (i: number) => `var(--series-${(i % 8) + 1})`;
+const seriesColor = (i: number) => `var(--series-${(i % 8) + 1})`;
 
-export interface TimeSeriesChartProps {
+interface TimeSeriesChartProps {
   id: string;
   title: string;
   /** Axis unit, e.g. "per 2 min", "claims/s", "ms". */

@@ -26,7 +26,7 @@ import { ProviderSetupNotice } from "./provider-setup-notice";
 import { RunsTable } from "./runs-table";
 
 /** What an empty list of findings rests on: a completed run, or nothing compared at all (and why). */
-export function findingsBasis(setup: ProviderSetup, runs: ReconciliationRun[] | undefined): FindingsBasis {
+function findingsBasis(setup: ProviderSetup, runs: ReconciliationRun[] | undefined): FindingsBasis {
   if (runs?.some((run) => run.status === "completed")) return "reconciled";
   if (!anyProviderConfigured(setup)) return "unconfigured";
   return runs && runs.length > 0 ? "none-completed" : "never-run";

@@ -41,9 +41,9 @@ export const ERROR_STATUS = {
   number
 >;
 
-export type ApiErrorCode = keyof typeof ERROR_STATUS;
+type ApiErrorCode = keyof typeof ERROR_STATUS;
 
-export interface ApiErrorBody {
+interface ApiErrorBody {
   error: { code: ApiErrorCode; message: string; issues?: { path: string; message: string }[] };
 }
 

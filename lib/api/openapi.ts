@@ -27,7 +27,7 @@ export interface ApiOperation {
   public?: true;
 }
 
-export type Method = "get" | "post" | "put" | "patch" | "delete";
+type Method = "get" | "post" | "put" | "patch" | "delete";
 
 /** The operations of /api/v1 by path template and method: each feature declares its own (lib/features/<feature>/operations.ts). */
 export type ApiOperations = Record<string, Partial<Record<Method, ApiOperation>>>;
@@ -35,7 +35,7 @@ export type ApiOperations = Record<string, Partial<Record<Method, ApiOperation>>
 /** Every operation of /api/v1, by path template and method. */
 
 /** Every 4xx and 5xx body: a code of lib/api/errors.ts's table, a message, and the fields at fault. */
-export const errorBody = z.object({
+const errorBody = z.object({
   error: z.object({
     code: z.enum(Object.keys(ERROR_STATUS) as [keyof typeof ERROR_STATUS]),
     message: z.string(),
@@ -140,7 +140,7 @@ export function openApiDocument(operations: ApiOperations) {
 }
 
 /** The path parameters of `pathname` under `template` (/api/v1/effects/{key}), or undefined when it does not match. */
-export function matchTemplate(template: string, pathname: string): Record<string, string> | undefined {
+function matchTemplate(template: string, pathname: string): Record<string, string> | undefined {
   const names = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
   const values = new RegExp(`^${template.replace(/\{\w+\}/g, "([^/]+)")}$`).exec(pathname)?.slice(1);
   return values && Object.fromEntries(names.map((name, i) => [name, values[i] ?? ""]));

@@ -29,7 +29,7 @@ export interface TokenSummary {
   lastUsedAt: Date | null;
 }
 
-export interface CreateTokenInput {
+interface CreateTokenInput {
   name: string;
   /** null: a platform token. */
   tenantId: string | null;
@@ -39,7 +39,7 @@ export interface CreateTokenInput {
   mintedBy?: string | null;
 }
 
-export class TokenInputError extends Error {
+class TokenInputError extends Error {
   readonly code = "INVALID_INPUT";
 }
 

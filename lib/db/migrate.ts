@@ -14,7 +14,7 @@ import { upgradeLegacyDatabase } from "./upgrade-legacy";
  * (72707369), so two appliers — ours or Prisma's — never interleave; the second waits, then
  * finds everything applied.
  */
-export const PRISMA_MIGRATE_LOCK_ID = 72707369;
+const PRISMA_MIGRATE_LOCK_ID = 72707369;
 
 export const DEFAULT_MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../prisma/migrations");
 /** The chain that kept everything in `public`, applied only to databases it made (upgrade-legacy.ts). */
@@ -35,14 +35,14 @@ export class MigrationError extends Error {
   readonly code = "MIGRATION_FAILED";
 }
 
-export interface MigrationFile {
+interface MigrationFile {
   name: string;
   file: string;
   sql: string;
   checksum: string;
 }
 
-export interface MigrateResult {
+interface MigrateResult {
   applied: string[];
   alreadyApplied: string[];
 }
@@ -82,7 +82,7 @@ interface AppliedRow {
   rolled_back_at: Date | null;
 }
 
-export interface MigrateOptions {
+interface MigrateOptions {
   /** The console chain's folder. Default prisma/migrations. */
   dir?: string;
   /** The pre-schema chain's folder. Default prisma/legacy-migrations. */

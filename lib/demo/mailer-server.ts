@@ -17,7 +17,7 @@ import { PROVIDER_SCHEMA } from "./stripe-server";
  * An at-most-once send that was claimed and abandoned before it reached the mailer is the email
  * that was never sent: the reconciler finds its effect with no message here.
  */
-export const MAILER_PATH = "/mailer/messages";
+const MAILER_PATH = "/mailer/messages";
 const MAX_LIMIT = 500;
 
 const MAILER_SCHEMA_SQL = `
@@ -44,7 +44,7 @@ export async function installMailerSchema(db: pg.Pool | pg.ClientBase): Promise<
   await db.query(MAILER_SCHEMA_SQL);
 }
 
-export interface SentMessage {
+interface SentMessage {
   id: string;
   to: string;
   subject: string;

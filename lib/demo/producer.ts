@@ -6,7 +6,7 @@ import { startBoss } from "../queues/pgboss";
 import { createDemoQueues } from "./handlers";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA, DEMO_TENANTS, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
 
-export interface ProducerStats {
+interface ProducerStats {
   orders: number;
   concurrentDuplicates: number;
   republishes: number;
@@ -16,7 +16,7 @@ export interface ProducerStats {
   refunds: number;
 }
 
-export interface DemoProducer {
+interface DemoProducer {
   stats: ProducerStats;
   stop(): Promise<void>;
 }

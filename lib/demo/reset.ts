@@ -3,7 +3,7 @@ import { DEMO_SCHEMA } from "./schema";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";
 import { PROVIDER_SCHEMA } from "./stripe-server";
 
-export interface ResetResult {
+interface ResetResult {
   effects: number;
   rollupRows: number;
   violationRows: number;

@@ -20,7 +20,6 @@ export const JOB_TYPES = {
   refund: "order.refund",
 } as const;
 export type DemoJobType = (typeof JOB_TYPES)[keyof typeof JOB_TYPES];
-export const ALL_JOB_TYPES: DemoJobType[] = Object.values(JOB_TYPES);
 
 const rate = z.coerce.number().min(0).max(1);
 
@@ -28,7 +27,7 @@ const rate = z.coerce.number().min(0).max(1);
  * Everything the demo's producer and workers can be tuned with. Each fault is a probability per
  * opportunity (per job for the worker faults, per order for the producer's duplicates).
  */
-export const demoSettingsSchema = z.object({
+const demoSettingsSchema = z.object({
   /** New orders per second across all tenants. */
   rate: z.coerce.number().min(0.1).max(200).default(2),
   workers: z.coerce.number().int().min(1).max(8).default(2),

@@ -23,9 +23,9 @@ import pg from "pg";
  * And failures of the API itself, for tests: 429 with Retry-After, 5xx, malformed JSON.
  */
 export const PROVIDER_SCHEMA = "onceboard_demo_provider";
-export const DEFAULT_IDEMPOTENCY_WINDOW_SECONDS = 24 * 3600;
+const DEFAULT_IDEMPOTENCY_WINDOW_SECONDS = 24 * 3600;
 
-export const DISAGREEMENTS = ["duplicate", "lost", "keyless", "drift"] as const;
+const DISAGREEMENTS = ["duplicate", "lost", "keyless", "drift"] as const;
 export type Disagreement = (typeof DISAGREEMENTS)[number];
 
 export interface ProviderFaults {
@@ -124,7 +124,7 @@ export async function installProviderSchema(db: pg.Pool | pg.Client): Promise<vo
 }
 
 /** Parses Stripe's form encoding: `metadata[a]=1&created[gte]=5` → { metadata: { a: "1" }, created: { gte: "5" } }. */
-export function parseStripeForm(text: string): Record<string, unknown> {
+function parseStripeForm(text: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, value] of new URLSearchParams(text)) {
     const parts = name.split(/\[|\]\[|\]/).filter((part) => part !== "");
@@ -191,7 +191,7 @@ class HttpError extends Error {
   }
 }
 
-export interface StripeServerOptions {
+interface StripeServerOptions {
   databaseUrl: string;
   /** Secret keys accepted as Bearer tokens. */
   apiKeys: string[];
@@ -473,7 +473,7 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
   };
 }
 
-export interface SeedObject {
+interface SeedObject {
   id: string;
   kind?: "payment_intent" | "refund";
   amount: number;

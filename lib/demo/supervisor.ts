@@ -26,7 +26,7 @@ export interface DemoProcesses {
   stop(graceMs?: number): Promise<void>;
 }
 
-export interface StartDemoOptions {
+interface StartDemoOptions {
   url: string;
   settings: DemoSettings;
   /** Where worker and producer output goes (one file each); default: inherited stderr only. */

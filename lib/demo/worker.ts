@@ -6,7 +6,7 @@ import { createDemoQueues, createFaults, demoHandlers } from "./handlers";
 import { type DemoProviderEndpoints, demoProviderClients, demoProviderEndpointsFromEnv } from "./provider";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
 
-export interface DemoWorker {
+interface DemoWorker {
   metricsUrl: string;
   stop(): Promise<void>;
 }

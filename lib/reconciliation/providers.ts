@@ -42,7 +42,7 @@ export interface ReconcileProvider {
   notConfiguredReason: string | null;
 }
 
-export type ProviderAdapterSettings =
+type ProviderAdapterSettings =
   | { type: "stripe" }
   | { type: "http-json"; url: string; mapping: HttpJsonMapping; bearerTokenEnv: string | null };
 
@@ -133,9 +133,6 @@ const fileSchema = z.strictObject({ providers: z.array(providerSchema) }).superR
   });
 });
 
-/** What a providers file holds, as written (the demo builds one: lib/demo/providers-file.ts). */
-export type ProvidersFile = z.input<typeof fileSchema>;
-
 type CredentialEnv = Pick<Config, "STRIPE_API_KEY"> & { env?: Readonly<Record<string, string | undefined>> };
 
 /**
@@ -219,10 +216,6 @@ export function reconcileProviders(config: Pick<Config, "ONCEBOARD_PROVIDERS_FIL
   const stamp = JSON.stringify([file, stat.size, stat.mtimeMs, config.STRIPE_API_KEY !== undefined]);
   if (cached?.stamp !== stamp) cached = { stamp, providers: loadProvidersFile(file, config) };
   return cached.providers;
-}
-
-export function reconcileProvider(config: Parameters<typeof reconcileProviders>[0], name: string): ReconcileProvider | undefined {
-  return reconcileProviders(config).find((provider) => provider.name === name);
 }
 
 /** The provider's own page for an object, or null when the provider has no objectUrl. */

@@ -26,7 +26,7 @@ export interface OutageReport {
   connectionsCut: number;
 }
 
-export interface SoakDatabase {
+interface SoakDatabase {
   url: string;
   /** Where the soak runs, safe to print. */
   describe: string;

@@ -43,7 +43,7 @@ const LEASE_MS = 3000;
 const STALL_MS = LEASE_MS + 2000;
 
 /** What a killed worker lost of the library's batched bookkeeping, against the handlers' count. */
-export interface BookkeepingLoss {
+interface BookkeepingLoss {
   /** Duplicate claims the handlers saw (ground truth). */
   duplicateClaims: number;
   /** Ground truth minus the rollups' suppressed count (never below 0). */
@@ -57,7 +57,7 @@ export interface BookkeepingLoss {
   unflushedAtLeast: number;
 }
 
-export interface MemorySample {
+interface MemorySample {
   atSeconds: number;
   /** Proportional set size in MiB: the supervisor (producer, proxy), the worker processes together, */
   supervisorMb: number;
@@ -418,7 +418,7 @@ export async function runSoak(
 const sumOf = (counts: Record<string, number>) => Object.values(counts).reduce((a, n) => a + n, 0);
 
 /** The detail lines printed before the summary. */
-export function formatDetails(v: SoakVerification, w: WorkerPoolStats, publishedDeliveries: number): string[] {
+function formatDetails(v: SoakVerification, w: WorkerPoolStats, publishedDeliveries: number): string[] {
   const c = w.counters;
   const points = Object.entries(w.killPoints)
     .sort((a, b) => b[1] - a[1])
@@ -448,7 +448,7 @@ export function bookkeepingLoss(duplicateClaims: number, v: SoakVerification, w:
 }
 
 /** The fault proxy's, the bookkeeping's and the memory's detail lines. */
-export function formatFaultDetails(f: FaultCounts | null, b: BookkeepingLoss, memory: MemorySample[]): string[] {
+function formatFaultDetails(f: FaultCounts | null, b: BookkeepingLoss, memory: MemorySample[]): string[] {
   const lines: string[] = [];
   if (f) {
     lines.push(
@@ -485,7 +485,7 @@ const pssMb = (pid: number): number => {
  * PSS of the supervisor, the given worker pids and the soak's own embedded PostgreSQL (its
  * postmaster, found by its data directory, and that postmaster's children); Linux /proc only.
  */
-export function sampleSoakMemory(workerPids: number[], atSeconds: number, serverDataDir?: string): MemorySample | null {
+function sampleSoakMemory(workerPids: number[], atSeconds: number, serverDataDir?: string): MemorySample | null {
   if (!fs.existsSync("/proc/self/status")) return null;
   let postgres = 0;
   if (serverDataDir) {

@@ -14,7 +14,6 @@ import { createEffects, type JobContext } from "../idempotency";
 import type { Decision, IdempotentHandler } from "../queues/deliveries";
 import { consumeIdempotent, startBoss } from "../queues/pgboss";
 import {
-  addCounters,
   emptyCounters,
   type KillNote,
   SOAK_APP_PREFIX,
@@ -23,7 +22,6 @@ import {
   SOAK_QUEUE,
   type SoakWorkerConfig,
   type SupervisorMessage,
-  type WorkerCounters,
   type WorkerMessage,
 } from "./protocol";
 import { INJECTED_CONSTRAINT } from "./verify";
@@ -244,9 +242,4 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     await pool.end().catch(() => {});
     report();
   };
-}
-
-/** Merges a kill note's unreported counters (exported for the supervisor). */
-export function mergeNote(into: WorkerCounters, note: KillNote): void {
-  addCounters(into, note.unreported);
 }

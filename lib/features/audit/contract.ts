@@ -26,7 +26,7 @@ export const auditQuery = z
   })
   .superRefine(fromBeforeTo);
 
-export const AUDIT_EXPORT_FORMATS = ["csv", "ndjson"] as const;
+const AUDIT_EXPORT_FORMATS = ["csv", "ndjson"] as const;
 
 /** GET /api/v1/audit/export query: the page's filters, and the file's format. */
 export const auditExportQuery = z
@@ -38,7 +38,7 @@ export const auditExportQuery = z
   })
   .superRefine(fromBeforeTo);
 
-export const auditRowSchema = z.object({
+const auditRowSchema = z.object({
   id: z.string(),
   at: instant,
   tokenId: z.string().nullable(),

@@ -32,7 +32,7 @@ import type {
  */
 const SAMPLE_SIZE = 20;
 
-export function bulkCap(): number {
+function bulkCap(): number {
   return loadConfig().BULK_ACTION_MAX_ITEMS;
 }
 
@@ -315,7 +315,7 @@ export async function cancelBulkAction(
   });
 }
 
-export function bulkActionView(row: {
+function bulkActionView(row: {
   id: string;
   kind: string;
   tenantId: string | null;

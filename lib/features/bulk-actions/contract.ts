@@ -42,7 +42,7 @@ export const bulkIdPath = z.object({
     .transform((value) => value.toLowerCase()),
 });
 
-export const stuckClaimSample = z.object({
+const stuckClaimSample = z.object({
   key: z.string(),
   jobType: z.string(),
   attempt: z.number().int(),
@@ -72,7 +72,7 @@ export const bulkAcknowledgeDryRunResponse = z.object({
   sample: z.array(findingSummary),
 });
 
-export const bulkActionViewSchema = z.object({
+const bulkActionViewSchema = z.object({
   id: z.string(),
   kind: z.enum(BULK_ACTION_KINDS),
   tenant: z.string().nullable().meta({ description: "null: a platform action over every tenant's findings" }),
@@ -96,11 +96,8 @@ export const bulkActionViewSchema = z.object({
 
 export const bulkActionResponse = z.object({ action: bulkActionViewSchema });
 
-/** POST /api/v1/bulk/release: a dry run's count, or the action it started. */
-export const bulkReleaseResponse = z.union([bulkDryRunResponse, bulkActionResponse]);
-
 /** The most items one page of GET /api/v1/bulk/{id}/items holds. */
-export const BULK_ITEMS_PAGE_MAX = 1000;
+const BULK_ITEMS_PAGE_MAX = 1000;
 
 /** GET /api/v1/bulk/{id}/items query: a page at a time, in the order the items run. */
 export const bulkItemsQuery = z.object({
@@ -109,7 +106,7 @@ export const bulkItemsQuery = z.object({
 });
 
 /** One item of a bulk action: a key (a stuck claim's, a finding's id) and what applying it came to. */
-export const bulkItemView = z.object({
+const bulkItemView = z.object({
   seq: z.number().int().meta({ description: "Its place in the run, from 1: the list's order" }),
   key: z.string(),
   status: z.enum(BULK_ITEM_STATUSES).meta({

@@ -42,7 +42,7 @@ export const effectSearchQuery = z
   .superRefine(fromBeforeTo);
 
 /** One row of a search result. */
-export const effectSummary = z.object({
+const effectSummary = z.object({
   tenant: z.string(),
   key: z.string(),
   jobType: z.string(),
@@ -68,11 +68,11 @@ export const effectSearchResponse = z.object({
 export type EffectSearchResponse = z.infer<typeof effectSearchResponse>;
 
 /** Another step of the same job: an effect sharing this one's first message id. */
-export const jobStep = effectSummary.omit({ tenant: true, firstMessageId: true, stuck: true });
+const jobStep = effectSummary.omit({ tenant: true, firstMessageId: true, stuck: true });
 export type JobStep = z.infer<typeof jobStep>;
 
 /** "ran once here · 1 payment at Stripe (pi_…) · reconciled 4 min ago", and whether that is an alarm. */
-export const providerSide = z.object({
+const providerSide = z.object({
   provider: z.string(),
   label: z.string().meta({ description: 'The provider\'s name as people know it ("Stripe")' }),
   text: z.string(),
@@ -89,7 +89,7 @@ export const providerSide = z.object({
 export type ProviderSide = z.infer<typeof providerSide>;
 
 /** One delivery of the key, as its worker recorded it (lib/idempotency/timeline.ts). */
-export const timelineDelivery = z.object({
+const timelineDelivery = z.object({
   deliveredAt: instant.meta({ description: "When the database answered the claim" }),
   answer: z.enum(DELIVERY_ANSWERS).meta({
     description:

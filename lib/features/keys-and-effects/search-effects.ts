@@ -20,7 +20,7 @@ export interface EffectSearch {
 }
 
 /** Searches without `from` look this far back: a retention longer than this needs an explicit from. */
-export const DEFAULT_SEARCH_DAYS = 90;
+const DEFAULT_SEARCH_DAYS = 90;
 
 // Search within one tenant, newest first, keyset-paginated on (created_at, key).
 // Each closed partition's Keys index, <partition>_tenant_created_at_idx (tenant_id, created_at, key)

@@ -3,7 +3,7 @@ import { consoleDatabase } from "../../console/database";
 import type { Queryable } from "../../db/types";
 import type { StuckClaim } from "./contract";
 
-export interface GetStuckClaimsInput {
+interface GetStuckClaimsInput {
   jobType?: string | null;
   limit?: number;
   now?: Date;
@@ -29,7 +29,7 @@ SELECT
         AND ($2::text IS NULL OR job_type = $2) AND ($3::text IS NULL OR tenant_id = $3)
       GROUP BY tenant_id) t) AS by_tenant`;
 
-export interface StuckClaims {
+interface StuckClaims {
   claims: StuckClaim[];
   total: number;
   byTenant: Map<string, number>;

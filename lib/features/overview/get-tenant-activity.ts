@@ -4,12 +4,12 @@ import type { Queryable } from "../../db/types";
 import type { Series, ViolationSeries } from "./contract";
 import { addToViolationLine, type Buckets, bucketIndex } from "./metrics/series-math";
 
-export interface GetTenantActivityInput {
+interface GetTenantActivityInput {
   buckets: Buckets;
   jobType?: string | null;
 }
 
-export interface TenantActivity {
+interface TenantActivity {
   /** Per tenant over the range (hours overlapping it). */
   totals: Map<string, { suppressions: number; violations: number }>;
   /** Only when a tenant is asked for: its suppressions and violations, an hour's count in the point holding the hour's start. */

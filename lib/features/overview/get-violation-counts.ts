@@ -5,7 +5,7 @@ import type { ViolationSeries } from "./contract";
 import { addToViolationLine, type Buckets } from "./metrics/series-math";
 
 /** Every uncaught violation count of one Overview, from one read of the durable rows. */
-export interface ViolationCounts {
+interface ViolationCounts {
   /** One line per (job type, constraint), a count per bucket. */
   series: ViolationSeries[];
   byTenant: Map<string, number>;
@@ -71,7 +71,7 @@ export async function getViolationCounts(
 }
 
 /** Workers that stopped without a clean shutdown (their registration's heartbeat lapsed) in a window. */
-export interface UnflushedWorkers {
+interface UnflushedWorkers {
   workers: number;
   /** The latest heartbeat among them: each died within its TTL after it. */
   lastHeartbeat: Date | null;

@@ -4,7 +4,7 @@
  */
 
 /** The windows the browser tests' seed states its expectations for (lib/features/overview/testing/seed-overview.ts). */
-export const OVERVIEW_WINDOWS = ["1h", "24h", "7d"] as const;
+const OVERVIEW_WINDOWS = ["1h", "24h", "7d"] as const;
 export type OverviewWindow = (typeof OVERVIEW_WINDOWS)[number];
 
 // ---- The on-call Overview: time series, tenants, stuck claims, alerts.

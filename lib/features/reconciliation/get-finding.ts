@@ -49,7 +49,7 @@ function instantOr(value: unknown): string | null {
  * redaction hook like every outcome the console shows. The reconciler writes snake_case; camelCase
  * names are read as well so a recorded effect in either form shows.
  */
-export function toFindingOurs(value: unknown): FindingOurs | null {
+function toFindingOurs(value: unknown): FindingOurs | null {
   const o = record(value);
   if (!o) return null;
   return {
@@ -63,7 +63,7 @@ export function toFindingOurs(value: unknown): FindingOurs | null {
 }
 
 /** Their objects: id, amount, currency, status and creation time only (metadata stays on the server). */
-export function toFindingTheirs(value: unknown): FindingTheirs[] {
+function toFindingTheirs(value: unknown): FindingTheirs[] {
   if (!Array.isArray(value)) return [];
   return value.flatMap((item) => {
     const t = record(item);

@@ -6,7 +6,7 @@ import type { StatementQueryable } from "../../db/types";
 import type { FindingListResponse, FindingSummary } from "./contract";
 import type { FindingKind, FindingState } from "./reconciliation-types";
 
-export interface FindingSearch {
+interface FindingSearch {
   /** The tenant asked for: a platform scope narrows to it; a tenant scope reads its own whatever it says. */
   tenant?: string | null;
   kind?: FindingKind;
@@ -65,7 +65,7 @@ export function findingFilterValues(
  * order: it is the bigint column, named through the table (a bare "id" in ORDER BY would be
  * FINDING_SUMMARY_COLUMNS' text alias: 9 before 10).
  */
-export const FINDING_KEYSET = new Keyset("findings", [
+const FINDING_KEYSET = new Keyset("findings", [
   { column: "reconciliation_findings.last_seen_at", type: "timestamptz" },
   { column: "reconciliation_findings.id", type: "bigint" },
 ]);

@@ -18,7 +18,7 @@ import { type RunRow, toReconciliationRun } from "./list-reconciliation-runs";
 /** How long the request waits for the run's row (or its refusal) before answering. */
 const START_WAIT_MS = 10_000;
 
-export interface StartDeps {
+interface StartDeps {
   config?: Config;
   prisma?: PrismaClient;
   adapter?: (provider: ReconcileProvider, config: Config) => ProviderAdapter;

@@ -11,7 +11,7 @@ import { adviceQuery } from "./contract";
 const USAGE =
   "usage: npm run retention -- advise [--window <days>] [--basis p90|p99|p99.9|max] [--safety-factor <n>] [--dead-letter-dwell <seconds>] [--min-samples <n>] [--job-type <name>] [--json]";
 
-export interface AdviseCommandDeps {
+interface AdviseCommandDeps {
   /** Opens the database (default: DATABASE_URL or the running embedded server, as the demo commands do). */
   open?: () => Promise<{ url: string; stop(): Promise<void> }>;
   out?: (line: string) => void;
@@ -20,7 +20,7 @@ export interface AdviseCommandDeps {
 }
 
 /** The advice as text lines: what the page shows, for a terminal. */
-export function formatAdvice(advice: Advice): string[] {
+function formatAdvice(advice: Advice): string[] {
   const c = advice.comparison;
   const i = advice.inputs;
   const lines = [

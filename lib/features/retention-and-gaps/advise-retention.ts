@@ -16,7 +16,7 @@ import { loadGapHistograms } from "./load-gap-histograms";
 
 const DAY = 86_400;
 
-export interface AdviceJobType {
+interface AdviceJobType {
   jobType: string;
   /** Counts per bucket of GAP_BOUNDS, then the open-ended bucket. */
   buckets: number[];
@@ -68,7 +68,7 @@ export function longestGap(
   return m ? { atLeast: m.atLeast, atMost: m.atMost, exact: null } : null;
 }
 
-export interface ProviderKeyWindow {
+interface ProviderKeyWindow {
   name: string;
   label: string;
   /** Null: the provider does not dedupe at all (nothing to compare). */
@@ -80,7 +80,7 @@ export interface ProviderKeyWindow {
  * Per provider with a key window: the observed redeliveries of its job types that arrived after
  * the window, i.e. the ones the provider would have run again and Onceboard's own record stopped.
  */
-export function providerWindowAdvice(jobTypes: AdviceJobType[], providers: ProviderKeyWindow[]): ProviderWindowAdvice[] {
+function providerWindowAdvice(jobTypes: AdviceJobType[], providers: ProviderKeyWindow[]): ProviderWindowAdvice[] {
   return providers.flatMap((p) => {
     if (p.keyWindowSeconds === null) return [];
     const window = p.keyWindowSeconds;
@@ -318,7 +318,7 @@ function compare(
 // ---------------------------------------------------------------------------------------------
 // The loader: reads the inputs from the database.
 
-export interface RetentionSettingsRead {
+interface RetentionSettingsRead {
   retentionSeconds: number;
   maxRetryWindowSeconds: number;
   maxRetryWindowSource: string;

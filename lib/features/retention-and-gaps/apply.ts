@@ -6,7 +6,7 @@ import type { ApplyResultView } from "./contract";
 import { maintenancePool } from "./maintenance-pool";
 import type { RetentionAudit } from "./settings";
 
-export interface ApplyDeps {
+interface ApplyDeps {
   pool?: pg.Pool;
   prisma?: PrismaClient;
   now?: Date;

@@ -1,7 +1,7 @@
 import { DomainError, type DomainErrorCode } from "../../console/errors";
 
 /** Why a retention change or run was refused; the route layer maps codes to statuses (lib/api/errors.ts). */
-export type RetentionErrorCode = Extract<DomainErrorCode, `RETENTION_${string}`>;
+type RetentionErrorCode = Extract<DomainErrorCode, `RETENTION_${string}`>;
 
 /**
  * What stands in the way of a refused change: the setting (as the API's body names it, or the

@@ -2,7 +2,7 @@ import { parseSearchParams } from "../../api/parse";
 import { gapsQuery } from "./gaps-contract";
 import { DEFAULT_GAP_RANGE, GAP_RANGE_SECONDS, type GapRange } from "./gaps-types";
 
-export interface GapsQuery {
+interface GapsQuery {
   range: GapRange | "custom";
   from: Date;
   to: Date;

@@ -29,7 +29,7 @@ import type { GapDay, GapSeries, GapStats, Gaps, LateDuplicate, TenantGaps } fro
 import type { GapRange } from "./gaps-types";
 import { type GapHistogramDay, loadGapHistograms, summariseDays } from "./load-gap-histograms";
 
-export interface GetGapsInput {
+interface GetGapsInput {
   from: Date;
   to: Date;
   range: GapRange | "custom";

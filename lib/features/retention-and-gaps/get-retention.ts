@@ -7,7 +7,7 @@ import type { MaintenanceRunView, PlanView, RetentionSettingsView, RetentionView
 import { maintenancePool } from "./maintenance-pool";
 
 /** The Retention page's question: what is kept, why, what would the next run do, what did runs do? */
-export interface RetentionDeps {
+interface RetentionDeps {
   pool?: pg.Pool;
   prisma?: PrismaClient;
   now?: Date;
@@ -60,7 +60,7 @@ export async function getRetentionSettings(prisma: PrismaClient = getPrisma()): 
   };
 }
 
-export async function getMaintenanceRuns(prisma: PrismaClient = getPrisma(), take = 20): Promise<MaintenanceRunView[]> {
+async function getMaintenanceRuns(prisma: PrismaClient = getPrisma(), take = 20): Promise<MaintenanceRunView[]> {
   const runs = await prisma.maintenanceRun.findMany({ orderBy: { id: "desc" }, take });
   return runs.map((r) => ({
     id: r.id.toString(),

@@ -31,7 +31,7 @@ export type RetentionAudit = (
   entry: { action: string; target: string; result: string; detail: Prisma.InputJsonValue },
 ) => Promise<void>;
 
-export interface UpdateDeps {
+interface UpdateDeps {
   prisma?: PrismaClient;
   pool?: pg.Pool;
   now?: Date;
@@ -54,7 +54,7 @@ function staleSettings(expected: { retentionDays: number; maxRetryWindowDays: nu
 const DAY = 86_400;
 
 /** The settings a change is checked on: the four the settings row holds. */
-export type RetentionSettingsValues = Pick<
+type RetentionSettingsValues = Pick<
   RetentionSettingsView,
   "retentionDays" | "maxRetryWindowDays" | "partitionInterval" | "premakeCount"
 >;

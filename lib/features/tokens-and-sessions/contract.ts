@@ -32,7 +32,7 @@ export const createTokenBody = z
   .strict();
 
 /** The most tokens or sessions one page holds (and the admin page shows). */
-export const ADMIN_PAGE_MAX = 1000;
+const ADMIN_PAGE_MAX = 1000;
 
 /** GET /api/v1/tokens and /api/v1/sessions query: a platform admin may narrow to one tenant; newest first, a page at a time. */
 export const adminListQuery = z.object({
@@ -42,7 +42,7 @@ export const adminListQuery = z.object({
 });
 
 /** A machine token as the admin page and GET /api/v1/tokens show it: never its secret or hash. */
-export const tokenViewSchema = z.object({
+const tokenViewSchema = z.object({
   id: z.string(),
   name: z.string(),
   /** null: a platform token. */
@@ -69,7 +69,7 @@ export type CreatedTokenResponse = z.infer<typeof createdTokenResponse>;
 export const revokedSessionResponse = z.object({ id: z.string(), revoked: z.literal(true) });
 
 /** A live console session. `id` is its public id: it grants nothing (the cookie's secret never leaves the browser). */
-export const sessionView = z.object({
+const sessionView = z.object({
   id: z.string(),
   /** The token it was signed in with, or the person (OIDC), as the audit log names them. */
   actor: z.string(),

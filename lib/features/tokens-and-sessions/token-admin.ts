@@ -14,7 +14,7 @@ import type { TokenView } from "./contract";
  * transaction that makes it.
  */
 
-export function tokenView(token: TokenSummary, now = new Date()): TokenView {
+function tokenView(token: TokenSummary, now = new Date()): TokenView {
   const state =
     token.revokedAt !== null ? "revoked" : token.expiresAt && token.expiresAt.getTime() <= now.getTime() ? "expired" : "active";
   return {
@@ -62,7 +62,7 @@ export async function listScopedTokens(
   };
 }
 
-export interface NewTokenRequest {
+interface NewTokenRequest {
   name: string;
   role: Role;
   /** The tenant it is bound to; null: a platform token (platform admins only); undefined: the caller's own tenant. */

@@ -5,7 +5,7 @@ import { redactMessage } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
 import type { ListedViolation, ViolationListResponse } from "./contract";
 
-export interface ViolationSearch {
+interface ViolationSearch {
   /** The tenant asked for: a platform scope narrows to it; a tenant scope reads its own whatever it says. */
   tenant?: string | null;
   jobType?: string;
@@ -18,7 +18,7 @@ export interface ViolationSearch {
 }
 
 /** Lists without `from` look this far back (the rows themselves live as long as the effects). */
-export const DEFAULT_VIOLATION_DAYS = 90;
+const DEFAULT_VIOLATION_DAYS = 90;
 
 /**
  * uncaught_violation_keys (library migration 0008), newest first, ties by seq: the numeric

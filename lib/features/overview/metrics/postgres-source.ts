@@ -13,7 +13,7 @@ const HOUR_MS = 3_600_000;
  * is aligned to the step, so each point is whole rows): 24 h at 10-minute steps reads 144 rows per
  * job type, 30 d at 6-hour steps 720 hourly ones, never a day of minutes.
  */
-export interface RollupLevel {
+interface RollupLevel {
   unitSeconds: number;
   stats: string;
   latency: string;
@@ -21,7 +21,7 @@ export interface RollupLevel {
   at: string;
 }
 
-export const ROLLUP_LEVELS: readonly RollupLevel[] = [
+const ROLLUP_LEVELS: readonly RollupLevel[] = [
   { unitSeconds: 3600, stats: "worker_stats_hour", latency: "claim_latency_hour", at: "hour" },
   { unitSeconds: 600, stats: "worker_stats_10m", latency: "claim_latency_10m", at: "bucket" },
   { unitSeconds: 60, stats: "worker_stats_minute", latency: "claim_latency_minute", at: "minute" },
@@ -331,7 +331,7 @@ export class PostgresSource implements MetricsSource {
  * condition is redeliveries in (m-30m, m] > 20 and suppressions there = 0. True at every one of
  * them → firing (held for 15 m); true now only → pending.
  */
-export function evaluateNotSuppressed(
+function evaluateNotSuppressed(
   rows: { minute: number; jobType: string; redeliveries: number; suppressed: number }[],
   now: Date,
 ): AlertStatus["instances"] {
