@@ -15,7 +15,7 @@ import { backfillHistory, HISTORY_OUTAGE, isDatabaseEmpty } from "./history";
 import { installDemoProviderSchema } from "./provider";
 import { DemoRunningError, resetDemo } from "./reset";
 import { parseSpan } from "./settings";
-import { PROVIDER_SCHEMA, seedProviderObjects } from "./stripe-server";
+import { PROVIDER_SCHEMA, seedProviderObjects } from "./stripe-storage";
 import { formatReport, verifyDemo } from "./verify";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

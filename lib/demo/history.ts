@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Queryable } from "./db-types";
 import { DEMO_TENANTS } from "./settings";
-import { PROVIDER_SCHEMA } from "./stripe-server";
+import { PROVIDER_SCHEMA } from "./stripe-storage";
 
 /**
  * Backfills weeks of demo history so the gap, retention and trend views have data on a fresh

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { EffectNotAppliedError } from "../idempotency";
-import { PROVIDER_SCHEMA } from "./stripe-server";
+import { PROVIDER_SCHEMA } from "./stripe-storage";
 
 /**
  * The demo's mailer: an HTTP service that keeps every message it received (it does not dedupe:

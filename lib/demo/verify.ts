@@ -1,5 +1,5 @@
 import type { Queryable } from "./db-types";
-import { PROVIDER_SCHEMA } from "./stripe-server";
+import { PROVIDER_SCHEMA } from "./stripe-storage";
 
 interface TenantReport {
   tenant: string;

@@ -1,5 +1,5 @@
 import type { Queryable } from "../db/types";
-import { PROVIDER_SCHEMA } from "../demo/stripe-server";
+import { PROVIDER_SCHEMA } from "../demo/stripe-storage";
 import { verifyDemo } from "../demo/verify";
 import { SOAK_BOSS_SCHEMA, SOAK_QUEUE } from "./protocol";
 

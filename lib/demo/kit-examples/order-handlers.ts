@@ -19,7 +19,7 @@ import {
   startDemoProviderServers,
 } from "../provider";
 import type { OrderMessage } from "../settings";
-import { PROVIDER_SCHEMA } from "../stripe-server";
+import { PROVIDER_SCHEMA } from "../stripe-storage";
 
 const servers = new Map<string, Promise<DemoProviderServers>>();
 
