@@ -74,3 +74,56 @@ export function cpuSince(start: CpuMark): CpuSpent {
     machineBusy: machine,
   };
 }
+
+/**
+ * CPU of one PostgreSQL node's backends serving one database, read from /proc by their pids
+ * (pg_stat_activity): the share of a node a workload uses, apart from anything else the server runs
+ * (other databases, other users of a shared server). A backend that exits between two samples takes
+ * its time with it: the benchmark's pools keep theirs open, and so does Citus between a coordinator
+ * and its workers (citus.max_cached_conns_per_worker).
+ */
+export interface NodeCpu {
+  /** What the node is: `server` (one PostgreSQL), `coordinator`, `worker 9701`. */
+  role: string;
+  /** Backend CPU µs by pid, now. */
+  sample(): Promise<Map<number, number>>;
+  close(): Promise<void>;
+}
+
+function processCpuUs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / USER_HZ;
+  } catch {
+    return null;
+  }
+}
+
+/** A NodeCpu over `client`'s server (on this machine) and database. */
+export function nodeCpu(
+  role: string,
+  client: { query(text: string): Promise<{ rows: unknown[] }>; end(): Promise<void> },
+): NodeCpu {
+  return {
+    role,
+    async sample() {
+      const { rows } = await client.query(
+        "SELECT pid FROM pg_catalog.pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+      );
+      const cpu = new Map<number, number>();
+      for (const { pid } of rows as { pid: number }[]) {
+        const us = processCpuUs(pid);
+        if (us !== null) cpu.set(pid, us);
+      }
+      return cpu;
+    },
+    close: () => client.end(),
+  };
+}
+
+/** CPU µs the backends used between two samples (a backend new since the first counts from zero). */
+export function backendCpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let us = 0;
+  for (const [pid, end] of after) us += end - (before.get(pid) ?? 0);
+  return us;
+}

@@ -9,7 +9,8 @@ import { migrateConsole } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { withSearchPath } from "../lib/db/pool";
 import { createScratchDatabase } from "../lib/db/scratch";
-import { createEffects, DEFAULT_SCHEMA, type EffectsOptions } from "../lib/idempotency";
+import { createEffects, DEFAULT_SCHEMA, type EffectsOptions, migrate as migrateLibrary } from "../lib/idempotency";
+import { distributeForCitus } from "../lib/idempotency/admin";
 
 export interface BenchDatabase {
   /** The plain URL, as a user gives it: for the console and the worker library. */
@@ -23,6 +24,8 @@ export interface BenchDatabase {
   sqlUrl: string;
   serverVersion: string;
   where: string;
+  /** The library's schema there. */
+  schema: string;
   close(): Promise<void>;
 }
 
@@ -60,12 +63,52 @@ export async function benchDatabase(log: (line: string) => void): Promise<BenchD
     sqlUrl: withSearchPath(url, [DEFAULT_SCHEMA]),
     serverVersion,
     where,
+    schema: DEFAULT_SCHEMA,
     async close() {
       await admin.end();
       await scratch.drop().catch(() => {});
       await stopServer();
     },
   };
+}
+
+/**
+ * A scratch schema on a Citus coordinator whose workers are registered (`coordinatorUrl`): the
+ * library migrated into it and distributed as `npm run db:migrate -- --citus` does, dropped (with
+ * its shards on the workers) afterwards. A schema rather than a database: a database made on the
+ * coordinator would need the extension and the workers registered again in it, on every node.
+ */
+export async function citusBenchDatabase(coordinatorUrl: string, log: (line: string) => void): Promise<BenchDatabase> {
+  const schema = `onceboard_bench_${process.pid}`;
+  const admin = new pg.Client(coordinatorUrl);
+  await admin.connect();
+  try {
+    const citus = await admin.query<{ v: string; server: string }>(
+      "SELECT extversion AS v, current_setting('server_version') AS server FROM pg_catalog.pg_extension WHERE extname = 'citus'",
+    );
+    const found = citus.rows[0];
+    if (!found) throw new Error(`CITUS_URL ${coordinatorUrl}: the citus extension is not installed there`);
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`); // a killed run's leftover
+    await migrateLibrary(coordinatorUrl, { schema });
+    await distributeForCitus(coordinatorUrl, { schema });
+    await ensureEffectPartitions(admin, { back: 1, ahead: 7, schema });
+    log(`schema ${schema} migrated and distributed (Citus ${found.v}, PostgreSQL ${found.server}, CITUS_URL)`);
+    return {
+      url: coordinatorUrl,
+      adminUrl: coordinatorUrl,
+      sqlUrl: withSearchPath(coordinatorUrl, [schema]),
+      serverVersion: `${found.server}, Citus ${found.v}`,
+      where: "CITUS_URL",
+      schema,
+      async close() {
+        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
+        await admin.end();
+      },
+    };
+  } catch (error) {
+    await admin.end();
+    throw error;
+  }
 }
 
 /** Wraps pool.query so every round trip through the pool is counted. */

@@ -3,6 +3,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { findFreePort } from "../lib/db/free-port";
@@ -52,7 +53,7 @@ describe("installed from the tarballs by a stranger", () => {
     if (console_?.pid && console_.exitCode === null) {
       const exited = new Promise((resolve) => console_?.once("exit", resolve));
       process.kill(-console_.pid, "SIGTERM");
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+      await Promise.race([exited, sleep(15_000)]);
     }
     await database?.drop();
     if (project) await fs.rm(project, { recursive: true, force: true });

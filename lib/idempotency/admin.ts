@@ -3,6 +3,8 @@
  * worker. The worker's API is the main entry point (index.ts).
  */
 
+// Setting up a Citus cluster (npm run db:migrate -- --citus), for operators' tools.
+export { type DistributeResult, distributeForCitus, isEffectsDistributed } from "./citus";
 export { codePointLength, MAX_KEY_LENGTH, requestHash, validateKey } from "./keys";
 // Retention and partition maintenance: the settings and live workers it reads, its plan, one run.
 export { type MaintainOptions, type MaintenanceRunResult, maintain, type Operation, type OperationKind } from "./maintenance";

@@ -24,6 +24,7 @@ export const CITUS_DELEGATED_FUNCTIONS = [
   "onceboard_complete_tenant(text,text[],timestamptz[],text[],integer[],jsonb[],text[])",
   "onceboard_fail_tenant(text,text[],timestamptz[],text[],integer[],text[],text)",
   "onceboard_apply_tenant_duplicates(text,jsonb)",
+  "onceboard_release_tenant(text,text,text,boolean)",
 ] as const;
 
 /** The distribution column of effects: every claim names one tenant. */
@@ -126,10 +127,16 @@ export function ensureStoreMode(store: StoreMode, db: EffectsDb, schema: string)
   return store.checked;
 }
 
-/** Whether `schema`.effects is a Citus distributed table (false without the citus extension). */
-export async function isEffectsDistributed(client: Pick<pg.PoolClient, "query">, schema: string): Promise<boolean> {
+/**
+ * Whether `schema`.effects is a Citus distributed table (false without the citus extension): for
+ * the few statements that must be written another way on Citus (retention, the console's reads).
+ */
+export async function isEffectsDistributed(
+  client: { query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> },
+  schema: string,
+): Promise<boolean> {
   const ext = await client.query("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'citus'");
-  if (ext.rowCount === 0) return false;
+  if (ext.rows.length === 0) return false;
   const { rows } = await client.query("SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = to_regclass($1::text)", [
     `${schema}.effects`,
   ]);

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { isEffectsDistributed } from "./citus";
 import {
   HOUR,
   INTERVAL_MS,
@@ -9,6 +10,7 @@ import {
   readRetentionSettings,
 } from "./maintenance-settings";
 import {
+  CITUS_PARTITION_BYTES,
   countLiveClaimsSql,
   LIST_DETACHED_ORPHANS,
   LIST_PARTITIONS,
@@ -118,6 +120,20 @@ export async function listPartitions(db: Queryable): Promise<PartitionRow[]> {
   return (await db.query<PartitionRow>(LIST_PARTITIONS)).rows;
 }
 
+/**
+ * listPartitions with each partition's size on disk as Citus counts it (its shards on the workers)
+ * when effects is distributed. The row estimates stay the coordinator's (0 there: its partitions
+ * hold no rows), which only the retention page shows.
+ */
+async function listPartitionsSized(db: Queryable, schema: string): Promise<PartitionRow[]> {
+  const rows = await listPartitions(db);
+  if (!(await isEffectsDistributed(db, schema))) return rows;
+  const sized = new Map(
+    (await db.query<{ name: string; bytes: number }>(CITUS_PARTITION_BYTES)).rows.map((r) => [r.name, r.bytes]),
+  );
+  return rows.map((r) => ({ ...r, bytes: sized.get(r.name) ?? r.bytes }));
+}
+
 interface TenantIndexRow {
   partition: string;
   index_name: string;
@@ -217,7 +233,7 @@ export async function planMaintenance(
   // One after another: `db` may be a single client.
   const settings = await readRetentionSettings(db);
   const liveWorkers = await readLiveWorkers(db, now);
-  const rows = await listPartitions(db);
+  const rows = await listPartitionsSized(db, schemaNameOf(options.schema));
   const orphans = (await db.query<{ name: string }>(LIST_DETACHED_ORPHANS)).rows.map((o) => o.name);
   const existingIndexes = await tenantIndexes(db);
   const largestWindow = Math.max(settings.maxRetryWindowSeconds, ...liveWorkers.map((w) => w.maxRetryWindowSeconds), 0);

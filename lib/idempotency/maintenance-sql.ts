@@ -47,6 +47,18 @@ SELECT c.relname AS name,
  ORDER BY range_from NULLS FIRST, c.relname`;
 
 /**
+ * On Citus, each partition of effects is an empty table on the coordinator and its rows live in
+ * shards on the workers: pg_total_relation_size reads the empty table (measured: 32 kB whatever the
+ * partition holds). citus_total_relation_size sums the shards' sizes from the workers (one round
+ * trip per worker). Only sent when effects is distributed: the function exists only with Citus.
+ */
+export const CITUS_PARTITION_BYTES = `
+SELECT c.relname AS name, citus_total_relation_size(c.oid, fail_on_error := false)::float8 AS bytes
+  FROM pg_inherits i
+  JOIN pg_class c ON c.oid = i.inhrelid
+ WHERE i.inhparent = 'onceboard.effects'::regclass`;
+
+/**
  * The Keys index of a closed partition (issues 10 and 14): the console's per-tenant reads in time
  * order (lib/features/keys-and-effects/search-effects.ts, get-effect.ts's steps). Built by maintain() only once a
  * partition's upper bound has passed, so no claim (an INSERT into the open partition) writes an

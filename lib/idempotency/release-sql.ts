@@ -32,3 +32,12 @@ export const LOOK_EFFECT: Statement = {
   text: `SELECT status, policy, lease_until, owner, attempt FROM onceboard.effects
  WHERE tenant_id = $1::text AND key = $2::text AND created_at <= now() + interval '1 minute' LIMIT 1`,
 };
+
+// The release on Citus (sql/onceboard_release_tenant.sql): the lock, the same guards and the look, in
+// one function delegated to the tenant's worker. One row (released, or what a refusal found), or none.
+export const RELEASE_TENANT: Statement = {
+  name: "onceboard_release_tenant_v1",
+  returns: "rows",
+  text: `SELECT released, status, policy, lease_until, owner, attempt
+  FROM onceboard.onceboard_release_tenant($1::text, $2::text, $3::text, $4::boolean)`,
+};

@@ -1,7 +1,8 @@
+import { detectCitus } from "./citus";
 import { assertInTransaction, type EffectsDb, inNewTransaction, isPgPool, type Sql, sqlFor, type TransactionHandle } from "./db";
 import { mapDbError } from "./db-errors";
 import { EffectsError, InvalidEffectInputError } from "./errors";
-import { LOCK_EFFECT, LOOK_EFFECT, RELEASE_EFFECT } from "./release-sql";
+import { LOCK_EFFECT, LOOK_EFFECT, RELEASE_EFFECT, RELEASE_TENANT } from "./release-sql";
 import { DEFAULT_SCHEMA, schemaNameOf } from "./schema";
 
 /** Why a release was refused. */
@@ -53,7 +54,7 @@ export async function releaseClaim(db: EffectsDb | TransactionHandle, input: Rel
     throw new InvalidEffectInputError("force must be a boolean", { field: "force" });
   }
   const schema = input.schema === undefined ? DEFAULT_SCHEMA : schemaNameOf(input.schema);
-  const release = (sql: Sql) => releaseIn(sql, tenant, key, input.releasedBy, input.force ?? false);
+  const release = (sql: Sql) => releaseIn(sql, schema, tenant, key, input.releasedBy, input.force ?? false);
   try {
     if (isPgPool(db) || typeof (db as { $transaction?: unknown }).$transaction === "function") {
       return await inNewTransaction(db as EffectsDb, (sql) => release(sql), { schema });
@@ -65,19 +66,40 @@ export async function releaseClaim(db: EffectsDb | TransactionHandle, input: Rel
   }
 }
 
-async function releaseIn(sql: Sql, tenant: string, key: string, releasedBy: string, force: boolean): Promise<ReleaseResult> {
+type LookedRow = {
+  status: string;
+  policy: string;
+  lease_until: Date | null;
+  owner: string | null;
+  attempt: number;
+};
+
+async function releaseIn(
+  sql: Sql,
+  schema: string,
+  tenant: string,
+  key: string,
+  releasedBy: string,
+  force: boolean,
+): Promise<ReleaseResult> {
+  // On Citus the lock must be taken on the tenant's worker, where claims take it: the whole release
+  // is one function delegated there (detectCitus refuses, CitusSetupError, when it is not distributed).
+  if (await detectCitus(sql, schema)) {
+    const { rows } = await sql.run<LookedRow & { released: boolean }>(RELEASE_TENANT, [tenant, key, releasedBy, force]);
+    const row = rows[0];
+    if (row?.released) return { released: true, attempt: Number(row.attempt) };
+    return refusal(row);
+  }
   await sql.run(LOCK_EFFECT, [tenant, key]);
   const released = await sql.run<{ attempt: number }>(RELEASE_EFFECT, [tenant, key, releasedBy, force]);
   const row = released.rows[0];
   if (row) return { released: true, attempt: Number(row.attempt) };
-  const looked = await sql.run<{
-    status: string;
-    policy: string;
-    lease_until: Date | null;
-    owner: string | null;
-    attempt: number;
-  }>(LOOK_EFFECT, [tenant, key]);
-  const found = looked.rows[0];
+  const looked = await sql.run<LookedRow>(LOOK_EFFECT, [tenant, key]);
+  return refusal(looked.rows[0]);
+}
+
+/** Why a release found nothing to release, from the effect it found (undefined: none). */
+function refusal(found: LookedRow | undefined): ReleaseResult {
   if (!found) return { released: false, reason: "not_found", effect: null };
   const effect: UnreleasedEffect = {
     status: found.status,

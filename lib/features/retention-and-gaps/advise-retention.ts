@@ -2,6 +2,7 @@ import { loadConfig } from "../../config";
 import type { Queryable } from "../../db/types";
 import { formatCountOf, formatDuration } from "../../format";
 import {
+  isEffectsDistributed,
   type LiveWorker,
   type PartitionInterval,
   partitionIntervalSeconds,
@@ -387,14 +388,26 @@ SELECT m.tenant_id, m.key, j.job_type, m.max_gap_seconds
      LIMIT 1) m
  ORDER BY j.job_type`;
 
+// The same on Citus, where the correlated LIMIT above cannot be pushed down to the shards ("cannot
+// push down this subquery"): each shard keeps its largest gap per job type (DISTINCT ON), the
+// coordinator the largest of those. One server keeps the statement above: it reads one index entry
+// per job type, where this one sorts every gap of the window.
+const EFFECTS_MAX_GAPS_CITUS_SQL = `
+SELECT DISTINCT ON (job_type) tenant_id, key, job_type, max_gap_seconds
+  FROM effects
+ WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds IS NOT NULL AND job_type = ANY($3::text[])
+   AND ($4::text IS NULL OR tenant_id = $4::text)
+ ORDER BY job_type, max_gap_seconds DESC`;
+
 /** Each job type's exact largest per-effect gap in the window (of one tenant, or every tenant). */
 export async function readEffectsMaxGaps(
   db: Queryable,
   input: { from: Date; to: Date; jobTypes: string[]; tenant?: string | null },
 ): Promise<EffectsMaxGap[]> {
   if (input.jobTypes.length === 0) return [];
+  const citus = await isEffectsDistributed(db, loadConfig().ONCEBOARD_SCHEMA);
   const { rows } = await db.query<{ tenant_id: string; key: string; job_type: string; max_gap_seconds: number }>(
-    EFFECTS_MAX_GAPS_SQL,
+    citus ? EFFECTS_MAX_GAPS_CITUS_SQL : EFFECTS_MAX_GAPS_SQL,
     [input.from.toISOString(), input.to.toISOString(), input.jobTypes, input.tenant ?? null],
   );
   return rows.map((r) => ({ seconds: Number(r.max_gap_seconds), jobType: r.job_type, tenant: r.tenant_id, key: r.key }));

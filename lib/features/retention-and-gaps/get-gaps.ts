@@ -63,7 +63,10 @@ SELECT job_type, date_trunc('day', last_duplicate_at, 'UTC') AS day, ${effectBuc
 // with a small result. The tenant ranking, the latest late duplicates and the exact largest gap all
 // come from it. The retention settings ride along (the threshold is
 // theirs): one statement, one snapshot, no round trip before it. The outer row exists even when
-// no effect is late (LEFT JOIN LATERAL … ON true), with NULL effect columns.
+// no effect is late (LEFT JOIN … ON true), with NULL effect columns. The threshold is a scalar
+// subquery on the settings, not a LATERAL reference: Citus refuses a lateral outer join from a
+// coordinator table into distributed effects, and plans this one (each shard's top rows, then the
+// join on the coordinator); one server evaluates it once (an InitPlan) and ranges the same index.
 interface LateEffect {
   tenant_id: string;
   key: string;
@@ -74,10 +77,10 @@ interface LateEffect {
 const LATE_EFFECTS_SQL = `
 WITH s AS (${RETENTION_SETTINGS_SQL})
 SELECT s.retention_days, s.max_retry_window_days, s.found, l.tenant_id, l.key, l.job_type, l.max_gap_seconds, l.last_duplicate_at
-  FROM s LEFT JOIN LATERAL (
+  FROM s LEFT JOIN (
     SELECT tenant_id, key, job_type, max_gap_seconds, last_duplicate_at
       FROM effects
-     WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds > s.max_retry_window_days * 86400::float8
+     WHERE created_at >= $1 AND created_at <= $2 AND max_gap_seconds > (SELECT max_retry_window_days FROM s) * 86400::float8
        AND ($3::text IS NULL OR job_type = $3::text) AND ($4::text IS NULL OR tenant_id = $4::text)
      ORDER BY last_duplicate_at DESC NULLS LAST
      LIMIT 5000) l ON true

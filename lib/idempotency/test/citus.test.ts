@@ -4,6 +4,7 @@ import path from "node:path";
 import pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { releaseClaim } from "../admin";
 import { CITUS_DELEGATED_FUNCTIONS, detectCitus } from "../citus";
 import { sqlFor } from "../db";
 import { CitusSetupError, createEffects, type EffectsOptions, migrate } from "../index";
@@ -93,6 +94,69 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
     expect(ran).toBe(0);
     const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${BROKEN_SCHEMA}.effects`);
     expect(rows[0].n).toBe(0);
+    // The console's release too: its lock would be taken on the coordinator.
+    const release = await releaseClaim(pool, {
+      tenant: tenants[0],
+      key: "send:refused",
+      releasedBy: "op",
+      schema: BROKEN_SCHEMA,
+    }).catch((e) => e);
+    expect(release).toBeInstanceOf(CitusSetupError);
+    await effects.close();
+  });
+
+  it("the console's release of a stuck claim on both workers: marked failed, and the next delivery runs it once", async () => {
+    const effects = citusEffects({ wait: "20s" });
+    for (const tenant of tenants) {
+      const stuck = uniq("capture:stuck");
+      await pool.query(
+        // created_at in milliseconds, as onceboard_claim makes it: a completion names its row by it.
+        `INSERT INTO ${SCHEMA}.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until, created_at)
+         VALUES ($1, $2, 'citus.release', 'in_progress', 'external', 1, 'gone-worker', now() - interval '1 second',
+                 date_trunc('milliseconds', now()))`,
+        [tenant, stuck],
+      );
+      const alive = uniq("capture:alive");
+      await pool.query(
+        `INSERT INTO ${SCHEMA}.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until)
+         VALUES ($1, $2, 'citus.release', 'in_progress', 'external', 1, 'busy-worker', now() + interval '1 hour')`,
+        [tenant, alive],
+      );
+      expect(await releaseClaim(pool, { tenant, key: stuck, releasedBy: "op@test", schema: SCHEMA })).toEqual({
+        released: true,
+        attempt: 1,
+      });
+      const [row] = await pool
+        .query(`SELECT status, lease_until, error FROM ${SCHEMA}.effects WHERE tenant_id = $1 AND key = $2`, [tenant, stuck])
+        .then((r) => r.rows);
+      expect(row).toEqual({
+        status: "failed",
+        lease_until: null,
+        error: "released by op@test after the lease of attempt 1 (gone-worker) expired",
+      });
+      expect(await releaseClaim(pool, { tenant, key: alive, releasedBy: "op@test", schema: SCHEMA })).toMatchObject({
+        released: false,
+        reason: "lease_alive",
+        effect: { status: "in_progress", owner: "busy-worker", attempt: 1 },
+      });
+      expect(await releaseClaim(pool, { tenant, key: uniq("capture:none"), releasedBy: "op@test", schema: SCHEMA })).toEqual({
+        released: false,
+        reason: "not_found",
+        effect: null,
+      });
+      let runs = 0;
+      const redelivered = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          effects.once({ tenant, key: stuck, jobType: "citus.release", redelivered: true }, () => {
+            runs += 1;
+            return "after release";
+          }),
+        ),
+      );
+      expect(runs).toBe(1);
+      expect(redelivered.every((r) => r.outcome === "after release")).toBe(true);
+      expect((await effectRow(tenant, stuck))[0]).toMatchObject({ status: "completed", attempt: 2 });
+    }
     await effects.close();
   });
 
@@ -186,6 +250,30 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
       }
       await effects.close();
     });
+  });
+
+  it("a long step extends its lease on the tenant's worker, then completes, fails or abandons there", async () => {
+    const effects = citusEffects({ coalesce: false });
+    for (const tenant of tenants) {
+      for (const end of ["complete", "fail", "abandon"] as const) {
+        const key = uniq(`export:long-${end}`);
+        const claimed = await effects.claim({ tenant, key, jobType: "citus.extend", lease: "5s" });
+        if (claimed.kind !== "owned") throw new Error(`expected to own ${key}, got ${claimed.kind}`);
+        const { claim } = claimed;
+        const until = await claim.extendLease("10m");
+        const [row] = (
+          await pool.query(`SELECT lease_until FROM ${SCHEMA}.effects WHERE tenant_id = $1 AND key = $2`, [tenant, key])
+        ).rows;
+        expect(row.lease_until.getTime()).toBe(until.getTime());
+        expect(until.getTime() - Date.now()).toBeGreaterThan(9 * 60_000);
+        if (end === "complete") await claim.complete({ rows: 3 });
+        else if (end === "fail") await claim.fail(new Error("export failed"));
+        else await claim.abandon(new Error("gave up"));
+        const [after] = await effectRow(tenant, key);
+        expect(after.status).toBe({ complete: "completed", fail: "failed", abandon: "abandoned" }[end]);
+      }
+    }
+    await effects.close();
   });
 
   it("transactional steps commit with the caller's writes (or roll back with them) on both workers", async () => {
