@@ -78,6 +78,7 @@ const featureLayers = (features) =>
     name: `lib/features/${feature.name}`,
     holds: feature.holds,
     may: [...feature.may.map((name) => `lib/features/${name}`), ...FEATURE_BASE],
+    features: feature.may,
   }));
 
 /**
@@ -474,10 +475,22 @@ function mayImport(layer) {
 
 /** LAYERS as the Markdown table of docs/architecture.md. */
 export function layerTable(layers = LAYERS) {
-  const rows = layers.map(
-    (layer) =>
-      `| ${folder(layer)} | ${layer.holds} | ${mayImport(layer)} | ${layer.public ? layer.public.map(code).join(", ") : "any"} |`,
-  );
+  const row = (layer) =>
+    `| ${folder(layer)} | ${layer.holds} | ${mayImport(layer)} | ${layer.public ? layer.public.map(code).join(", ") : "any"} |`;
+  const rows = [];
+  for (const layer of layers) {
+    // The features share one base: printed once, above them, and each feature names only what it adds.
+    if (layer.features && !rows.some((r) => r.startsWith("| `lib/features/<feature>/`")))
+      rows.push(
+        `| \`lib/features/<feature>/\` | every feature: its contract (zod), its zod-free values (\`*-types.ts\`), its reads, writes and runners, its OpenAPI operations (\`operations.ts\`) | ${FEATURE_BASE.map(code).join(", ")} | any |`,
+      );
+    if (layer.features) {
+      const adds = layer.features.map((name) => code(`lib/features/${name}`));
+      rows.push(
+        `| ${folder(layer)} | ${layer.holds} | the features' base${adds.length ? `, and ${adds.join(", ")}` : " only"} | any |`,
+      );
+    } else rows.push(row(layer));
+  }
   return [
     "| folder | holds | may import (besides itself) | entry points others may import |",
     "| --- | --- | --- | --- |",
