@@ -121,8 +121,8 @@ CREATE TABLE claim_latency_minute (
   minute timestamp with time zone NOT NULL,
   job_type text NOT NULL,
   buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
-  demo boolean NOT NULL DEFAULT false,
-  CONSTRAINT claim_latency_minute_pkey PRIMARY KEY (minute, job_type, demo)
+  marked boolean NOT NULL DEFAULT false,
+  CONSTRAINT claim_latency_minute_pkey PRIMARY KEY (minute, job_type, marked)
 );
 
 CREATE TABLE console_sessions (
@@ -157,7 +157,7 @@ CREATE TABLE delivery_timeline (
   last_at timestamp with time zone NOT NULL,
   chunk_id uuid NOT NULL,
   worker_id text NOT NULL,
-  demo boolean NOT NULL DEFAULT false,
+  marked boolean NOT NULL DEFAULT false,
   later_keys text[],
   tenants text[] NOT NULL,
   keys text[] NOT NULL,
@@ -193,7 +193,7 @@ CREATE TABLE effects (
   duplicate_count integer NOT NULL DEFAULT 0,
   last_duplicate_at timestamp with time zone,
   max_gap_seconds double precision,
-  demo boolean NOT NULL DEFAULT false,
+  marked boolean NOT NULL DEFAULT false,
   CONSTRAINT effects_key_length CHECK (((length(key) >= 1) AND (length(key) <= 255))),
   CONSTRAINT effects_policy_check CHECK ((policy = ANY (ARRAY['external'::text, 'at_most_once'::text, 'transactional'::text, 'once'::text]))),
   CONSTRAINT effects_status_check CHECK ((status = ANY (ARRAY['in_progress'::text, 'completed'::text, 'failed'::text, 'abandoned'::text]))),
@@ -333,8 +333,8 @@ CREATE TABLE tenant_suppressions_hour (
   tenant_id text NOT NULL,
   job_type text NOT NULL,
   count bigint NOT NULL DEFAULT 0,
-  demo boolean NOT NULL DEFAULT false,
-  CONSTRAINT tenant_suppressions_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, demo)
+  marked boolean NOT NULL DEFAULT false,
+  CONSTRAINT tenant_suppressions_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, marked)
 );
 
 CREATE TABLE tenant_violations_hour (
@@ -345,8 +345,8 @@ CREATE TABLE tenant_violations_hour (
   count bigint NOT NULL DEFAULT 0,
   last_key text NOT NULL,
   last_seen timestamp with time zone NOT NULL,
-  demo boolean NOT NULL DEFAULT false,
-  CONSTRAINT tenant_violations_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, constraint_name, demo)
+  marked boolean NOT NULL DEFAULT false,
+  CONSTRAINT tenant_violations_hour_pkey PRIMARY KEY (hour, tenant_id, job_type, constraint_name, marked)
 );
 
 CREATE TABLE uncaught_violation_keys (
@@ -359,7 +359,7 @@ CREATE TABLE uncaught_violation_keys (
   message_id text,
   message text,
   worker_id text,
-  demo boolean NOT NULL DEFAULT false,
+  marked boolean NOT NULL DEFAULT false,
   seq bigint NOT NULL,
   CONSTRAINT uncaught_violation_keys_pkey PRIMARY KEY (id)
 );
@@ -369,11 +369,11 @@ CREATE TABLE uncaught_violations_minute (
   job_type text NOT NULL,
   constraint_name text NOT NULL,
   count bigint NOT NULL DEFAULT 0,
-  demo boolean NOT NULL DEFAULT false,
+  marked boolean NOT NULL DEFAULT false,
   last_tenant_id text,
   last_key text,
   last_message_id text,
-  CONSTRAINT uncaught_violations_minute_pkey PRIMARY KEY (minute, job_type, constraint_name, demo)
+  CONSTRAINT uncaught_violations_minute_pkey PRIMARY KEY (minute, job_type, constraint_name, marked)
 );
 
 CREATE TABLE worker_gaps_day (
@@ -447,10 +447,10 @@ CREATE TABLE worker_stats_minute (
   claim_seconds_sum double precision NOT NULL DEFAULT 0,
   gap_buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
   gap_seconds_sum double precision NOT NULL DEFAULT 0,
-  demo boolean NOT NULL DEFAULT false,
+  marked boolean NOT NULL DEFAULT false,
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
   claims_beyond_retention bigint NOT NULL DEFAULT 0,
-  CONSTRAINT worker_stats_minute_pkey PRIMARY KEY (minute, job_type, demo)
+  CONSTRAINT worker_stats_minute_pkey PRIMARY KEY (minute, job_type, marked)
 );
 
 CREATE INDEX api_tokens_minted_by_idx ON onceboard.api_tokens USING btree (minted_by);
@@ -595,7 +595,7 @@ AS $function$
     r.action, r.target, r.detail, r.ip, r.result)::text, 'UTF8')), 'hex')
 $function$;
 
-CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(p_tenant text, p_key text, p_job_type text, p_policy text, p_owner text, p_message_id text, p_request_hash text, p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean, p_demo boolean)
+CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(p_tenant text, p_key text, p_job_type text, p_policy text, p_owner text, p_message_id text, p_request_hash text, p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean, p_marked boolean)
  RETURNS onceboard_claim_result
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
@@ -670,9 +670,9 @@ BEGIN
       END IF;
       -- created_at is truncated to milliseconds so a JavaScript Date names the row exactly.
       INSERT INTO onceboard.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until,
-                           first_message_id, last_message_id, request_hash, created_at, updated_at, demo)
+                           first_message_id, last_message_id, request_hash, created_at, updated_at, marked)
       VALUES (p_tenant, p_key, p_job_type, 'in_progress', p_policy, 1, p_owner, lease,
-              p_message_id, p_message_id, p_request_hash, ts, ts, p_demo);
+              p_message_id, p_message_id, p_request_hash, ts, ts, p_marked);
       r := ROW('claimed', 'in_progress', 1, p_owner, p_policy, ts, lease, NULL, NULL, NULL, 0, p_message_id, ts);
       RETURN r;
     END IF;
@@ -742,7 +742,7 @@ BEGIN
 END;
 $function$;
 
-CREATE OR REPLACE FUNCTION onceboard.onceboard_claim_batch(p_tenants text[], p_keys text[], p_job_type text, p_policy text, p_owners text[], p_message_ids text[], p_request_hashes text[], p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean[], p_demo boolean)
+CREATE OR REPLACE FUNCTION onceboard.onceboard_claim_batch(p_tenants text[], p_keys text[], p_job_type text, p_policy text, p_owners text[], p_message_ids text[], p_request_hashes text[], p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean[], p_marked boolean)
  RETURNS TABLE(ord integer, claim onceboard_claim_result)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
@@ -830,9 +830,9 @@ BEGIN
 
     IF cardinality(fresh_ords) > 0 THEN
       INSERT INTO onceboard.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until,
-                           first_message_id, last_message_id, request_hash, created_at, updated_at, demo)
+                           first_message_id, last_message_id, request_hash, created_at, updated_at, marked)
       SELECT p_tenants[o], p_keys[o], p_job_type, 'in_progress', p_policy, 1, p_owners[o], lease,
-             p_message_ids[o], p_message_ids[o], p_request_hashes[o], ts, ts, p_demo
+             p_message_ids[o], p_message_ids[o], p_request_hashes[o], ts, ts, p_marked
         FROM unnest(fresh_ords) AS o;
       FOREACH i IN ARRAY fresh_ords LOOP
         answered[i] := true;
@@ -848,7 +848,7 @@ BEGIN
     CONTINUE WHEN answered[i];
     ord := i;
     claim := onceboard.onceboard_claim(p_tenants[i], p_keys[i], p_job_type, p_policy, p_owners[i], p_message_ids[i],
-                             p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_demo);
+                             p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_marked);
     RETURN NEXT;
   END LOOP;
 END;
@@ -862,7 +862,7 @@ AS $function$
   SELECT ARRAY[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]::double precision[]
 $function$;
 
-CREATE OR REPLACE FUNCTION onceboard.onceboard_claim_tenant(p_tenant text, p_keys text[], p_job_type text, p_policy text, p_owners text[], p_message_ids text[], p_request_hashes text[], p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean[], p_demo boolean)
+CREATE OR REPLACE FUNCTION onceboard.onceboard_claim_tenant(p_tenant text, p_keys text[], p_job_type text, p_policy text, p_owners text[], p_message_ids text[], p_request_hashes text[], p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean[], p_marked boolean)
  RETURNS TABLE(ord integer, claim onceboard_claim_result)
  LANGUAGE plpgsql
 AS $function$
@@ -882,7 +882,7 @@ BEGIN
             ORDER BY hashtextextended(p_tenant || chr(1) || p_keys[o], 0), o LOOP
     ord := i;
     claim := onceboard.onceboard_claim(p_tenant, p_keys[i], p_job_type, p_policy, p_owners[i], p_message_ids[i],
-                                       p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_demo);
+                                       p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_marked);
     RETURN NEXT;
   END LOOP;
 END;
@@ -1127,6 +1127,35 @@ BEGIN
      WHERE h.hour = date_trunc('hour', OLD.minute, 'UTC') AND h.job_type = OLD.job_type AND 0 = ALL (h.buckets);
   END IF;
   RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION onceboard.onceboard_release_tenant(p_tenant text, p_key text, p_released_by text, p_force boolean)
+ RETURNS TABLE(released boolean, status text, policy text, lease_until timestamp with time zone, owner text, attempt integer)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  ts timestamptz := clock_timestamp();
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(p_tenant || chr(1) || p_key, 0));
+  RETURN QUERY
+  UPDATE onceboard.effects e
+     SET status = 'failed', lease_until = NULL, updated_at = ts,
+         error = 'released by ' || p_released_by || CASE WHEN e.lease_until <= ts
+           THEN ' after the lease of attempt ' || e.attempt || ' (' || coalesce(e.owner, '?') || ') expired'
+           ELSE ' while the lease of attempt ' || e.attempt || ' (' || coalesce(e.owner, '?') || ') was alive' END
+   WHERE e.tenant_id = p_tenant AND e.key = p_key AND e.created_at <= ts + interval '1 minute'
+     AND e.status = 'in_progress' AND e.policy <> 'at_most_once'
+     AND (p_force OR e.lease_until <= ts)
+  RETURNING true, e.status, e.policy, e.lease_until, e.owner, e.attempt;
+  IF FOUND THEN
+    RETURN;
+  END IF;
+  RETURN QUERY
+  SELECT false, e.status, e.policy, e.lease_until, e.owner, e.attempt
+    FROM onceboard.effects e
+   WHERE e.tenant_id = p_tenant AND e.key = p_key AND e.created_at <= ts + interval '1 minute'
+   LIMIT 1;
 END;
 $function$;
 

@@ -19,7 +19,7 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 /** Demo code that writes effects rows for the demo's own data, never a worker's. */
 export const DEMO_SEEDERS = {
   "lib/demo/history.ts": "seeds a week of demo history (effects rows behind the rollups) in one statement",
-  "lib/demo/reset.ts": "deletes the demo's rows (effects.demo) when the demo is reset",
+  "lib/demo/reset.ts": "deletes the demo's rows (effects.marked) when the demo is reset",
 };
 
 const TOP = ["app", "components", "lib", "bench", "scripts"];

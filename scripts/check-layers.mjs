@@ -93,7 +93,12 @@ export const LAYERS = [
       "the worker library, its own package (`npm run pack:lib`, built by `packages/idempotency/pack.mjs`), its schema's migrations (`migrations/`) and SQL function sources (`sql/`)",
     may: [],
     packages: ["pg", "prom-client"],
-    public: ["lib/idempotency/index.ts", "lib/idempotency/admin.ts", "lib/idempotency/testing/index.ts"],
+    public: [
+      "lib/idempotency/index.ts",
+      "lib/idempotency/admin.ts",
+      "lib/idempotency/states.ts",
+      "lib/idempotency/testing/index.ts",
+    ],
   },
   {
     name: "lib/queues",
@@ -176,7 +181,14 @@ export const LAYERS = [
   },
   // Components run in the browser: besides the pure formatting module, only type files of lib, and
   // the contract's inferred types (`import type`: its zod schemas stay on the server).
-  { name: "components", holds: "React components", may: ["lib/format.ts"], types: true, typesOnly: ["lib/features"] },
+  // The library's words (lib/idempotency/states.ts) have no dependency: safe in the browser.
+  {
+    name: "components",
+    holds: "React components",
+    may: ["lib/format.ts", "lib/idempotency/states.ts"],
+    types: true,
+    typesOnly: ["lib/features"],
+  },
   {
     name: "bench",
     holds: "benchmarks through public APIs",

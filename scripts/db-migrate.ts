@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { provisionDatabase } from "../lib/db/provision";
-import { distributeForCitus } from "../lib/idempotency/citus";
+import { distributeForCitus } from "../lib/idempotency/admin";
 import { log, runMain } from "./cli";
 
 // `npm run db:migrate -- --citus`: after the migrations, distribute the library's schema on the

@@ -53,7 +53,7 @@ runMain(async () => {
 
     const { rows: span } = await client.query<{ from: Date | null; to: Date }>(
       `SELECT date_trunc('second', min(created_at)) AS from, now() - $1 * interval '1 second' AS to
-         FROM effects WHERE demo AND owner IS DISTINCT FROM 'history'`,
+         FROM effects WHERE marked AND owner IS DISTINCT FROM 'history'`,
       [grace],
     );
     const window = { from: span[0]?.from ?? null, to: span[0]!.to };

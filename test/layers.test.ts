@@ -264,7 +264,7 @@ describe("layer rules", () => {
   it("are what docs/architecture.md shows: its table is printed from LAYERS", () => {
     expect(staleLayerTable()).toBeUndefined();
     expect(layerTable()).toContain(
-      "| `components/` | React components | only `lib/**/*-types.ts` files, `lib/format.ts`, `lib/features/` as types only | any |",
+      "| `components/` | React components | only `lib/**/*-types.ts` files, `lib/format.ts`, `lib/idempotency/states.ts`, `lib/features/` as types only | any |",
     );
   });
 

@@ -110,13 +110,13 @@ async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
        SELECT job_type, count(*)::int AS effects, sum(duplicate_count)::int AS duplicates,
               count(*) FILTER (WHERE attempt = 2 AND status <> 'abandoned')::int AS takeovers,
               count(*) FILTER (WHERE status = 'abandoned')::int AS abandoned
-         FROM effects WHERE demo GROUP BY 1
+         FROM effects WHERE marked GROUP BY 1
      ), w AS (
        SELECT job_type, sum(claims)::int AS claims, sum(suppressed)::int AS suppressed, sum(in_flight)::int AS in_flight,
               sum(takeovers)::int AS rollup_takeovers, sum(abandoned)::int AS rollup_abandoned, sum(key_reuse)::int AS key_reuse,
               sum(deliveries)::int AS deliveries, sum(redeliveries)::int AS redeliveries,
               sum((SELECT sum(b) FROM unnest(gap_buckets) AS b))::int AS gap_samples
-         FROM worker_stats_minute WHERE demo GROUP BY 1
+         FROM worker_stats_minute WHERE marked GROUP BY 1
      )
      SELECT * FROM e FULL JOIN w USING (job_type) ORDER BY job_type`,
   );
@@ -153,16 +153,16 @@ async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
 
   // Latency samples: one per claim.
   const latency = await demo.query<{ samples: number; claims: number }>(
-    `SELECT (SELECT sum((SELECT sum(b) FROM unnest(buckets) AS b)) FROM claim_latency_minute WHERE demo)::int AS samples,
-            (SELECT sum(claims) FROM worker_stats_minute WHERE demo)::int AS claims`,
+    `SELECT (SELECT sum((SELECT sum(b) FROM unnest(buckets) AS b)) FROM claim_latency_minute WHERE marked)::int AS samples,
+            (SELECT sum(claims) FROM worker_stats_minute WHERE marked)::int AS claims`,
   );
   expect(latency.rows[0]?.samples).toBe(latency.rows[0]?.claims);
 
   // Per tenant: the hourly suppressions are the effects' duplicates, tenant by tenant and job type by job type.
   const tenants = await demo.query<{ tenant_id: string; job_type: string; rolled: number | null; duplicates: number | null }>(
     `SELECT tenant_id, job_type, r.n AS rolled, e.n AS duplicates
-       FROM (SELECT tenant_id, job_type, sum(count)::int AS n FROM tenant_suppressions_hour WHERE demo GROUP BY 1, 2) r
-       FULL JOIN (SELECT tenant_id, job_type, sum(duplicate_count)::int AS n FROM effects WHERE demo AND duplicate_count > 0 GROUP BY 1, 2) e
+       FROM (SELECT tenant_id, job_type, sum(count)::int AS n FROM tenant_suppressions_hour WHERE marked GROUP BY 1, 2) r
+       FULL JOIN (SELECT tenant_id, job_type, sum(duplicate_count)::int AS n FROM effects WHERE marked AND duplicate_count > 0 GROUP BY 1, 2) e
        USING (tenant_id, job_type) ORDER BY 1, 2`,
   );
   expect(tenants.rows.length).toBeGreaterThan(0);
@@ -180,13 +180,13 @@ async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
     unknown_keys: number;
   }>(
     `SELECT job_type,
-            (SELECT sum(uncaught_violations) FROM worker_stats_minute w WHERE w.demo AND w.job_type = j.job_type)::int AS stats,
-            (SELECT sum(count) FROM uncaught_violations_minute u WHERE u.demo AND u.job_type = j.job_type)::int AS minutes,
-            (SELECT sum(count) FROM tenant_violations_hour t WHERE t.demo AND t.job_type = j.job_type)::int AS tenants,
-            (SELECT count(*) FROM uncaught_violation_keys k WHERE k.demo AND k.job_type = j.job_type)::int AS rows,
-            (SELECT count(*) FROM uncaught_violation_keys k WHERE k.demo AND k.job_type = j.job_type
-                AND NOT EXISTS (SELECT 1 FROM effects e WHERE e.demo AND e.key = k.key AND e.tenant_id = k.tenant_id))::int AS unknown_keys
-       FROM (SELECT DISTINCT job_type FROM uncaught_violations_minute WHERE demo) j ORDER BY 1`,
+            (SELECT sum(uncaught_violations) FROM worker_stats_minute w WHERE w.marked AND w.job_type = j.job_type)::int AS stats,
+            (SELECT sum(count) FROM uncaught_violations_minute u WHERE u.marked AND u.job_type = j.job_type)::int AS minutes,
+            (SELECT sum(count) FROM tenant_violations_hour t WHERE t.marked AND t.job_type = j.job_type)::int AS tenants,
+            (SELECT count(*) FROM uncaught_violation_keys k WHERE k.marked AND k.job_type = j.job_type)::int AS rows,
+            (SELECT count(*) FROM uncaught_violation_keys k WHERE k.marked AND k.job_type = j.job_type
+                AND NOT EXISTS (SELECT 1 FROM effects e WHERE e.marked AND e.key = k.key AND e.tenant_id = k.tenant_id))::int AS unknown_keys
+       FROM (SELECT DISTINCT job_type FROM uncaught_violations_minute WHERE marked) j ORDER BY 1`,
   );
   expect(violations.rows.length).toBeGreaterThan(0);
   for (const v of violations.rows)
@@ -203,7 +203,7 @@ async function expectHistoryAgrees(now: Date, real: OverviewResponse) {
   // suppressions by job type and by tenant add up alike.
   const overview = await readOverview("7d", now);
   const duplicates = await demo.query<{ job_type: string; n: number }>(
-    "SELECT job_type, sum(duplicate_count)::int AS n FROM effects WHERE demo GROUP BY 1",
+    "SELECT job_type, sum(duplicate_count)::int AS n FROM effects WHERE marked GROUP BY 1",
   );
   const suppressionsOf = (o: OverviewResponse, jobType: string) =>
     o.jobTypes.find((j) => j.jobType === jobType)?.suppressions ?? 0;
@@ -255,13 +255,13 @@ async function rollupRows(): Promise<Record<string, unknown[]>> {
 }
 
 /**
- * Real rows the reset must leave alone, written by the library's own rollup writer (demo: false)
+ * Real rows the reset must leave alone, written by the library's own rollup writer (marked: false)
  * into the history's job type, tenant and hours, two hours before `now`: they share every coarser
  * bucket (ten minutes, hour, day) with the demo's counts.
  */
 async function writeRealRollups(now: Date) {
   const at = Math.floor(now.getTime() / 60_000) * 60_000 - 2 * 3_600_000;
-  const real = new Rollups(demo, { demo: false, logger: silentLogger(), now: () => at });
+  const real = new Rollups(demo, { marked: false, logger: silentLogger(), now: () => at });
   real.addClaim("order.paid", 0.004);
   real.addClaim("order.paid", 0.02);
   real.add("order.paid", { claims: 1, suppressed: 1, deliveries: 3, redeliveries: 1 });
@@ -279,7 +279,7 @@ describe("history backfill and demo:reset", () => {
       `INSERT INTO effects (tenant_id, key, job_type, status, policy, created_at) VALUES ('real', 'capture:r-1', 'billing', 'completed', 'once', now())`,
     );
     await demo.query(
-      `INSERT INTO worker_stats_minute (minute, job_type, claims, demo) VALUES (date_trunc('minute', now()) - interval '1 hour', 'billing', 5, false)`,
+      `INSERT INTO worker_stats_minute (minute, job_type, claims, marked) VALUES (date_trunc('minute', now()) - interval '1 hour', 'billing', 5, false)`,
     );
     expect(await isDatabaseEmpty(demo)).toBe(false);
     const now = new Date();
@@ -302,7 +302,7 @@ describe("history backfill and demo:reset", () => {
     expect(result.effects).toBeGreaterThan(300);
 
     const effects = await demo.query<{ n: number; oldest: Date; dups: number }>(
-      "SELECT count(*)::int AS n, min(created_at) AS oldest, count(*) FILTER (WHERE duplicate_count > 0)::int AS dups FROM effects WHERE demo",
+      "SELECT count(*)::int AS n, min(created_at) AS oldest, count(*) FILTER (WHERE duplicate_count > 0)::int AS dups FROM effects WHERE marked",
     );
     expect(effects.rows[0]?.n).toBe(result.effects);
     expect(effects.rows[0]!.oldest.getTime()).toBeLessThan(Date.now() - 2.9 * 86_400_000);
@@ -311,7 +311,7 @@ describe("history backfill and demo:reset", () => {
     const rollups = await demo.query<{ rows: number; suppressed: number; bucketed: number; buckets: number }>(
       `SELECT count(*)::int AS rows, sum(suppressed)::int AS suppressed,
               sum((SELECT sum(b) FROM unnest(gap_buckets) AS b))::int AS bucketed, max(array_length(gap_buckets, 1)) AS buckets
-         FROM worker_stats_minute WHERE demo`,
+         FROM worker_stats_minute WHERE marked`,
     );
     const r = rollups.rows[0]!;
     expect(r.rows).toBe(result.rollupRows);
@@ -323,16 +323,16 @@ describe("history backfill and demo:reset", () => {
     const outageFrom = new Date(end - 3 * 86_400_000 + 2 * 86_400_000 + HISTORY_OUTAGE.fromMs);
     const outageTo = new Date(end - 3 * 86_400_000 + 2 * 86_400_000 + HISTORY_OUTAGE.toMs);
     const inOutage = await demo.query<{ effects: number; duplicates: number; rollups: number; around: number }>(
-      `SELECT (SELECT count(*) FROM effects WHERE demo AND created_at >= $1 AND created_at < $2)::int AS effects,
-              (SELECT count(*) FROM effects WHERE demo AND last_duplicate_at >= $1 AND last_duplicate_at < $2)::int AS duplicates,
-              (SELECT count(*) FROM worker_stats_minute WHERE demo AND minute >= $1 AND minute < $2)::int AS rollups,
-              (SELECT count(*) FROM worker_stats_minute WHERE demo AND minute >= $1::timestamptz - interval '3 hours'
+      `SELECT (SELECT count(*) FROM effects WHERE marked AND created_at >= $1 AND created_at < $2)::int AS effects,
+              (SELECT count(*) FROM effects WHERE marked AND last_duplicate_at >= $1 AND last_duplicate_at < $2)::int AS duplicates,
+              (SELECT count(*) FROM worker_stats_minute WHERE marked AND minute >= $1 AND minute < $2)::int AS rollups,
+              (SELECT count(*) FROM worker_stats_minute WHERE marked AND minute >= $1::timestamptz - interval '3 hours'
                   AND minute < $2::timestamptz + interval '3 hours')::int AS around`,
       [outageFrom, outageTo],
     );
     expect(inOutage.rows[0]).toEqual({ effects: 0, duplicates: 0, rollups: 0, around: expect.any(Number) });
     expect(inOutage.rows[0]?.around).toBeGreaterThan(0);
-    const violations = await demo.query("SELECT 1 FROM uncaught_violations_minute WHERE demo");
+    const violations = await demo.query("SELECT 1 FROM uncaught_violations_minute WHERE marked");
     expect(violations.rowCount).toBeGreaterThan(0);
 
     await expectHistoryAgrees(now, realOverview["7d"]);
@@ -356,8 +356,8 @@ describe("history backfill and demo:reset", () => {
       demo_stats: number;
       demo_schema: boolean;
     }>(
-      `SELECT (SELECT count(*) FROM effects)::int AS effects, (SELECT count(*) FROM effects WHERE demo)::int AS demo_effects,
-              (SELECT count(*) FROM worker_stats_minute)::int AS stats, (SELECT count(*) FROM worker_stats_minute WHERE demo)::int AS demo_stats,
+      `SELECT (SELECT count(*) FROM effects)::int AS effects, (SELECT count(*) FROM effects WHERE marked)::int AS demo_effects,
+              (SELECT count(*) FROM worker_stats_minute)::int AS stats, (SELECT count(*) FROM worker_stats_minute WHERE marked)::int AS demo_stats,
               EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'onceboard_demo') AS demo_schema`,
     );
     // The demo's tables go with their schema; the demo makes it again when it starts.
@@ -371,7 +371,7 @@ describe("history backfill and demo:reset", () => {
     );
     expect(tables.rows.map((t) => t.name)).toEqual(ROLLUP_TABLES);
     expect(await rollupRows()).toEqual(realRows);
-    const demoViolationRows = await db.pool.query("SELECT 1 FROM uncaught_violation_keys WHERE demo");
+    const demoViolationRows = await db.pool.query("SELECT 1 FROM uncaught_violation_keys WHERE marked");
     expect(demoViolationRows.rowCount).toBe(0);
     for (const window of ["1h", "24h", "7d"] as const) expect(await readOverview(window, now)).toEqual(realOverview[window]);
   });

@@ -127,18 +127,18 @@ describe("the demo workload (real worker processes, producer and pg-boss)", () =
     expect(failed.rowCount).toBe(0);
 
     // The rollups the console reads: suppressions for several job types, uncaught violations.
-    const stats = await demoPool.query<{ job_type: string; suppressed: number; demo: boolean }>(
-      `SELECT job_type, sum(suppressed)::int AS suppressed, bool_and(demo) AS demo
+    const stats = await demoPool.query<{ job_type: string; suppressed: number; marked: boolean }>(
+      `SELECT job_type, sum(suppressed)::int AS suppressed, bool_and(marked) AS marked
          FROM worker_stats_minute WHERE minute >= date_trunc('minute', $1::timestamptz) GROUP BY job_type`,
       [startedAt],
     );
     expect(stats.rows.filter((r) => r.suppressed > 0).length).toBeGreaterThanOrEqual(3);
-    expect(stats.rows.every((r) => r.demo)).toBe(true);
+    expect(stats.rows.every((r) => r.marked)).toBe(true);
     const violations = await demoPool.query<{ constraint_name: string }>(
-      "SELECT DISTINCT constraint_name FROM uncaught_violations_minute WHERE demo",
+      "SELECT DISTINCT constraint_name FROM uncaught_violations_minute WHERE marked",
     );
     expect(violations.rows.map((r) => r.constraint_name)).toContain("demo_accounting_entries_entry_key");
-    const nonDemo = await demoPool.query("SELECT 1 FROM effects WHERE NOT demo");
+    const nonDemo = await demoPool.query("SELECT 1 FROM effects WHERE NOT marked");
     expect(nonDemo.rowCount).toBe(0);
   });
 });

@@ -10,7 +10,7 @@ import { PROVIDER_SCHEMA } from "./stripe-storage";
  * and key reuse. The rollups are not drawn on their own: they are counted from the effect rows the
  * same statement writes, claim by claim as the worker library counts them (see HISTORY_SQL), so
  * the Overview's claims, suppressions, gaps, tenants and violations agree with the effects. Every
- * rollup row is marked demo (demo is part of each rollup table's key), so demo:reset removes
+ * rollup row is marked (marked is part of each rollup table's key), so demo:reset removes
  * exactly the history's counts. Days are written oldest first, one statement and
  * transaction each, so progress is visible and an interrupted backfill leaves whole days.
  */
@@ -86,7 +86,7 @@ WITH orders AS (
             FROM shaped) d
 ), effects_in AS (
   INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until, first_message_id, last_message_id,
-                       outcome, error, created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds, demo)
+                       outcome, error, created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds, marked)
   SELECT tenant,
          step || ':hist-' || $8::text || '-' || tenant || '-' || $9::int || '-' || n,
          CASE WHEN combined THEN 'order.paid' WHEN step = 'capture' THEN 'order.capture'
@@ -176,12 +176,12 @@ WITH orders AS (
     FROM events GROUP BY 1, 2
 ), stats AS (
   INSERT INTO worker_stats_minute AS w (minute, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed, key_reuse,
-         uncaught_violations, deliveries, redeliveries, message_id_keys, claim_seconds_sum, gap_buckets, gap_seconds_sum, demo)
+         uncaught_violations, deliveries, redeliveries, message_id_keys, claim_seconds_sum, gap_buckets, gap_seconds_sum, marked)
   SELECT p.minute, p.job_type, coalesce(p.claims, 0), p.suppressed, p.in_flight, p.takeovers, p.abandoned, 0, p.key_reuse,
          p.uncaught, coalesce(p.claims, 0), p.redeliveries, 0, coalesce(l.seconds, 0),
          coalesce(g.buckets, array_fill(0::bigint, ARRAY[16])), coalesce(g.seconds, 0), true
     FROM per_minute p LEFT JOIN gap_rows g USING (minute, job_type) LEFT JOIN latency_rows l USING (minute, job_type)
-  ON CONFLICT (minute, job_type, demo) DO UPDATE SET
+  ON CONFLICT (minute, job_type, marked) DO UPDATE SET
     claims = w.claims + EXCLUDED.claims, suppressed = w.suppressed + EXCLUDED.suppressed,
     in_flight = w.in_flight + EXCLUDED.in_flight, takeovers = w.takeovers + EXCLUDED.takeovers,
     abandoned = w.abandoned + EXCLUDED.abandoned, failed = w.failed + EXCLUDED.failed,
@@ -193,39 +193,39 @@ WITH orders AS (
     updated_at = now()
   RETURNING (xmax = 0) AS created
 ), latency AS (
-  INSERT INTO claim_latency_minute AS l (minute, job_type, buckets, demo)
+  INSERT INTO claim_latency_minute AS l (minute, job_type, buckets, marked)
   SELECT minute, job_type, buckets, true FROM latency_rows
-  ON CONFLICT (minute, job_type, demo) DO UPDATE SET buckets = onceboard_add_counts(l.buckets, EXCLUDED.buckets)
+  ON CONFLICT (minute, job_type, marked) DO UPDATE SET buckets = onceboard_add_counts(l.buckets, EXCLUDED.buckets)
   RETURNING 1
 ), tenant_suppressions AS (
-  INSERT INTO tenant_suppressions_hour AS t (hour, tenant_id, job_type, count, demo)
+  INSERT INTO tenant_suppressions_hour AS t (hour, tenant_id, job_type, count, marked)
   SELECT date_trunc('hour', at, 'UTC'), tenant_id, job_type, sum(n), true FROM events WHERE kind = 'duplicate' GROUP BY 1, 2, 3
-  ON CONFLICT (hour, tenant_id, job_type, demo) DO UPDATE SET count = t.count + EXCLUDED.count
+  ON CONFLICT (hour, tenant_id, job_type, marked) DO UPDATE SET count = t.count + EXCLUDED.count
   RETURNING 1
 ), violations AS (
-  INSERT INTO uncaught_violations_minute AS u (minute, job_type, constraint_name, count, demo, last_tenant_id, last_key, last_message_id)
+  INSERT INTO uncaught_violations_minute AS u (minute, job_type, constraint_name, count, marked, last_tenant_id, last_key, last_message_id)
   SELECT DISTINCT ON (date_trunc('minute', at), job_type)
          date_trunc('minute', at), job_type, 'demo_accounting_entries_entry_key',
          count(*) OVER (PARTITION BY date_trunc('minute', at), job_type), true, tenant_id, key, first_message_id
     FROM events WHERE kind = 'violation'
    ORDER BY date_trunc('minute', at), job_type, at DESC
-  ON CONFLICT (minute, job_type, constraint_name, demo) DO UPDATE SET count = u.count + EXCLUDED.count,
+  ON CONFLICT (minute, job_type, constraint_name, marked) DO UPDATE SET count = u.count + EXCLUDED.count,
     last_tenant_id = EXCLUDED.last_tenant_id, last_key = EXCLUDED.last_key, last_message_id = EXCLUDED.last_message_id
   RETURNING 1
 ), violation_keys AS (
   -- One row per violation, as the workers record them: the Violations page and the banner's groups.
-  INSERT INTO uncaught_violation_keys (occurred_at, tenant_id, job_type, constraint_name, key, message_id, demo)
+  INSERT INTO uncaught_violation_keys (occurred_at, tenant_id, job_type, constraint_name, key, message_id, marked)
   SELECT at, tenant_id, job_type, 'demo_accounting_entries_entry_key', key, first_message_id, true
     FROM events WHERE kind = 'violation'
   RETURNING 1
 ), tenant_violations AS (
-  INSERT INTO tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen, demo)
+  INSERT INTO tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen, marked)
   SELECT DISTINCT ON (date_trunc('hour', at, 'UTC'), tenant_id, job_type)
          date_trunc('hour', at, 'UTC'), tenant_id, job_type, 'demo_accounting_entries_entry_key',
          count(*) OVER (PARTITION BY date_trunc('hour', at, 'UTC'), tenant_id, job_type), key, at, true
     FROM events WHERE kind = 'violation'
    ORDER BY date_trunc('hour', at, 'UTC'), tenant_id, job_type, at DESC
-  ON CONFLICT (hour, tenant_id, job_type, constraint_name, demo) DO UPDATE SET
+  ON CONFLICT (hour, tenant_id, job_type, constraint_name, marked) DO UPDATE SET
     count = t.count + EXCLUDED.count,
     last_key = CASE WHEN EXCLUDED.last_seen >= t.last_seen THEN EXCLUDED.last_key ELSE t.last_key END,
     last_seen = greatest(t.last_seen, EXCLUDED.last_seen)

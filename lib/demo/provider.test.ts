@@ -37,7 +37,7 @@ beforeAll(async () => {
   demo = new pg.Pool({ connectionString: db.sqlUrl, max: 6 });
   await installDemoProviderSchema(demo);
   servers = await startDemoProviderServers({ databaseUrl: db.url, apiKey: newDemoApiKey() });
-  effects = createEffects({ db: demo, logger: pino({ level: "silent" }), flushInterval: 0, register: false, demo: true });
+  effects = createEffects({ db: demo, logger: pino({ level: "silent" }), flushInterval: 0, register: false, marked: true });
 });
 afterAll(async () => {
   await effects?.close();

@@ -15,7 +15,7 @@ export class DemoRunningError extends Error {
 }
 
 /**
- * Removes exactly the demo's data: effects and rollup rows marked demo, the demo's own schema
+ * Removes exactly the demo's data: the marked effects and rollup rows (its workers run marked), the demo's own schema
  * (its tables) and the demo's pg-boss schema. Nothing else is touched. Refuses while demo workers are connected,
  * since they would write again at once. `db` must be a single connection (it runs a transaction).
  * demo is part of every rollup table's key (a demo count never shares a row with a real one), and
@@ -34,13 +34,13 @@ export async function resetDemo(db: Queryable): Promise<ResetResult> {
   }
   await db.query("BEGIN");
   try {
-    const effects = await db.query("DELETE FROM effects WHERE demo");
-    const rollups = await db.query("DELETE FROM worker_stats_minute WHERE demo");
-    const violations = await db.query("DELETE FROM uncaught_violations_minute WHERE demo");
-    await db.query("DELETE FROM claim_latency_minute WHERE demo");
-    await db.query("DELETE FROM tenant_suppressions_hour WHERE demo");
-    await db.query("DELETE FROM tenant_violations_hour WHERE demo");
-    await db.query("DELETE FROM uncaught_violation_keys WHERE demo");
+    const effects = await db.query("DELETE FROM effects WHERE marked");
+    const rollups = await db.query("DELETE FROM worker_stats_minute WHERE marked");
+    const violations = await db.query("DELETE FROM uncaught_violations_minute WHERE marked");
+    await db.query("DELETE FROM claim_latency_minute WHERE marked");
+    await db.query("DELETE FROM tenant_suppressions_hour WHERE marked");
+    await db.query("DELETE FROM tenant_violations_hour WHERE marked");
+    await db.query("DELETE FROM uncaught_violation_keys WHERE marked");
     const orders = await db.query<{ n: number }>(
       `SELECT CASE WHEN to_regclass('${DEMO_SCHEMA}.demo_orders') IS NULL THEN 0
                    ELSE (xpath('/row/n/text()', query_to_xml('SELECT count(*) AS n FROM ${DEMO_SCHEMA}.demo_orders', false, true, '')))[1]::text::int

@@ -13,7 +13,7 @@ interface DemoWorker {
 
 /**
  * One demo worker process: a pg-boss consumer for every demo queue, each handler wrapped by the
- * worker library (effects and rollups marked demo), and /metrics on its own port.
+ * worker library (effects and rollups marked), and /metrics on its own port.
  */
 export async function startDemoWorker(options: {
   url: string;
@@ -39,7 +39,8 @@ export async function startDemoWorker(options: {
     wait: settings.waitMs,
     retention: "7d",
     maxRetryWindow: "3d",
-    demo: true,
+    // Every row the demo writes is marked, so demo:reset deletes exactly the demo's rows.
+    marked: true,
     flushInterval: settings.rollupFlushMs,
     logger,
     workerId: `${name}:${process.pid}`,

@@ -1,8 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { Acquired, Claim } from "./claim";
-import { acquire, claimInternals, settleClaim } from "./claim";
-import { type ClaimRow, runClaimBatch } from "./claim-sql";
-import { runCompleteBatch } from "./complete-sql";
+import { type Acquired, acquire, type Claim, claimParamsOf, type OwnedClaim, settleClaim } from "./claim";
+import { batchOf, type ClaimRow } from "./claim-sql";
 import type { EffectsCore } from "./core";
 import { sqlFor } from "./db";
 import { mapDbError } from "./db-errors";
@@ -61,32 +59,12 @@ export async function claimMany(core: EffectsCore, inputs: readonly BatchClaimIn
 
   const sql = sqlFor(core.opts.db, false, core.opts.schema);
   for (const members of groups.values()) {
-    const first = members[0];
-    if (!first) continue;
+    if (members.length === 0) continue;
     const started = performance.now();
     let rows: ClaimRow[] | null = null;
     try {
-      rows = await withRetry(() =>
-        runClaimBatch(
-          sql,
-          {
-            jobType: first.spec.jobType,
-            policy: first.spec.policy,
-            leaseMs: first.spec.leaseMs,
-            lockTimeoutMs: Math.max(1, Math.min(...members.map((m) => m.spec.waitMs))),
-            demo: core.opts.demo,
-            claims: members.map(({ spec }) => ({
-              tenant: spec.tenant,
-              key: spec.key,
-              owner: `${core.opts.workerId}:${randomUUID()}`,
-              messageId: spec.messageId,
-              requestHash: spec.requestHash,
-              requireExisting: spec.publishedAt !== null && Date.now() - spec.publishedAt.getTime() > core.opts.retentionMs,
-            })),
-          },
-          core.store.citus,
-        ),
-      );
+      const claims = members.map(({ spec }) => claimParamsOf(core, spec, `${core.opts.workerId}:${randomUUID()}`, spec.waitMs));
+      rows = await withRetry(() => core.store.claimBatch(sql, batchOf(claims)));
     } catch (error) {
       // Lock timeout (55P03) on one key aborts the whole batch's transaction: claim them singly,
       // each with its own bounded wait. Anything else is every key's error.
@@ -138,56 +116,62 @@ export async function completeMany(
   core: EffectsCore,
   items: readonly { claim: Claim; outcome: unknown }[],
 ): Promise<BatchCompleteAnswer[]> {
-  return (await storeMany(core, items)).map((a) => (a.ok ? { ok: true } : a));
+  const encoded = items.map(({ claim, outcome }) => ({
+    claim: claim as OwnedClaim,
+    encoded: encodeOutcome(outcome, core.opts.maxOutcomeBytes),
+  }));
+  return (await storeMany(core, encoded)).map((a) =>
+    a.ok ? (a.markerError ? { ok: false, error: a.markerError } : { ok: true }) : a,
+  );
 }
 
-/** One claim's answer from storeMany: completeMany's, with the JSON text stored when it was stored. */
-export type BatchStoreAnswer = { ok: true; json: string } | { ok: false; error: unknown };
+/**
+ * One claim's answer from storeMany: stored (with the typed error of an outcome stored as its
+ * marker), or not stored, with why.
+ */
+export type BatchStoreAnswer = { ok: true; markerError: EffectsError | null } | { ok: false; error: unknown };
 
-/** completeMany, answering each stored claim with the JSON it stored (the outcome every duplicate gets). */
+/** Stores many claims' encoded outcomes in one statement: OwnedClaim.storeEncoded for a batch. */
 export async function storeMany(
   core: EffectsCore,
-  items: readonly { claim: Claim; outcome: unknown }[],
+  items: readonly { claim: OwnedClaim; encoded: EncodedOutcome }[],
 ): Promise<BatchStoreAnswer[]> {
   const answers: BatchStoreAnswer[] = new Array(items.length);
-  const rows: { index: number; claim: Claim; encoded: EncodedOutcome }[] = [];
-  for (const [index, { claim, outcome }] of items.entries()) {
+  const open: { index: number; claim: OwnedClaim; encoded: EncodedOutcome }[] = [];
+  for (const [index, { claim, encoded }] of items.entries()) {
     try {
-      claimInternals.assertOpen(claim);
-      rows.push({ index, claim, encoded: encodeOutcome(outcome, core.opts.maxOutcomeBytes) });
+      claim.assertOpen();
+      open.push({ index, claim, encoded });
     } catch (error) {
       answers[index] = { ok: false, error };
     }
   }
-  if (rows.length === 0) return answers;
+  if (open.length === 0) return answers;
   const sql = sqlFor(core.opts.db, false, core.opts.schema);
   let stored: boolean[];
   try {
     stored = await withRetry(() =>
-      runCompleteBatch(
+      core.store.completeBatch(
         sql,
-        rows.map(({ claim, encoded }) => ({
+        open.map(({ claim, encoded }) => ({
           ref: claim.ref,
           outcomeJson: encoded.ok ? encoded.json : "null",
           error: encoded.ok ? null : encoded.marker,
         })),
-        core.store.citus,
       ),
     );
   } catch (error) {
     const mapped = error instanceof EffectsError ? error : mapDbError(error);
-    for (const { index } of rows) answers[index] = { ok: false, error: mapped };
+    for (const { index } of open) answers[index] = { ok: false, error: mapped };
     return answers;
   }
-  for (const [k, { index, claim, encoded }] of rows.entries()) {
+  for (const [k, { index, claim, encoded }] of open.entries()) {
     if (!stored[k]) {
-      answers[index] = { ok: false, error: claimInternals.leaseLost(claim) };
+      answers[index] = { ok: false, error: claim.leaseLost() };
       continue;
     }
-    claimInternals.markCompleted(claim);
-    answers[index] = encoded.ok
-      ? { ok: true, json: encoded.json }
-      : { ok: false, error: claimInternals.markerError(claim, encoded, false) };
+    claim.markCompleted();
+    answers[index] = { ok: true, markerError: encoded.ok ? null : claim.markerError(encoded) };
   }
   return answers;
 }

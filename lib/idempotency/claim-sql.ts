@@ -1,5 +1,6 @@
 import { byTenant } from "./citus";
 import type { Sql, Statement } from "./db";
+import type { EffectStatus } from "./states";
 
 /** How the effects table names a step's policy (effects.policy). */
 export type DbPolicy = "once" | "external" | "at_most_once" | "transactional";
@@ -16,7 +17,7 @@ export type ClaimResultKind =
 
 export interface ClaimRow {
   result: ClaimResultKind;
-  status: string | null;
+  status: EffectStatus | null;
   attempt: number;
   owner: string | null;
   policy: DbPolicy | null;
@@ -41,7 +42,8 @@ export interface ClaimParams {
   leaseMs: number;
   lockTimeoutMs: number;
   requireExisting: boolean;
-  demo: boolean;
+  /** Written on a new effect row (options.marked). */
+  marked: boolean;
   /** A redelivery: look for the completed effect read-only first (CLAIM_REDELIVERY). */
   likelyDuplicate?: boolean;
 }
@@ -93,7 +95,7 @@ SELECT c.result, c.status, c.attempt, c.owner, c.policy, c.created_at, c.lease_u
 
 interface RawClaimRow {
   result: ClaimResultKind;
-  status: string | null;
+  status: EffectStatus | null;
   attempt: number | null;
   owner: string | null;
   policy: DbPolicy | null;
@@ -130,7 +132,7 @@ export async function runClaim(sql: Sql, p: ClaimParams, citus = false): Promise
     Math.max(1, Math.round(p.leaseMs)),
     Math.max(1, Math.round(p.lockTimeoutMs)),
     p.requireExisting,
-    p.demo,
+    p.marked,
   ]);
   const raw = rows[0];
   if (!raw) throw new Error("onceboard_claim returned no row");
@@ -171,7 +173,7 @@ export interface BatchClaimParams {
   policy: DbPolicy;
   leaseMs: number;
   lockTimeoutMs: number;
-  demo: boolean;
+  marked: boolean;
   claims: {
     tenant: string;
     key: string;
@@ -180,6 +182,31 @@ export interface BatchClaimParams {
     requestHash: string | null;
     requireExisting: boolean;
   }[];
+}
+
+/**
+ * One batch statement for claims that share job type, policy, lease and marking (the first's).
+ * Its lock timeout is the shortest wait of the batch: a key that would wait longer than it was
+ * willing to gets the whole batch claimed again one by one, each with its own wait.
+ */
+export function batchOf(claims: readonly ClaimParams[]): BatchClaimParams {
+  const first = claims[0];
+  if (!first) throw new Error("a claim batch needs at least one claim");
+  return {
+    jobType: first.jobType,
+    policy: first.policy,
+    leaseMs: first.leaseMs,
+    lockTimeoutMs: Math.max(1, Math.min(...claims.map((c) => c.lockTimeoutMs))),
+    marked: first.marked,
+    claims: claims.map((c) => ({
+      tenant: c.tenant,
+      key: c.key,
+      owner: c.owner,
+      messageId: c.messageId,
+      requestHash: c.requestHash,
+      requireExisting: c.requireExisting,
+    })),
+  };
 }
 
 // One tenant's share of a batch, for Citus (sql/onceboard_claim_tenant.sql): delegated whole to the
@@ -220,7 +247,7 @@ export async function runClaimBatch(sql: Sql, p: BatchClaimParams, citus = false
     Math.max(1, Math.round(p.leaseMs)),
     Math.max(1, Math.round(p.lockTimeoutMs)),
     p.claims.map((c) => c.requireExisting),
-    p.demo,
+    p.marked,
   ]);
   const out: ClaimRow[] = new Array(p.claims.length);
   for (const raw of rows) out[raw.ord - 1] = toClaimRow(raw);
@@ -242,7 +269,7 @@ async function runClaimTenant(sql: Sql, p: BatchClaimParams, tenant: string, ind
     Math.max(1, Math.round(p.leaseMs)),
     Math.max(1, Math.round(p.lockTimeoutMs)),
     claims.map((c) => c.requireExisting),
-    p.demo,
+    p.marked,
   ]);
   if (rows.length !== claims.length)
     throw new Error(`onceboard_claim_tenant returned ${rows.length} rows for ${claims.length} claims`);

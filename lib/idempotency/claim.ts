@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { type ClaimResultKind, type ClaimRow, runClaim } from "./claim-sql";
-import { type ClaimRef, runAbandon, runComplete, runExtendLease, runFail } from "./complete-sql";
+import type { ClaimParams, ClaimResultKind, ClaimRow } from "./claim-sql";
+import type { ClaimRef } from "./complete-sql";
 import type { EffectsCore } from "./core";
 import { bookkeep, type Sql } from "./db";
 import { mapDbError } from "./db-errors";
@@ -9,6 +9,7 @@ import {
   ClaimSettledError,
   EffectInFlightError,
   EffectKeyReuseError,
+  type EffectsError,
   LeaseLostError,
   OutcomeNotStorableError,
   OutcomeTooLargeError,
@@ -20,6 +21,7 @@ import { leaseMsOf } from "./options";
 import { type EncodedOutcome, encodeOutcome } from "./outcome";
 import { withRetry } from "./retryable";
 import type { StepSpec } from "./spec";
+import type { Completion, Release } from "./store";
 import { timelineAnswerOf } from "./timeline";
 import { claimWithWait } from "./wait";
 
@@ -48,29 +50,8 @@ export async function runStatement<T>(sql: Sql, fn: () => Promise<T>): Promise<T
   }
 }
 
-/**
- * What the library's own modules (step.ts, claim-batch.ts) do with a claim beyond its public face:
- * store an already encoded outcome, turn a marker into its typed error, and the batched
- * completion's checks. Set by Claim's static block; not exported from any entry point.
- */
-export interface ClaimInternals {
-  completeJson(claim: Claim, outcomeJson: string, error?: string | null): Promise<void>;
-  markerError(claim: Claim, encoded: Extract<EncodedOutcome, { ok: false }>, duplicate: boolean): Error;
-  /** Throws ClaimSettledError when the claim was already completed or failed. */
-  assertOpen(claim: Claim): void;
-  /** A batched completion stored the claim's outcome: it is never written again. */
-  markCompleted(claim: Claim): void;
-  /** Counts and returns the LeaseLostError of a completion that found the claim taken over. */
-  leaseLost(claim: Claim): LeaseLostError;
-  /** The statements' handle the claim was made on (its owned run, when it has one). */
-  sqlOf(claim: Claim): Sql;
-}
-
-// Assigned once, when the class below is defined.
-export let claimInternals: ClaimInternals;
-
 /** This delivery owns the effect: run the step, then complete() or fail(). */
-export class Claim {
+export interface Claim {
   readonly tenant: string;
   readonly key: string;
   readonly jobType: string;
@@ -80,6 +61,63 @@ export class Claim {
   readonly how: Extract<ClaimResultKind, "claimed" | "takeover" | "retry">;
   readonly createdAt: Date;
   readonly owner: string;
+  /** The lease's end; extendLease() moves it. */
+  readonly leaseUntil: Date;
+  /** Send this to a third party as its idempotency key: the same on every attempt. */
+  readonly providerKey: string;
+  /** Pushes the lease end to now + `by` (default: the configured lease). Throws LeaseLostError if taken over. */
+  extendLease(by?: Duration): Promise<Date>;
+  /**
+   * Low-level (effects.claim): stores `outcome` as JSON and ends the claim. An outcome that cannot
+   * be kept (over maxOutcomeBytes, or not JSON: see outcome.ts) is recorded as completed with its
+   * marker, so the effect is never run again, and OutcomeTooLargeError / OutcomeNotStorableError is
+   * thrown. LeaseLostError when another delivery took the claim over; ClaimSettledError when this
+   * claim was already completed or failed (the stored outcome is never replaced).
+   */
+  complete(outcome: unknown): Promise<void>;
+  /** Releases the claim as failed so the next delivery retries it at once. */
+  fail(error: unknown): Promise<void>;
+  /**
+   * Ends the claim as abandoned: never run again, no outcome (what an at-most-once step gets when
+   * it cannot tell whether its effect happened). Not coalesced: it is the rare path.
+   */
+  abandon(error: unknown): Promise<void>;
+}
+
+/**
+ * Where the lifecycle's statements go: inside a transaction (the caller's, or one the library
+ * opened) as they are, since the transaction owns them; outside, through the coalescer when it is
+ * on, else alone, retried on a transient error. Raw database errors, for the caller to map.
+ */
+export function sendClaim(core: EffectsCore, sql: Sql, params: ClaimParams): Promise<ClaimRow> {
+  if (sql.inTransaction) return core.store.claim(sql, params);
+  return core.coalescer ? core.coalescer.claim(params) : withRetry(() => core.store.claim(sql, params));
+}
+
+/** A completion, sent as sendClaim sends a claim; false when the claim is no longer ours. */
+function sendCompletion(core: EffectsCore, sql: Sql, completion: Completion): Promise<boolean> {
+  if (sql.inTransaction) return core.store.complete(sql, completion);
+  return core.coalescer ? core.coalescer.complete(completion) : withRetry(() => core.store.complete(sql, completion));
+}
+
+/** A failure, sent as sendClaim sends a claim; false when the claim is no longer ours. */
+function sendFailure(core: EffectsCore, sql: Sql, release: Release): Promise<boolean> {
+  if (sql.inTransaction) return core.store.fail(sql, release);
+  return core.coalescer ? core.coalescer.fail(release) : withRetry(() => core.store.fail(sql, release));
+}
+
+/**
+ * The library's claim. Its members beyond Claim (ref, sql, storeEncoded, markCompleted, leaseLost)
+ * are the lifecycle's (step.ts, claim-batch.ts): the entry points export only the Claim interface.
+ */
+export class OwnedClaim implements Claim {
+  readonly tenant: string;
+  readonly key: string;
+  readonly jobType: string;
+  readonly attempt: number;
+  readonly how: Claim["how"];
+  readonly createdAt: Date;
+  readonly owner: string;
   leaseUntil: Date;
   private providerKeyCache: string | undefined;
   /** Set once complete(), fail() or abandon() succeeded: a settled claim is never written again. */
@@ -87,8 +125,9 @@ export class Claim {
 
   constructor(
     private readonly core: EffectsCore,
-    private readonly sql: Sql,
-    readonly spec: ClaimSpec,
+    /** The statements' handle the claim was made on (its owned run, when it has one). */
+    readonly sql: Sql,
+    private readonly spec: ClaimSpec,
     row: ClaimRow,
   ) {
     this.tenant = spec.tenant;
@@ -101,7 +140,6 @@ export class Claim {
     this.leaseUntil = row.leaseUntil ?? new Date();
   }
 
-  /** Send this to a third party as its idempotency key: the same on every attempt. Hashed on first use. */
   get providerKey(): string {
     this.providerKeyCache ??= providerKeyFor(this.tenant, this.key);
     return this.providerKeyCache;
@@ -111,110 +149,75 @@ export class Claim {
     return { tenant: this.tenant, key: this.key, createdAt: this.createdAt, owner: this.owner, attempt: this.attempt };
   }
 
-  /** Pushes the lease end to now + `by` (default: the configured lease). Throws LeaseLostError if taken over. */
   async extendLease(by?: Duration): Promise<Date> {
     const ms = by === undefined ? this.spec.leaseMs : leaseMsOf(by);
-    const until = await runStatement(this.sql, () => runExtendLease(this.sql, this.ref, ms));
-    if (!until) {
-      this.core.metrics.leaseLost.inc({ job_type: this.jobType });
-      throw new LeaseLostError(this.key, this.attempt);
-    }
+    const until = await runStatement(this.sql, () => this.core.store.extendLease(this.sql, this.ref, ms));
+    if (!until) throw this.leaseLost();
     this.leaseUntil = until;
     return until;
   }
 
-  /**
-   * Low-level (effects.claim): stores `outcome` as JSON and ends the claim. An outcome that cannot
-   * be kept (over maxOutcomeBytes, or not JSON: see outcome.ts) is recorded as completed with its
-   * marker, so the effect is never run again, and OutcomeTooLargeError / OutcomeNotStorableError is
-   * thrown. LeaseLostError when another delivery took the claim over; ClaimSettledError when this
-   * claim was already completed or failed (the stored outcome is never replaced).
-   */
   async complete(outcome: unknown): Promise<void> {
-    await this.#store(encodeOutcome(outcome, this.core.opts.maxOutcomeBytes));
+    const markerError = await this.storeEncoded(encodeOutcome(outcome, this.core.opts.maxOutcomeBytes));
+    if (markerError) throw markerError;
   }
 
-  /** Stores an encoded outcome; for a marker, stores it and throws the matching typed error. */
-  async #store(encoded: EncodedOutcome): Promise<void> {
-    if (encoded.ok) {
-      await this.#completeJson(encoded.json);
-      return;
-    }
-    await this.#completeJson("null", encoded.marker);
-    throw this.#markerError(encoded, false);
+  /**
+   * Stores an encoded outcome. For a marker (an outcome that cannot be kept), stores the marker and
+   * returns its typed error, for the caller to throw when it chooses (after a commit, say).
+   * Throws LeaseLostError when another delivery took the claim over.
+   */
+  async storeEncoded(encoded: EncodedOutcome): Promise<EffectsError | null> {
+    this.assertOpen();
+    const completion = {
+      ref: this.ref,
+      outcomeJson: encoded.ok ? encoded.json : "null",
+      error: encoded.ok ? null : encoded.marker,
+    };
+    const ok = this.sql.inTransaction
+      ? await runStatement(this.sql, () => sendCompletion(this.core, this.sql, completion))
+      : await sendCompletion(this.core, this.sql, completion).catch((e: unknown) => Promise.reject(mapDbError(e)));
+    if (!ok) throw this.leaseLost();
+    this.settled = "completed";
+    return encoded.ok ? null : this.markerError(encoded);
   }
 
-  #markerError(encoded: Extract<EncodedOutcome, { ok: false }>, duplicate: boolean): Error {
+  /** The typed error of an outcome stored as a marker. */
+  markerError(encoded: Extract<EncodedOutcome, { ok: false }>): EffectsError {
     if (encoded.marker.startsWith("outcome_too_large")) {
       return new OutcomeTooLargeError(this.key, Number.parseInt(encoded.reason, 10), this.core.opts.maxOutcomeBytes);
     }
-    return new OutcomeNotStorableError(this.key, encoded.reason, duplicate);
-  }
-
-  /** Stores the outcome (JSON text). Throws LeaseLostError when another delivery took the claim over. */
-  async #completeJson(outcomeJson: string, error: string | null = null): Promise<void> {
-    if (this.settled) throw new ClaimSettledError(this.key, this.settled);
-    const coalescer = this.#coalescer();
-    const ok = coalescer
-      ? await coalescer.complete(this.ref, outcomeJson, error).catch((e: unknown) => Promise.reject(mapDbError(e)))
-      : await runStatement(this.sql, () => runComplete(this.sql, this.ref, outcomeJson, error, this.core.store.citus));
-    if (!ok) {
-      this.core.metrics.leaseLost.inc({ job_type: this.jobType });
-      throw new LeaseLostError(this.key, this.attempt);
-    }
-    this.settled = "completed";
-  }
-
-  /** The instance's coalescer, for a claim outside any transaction (a transaction's statements are its own). */
-  #coalescer() {
-    return this.sql.inTransaction ? null : this.core.coalescer;
+    return new OutcomeNotStorableError(this.key, encoded.reason, false);
   }
 
   /** Throws ClaimSettledError when this claim was already completed or failed. */
-  #assertOpen(): void {
+  assertOpen(): void {
     if (this.settled) throw new ClaimSettledError(this.key, this.settled);
   }
 
   /** A batched completion (effects.completeMany) stored this claim's outcome: it is never written again. */
-  #markCompleted(): void {
+  markCompleted(): void {
     this.settled = "completed";
   }
 
-  /** Counts and returns the LeaseLostError of a completion that found the claim taken over. */
-  #leaseLost(): LeaseLostError {
+  /** Counts and returns the LeaseLostError of a statement that found the claim taken over. */
+  leaseLost(): LeaseLostError {
     this.core.metrics.leaseLost.inc({ job_type: this.jobType });
     return new LeaseLostError(this.key, this.attempt);
   }
 
-  static {
-    claimInternals = {
-      completeJson: (claim, outcomeJson, error) => claim.#completeJson(outcomeJson, error),
-      markerError: (claim, encoded, duplicate) => claim.#markerError(encoded, duplicate),
-      assertOpen: (claim) => claim.#assertOpen(),
-      markCompleted: (claim) => claim.#markCompleted(),
-      leaseLost: (claim) => claim.#leaseLost(),
-      sqlOf: (claim) => claim.sql,
-    };
-  }
-
-  /** Releases the claim as failed so the next delivery retries it at once. */
   async fail(error: unknown): Promise<void> {
-    if (this.settled) throw new ClaimSettledError(this.key, this.settled);
-    const message = errorText(error);
-    const coalescer = this.#coalescer();
-    if (coalescer) await coalescer.fail(this.ref, message).catch((e: unknown) => Promise.reject(mapDbError(e)));
-    else await runStatement(this.sql, () => runFail(this.sql, this.ref, message, this.core.store.citus));
+    this.assertOpen();
+    const release = { ref: this.ref, message: errorText(error) };
+    if (this.sql.inTransaction) await runStatement(this.sql, () => sendFailure(this.core, this.sql, release));
+    else await sendFailure(this.core, this.sql, release).catch((e: unknown) => Promise.reject(mapDbError(e)));
     this.settled = "failed";
   }
 
-  /**
-   * Ends the claim as abandoned: never run again, no outcome (what an at-most-once step gets when
-   * it cannot tell whether its effect happened). Not coalesced: it is the rare path.
-   */
   async abandon(error: unknown): Promise<void> {
-    if (this.settled) throw new ClaimSettledError(this.key, this.settled);
+    this.assertOpen();
     const message = `abandoned: attempt ${this.attempt} threw (${errorText(error)}); at most once, so not run again`;
-    await runStatement(this.sql, () => runAbandon(this.sql, this.ref, message, this.core.store.citus));
+    await runStatement(this.sql, () => this.core.store.abandon(this.sql, { ref: this.ref, message }));
     this.settled = "abandoned";
     this.core.metrics.abandoned.inc({ job_type: this.jobType });
     this.core.rollups?.add(this.jobType, { abandoned: 1 });
@@ -225,8 +228,34 @@ function errorText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
+/**
+ * One claim as the store takes it, alone or in a batch (claim-sql.ts: batchOf). A delivery published
+ * longer ago than the retention may only find its effect, never make it (requireExisting).
+ */
+export function claimParamsOf(core: EffectsCore, spec: ClaimSpec, owner: string, lockTimeoutMs: number): ClaimParams {
+  return {
+    tenant: spec.tenant,
+    key: spec.key,
+    jobType: spec.jobType,
+    policy: spec.policy,
+    owner,
+    messageId: spec.messageId,
+    requestHash: spec.requestHash,
+    leaseMs: spec.leaseMs,
+    lockTimeoutMs,
+    requireExisting: beyondRetention(core, spec),
+    marked: core.opts.marked,
+    likelyDuplicate: spec.redelivered,
+  };
+}
+
+/** A delivery published longer ago than the retention: its record may have been pruned. */
+function beyondRetention(core: EffectsCore, spec: ClaimSpec): boolean {
+  return spec.publishedAt !== null && Date.now() - spec.publishedAt.getTime() > core.opts.retentionMs;
+}
+
 export type Acquired =
-  | { kind: "owned"; row: ClaimRow; claim: Claim }
+  | { kind: "owned"; row: ClaimRow; claim: OwnedClaim }
   /** ownCommit: a rerun of an owned transaction found its own earlier run's committed effect. */
   | { kind: "duplicate"; row: ClaimRow; ownCommit?: true }
   | { kind: "abandoned"; row: ClaimRow };
@@ -238,29 +267,9 @@ export type Acquired =
 export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Promise<Acquired> {
   const { opts } = core;
   const owner = sql.ownedRun?.owner ?? `${opts.workerId}:${randomUUID()}`;
-  const hash = spec.requestHash;
-  const requireExisting = spec.publishedAt !== null && Date.now() - spec.publishedAt.getTime() > opts.retentionMs;
   const started = performance.now();
 
-  const claimOnce = (lockTimeoutMs: number) => {
-    const params = {
-      tenant: spec.tenant,
-      key: spec.key,
-      jobType: spec.jobType,
-      policy: spec.policy,
-      owner,
-      messageId: spec.messageId,
-      requestHash: hash,
-      leaseMs: spec.leaseMs,
-      lockTimeoutMs,
-      requireExisting,
-      demo: opts.demo,
-      likelyDuplicate: spec.redelivered,
-    };
-    const citus = core.store.citus;
-    if (sql.inTransaction) return runClaim(sql, params, citus);
-    return core.coalescer ? core.coalescer.claim(params) : withRetry(() => runClaim(sql, params, citus));
-  };
+  const claimOnce = (lockTimeoutMs: number) => sendClaim(core, sql, claimParamsOf(core, spec, owner, lockTimeoutMs));
   // The timeline tells a duplicate that waited for an in-flight copy from one that did not.
   let waited = false;
   const claimNoting = async (lockTimeoutMs: number) => {
@@ -304,7 +313,7 @@ export function settleClaim(
     case "claimed":
     case "retry":
     case "takeover":
-      return { kind: "owned", row, claim: new Claim(core, sql, spec, row) };
+      return { kind: "owned", row, claim: new OwnedClaim(core, sql, spec, row) };
     case "duplicate":
       return ownCommit ? { kind: "duplicate", row, ownCommit } : { kind: "duplicate", row };
     case "abandoned":
@@ -328,7 +337,7 @@ export function settleClaim(
  * already) and the duplicate counts.
  */
 function bookClaim(core: EffectsCore, spec: ClaimSpec, row: ClaimRow, seconds: number, waited: boolean, recorded: boolean): void {
-  const { metrics, rollups, opts } = core;
+  const { metrics, rollups } = core;
   const labels = { job_type: spec.jobType };
   if (!recorded) {
     core.timeline?.record({
@@ -347,8 +356,7 @@ function bookClaim(core: EffectsCore, spec: ClaimSpec, row: ClaimRow, seconds: n
   rollups?.addClaim(spec.jobType, seconds);
   // A delivery published longer ago than the retention. Counted whatever the result:
   // where its record was already pruned, a duplicate among these cannot have been recognised.
-  const beyondRetention = spec.publishedAt !== null && Date.now() - spec.publishedAt.getTime() > opts.retentionMs;
-  if (beyondRetention) {
+  if (beyondRetention(core, spec)) {
     metrics.claimsBeyondRetention.inc(labels);
     rollups?.add(spec.jobType, { claimsBeyondRetention: 1 });
   }

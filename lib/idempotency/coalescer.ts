@@ -1,8 +1,7 @@
-import type { StoreMode } from "./citus";
-import { type ClaimParams, type ClaimRow, runClaim, runClaimBatch } from "./claim-sql";
-import { type ClaimRef, runComplete, runCompleteBatch, runFail, runFailBatch } from "./complete-sql";
+import { batchOf, type ClaimParams, type ClaimRow } from "./claim-sql";
 import type { Sql } from "./db";
 import { withRetry } from "./retryable";
+import type { Completion, Release, Store } from "./store";
 
 /**
  * Coalescing: the concurrent claims, completions and failures of one createEffects instance share
@@ -36,12 +35,12 @@ export const COALESCE_STATEMENTS_IN_FLIGHT = 4;
 export const COALESCE_WIDEN_AT = 8;
 
 export interface Coalescer {
-  /** A claim as runClaim answers it (raw database errors, as runClaim throws them). */
+  /** A claim as the store answers it (raw database errors, as the store throws them). */
   claim(params: ClaimParams): Promise<ClaimRow>;
-  /** A completion as runComplete answers it: false when the claim is no longer ours. */
-  complete(ref: ClaimRef, outcomeJson: string, error: string | null): Promise<boolean>;
-  /** A failure as runFail answers it: false when the claim is no longer ours. */
-  fail(ref: ClaimRef, message: string): Promise<boolean>;
+  /** A completion as the store answers it: false when the claim is no longer ours. */
+  complete(completion: Completion): Promise<boolean>;
+  /** A failure as the store answers it: false when the claim is no longer ours. */
+  fail(release: Release): Promise<boolean>;
 }
 
 type Settled<O> = { ok: true; value: O } | { ok: false; error: unknown };
@@ -129,47 +128,24 @@ async function sendBatch<I, O>(
   }
 }
 
-/** The coalescer of one createEffects instance, sending through `sql` (autocommit, the library's own). */
-export function createCoalescer(sql: Sql, store: StoreMode, maxBatch = COALESCE_MAX_BATCH): Coalescer {
+/** The coalescer of one createEffects instance, sending to `store` through `sql` (autocommit, the library's own). */
+export function createCoalescer(sql: Sql, store: Store, maxBatch = COALESCE_MAX_BATCH): Coalescer {
   // Statements sent and the calls they carried: kept for a debugger's eye, not exported.
   const counts = { statements: 0, calls: 0 };
   // A redelivery in a batch is decided by onceboard_claim inside the batch function, as alone; the
   // read-only CLAIM_REDELIVERY shortcut applies to a call that goes alone.
-  // The batch claim takes one job type, policy, lease and demo flag: one lane per combination.
+  // The batch claim takes one job type, policy, lease and marking: one lane per combination.
   const claimLanes = new Map<string, Pipeline<ClaimParams, ClaimRow>>();
   const claimLane = (p: ClaimParams) => {
-    const id = `${p.jobType}\u0001${p.policy}\u0001${Math.round(p.leaseMs)}\u0001${p.demo}`;
+    const id = `${p.jobType}\u0001${p.policy}\u0001${Math.round(p.leaseMs)}\u0001${p.marked}`;
     let lane = claimLanes.get(id);
     if (!lane) {
       lane = new Pipeline(
         (items) =>
           sendBatch(
             items,
-            (p1) => withRetry(() => runClaim(sql, p1, store.citus)),
-            (many) =>
-              withRetry(() =>
-                runClaimBatch(
-                  sql,
-                  {
-                    jobType: p.jobType,
-                    policy: p.policy,
-                    leaseMs: p.leaseMs,
-                    // The shortest wait of the batch: a key that would wait longer than it was
-                    // willing to gets the whole batch retried one by one, each with its own wait.
-                    lockTimeoutMs: Math.max(1, Math.min(...many.map((m) => m.lockTimeoutMs))),
-                    demo: p.demo,
-                    claims: many.map((m) => ({
-                      tenant: m.tenant,
-                      key: m.key,
-                      owner: m.owner,
-                      messageId: m.messageId,
-                      requestHash: m.requestHash,
-                      requireExisting: m.requireExisting,
-                    })),
-                  },
-                  store.citus,
-                ),
-              ),
+            (p1) => withRetry(() => store.claim(sql, p1)),
+            (many) => withRetry(() => store.claimBatch(sql, batchOf(many))),
           ),
         maxBatch,
         counts,
@@ -179,24 +155,22 @@ export function createCoalescer(sql: Sql, store: StoreMode, maxBatch = COALESCE_
     return lane;
   };
 
-  type Completion = { ref: ClaimRef; outcomeJson: string; error: string | null };
   const completions = new Pipeline<Completion, boolean>(
     (items) =>
       sendBatch(
         items,
-        (c) => withRetry(() => runComplete(sql, c.ref, c.outcomeJson, c.error, store.citus)),
-        (many) => withRetry(() => runCompleteBatch(sql, many, store.citus)),
+        (c) => withRetry(() => store.complete(sql, c)),
+        (many) => withRetry(() => store.completeBatch(sql, many)),
       ),
     maxBatch,
     counts,
   );
-  type Failure = { ref: ClaimRef; message: string };
-  const failures = new Pipeline<Failure, boolean>(
+  const failures = new Pipeline<Release, boolean>(
     (items) =>
       sendBatch(
         items,
-        (f) => withRetry(() => runFail(sql, f.ref, f.message, store.citus)),
-        (many) => withRetry(() => runFailBatch(sql, many, store.citus)),
+        (f) => withRetry(() => store.fail(sql, f)),
+        (many) => withRetry(() => store.failBatch(sql, many)),
       ),
     maxBatch,
     counts,
@@ -204,7 +178,7 @@ export function createCoalescer(sql: Sql, store: StoreMode, maxBatch = COALESCE_
 
   return {
     claim: (params) => claimLane(params).submit(params),
-    complete: (ref, outcomeJson, error) => completions.submit({ ref, outcomeJson, error }),
-    fail: (ref, message) => failures.submit({ ref, message }),
+    complete: (completion) => completions.submit(completion),
+    fail: (release) => failures.submit(release),
   };
 }

@@ -1,10 +1,10 @@
-import type { StoreMode } from "./citus";
 import type { Coalescer } from "./coalescer";
 import type { DuplicateLedger } from "./duplicates";
 import type { Logger } from "./logger";
 import type { EffectsMetrics } from "./metrics";
 import type { ResolvedOptions } from "./options";
 import type { Rollups } from "./rollups";
+import type { Store } from "./store";
 import type { DeliveryTimeline } from "./timeline";
 
 /** What every part of one createEffects() instance shares. */
@@ -20,6 +20,6 @@ export interface EffectsCore {
   closed: boolean;
   /** Shares round trips between concurrent autocommit claims, completions and failures; null when `coalesce` is off. */
   coalescer: Coalescer | null;
-  /** One server or Citus, learned before the first claim (citus.ts). */
-  store: StoreMode;
+  /** Where effects are kept: every statement of the lifecycle goes through it (store.ts). */
+  store: Store;
 }

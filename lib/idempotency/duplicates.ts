@@ -1,18 +1,7 @@
-import { byTenant, type StoreMode } from "./citus";
 import { type EffectsDb, type Statement, sqlFor } from "./db";
 import type { Logger } from "./logger";
 import { PeriodicFlush } from "./periodic-flush";
-
-interface Pending {
-  tenant_id: string;
-  key: string;
-  created_at: string;
-  n: number;
-  /** Epoch ms of the latest duplicate; written as an ISO timestamp at flush. */
-  last_at: number;
-  max_gap: number;
-  last_message_id: string | null;
-}
+import type { DuplicateCounts, Store } from "./store";
 
 // Why batched: a suppressed duplicate's claim is read-only (no WAL flush at commit), which keeps
 // duplicates cheap exactly when they spike (a redelivery storm). The per-row bookkeeping the
@@ -35,10 +24,8 @@ export const APPLY_TENANT_DUPLICATES: Statement = {
   text: "SELECT onceboard.onceboard_apply_tenant_duplicates($1::text, $2::jsonb) AS updated",
 };
 
-const BATCH = 500;
-
 export class DuplicateLedger extends PeriodicFlush {
-  private pending = new Map<string, Pending>();
+  private pending = new Map<string, DuplicateCounts>();
 
   constructor(
     private readonly db: EffectsDb,
@@ -46,16 +33,14 @@ export class DuplicateLedger extends PeriodicFlush {
       schema?: string;
       logger: Logger;
       onFlushFailure?: (error: unknown) => void;
-      /** Set before the first claim (citus.ts); absent: one server. */
-      store?: StoreMode;
+      store: Store;
     },
   ) {
     super();
   }
 
   record(tenant: string, key: string, createdAt: Date, gapSeconds: number | null, messageId: string | null): void {
-    const created = createdAt.getTime();
-    const id = `${tenant}\u0001${key}\u0001${created}`;
+    const id = idOf(tenant, key, createdAt.toISOString());
     const now = Date.now();
     const entry = this.pending.get(id);
     if (entry) {
@@ -82,35 +67,21 @@ export class DuplicateLedger extends PeriodicFlush {
 
   protected async flushOnce(): Promise<boolean> {
     if (this.pending.size === 0) return true;
-    const entries = [...this.pending.entries()];
+    const entries = [...this.pending.values()];
     this.pending = new Map();
     const sql = sqlFor(this.db, false, this.options.schema);
-    // On Citus, one call per tenant: each call commits alone, so only a failed call's entries are
-    // kept for the next flush (the counts add: sending a committed one again would count it twice).
-    const calls = this.options.store?.citus
-      ? [...byTenant(entries, ([, p]) => p.tenant_id)].map(([tenant, indexes]) => ({
-          tenant,
-          batch: indexes.map((i) => entries[i] as [string, Pending]),
-        }))
-      : chunks(entries, BATCH).map((batch) => ({ tenant: null, batch }));
-    const send = ({ tenant, batch }: (typeof calls)[number]) =>
-      tenant === null ? sql.run(APPLY_DUPLICATES, [json(batch)]) : sql.run(APPLY_TENANT_DUPLICATES, [tenant, json(batch)]);
-    // One server: the chunks one after another, as ever; Citus: the tenants' calls at once.
-    const results: PromiseSettledResult<unknown>[] = [];
-    if (this.options.store?.citus) results.push(...(await Promise.allSettled(calls.map(send))));
-    else for (const call of calls) results.push((await Promise.allSettled([send(call)]))[0] as PromiseSettledResult<unknown>);
     let ok = true;
-    for (const [k, result] of results.entries()) {
-      if (result.status === "fulfilled") continue;
+    for (const part of await this.options.store.applyDuplicates(sql, entries)) {
+      if (part.ok) continue;
       ok = false;
-      for (const [id, p] of (calls[k] as (typeof calls)[number]).batch) this.merge(id, p);
-      this.options.onFlushFailure?.(result.reason);
-      this.options.logger.warn({ err: result.reason }, "duplicate bookkeeping flush failed; kept for the next flush");
+      for (const p of part.entries) this.merge(idOf(p.tenant_id, p.key, p.created_at), p);
+      this.options.onFlushFailure?.(part.error);
+      this.options.logger.warn({ err: part.error }, "duplicate bookkeeping flush failed; kept for the next flush");
     }
     return ok;
   }
 
-  private merge(id: string, p: Pending): void {
+  private merge(id: string, p: DuplicateCounts): void {
     const existing = this.pending.get(id);
     if (!existing) {
       this.pending.set(id, p);
@@ -122,12 +93,7 @@ export class DuplicateLedger extends PeriodicFlush {
   }
 }
 
-function json(batch: readonly [string, Pending][]): string {
-  return JSON.stringify(batch.map(([, p]) => ({ ...p, last_at: new Date(p.last_at).toISOString() })));
-}
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
+/** One effect row: its tenant, key and created_at (the partition). */
+function idOf(tenant: string, key: string, createdAt: string): string {
+  return `${tenant}\u0001${key}\u0001${createdAt}`;
 }

@@ -1,6 +1,5 @@
 import type pg from "pg";
 import type { Registry } from "prom-client";
-import { ensureStoreMode, newStoreMode } from "./citus";
 import { type Acquired, acquire, type Claim } from "./claim";
 import { type BatchClaimInput, type BatchCompleteAnswer, claimMany, completeMany } from "./claim-batch";
 import { createCoalescer } from "./coalescer";
@@ -19,6 +18,7 @@ import { startRetentionParts } from "./retention-parts";
 import { Rollups } from "./rollups";
 import { buildStepSpec, checkDelivery, checkObject } from "./spec";
 import { beforeClaim, type EffectResult } from "./step";
+import { createPostgresStore } from "./stores/postgres";
 import { DeliveryTimeline } from "./timeline";
 
 /** The transaction handle a transactional step receives for a given db. */
@@ -113,7 +113,6 @@ export interface Effects<Tx = TransactionHandle> {
   /** Where the idem_* metrics are registered; undefined when prom-client is not installed and none was given. */
   readonly registry: Registry | undefined;
   readonly options: Readonly<ResolvedOptions>;
-  readonly demo: boolean;
 }
 
 export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { db: Db }): Effects<TxOf<Db>> {
@@ -123,14 +122,14 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
   const logger = opts.logger;
   const rollups = opts.rollups
     ? new Rollups(opts.db, {
-        demo: opts.demo,
+        marked: opts.marked,
         schema: opts.schema,
         logger,
         onFlushFailure: () => metrics.rollupFlushFailures.inc(),
       })
     : null;
   rollups?.start(opts.flushIntervalMs);
-  const store = newStoreMode();
+  const store = createPostgresStore();
   const duplicates = new DuplicateLedger(opts.db, {
     schema: opts.schema,
     store,
@@ -142,7 +141,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
     ? new DeliveryTimeline(opts.db, {
         schema: opts.schema,
         workerId: opts.workerId,
-        demo: opts.demo,
+        marked: opts.marked,
         logger,
         onDropped: (reason, rows) => metrics.timelineDropped.inc({ reason }, rows),
       })
@@ -162,7 +161,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
   const retention = startRetentionParts(core, registry);
   // One server or Citus: looked up at start, so the first claim does not wait for it. A failed look
   // is made again before the next claim (beforeClaim), which then reports its error.
-  ensureStoreMode(store, opts.db, opts.schema).catch(() => {});
+  store.prepare(opts.db, opts.schema).catch(() => {});
 
   return {
     once: (input, fn) => once(core, input, fn),
@@ -203,6 +202,5 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
     },
     registry,
     options: opts,
-    demo: opts.demo,
   };
 }

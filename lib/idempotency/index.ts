@@ -6,63 +6,28 @@
  */
 
 export type { Claim } from "./claim";
-export type { BatchClaimInput, BatchCompleteAnswer } from "./claim-batch";
-export type { ClaimResultKind } from "./claim-sql";
+export type { BatchClaimInput } from "./claim-batch";
 export { classifyError, type ErrorClass } from "./classify";
-export type { EffectsDb, PrismaClientLike, PrismaLike, TransactionHandle } from "./db";
+export type { EffectsDb, TransactionHandle } from "./db";
 export type { Delivery } from "./delivery";
-export { type Duration, toMs } from "./duration";
-export { type BatchClaimOutcome, type ClaimOutcome, createEffects, type Effects, type TxOf } from "./effects";
-export {
-  CitusSetupError,
-  ClaimSettledError,
-  type Disposition,
-  EffectInFlightError,
-  EffectKeyReuseError,
-  EffectNotAppliedError,
-  EffectsClosedError,
-  EffectsDatabaseError,
-  EffectsError,
-  type EffectsErrorCode,
-  InvalidEffectInputError,
-  InvalidEffectKeyError,
-  InvalidEffectsOptionsError,
-  IsolationLevelError,
-  isEffectsError,
-  LeaseLostError,
-  NotInTransactionError,
-  OutcomeNotStorableError,
-  OutcomeTooLargeError,
-  PartitionMissingError,
-  RetentionConfigError,
-  RetentionWindowError,
-} from "./errors";
-export type { JobContext, JobDelivery, JobResult, StepOptions, StepReport, TransactionStepOptions } from "./job";
+export type { Duration } from "./duration";
+export { type ClaimOutcome, createEffects, type Effects } from "./effects";
+// Every error the library throws is an EffectsError: tell them apart by `code` (and act on
+// `disposition`). EffectNotAppliedError is the one a step throws itself.
+export { EffectNotAppliedError, EffectsError, type EffectsErrorCode, isEffectsError } from "./errors";
+export type { JobContext, JobDelivery, JobResult, StepOptions, StepReport } from "./job";
 export { providerKeyFor } from "./keys";
-export { defaultLogger, type LogFn, type Logger, type LogLevel } from "./logger";
+export { defaultLogger, type Logger } from "./logger";
 // Retention and partition maintenance on a schedule, from any worker (or the console).
 export { type MaintenanceSchedule, startMaintenance } from "./maintenance-schedule";
-export { createRegistry, defaultRegistry } from "./metrics";
+export { defaultRegistry } from "./metrics";
 // The library's own schema (default onceboard) and its installer.
-export {
-  type LibraryMigrateResult,
-  LibraryMigrationError,
-  type MigrateOptions,
-  migrate,
-  SchemaNewerThanLibraryError,
-} from "./migrate";
+// migrate() refuses a schema a newer version of the library migrated (SchemaNewerThanLibraryError).
+export { type MigrateOptions, migrate, SchemaNewerThanLibraryError } from "./migrate";
 export type { OnceInput, StepPolicy } from "./once";
 export type { OnceManyAnswer } from "./once-many";
 export type { EffectsOptions } from "./options";
-export {
-  type OnceboardMetadata,
-  onceboardMetadata,
-  PROVIDER_METADATA_KEY,
-  PROVIDER_METADATA_TENANT,
-  type ProviderOutcome,
-  providerOutcome,
-} from "./provider-metadata";
+export { onceboardMetadata, PROVIDER_METADATA_KEY, PROVIDER_METADATA_TENANT, providerOutcome } from "./provider-metadata";
 export { DEFAULT_SCHEMA } from "./schema";
-export { type MetricsServer, serveMetrics } from "./serve-metrics";
+export { serveMetrics } from "./serve-metrics";
 export type { EffectResult } from "./step";
-export { LIBRARY_PACKAGE, LIBRARY_VERSION } from "./version";

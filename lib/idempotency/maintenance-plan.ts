@@ -1,14 +1,6 @@
 import type pg from "pg";
 import { isEffectsDistributed } from "./citus";
-import {
-  HOUR,
-  INTERVAL_MS,
-  type LiveWorker,
-  type PartitionInterval,
-  type RetentionSettingsRow,
-  readLiveWorkers,
-  readRetentionSettings,
-} from "./maintenance-settings";
+import { HOUR, type LiveWorker, readLiveWorkers, readRetentionSettings } from "./maintenance-settings";
 import {
   CITUS_PARTITION_BYTES,
   countLiveClaimsSql,
@@ -18,6 +10,7 @@ import {
   TENANT_INDEX_SUFFIX,
 } from "./maintenance-sql";
 import { queryingIn, schemaNameOf } from "./schema";
+import { type PartitionInterval, partitionIntervalSeconds, type RetentionSettingsRow } from "./states";
 
 /**
  * What a maintenance run would do at a given time, and why: partitions to premake, to detach and
@@ -181,7 +174,7 @@ function indexesToBuild(
 
 /** The premade slots from one interval back to premakeCount ahead, minus what existing partitions cover. */
 function missingRanges(now: Date, settings: RetentionSettingsRow, existing: PartitionRow[]): PlannedCreate[] {
-  const step = INTERVAL_MS[settings.interval];
+  const step = partitionIntervalSeconds(settings.interval) * 1000;
   const start = floorTo(now.getTime(), settings.interval);
   const covered = existing
     .filter((p) => p.range_from && p.range_to)

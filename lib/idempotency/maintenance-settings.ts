@@ -1,35 +1,14 @@
 import type pg from "pg";
 import { LIVE_WINDOWS, READ_SETTINGS } from "./maintenance-sql";
 import { queryingIn, schemaNameOf } from "./schema";
+import { DAY_SECONDS, DEFAULT_RETENTION_SETTINGS, type PartitionInterval, type RetentionSettingsRow } from "./states";
 
 /**
  * What the partition manager reads before it plans: the retention settings row (or its defaults)
  * and the live workers' declared retry windows. The console's advisor reads them here too.
  */
 
-export type PartitionInterval = "hour" | "day" | "week";
-export const PARTITION_INTERVALS: readonly PartitionInterval[] = ["hour", "day", "week"];
-
 export const HOUR = 3_600_000;
-export const INTERVAL_MS: Record<PartitionInterval, number> = { hour: HOUR, day: 24 * HOUR, week: 7 * 24 * HOUR };
-
-/** The length of one partition of `interval`, in seconds. */
-export const partitionIntervalSeconds = (interval: PartitionInterval): number => INTERVAL_MS[interval] / 1000;
-
-export interface RetentionSettingsRow {
-  retentionSeconds: number;
-  /** The fleet-wide declared retry window of the settings row. */
-  maxRetryWindowSeconds: number;
-  interval: PartitionInterval;
-  premakeCount: number;
-}
-
-export const DEFAULT_RETENTION_SETTINGS: RetentionSettingsRow = {
-  retentionSeconds: 7 * 86_400,
-  maxRetryWindowSeconds: 3 * 86_400,
-  interval: "day",
-  premakeCount: 7,
-};
 
 export interface LiveWorker {
   workerId: string;
@@ -56,8 +35,8 @@ export async function readRetentionSettings(queryable: TextQueryable, schema?: s
   const row = rows[0];
   if (!row) return { ...DEFAULT_RETENTION_SETTINGS };
   return {
-    retentionSeconds: row.retention_days * 86_400,
-    maxRetryWindowSeconds: row.max_retry_window_days * 86_400,
+    retentionSeconds: row.retention_days * DAY_SECONDS,
+    maxRetryWindowSeconds: row.max_retry_window_days * DAY_SECONDS,
     interval: row.partition_interval,
     premakeCount: row.premake_count,
   };

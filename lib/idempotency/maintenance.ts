@@ -14,7 +14,6 @@ import {
   planMaintenance,
   tenantIndexes,
 } from "./maintenance-plan";
-import { INTERVAL_MS } from "./maintenance-settings";
 import {
   addRangeCheck,
   attachPartition,
@@ -42,6 +41,7 @@ import {
 import { syncTimelinePartitions } from "./maintenance-timeline";
 import { sqlStateOf } from "./pg-errors";
 import { queryingIn, schemaNameOf } from "./schema";
+import { partitionIntervalSeconds } from "./states";
 import { pruneUncaughtViolations } from "./violations";
 
 /**
@@ -384,7 +384,7 @@ export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Pr
       if (after) {
         metrics.runwayHours.set(after.runwayHours);
         metrics.runwayEnd.set(now.getTime() / 1000 + after.runwayHours * 3600);
-        metrics.intervalSeconds.set(INTERVAL_MS[after.settings.interval] / 1000);
+        metrics.intervalSeconds.set(partitionIntervalSeconds(after.settings.interval));
       }
       if (!failure) metrics.lastSuccess.set(now.getTime() / 1000);
       metrics.runs.inc({ result });

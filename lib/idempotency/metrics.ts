@@ -1,6 +1,7 @@
 import type { Counter, Histogram, Metric, Registry } from "prom-client";
 import { partitionMissingCounter } from "./maintenance-metrics";
 import { noMetrics, promClient, requirePromClient } from "./prom";
+import { CLAIM_DURATION_BUCKETS } from "./states";
 
 /**
  * Upper bounds (seconds) of the redelivery-gap histogram: 1 s … 30 d. The same list as the SQL
@@ -10,8 +11,6 @@ import { noMetrics, promClient, requirePromClient } from "./prom";
 export const GAP_BUCKET_BOUNDS = [
   1, 5, 15, 60, 300, 900, 3600, 14400, 43200, 86400, 172800, 259200, 604800, 1209600, 2592000,
 ] as const;
-
-export const CLAIM_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 declare global {
   var __onceboardIdemRegistry: Registry | undefined;
@@ -146,7 +145,7 @@ export function createMetrics(registry: Registry | undefined): EffectsMetrics {
           name: "idem_claim_duration_seconds",
           help: "Seconds to claim an effect, including any bounded wait for an in-flight duplicate.",
           labelNames: ["job_type"],
-          buckets: CLAIM_DURATION_BUCKETS,
+          buckets: [...CLAIM_DURATION_BUCKETS],
           registers: [registry],
         }),
     ),

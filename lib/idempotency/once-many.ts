@@ -1,10 +1,11 @@
-import type { Claim } from "./claim";
+import type { Claim, OwnedClaim } from "./claim";
 import { type BatchClaimInput, claimMany, storeMany } from "./claim-batch";
 import type { EffectsCore } from "./core";
-import { EffectsError, InvalidEffectInputError, OutcomeNotStorableError, OutcomeTooLargeError } from "./errors";
+import { EffectsError, InvalidEffectInputError } from "./errors";
 import { once } from "./once";
+import type { EncodedOutcome } from "./outcome";
 import { checkFunction } from "./spec";
-import { type EffectResult, recordStepFailure, releaseAfterThrow, resultOf, settleExisting, stepLog } from "./step";
+import { type EffectResult, type OutcomeSink, runOwned, settleExisting, stepLog } from "./step";
 
 /** One input's answer from effects.onceMany: what effects.once would have resolved to, or thrown. */
 export type OnceManyAnswer<T> = { ok: true; result: EffectResult<T> } | { ok: false; error: unknown };
@@ -47,7 +48,7 @@ export async function onceMany<T>(
     core,
     batched.map((index) => inputs[index] as BatchClaimInput),
   );
-  const store = storeTogether(core, claimed.filter((a) => a.ok && a.acquired.kind === "owned").length);
+  const sink = storeTogether(core, claimed.filter((a) => a.ok && a.acquired.kind === "owned").length);
   const settled = new Map<number, Promise<void>>();
   for (const [k, index] of batched.entries()) {
     const answer = claimed[k];
@@ -68,37 +69,12 @@ export async function onceMany<T>(
           return { ok: false, error };
         }
       }
-      const { claim } = acquired;
-      let value: Awaited<T>;
       try {
-        value = await fn(claim, index);
+        const owned = await runOwned<Awaited<T>>(core, spec, acquired, () => fn(acquired.claim, index), done, sink);
+        return "error" in owned ? { ok: false, error: owned.error } : { ok: true, result: owned.result };
       } catch (error) {
-        // Skipped first, so the batch's completion does not wait for this key's records and release.
-        store.skip();
-        await recordStepFailure(core, spec, claim, error, done);
-        await releaseAfterThrow(core, spec, claim, error, done);
         return { ok: false, error };
       }
-      let json: string;
-      try {
-        json = await store.complete(claim, value);
-      } catch (error) {
-        if (error instanceof OutcomeTooLargeError || error instanceof OutcomeNotStorableError) {
-          done(error.code.toLowerCase(), { effectAttempt: claim.attempt, reason: error.message }, "error");
-        } else {
-          done(
-            error instanceof EffectsError ? error.code.toLowerCase() : "complete_failed",
-            { effectAttempt: claim.attempt },
-            "warn",
-          );
-        }
-        return { ok: false, error };
-      }
-      done("ran", { effectAttempt: claim.attempt, how: claim.how });
-      return {
-        ok: true,
-        result: resultOf(spec, acquired, "ran", JSON.parse(json) as Awaited<T>, claim.attempt, claim.attempt > 1),
-      };
     };
     settled.set(
       index,
@@ -130,32 +106,27 @@ function identityOf(input: unknown): string | null {
   return typeof tenant === "string" && typeof key === "string" ? JSON.stringify([tenant, key]) : null;
 }
 
-interface StoreTogether {
-  /** Resolves with the stored JSON once this claim's outcome is stored with the batch's others; rejects with its own error. */
-  complete(claim: Claim, outcome: unknown): Promise<string>;
-  /** This owned claim will not complete (its step failed). */
-  skip(): void;
-}
-
 /**
  * Stores the outcomes of a batch's owned claims together: one storeMany once every owned claim's
  * step has returned or failed. Each claim still gets its own answer (stored, LeaseLostError, a
  * marker's typed error).
  */
-function storeTogether(core: EffectsCore, owned: number): StoreTogether {
-  const waiting: { claim: Claim; outcome: unknown; resolve: (json: string) => void; reject: (error: unknown) => void }[] = [];
+function storeTogether(core: EffectsCore, owned: number): OutcomeSink {
+  const waiting: {
+    claim: OwnedClaim;
+    encoded: EncodedOutcome;
+    resolve: (markerError: EffectsError | null) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
   let left = owned;
   const flushWhenAllRan = () => {
     if (left > 0 || waiting.length === 0) return;
     const batch = waiting.splice(0);
-    storeMany(
-      core,
-      batch.map(({ claim, outcome }) => ({ claim, outcome })),
-    ).then(
+    storeMany(core, batch).then(
       (answers) => {
         for (const [k, w] of batch.entries()) {
           const answer = answers[k];
-          if (answer?.ok) w.resolve(answer.json);
+          if (answer?.ok) w.resolve(answer.markerError);
           else w.reject(answer ? answer.error : new Error(`storeMany gave no answer for key ${w.claim.key}`));
         }
       },
@@ -165,9 +136,9 @@ function storeTogether(core: EffectsCore, owned: number): StoreTogether {
     );
   };
   return {
-    complete: (claim, outcome) =>
-      new Promise<string>((resolve, reject) => {
-        waiting.push({ claim, outcome, resolve, reject });
+    store: (claim, encoded) =>
+      new Promise<EffectsError | null>((resolve, reject) => {
+        waiting.push({ claim, encoded, resolve, reject });
         left--;
         flushWhenAllRan();
       }),

@@ -24,8 +24,13 @@ export interface EffectsOptions {
   registry?: Registry;
   /** A pino logger (or any with its methods); default JSON lines on stderr at LOG_LEVEL (info). */
   logger?: Logger;
-  /** Mark effect rows and rollups as demo data (the demo workload). Default false. */
-  demo?: boolean;
+  /**
+   * Writes `marked = true` on every row this instance writes (effects, the rollups, the delivery
+   * timeline, uncaught violations), so that one workload's rows (a demo, a load test, a canary) can
+   * be told apart and deleted together: `DELETE FROM onceboard.effects WHERE marked`, and so on.
+   * Rollups of marked and unmarked instances are kept apart. Default false.
+   */
+  marked?: boolean;
   /**
    * How often per-minute rollups and per-row duplicate bookkeeping are flushed; 0 disables the
    * timer (flush() and close() still flush). Default "10s".
@@ -67,7 +72,7 @@ export interface ResolvedOptions {
   maxOutcomeBytes: number;
   registry: Registry | undefined;
   logger: Logger;
-  demo: boolean;
+  marked: boolean;
   flushIntervalMs: number;
   rollups: boolean;
   coalesce: boolean;
@@ -102,7 +107,7 @@ const FIELD_CHECKS: Record<string, Check> = {
   retention: isDuration,
   maxRetryWindow: isDuration,
   maxOutcomeBytes: isOutcomeBytes,
-  demo: isBoolean,
+  marked: isBoolean,
   flushInterval: isDuration,
   rollups: isBoolean,
   coalesce: isBoolean,
@@ -189,7 +194,7 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
     maxOutcomeBytes: options.maxOutcomeBytes ?? 64 * 1024,
     registry: options.registry,
     logger: options.logger ?? defaultLogger("onceboard-effects"),
-    demo: options.demo ?? false,
+    marked: options.marked ?? false,
     flushIntervalMs: toMs(options.flushInterval ?? "10s", "flushInterval"),
     rollups: options.rollups ?? true,
     coalesce: options.coalesce ?? true,

@@ -1,7 +1,8 @@
 import { type EffectsDb, type Statement, sqlFor } from "./db";
 import type { Logger } from "./logger";
-import { CLAIM_DURATION_BUCKETS, GAP_BUCKET_BOUNDS } from "./metrics";
+import { GAP_BUCKET_BOUNDS } from "./metrics";
 import { PeriodicFlush } from "./periodic-flush";
+import { CLAIM_DURATION_BUCKETS } from "./states";
 
 /** The per-minute counters of one job type, as stored in worker_stats_minute. */
 export interface StatCounts {
@@ -75,19 +76,19 @@ export function gapBucketIndex(seconds: number): number {
 }
 
 // One upsert per (minute, job type) per flush; counters add up, gap buckets add element-wise
-// (onceboard_add_counts). `demo` is part of every rollup row's key (migration
-// 0006_rollups_follow_deletes): the demo's counts never share a row with real ones, so demo:reset
+// (onceboard_add_counts). `marked` (options.marked) is part of every rollup row's key: a marked
+// workload's counts never share a row with others', so deleting the marked rows
 // deletes exactly them, and the triggers take them out of the coarser levels.
 const UPSERT_STATS: Statement = {
-  name: "onceboard_rollup_stats_v3",
+  name: "onceboard_rollup_stats_v4",
   returns: "count",
   text: `INSERT INTO onceboard.worker_stats_minute AS w (minute, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
        key_reuse, uncaught_violations, deliveries, redeliveries, message_id_keys, claim_seconds_sum, gap_buckets,
-       gap_seconds_sum, demo, updated_at, claims_beyond_retention)
+       gap_seconds_sum, marked, updated_at, claims_beyond_retention)
 VALUES ($1::timestamptz, $2::text, $3::bigint, $4::bigint, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint,
         $10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::float8, $15::bigint[], $16::float8, $17::boolean, now(),
         $18::bigint)
-ON CONFLICT (minute, job_type, demo) DO UPDATE SET
+ON CONFLICT (minute, job_type, marked) DO UPDATE SET
   claims = w.claims + EXCLUDED.claims,
   suppressed = w.suppressed + EXCLUDED.suppressed,
   in_flight = w.in_flight + EXCLUDED.in_flight,
@@ -107,12 +108,12 @@ ON CONFLICT (minute, job_type, demo) DO UPDATE SET
 };
 
 const UPSERT_VIOLATIONS: Statement = {
-  name: "onceboard_rollup_violations_v3",
+  name: "onceboard_rollup_violations_v4",
   returns: "count",
   text: `INSERT INTO onceboard.uncaught_violations_minute AS u
-  (minute, job_type, constraint_name, count, demo, last_tenant_id, last_key, last_message_id)
+  (minute, job_type, constraint_name, count, marked, last_tenant_id, last_key, last_message_id)
 VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint, $5::boolean, $6::text, $7::text, $8::text)
-ON CONFLICT (minute, job_type, constraint_name, demo) DO UPDATE SET
+ON CONFLICT (minute, job_type, constraint_name, marked) DO UPDATE SET
   count = u.count + EXCLUDED.count,
   last_tenant_id = coalesce(EXCLUDED.last_tenant_id, u.last_tenant_id),
   last_key = coalesce(EXCLUDED.last_key, u.last_key),
@@ -130,11 +131,11 @@ export function claimBucketIndex(seconds: number): number {
 }
 
 const UPSERT_LATENCY: Statement = {
-  name: "onceboard_rollup_latency_v2",
+  name: "onceboard_rollup_latency_v3",
   returns: "count",
-  text: `INSERT INTO onceboard.claim_latency_minute AS l (minute, job_type, buckets, demo)
+  text: `INSERT INTO onceboard.claim_latency_minute AS l (minute, job_type, buckets, marked)
 VALUES ($1::timestamptz, $2::text, $3::bigint[], $4::boolean)
-ON CONFLICT (minute, job_type, demo) DO UPDATE SET buckets = onceboard.onceboard_add_counts(l.buckets, EXCLUDED.buckets)`,
+ON CONFLICT (minute, job_type, marked) DO UPDATE SET buckets = onceboard.onceboard_add_counts(l.buckets, EXCLUDED.buckets)`,
 };
 
 interface TenantSuppressionRow {
@@ -151,19 +152,19 @@ interface TenantViolationRow extends TenantSuppressionRow {
 }
 
 const UPSERT_TENANT_SUPPRESSIONS: Statement = {
-  name: "onceboard_rollup_tenant_suppressions_v2",
+  name: "onceboard_rollup_tenant_suppressions_v3",
   returns: "count",
-  text: `INSERT INTO onceboard.tenant_suppressions_hour AS t (hour, tenant_id, job_type, count, demo)
+  text: `INSERT INTO onceboard.tenant_suppressions_hour AS t (hour, tenant_id, job_type, count, marked)
 VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint, $5::boolean)
-ON CONFLICT (hour, tenant_id, job_type, demo) DO UPDATE SET count = t.count + EXCLUDED.count`,
+ON CONFLICT (hour, tenant_id, job_type, marked) DO UPDATE SET count = t.count + EXCLUDED.count`,
 };
 
 const UPSERT_TENANT_VIOLATIONS: Statement = {
-  name: "onceboard_rollup_tenant_violations_v2",
+  name: "onceboard_rollup_tenant_violations_v3",
   returns: "count",
-  text: `INSERT INTO onceboard.tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen, demo)
+  text: `INSERT INTO onceboard.tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen, marked)
 VALUES ($1::timestamptz, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::timestamptz, $8::boolean)
-ON CONFLICT (hour, tenant_id, job_type, constraint_name, demo) DO UPDATE SET
+ON CONFLICT (hour, tenant_id, job_type, constraint_name, marked) DO UPDATE SET
   count = t.count + EXCLUDED.count,
   last_key = CASE WHEN EXCLUDED.last_seen >= t.last_seen THEN EXCLUDED.last_key ELSE t.last_key END,
   last_seen = greatest(t.last_seen, EXCLUDED.last_seen)`,
@@ -182,7 +183,7 @@ export class Rollups extends PeriodicFlush {
   constructor(
     private readonly db: EffectsDb,
     private readonly options: {
-      demo: boolean;
+      marked: boolean;
       schema?: string;
       logger: Logger;
       onFlushFailure?: (error: unknown) => void;
@@ -264,7 +265,7 @@ export class Rollups extends PeriodicFlush {
     const tenantOk = await this.flushTenants();
     if (stats.size === 0 && violations.size === 0) return tenantOk;
     const sql = sqlFor(this.db, false, this.options.schema);
-    const demo = this.options.demo;
+    const marked = this.options.marked;
     let ok = tenantOk;
     for (const [id, r] of stats) {
       try {
@@ -285,11 +286,11 @@ export class Rollups extends PeriodicFlush {
           r.claimSecondsSum,
           `{${r.gapBuckets.join(",")}}`,
           r.gapSecondsSum,
-          demo,
+          marked,
           r.claimsBeyondRetention,
         ]);
         if (r.claims > 0)
-          await sql.run(UPSERT_LATENCY, [new Date(r.minute).toISOString(), r.jobType, `{${r.claimBuckets.join(",")}}`, demo]);
+          await sql.run(UPSERT_LATENCY, [new Date(r.minute).toISOString(), r.jobType, `{${r.claimBuckets.join(",")}}`, marked]);
       } catch (error) {
         ok = false;
         this.mergeStats(id, r);
@@ -303,7 +304,7 @@ export class Rollups extends PeriodicFlush {
           r.jobType,
           r.constraint,
           r.count,
-          demo,
+          marked,
           r.last?.tenant ?? null,
           r.last?.key ?? null,
           r.last?.messageId ?? null,
@@ -382,7 +383,7 @@ export class Rollups extends PeriodicFlush {
           r.tenant,
           r.jobType,
           r.count,
-          this.options.demo,
+          this.options.marked,
         ]);
       } catch (error) {
         ok = false;
@@ -402,7 +403,7 @@ export class Rollups extends PeriodicFlush {
           r.count,
           r.lastKey,
           new Date(r.lastSeen).toISOString(),
-          this.options.demo,
+          this.options.marked,
         ]);
       } catch (error) {
         ok = false;

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ensureStoreMode } from "./citus";
-import { type Acquired, acquire, type Claim, claimInternals } from "./claim";
+import { type Acquired, acquire, type Claim, type OwnedClaim } from "./claim";
 import type { EffectsCore } from "./core";
 import {
   assertInTransaction,
@@ -15,7 +14,7 @@ import {
 import { mapDbError } from "./db-errors";
 import { EffectNotAppliedError, EffectsClosedError, EffectsError, OutcomeNotStorableError, OutcomeTooLargeError } from "./errors";
 import { providerKeyFor } from "./keys";
-import { encodeOutcome, parseMarker } from "./outcome";
+import { type EncodedOutcome, encodeOutcome, parseMarker } from "./outcome";
 import { isConnectionError } from "./pg-errors";
 import { withRetry } from "./retryable";
 import type { StepSpec } from "./spec";
@@ -91,7 +90,7 @@ export async function beforeClaim(core: EffectsCore, spec: StepSpec): Promise<vo
   warnIfPoolUnguarded(core.opts.db, (message) => core.logger.warn(message));
   checkStepKey(core, spec);
   try {
-    await ensureStoreMode(core.store, core.opts.db, core.opts.schema);
+    await core.store.prepare(core.opts.db, core.opts.schema);
   } catch (error) {
     throw error instanceof EffectsError ? error : mapDbError(error);
   }
@@ -154,17 +153,17 @@ export function settleExisting<T>(
 }
 
 /**
- * What an owned step's failure records, in once and in onceMany alike: the failure, and a unique
+ * What an owned step's failure records: the failure, and a unique
  * violation the step did not catch with its constraint (metrics, rollups, the log line).
  */
-export async function recordStepFailure(
+async function recordStepFailure(
   core: EffectsCore,
   spec: StepSpec,
-  claim: Claim,
+  claim: OwnedClaim,
   error: unknown,
   done: Done,
 ): Promise<void> {
-  bookkeep(claimInternals.sqlOf(claim), () => {
+  bookkeep(claim.sql, () => {
     core.metrics.stepFailures.inc({ job_type: spec.jobType });
     core.rollups?.add(spec.jobType, { failed: 1 });
   });
@@ -192,7 +191,7 @@ export async function recordStepFailure(
  * EffectNotAppliedError. A release that fails is logged: the lease then runs out and the next
  * claim decides (an at-most-once claim is abandoned there too).
  */
-export async function releaseAfterThrow(core: EffectsCore, spec: StepSpec, claim: Claim, error: unknown, done: Done) {
+async function releaseAfterThrow(core: EffectsCore, spec: StepSpec, claim: Claim, error: unknown, done: Done) {
   const abandon = spec.policy === "at_most_once" && !(error instanceof EffectNotAppliedError);
   try {
     if (abandon) {
@@ -209,60 +208,55 @@ export async function releaseAfterThrow(core: EffectsCore, spec: StepSpec, claim
   }
 }
 
-/**
- * Phase 2 (Powertools: getFunctionResult): this delivery owns the claim; run the step. A failure is
- * counted, logged, and (outside a transaction) released by releaseAfterThrow.
- */
-async function runOwnedClaim(
-  core: EffectsCore,
-  spec: StepSpec,
-  claim: Claim,
-  sql: Sql,
-  tx: TransactionHandle | undefined,
-  fn: StepFn<unknown>,
-  done: Done,
-): Promise<unknown> {
-  try {
-    return await fn(claim, tx);
-  } catch (error) {
-    await recordStepFailure(core, spec, claim, error, done);
-    if (!sql.inTransaction) await releaseAfterThrow(core, spec, claim, error, done);
-    throw error;
-  }
+/** Where an owned claim's outcome goes: stored alone, or with its batch's others (onceMany). */
+export interface OutcomeSink {
+  /** Stores the encoded outcome: the marker's typed error for an outcome that cannot be kept, else null. */
+  store(claim: OwnedClaim, encoded: EncodedOutcome): Promise<EffectsError | null>;
+  /** The claim's step threw: it will store nothing. */
+  skip(): void;
 }
 
+/** Each claim's outcome in its own statement (OwnedClaim.storeEncoded). */
+export const STORE_ALONE: OutcomeSink = { store: (claim, encoded) => claim.storeEncoded(encoded), skip: () => {} };
+
 /**
- * Phase 3 (Powertools: saveSuccess): store the outcome with the claim. An outcome that cannot be
- * stored is recorded as completed with its marker (the step is never run again) and its typed
- * error is returned for the caller to throw: after the commit when the library owns the
- * transaction, so the step's writes and the marker commit together.
+ * Phases 2 and 3 (Powertools: getFunctionResult, saveSuccess), for once, job steps and onceMany:
+ * this delivery owns the claim, so run the step. A throw is counted, logged, released outside a
+ * transaction (in one, the rollback undoes the claim: releaseAfterThrow) and rethrown. Otherwise the
+ * outcome is stored with the claim; one that cannot be stored is recorded as completed with its
+ * marker (the step is never run again) and its typed error returned for the caller to throw: after
+ * the commit when the library owns the transaction, so the step's writes and the marker commit together.
  */
-async function storeOutcome<T>(
+export async function runOwned<T>(
   core: EffectsCore,
   spec: StepSpec,
   acquired: Extract<Acquired, { kind: "owned" }>,
-  value: unknown,
+  run: () => unknown,
   done: Done,
+  sink: OutcomeSink,
 ): Promise<{ result: EffectResult<T> } | { error: EffectsError }> {
   const { claim } = acquired;
-  const encoded = encodeOutcome(value, core.opts.maxOutcomeBytes);
+  let value: unknown;
   try {
-    if (!encoded.ok) {
-      await claimInternals.completeJson(claim, "null", encoded.marker);
-      done(
-        encoded.marker.startsWith("outcome_too_large") ? "outcome_too_large" : "outcome_not_storable",
-        {
-          effectAttempt: claim.attempt,
-          reason: encoded.reason,
-        },
-        "error",
-      );
-      return { error: claimInternals.markerError(claim, encoded, false) as EffectsError };
-    }
-    await claimInternals.completeJson(claim, encoded.json);
+    value = await run();
+  } catch (error) {
+    sink.skip(); // first, so a batch's store does not wait for this key's records and release
+    await recordStepFailure(core, spec, claim, error, done);
+    if (!claim.sql.inTransaction) await releaseAfterThrow(core, spec, claim, error, done);
+    throw error;
+  }
+  const encoded = encodeOutcome(value, core.opts.maxOutcomeBytes);
+  let markerError: EffectsError | null;
+  try {
+    markerError = await sink.store(claim, encoded);
   } catch (error) {
     done(error instanceof EffectsError ? error.code.toLowerCase() : "complete_failed", { effectAttempt: claim.attempt }, "warn");
     throw error;
+  }
+  if (!encoded.ok) {
+    const result = encoded.marker.startsWith("outcome_too_large") ? "outcome_too_large" : "outcome_not_storable";
+    done(result, { effectAttempt: claim.attempt, reason: encoded.reason }, "error");
+    return { error: markerError ?? claim.markerError(encoded) };
   }
   done("ran", { effectAttempt: claim.attempt, how: claim.how });
   return { result: resultOf(spec, acquired, "ran", JSON.parse(encoded.json) as T, claim.attempt, claim.attempt > 1) };
@@ -304,8 +298,7 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
     }
     if (acquired.kind === "duplicate" && acquired.ownCommit) return { result: ranInEarlierRun<T>(spec, acquired, done) };
     if (acquired.kind !== "owned") return { result: settleExisting<T>(core, spec, acquired, done) };
-    const value = await runOwnedClaim(core, spec, acquired.claim, sql, tx, fn, done);
-    return storeOutcome<T>(core, spec, acquired, value, done);
+    return runOwned<T>(core, spec, acquired, () => fn(acquired.claim, tx), done, STORE_ALONE);
   };
 
   let settled: Awaited<ReturnType<typeof body>>;

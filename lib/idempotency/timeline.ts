@@ -4,34 +4,7 @@ import { type EffectsDb, type Statement, sqlFor } from "./db";
 import type { Logger } from "./logger";
 import { PeriodicFlush } from "./periodic-flush";
 import { sqlStateOf } from "./pg-errors";
-
-/**
- * What one delivery's claim answered, as the key's timeline shows it. The claim's own result,
- * except: a duplicate that first found the effect in flight and waited for its outcome is
- * `waited`, and a delivery refused as older than the retention is `beyond_retention`.
- */
-export type TimelineAnswer =
-  | "claimed"
-  | "duplicate"
-  | "waited"
-  | "in_flight"
-  | "takeover"
-  | "retry"
-  | "abandoned"
-  | "key_reuse"
-  | "beyond_retention";
-
-export const TIMELINE_ANSWERS: readonly TimelineAnswer[] = [
-  "claimed",
-  "duplicate",
-  "waited",
-  "in_flight",
-  "takeover",
-  "retry",
-  "abandoned",
-  "key_reuse",
-  "beyond_retention",
-];
+import type { TimelineAnswer } from "./states";
 
 export function timelineAnswerOf(result: ClaimResultKind, waited: boolean): TimelineAnswer {
   if (result === "retention_expired") return "beyond_retention";
@@ -113,10 +86,10 @@ interface Chunk {
 // their rate. A chunk is one row of parallel arrays; chunk_id names it, so a flush retried after a
 // lost reply writes it once. JSON rather than array parameters: every driver passes one text.
 export const INSERT_CHUNKS: Statement = {
-  name: "onceboard_insert_delivery_chunks_v1",
+  name: "onceboard_insert_delivery_chunks_v2",
   returns: "count",
   text: `INSERT INTO onceboard.delivery_timeline
-       (first_at, last_at, chunk_id, worker_id, demo, later_keys, tenants, keys, job_types, delivered_at, answers,
+       (first_at, last_at, chunk_id, worker_id, marked, later_keys, tenants, keys, job_types, delivered_at, answers,
         message_ids, delivery_attempts, effect_attempts, claim_ms, effect_created_at)
 SELECT d.first_at, d.last_at, d.chunk_id, $2::text, $3::boolean, d.later_keys, d.tenants, d.keys, d.job_types,
        d.delivered_at, d.answers, d.message_ids, d.delivery_attempts, d.effect_attempts, d.claim_ms, d.effect_created_at
@@ -362,7 +335,7 @@ export class DeliveryTimeline extends PeriodicFlush {
     private readonly options: {
       schema?: string;
       workerId: string;
-      demo: boolean;
+      marked: boolean;
       logger: Logger;
       onDropped?: (reason: "buffer_full" | "no_partition", rows: number) => void;
     },
@@ -512,7 +485,7 @@ export class DeliveryTimeline extends PeriodicFlush {
       const batch = chunks.slice(i, end);
       i = end;
       try {
-        await sql.run(INSERT_CHUNKS, [JSON.stringify(batch), this.options.workerId, this.options.demo]);
+        await sql.run(INSERT_CHUNKS, [JSON.stringify(batch), this.options.workerId, this.options.marked]);
       } catch (error) {
         if (sqlStateOf(error) === NO_PARTITION) {
           // Retrying cannot help (a partition is never made for the past): give these up.

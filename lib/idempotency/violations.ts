@@ -58,9 +58,9 @@ const MAX_MESSAGE_CHARS = 2000;
 export const RECORD_WAIT_MS = 5000;
 
 const INSERT_VIOLATION: Statement = {
-  name: "onceboard_record_uncaught_violation_v1",
+  name: "onceboard_record_uncaught_violation_v2",
   returns: "count",
-  text: `INSERT INTO onceboard.uncaught_violation_keys (id, tenant_id, job_type, constraint_name, key, message_id, message, worker_id, demo)
+  text: `INSERT INTO onceboard.uncaught_violation_keys (id, tenant_id, job_type, constraint_name, key, message_id, message, worker_id, marked)
 VALUES ($1::uuid, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::boolean)
 ON CONFLICT (id) DO NOTHING`,
 };
@@ -96,7 +96,7 @@ export async function recordUncaughtViolation(core: EffectsCore, violation: Unca
     messageId,
     messageOf(violation.error),
     core.opts.workerId,
-    core.opts.demo,
+    core.opts.marked,
   ];
   // Retried through a connection cut or a restart: the row is the alarm. Its id makes a retry of
   // an insert whose reply was lost a no-op.

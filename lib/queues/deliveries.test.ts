@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EffectsDatabaseError, InvalidEffectInputError, OutcomeNotStorableError } from "../idempotency";
+import { EffectsDatabaseError, InvalidEffectInputError, OutcomeNotStorableError } from "../idempotency/errors";
 import { decide } from "./deliveries";
 
 describe("decide", () => {

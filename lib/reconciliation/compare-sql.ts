@@ -1,3 +1,5 @@
+import { statusSql } from "../idempotency/states";
+
 /**
  * The comparison of one run, as one statement: the window's effects (of the provider's job types
  * and steps) against the objects the run staged, findings upserted by identity, matched pairs
@@ -51,7 +53,7 @@ paired AS (
                 THEN format('status %s here, %s at the provider', eff.outcome->>'status', objs.status) END,
            CASE WHEN eff.outcome ? 'provider_object_id' AND (eff.outcome->>'provider_object_id') IS DISTINCT FROM objs.object_id
                 THEN format('the outcome recorded %s, the provider holds %s', eff.outcome->>'provider_object_id', objs.object_id) END,
-           CASE WHEN eff.status = 'failed' THEN format('the effect failed here, yet the provider holds %s', objs.object_id) END
+           CASE WHEN eff.status = ${statusSql("failed")} THEN format('the effect failed here, yet the provider holds %s', objs.object_id) END
          ) END AS drift
     FROM eff FULL JOIN objs ON objs.tenant_id = eff.tenant_id AND objs.object_key = eff.key
 ),
@@ -61,8 +63,8 @@ classified AS (
          CASE
            WHEN NOT p.ours THEN NULL
            WHEN p.several THEN 'duplicated_at_provider'
-           WHEN NOT p.listed AND p.status = 'failed' THEN NULL
-           WHEN NOT p.listed AND (p.status = 'in_progress' OR p.created_at > now() - make_interval(secs => $7)) THEN 'pending'
+           WHEN NOT p.listed AND p.status = ${statusSql("failed")} THEN NULL
+           WHEN NOT p.listed AND (p.status = ${statusSql("in_progress")} OR p.created_at > now() - make_interval(secs => $7)) THEN 'pending'
            WHEN NOT p.listed THEN 'missing_at_provider'
            WHEN p.drift <> '' THEN 'drift'
          END AS kind
@@ -132,7 +134,7 @@ found AS (
            WHEN 'duplicated_at_provider' THEN format('%s %ss carry %s', t.n, $10::text, c.key)
            -- An abandoned at-most-once step the provider never saw is the send the trade gave up.
            WHEN 'missing_at_provider' THEN
-             CASE WHEN c.status = 'abandoned'
+             CASE WHEN c.status = ${statusSql("abandoned")}
                   THEN format('%s was claimed and abandoned here, and no %s carries it: never sent', c.key, $10::text)
                   ELSE format('%s is %s here, but no %s carries it', c.key, c.status, $10::text) END
            WHEN 'pending' THEN format('%s: no %s yet, within the %s s grace period', c.key, $10::text, $7)

@@ -3,6 +3,7 @@ import type { Principal } from "../../auth/auth-types";
 import { loadConfig } from "../../config";
 import type { Prisma } from "../../db/generated/client";
 import { schemaNameOf } from "../../idempotency/admin";
+import { releasableSql } from "../../idempotency/states";
 import { releaseInTransaction } from "../keys-and-effects/release-effect";
 import type { FindingSummary } from "../reconciliation/contract";
 import { changeFindingStateInTransaction, FindingStateRefusedError } from "../reconciliation/finding-state";
@@ -61,12 +62,12 @@ function releaseTenant(tenant: string | null): string {
   return tenant;
 }
 
-// A claim a bulk release may release: in progress, its lease expired, not at-most-once (which the
-// library never releases: its next delivery marks it abandoned). The Keys page's key fragment
-// (strpos: "%" and "_" are literal) and job type narrow it. Oldest lease first.
+// A claim a bulk release may release: the library's rule (releasableSql: stuck, not at most once,
+// which the library never releases). The Keys page's key fragment (strpos: "%" and "_" are
+// literal) and job type narrow it. Oldest lease first.
 const stuckWhere = (effects: string) => `
   FROM ${effects}
- WHERE tenant_id = $1 AND status = 'in_progress' AND lease_until < now() AND policy <> 'at_most_once'
+ WHERE tenant_id = $1 AND ${releasableSql("now()")}
    AND ($2::text IS NULL OR strpos(lower(key), lower($2)) > 0)
    AND ($3::text IS NULL OR job_type = $3)`;
 

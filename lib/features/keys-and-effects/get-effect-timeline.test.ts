@@ -3,7 +3,8 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { Scope } from "../../auth/scope";
-import { createEffects, EffectKeyReuseError } from "../../idempotency";
+import { createEffects } from "../../idempotency";
+import { EffectKeyReuseError } from "../../idempotency/errors";
 import { TIMELINE_BATCH_CHUNK_MIN } from "../../idempotency/timeline";
 import { getEffect } from "./get-effect";
 

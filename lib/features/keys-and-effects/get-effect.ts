@@ -3,6 +3,7 @@ import { consoleDatabase } from "../../console/database";
 import { redactMessage, redactOutcome } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
 import { providerKeyFor } from "../../idempotency";
+import { isStuck } from "../../idempotency/states";
 import { toListedViolation, type ViolationRow } from "../violations/list-violations";
 import type { EffectDetail, JobStep, TimelineDelivery } from "./contract";
 import { effectVerdict } from "./effect-verdict";
@@ -209,7 +210,7 @@ export async function getEffect(
   const violations = row.violations.map(toListedViolation);
   const timeline = toTimeline(row.timeline);
 
-  const stuck = row.status === "in_progress" && row.lease_until !== null && row.lease_until.getTime() <= now.getTime();
+  const stuck = isStuck({ status: row.status, leaseUntil: row.lease_until }, now);
   const gap =
     row.max_gap_seconds ?? (row.last_duplicate_at ? (row.last_duplicate_at.getTime() - row.created_at.getTime()) / 1000 : null);
   const inFlight = row.status === "in_progress";

@@ -2,6 +2,7 @@ import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import { Keyset } from "../../console/keyset";
 import type { StatementQueryable } from "../../db/types";
+import { isStuck } from "../../idempotency/states";
 import type { EffectSearchResponse, EffectSummary } from "./contract";
 import { CROSS_TENANT_SEARCH_DAYS, type EffectStatus } from "./effects-types";
 
@@ -153,8 +154,7 @@ export async function searchEffects(
     completedAt: r.completed_at ? r.completed_at.toISOString() : null,
     duplicateCount: r.duplicate_count,
     firstMessageId: r.first_message_id,
-    // The key's detail calls the same claim stuck (lib/features/keys-and-effects/get-effect.ts): one name for one state.
-    stuck: r.status === "in_progress" && r.lease_until !== null && r.lease_until.getTime() <= now.getTime(),
+    stuck: isStuck({ status: r.status, leaseUntil: r.lease_until }, now),
   }));
   const last = page[page.length - 1];
   return {

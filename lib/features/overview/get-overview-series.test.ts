@@ -111,7 +111,7 @@ describe("getOverviewSeries over seeded rollups", () => {
       db.pool.query(
         `INSERT INTO worker_stats_minute (minute, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries, uncaught_violations)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         ON CONFLICT (minute, job_type, demo) DO UPDATE SET claims = worker_stats_minute.claims + EXCLUDED.claims,
+         ON CONFLICT (minute, job_type, marked) DO UPDATE SET claims = worker_stats_minute.claims + EXCLUDED.claims,
            suppressed = worker_stats_minute.suppressed + EXCLUDED.suppressed, deliveries = worker_stats_minute.deliveries + EXCLUDED.deliveries,
            redeliveries = worker_stats_minute.redeliveries + EXCLUDED.redeliveries`,
         [
@@ -169,7 +169,7 @@ describe("getOverviewSeries over seeded rollups", () => {
     for (const count of [3, 4])
       await db.pool.query(
         `INSERT INTO tenant_suppressions_hour AS t (hour, tenant_id, job_type, count) VALUES ('2026-11-27T05:00:00Z', 'acme', 'capture', $1)
-         ON CONFLICT (hour, tenant_id, job_type, demo) DO UPDATE SET count = t.count + EXCLUDED.count`,
+         ON CONFLICT (hour, tenant_id, job_type, marked) DO UPDATE SET count = t.count + EXCLUDED.count`,
         [count],
       );
     await db.pool.query(

@@ -33,12 +33,8 @@ export const RANGE_LABELS: Record<OverviewRange, string> = {
 export const MAX_POINTS = 11_000;
 export const DEFAULT_CHART_WIDTH = 720;
 
-/**
- * Upper bounds (s) of the claim-duration histogram (idem_claim_duration_seconds; claim_latency_minute).
- * The library's CLAIM_DURATION_BUCKETS, copied because this module reaches the browser and the
- * library's entry point does not; lib/console/library-constants.test.ts keeps the two equal.
- */
-export const CLAIM_DURATION_BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
+/** Upper bounds (s) of the claim-duration histogram (idem_claim_duration_seconds; claim_latency_minute). */
+export { CLAIM_DURATION_BUCKETS as CLAIM_DURATION_BOUNDS } from "../../idempotency/states";
 
 /** The TanStack Query key the Overview page prefetches on the server and polls on the client. */
 export const overviewQueryKey = (apiQuery: string) => [OVERVIEW_QUERY_ROOT, apiQuery] as const;

@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import type { PrismaClient } from "../../db/generated/client";
 import { ensureEffectPartitions } from "../../db/partitions";
 import { createPrismaClient } from "../../db/prisma";
-import { registerWorker } from "../../idempotency/admin";
+import { registerWorker } from "../../idempotency/worker-registry";
 import { applyAdvice, previewAdvice } from "./advice-apply";
 import { getRetentionSettings } from "./get-retention";
 import type { RetentionAudit } from "./settings";

@@ -4,11 +4,10 @@ import { formatCountOf, formatDuration } from "../../format";
 import {
   isEffectsDistributed,
   type LiveWorker,
-  type PartitionInterval,
-  partitionIntervalSeconds,
   readRetentionSettings as readLibrarySettings,
   readLiveWorkers,
 } from "../../idempotency/admin";
+import { DEFAULT_RETENTION_SETTINGS, type PartitionInterval, partitionIntervalSeconds } from "../../idempotency/states";
 import { reconcileProviders } from "../../reconciliation/providers";
 import { ADVICE_DEFAULTS, type AdviceBasis, BASIS_QUANTILE } from "./advice-types";
 import type { Advice, JobTypeAdvice, ProviderWindowAdvice, Refusal, RetentionComparison } from "./contract";
@@ -329,8 +328,9 @@ interface RetentionSettingsRead {
 // The retention_settings row, or its defaults (7 d, 3 d) when there is none: always exactly one
 // row, so another statement can carry it as a CTE (the gaps page reads it with its late effects).
 export const RETENTION_SETTINGS_SQL = `
-SELECT coalesce(r.retention_days, 7) AS retention_days, coalesce(r.max_retry_window_days, 3) AS max_retry_window_days,
-       coalesce(r.partition_interval, 'day') AS partition_interval, r.id IS NOT NULL AS found
+SELECT coalesce(r.retention_days, ${DEFAULT_RETENTION_SETTINGS.retentionSeconds / DAY}) AS retention_days,
+       coalesce(r.max_retry_window_days, ${DEFAULT_RETENTION_SETTINGS.maxRetryWindowSeconds / DAY}) AS max_retry_window_days,
+       coalesce(r.partition_interval, '${DEFAULT_RETENTION_SETTINGS.interval}') AS partition_interval, r.id IS NOT NULL AS found
   FROM (SELECT 1) AS one LEFT JOIN retention_settings r ON r.id = 1`;
 
 export interface RetentionSettingsRow {
@@ -346,7 +346,7 @@ export function toRetentionSettings(row: RetentionSettingsRow): RetentionSetting
     retentionSeconds: row.retention_days * DAY,
     maxRetryWindowSeconds: row.max_retry_window_days * DAY,
     maxRetryWindowSource: row.found ? "retention_settings.max_retry_window_days" : "the default (no retention_settings row)",
-    partitionSeconds: partitionIntervalSeconds(row.partition_interval ?? "day"),
+    partitionSeconds: partitionIntervalSeconds(row.partition_interval ?? DEFAULT_RETENTION_SETTINGS.interval),
   };
 }
 
@@ -355,7 +355,7 @@ export function toRetentionSettings(row: RetentionSettingsRow): RetentionSetting
  * partition manager reads them (the library's readers): the retention_settings row (or its
  * defaults) and the live workers' registrations, the largest window of either counting.
  */
-export async function readRetentionSettings(db: Queryable, now: Date = new Date()): Promise<RetentionSettingsRead> {
+export async function readEffectiveRetention(db: Queryable, now: Date = new Date()): Promise<RetentionSettingsRead> {
   const [settings, workers] = await Promise.all([readLibrarySettings(db), readLiveWorkers(db, now)]);
   const widest = workers.reduce<LiveWorker | null>(
     (max, w) => (max === null || w.maxRetryWindowSeconds > max.maxRetryWindowSeconds ? w : max),
@@ -433,7 +433,7 @@ export async function getRetentionAdvice(db: Queryable, options: GetAdviceOption
   const from = new Date(to.getTime() - (options.windowDays ?? ADVICE_DEFAULTS.windowDays) * DAY * 1000);
   const [histograms, settings] = await Promise.all([
     loadGapHistograms(db, { from, to, jobType: options.jobType }),
-    readRetentionSettings(db, to),
+    readEffectiveRetention(db, to),
   ]);
   const effectsMaxGaps = await readEffectsMaxGaps(db, { from, to, jobTypes: [...histograms.byJobType.keys()] });
   return adviseRetention({

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { registerWorker } from "../../idempotency/admin";
-import { readRetentionSettings } from "./advise-retention";
+import { registerWorker } from "../../idempotency/worker-registry";
+import { readEffectiveRetention } from "./advise-retention";
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -18,7 +18,7 @@ describe("the advisor's settings, read as the partition manager reads them", () 
        VALUES (1, 14, 3, 'hour')
        ON CONFLICT (id) DO UPDATE SET retention_days = 14, max_retry_window_days = 3, partition_interval = 'hour'`,
     );
-    expect(await readRetentionSettings(db.pool)).toEqual({
+    expect(await readEffectiveRetention(db.pool)).toEqual({
       retentionSeconds: 14 * 86_400,
       maxRetryWindowSeconds: 3 * 86_400,
       maxRetryWindowSource: "retention_settings.max_retry_window_days (or its default)",
@@ -27,7 +27,7 @@ describe("the advisor's settings, read as the partition manager reads them", () 
     const worker = registerWorker(db.pool, { workerId: "w-9d", maxRetryWindowMs: 9 * 86_400_000 });
     await worker.ready;
     try {
-      expect(await readRetentionSettings(db.pool)).toMatchObject({
+      expect(await readEffectiveRetention(db.pool)).toMatchObject({
         maxRetryWindowSeconds: 9 * 86_400,
         maxRetryWindowSource: expect.stringContaining("live worker w-9d"),
       });
@@ -35,6 +35,6 @@ describe("the advisor's settings, read as the partition manager reads them", () 
       await worker.stop();
     }
     // A stopped worker holds nothing back.
-    expect((await readRetentionSettings(db.pool)).maxRetryWindowSeconds).toBe(3 * 86_400);
+    expect((await readEffectiveRetention(db.pool)).maxRetryWindowSeconds).toBe(3 * 86_400);
   });
 });

@@ -84,7 +84,7 @@ describe("hourly gap rollups and claims beyond retention", () => {
         await db.pool.query(
           `INSERT INTO worker_stats_minute AS w (minute, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention)
            VALUES ($1, 'edge.test', $2::bigint[], 10, 1)
-           ON CONFLICT (minute, job_type, demo) DO UPDATE SET gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
+           ON CONFLICT (minute, job_type, marked) DO UPDATE SET gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
              gap_seconds_sum = w.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
              claims_beyond_retention = w.claims_beyond_retention + EXCLUDED.claims_beyond_retention`,
           [m, `{${buckets.join(",")}}`],

@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { Scope } from "../../auth/scope";
 import { loadConfig } from "../../config";
 import { reconcileProviders } from "../../reconciliation/providers";
-import { adviseRetention, getRetentionAdvice, readRetentionSettings } from "./advise-retention";
+import { adviseRetention, getRetentionAdvice, readEffectiveRetention } from "./advise-retention";
 import { addInto, emptyHistogram, maxBounds, quantile, total } from "./gap-histogram";
 import { getGaps } from "./get-gaps";
 
@@ -101,7 +101,7 @@ describe("the gap rollups' fast path", () => {
     const insert = `
       INSERT INTO worker_stats_minute AS w (minute, job_type, gap_buckets, gap_seconds_sum, claims_beyond_retention)
       SELECT m, j, b::bigint[], 1, n FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::bigint[]) AS u(m, j, b, n)
-      ON CONFLICT (minute, job_type, demo) DO UPDATE SET gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
+      ON CONFLICT (minute, job_type, marked) DO UPDATE SET gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
         gap_seconds_sum = w.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
         claims_beyond_retention = w.claims_beyond_retention + EXCLUDED.claims_beyond_retention`;
     await db.pool.query(insert, [minutes, jobTypes, buckets, beyond]);
@@ -166,7 +166,7 @@ describe("the gap rollups' fast path", () => {
         jobTypes: [...want.byJobType]
           .sort(([a], [b]) => a.localeCompare(b))
           .map(([jobType, buckets]) => ({ jobType, buckets, claimsBeyondRetention: want.beyond.get(jobType) ?? 0 })),
-        ...(await readRetentionSettings(db.pool)),
+        ...(await readEffectiveRetention(db.pool)),
         effectsMaxGaps: [],
         providerWindows: reconcileProviders(loadConfig()),
       }),

@@ -3,6 +3,7 @@ import type { Scope } from "../../auth/scope";
 import type { PrismaClient } from "../../db/prisma";
 import { getPrisma } from "../../db/prisma";
 import { type MaintenancePlan, planMaintenance } from "../../idempotency/admin";
+import { DAY_SECONDS, DEFAULT_RETENTION_SETTINGS } from "../../idempotency/states";
 import type { MaintenanceRunView, PlanView, RetentionSettingsView, RetentionView } from "./contract";
 import { maintenancePool } from "./maintenance-pool";
 
@@ -51,10 +52,11 @@ export async function getRetentionPlan(scope: Scope, deps: RetentionDeps = {}): 
 export async function getRetentionSettings(prisma: PrismaClient = getPrisma()): Promise<RetentionSettingsView> {
   const row = await prisma.retentionSettings.findUnique({ where: { id: 1 } });
   return {
-    retentionDays: row?.retentionDays ?? 7,
-    maxRetryWindowDays: row?.maxRetryWindowDays ?? 3,
-    partitionInterval: (row?.partitionInterval ?? "day") as RetentionSettingsView["partitionInterval"],
-    premakeCount: row?.premakeCount ?? 7,
+    retentionDays: row?.retentionDays ?? DEFAULT_RETENTION_SETTINGS.retentionSeconds / DAY_SECONDS,
+    maxRetryWindowDays: row?.maxRetryWindowDays ?? DEFAULT_RETENTION_SETTINGS.maxRetryWindowSeconds / DAY_SECONDS,
+    partitionInterval: (row?.partitionInterval ??
+      DEFAULT_RETENTION_SETTINGS.interval) as RetentionSettingsView["partitionInterval"],
+    premakeCount: row?.premakeCount ?? DEFAULT_RETENTION_SETTINGS.premakeCount,
     updatedAt: row?.updatedAt.toISOString() ?? null,
     updatedBy: row?.updatedBy ?? null,
   };

@@ -11,5 +11,4 @@ export const RETENTION_QUERY_ROOT = "retention";
  */
 export const retentionQueryKey = (search: string) => [RETENTION_QUERY_ROOT, search] as const;
 
-export const PARTITION_INTERVALS = ["hour", "day", "week"] as const;
-export type PartitionIntervalName = (typeof PARTITION_INTERVALS)[number];
+export { PARTITION_INTERVALS, type PartitionInterval as PartitionIntervalName } from "../../idempotency/states";

@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { Scope } from "../../auth/scope";
 import type { PrismaClient } from "../../db/generated/client";
 import { createPrismaClient } from "../../db/prisma";
-import { registerWorker } from "../../idempotency/admin";
+import { registerWorker } from "../../idempotency/worker-registry";
 import { applyRetention } from "./apply";
 import { getRetention } from "./get-retention";
 import { type RetentionAudit, updateRetentionSettings } from "./settings";

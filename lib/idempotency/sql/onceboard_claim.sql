@@ -21,7 +21,7 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(
   p_lease_ms          integer,
   p_lock_timeout_ms   integer,
   p_require_existing  boolean,
-  p_demo              boolean
+  p_marked            boolean
 )
 RETURNS onceboard.onceboard_claim_result
 LANGUAGE plpgsql
@@ -97,9 +97,9 @@ BEGIN
       END IF;
       -- created_at is truncated to milliseconds so a JavaScript Date names the row exactly.
       INSERT INTO onceboard.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until,
-                           first_message_id, last_message_id, request_hash, created_at, updated_at, demo)
+                           first_message_id, last_message_id, request_hash, created_at, updated_at, marked)
       VALUES (p_tenant, p_key, p_job_type, 'in_progress', p_policy, 1, p_owner, lease,
-              p_message_id, p_message_id, p_request_hash, ts, ts, p_demo);
+              p_message_id, p_message_id, p_request_hash, ts, ts, p_marked);
       r := ROW('claimed', 'in_progress', 1, p_owner, p_policy, ts, lease, NULL, NULL, NULL, 0, p_message_id, ts);
       RETURN r;
     END IF;

@@ -37,7 +37,7 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_claim_batch(
   p_lease_ms          integer,
   p_lock_timeout_ms   integer,
   p_require_existing  boolean[],
-  p_demo              boolean
+  p_marked            boolean
 )
 RETURNS TABLE (ord integer, claim onceboard.onceboard_claim_result)
 LANGUAGE plpgsql
@@ -126,9 +126,9 @@ BEGIN
 
     IF cardinality(fresh_ords) > 0 THEN
       INSERT INTO onceboard.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until,
-                           first_message_id, last_message_id, request_hash, created_at, updated_at, demo)
+                           first_message_id, last_message_id, request_hash, created_at, updated_at, marked)
       SELECT p_tenants[o], p_keys[o], p_job_type, 'in_progress', p_policy, 1, p_owners[o], lease,
-             p_message_ids[o], p_message_ids[o], p_request_hashes[o], ts, ts, p_demo
+             p_message_ids[o], p_message_ids[o], p_request_hashes[o], ts, ts, p_marked
         FROM unnest(fresh_ords) AS o;
       FOREACH i IN ARRAY fresh_ords LOOP
         answered[i] := true;
@@ -144,7 +144,7 @@ BEGIN
     CONTINUE WHEN answered[i];
     ord := i;
     claim := onceboard.onceboard_claim(p_tenants[i], p_keys[i], p_job_type, p_policy, p_owners[i], p_message_ids[i],
-                             p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_demo);
+                             p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_marked);
     RETURN NEXT;
   END LOOP;
 END;

@@ -23,7 +23,7 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_claim_tenant(
   p_lease_ms          integer,
   p_lock_timeout_ms   integer,
   p_require_existing  boolean[],
-  p_demo              boolean
+  p_marked            boolean
 )
 RETURNS TABLE (ord integer, claim onceboard.onceboard_claim_result)
 LANGUAGE plpgsql
@@ -44,7 +44,7 @@ BEGIN
             ORDER BY hashtextextended(p_tenant || chr(1) || p_keys[o], 0), o LOOP
     ord := i;
     claim := onceboard.onceboard_claim(p_tenant, p_keys[i], p_job_type, p_policy, p_owners[i], p_message_ids[i],
-                                       p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_demo);
+                                       p_request_hashes[i], p_lease_ms, p_lock_timeout_ms, p_require_existing[i], p_marked);
     RETURN NEXT;
   END LOOP;
 END;

@@ -7,7 +7,7 @@
 -- the hours alone at p95 503 ms, over its 250 ms target). Fed from the hourly table, so the minutes
 -- have one path up. Each hour row change adds NEW minus OLD; an UPDATE that leaves the gap columns
 -- alone (most flushes) costs nothing more. A day row exists only while an hour row of its job type
--- does: deleting the last one (demo:reset) deletes the day.
+-- does: deleting the last one (a marked workload's rows, say) deletes the day.
 CREATE OR REPLACE FUNCTION onceboard.onceboard_gaps_to_day() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE

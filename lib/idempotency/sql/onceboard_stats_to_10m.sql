@@ -5,7 +5,7 @@
 -- Keeps worker_stats_10m the exact sum of worker_stats_minute per ten-minute UTC bucket: the
 -- Overview charts 24 hours in 10-minute steps without reading a day of minutes. Each row change
 -- adds its increment, NEW minus OLD (an INSERT has no OLD, a DELETE no NEW); a DELETE that leaves a
--- bucket without any count removes it, so demo:reset takes the demo's counts out of this level too.
+-- bucket without any count removes it, so deleting marked rows takes their counts out of this level too.
 CREATE OR REPLACE FUNCTION onceboard.onceboard_stats_to_10m() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE

@@ -5,7 +5,7 @@
 -- Keeps worker_stats_hour the exact sum of worker_stats_minute per UTC hour and job type, counters
 -- and gap histogram alike (the Overview and the Delivery gaps page read the same rows): each row
 -- change adds its increment, NEW minus OLD (an INSERT has no OLD, a DELETE no NEW). A DELETE that
--- leaves an hour without any count removes the hour, so demo:reset leaves no trace of the demo
+-- leaves an hour without any count removes the hour, so deleting marked rows leaves no trace of them
 -- (the float sums are not looked at: without counts they are rounding residue). A minute row's key
 -- never changes in an UPDATE: upserts only add to a row.
 CREATE OR REPLACE FUNCTION onceboard.onceboard_stats_to_hour() RETURNS trigger

@@ -4,8 +4,8 @@
 
 -- Keeps tenant_suppressions_day the sum of tenant_suppressions_hour per tenant and UTC day (all job
 -- types together): "which tenant" over 30 days reads 30 rows per tenant instead of 720 per job
--- type. Each row change adds NEW minus OLD; a day a DELETE brings to zero goes, so a tenant the
--- demo alone had leaves the ranking with demo:reset.
+-- type. Each row change adds NEW minus OLD; a day a DELETE brings to zero goes, so a tenant only
+-- marked rows had leaves the ranking when they are deleted.
 CREATE OR REPLACE FUNCTION onceboard.onceboard_tenant_suppressions_to_day() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE

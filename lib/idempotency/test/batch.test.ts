@@ -7,7 +7,7 @@ import {
   InvalidEffectKeyError,
   LeaseLostError,
   OutcomeTooLargeError,
-} from "../index";
+} from "../errors";
 import { countingPool, newPool, sleep, testEffects } from "./helpers";
 
 let db: TestDatabase;

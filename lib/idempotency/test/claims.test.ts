@@ -4,18 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import {
   ClaimSettledError,
-  createEffects,
   EffectInFlightError,
   EffectKeyReuseError,
-  EffectNotAppliedError,
   InvalidEffectKeyError,
   IsolationLevelError,
   LeaseLostError,
   OutcomeTooLargeError,
-  providerKeyFor,
   RetentionConfigError,
   RetentionWindowError,
-} from "../index";
+} from "../errors";
+import { createEffects, EffectNotAppliedError, providerKeyFor } from "../index";
 import { captureLogger, countingPool, metricValue, sleep, testEffects } from "./helpers";
 
 let db: TestDatabase;

@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { COALESCE_WIDEN_AT, Pipeline } from "../coalescer";
-import { EffectInFlightError, EffectKeyReuseError } from "../index";
+import { EffectInFlightError, EffectKeyReuseError } from "../errors";
 import { countingPool, testEffects } from "./helpers";
 
 let db: TestDatabase;

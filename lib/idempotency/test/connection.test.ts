@@ -1,8 +1,11 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { classifyDatabaseError, isRetryable, PG_ERROR_CLASSES } from "../admin";
-import { classifyError, EffectsDatabaseError } from "../index";
+import { classifyDatabaseError } from "../admin";
+import { EffectsDatabaseError } from "../errors";
+import { classifyError } from "../index";
+import { PG_ERROR_CLASSES } from "../pg-errors";
+import { isRetryable } from "../retryable";
 import { startFatalProxy } from "./fatal-proxy";
 import { PROVIDER_DDL, sleep, testEffects } from "./helpers";
 

@@ -4,22 +4,21 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { testPrismaClient } from "../../../test/prisma";
-import { MAX_KEY_LENGTH, requestHash } from "../admin";
+import type { OwnedClaim } from "../claim";
 import { runComplete } from "../complete-sql";
 import { sqlFor } from "../db";
 import {
   ClaimSettledError,
-  createEffects,
   EffectKeyReuseError,
-  EffectsError,
   InvalidEffectInputError,
   InvalidEffectKeyError,
   InvalidEffectsOptionsError,
   NotInTransactionError,
   OutcomeNotStorableError,
   RetentionConfigError,
-} from "../index";
-import { canonicalJson } from "../keys";
+} from "../errors";
+import { createEffects, EffectsError } from "../index";
+import { canonicalJson, MAX_KEY_LENGTH, requestHash } from "../keys";
 import { captureLogger, PROVIDER_DDL, silentLogger, testEffects } from "./helpers";
 
 /** Hardening of the claim path: each test fails with its fix removed. */
@@ -206,7 +205,9 @@ describe("item 7: a stored outcome is never replaced", () => {
     await expect(owned.claim.complete({ charge: "second" })).rejects.toBeInstanceOf(ClaimSettledError);
     await expect(owned.claim.fail(new Error("late"))).rejects.toBeInstanceOf(ClaimSettledError);
     // A completion re-sent at the SQL level (a retried statement) is accepted but changes nothing.
-    expect(await runComplete(sqlFor(db.pool, false), owned.claim.ref, JSON.stringify({ charge: "third" }), "x")).toBe(true);
+    expect(
+      await runComplete(sqlFor(db.pool, false), (owned.claim as OwnedClaim).ref, JSON.stringify({ charge: "third" }), "x"),
+    ).toBe(true);
     expect((await rows(key))[0]).toMatchObject({ status: "completed", outcome: { charge: "first" }, error: null });
   });
 });

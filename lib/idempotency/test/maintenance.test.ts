@@ -2,7 +2,8 @@ import type pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { maintain, planMaintenance, registerWorker } from "../admin";
+import { maintain, planMaintenance } from "../admin";
+import { registerWorker } from "../worker-registry";
 import { metricValue, newPool, silentLogger, sleep, testEffects } from "./helpers";
 
 /**

@@ -72,12 +72,12 @@ describe("metrics", () => {
 });
 
 describe("per-minute rollups", () => {
-  it("flushes one row per job type with counts and gap buckets, marks demo rows, and adds up across flushes", async () => {
+  it("flushes one row per job type with counts and gap buckets, marks a marked instance's rows, and adds up across flushes", async () => {
     const effects = createEffects({
       db: db.pool,
       registry: new Registry(),
       logger: silentLogger(),
-      demo: true,
+      marked: true,
       flushInterval: 0,
     });
     const input = { tenant: "demo", key: "capture:r-1", jobType: "rollup.a", attempt: 1 };
@@ -95,7 +95,7 @@ describe("per-minute rollups", () => {
     await effects.close();
 
     const { rows } = await db.pool.query(
-      "SELECT job_type, claims, suppressed, deliveries, redeliveries, failed, uncaught_violations, gap_buckets, demo FROM worker_stats_minute WHERE job_type LIKE 'rollup.%' ORDER BY job_type",
+      "SELECT job_type, claims, suppressed, deliveries, redeliveries, failed, uncaught_violations, gap_buckets, marked FROM worker_stats_minute WHERE job_type LIKE 'rollup.%' ORDER BY job_type",
     );
     // Both flushes may land in one minute or straddle two: sum per job type.
     const sum = (jobType: string, column: string) =>
@@ -111,27 +111,27 @@ describe("per-minute rollups", () => {
     expect(buckets[0]).toHaveLength(GAP_BUCKET_BOUNDS.length + 1);
     const total = buckets.flat().reduce((s, v) => s + Number(v), 0);
     expect(total).toBe(3);
-    expect(rows.every((r) => r.demo === true)).toBe(true);
+    expect(rows.every((r) => r.marked === true)).toBe(true);
     const violations = await db.pool.query(
-      "SELECT constraint_name, count::int AS count, demo, last_tenant_id, last_key, last_message_id FROM uncaught_violations_minute WHERE job_type = 'rollup.a'",
+      "SELECT constraint_name, count::int AS count, marked, last_tenant_id, last_key, last_message_id FROM uncaught_violations_minute WHERE job_type = 'rollup.a'",
     );
     // The rollup only counts (for the charts): the key is in its own row, written when it happened.
     expect(violations.rows).toEqual([
       {
         constraint_name: "things_pkey",
         count: 1,
-        demo: true,
+        marked: true,
         last_tenant_id: null,
         last_key: null,
         last_message_id: null,
       },
     ]);
     const keyRows = await db.pool.query(
-      "SELECT tenant_id, key, message_id, demo FROM uncaught_violation_keys WHERE job_type = 'rollup.a'",
+      "SELECT tenant_id, key, message_id, marked FROM uncaught_violation_keys WHERE job_type = 'rollup.a'",
     );
-    expect(keyRows.rows).toEqual([{ tenant_id: "demo", key: "insert:r-1", message_id: "m-violating", demo: true }]);
-    const effectRow = await db.pool.query("SELECT demo FROM effects WHERE key = 'capture:r-1'");
-    expect(effectRow.rows[0]?.demo).toBe(true);
+    expect(keyRows.rows).toEqual([{ tenant_id: "demo", key: "insert:r-1", message_id: "m-violating", marked: true }]);
+    const effectRow = await db.pool.query("SELECT marked FROM effects WHERE key = 'capture:r-1'");
+    expect(effectRow.rows[0]?.marked).toBe(true);
   });
 
   it("keeps the counts of a failed flush and writes them later, never failing a job", async () => {

@@ -2,7 +2,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { readLibraryMigrations } from "../admin";
-import { LIBRARY_PACKAGE, LIBRARY_VERSION, migrate, SchemaNewerThanLibraryError } from "../index";
+import { migrate, SchemaNewerThanLibraryError } from "../index";
+import { LIBRARY_PACKAGE, LIBRARY_VERSION } from "../version";
 
 /**
  * A team that rolls back a deploy runs an older library against a schema a newer one migrated.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { EffectInFlightError, EffectKeyReuseError } from "../index";
+import { EffectInFlightError, EffectKeyReuseError } from "../errors";
 import { testEffects } from "./helpers";
 
 /**

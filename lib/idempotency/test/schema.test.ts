@@ -3,7 +3,8 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { maintain, planMaintenance, readLibraryMigrations } from "../admin";
-import { createEffects, InvalidEffectsOptionsError, migrate } from "../index";
+import { InvalidEffectsOptionsError } from "../errors";
+import { createEffects, migrate } from "../index";
 import {
   LOCK_PARTITIONS,
   maintenanceLockKey,

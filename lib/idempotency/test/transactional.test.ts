@@ -3,7 +3,8 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { testPrismaClient } from "../../../test/prisma";
-import { createEffects, EffectInFlightError, IsolationLevelError } from "../index";
+import { EffectInFlightError, IsolationLevelError } from "../errors";
+import { createEffects } from "../index";
 import { PROVIDER_DDL, silentLogger, sleep, testEffects } from "./helpers";
 
 let db: TestDatabase;

@@ -1,16 +1,10 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { isRetryable, RETRYABLE_SQLSTATES, requestHash, validateKey, withRetry } from "../admin";
-import {
-  classifyError,
-  createEffects,
-  EffectInFlightError,
-  EffectKeyReuseError,
-  InvalidEffectKeyError,
-  providerKeyFor,
-  RetentionConfigError,
-  toMs,
-} from "../index";
+import { toMs } from "../duration";
+import { EffectInFlightError, EffectKeyReuseError, InvalidEffectKeyError, RetentionConfigError } from "../errors";
+import { classifyError, createEffects, providerKeyFor } from "../index";
+import { requestHash, validateKey } from "../keys";
+import { isRetryable, RETRYABLE_SQLSTATES, withRetry } from "../retryable";
 import { gapBucketIndex } from "../rollups";
 import { uniqueViolationConstraint } from "../violations";
 import { nextPollDelay } from "../wait";

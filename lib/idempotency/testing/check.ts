@@ -1,15 +1,8 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import {
-  classifyError,
-  createEffects,
-  createRegistry,
-  type Duration,
-  defaultLogger,
-  type Effects,
-  type EffectsOptions,
-  toMs,
-} from "../index";
+import { toMs } from "../duration";
+import { classifyError, createEffects, type Duration, defaultLogger, type Effects, type EffectsOptions } from "../index";
+import { createRegistry } from "../metrics";
 import { diffSnapshots, normalizeSnapshot } from "./diff";
 import {
   BOUNDARIES,

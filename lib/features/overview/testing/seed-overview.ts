@@ -208,7 +208,7 @@ async function seedOnCallExtras(db: Queryable, t: number): Promise<void> {
     if (s.suppressed > 0)
       await db.query(
         `INSERT INTO tenant_suppressions_hour (hour, tenant_id, job_type, count) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (hour, tenant_id, job_type, demo) DO UPDATE SET count = tenant_suppressions_hour.count + EXCLUDED.count`,
+         ON CONFLICT (hour, tenant_id, job_type, marked) DO UPDATE SET count = tenant_suppressions_hour.count + EXCLUDED.count`,
         [hour(minute.getTime()), TENANTS[i % TENANTS.length], s.jobType, s.suppressed],
       );
   }

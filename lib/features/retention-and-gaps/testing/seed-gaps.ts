@@ -63,7 +63,7 @@ export async function seedGaps(db: Queryable, now = new Date()): Promise<void> {
       const buckets = Array.from({ length: BUCKETS }, (_, i) => counts[i] ?? 0);
       await db.query(
         `INSERT INTO worker_stats_minute AS w (minute, job_type, gap_buckets) VALUES ($1, $2, $3::bigint[])
-         ON CONFLICT (minute, job_type, demo) DO UPDATE SET gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets)`,
+         ON CONFLICT (minute, job_type, marked) DO UPDATE SET gap_buckets = onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets)`,
         [minute.toISOString(), jobType, `{${buckets.join(",")}}`],
       );
     }
