@@ -101,7 +101,7 @@ export class Pipeline<I, O> {
   }
 }
 
-async function settle<O>(fn: () => Promise<O>): Promise<Settled<O>> {
+async function outcomeOf<O>(fn: () => Promise<O>): Promise<Settled<O>> {
   try {
     return { ok: true, value: await fn() };
   } catch (error) {
@@ -119,12 +119,12 @@ async function sendBatch<I, O>(
   single: (item: I) => Promise<O>,
   many: (items: I[]) => Promise<O[]>,
 ): Promise<Settled<O>[]> {
-  if (items.length === 1) return [await settle(() => single(items[0] as I))];
+  if (items.length === 1) return [await outcomeOf(() => single(items[0] as I))];
   try {
     const values = await many(items);
     return values.map((value) => ({ ok: true, value }));
   } catch {
-    return Promise.all(items.map((item) => settle(() => single(item))));
+    return Promise.all(items.map((item) => outcomeOf(() => single(item))));
   }
 }
 
