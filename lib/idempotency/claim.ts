@@ -42,7 +42,7 @@ export type ClaimSpec = Pick<
 >;
 
 /** Runs a statement of ours: retried in one place when we own the transaction, never inside the caller's. */
-export async function runStatement<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
+async function runStatement<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
   try {
     return sql.inTransaction ? await fn() : await withRetry(fn);
   } catch (error) {
@@ -89,7 +89,7 @@ export interface Claim {
  * opened) as they are, since the transaction owns them; outside, through the coalescer when it is
  * on, else alone, retried on a transient error. Raw database errors, for the caller to map.
  */
-export function sendClaim(core: EffectsCore, sql: Sql, params: ClaimParams): Promise<ClaimRow> {
+function sendClaim(core: EffectsCore, sql: Sql, params: ClaimParams): Promise<ClaimRow> {
   if (sql.inTransaction) return core.store.claim(sql, params);
   return core.coalescer ? core.coalescer.claim(params) : withRetry(() => core.store.claim(sql, params));
 }

@@ -107,7 +107,7 @@ export function sqlFor(handle: EffectsDb | TransactionHandle, inTransaction: boo
  * uncaught exception that killed the worker. The pool stops listening to a client's errors while
  * it is checked out, so attaching ours inside the callback leaves no instant without a listener.
  */
-export function connectListening(pool: pg.Pool, onError: (error: Error) => void): Promise<pg.PoolClient> {
+function connectListening(pool: pg.Pool, onError: (error: Error) => void): Promise<pg.PoolClient> {
   return new Promise((resolve, reject) => {
     pool.connect((error, client) => {
       if (error || !client) {

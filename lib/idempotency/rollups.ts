@@ -125,7 +125,7 @@ ON CONFLICT (minute, job_type, constraint_name, marked) DO UPDATE SET
 // here writes them).
 
 /** Index of the claim-duration bucket (CLAIM_DURATION_BUCKETS, then +Inf) a duration falls in. */
-export function claimBucketIndex(seconds: number): number {
+function claimBucketIndex(seconds: number): number {
   const i = CLAIM_DURATION_BUCKETS.findIndex((bound) => seconds <= bound);
   return i === -1 ? CLAIM_DURATION_BUCKETS.length : i;
 }

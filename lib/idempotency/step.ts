@@ -72,7 +72,7 @@ function logFields(spec: StepSpec) {
 }
 
 /** Counts (and warns about) keys equal to the broker's message id. The key itself is valid (spec.ts). */
-export function checkStepKey(core: EffectsCore, spec: StepSpec): void {
+function checkStepKey(core: EffectsCore, spec: StepSpec): void {
   const afterStep = spec.key.slice(spec.key.indexOf(":") + 1);
   if (spec.messageId && (spec.key === spec.messageId || afterStep === spec.messageId)) {
     core.metrics.messageIdKeys.inc({ job_type: spec.jobType });
@@ -103,7 +103,7 @@ export async function beforeClaim(core: EffectsCore, spec: StepSpec): Promise<vo
   }
 }
 
-export function resultOf<T>(
+function resultOf<T>(
   spec: StepSpec,
   acquired: Acquired,
   kind: EffectResult<T>["result"],
@@ -217,7 +217,7 @@ export interface OutcomeSink {
 }
 
 /** Each claim's outcome in its own statement (OwnedClaim.storeEncoded). */
-export const STORE_ALONE: OutcomeSink = { store: (claim, encoded) => claim.storeEncoded(encoded), skip: () => {} };
+const STORE_ALONE: OutcomeSink = { store: (claim, encoded) => claim.storeEncoded(encoded), skip: () => {} };
 
 /**
  * Phases 2 and 3 (Powertools: getFunctionResult, saveSuccess), for once, job steps and onceMany:

@@ -55,7 +55,7 @@ const MAX_MESSAGE_CHARS = 2000;
  * such steps the insert would wait for a connection none of them releases until it returns. The
  * insert stays queued and is written once a connection frees up.
  */
-export const RECORD_WAIT_MS = 5000;
+const RECORD_WAIT_MS = 5000;
 
 const INSERT_VIOLATION: Statement = {
   name: "onceboard_record_uncaught_violation_v2",
