@@ -8,7 +8,12 @@ import { defineConfig } from "vitest/config";
  * `npm test` runs all three, after `npm run build`; `vitest run --project fast` runs the first
  * alone, as .ci/run does for its embedded-PostgreSQL pass.
  */
-export const SLOW_TESTS = ["lib/soak/soak.test.ts", "lib/demo/demo.test.ts", "test/install.test.ts"];
+export const SLOW_TESTS = [
+  "lib/soak/soak.test.ts",
+  "lib/demo/demo.test.ts",
+  "lib/demo/demo-brokers.test.ts",
+  "test/install.test.ts",
+];
 export const SERVER_TESTS = ["test/server/**/*.test.ts"];
 
 export default defineConfig({

@@ -19,14 +19,23 @@ import { setTimeout as sleep } from "node:timers/promises";
  * fetched batches the adapter claims with effects.claimMany, one claim round trip per batch; a
  * `job` handler's transactional step claims inside its own transaction, one delivery at a time.
  *
- * Last line: `e2e ratio=<with/without> with_per_s=<n> without_per_s=<n>`.
+ * Then the same on RabbitMQ and NATS JetStream (bench/e2e-brokers.ts), in the same run on the same
+ * database: raw consumers (write, then ack) against the brokers' adapters, BENCH_E2E_IN_FLIGHT
+ * deliveries at once on both sides (default 64), the same alternation. A broker that does not
+ * answer at RABBITMQ_URL / NATS_URL is skipped with a line saying so.
+ *
+ * Lines: `e2e broker=<rabbitmq|nats> ratio=<with/without> with_per_s=<n> without_per_s=<n>` per
+ * broker, and last `e2e ratio=<with/without> with_per_s=<n> without_per_s=<n>` (pg-boss).
  * Env: BENCH_E2E_JOBS, BENCH_E2E_BATCH, BENCH_CONCURRENCY, BENCH_E2E_HANDLER (job | once, default
- * job), DATABASE_URL (else an embedded PostgreSQL).
+ * job), BENCH_E2E_BROKERS (pg-boss only with `none`; default both), BENCH_E2E_IN_FLIGHT,
+ * RABBITMQ_URL, NATS_URL, DATABASE_URL (else an embedded PostgreSQL).
  */
 import pg from "pg";
 import type PgBoss from "pg-boss";
+import { loadConfig } from "../lib/config";
 import type { IdempotentHandler } from "../lib/queues/deliveries";
 import { startBoss, workIdempotent } from "../lib/queues/pgboss";
+import { brokerPhase, type E2eBroker } from "./e2e-brokers";
 import { benchChoice, benchNumber } from "./env";
 import { benchDatabase, benchEffects, machine } from "./support";
 
@@ -34,6 +43,9 @@ const JOBS = benchNumber("BENCH_E2E_JOBS", 4000, { integer: true });
 const CONCURRENCY = benchNumber("BENCH_CONCURRENCY", 4, { integer: true });
 const BATCH = benchNumber("BENCH_E2E_BATCH", 100, { integer: true });
 const HANDLER = benchChoice("BENCH_E2E_HANDLER", ["job", "once"]);
+const IN_FLIGHT = benchNumber("BENCH_E2E_IN_FLIGHT", 64, { integer: true });
+const BROKER_CHOICE = benchChoice("BENCH_E2E_BROKERS", ["rabbitmq,nats", "rabbitmq", "nats", "none"]);
+const BROKERS = BROKER_CHOICE === "none" ? [] : (BROKER_CHOICE.split(",") as E2eBroker[]);
 const log = (line: string) => console.log(`[bench:e2e] ${line}`);
 
 interface WriteJob {
@@ -142,9 +154,46 @@ async function main() {
     }
     const withPerS = totals.with.jobs / totals.with.s;
     const withoutPerS = totals.without.jobs / totals.without.s;
+    await boss.stop({ graceful: false, wait: true }).catch(() => {});
+
+    const config = loadConfig();
+    const brokerLines: string[] = [];
+    for (const broker of BROKERS) {
+      const url = broker === "rabbitmq" ? config.RABBITMQ_URL : config.NATS_URL;
+      const options = {
+        pool,
+        effects,
+        handler: HANDLER === "once" ? onceHandler : jobHandler,
+        write: WRITE,
+        jobs: JOBS,
+        inFlight: IN_FLIGHT,
+        url,
+      };
+      try {
+        log(`${broker}: warming up (${IN_FLIGHT} in flight)`);
+        await brokerPhase(broker, "without", options);
+        await brokerPhase(broker, "with", options);
+      } catch (error) {
+        log(`${broker}: skipped, nothing usable at ${url} (${error instanceof Error ? error.message : String(error)})`);
+        continue;
+      }
+      const t = { with: { jobs: 0, s: 0 }, without: { jobs: 0, s: 0 } };
+      for (const [i, side] of order.entries()) {
+        const perS = await brokerPhase(broker, side, options);
+        t[side].jobs += JOBS;
+        t[side].s += JOBS / perS;
+        log(`${broker} phase ${i + 1}: ${side} the library ${perS.toFixed(0)} jobs/s`);
+      }
+      const w = t.with.jobs / t.with.s;
+      const wo = t.without.jobs / t.without.s;
+      brokerLines.push(
+        `e2e broker=${broker} ratio=${(w / wo).toFixed(3)} with_per_s=${w.toFixed(0)} without_per_s=${wo.toFixed(0)}`,
+      );
+    }
     const writes = await pool.query<{ n: string }>("SELECT count(*) AS n FROM e2e_writes");
     log(`${writes.rows[0]?.n} rows written; PostgreSQL ${database.serverVersion} (${database.where})`);
     await effects.close();
+    for (const line of brokerLines) console.log(line);
     console.log(
       `e2e ratio=${(withPerS / withoutPerS).toFixed(3)} with_per_s=${withPerS.toFixed(0)} without_per_s=${withoutPerS.toFixed(0)}`,
     );

@@ -114,6 +114,22 @@ const configSchema = z.object({
       .regex(/^rediss?:\/\/./, "must be a URL like redis://127.0.0.1:6379")
       .optional(),
   ),
+  /** RabbitMQ for `npm run soak -- --broker rabbitmq` and `bench:e2e` (the adapter's tests read it too). */
+  RABBITMQ_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^amqps?:\/\/./, "must be a URL like amqp://guest:guest@127.0.0.1:5672")
+      .default("amqp://guest:guest@127.0.0.1:5672"),
+  ),
+  /** NATS with JetStream for `npm run soak -- --broker nats` and `bench:e2e` (the adapter's tests read it too). */
+  NATS_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^(nats|tls):\/\/./, "must be a URL like nats://127.0.0.1:4222")
+      .default("nats://127.0.0.1:4222"),
+  ),
   /**
    * Comma-separated /metrics URLs of worker processes, scraped by the console's Workers panel. Kept
    * raw here and checked by loadWorkerMetricsUrls: a bad entry is the Workers panel's error, not a

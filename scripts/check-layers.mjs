@@ -12,7 +12,7 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 
 /**
  * The console's features (lib/features/<name>/), each one capability: its contract (zod), its
- * zod-free values (`*-types.ts`), its reads, writes and runners, its OpenAPI operations. Every
+ * zod-free values (`*-types.ts`), its reads, writes and runners, its routes (routes.ts). Every
  * feature may import the layers of FEATURE_BASE; `may` names the other features it builds on.
  * Listed so that a feature comes after those it imports: the arrows between features form no loop
  * (checked below), and a folder of lib/features not listed here fails the check.
@@ -108,6 +108,8 @@ export const LAYERS = [
       "lib/queues/index.ts",
       "lib/queues/pgboss.ts",
       "lib/queues/bullmq.ts",
+      "lib/queues/rabbitmq.ts",
+      "lib/queues/nats.ts",
       "lib/queues/generic.ts",
       "lib/queues/deliveries.ts",
     ],
@@ -494,7 +496,7 @@ export function layerTable(layers = LAYERS) {
     // The features share one base: printed once, above them, and each feature names only what it adds.
     if (layer.features && !rows.some((r) => r.startsWith("| `lib/features/<feature>/`")))
       rows.push(
-        `| \`lib/features/<feature>/\` | every feature: its contract (zod), its zod-free values (\`*-types.ts\`), its reads, writes and runners, its OpenAPI operations (\`operations.ts\`) | ${FEATURE_BASE.map(code).join(", ")} | any |`,
+        `| \`lib/features/<feature>/\` | every feature: its contract (zod), its zod-free values (\`*-types.ts\`), its reads, writes and runners, its routes declared once (\`routes.ts\`) | ${FEATURE_BASE.map(code).join(", ")} | any |`,
       );
     if (layer.features) {
       const adds = layer.features.map((name) => code(`lib/features/${name}`));

@@ -11,8 +11,15 @@ runMain(async () => {
   const config = loadConfig();
   if (!config.DATABASE_URL) throw new Error("demo-producer needs DATABASE_URL (npm start provides it)");
   const settings = demoSettingsForChild();
-  const producer = await startDemoProducer({ url: config.DATABASE_URL, settings, log });
-  log(`demo producer (pid ${process.pid}): ${settings.rate} orders/s across 3 tenants, duplicates and faults on`);
+  const producer = await startDemoProducer({
+    url: config.DATABASE_URL,
+    settings,
+    brokerUrls: { rabbitmq: config.RABBITMQ_URL, nats: config.NATS_URL },
+    log,
+  });
+  log(
+    `demo producer (pid ${process.pid}): ${settings.rate} orders/s across 3 tenants on ${settings.broker}, duplicates and faults on`,
+  );
   const stop = async () => {
     await producer.stop();
     process.exit(0);

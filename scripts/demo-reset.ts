@@ -1,5 +1,7 @@
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { loadConfig } from "../lib/config";
+import { removeDemoBrokerQueues } from "../lib/demo/broker";
 import { resetDemo } from "../lib/demo/reset";
 import { log, runMain } from "./cli";
 import { openDemoDatabase } from "./demo-database";
@@ -19,6 +21,10 @@ runMain(async () => {
     log(
       `demo data removed: ${r.effects} effects, ${r.rollupRows} rollup rows, ${r.violationRows} violation rows, ${r.orders} orders (and the demo queues)`,
     );
+    // The demo on RabbitMQ or NATS (--broker) left its queues there, holding jobs for the orders just removed.
+    const config = loadConfig();
+    const removed = await removeDemoBrokerQueues(db.url, { rabbitmq: config.RABBITMQ_URL, nats: config.NATS_URL });
+    if (removed.length > 0) log(`demo broker queues removed: ${removed.join(", ")}`);
   } finally {
     await client.end().catch(() => {});
     await db.stop();

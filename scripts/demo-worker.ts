@@ -22,6 +22,7 @@ runMain(async () => {
     index: Number(values.index),
     metricsPort: Number(values["metrics-port"]),
     settings: demoSettingsForChild(),
+    brokerUrls: { rabbitmq: config.RABBITMQ_URL, nats: config.NATS_URL },
     log,
     logLevel: config.DEMO_LOG_LEVEL,
   });

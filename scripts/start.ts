@@ -15,7 +15,7 @@ import { backfillHistory, isDatabaseEmpty } from "../lib/demo/history";
 import { type DemoProviderEndpoints, installDemoProviderSchema } from "../lib/demo/provider";
 import { writeDemoProvidersFile } from "../lib/demo/providers-file";
 import { DEMO_SCHEMA, installDemoSchema } from "../lib/demo/schema";
-import { DEMO_BOSS_SCHEMA, demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
+import { DEMO_BOSS_SCHEMA, type DemoSettings, demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
 import { PROVIDER_SCHEMA } from "../lib/demo/stripe-storage";
 import { type DemoProcesses, startDemoProcesses } from "../lib/demo/supervisor";
 import { reconcileProviders } from "../lib/reconciliation/providers";
@@ -23,7 +23,7 @@ import { log, runMain } from "./cli";
 import { buildConsole, hasProductionBuild, probeHost, serveConsole } from "./next-server";
 import { RunRegistry } from "./run-registry";
 
-const USAGE = `usage: npm start [-- --demo|--no-demo] [--history 14d|off] [--rebuild]   (npm run dev for the development server)`;
+const USAGE = `usage: npm start [-- --demo|--no-demo] [--broker pg-boss|rabbitmq|nats] [--history 14d|off] [--rebuild]   (npm run dev for the development server)`;
 
 function parseFlags() {
   try {
@@ -34,6 +34,8 @@ function parseFlags() {
         // Unset: the demo runs on the embedded database only, never in the user's own (DATABASE_URL).
         demo: { type: "boolean" },
         history: { type: "string" },
+        // The demo's broker (DEMO_BROKER too): pg-boss in the demo's database, or the machine's RabbitMQ / NATS.
+        broker: { type: "string" },
       },
       allowNegative: true,
       strict: true,
@@ -88,7 +90,12 @@ runMain(async () => {
   const flags = { ...parsed, demo: parsed.demo ?? config.DATABASE_URL === undefined };
   // Bad demo input fails here, before anything starts: one line, non-zero exit.
   const historyMs = flags.history === undefined || flags.history === "off" ? undefined : parseSpan(flags.history, "--history");
-  const demoSettings = flags.demo ? demoSettingsFromEnv() : undefined;
+  if (flags.broker !== undefined && !["pg-boss", "rabbitmq", "nats"].includes(flags.broker)) {
+    throw new Error(`--broker must be pg-boss, rabbitmq or nats (got ${JSON.stringify(flags.broker)})`);
+  }
+  const demoSettings = flags.demo
+    ? demoSettingsFromEnv(process.env, flags.broker === undefined ? {} : { broker: flags.broker as DemoSettings["broker"] })
+    : undefined;
   // A bad role mapping file stops startup with one line, not each single sign-on later.
   loadRoleMapping();
   // A bad providers file stops it too, a line per mistake, rather than failing each reconciliation.
@@ -184,6 +191,7 @@ runMain(async () => {
       demo = await startDemoProcesses({
         url: demoUrl,
         settings: demoSettings,
+        brokerUrls: { rabbitmq: config.RABBITMQ_URL, nats: config.NATS_URL },
         logDir,
         onSpawn: (pid, marker) => registry.add(pid, marker),
         freePort: findFreePort,
@@ -191,7 +199,7 @@ runMain(async () => {
       });
       if (shuttingDown) await demo.stop(4000);
       log(
-        `demo: ${demoSettings.workers} workers and a producer at ${demoSettings.rate} orders/s, the provider at http://127.0.0.1:${demo.provider.stripePort} (Stripe-compatible) and ${demo.provider.mailerUrl} (logs in ${logDir}; npm run demo:verify checks it)`,
+        `demo: ${demoSettings.workers} workers and a producer at ${demoSettings.rate} orders/s on ${demoSettings.broker}, the provider at http://127.0.0.1:${demo.provider.stripePort} (Stripe-compatible) and ${demo.provider.mailerUrl} (logs in ${logDir}; npm run demo:verify checks it)`,
       );
     }
     const env: Record<string, string> = { DATABASE_URL: database.consoleUrl, PORT: String(config.PORT), HOST: config.HOST };

@@ -4,8 +4,8 @@ import { ERROR_STATUS } from "./errors";
 /**
  * The HTTP API as data: each operation names the contract's schemas (lib/features/<feature>/contract.ts)
  * that its route validates with and answers, and the OpenAPI 3.1 document is generated from them
- * with zod's own JSON Schema output, so the document cannot disagree with the validation. A new
- * route adds its operation to its feature's operations.ts (docs/architecture.md, "A new admin action").
+ * with zod's own JSON Schema output, so the document cannot disagree with the validation. Each
+ * route declares its operation once, with its handler: route() in lib/auth/declare-route.ts.
  */
 export interface ApiOperation {
   summary: string;
@@ -27,15 +27,13 @@ export interface ApiOperation {
   public?: true;
 }
 
-type Method = "get" | "post" | "put" | "patch" | "delete";
+export type Method = "get" | "post" | "put" | "patch" | "delete";
 
-/** The operations of /api/v1 by path template and method: each feature declares its own (lib/features/<feature>/operations.ts). */
+/** Operations of /api/v1 by path template and method: each feature's routes.ts declares its own. */
 export type ApiOperations = Record<string, Partial<Record<Method, ApiOperation>>>;
 
-/** Every operation of /api/v1, by path template and method. */
-
 /** Every 4xx and 5xx body: a code of lib/api/errors.ts's table, a message, and the fields at fault. */
-const errorBody = z.object({
+export const errorBody = z.object({
   error: z.object({
     code: z.enum(Object.keys(ERROR_STATUS) as [keyof typeof ERROR_STATUS]),
     message: z.string(),
@@ -140,7 +138,7 @@ export function openApiDocument(operations: ApiOperations) {
 }
 
 /** The path parameters of `pathname` under `template` (/api/v1/effects/{key}), or undefined when it does not match. */
-function matchTemplate(template: string, pathname: string): Record<string, string> | undefined {
+export function matchTemplate(template: string, pathname: string): Record<string, string> | undefined {
   const names = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
   const values = new RegExp(`^${template.replace(/\{\w+\}/g, "([^/]+)")}$`).exec(pathname)?.slice(1);
   return values && Object.fromEntries(names.map((name, i) => [name, values[i] ?? ""]));

@@ -32,7 +32,7 @@ async function requirePageSession(role?: Role): Promise<Principal> {
 }
 
 /** What a page reads with: who is signed in, and the scope every read model takes. */
-interface PageScope {
+export interface PageScope {
   principal: Principal;
   scope: Scope;
 }

@@ -87,7 +87,7 @@ describe("a database with allow_connections = false", () => {
     // The console's pool is made on first use from DATABASE_URL; this file's process has made none yet.
     process.env.DATABASE_URL = db.url;
     const { GET } = await import("../../app/api/v1/health/route");
-    const response = await GET();
+    const response = await GET(new Request("http://console.local/api/v1/health"), { params: Promise.resolve({}) });
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({
       error: { code: "DATABASE_UNAVAILABLE", message: "cannot reach PostgreSQL (the database does not accept connections)" },

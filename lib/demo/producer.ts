@@ -1,10 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
-import type PgBoss from "pg-boss";
-import { startBoss } from "../queues/pgboss";
-import { createDemoQueues } from "./handlers";
-import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA, DEMO_TENANTS, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
+import { type DemoBrokerUrls, openDemoPublisher, setupDemoBroker } from "./broker";
+import { DEMO_APP_PREFIX, DEMO_TENANTS, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
 
 interface ProducerStats {
   orders: number;
@@ -30,6 +28,8 @@ interface DemoProducer {
 export async function startDemoProducer(options: {
   url: string;
   settings: DemoSettings;
+  /** RabbitMQ's and NATS's URLs, for settings.broker other than pg-boss. */
+  brokerUrls?: DemoBrokerUrls;
   log?: (line: string) => void;
   random?: () => number;
   /** Progress line interval; 0 for none. */
@@ -40,15 +40,8 @@ export async function startDemoProducer(options: {
   const log = options.log ?? (() => {});
   const pool = new pg.Pool({ connectionString: options.url, max: 3, application_name: `${DEMO_APP_PREFIX}-producer` });
   pool.on("error", () => {});
-  const boss: PgBoss = await startBoss({
-    connectionString: options.url,
-    schema: DEMO_BOSS_SCHEMA,
-    application_name: `${DEMO_APP_PREFIX}-producer-boss`,
-    max: 3,
-    supervise: false,
-    schedule: false,
-  });
-  await createDemoQueues(boss, settings);
+  await setupDemoBroker(settings, options.url, options.brokerUrls);
+  const broker = await openDemoPublisher(settings, options.url, `${DEMO_APP_PREFIX}-producer`, options.brokerUrls);
   const stats: ProducerStats = {
     orders: 0,
     concurrentDuplicates: 0,
@@ -81,18 +74,15 @@ export async function startDemoProducer(options: {
     };
     if (random() < settings.concurrentDuplicates) {
       // Two copies of one message in one insert: two workers can fetch them at the same moment.
-      await boss.insert([
-        { name: queue, data: message },
-        { name: queue, data: { ...message, origin: "duplicate" } },
-      ]);
+      await broker.sendTogether(queue, [message, { ...message, origin: "duplicate" }]);
       stats.concurrentDuplicates++;
     } else {
-      await boss.send(queue, message);
+      await broker.send(queue, message);
     }
     stats.orders++;
     if (random() < settings.republishes) {
       const again = { ...message, msgId: randomUUID(), publishedAt: new Date().toISOString(), origin: "republish" };
-      await boss.send(queue, again, { startAfter: Math.round(between(2, 20)) });
+      await broker.send(queue, again, { delaySeconds: Math.round(between(2, 20)) });
       stats.republishes++;
     }
     if (random() < settings.lateReplays) {
@@ -111,7 +101,7 @@ export async function startDemoProducer(options: {
     if (random() < settings.refunds) {
       await pool.query("UPDATE demo_orders SET refund_wanted = true WHERE tenant_id = $1 AND order_id = $2", [tenant, orderId]);
       const refund = { ...message, msgId: randomUUID(), origin: "refund" };
-      await boss.send(JOB_TYPES.refund, refund, { startAfter: Math.round(between(10, 30)) });
+      await broker.send(JOB_TYPES.refund, refund, { delaySeconds: Math.round(between(10, 30)) });
       stats.refunds++;
     }
     if (random() < settings.keyReuse) await reuseKey();
@@ -133,7 +123,7 @@ export async function startDemoProducer(options: {
       publishedAt: new Date().toISOString(),
       origin: "key-reuse",
     };
-    await boss.send(JOB_TYPES.capture, message);
+    await broker.send(JOB_TYPES.capture, message);
     stats.keyReuse++;
   }
 
@@ -148,7 +138,7 @@ export async function startDemoProducer(options: {
         RETURNING queue, data`,
     );
     for (const row of rows) {
-      await boss.send(row.queue, row.data);
+      await broker.send(row.queue, row.data);
       stats.lateReplays++;
     }
   }
@@ -187,7 +177,7 @@ export async function startDemoProducer(options: {
     async stop() {
       stopped = true;
       await loop;
-      await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
+      await broker.close();
       await pool.end().catch(() => {});
     },
   };

@@ -20,6 +20,7 @@ export const JOB_TYPES = {
   refund: "order.refund",
 } as const;
 export type DemoJobType = (typeof JOB_TYPES)[keyof typeof JOB_TYPES];
+export const ALL_JOB_TYPES: DemoJobType[] = Object.values(JOB_TYPES);
 
 const rate = z.coerce.number().min(0).max(1);
 
@@ -27,11 +28,13 @@ const rate = z.coerce.number().min(0).max(1);
  * Everything the demo's producer and workers can be tuned with. Each fault is a probability per
  * opportunity (per job for the worker faults, per order for the producer's duplicates).
  */
-const demoSettingsSchema = z.object({
+export const demoSettingsSchema = z.object({
+  /** The broker the demo's jobs go through (`npm start -- --broker`; lib/demo/broker.ts). */
+  broker: z.enum(["pg-boss", "rabbitmq", "nats"]).default("pg-boss"),
   /** New orders per second across all tenants. */
   rate: z.coerce.number().min(0.1).max(200).default(2),
   workers: z.coerce.number().int().min(1).max(8).default(2),
-  /** pg-boss pollers per queue per worker process. */
+  /** pg-boss pollers per queue per worker process (RabbitMQ: prefetch; JetStream: deliveries at once). */
   pollers: z.coerce.number().int().min(1).max(8).default(2),
   /** The same message delivered twice at once (a broker's at-least-once duplicate). */
   concurrentDuplicates: rate.default(0.2),

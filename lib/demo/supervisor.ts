@@ -3,11 +3,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
-import { startBoss } from "../queues/pgboss";
-import { crashFaultLine, createDemoQueues } from "./handlers";
+import { type DemoBrokerUrls, setupDemoBroker } from "./broker";
+import { crashFaultLine } from "./handlers";
 import { DEMO_PROVIDER_ENV, type DemoProviderEndpoints, installDemoProviderSchema, newDemoApiKey } from "./provider";
 import type { DemoSettings } from "./settings";
-import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";
+import { DEMO_APP_PREFIX } from "./settings";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -29,6 +29,8 @@ export interface DemoProcesses {
 interface StartDemoOptions {
   url: string;
   settings: DemoSettings;
+  /** RabbitMQ's and NATS's URLs, for settings.broker other than pg-boss (the children read theirs from the environment). */
+  brokerUrls?: DemoBrokerUrls;
   /** Where worker and producer output goes (one file each); default: inherited stderr only. */
   logDir?: string;
   /**
@@ -145,20 +147,8 @@ export class InjectedFaultSummary {
  */
 export async function startDemoProcesses(options: StartDemoOptions): Promise<DemoProcesses> {
   const log = options.log ?? (() => {});
-  // pg-boss's schema and the demo queues, made once here rather than raced by every child.
-  const boss = await startBoss({
-    connectionString: options.url,
-    schema: DEMO_BOSS_SCHEMA,
-    application_name: `${DEMO_APP_PREFIX}-setup`,
-    max: 2,
-    supervise: false,
-    schedule: false,
-  });
-  try {
-    await createDemoQueues(boss, options.settings);
-  } finally {
-    await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
-  }
+  // The broker's queues (pg-boss: its schema and partitions), made once here rather than raced by every child.
+  await setupDemoBroker(options.settings, options.url, options.brokerUrls);
   // The provider's storage, made once here (its process and a restarted one find it made).
   const setup = new pg.Client({ connectionString: options.url, application_name: `${DEMO_APP_PREFIX}-setup` });
   await setup.connect();

@@ -1,10 +1,10 @@
 import pg from "pg";
 import pino from "pino";
 import { createEffects, serveMetrics } from "../idempotency";
-import { startBoss, workIdempotent } from "../queues/pgboss";
-import { createDemoQueues, createFaults, demoHandlers } from "./handlers";
+import { type DemoBrokerUrls, startDemoConsumers } from "./broker";
+import { createFaults, demoHandlers } from "./handlers";
 import { type DemoProviderEndpoints, demoProviderClients, demoProviderEndpointsFromEnv } from "./provider";
-import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
+import { DEMO_APP_PREFIX, type DemoSettings, JOB_TYPES } from "./settings";
 
 interface DemoWorker {
   metricsUrl: string;
@@ -12,14 +12,17 @@ interface DemoWorker {
 }
 
 /**
- * One demo worker process: a pg-boss consumer for every demo queue, each handler wrapped by the
- * worker library (effects and rollups marked), and /metrics on its own port.
+ * One demo worker process: a consumer for every demo queue on the demo's broker (pg-boss, RabbitMQ
+ * or NATS JetStream: lib/demo/broker.ts), each handler wrapped by the worker library (effects and
+ * rollups marked), and /metrics on its own port.
  */
 export async function startDemoWorker(options: {
   url: string;
   index: number;
   metricsPort: number;
   settings: DemoSettings;
+  /** RabbitMQ's and NATS's URLs, for settings.broker other than pg-boss. */
+  brokerUrls?: DemoBrokerUrls;
   /** The demo's provider process (default: ONCEBOARD_DEMO_PROVIDER, as the supervisor sets it). */
   provider?: DemoProviderEndpoints;
   log?: (line: string) => void;
@@ -46,36 +49,20 @@ export async function startDemoWorker(options: {
     workerId: `${name}:${process.pid}`,
   });
   const metrics = await serveMetrics({ port: options.metricsPort, host: "127.0.0.1" });
-  const boss = await startBoss({
-    connectionString: options.url,
-    schema: DEMO_BOSS_SCHEMA,
-    application_name: `${name}-boss`,
-    max: 4,
-    maintenanceIntervalSeconds: settings.maintenanceIntervalSeconds,
-    monitorStateIntervalSeconds: 60,
-    onError: (error) => logger.warn({ err: error }, "pg-boss error"),
-  });
-  await createDemoQueues(boss, settings);
   const faults = createFaults(settings, Math.random, (line) => logger.warn(line));
   const providers = demoProviderClients(options.provider ?? demoProviderEndpointsFromEnv());
-  const handlers = demoHandlers(pool, faults, providers, (queue, message) => boss.send(queue, message));
-  for (const [queue, handler] of Object.entries(handlers)) {
-    await workIdempotent<OrderMessage, unknown>(boss, queue, {
-      effects,
-      handler,
-      concurrency: settings.pollers,
-      pollingIntervalSeconds: 1,
-      // The logical message id travels in the message: a broker duplicate keeps it, a re-publish
-      // gets a new one. pg-boss gives each copy its own job id.
-      messageId: (data) => data.msgId,
-      publishedAt: (data) => new Date(data.publishedAt),
-      onDeadLetter: async ({ queue: q, data, reason }) => {
-        await pool.query("INSERT INTO demo_dead_letters (queue, data, reason) VALUES ($1, $2, $3)", [q, data, reason]);
-      },
-    });
-  }
+  const consumers = await startDemoConsumers({
+    settings,
+    databaseUrl: options.url,
+    brokerUrls: options.brokerUrls,
+    name,
+    pool,
+    effects,
+    handlers: (publisher) => demoHandlers(pool, faults, providers, (queue, message) => publisher.send(queue, message)),
+    onError: (error) => logger.warn({ err: error }, `${settings.broker} error`),
+  });
   log(
-    `demo worker ${options.index} (pid ${process.pid}) consuming ${Object.values(JOB_TYPES).join(", ")}; metrics at ${metrics.url}`,
+    `demo worker ${options.index} (pid ${process.pid}) consuming ${Object.values(JOB_TYPES).join(", ")} on ${settings.broker}; metrics at ${metrics.url}`,
   );
   let stopped = false;
   return {
@@ -83,7 +70,7 @@ export async function startDemoWorker(options: {
     async stop() {
       if (stopped) return;
       stopped = true;
-      await boss.stop({ graceful: true, wait: true, timeout: 5000 }).catch(() => {});
+      await consumers.stop().catch(() => {});
       await effects.close().catch(() => {});
       await metrics.close().catch(() => {});
       await pool.end().catch(() => {});

@@ -84,6 +84,31 @@ export type Decision<R> =
 
 export const DEFAULT_IN_FLIGHT_DELAY_MS = 2000;
 
+/** Dead-letter codes of the adapters that decode bodies and count attempts themselves (RabbitMQ, NATS). */
+export const UNDECODABLE_MESSAGE = "UNDECODABLE_MESSAGE";
+export const MAX_ATTEMPTS = "MAX_ATTEMPTS";
+
+/** Their default delay before attempt n + 1 after attempt n failed: 1 s doubling, up to a minute. */
+export const defaultRetryBackoffMs = (attempt: number): number => Math.min(1000 * 2 ** (attempt - 1), 60_000);
+
+/** A body the adapter could not turn into the handler's message: no retry can decode it. */
+export function undecodable<R>(error: unknown): Decision<R> {
+  const e = error instanceof Error ? error : new Error(String(error));
+  return { action: "dead-letter", reason: `the body does not decode: ${e.message}`, code: UNDECODABLE_MESSAGE, error: e };
+}
+
+/** A failure on the last attempt the broker allows becomes a dead-letter, so onDeadLetter sees it. */
+export function withAttemptLimit<R>(decision: Decision<R>, attempt: number, maxAttempts: number): Decision<R> {
+  if (decision.action !== "fail" || attempt < maxAttempts) return decision;
+  const e = decision.error instanceof Error ? decision.error : new Error(String(decision.error));
+  return {
+    action: "dead-letter",
+    reason: `attempt ${attempt} of ${maxAttempts} failed: ${e.message}`,
+    code: MAX_ATTEMPTS,
+    error: e,
+  };
+}
+
 function deliveryMeta(handler: IdempotentHandler<unknown, unknown>, delivery: DeliveryInfo) {
   return {
     jobType: handler.jobType ?? delivery.queue,

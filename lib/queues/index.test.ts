@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
-const BROKERS = ["bullmq", "ioredis", "pg-boss"];
+const BROKERS = ["bullmq", "ioredis", "pg-boss", "amqplib", "nats"];
 
 /**
  * Imports `file` in a fresh node (TypeScript through tsx) whose module resolution throws for each
@@ -53,7 +53,16 @@ describe("lib/queues entry points (brokers are optional peer dependencies)", () 
     expect(result).toMatchObject({ ok: true });
     const names = result.ok ? result.exports : [];
     expect(names).toEqual(expect.arrayContaining(["createDeliveryHandler", "decide", "processBatch", "processDelivery"]));
-    for (const brokerOnly of ["startBoss", "workIdempotent", "createIdempotentWorker", "redisConnection"]) {
+    for (const brokerOnly of [
+      "startBoss",
+      "workIdempotent",
+      "createIdempotentWorker",
+      "redisConnection",
+      "consumeIdempotent",
+      "assertTopology",
+      "assertJetStream",
+      "natsConnection",
+    ]) {
       expect(names).not.toContain(brokerOnly);
     }
   }, 120_000);
@@ -66,16 +75,25 @@ describe("lib/queues entry points (brokers are optional peer dependencies)", () 
     const bossWithout = importRefusing("lib/queues/pgboss.ts", ["pg-boss"]);
     expect(bossWithout.ok).toBe(false);
     expect(bossWithout.ok ? "" : bossWithout.stderr).toMatch(/refused to load pg-boss/);
+    const rabbitWithout = importRefusing("lib/queues/rabbitmq.ts", ["amqplib"]);
+    expect(rabbitWithout.ok ? "" : rabbitWithout.stderr).toMatch(/refused to load amqplib/);
+    const natsWithout = importRefusing("lib/queues/nats.ts", ["nats"]);
+    expect(natsWithout.ok ? "" : natsWithout.stderr).toMatch(/refused to load nats/);
     // Each subpath stands alone.
     expect(importRefusing("lib/queues/pgboss.ts", ["bullmq", "ioredis"])).toMatchObject({ ok: true });
     expect(importRefusing("lib/queues/bullmq.ts", ["pg-boss"])).toMatchObject({ ok: true });
+    expect(importRefusing("lib/queues/rabbitmq.ts", ["pg-boss", "bullmq", "ioredis", "nats"])).toMatchObject({ ok: true });
+    expect(importRefusing("lib/queues/nats.ts", ["pg-boss", "bullmq", "ioredis", "amqplib"])).toMatchObject({ ok: true });
   }, 240_000);
 
   it("no adapter imports another broker's adapter, not even its types", () => {
-    expect(localImports("lib/queues/bullmq.ts")).not.toContain("./pgboss");
-    expect(localImports("lib/queues/pgboss.ts")).not.toContain("./bullmq");
+    const adapters = ["./pgboss", "./bullmq", "./rabbitmq", "./nats"];
+    for (const adapter of adapters) {
+      const others = adapters.filter((a) => a !== adapter);
+      expect(localImports(`lib/queues/${adapter.slice(2)}.ts`).filter((m) => others.includes(m))).toEqual([]);
+    }
     for (const shared of ["lib/queues/deliveries.ts", "lib/queues/generic.ts", "lib/queues/index.ts"]) {
-      expect(localImports(shared).filter((m) => m === "./pgboss" || m === "./bullmq")).toEqual([]);
+      expect(localImports(shared).filter((m) => adapters.includes(m))).toEqual([]);
     }
   });
 });

@@ -4,6 +4,8 @@
  * a broker client that may not be installed. See docs/adapters.md.
  *   pg-boss: lib/queues/pgboss.ts (startBoss, workIdempotent, consumeIdempotent, deliveryOf, CARRY_FIELD)
  *   BullMQ:  lib/queues/bullmq.ts (createIdempotentWorker, redisConnection, deliveryOfBullJob)
+ *   RabbitMQ: lib/queues/rabbitmq.ts (consumeIdempotent, assertTopology, publishJson, deliveryOfAmqpMessage)
+ *   NATS JetStream: lib/queues/nats.ts (consumeIdempotent, assertJetStream, natsConnection, deliveryOfJsMsg)
  */
 export {
   type BatchEffectsRunner,
@@ -13,9 +15,14 @@ export {
   type Decision,
   type DeliveryInfo,
   decide,
+  defaultRetryBackoffMs,
   type EffectsRunner,
   type IdempotentHandler,
+  MAX_ATTEMPTS,
   processBatch,
   processDelivery,
+  UNDECODABLE_MESSAGE,
+  undecodable,
+  withAttemptLimit,
 } from "./deliveries";
 export { createDeliveryHandler } from "./generic";

@@ -195,6 +195,39 @@ describe("reconciling Onceboard's effects with the demo's Stripe-compatible serv
   });
 });
 
+describe("a run's start", () => {
+  it("tells its caller the run's id once its row is running, before the provider is read", async () => {
+    await h.capture("acme", "o-1", 100);
+    const real = new StripeAdapter(h.stripe);
+    const seen: string[] = [];
+    let startedId: number | null = null;
+    const adapter: ProviderAdapter = {
+      provider: "stripe",
+      listPage(window, cursor) {
+        seen.push("page");
+        return real.listPage(window, cursor);
+      },
+    };
+    const result = await reconcile({
+      pool: h.db.pool,
+      adapter,
+      provider: h.provider,
+      window: h.window,
+      graceSeconds: 0,
+      trigger: "api",
+      onStarted: ({ runId, resumed }) => {
+        seen.push("started");
+        startedId = runId;
+        expect(resumed).toBe(false);
+      },
+    });
+    expect(seen[0]).toBe("started");
+    expect(startedId).toBe(result.runId);
+    const { rows } = await h.db.pool.query("SELECT status FROM reconciliation_runs WHERE id = $1", [startedId]);
+    expect(rows).toEqual([{ status: "completed" }]);
+  });
+});
+
 describe("a provider that lists one object twice", () => {
   it("counts it once and calls nothing a duplicate (an offset-paged list shifting under an insert)", async () => {
     await h.capture("acme", "o-1", 100);

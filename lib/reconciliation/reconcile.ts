@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { runLocked } from "../db/locked-run";
 import type { ProviderAdapter, ProviderObject, ProviderPage, ReconcileWindow } from "./adapter";
 import { ProviderReadError } from "./adapter";
 import { COMPARE_SQL } from "./compare-sql";
@@ -18,6 +19,11 @@ interface ReconcileOptions {
   graceSeconds: number;
   trigger: "schedule" | "manual" | "api";
   requestedBy?: string | null;
+  /**
+   * Called once the run's row exists (inserted, or a dead run's taken up), before the provider is
+   * read: a caller that starts a run in the background answers with the row of this id.
+   */
+  onStarted?: (run: { runId: number; resumed: boolean }) => void;
   /** Called after each batch of pages is staged (with the checkpoint past it). */
   onProgress?: (progress: { runId: number; pages: number; objects: number; resumed: boolean }) => void;
   /** How many pages commit together; STAGE_BATCH by default. */
@@ -74,24 +80,40 @@ const zeroCounts = (): FindingCounts => Object.fromEntries(FINDING_KINDS.map((ki
 export async function reconcile(options: ReconcileOptions): Promise<ReconcileResult> {
   const { pool, provider, window } = options;
   if (!(window.from < window.to)) throw new RangeError("reconcile window: from must be before to");
-  const lockClient = await pool.connect();
+  const db = await pool.connect();
   let locked = false;
-  try {
-    const { rows: lockRows } = await lockClient.query<{ locked: boolean }>(
-      `SELECT pg_try_advisory_lock(hashtextextended(format('onceboard.reconcile|%s|%s|%s|%s', current_schema(), $1::text, $2::timestamptz, $3::timestamptz), 0)) AS locked`,
-      [provider.name, window.from, window.to],
-    );
-    locked = lockRows[0]!.locked;
-    if (!locked) throw new ReconcileBusyError(provider.name, window);
-    return await runLocked(options, lockClient);
-  } finally {
-    if (locked) await lockClient.query("SELECT pg_advisory_unlock_all()").catch(() => {});
-    lockClient.release();
-  }
+  return runLocked<StartedRun, ReconcileResult>({
+    start: async () => {
+      const { rows } = await db.query<{ locked: boolean }>(
+        `SELECT pg_try_advisory_lock(hashtextextended(format('onceboard.reconcile|%s|%s|%s|%s', current_schema(), $1::text, $2::timestamptz, $3::timestamptz), 0)) AS locked`,
+        [provider.name, window.from, window.to],
+      );
+      locked = rows[0]!.locked;
+      return locked ? await beginRun(options, db) : null;
+    },
+    busy: () => {
+      throw new ReconcileBusyError(provider.name, window);
+    },
+    onStarted: ({ runId, resumed }) => options.onStarted?.({ runId, resumed }),
+    steps: (run) => stageAndCompare(options, db, run),
+    failed: (run, error) => recordFailure(options, db, run, error),
+    release: async () => {
+      if (locked) await db.query("SELECT pg_advisory_unlock_all()").catch(() => {});
+      db.release();
+    },
+  });
 }
 
-async function runLocked(options: ReconcileOptions, db: pg.PoolClient): Promise<ReconcileResult> {
-  const { adapter, provider, window } = options;
+/** A run whose row exists: its id, whether a dead run was taken up, and how far it has read. */
+interface StartedRun {
+  runId: number;
+  resumed: boolean;
+  checkpoint: Checkpoint;
+}
+
+/** Under the window's lock: takes up the run a dead runner left running, or inserts a new one. */
+async function beginRun(options: ReconcileOptions, db: pg.PoolClient): Promise<StartedRun> {
+  const { provider, window } = options;
   // We hold the window's lock, so a run still marked running died: resume it.
   const { rows: open } = await db.query<{ id: number; checkpoint: Checkpoint | null }>(
     `SELECT id, checkpoint FROM reconciliation_runs
@@ -99,29 +121,31 @@ async function runLocked(options: ReconcileOptions, db: pg.PoolClient): Promise<
       ORDER BY id DESC LIMIT 1`,
     [provider.name, window.from, window.to],
   );
-  let runId: number;
-  let checkpoint: Checkpoint = { cursor: null, pages: 0, staged: 0 };
-  const resumed = open.length > 0;
-  if (resumed) {
-    runId = open[0]!.id;
+  const fresh: Checkpoint = { cursor: null, pages: 0, staged: 0 };
+  const dead = open[0];
+  if (dead) {
     const { rows } = await db.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM reconciliation_staged_objects WHERE run_id = $1",
-      [runId],
+      [dead.id],
     );
-    const saved = open[0]!.checkpoint;
+    const saved = dead.checkpoint;
     // The staging table is unlogged: after a database crash it is empty and the provider is read again.
-    if (saved && rows[0]!.n === saved.staged) checkpoint = saved;
-    else await db.query("DELETE FROM reconciliation_staged_objects WHERE run_id = $1", [runId]);
-    await db.query("UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1", [runId]);
-  } else {
-    const { rows } = await db.query<{ id: number }>(
-      `INSERT INTO reconciliation_runs (provider, window_from, window_to, grace_seconds, status, trigger, requested_by, heartbeat_at, checkpoint)
-       VALUES ($1, $2, $3, $4, 'running', $5, $6, now(), $7) RETURNING id`,
-      [provider.name, window.from, window.to, options.graceSeconds, options.trigger, options.requestedBy ?? null, checkpoint],
-    );
-    runId = rows[0]!.id;
+    const checkpoint = saved && rows[0]!.n === saved.staged ? saved : fresh;
+    if (checkpoint === fresh) await db.query("DELETE FROM reconciliation_staged_objects WHERE run_id = $1", [dead.id]);
+    await db.query("UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1", [dead.id]);
+    return { runId: dead.id, resumed: true, checkpoint };
   }
+  const { rows } = await db.query<{ id: number }>(
+    `INSERT INTO reconciliation_runs (provider, window_from, window_to, grace_seconds, status, trigger, requested_by, heartbeat_at, checkpoint)
+     VALUES ($1, $2, $3, $4, 'running', $5, $6, now(), $7) RETURNING id`,
+    [provider.name, window.from, window.to, options.graceSeconds, options.trigger, options.requestedBy ?? null, fresh],
+  );
+  return { runId: rows[0]!.id, resumed: false, checkpoint: fresh };
+}
 
+async function stageAndCompare(options: ReconcileOptions, db: pg.PoolClient, run: StartedRun): Promise<ReconcileResult> {
+  const { adapter, window } = options;
+  const { runId, resumed } = run;
   // Objects are listed a grace period past the window's end: an effect claimed just before `to` may
   // have its object created just after. Only objects inside the window can be unknown or late.
   const listWindow = { from: window.from, to: new Date(window.to.getTime() + options.graceSeconds * 1000) };
@@ -130,10 +154,10 @@ async function runLocked(options: ReconcileOptions, db: pg.PoolClient): Promise<
   // next batch commits and before the run is failed, so the connection runs one statement at a time.
   let committing: Promise<unknown> = Promise.resolve(null);
   const commitBatch = async (objects: ProviderObject[], pages: number, cursor: string | null) => {
-    const after: Checkpoint = { cursor, pages: checkpoint.pages + pages, staged: checkpoint.staged + objects.length };
+    const after: Checkpoint = { cursor, pages: run.checkpoint.pages + pages, staged: run.checkpoint.staged + objects.length };
     await stageBatch(db, runId, objects, after);
-    checkpoint = after;
-    options.onProgress?.({ runId, pages: checkpoint.pages, objects: checkpoint.staged, resumed });
+    run.checkpoint = after;
+    options.onProgress?.({ runId, pages: after.pages, objects: after.staged, resumed });
   };
   try {
     const listAfter = (cursor: string | null) => {
@@ -143,7 +167,7 @@ async function runLocked(options: ReconcileOptions, db: pg.PoolClient): Promise<
     };
     // A resumed run whose checkpoint is past the last page has nothing left to read.
     let next: Promise<ProviderPage> | null =
-      checkpoint.pages > 0 && checkpoint.cursor === null ? null : listAfter(checkpoint.cursor);
+      run.checkpoint.pages > 0 && run.checkpoint.cursor === null ? null : listAfter(run.checkpoint.cursor);
     let batch: ProviderObject[] = [];
     let batchPages = 0;
     let batchOpened = 0;
@@ -167,30 +191,41 @@ async function runLocked(options: ReconcileOptions, db: pg.PoolClient): Promise<
     }
     const failed = await committing;
     if (failed) throw failed;
-    return await compare(options, db, runId, checkpoint, resumed);
+    return await compare(options, db, runId, run.checkpoint, resumed);
   } catch (error) {
-    const message =
-      error instanceof ProviderReadError
-        ? error.message
-        : `reconciliation of ${provider.name} failed: ${error instanceof Error ? error.message : String(error)}`;
+    // The run is failed only once the batch in flight has finished on the connection.
     await committing;
-    await db.query("ROLLBACK").catch(() => {});
-    await db.query(
-      `UPDATE reconciliation_runs SET status = 'failed', error = $2, finished_at = now(), heartbeat_at = now() WHERE id = $1`,
-      [runId, message],
-    );
-    await db.query("DELETE FROM reconciliation_staged_objects WHERE run_id = $1", [runId]);
-    return {
-      runId,
-      status: "failed",
-      resumed,
-      matched: 0,
-      effectsSeen: 0,
-      objectsSeen: checkpoint.staged,
-      counts: zeroCounts(),
-      error: message,
-    };
+    throw error;
   }
+}
+
+/** Ends the run failed with the reason (a provider that cannot be read: never matched), its staged objects gone. */
+async function recordFailure(
+  options: ReconcileOptions,
+  db: pg.PoolClient,
+  { runId, resumed, checkpoint }: StartedRun,
+  error: unknown,
+): Promise<ReconcileResult> {
+  const message =
+    error instanceof ProviderReadError
+      ? error.message
+      : `reconciliation of ${options.provider.name} failed: ${error instanceof Error ? error.message : String(error)}`;
+  await db.query("ROLLBACK").catch(() => {});
+  await db.query(
+    `UPDATE reconciliation_runs SET status = 'failed', error = $2, finished_at = now(), heartbeat_at = now() WHERE id = $1`,
+    [runId, message],
+  );
+  await db.query("DELETE FROM reconciliation_staged_objects WHERE run_id = $1", [runId]);
+  return {
+    runId,
+    status: "failed",
+    resumed,
+    matched: 0,
+    effectsSeen: 0,
+    objectsSeen: checkpoint.staged,
+    counts: zeroCounts(),
+    error: message,
+  };
 }
 
 /**

@@ -13,8 +13,8 @@ import { overviewQuery } from "../features/overview/contract";
 import { isKnownJobType } from "../features/overview/job-type-known";
 import { findingsQuery } from "../features/reconciliation/contract";
 import { type FindingFilters, findingSearch } from "../features/reconciliation/reconciliation-types";
-import { parseGapsQuery } from "../features/retention-and-gaps/gaps-query";
-import { parseRetentionQuery } from "../features/retention-and-gaps/retention-query";
+import { type GapsQuery, parseGapsQuery } from "../features/retention-and-gaps/gaps-query";
+import { parseRetentionQuery, type RetentionQuery } from "../features/retention-and-gaps/retention-query";
 import { SESSION_KEYSET, TOKEN_KEYSET } from "../features/tokens-and-sessions/admin-keysets";
 import { ADMIN_PAGE_KEYS, type AdminPageParams } from "../features/tokens-and-sessions/admin-page-types";
 import { adminListQuery } from "../features/tokens-and-sessions/contract";
@@ -65,7 +65,7 @@ export function parseKeysPageQuery(
   return { params, search };
 }
 
-const adminPageQuery = z.object({
+const adminPageFields = z.object({
   tenant: adminListQuery.shape.tenant,
   tokensCursor: cursorParam,
   sessionsCursor: cursorParam,
@@ -77,7 +77,7 @@ const adminPageQuery = z.object({
  * naming it).
  */
 export function parseAdminPageQuery(raw: URLSearchParams): AdminPageParams {
-  const params = parseSearchParams(adminPageQuery, pageValues(raw, { tenantId: null }, ADMIN_PAGE_KEYS));
+  const params = parseSearchParams(adminPageFields, pageValues(raw, { tenantId: null }, ADMIN_PAGE_KEYS));
   for (const [name, keyset] of [
     ["tokensCursor", TOKEN_KEYSET],
     ["sessionsCursor", SESSION_KEYSET],
@@ -110,38 +110,78 @@ function pageValues(raw: URLSearchParams, session: PageQuerySession, only?: read
   return out;
 }
 
-const VIOLATIONS_KEYS = ["tenant", "jobType", "constraint", "from", "to", "cursor", "limit"] as const;
-const RECONCILIATION_KEYS = [
-  "tenant",
-  "kind",
-  "provider",
-  "jobType",
-  "state",
-  "from",
-  "to",
-  "cursor",
-  "limit",
-  "finding",
-] as const;
+/**
+ * One page's URL parse, the one the page renders from and proxy.ts answers the status of: `values`
+ * picks what the page reads (the last of each, for this session; what an invalid state shows as
+ * typed), `parse` checks them by the API's rules and throws its 400.
+ */
+export interface PageQuery<Q> {
+  values(raw: URLSearchParams, session: PageQuerySession): URLSearchParams;
+  parse(values: URLSearchParams, session: PageQuerySession): Q;
+}
 
-/** Each page that reads a query string, and how (the page itself parses the same way, with these functions' schemas). */
-const PAGE_QUERIES: Record<string, (raw: URLSearchParams, session: PageQuerySession) => void> = {
-  "/keys": (raw, session) => void parseKeysPageQuery(raw, session),
-  "/overview": (raw, session) => void parseSearchParams(overviewQuery, pageValues(raw, session)),
-  "/gaps": (raw, session) => void parseGapsQuery(pageValues(raw, session, ["range", "from", "to", "jobType", "tenant"])),
+export const keysPageQuery: PageQuery<ReturnType<typeof parseKeysPageQuery>> = {
+  values: (raw) => lastValues(raw),
+  parse: parseKeysPageQuery,
+};
+
+export const overviewPageQuery: PageQuery<z.output<typeof overviewQuery>> = {
+  // A tenant session reads its own tenant whatever ?tenant= says: its links and query keys do not name another.
+  values: (raw, session) => pageValues(raw, session),
+  parse: (values) => parseSearchParams(overviewQuery, values),
+};
+
+export const gapsPageQuery: PageQuery<GapsQuery> = {
+  values: (raw, session) => pageValues(raw, session, ["range", "from", "to", "jobType", "tenant"]),
+  parse: (values) => parseGapsQuery(values),
+};
+
+export const violationsPageQuery: PageQuery<z.output<typeof violationsQuery>> = {
   // The Violations page checks ?tenant= whoever asks (the read then keeps a tenant session to its own).
-  "/violations": (raw) => {
-    const query = parseSearchParams(violationsQuery, pageValues(raw, { tenantId: null }, VIOLATIONS_KEYS));
+  values: (raw) => pageValues(raw, { tenantId: null }, ["tenant", "jobType", "constraint", "from", "to", "cursor", "limit"]),
+  parse: (values) => {
+    const query = parseSearchParams(violationsQuery, values);
     if (query.cursor) VIOLATION_KEYSET.decode(query.cursor);
+    return query;
   },
-  "/reconciliation": (raw, session) => {
-    const filters = Object.fromEntries(pageValues(raw, session, RECONCILIATION_KEYS)) as FindingFilters;
-    parseSearchParams(findingsQuery, new URLSearchParams(findingSearch(filters)));
+};
+
+const RECONCILIATION_KEYS = ["tenant", "kind", "provider", "jobType", "state", "from", "to", "cursor", "limit", "finding"];
+
+export const reconciliationPageQuery: PageQuery<{ filters: FindingFilters; query: z.output<typeof findingsQuery> }> = {
+  values: (raw, session) =>
+    new URLSearchParams(findingSearch(Object.fromEntries(pageValues(raw, session, RECONCILIATION_KEYS)) as FindingFilters)),
+  parse: (values) => {
+    const filters = Object.fromEntries(values) as FindingFilters;
+    return { filters, query: parseSearchParams(findingsQuery, values) };
   },
-  "/retention": (raw, session) => void parseRetentionQuery(pageValues(raw, session, ["runs"])),
-  "/audit": (raw) =>
-    void parseSearchParams(auditQuery, pageValues(raw, { tenantId: null }, [...AUDIT_FILTER_KEYS, "cursor", "limit"])),
-  "/admin": (raw) => void parseAdminPageQuery(raw),
+};
+
+export const retentionPageQuery: PageQuery<RetentionQuery> = {
+  values: (raw, session) => pageValues(raw, session, ["runs"]),
+  parse: (values) => parseRetentionQuery(values),
+};
+
+export const auditPageQuery: PageQuery<z.output<typeof auditQuery>> = {
+  values: (raw) => pageValues(raw, { tenantId: null }, [...AUDIT_FILTER_KEYS, "cursor", "limit"]),
+  parse: (values) => parseSearchParams(auditQuery, values),
+};
+
+export const adminPageQuery: PageQuery<AdminPageParams> = {
+  values: (raw) => lastValues(raw),
+  parse: (values) => parseAdminPageQuery(values),
+};
+
+/** Each page that reads a query string, and its one parse (the page renders from the same object). */
+export const PAGE_QUERIES: Record<string, PageQuery<unknown>> = {
+  "/keys": keysPageQuery,
+  "/overview": overviewPageQuery,
+  "/gaps": gapsPageQuery,
+  "/violations": violationsPageQuery,
+  "/reconciliation": reconciliationPageQuery,
+  "/retention": retentionPageQuery,
+  "/audit": auditPageQuery,
+  "/admin": adminPageQuery,
 };
 
 /** The pages whose ?jobType= must name a job type some worker reported (the page says so in a banner). */
@@ -159,10 +199,10 @@ export async function pageQueryError(
   db: () => Parameters<typeof isKnownJobType>[0],
 ): Promise<ApiError | null> {
   const page = pathname.replace(/\/$/, "") || "/";
-  const parse = PAGE_QUERIES[page];
-  if (!parse) return null;
+  const pageQuery = PAGE_QUERIES[page];
+  if (!pageQuery) return null;
   try {
-    parse(search, session);
+    pageQuery.parse(pageQuery.values(search, session), session);
   } catch (error) {
     const e = toApiError(error);
     if (e.code === "INVALID_INPUT") return e;

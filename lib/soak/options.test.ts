@@ -16,6 +16,9 @@ describe("soak options", () => {
     expect(o).toMatchObject({ deliveries: 200_000, duplicates: 0.3, kills: 0.05, keep: false, synchronousCommit: false });
     expect(parseSoakArgs(["--deliveries", "20000"]).deliveries).toBe(20_000);
     expect(o.faults).toBe("none");
+    expect(o.broker).toBe("pg-boss");
+    expect(parseSoakArgs(["--broker", "rabbitmq"]).broker).toBe("rabbitmq");
+    expect(parseSoakArgs(["--broker", "nats"]).broker).toBe("nats");
     const proxied = parseSoakArgs(["--faults", "proxy", "--fault-rates", "reply-lost=0.01,latency-ms=0"]);
     expect(proxied.faults).toBe("proxy");
     expect(proxied.faultRates).toMatchObject({ replyLost: 0.01, latencyMaxMs: 0, resetInTransaction: 0.002 });
@@ -30,6 +33,7 @@ describe("soak options", () => {
     expect(() => parseSoakArgs(["--workers", "0"])).toThrow(/--workers/);
     expect(() => parseSoakArgs(["--frob"])).toThrow(/Unknown option '--frob'/);
     expect(() => parseSoakArgs(["--faults", "chaos"])).toThrow(/--faults must be none or proxy/);
+    expect(() => parseSoakArgs(["--broker", "kafka"])).toThrow(/--broker must be one of pg-boss, rabbitmq, nats \(got "kafka"\)/);
     expect(() => parseSoakArgs(["--fault-rates", "reset=0.1"])).toThrow(/--fault-rates needs --faults proxy/);
     expect(() => parseSoakArgs(["--faults", "proxy", "--fault-rates", "reset=2"])).toThrow(/reset must be a number from 0 to 1/);
     expect(() => parseSoakArgs(["--faults", "proxy", "--fault-rates", "boom=1"])).toThrow(/unknown rate "boom"/);

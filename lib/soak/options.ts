@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import type { FaultRates } from "./fault-proxy";
+import { SOAK_BROKERS, type SoakBrokerName } from "./protocol";
 
 /** The proxy's default rates (per request; latency per chunk): about one fault of each kind per few hundred orders. */
 const DEFAULT_FAULT_RATES: Omit<FaultRates, "stallMs"> = {
@@ -11,6 +12,8 @@ const DEFAULT_FAULT_RATES: Omit<FaultRates, "stallMs"> = {
 
 /** Everything `npm run soak` can be told; the defaults are the soak's specification (docs/soak.md). */
 export interface SoakOptions {
+  /** The broker the deliveries go through (default pg-boss, in the soak's database). */
+  broker: SoakBrokerName;
   /** Messages published to the broker: orders plus their duplicates. */
   deliveries: number;
   /** Share of the deliveries that are duplicates (concurrent, re-published, late), 0–0.9. */
@@ -39,7 +42,7 @@ export interface SoakOptions {
 }
 
 export const USAGE =
-  "usage: npm run soak [-- --deliveries <n>] [--duplicates <0..0.9>] [--kills <0..0.5>] [--workers <1..8>] [--concurrency <1..64>] [--outage-at <0.05..0.5>] [--faults none|proxy] [--fault-rates reply-lost=<0..1>,reset=<0..1>,stall=<0..1>,latency-ms=<0..100>] [--report <file.json>] [--keep] [--synchronous-commit]";
+  "usage: npm run soak [-- --broker pg-boss|rabbitmq|nats] [--deliveries <n>] [--duplicates <0..0.9>] [--kills <0..0.5>] [--workers <1..8>] [--concurrency <1..64>] [--outage-at <0.05..0.5>] [--faults none|proxy] [--fault-rates reply-lost=<0..1>,reset=<0..1>,stall=<0..1>,latency-ms=<0..100>] [--report <file.json>] [--keep] [--synchronous-commit]";
 
 const RATE_NAMES: Record<string, { field: keyof SoakOptions["faultRates"]; max: number }> = {
   "reply-lost": { field: "replyLost", max: 1 },
@@ -105,6 +108,7 @@ export function parseSoakArgs(args: string[]): SoakOptions {
     values = parseArgs({
       args,
       options: {
+        broker: { type: "string" },
         deliveries: { type: "string" },
         duplicates: { type: "string" },
         kills: { type: "string" },
@@ -131,7 +135,12 @@ export function parseSoakArgs(args: string[]): SoakOptions {
   if (str("fault-rates") !== undefined && faults !== "proxy") {
     throw new SoakUsageError("--fault-rates needs --faults proxy");
   }
+  const broker = str("broker") ?? "pg-boss";
+  if (!(SOAK_BROKERS as readonly string[]).includes(broker)) {
+    throw new SoakUsageError(`--broker must be one of ${SOAK_BROKERS.join(", ")} (got ${JSON.stringify(broker)})`);
+  }
   return {
+    broker: broker as SoakBrokerName,
     deliveries: integer("deliveries", str("deliveries"), 200_000, 100, 10_000_000),
     duplicates: share("duplicates", str("duplicates"), 0.3, 0.9),
     kills: share("kills", str("kills"), 0.05, 0.5),

@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
-import type PgBoss from "pg-boss";
 import { DEMO_TENANTS, type OrderMessage } from "../demo/settings";
-import { SOAK_QUEUE } from "./protocol";
+import type { SoakPublisher } from "./brokers";
 
 /** How the deliveries split: every order once, plus duplicates of three kinds. */
 export interface SoakPlan {
@@ -55,13 +54,13 @@ function adjacent(id: string): string {
  */
 export function createProducer(options: {
   pool: pg.Pool;
-  boss: PgBoss;
+  broker: Pick<SoakPublisher, "publish">;
   plan: SoakPlan;
   window: number;
   batch: number;
   random?: () => number;
 }) {
-  const { plan, pool, boss, window } = options;
+  const { plan, pool, broker, window } = options;
   const random = options.random ?? Math.random;
   const randint = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   // Each order's concurrent copies; republish / late copies wait in `later` for their turn.
@@ -96,7 +95,7 @@ export function createProducer(options: {
     origin: "first",
   });
 
-  async function publish(jobs: PgBoss.JobInsert<OrderMessage>[], newOrders: number[]): Promise<void> {
+  async function publish(jobs: { id: string; data: OrderMessage }[], newOrders: number[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         if (newOrders.length > 0) {
@@ -106,7 +105,7 @@ export function createProducer(options: {
             [newOrders.map(tenantOf), newOrders.map(orderIdOf), newOrders.map(amountOf)],
           );
         }
-        if (jobs.length > 0) await boss.insert(jobs);
+        if (jobs.length > 0) await broker.publish(jobs);
         return;
       } catch (error) {
         // The database is restarting: the same batch again (ids make it exactly once).
@@ -120,7 +119,7 @@ export function createProducer(options: {
   async function step(done: number, drained: boolean): Promise<boolean> {
     if (progress.published >= plan.deliveries) return false;
     if (progress.published - done >= window) return true;
-    const jobs: PgBoss.JobInsert<OrderMessage>[] = [];
+    const jobs: { id: string; data: OrderMessage }[] = [];
     const newOrders: number[] = [];
     const now = new Date().toISOString();
     const end = Math.min(plan.orders, next + options.batch);
@@ -129,11 +128,11 @@ export function createProducer(options: {
       newOrders.push(next);
       const m = original(next);
       const id = randomUUID();
-      jobs.push({ id, name: SOAK_QUEUE, data: m });
+      jobs.push({ id, data: m });
       let copyId: string = id;
       for (let c = 0; c < concurrentCopies[next]!; c++) {
         copyId = adjacent(copyId);
-        jobs.push({ id: copyId, name: SOAK_QUEUE, data: { ...m, origin: "duplicate" } });
+        jobs.push({ id: copyId, data: { ...m, origin: "duplicate" } });
         progress.concurrent++;
       }
     }
@@ -152,12 +151,11 @@ export function createProducer(options: {
       if (p.kind === "republish") {
         jobs.push({
           id: randomUUID(),
-          name: SOAK_QUEUE,
           data: { ...m, msgId: `${m.msgId}-r${nextLater}`, publishedAt: now, origin: "republish" },
         });
         progress.republished++;
       } else {
-        jobs.push({ id: randomUUID(), name: SOAK_QUEUE, data: { ...m, origin: "late-replay" } });
+        jobs.push({ id: randomUUID(), data: { ...m, origin: "late-replay" } });
         progress.late++;
       }
     }

@@ -10,8 +10,22 @@ export const SOAK_APP_PREFIX = "onceboard-soak";
  */
 export const SOAK_FLUSH_INTERVAL_MS = 2000;
 
+/** The brokers the soak runs on (`--broker`); lib/soak/brokers.ts. */
+export const SOAK_BROKERS = ["pg-boss", "rabbitmq", "nats"] as const;
+export type SoakBrokerName = (typeof SOAK_BROKERS)[number];
+
+/** Where a worker consumes. */
+export interface SoakBrokerEndpoint {
+  broker: SoakBrokerName;
+  /** The RabbitMQ or NATS URL (pg-boss: the worker's database URL). */
+  url?: string;
+  /** The run's queue (RabbitMQ) or stream (NATS). */
+  queue?: string;
+}
+
 /** Handed to each worker process as ONCEBOARD_SOAK_WORKER (JSON). */
 export interface SoakWorkerConfig {
+  endpoint: SoakBrokerEndpoint;
   /** Where the worker reaches PostgreSQL: the server, or the fault proxy in front of it. */
   url: string;
   index: number;

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import type { FaultCounts } from "./fault-proxy";
+import type { SoakOptions } from "./options";
 import { SOAK_FLUSH_INTERVAL_MS } from "./protocol";
 import type { WorkerPoolStats } from "./supervisor";
 import { INJECTED_CONSTRAINT, type SoakVerification, violationsLost } from "./verify";
@@ -52,14 +53,19 @@ export function summaryLine(r: {
 const sumOf = (counts: Record<string, number>) => Object.values(counts).reduce((a, n) => a + n, 0);
 
 /** The detail lines printed before the summary. */
-export function formatDetails(v: SoakVerification, w: WorkerPoolStats, publishedDeliveries: number): string[] {
+export function formatDetails(
+  v: SoakVerification,
+  w: WorkerPoolStats,
+  publishedDeliveries: number,
+  broker: SoakOptions["broker"] = "pg-boss",
+): string[] {
   const c = w.counters;
   const points = Object.entries(w.killPoints)
     .sort((a, b) => b[1] - a[1])
     .map(([where, n]) => `${n} ${where}`)
     .join("; ");
   return [
-    `deliveries: ${v.brokerCompleted}/${publishedDeliveries} published deliveries completed by pg-boss (${v.brokerFailed} failed); ${c.runs} handler runs (${c.failed} failed and retried by pg-boss, ${c.retriedLater} in flight elsewhere and re-sent)`,
+    `deliveries: ${v.brokerCompleted}/${publishedDeliveries} published deliveries completed by ${broker} (${v.brokerFailed} failed); ${c.runs} handler runs (${c.failed} failed and retried by ${broker}, ${c.retriedLater} in flight elsewhere and re-sent)`,
     `kills: ${w.kills} worker processes SIGKILLed and restarted, ${w.killedRuns} handler runs killed (${c.runs > 0 ? ((w.killedRuns / c.runs) * 100).toFixed(1) : "0"}% of runs); triggered ${points || "nowhere"}`,
     `steps: ${c.stepsRan} ran, ${c.stepsDuplicate} duplicates, ${c.stepsAbandoned} abandoned, ${c.stepsResumed} resumed after a takeover or failure; ${c.leaseLost} runs refused to complete over a successor (LeaseLostError)`,
     `orders=${v.orders} captures=${v.captures} paid=${v.paid} double_captures=${v.doubleCaptures} double_entries=${v.doubleEntries} charge_mismatches=${v.chargeMismatches} unpaid=${v.unpaid}`,

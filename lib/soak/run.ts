@@ -3,13 +3,13 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
-import type PgBoss from "pg-boss";
-import { startBoss } from "../queues/pgboss";
+import { loadConfig } from "../config";
+import { type SoakPublisher, startSoakPublisher } from "./brokers";
 import { type OutageReport, openSoakDatabase } from "./database";
 import { type FaultCounts, type FaultProxy, startFaultProxy } from "./fault-proxy";
 import type { SoakOptions } from "./options";
 import { createProducer, planDeliveries, type SoakPlan } from "./producer";
-import { SOAK_APP_PREFIX, SOAK_BOSS_SCHEMA, SOAK_QUEUE } from "./protocol";
+import { SOAK_APP_PREFIX } from "./protocol";
 import {
   type BookkeepingLoss,
   bookkeepingLoss,
@@ -51,11 +51,8 @@ const LEASE_MS = 3000;
 /** A stalled reply is held this long: past the lease, so a successor takes the claim over meanwhile. */
 const STALL_MS = LEASE_MS + 2000;
 
-/** pg-boss expiry of an active job: a killed worker's jobs are retried after this. */
-const EXPIRE_SECONDS = 8;
-
 /**
- * `npm run soak`: real worker processes (child processes), a real broker (pg-boss) and a real
+ * `npm run soak`: real worker processes (child processes), a real broker (pg-boss, RabbitMQ or NATS JetStream: `--broker`) and a real
  * PostgreSQL, with duplicates, SIGKILLs and a database outage; then the verdict from the records.
  */
 export async function runSoak(
@@ -76,7 +73,7 @@ export async function runSoak(
   const noteDir = fs.mkdtempSync(path.join(os.tmpdir(), "onceboard-soak-notes-"));
   const pool = new pg.Pool({ connectionString: db.url, max: 4, application_name: `${SOAK_APP_PREFIX}-supervisor` });
   pool.on("error", () => {});
-  let boss: PgBoss | undefined;
+  let broker: SoakPublisher | undefined;
   let workers: Awaited<ReturnType<typeof startWorkerPool>> | undefined;
   let poolStats: WorkerPoolStats = emptyPoolStats();
   let proxy: FaultProxy | undefined;
@@ -90,25 +87,14 @@ export async function runSoak(
   let postgresVersion = "unknown";
   try {
     postgresVersion = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v ?? "unknown";
-    // The supervisor's pg-boss instance runs maintenance: it expires a killed worker's jobs.
-    boss = await startBoss({
-      connectionString: db.url,
-      schema: SOAK_BOSS_SCHEMA,
-      application_name: `${SOAK_APP_PREFIX}-boss`,
-      max: 3,
-      supervise: true,
-      schedule: false,
-      maintenanceIntervalSeconds: 1,
-      onError: () => {},
+    const config = loadConfig();
+    broker = await startSoakPublisher(options.broker, {
+      pool,
+      databaseUrl: db.url,
+      rabbitUrl: config.RABBITMQ_URL,
+      natsUrl: config.NATS_URL,
     });
-    await boss.createQueue(SOAK_QUEUE, {
-      name: SOAK_QUEUE,
-      retryLimit: 1000,
-      retryDelay: 1,
-      retryBackoff: false,
-      expireInSeconds: EXPIRE_SECONDS,
-    });
-    await indexBrokerMaintenance(pool);
+    log(`broker: ${broker.describe}`);
     log(
       `${options.deliveries} deliveries: ${plan.orders} orders + ${plan.deliveries - plan.orders} duplicates (${plan.concurrent} concurrent, ${plan.republished} re-published with new message ids, ${plan.late} late); ${options.workers} worker processes x ${options.concurrency} in flight; ${Math.round(options.kills * 100)}% of handler runs killed; one PostgreSQL ${db.outageKind === "restart" ? "restart" : "outage (connections terminated)"} ${options.outageAt === 0.5 ? "midway" : `at ${Math.round(options.outageAt * 100)}%`}; ${db.describe}`,
     );
@@ -142,6 +128,7 @@ export async function runSoak(
       noteDir,
       log,
       config: {
+        endpoint: broker.endpoint,
         url: workerUrl,
         concurrency: options.concurrency,
         leaseMs: LEASE_MS,
@@ -159,7 +146,8 @@ export async function runSoak(
     }
 
     const window = Math.max(500, options.workers * options.concurrency * 8);
-    const producer = createProducer({ pool, boss, plan, window, batch: 200 });
+    const producer = createProducer({ pool, broker, plan, window, batch: 200 });
+    const publisher = broker;
     const w = workers;
     const done = () => Math.min(w.stats.counters.acked, producer.progress.published);
     let outagePromise: Promise<void> | null = null;
@@ -242,27 +230,27 @@ export async function runSoak(
     if (outagePromise) await outagePromise;
     else failures.push("the run ended before the PostgreSQL outage");
 
-    // Drain: nothing waiting, retrying or active in the soak's queue.
+    // Drain: nothing waiting, retrying or active in the soak's queue, and (for the brokers whose
+    // count leaves out unacked deliveries) no handler run or ack for two checks in a row.
     let quiet = 0;
+    let lastAcked = -1;
     for (;;) {
-      let open = -1;
+      let n = -1;
       try {
-        const { rows } = await pool.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM ${SOAK_BOSS_SCHEMA}.job WHERE name = $1 AND state < 'completed'`,
-          [SOAK_QUEUE],
-        );
-        open = rows[0]?.n ?? -1;
+        n = await publisher.open();
       } catch {
         // restarting
       }
-      quiet = open === 0 ? quiet + 1 : 0;
-      if (quiet >= 2) break;
       const c = w.stats.counters;
+      const still = c.acked === lastAcked && c.runs === lastRuns;
+      lastAcked = c.acked;
+      quiet = n === 0 && (options.broker === "pg-boss" || still) ? quiet + 1 : 0;
+      if (quiet >= (options.broker === "pg-boss" ? 2 : 4)) break;
       if (c.runs !== lastRuns) {
         lastRuns = c.runs;
         idleSince = Date.now();
       } else if (Date.now() - idleSince > 180_000) {
-        throw new Error(`no handler run for 180 s with ${open} jobs still open: the soak is stuck`);
+        throw new Error(`no handler run for 180 s with ${n} deliveries still open: the soak is stuck`);
       }
       showProgress();
       await sleep(500);
@@ -271,10 +259,9 @@ export async function runSoak(
     sampleMemory();
     await w.stop();
     workers = undefined;
-    await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
-    boss = undefined;
-
-    verification = await verifySoak(pool);
+    const settled = await broker.settled(published);
+    log(`broker: ${settled.completed} completed = ${settled.note}`);
+    verification = await verifySoak(pool, settled);
     const v = verification;
     if (v.doubleEffects > 0)
       failures.push(
@@ -293,7 +280,7 @@ export async function runSoak(
     if (v.chargeMismatches > 0) failures.push(`${v.chargeMismatches} paid orders carry a charge id the provider does not have`);
     if (v.brokerCompleted !== expectedDeliveries)
       failures.push(
-        `pg-boss completed ${v.brokerCompleted} of the ${expectedDeliveries} published deliveries (${v.brokerFailed} failed)`,
+        `${options.broker} completed ${v.brokerCompleted} of the ${expectedDeliveries} published deliveries (${v.brokerFailed} failed)`,
       );
     if (v.stuckEffects > 0) failures.push(`${v.stuckEffects} effects still in progress or failed after every delivery was acked`);
     const c = w.stats.counters;
@@ -333,7 +320,7 @@ export async function runSoak(
       failures.push(
         `the batched bookkeeping lost more than the killed workers had unflushed: suppressions_lost=${b.suppressionsLost}, duplicate_counts_lost=${b.duplicateCountsLost}, unflushed at most ${b.unflushedAtMost}`,
       );
-    for (const line of formatDetails(v, w.stats, expectedDeliveries)) log(line);
+    for (const line of formatDetails(v, w.stats, expectedDeliveries, options.broker)) log(line);
     for (const line of formatFaultDetails(proxy?.counts ?? null, bookkeeping, memory, { leaseMs: LEASE_MS, stallMs: STALL_MS }))
       log(line);
   } catch (error) {
@@ -342,7 +329,7 @@ export async function runSoak(
     clearInterval(memoryTimer);
     await workers?.stop(5000).catch(() => {});
     await proxy?.close().catch(() => {});
-    await boss?.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
+    await broker?.close(options.keep).catch(() => {});
     await pool.end().catch(() => {});
     fs.rmSync(noteDir, { recursive: true, force: true });
     const kept = await db.close({ keep: options.keep || failures.length > 0 }).catch(() => undefined);
@@ -384,19 +371,4 @@ export async function runSoak(
     faults: result.faults,
   });
   return result;
-}
-
-/**
- * pg-boss 10's maintenance (every second here, so a killed worker's jobs expire quickly) runs
- * `expire` and `archive` with no index that fits either: two sequential scans of the whole job
- * table a second, ~100 ms each at 400,000 rows, which would eat a growing share of both cores
- * in a million-delivery run. These three give each scan an index (0.1–0.2 ms at 400,000 rows);
- * created on the partitioned table, they reach the soak queue's partition.
- */
-async function indexBrokerMaintenance(pool: pg.Pool): Promise<void> {
-  await pool.query(
-    `CREATE INDEX IF NOT EXISTS soak_job_active_started ON ${SOAK_BOSS_SCHEMA}.job (started_on) WHERE state = 'active';
-     CREATE INDEX IF NOT EXISTS soak_job_completed_on ON ${SOAK_BOSS_SCHEMA}.job (completed_on);
-     CREATE INDEX IF NOT EXISTS soak_job_keep_until ON ${SOAK_BOSS_SCHEMA}.job (keep_until) WHERE state < 'active'`,
-  );
 }

@@ -1,7 +1,6 @@
 import type { Queryable } from "../db/types";
 import { PROVIDER_SCHEMA } from "../demo/stripe-storage";
 import { verifyDemo } from "../demo/verify";
-import { SOAK_BOSS_SCHEMA, SOAK_QUEUE } from "./protocol";
 
 /** The constraint the injected bug collides with (lib/demo's mark-paid writing its entry twice). */
 export const INJECTED_CONSTRAINT = "demo_accounting_entries_entry_key";
@@ -81,7 +80,11 @@ LEFT JOIN charge c USING (tenant_id, order_id)`;
  * entry). lost: an order never captured or paid, never booked, or missing its receipt without
  * an abandoned at-most-once step to explain it.
  */
-export async function verifySoak(db: Queryable): Promise<SoakVerification> {
+export async function verifySoak(
+  db: Queryable,
+  /** What the broker says of the published deliveries (lib/soak/brokers.ts, settled()). */
+  broker: { completed: number; failed: number },
+): Promise<SoakVerification> {
   const demo = await verifyDemo(db, { graceSeconds: 0 });
   const t = demo.totals;
   const { rows } = await db.query<{
@@ -95,12 +98,6 @@ export async function verifySoak(db: Queryable): Promise<SoakVerification> {
   }>(DETAIL_SQL);
   const d = rows[0]!;
   const stuck = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM effects WHERE status IN ('in_progress', 'failed')");
-  const broker = await db.query<{ completed: number; failed: number }>(
-    `SELECT count(*) FILTER (WHERE state = 'completed')::int AS completed,
-            count(*) FILTER (WHERE state = 'failed')::int AS failed
-       FROM ${SOAK_BOSS_SCHEMA}.job WHERE name = $1 AND NOT (data ? '_onceboard')`,
-    [SOAK_QUEUE],
-  );
   const violations = await db.query<{ constraint_name: string; n: number }>(
     "SELECT constraint_name, sum(count)::int AS n FROM uncaught_violations_minute GROUP BY constraint_name",
   );
@@ -131,8 +128,8 @@ export async function verifySoak(db: Queryable): Promise<SoakVerification> {
     abandonedAfterSend: d.abandoned_after_send,
     unexplainedMissingReceipts: d.unexplained_missing,
     stuckEffects: stuck.rows[0]?.n ?? 0,
-    brokerCompleted: broker.rows[0]?.completed ?? 0,
-    brokerFailed: broker.rows[0]?.failed ?? 0,
+    brokerCompleted: broker.completed,
+    brokerFailed: broker.failed,
     rolledUpViolations: Object.fromEntries(violations.rows.map((r) => [r.constraint_name, r.n])),
     recordedViolationKeys: Object.fromEntries(recorded.rows.map((r) => [r.id, r.n])),
     recordedSuppressions: bookkeeping.rows[0]?.suppressed ?? 0,

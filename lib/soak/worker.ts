@@ -1,6 +1,5 @@
 import fs from "node:fs";
 import pg from "pg";
-import type PgBoss from "pg-boss";
 import pino from "pino";
 import { loadConfig } from "../config";
 import { demoSteps, type Faults } from "../demo/handlers";
@@ -12,14 +11,12 @@ const SOAK_PROVIDER_API_KEY = "sk_test_onceboard_soak";
 import type { OrderMessage } from "../demo/settings";
 import { createEffects, type JobContext } from "../idempotency";
 import type { Decision, IdempotentHandler } from "../queues/deliveries";
-import { consumeIdempotent, startBoss } from "../queues/pgboss";
+import { startSoakConsumer } from "./brokers";
 import {
   emptyCounters,
   type KillNote,
   SOAK_APP_PREFIX,
-  SOAK_BOSS_SCHEMA,
   SOAK_FLUSH_INTERVAL_MS,
-  SOAK_QUEUE,
   type SoakWorkerConfig,
   type SupervisorMessage,
   type WorkerMessage,
@@ -27,9 +24,10 @@ import {
 import { INJECTED_CONSTRAINT } from "./verify";
 
 /**
- * One soak worker process: a pg-boss consumer of the soak queue through the pg-boss adapter's
- * consumeIdempotent (lib/queues), which keeps `concurrency` handler runs in flight across batch
- * fetches and completes finished jobs in batches; each run is the demo's order pipeline (capture →
+ * One soak worker process: a consumer of the soak queue through its broker's adapter (lib/queues;
+ * lib/soak/brokers.ts): pg-boss's consumeIdempotent keeps `concurrency` handler runs in flight
+ * across batch fetches and completes finished jobs in batches; RabbitMQ's holds `concurrency`
+ * unacked deliveries (prefetch); JetStream's runs `concurrency` pulled messages at once; each run is the demo's order pipeline (capture →
  * mark paid → receipt, from lib/demo) through the worker library. It reports counters to the
  * supervisor over IPC. When the supervisor arms it, it SIGKILLs itself at the next kill point it
  * draws, leaving a note with the number of runs that died with it.
@@ -43,17 +41,6 @@ import { INJECTED_CONSTRAINT } from "./verify";
  */
 export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMessage) => void): Promise<() => Promise<void>> {
   const name = `${SOAK_APP_PREFIX}-worker-${config.index}`;
-  const boss: PgBoss = await startBoss({
-    connectionString: config.url,
-    schema: SOAK_BOSS_SCHEMA,
-    application_name: `${name}-boss`,
-    max: 3,
-    supervise: false,
-    schedule: false,
-    migrate: false,
-    onError: () => {},
-  });
-
   const pool = new pg.Pool({ connectionString: config.url, max: Math.min(config.concurrency + 2, 16), application_name: name });
   pool.on("error", () => {});
   // Work-around (lib/idempotency/db.ts, inNewTransaction): the library holds a pool client for a
@@ -205,19 +192,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
       }
     }
   };
-  const consumer = await consumeIdempotent<OrderMessage, unknown>(boss, SOAK_QUEUE, {
-    effects,
-    handler,
-    localConcurrency: config.concurrency,
-    inFlightDelayMs: config.inFlightDelayMs,
-    pollingIntervalMs: 100,
-    ackIntervalMs: 25,
-    messageId: (m) => m.msgId,
-    publishedAt: (m) => new Date(m.publishedAt),
-    // A dead letter fails the soak (counted above); no second queue to create from every worker.
-    deadLetterQueue: false,
-    onDecision: countDecision,
-  });
+  const consumer = await startSoakConsumer(config, { effects, handler, onDecision: countDecision, name });
 
   const report = () => {
     const counters = pending;
@@ -229,16 +204,15 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
   process.on("message", (m: SupervisorMessage) => {
     if (m.type === "arm") armed = true;
   });
-  inFlight = () => consumer.inFlight;
+  inFlight = () => consumer.inFlight();
   send({ type: "ready" });
 
   return async () => {
-    await consumer.stop({ timeoutMs: 30_000 });
+    await consumer.stop();
     clearInterval(reporter);
     clearInterval(flusher);
     await effects.close().catch(() => {});
     await providerServers.close().catch(() => {});
-    await boss.stop({ graceful: false, wait: true, timeout: 2000 }).catch(() => {});
     await pool.end().catch(() => {});
     report();
   };

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { appendAudit } from "../../auth/audit";
 import type { Principal, Role } from "../../auth/auth-types";
 import { loadConfig } from "../../config";
+import { runLocked } from "../../db/locked-run";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { BULK_KINDS, consoleTable } from "./bulk-kinds";
 import type { BulkActionKind } from "./bulk-types";
@@ -48,6 +49,26 @@ interface RunOptions {
 export async function runOneBulkAction(options: RunOptions): Promise<number> {
   const db = options.db ?? getPrisma();
   const leaseMs = Math.trunc(options.leaseMs ?? BULK_LEASE_MS);
+  const progress = { applied: 0 };
+  // The lease is the lock (held across processes and restarts), and the action's row is the run's.
+  return runLocked<ClaimedAction, number>({
+    start: () => claimAction(db, options.owner, leaseMs),
+    busy: () => -1,
+    steps: (action) => applyItems(db, action, options, leaseMs, progress),
+    failed: async (_action, error) => {
+      // Cancelled, or another process took over after our lease ran out: nothing of the failed item
+      // committed; the action is theirs (or over). Anything else: the lease runs out and this or
+      // another process resumes the action on a later pass.
+      if (error instanceof LostLeaseError) return progress.applied;
+      throw error;
+    },
+    // The lease ends with the action (finish) or runs out: nothing to let go.
+    release: async () => {},
+  });
+}
+
+/** One runnable action (queued, or running with an expired lease: its runner died), leased to `owner`; null when none. */
+async function claimAction(db: PrismaClient, owner: string, leaseMs: number): Promise<ClaimedAction | null> {
   const actions = consoleTable("bulk_actions");
   const claimed = await db.$queryRawUnsafe<ClaimedAction[]>(
     `UPDATE ${actions} a
@@ -57,11 +78,21 @@ export async function runOneBulkAction(options: RunOptions): Promise<number> {
                      WHERE state IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < now())
                      ORDER BY created_at FOR UPDATE SKIP LOCKED LIMIT 1)
       RETURNING a.id::text, a.kind, a.tenant_id, a.token_id::text, a.actor, a.role, a.ip, a.note`,
-    options.owner,
+    owner,
     leaseMs,
   );
-  const action = claimed[0];
-  if (!action) return -1;
+  return claimed[0] ?? null;
+}
+
+/** Applies the action's items without an outcome, in seq order, each in its own transaction; the count applied. */
+async function applyItems(
+  db: PrismaClient,
+  action: ClaimedAction,
+  options: RunOptions,
+  leaseMs: number,
+  progress: { applied: number },
+): Promise<number> {
+  const actions = consoleTable("bulk_actions");
   // The person who started it: each item's audit row names them (and the action, in its detail).
   // (tokenId and actor reach an audit row, and the action's tenant where an item names none — a
   // finding gone meanwhile; a token deleted since leaves token_id null there too.)
@@ -72,63 +103,55 @@ export async function runOneBulkAction(options: RunOptions): Promise<number> {
     role: action.role as Role,
   };
   const kind = BULK_KINDS[action.kind];
-  let applied = 0;
-  try {
-    for (;;) {
-      const items = await db.bulkActionItem.findMany({
-        where: { actionId: action.id, outcome: null },
-        orderBy: { seq: "asc" },
-        take: BATCH,
-        select: { seq: true, key: true },
-      });
-      if (items.length === 0) {
-        await finish(db, action, options.owner, principal);
-        return applied;
-      }
-      const renewed = await db.$executeRawUnsafe(
-        `UPDATE ${actions} SET lease_until = now() + make_interval(secs => $3::float8 / 1000)
-          WHERE id = $1::uuid AND lease_owner = $2 AND state = 'running'`,
-        action.id,
-        options.owner,
-        leaseMs,
-      );
-      if (renewed === 0) return applied;
-      for (const item of items) {
-        const outcome = await db.$transaction(async (tx) => {
-          const held = await tx.$executeRawUnsafe(
-            // Each item extends the lease: a runner that keeps applying items keeps its action.
-            `UPDATE ${actions} SET processed = processed + 1, lease_until = now() + make_interval(secs => $3::float8 / 1000)
-              WHERE id = $1::uuid AND lease_owner = $2 AND state = 'running' AND lease_until > now()`,
-            action.id,
-            options.owner,
-            leaseMs,
-          );
-          if (held === 0) throw new LostLeaseError();
-          const result = await kind.apply(tx, {
-            principal,
-            tenant: action.tenant_id,
-            key: item.key,
-            ip: action.ip,
-            actionId: action.id,
-            note: action.note,
-          });
-          const marked = await tx.bulkActionItem.updateMany({
-            where: { actionId: action.id, seq: item.seq, outcome: null },
-            data: { outcome: result, doneAt: new Date() },
-          });
-          if (marked.count !== 1) throw new LostLeaseError();
-          if (result === "ok") await tx.bulkAction.update({ where: { id: action.id }, data: { applied: { increment: 1 } } });
-          return result;
-        });
-        if (outcome === "ok") applied += 1;
-        await options.afterItem?.({ actionId: action.id, seq: item.seq, outcome });
-      }
+  for (;;) {
+    const items = await db.bulkActionItem.findMany({
+      where: { actionId: action.id, outcome: null },
+      orderBy: { seq: "asc" },
+      take: BATCH,
+      select: { seq: true, key: true },
+    });
+    if (items.length === 0) {
+      await finish(db, action, options.owner, principal);
+      return progress.applied;
     }
-  } catch (error) {
-    // Cancelled, or another process took over after our lease ran out: nothing of the failed item
-    // committed; the action is theirs (or over).
-    if (error instanceof LostLeaseError) return applied;
-    throw error;
+    const renewed = await db.$executeRawUnsafe(
+      `UPDATE ${actions} SET lease_until = now() + make_interval(secs => $3::float8 / 1000)
+        WHERE id = $1::uuid AND lease_owner = $2 AND state = 'running'`,
+      action.id,
+      options.owner,
+      leaseMs,
+    );
+    if (renewed === 0) return progress.applied;
+    for (const item of items) {
+      const outcome = await db.$transaction(async (tx) => {
+        const held = await tx.$executeRawUnsafe(
+          // Each item extends the lease: a runner that keeps applying items keeps its action.
+          `UPDATE ${actions} SET processed = processed + 1, lease_until = now() + make_interval(secs => $3::float8 / 1000)
+            WHERE id = $1::uuid AND lease_owner = $2 AND state = 'running' AND lease_until > now()`,
+          action.id,
+          options.owner,
+          leaseMs,
+        );
+        if (held === 0) throw new LostLeaseError();
+        const result = await kind.apply(tx, {
+          principal,
+          tenant: action.tenant_id,
+          key: item.key,
+          ip: action.ip,
+          actionId: action.id,
+          note: action.note,
+        });
+        const marked = await tx.bulkActionItem.updateMany({
+          where: { actionId: action.id, seq: item.seq, outcome: null },
+          data: { outcome: result, doneAt: new Date() },
+        });
+        if (marked.count !== 1) throw new LostLeaseError();
+        if (result === "ok") await tx.bulkAction.update({ where: { id: action.id }, data: { applied: { increment: 1 } } });
+        return result;
+      });
+      if (outcome === "ok") progress.applied += 1;
+      await options.afterItem?.({ actionId: action.id, seq: item.seq, outcome });
+    }
   }
 }
 

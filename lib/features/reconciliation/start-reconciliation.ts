@@ -1,5 +1,3 @@
-import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { ApiError } from "../../api/errors";
 import { audit } from "../../auth/audit";
@@ -11,11 +9,11 @@ import { getPrisma } from "../../db/prisma";
 import type { ProviderAdapter } from "../../reconciliation/adapter";
 import { adapterFor } from "../../reconciliation/adapters";
 import { PROVIDERS_FILE_VARIABLE, type ReconcileProvider, reconcileProviders } from "../../reconciliation/providers";
-import { ReconcileBusyError, type ReconcileResult, reconcile } from "../../reconciliation/reconcile";
+import { ReconcileBusyError, reconcile } from "../../reconciliation/reconcile";
 import type { ReconciliationRun } from "./contract";
 import { type RunRow, toReconciliationRun } from "./list-reconciliation-runs";
 
-/** How long the request waits for the run's row (or its refusal) before answering. */
+/** How long the request waits for the run to start (or be refused) before answering. */
 const START_WAIT_MS = 10_000;
 
 interface StartDeps {
@@ -27,17 +25,6 @@ interface StartDeps {
 const RUN_COLUMNS = `id::text AS id, provider, window_from, window_to, grace_seconds, status, trigger, requested_by,
        started_at, finished_at, heartbeat_at, objects_seen::float8 AS objects_seen, effects_seen::float8 AS effects_seen,
        matched::float8 AS matched, counts, error`;
-
-// The window's running run, once this start's own connection holds a lock: the reconciler takes the
-// window's advisory lock before it inserts (or resumes) the run, so while a session of this start's
-// pool (its application_name is unique) holds one, the window's running run is this start's.
-const OUR_RUNNING_RUN = `
-SELECT ${RUN_COLUMNS}
-  FROM reconciliation_runs
- WHERE provider = $1 AND window_from = $2 AND window_to = $3 AND status = 'running'
-   AND EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-                WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = $4)
- ORDER BY id DESC LIMIT 1`;
 
 const RUN_BY_ID = `SELECT ${RUN_COLUMNS} FROM reconciliation_runs WHERE id = $1::bigint`;
 
@@ -81,19 +68,25 @@ export async function startReconciliation(
     return refuse("CONFLICT", `${provider.label} is not configured here: ${provider.notConfiguredReason}`, "not_configured");
   if (!config.DATABASE_URL) throw new ApiError("DATABASE_NOT_CONFIGURED", "DATABASE_URL is not set");
   const adapter = (deps.adapter ?? adapterFor)(provider, config);
-  const applicationName = `onceboard-reconcile-api-${randomUUID().slice(0, 8)}`;
   const pool = new pg.Pool(
     consolePoolConfig({
       connectionString: config.DATABASE_URL,
       schema: config.ONCEBOARD_SCHEMA,
       statementTimeoutMs: null,
       max: 2,
-      application_name: applicationName,
+      application_name: "onceboard-reconcile-api",
     }),
   );
   pool.on("error", () => {});
-  let settled: { result?: ReconcileResult; error?: unknown } | null = null;
-  const run = reconcile({
+  // The run tells its own id the moment its row exists (or that it could not start): no reading the
+  // catalog for which running run is this request's.
+  let resolveStarted: (runId: number) => void = () => {};
+  let rejectStarted: (error: unknown) => void = () => {};
+  const started = new Promise<number>((resolve, reject) => {
+    resolveStarted = resolve;
+    rejectStarted = reject;
+  });
+  void reconcile({
     pool,
     adapter,
     provider,
@@ -101,42 +94,37 @@ export async function startReconciliation(
     graceSeconds: config.RECONCILE_GRACE_SECONDS,
     trigger: "api",
     requestedBy: input.principal.actor,
+    onStarted: ({ runId }) => resolveStarted(runId),
   })
-    .then((result) => {
-      settled = { result };
-    })
-    .catch((error: unknown) => {
-      settled = { error };
-    })
+    // A run that ends before anyone asked is still started (its id is the same); a refusal is the answer.
+    .then(({ runId }) => resolveStarted(runId), rejectStarted)
     .finally(() => pool.end().catch(() => {}));
-  void run;
-
-  const deadline = Date.now() + START_WAIT_MS;
-  for (;;) {
-    const outcome = settled as { result?: ReconcileResult; error?: unknown } | null;
-    if (outcome?.error instanceof ReconcileBusyError) return refuse("CONFLICT", outcome.error.message, "busy");
-    if (outcome?.error) throw outcome.error;
-    // A run that ended before it was seen running (an empty window) is read by its id.
-    const [row] = outcome?.result
-      ? await prisma.$queryRawUnsafe<RunRow[]>(RUN_BY_ID, String(outcome.result.runId))
-      : await prisma.$queryRawUnsafe<RunRow[]>(OUR_RUNNING_RUN, provider.name, input.from, input.to, applicationName);
-    if (row) {
-      await audit(
-        {
-          principal: input.principal,
-          action: "reconciliation.run",
-          tenantId: null,
-          target,
-          result: "ok",
-          detail: { runId: row.id },
-          ip: input.ip,
-        },
-        prisma,
-      );
-      return toReconciliationRun(row, true, new Date());
-    }
-    if (outcome?.result) throw new Error(`run ${outcome.result.runId} ended but its row was not found`);
-    if (Date.now() > deadline) throw new ApiError("QUERY_TIMEOUT", "the run did not start within 10 s; see the Runs table");
-    await sleep(50);
-  }
+  let timer: NodeJS.Timeout | undefined;
+  const tooLate = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new ApiError("QUERY_TIMEOUT", "the run did not start within 10 s; see the Runs table")),
+      START_WAIT_MS,
+    );
+  });
+  const runId = await Promise.race([started, tooLate])
+    .catch((error: unknown) => {
+      if (error instanceof ReconcileBusyError) return refuse("CONFLICT", error.message, "busy");
+      throw error;
+    })
+    .finally(() => clearTimeout(timer));
+  const [row] = await prisma.$queryRawUnsafe<RunRow[]>(RUN_BY_ID, String(runId));
+  if (!row) throw new Error(`run ${runId} started but its row was not found`);
+  await audit(
+    {
+      principal: input.principal,
+      action: "reconciliation.run",
+      tenantId: null,
+      target,
+      result: "ok",
+      detail: { runId: row.id },
+      ip: input.ip,
+    },
+    prisma,
+  );
+  return toReconciliationRun(row, true, new Date());
 }

@@ -1,8 +1,9 @@
+import type { z } from "zod";
 import { parseSearchParams } from "../../api/parse";
 import { gapsQuery } from "./gaps-contract";
 import { DEFAULT_GAP_RANGE, GAP_RANGE_SECONDS, type GapRange } from "./gaps-types";
 
-interface GapsQuery {
+export interface GapsQuery {
   range: GapRange | "custom";
   from: Date;
   to: Date;
@@ -12,7 +13,11 @@ interface GapsQuery {
 
 /** The query of the API and the page alike (one schema, so an invalid value reads the same in both), with its range resolved. */
 export function parseGapsQuery(input: URL | URLSearchParams | string, now = new Date()): GapsQuery {
-  const q = parseSearchParams(gapsQuery, input);
+  return resolveGapsQuery(parseSearchParams(gapsQuery, input), now);
+}
+
+/** The contract's parsed query with its range resolved to times (a declared route parses, then resolves). */
+export function resolveGapsQuery(q: z.output<typeof gapsQuery>, now = new Date()): GapsQuery {
   if (q.from && q.to) {
     return { range: "custom", from: new Date(q.from), to: new Date(q.to), jobType: q.jobType ?? null, tenant: q.tenant ?? null };
   }

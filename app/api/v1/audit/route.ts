@@ -1,15 +1,7 @@
-import { jsonResponse, otherMethods } from "@/lib/api/errors";
-import { parseSearchParams } from "@/lib/api/parse";
-import { withAuth } from "@/lib/auth/with-auth";
-import { auditQuery } from "@/lib/features/audit/contract";
-import { listAudit } from "@/lib/features/audit/list-audit";
+import { serve } from "@/lib/auth/declare-route";
+import { listAuditRoute } from "@/lib/features/audit/routes";
 
+// Declared in its feature (the handler and its OpenAPI operation from one object): asked live, never cached.
 export const dynamic = "force-dynamic";
 
-/** GET /api/v1/audit?from=&to=&cursor=&limit= → AuditResponse (admin; a tenant admin sees its tenant's rows). */
-export const GET = withAuth("admin", async (request, { scope }) => {
-  const query = parseSearchParams(auditQuery, new URL(request.url));
-  return jsonResponse(await listAudit(scope, query));
-});
-
-export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
+export const { GET, POST, PUT, PATCH, DELETE } = serve(listAuditRoute);

@@ -1,11 +1,7 @@
-import { handleErrors, jsonResponse, otherMethods } from "@/lib/api/errors";
-import { checkHealth } from "@/lib/features/workers/check-health";
+import { serve } from "@/lib/auth/declare-route";
+import { healthRoute } from "@/lib/features/workers/routes";
 
-// Always asked live: the start script and load balancers poll this. Public (no token): they ask
-// before anyone can sign in, and the answer says only whether PostgreSQL answers (see proxy.ts).
+// Declared in its feature (the handler and its OpenAPI operation from one object): asked live, never cached.
 export const dynamic = "force-dynamic";
 
-/** 200 {ok:true, database:{latencyMs}} when PostgreSQL answers; 503 {error:{code,message}} when not. No version of anything. */
-export const GET = handleErrors(async () => jsonResponse(await checkHealth()));
-
-export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
+export const { GET, POST, PUT, PATCH, DELETE } = serve(healthRoute);

@@ -1,10 +1,7 @@
-import { jsonResponse, otherMethods } from "@/lib/api/errors";
-import { withAuth } from "@/lib/auth/with-auth";
-import { OPENAPI } from "@/lib/routes/openapi";
+import { serve } from "@/lib/auth/declare-route";
+import { openApiRoute } from "@/lib/routes/openapi";
 
+// Declared in its feature (the handler and its OpenAPI operation from one object): asked live, never cached.
 export const dynamic = "force-dynamic";
 
-/** GET /api/v1/openapi.json → the API described as OpenAPI 3.1 (viewer). */
-export const GET = withAuth("viewer", async () => jsonResponse(OPENAPI));
-
-export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
+export const { GET, POST, PUT, PATCH, DELETE } = serve(openApiRoute);

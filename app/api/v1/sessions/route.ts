@@ -1,15 +1,7 @@
-import { jsonResponse, otherMethods } from "@/lib/api/errors";
-import { parseSearchParams } from "@/lib/api/parse";
-import { withAuth } from "@/lib/auth/with-auth";
-import { adminListQuery } from "@/lib/features/tokens-and-sessions/contract";
-import { listLiveSessions } from "@/lib/features/tokens-and-sessions/session-admin";
+import { serve } from "@/lib/auth/declare-route";
+import { listSessionsRoute } from "@/lib/features/tokens-and-sessions/routes";
 
+// Declared in its feature (the handler and its OpenAPI operation from one object): asked live, never cached.
 export const dynamic = "force-dynamic";
 
-/** GET /api/v1/sessions?tenant= → SessionsResponse: live console sessions (admin; a tenant admin sees its tenant's). */
-export const GET = withAuth("admin", async (request, { scope }) => {
-  const { tenant, cursor, limit } = parseSearchParams(adminListQuery, new URL(request.url));
-  return jsonResponse(await listLiveSessions(scope.narrow(tenant), { cursor, limit }));
-});
-
-export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
+export const { GET, POST, PUT, PATCH, DELETE } = serve(listSessionsRoute);

@@ -1,10 +1,7 @@
-import { jsonResponse, otherMethods } from "@/lib/api/errors";
-import { withAuth } from "@/lib/auth/with-auth";
-import { auditIntegrity } from "@/lib/features/audit/audit-integrity";
+import { serve } from "@/lib/auth/declare-route";
+import { auditIntegrityRoute } from "@/lib/features/audit/routes";
 
+// Declared in its feature (the handler and its OpenAPI operation from one object): asked live, never cached.
 export const dynamic = "force-dynamic";
 
-/** GET /api/v1/audit/integrity → AuditIntegrityView: whether the audit log's hash chain holds (admin). */
-export const GET = withAuth("admin", async (_request, { scope }) => jsonResponse(await auditIntegrity(scope)));
-
-export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
+export const { GET, POST, PUT, PATCH, DELETE } = serve(auditIntegrityRoute);

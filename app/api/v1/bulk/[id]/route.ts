@@ -1,15 +1,7 @@
-import { jsonResponse, otherMethods } from "@/lib/api/errors";
-import { parsePathParam } from "@/lib/api/parse";
-import { withAuth } from "@/lib/auth/with-auth";
-import { getBulkAction } from "@/lib/features/bulk-actions/bulk-actions";
-import { bulkIdPath } from "@/lib/features/bulk-actions/contract";
+import { serve } from "@/lib/auth/declare-route";
+import { getBulkActionRoute } from "@/lib/features/bulk-actions/routes";
 
+// Declared in its feature (the handler and its OpenAPI operation from one object): asked live, never cached.
 export const dynamic = "force-dynamic";
 
-/** GET /api/v1/bulk/{id} → BulkActionResponse: state and progress (viewer; a tenant sees its own). */
-export const GET = withAuth<{ id: string }>("viewer", async (_request, { scope, params }) => {
-  const id = parsePathParam(bulkIdPath.shape.id, "id", params.id);
-  return jsonResponse({ action: await getBulkAction(scope, id) });
-});
-
-export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
+export const { GET, POST, PUT, PATCH, DELETE } = serve(getBulkActionRoute);

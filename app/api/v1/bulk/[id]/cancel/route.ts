@@ -1,15 +1,7 @@
-import { jsonResponse, otherMethods } from "@/lib/api/errors";
-import { parsePathParam } from "@/lib/api/parse";
-import { withAuth } from "@/lib/auth/with-auth";
-import { cancelBulkAction } from "@/lib/features/bulk-actions/bulk-actions";
-import { bulkIdPath } from "@/lib/features/bulk-actions/contract";
+import { serve } from "@/lib/auth/declare-route";
+import { cancelBulkActionRoute } from "@/lib/features/bulk-actions/routes";
 
+// Declared in its feature (the handler and its OpenAPI operation from one object): asked live, never cached.
 export const dynamic = "force-dynamic";
 
-/** POST /api/v1/bulk/{id}/cancel → BulkActionResponse: no item is applied after it (operator; audited). */
-export const POST = withAuth<{ id: string }>("operator", async (_request, { scope, principal, ip, params }) => {
-  const id = parsePathParam(bulkIdPath.shape.id, "id", params.id);
-  return jsonResponse({ action: await cancelBulkAction({ scope, principal, ip, id }) });
-});
-
-export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);
+export const { GET, POST, PUT, PATCH, DELETE } = serve(cancelBulkActionRoute);

@@ -1,15 +1,7 @@
-import { jsonResponse, otherMethods } from "@/lib/api/errors";
-import { parsePathParam } from "@/lib/api/parse";
-import { withAuth } from "@/lib/auth/with-auth";
-import { adminId } from "@/lib/features/tokens-and-sessions/contract";
-import { revokeScopedToken } from "@/lib/features/tokens-and-sessions/token-admin";
+import { serve } from "@/lib/auth/declare-route";
+import { revokeTokenRoute } from "@/lib/features/tokens-and-sessions/routes";
 
+// Declared in its feature (the handler and its OpenAPI operation from one object): asked live, never cached.
 export const dynamic = "force-dynamic";
 
-/** POST /api/v1/tokens/{id}/revoke → { token } (admin; audited; its sessions end with it). */
-export const POST = withAuth<{ id: string }>("admin", async (_request, { scope, principal, ip, params }) => {
-  const id = parsePathParam(adminId, "id", params.id);
-  return jsonResponse({ token: await revokeScopedToken({ scope, principal, ip, id }) });
-});
-
-export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);
+export const { GET, POST, PUT, PATCH, DELETE } = serve(revokeTokenRoute);

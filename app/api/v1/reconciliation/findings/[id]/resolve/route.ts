@@ -1,22 +1,7 @@
-import { ApiError, jsonResponse, otherMethods } from "@/lib/api/errors";
-import { parseJsonBody } from "@/lib/api/parse";
-import { withAuth } from "@/lib/auth/with-auth";
-import { findingStateBody } from "@/lib/features/reconciliation/contract";
-import { findingIdFromPath } from "@/lib/features/reconciliation/finding-id";
-import { changeFindingState, FindingStateRefusedError } from "@/lib/features/reconciliation/finding-state";
+import { serve } from "@/lib/auth/declare-route";
+import { resolveFindingRoute } from "@/lib/features/reconciliation/routes";
 
+// Declared in its feature (the handler and its OpenAPI operation from one object): asked live, never cached.
 export const dynamic = "force-dynamic";
 
-/** POST /api/v1/reconciliation/findings/{id}/resolve { note } → FindingStateResponse (operator; audited with the change). */
-export const POST = withAuth<{ id: string }>("operator", async (request, { principal, scope, params, ip }) => {
-  const id = findingIdFromPath(params);
-  const { note } = await parseJsonBody(findingStateBody, request);
-  try {
-    return jsonResponse(await changeFindingState({ principal, scope, id, action: "resolve", note, ip }));
-  } catch (error) {
-    if (error instanceof FindingStateRefusedError) throw new ApiError(error.code, error.message);
-    throw error;
-  }
-});
-
-export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);
+export const { GET, POST, PUT, PATCH, DELETE } = serve(resolveFindingRoute);

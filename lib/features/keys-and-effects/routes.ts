@@ -1,0 +1,59 @@
+import { ApiError } from "../../api/errors";
+import { type DeclaredRoute, refusal, route } from "../../auth/declare-route";
+import { readEffectAudited, searchEffectsAudited } from "./audited-reads";
+import { effectDetail, effectKeyPath, effectSearchQuery, effectSearchResponse, releaseResponse, tenantQuery } from "./contract";
+import { effectKeyFromPath } from "./effect-key";
+import { ReleaseRefusedError, releaseEffect } from "./release-effect";
+
+export const searchEffectsRoute = route({
+  method: "GET",
+  path: "/api/v1/effects",
+  role: "viewer",
+  summary: "Search one tenant's effects by key prefix or fragment, newest first (viewer)",
+  query: effectSearchQuery,
+  response: effectSearchResponse,
+  errors: [400, 401, 403, 429, 503, 504],
+  handler: ({ principal, scope, query, ip }) => searchEffectsAudited({ principal, scope, search: query, ip }),
+});
+
+/**
+ * The tenant comes from the token (a platform token adds ?tenant=). Another tenant's key answers
+ * exactly like a missing one: same query, same audit write, same 404 body.
+ */
+export const getEffectRoute = route({
+  method: "GET",
+  path: "/api/v1/effects/{key}",
+  role: "viewer",
+  summary:
+    "One effect: status, attempts, outcome, provider key, message ids, the job's steps, violations, its deliveries (viewer; audited)",
+  params: effectKeyPath,
+  paramsFrom: (request) => ({ key: effectKeyFromPath(request) }),
+  query: tenantQuery,
+  response: effectDetail,
+  errors: [400, 401, 403, 404, 429, 503, 504],
+  handler: async ({ principal, scope, params, query, ip }) => {
+    const detail = await readEffectAudited({ principal, scope, tenant: query.tenant, key: params.key, ip });
+    if (!detail) throw new ApiError("NOT_FOUND", "no effect with this key");
+    return detail;
+  },
+});
+
+export const releaseEffectRoute = route({
+  method: "POST",
+  path: "/api/v1/effects/{key}/release",
+  role: "operator",
+  summary:
+    "Release a stuck in-progress claim whose lease expired, so the next delivery retries it (operator; audited in the same transaction). 409 for a live lease, a completed effect, an at-most-once step (which becomes abandoned on the next delivery instead).",
+  params: effectKeyPath,
+  paramsFrom: (request) => ({ key: effectKeyFromPath(request, "release") }),
+  query: tenantQuery,
+  response: releaseResponse,
+  errors: [400, 401, 403, 404, 409, 429, 503, 504],
+  handler: ({ principal, scope, params, query, ip }) =>
+    releaseEffect({ principal, tenant: scope.narrow(query.tenant).oneTenant(), key: params.key, ip }).catch(
+      refusal(ReleaseRefusedError),
+    ),
+});
+
+/** The keys-and-effects feature's routes of /api/v1 (lib/routes/openapi.ts gathers them into the document). */
+export const keysAndEffectsRoutes: DeclaredRoute[] = [searchEffectsRoute, getEffectRoute, releaseEffectRoute];
