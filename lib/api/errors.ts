@@ -1,5 +1,5 @@
 import { ConfigError } from "../config";
-import { ConsoleError, type ConsoleErrorCode, DomainError, type DomainErrorCode } from "../console/errors";
+import { CodedError, ConsoleError, type ConsoleErrorCode, DomainError, type DomainErrorCode } from "../console/errors";
 import { logEvent } from "./log-safe";
 
 function errorText(error: unknown): string {
@@ -47,15 +47,9 @@ interface ApiErrorBody {
   error: { code: ApiErrorCode; message: string; issues?: { path: string; message: string }[] };
 }
 
-export class ApiError extends Error {
-  readonly code: ApiErrorCode;
-  readonly issues?: { path: string; message: string }[];
-  constructor(code: ApiErrorCode, message: string, issues?: { path: string; message: string }[]) {
-    super(message);
-    this.name = "ApiError";
-    this.code = code;
-    this.issues = issues;
-  }
+/** A refusal as the HTTP API answers it: its code's status comes from ERROR_STATUS. */
+export class ApiError extends CodedError<ApiErrorCode> {
+  override name = "ApiError";
   get status(): number {
     return ERROR_STATUS[this.code];
   }

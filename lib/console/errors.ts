@@ -13,16 +13,25 @@ export type ConsoleErrorCode = "DATABASE_UNAVAILABLE" | "DATABASE_NOT_CONFIGURED
  */
 export type DomainErrorCode = "INVALID_INPUT" | "FORBIDDEN" | "RETENTION_REFUSED" | "RETENTION_INVALID" | "RETENTION_STALE";
 
-export class DomainError extends Error {
-  readonly code: DomainErrorCode;
-  /** The fields at fault (an API answer lists them as its issues). */
-  readonly issues?: { path: string; message: string }[];
-  constructor(code: DomainErrorCode, message: string, issues?: { path: string; message: string }[]) {
+/** The fields at fault in a refusal: an API answer lists them as its issues. */
+export interface Issue {
+  path: string;
+  message: string;
+}
+
+/** An error with a code from a closed list and, optionally, the fields at fault. */
+export class CodedError<Code extends string> extends Error {
+  readonly code: Code;
+  readonly issues?: Issue[];
+  constructor(code: Code, message: string, issues?: Issue[]) {
     super(message);
-    this.name = "DomainError";
     this.code = code;
     this.issues = issues;
   }
+}
+
+export class DomainError extends CodedError<DomainErrorCode> {
+  override name = "DomainError";
 }
 
 export class ConsoleError extends Error {
