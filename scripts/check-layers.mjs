@@ -92,7 +92,8 @@ export const LAYERS = [
     holds:
       "the worker library, its own package (`npm run pack:lib`, built by `packages/idempotency/pack.mjs`), its schema's migrations (`migrations/`) and SQL function sources (`sql/`)",
     may: [],
-    packages: ["pg", "prom-client"],
+    // drizzle-orm and @opentelemetry/api: optional peers, imported lazily only when the caller uses them.
+    packages: ["pg", "prom-client", "drizzle-orm", "@opentelemetry/api"],
     public: [
       "lib/idempotency/index.ts",
       "lib/idempotency/admin.ts",

@@ -17,8 +17,47 @@ export interface PrismaClientLike extends PrismaLike {
 }
 export type PgQueryable = Pick<pg.PoolClient, "query">;
 export type EffectsDb = pg.Pool | PrismaClientLike;
-/** What a caller passes as the transaction a transactional claim joins. */
-export type TransactionHandle = PgQueryable | PrismaLike;
+
+/**
+ * The transaction object Drizzle's `db.transaction(async (tx) => …)` passes (PgTransaction, over
+ * node-postgres or postgres.js). Recognised by Drizzle's own entity kind, not by this shape.
+ */
+export interface DrizzleTransactionLike {
+  execute(query: never): PromiseLike<unknown>;
+  rollback(): never;
+}
+
+/** A compiled query in Kysely's shape (CompiledQuery): what executeQuery accepts. */
+interface KyselyCompiledQuery {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+  readonly query: { readonly kind: "RawNode"; readonly sqlFragments: readonly string[]; readonly parameters: readonly never[] };
+  readonly queryId: { readonly queryId: string };
+}
+
+/** Kysely's Transaction (from `db.transaction().execute(async (trx) => …)` or startTransaction()). */
+export interface KyselyTransactionLike {
+  readonly isTransaction: boolean;
+  withoutPlugins(): { executeQuery(query: KyselyCompiledQuery): Promise<{ rows: unknown[]; numAffectedRows?: bigint }> };
+}
+
+/** postgres.js's TransactionSql, the `sql` that `sql.begin(async (sql) => …)` passes. */
+export interface PostgresJsTransactionLike {
+  unsafe(query: string, parameters?: never[]): PromiseLike<unknown>;
+  savepoint: unknown;
+}
+
+/**
+ * What a caller passes as the transaction a transactional claim joins: a pg client after BEGIN,
+ * Prisma's interactive-transaction client, or the transaction object of Drizzle, Kysely or
+ * postgres.js. The claim runs on that object, so it commits or rolls back with the caller's writes.
+ */
+export type TransactionHandle =
+  | PgQueryable
+  | PrismaLike
+  | DrizzleTransactionLike
+  | KyselyTransactionLike
+  | PostgresJsTransactionLike;
 
 export interface Statement {
   /** A prepared statement's name: pg parses and plans it once per connection. */
@@ -63,13 +102,118 @@ export function isPrisma(db: unknown): db is PrismaLike {
   return typeof (db as PrismaLike | undefined)?.$queryRawUnsafe === "function";
 }
 
+const DRIZZLE_ENTITY_KIND = Symbol.for("drizzle:entityKind");
+
+/** Drizzle's entity kinds of `value`'s class and its ancestors (how Drizzle's own `is()` tells classes apart). */
+function drizzleKinds(value: unknown): string[] {
+  const kinds: string[] = [];
+  if (!value || typeof value !== "object") return kinds;
+  for (let proto = Object.getPrototypeOf(value); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    const kind = (proto.constructor as Record<symbol, unknown> | undefined)?.[DRIZZLE_ENTITY_KIND];
+    if (typeof kind === "string") kinds.push(kind);
+  }
+  return kinds;
+}
+
+export function isDrizzle(db: unknown): db is DrizzleTransactionLike {
+  return drizzleKinds(db).includes("PgDatabase");
+}
+
+export function isKysely(db: unknown): db is KyselyTransactionLike {
+  const d = db as Partial<KyselyTransactionLike> | undefined;
+  return typeof d?.withoutPlugins === "function" && typeof d?.isTransaction === "boolean";
+}
+
+/** postgres.js's `sql` is a function (a tagged template) with methods on it. */
+export function isPostgresJs(db: unknown): db is PostgresJsTransactionLike {
+  return typeof db === "function" && typeof (db as Partial<PostgresJsTransactionLike>).unsafe === "function";
+}
+
 export function isPgPool(db: unknown): db is pg.Pool {
   const d = db as pg.Pool | undefined;
   return typeof d?.connect === "function" && typeof d?.query === "function" && typeof d?.totalCount === "number";
 }
 
+/** The rows and count of a driver's result: pg's QueryResult, or postgres.js's row list (an array with `count`). */
+function rowsOf<R>(result: unknown): SqlResult<R> {
+  if (Array.isArray(result)) return { rows: result as R[], rowCount: (result as { count?: number }).count ?? result.length };
+  const r = result as { rows: R[]; rowCount?: number | null };
+  return { rows: r.rows, rowCount: r.rowCount ?? r.rows.length };
+}
+
+/**
+ * Drizzle's `sql` tag, loaded on first use from the app's own drizzle-orm (an optional peer: only a
+ * caller who passes a Drizzle transaction ever gets here, so it is installed).
+ */
+type DrizzleSqlTag = typeof import("drizzle-orm").sql;
+let drizzleSql: Promise<DrizzleSqlTag> | undefined;
+
+/**
+ * One statement as a Drizzle SQL object. Every value goes in as sql.param: a bare array in Drizzle's
+ * template would be spread into a `($1, $2)` list, and our statements pass arrays as one parameter.
+ * Drizzle numbers the parameters itself, in order, so a `$n` used twice is sent twice.
+ */
+async function drizzleStatement(text: string, values: unknown[]) {
+  drizzleSql ??= import("drizzle-orm").then((m) => m.sql);
+  const sql = await drizzleSql;
+  const strings: string[] = [];
+  const params: unknown[] = [];
+  let from = 0;
+  for (const match of text.matchAll(/\$(\d+)/g)) {
+    strings.push(text.slice(from, match.index));
+    params.push(sql.param(values[Number(match[1]) - 1]));
+    from = (match.index ?? 0) + match[0].length;
+  }
+  strings.push(text.slice(from));
+  return sql(Object.assign(strings, { raw: strings }) as TemplateStringsArray, ...params);
+}
+
+/**
+ * A statement for postgres.js, which serializes each parameter by the type the server describes
+ * for it: a `$n::jsonb` parameter would be JSON.stringify'd again, and the outcome the library
+ * already encoded as JSON text stored as one JSON string. Cast through text instead, as pg sends it.
+ */
+function postgresJsText(text: string): string {
+  return text.replace(/(\$\d+)::(jsonb?)(\[\])?/g, "$1::text$3::$2$3");
+}
+
 /** Runs the library's statements on a handle, in the library's schema (see schema.ts). */
 export function sqlFor(handle: EffectsDb | TransactionHandle, inTransaction: boolean, schema = DEFAULT_SCHEMA): Sql {
+  if (isDrizzle(handle)) {
+    return {
+      inTransaction,
+      async run<R>(statement: Statement, values: unknown[]) {
+        const query = await drizzleStatement(inSchema(statement.text, schema), values);
+        return rowsOf<R>(await handle.execute(query as never));
+      },
+    };
+  }
+  if (isKysely(handle)) {
+    // Without the app's plugins: a CamelCasePlugin would rename the columns the library reads.
+    const kysely = handle.withoutPlugins();
+    return {
+      inTransaction,
+      async run<R>(statement: Statement, values: unknown[]) {
+        const text = inSchema(statement.text, schema);
+        const result = await kysely.executeQuery({
+          sql: text,
+          parameters: values,
+          query: { kind: "RawNode", sqlFragments: [text], parameters: [] },
+          queryId: { queryId: statement.name },
+        });
+        return { rows: result.rows as R[], rowCount: Number(result.numAffectedRows ?? result.rows.length) };
+      },
+    };
+  }
+  if (isPostgresJs(handle)) {
+    return {
+      inTransaction,
+      async run<R>(statement: Statement, values: unknown[]) {
+        const text = postgresJsText(inSchema(statement.text, schema));
+        return rowsOf<R>(await handle.unsafe(text, values as never[]));
+      },
+    };
+  }
   if (isPrisma(handle)) {
     return {
       inTransaction,
@@ -172,13 +316,28 @@ export async function inNewTransaction<T>(
  *   interactive-transaction client it passes to $transaction's callback; the top-level client has them).
  * - anything else with $queryRawUnsafe (a Prisma transaction client): trusted, it only exists
  *   inside $transaction.
+ * - Drizzle, Kysely, postgres.js: each has a transaction class that only exists inside its
+ *   transaction callback (Drizzle's PgTransaction, Kysely's `isTransaction`, postgres.js's
+ *   `savepoint`, which only begin()'s sql has); their top-level handles are refused.
  * - a bare `{ query }` wrapper: asks the server, `now() <> statement_timestamp()`: in autocommit
  *   every statement is its own transaction, so the two are equal; after BEGIN the statement starts
  *   a round trip later than the transaction. (Only the wrapper case relies on this.)
  */
 export async function assertInTransaction(handle: unknown): Promise<void> {
+  if (isPostgresJs(handle)) {
+    if (typeof handle.savepoint === "function") return;
+    throw new NotInTransactionError("postgres.js's top-level sql, not the sql that sql.begin() passes to its callback");
+  }
   if (!handle || typeof handle !== "object") throw new NotInTransactionError(`got ${handle === null ? "null" : typeof handle}`);
   if (isPgPool(handle)) throw new NotInTransactionError("a pg.Pool: each query may run on another connection, in autocommit");
+  if (isDrizzle(handle)) {
+    if (drizzleKinds(handle).includes("PgTransaction")) return;
+    throw new NotInTransactionError("a Drizzle database, not the tx that db.transaction() passes to its callback");
+  }
+  if (isKysely(handle)) {
+    if (handle.isTransaction) return;
+    throw new NotInTransactionError("a Kysely instance, not the trx that db.transaction().execute() passes to its callback");
+  }
   if (isPrisma(handle)) {
     if (typeof (handle as { $connect?: unknown }).$connect === "function") {
       throw new NotInTransactionError("a PrismaClient, not the client $transaction passes to its callback");

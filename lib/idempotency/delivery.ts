@@ -10,6 +10,12 @@ export interface Delivery {
   redelivered?: boolean;
   /** When the message was first published: a delivery older than `retention` whose record is gone is refused. */
   publishedAt?: Date | string | number | null;
+  /**
+   * The delivery's span context (OpenTelemetry's SpanContext: ids in lowercase hex), e.g. what the
+   * adapter extracted from the message's `traceparent`: each claim and step span links to it.
+   * Ignored unless @opentelemetry/api is installed.
+   */
+  traceContext?: { traceId: string; spanId: string; traceFlags?: number } | null;
 }
 
 /** Counts one delivery handed to once() or job() (after its metadata was validated: spec.ts checkDelivery). */

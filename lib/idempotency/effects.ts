@@ -20,6 +20,7 @@ import { buildStepSpec, checkDelivery, checkObject } from "./spec";
 import { beforeClaim, type EffectResult } from "./step";
 import { createPostgresStore } from "./stores/postgres";
 import { DeliveryTimeline } from "./timeline";
+import { traceClaim } from "./tracing";
 
 /** The transaction handle a transactional step receives for a given db. */
 export type TxOf<Db> = Db extends pg.Pool
@@ -70,7 +71,10 @@ function outcomeOf(acquired: Acquired): ClaimOutcome {
 
 export interface Effects<Tx = TransactionHandle> {
   /** One effect: runs `fn` at most once per (tenant, key), or returns the stored outcome. */
-  once<T>(input: OnceInput<Tx>, fn: (claim: Claim, tx: Tx | undefined) => T | Promise<T>): Promise<EffectResult<Awaited<T>>>;
+  once<T, X = Tx>(
+    input: OnceInput<X>,
+    fn: (claim: Claim, tx: X | undefined) => T | Promise<T>,
+  ): Promise<EffectResult<Awaited<T>>>;
   /**
    * Many effects at once (a broker's fetched batch), each as once() would run it, in two statements
    * for the whole batch: the claims together, then the outcomes together. Each input answered on
@@ -87,7 +91,7 @@ export interface Effects<Tx = TransactionHandle> {
    * Low level: claim only (one round trip, waiting for in-flight duplicates up to `wait`). When
    * owned, call claim.complete(outcome) or claim.fail(error) yourself.
    */
-  claim(input: Omit<OnceInput<Tx>, "policy"> & { policy?: OnceInput<Tx>["policy"] }): Promise<ClaimOutcome>;
+  claim<X = Tx>(input: Omit<OnceInput<X>, "policy"> & { policy?: OnceInput<X>["policy"] }): Promise<ClaimOutcome>;
   /**
    * Low level, batched: claims every input in one round trip and one commit, each key answered on
    * its own (in input order) exactly as claim() would answer it, except that an in-flight key is
@@ -174,7 +178,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
       await beforeClaim(core, spec);
       countDelivery(core, delivery.jobType, delivery.redelivered);
       const sql = spec.tx ? sqlFor(spec.tx, true, opts.schema) : sqlFor(opts.db, false, opts.schema);
-      return outcomeOf(await acquire(core, sql, spec));
+      return outcomeOf(await traceClaim(spec, () => acquire(core, sql, spec)));
     },
     async claimMany(inputs) {
       if (!Array.isArray(inputs))

@@ -47,12 +47,14 @@ export interface JobContext<Tx> {
   external<T>(key: string, fn: (claim: Claim) => T | Promise<T>, options?: StepOptions): Promise<Awaited<T>>;
   /**
    * Database writes that commit or roll back together with the claim: `fn` gets the transaction
-   * (pg PoolClient, or the Prisma interactive-transaction client).
+   * the library opened on `db` (pg PoolClient, or the Prisma interactive-transaction client), or
+   * the caller's own `options.tx`, as it was passed: a pg client after BEGIN, Prisma's, Drizzle's,
+   * Kysely's or postgres.js's transaction object.
    */
-  transaction<T>(
+  transaction<T, X = Tx>(
     key: string,
-    fn: (tx: Tx, claim: Claim) => T | Promise<T>,
-    options?: TransactionStepOptions<Tx>,
+    fn: (tx: X, claim: Claim) => T | Promise<T>,
+    options?: TransactionStepOptions<X>,
   ): Promise<Awaited<T>>;
   /**
    * A call that cannot be made idempotent (an email). If a worker dies after claiming it, the
@@ -90,7 +92,7 @@ export async function job<R, Tx>(
     policy: StepPolicy,
     key: string,
     fn: (claim: Claim, tx: TransactionHandle | undefined) => T | Promise<T>,
-    options: TransactionStepOptions<Tx> = {},
+    options: TransactionStepOptions<unknown> = {},
   ): Promise<EffectResult<Awaited<T>>> {
     checkObject(options, "options", true);
     const spec = buildStepSpec(core, meta, { ...(options ?? {}), tenant: delivery.tenant, key, policy });
@@ -122,7 +124,7 @@ export async function job<R, Tx>(
     },
     transaction: async (key, fn, options) => {
       const run = checked(fn);
-      return (await step("transactional", key, (claim, tx) => run(tx as Tx, claim), options)).outcome as never;
+      return (await step("transactional", key, (claim, tx) => run(tx as never, claim), options)).outcome as never;
     },
     atMostOnce: async (key, fn, options) => {
       const run = checked(fn);

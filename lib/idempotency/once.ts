@@ -23,7 +23,11 @@ export interface OnceInput<Tx = TransactionHandle> extends Delivery {
   policy?: StepPolicy;
   lease?: Duration;
   wait?: Duration;
-  /** transactional only: the caller's open READ COMMITTED transaction (pg PoolClient after BEGIN, or Prisma tx). */
+  /**
+   * transactional only: the caller's open READ COMMITTED transaction, which `fn` then gets: a pg
+   * client after BEGIN, Prisma's transaction client, or Drizzle's, Kysely's or postgres.js's
+   * transaction object.
+   */
   tx?: Tx;
 }
 

@@ -23,6 +23,30 @@ export interface StepSpec {
   waitMs: number;
   /** The caller's open transaction to claim in (checked by assertInTransaction before the claim). */
   tx?: TransactionHandle;
+  /** The delivery's span context, validated: the claim and step spans link to it (tracing.ts). */
+  traceContext: TraceContext | null;
+}
+
+type TraceContext = NonNullable<Delivery["traceContext"]>;
+
+/** W3C trace context ids: 32 and 16 lowercase hex digits, not all zero (OpenTelemetry's isValidTraceId/isValidSpanId). */
+const TRACE_ID = /^(?!0{32})[0-9a-f]{32}$/;
+const SPAN_ID = /^(?!0{16})[0-9a-f]{16}$/;
+
+function checkTraceContext(value: unknown): TraceContext | null {
+  if (value === undefined || value === null) return null;
+  const context = value as Partial<TraceContext>;
+  if (typeof value !== "object" || typeof context.traceId !== "string" || !TRACE_ID.test(context.traceId)) {
+    throw invalid("traceContext", "traceContext.traceId must be 32 lowercase hex digits, not all zero");
+  }
+  if (typeof context.spanId !== "string" || !SPAN_ID.test(context.spanId)) {
+    throw invalid("traceContext", "traceContext.spanId must be 16 lowercase hex digits, not all zero");
+  }
+  const flags = context.traceFlags;
+  if (flags !== undefined && (!Number.isInteger(flags) || flags < 0 || flags > 255)) {
+    throw invalid("traceContext", "traceContext.traceFlags must be an integer from 0 to 255");
+  }
+  return { traceId: context.traceId, spanId: context.spanId, traceFlags: flags ?? 0 };
 }
 
 /** The step policies a caller picks. */
@@ -70,6 +94,7 @@ export function checkDelivery(delivery: Delivery & { jobType?: unknown }): {
   attempt: number | null;
   publishedAt: Date | null;
   redelivered: boolean;
+  traceContext: TraceContext | null;
 } {
   const jobType = validateJobType(delivery.jobType);
   const { messageId, attempt, redelivered } = delivery;
@@ -87,6 +112,7 @@ export function checkDelivery(delivery: Delivery & { jobType?: unknown }): {
     attempt: attempt ?? null,
     publishedAt: toPublishedAt(delivery.publishedAt),
     redelivered: redelivered ?? (attempt ?? 1) > 1,
+    traceContext: checkTraceContext(delivery.traceContext),
   };
 }
 
@@ -109,8 +135,12 @@ export function buildStepSpec(
     }
     policy = DB_POLICY[input.policy as StepPolicy];
   }
-  if (input.tx !== undefined && input.tx !== null && typeof input.tx !== "object") {
-    throw invalid("tx", "tx must be the open transaction (a pg client after BEGIN, or Prisma's transaction client)");
+  // A function too: postgres.js's transaction `sql` is a tagged template function.
+  if (input.tx !== undefined && input.tx !== null && typeof input.tx !== "object" && typeof input.tx !== "function") {
+    throw invalid(
+      "tx",
+      "tx must be the open transaction (a pg client after BEGIN, Prisma's transaction client, or the transaction of Drizzle, Kysely or postgres.js)",
+    );
   }
   return {
     tenant,
@@ -125,5 +155,6 @@ export function buildStepSpec(
     leaseMs: input.lease === undefined ? core.opts.leaseMs : leaseMsOf(input.lease),
     waitMs: input.wait === undefined ? core.opts.waitMs : waitMsOf(input.wait),
     tx: (input.tx ?? undefined) as TransactionHandle | undefined,
+    traceContext: delivery.traceContext,
   };
 }

@@ -18,6 +18,7 @@ import { type EncodedOutcome, encodeOutcome, parseMarker } from "./outcome";
 import { isConnectionError } from "./pg-errors";
 import { withRetry } from "./retryable";
 import type { StepSpec } from "./spec";
+import { traceStep } from "./tracing";
 import { recordUncaughtViolation, uniqueViolationConstraint } from "./violations";
 
 export type { StepSpec } from "./spec";
@@ -291,25 +292,36 @@ export function stepLog(core: EffectsCore, spec: StepSpec, started: number): Log
 export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T>): Promise<EffectResult<T>> {
   await beforeClaim(core, spec);
   const logResult = stepLog(core, spec, performance.now());
+  const trace = await traceStep(spec);
 
   const body = async (sql: Sql, tx: TransactionHandle | undefined) => {
     let acquired: Acquired;
     try {
-      acquired = await acquire(core, sql, spec);
+      acquired = await (trace ? trace.claim(() => acquire(core, sql, spec)) : acquire(core, sql, spec));
     } catch (error) {
       if (error instanceof EffectsError) logResult(error.code.toLowerCase(), { err: error.message }, "warn");
       throw error;
     }
     if (acquired.kind === "duplicate" && acquired.ownCommit) return { result: ranInEarlierRun<T>(spec, acquired, logResult) };
     if (acquired.kind !== "owned") return { result: answerExisting<T>(core, spec, acquired, logResult) };
-    return runOwned<T>(core, spec, acquired, () => fn(acquired.claim, tx), logResult, STORE_ALONE);
+    const run = () => fn(acquired.claim, tx);
+    return runOwned<T>(core, spec, acquired, trace ? () => trace.within(run) : run, logResult, STORE_ALONE);
   };
 
   let settled: Awaited<ReturnType<typeof body>>;
-  if (spec.policy !== "transactional") settled = await body(sqlFor(core.opts.db, false, core.opts.schema), undefined);
-  else if (spec.tx) settled = await body(sqlFor(spec.tx, true, core.opts.schema), spec.tx);
-  else settled = await inOwnTransaction(core, body);
-  if ("error" in settled) throw settled.error;
+  try {
+    if (spec.policy !== "transactional") settled = await body(sqlFor(core.opts.db, false, core.opts.schema), undefined);
+    else if (spec.tx) settled = await body(sqlFor(spec.tx, true, core.opts.schema), spec.tx);
+    else settled = await inOwnTransaction(core, body);
+  } catch (error) {
+    trace?.end({ error });
+    throw error;
+  }
+  if ("error" in settled) {
+    trace?.end({ error: settled.error });
+    throw settled.error;
+  }
+  trace?.end({ result: settled.result.result });
   return settled.result;
 }
 

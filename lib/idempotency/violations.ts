@@ -16,13 +16,15 @@ function findField(error: unknown, field: string, depth = 0): unknown {
 }
 
 /**
- * If `error` is a unique violation (SQLSTATE 23505 from pg, or Prisma's P2002), the name of the
+ * If `error` is a unique violation (SQLSTATE 23505 from pg, postgres.js, or wrapped as Drizzle's
+ * DrizzleQueryError's cause; or Prisma's P2002), the name of the
  * violated constraint ("unknown" when the driver does not say); otherwise null.
  */
 export function uniqueViolationConstraint(error: unknown): string | null {
   const prismaCode = (error as { code?: unknown } | null)?.code;
   if (sqlStateOf(error) !== "23505" && prismaCode !== "P2002") return null;
-  const constraint = findField(error, "constraint");
+  // pg and Prisma's adapter say `constraint`; postgres.js says `constraint_name`.
+  const constraint = findField(error, "constraint") ?? findField(error, "constraint_name");
   if (typeof constraint === "string") return constraint;
   if (constraint && typeof constraint === "object") {
     const c = constraint as { index?: unknown; fields?: unknown };

@@ -26,6 +26,22 @@ export interface DeliveryInfo {
   redelivered: boolean;
   /** When the message was first published. */
   publishedAt?: Date;
+  /** The publisher's span, from the message's W3C `traceparent` (traceContextOf): the library's spans link to it. */
+  traceContext?: { traceId: string; spanId: string; traceFlags: number } | null;
+}
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/**
+ * A W3C `traceparent` header (version 00) as the library's traceContext, or null for anything else:
+ * a malformed header from a publisher must not refuse the delivery, only lose the link. The all-zero
+ * ids are invalid by the spec.
+ */
+export function traceContextOf(header: unknown): { traceId: string; spanId: string; traceFlags: number } | null {
+  const text = Buffer.isBuffer(header) ? header.toString("latin1") : header;
+  const match = typeof text === "string" ? TRACEPARENT.exec(text.trim()) : null;
+  if (!match || /^0+$/.test(match[1] as string) || /^0+$/.test(match[2] as string)) return null;
+  return { traceId: match[1] as string, spanId: match[2] as string, traceFlags: Number.parseInt(match[3] as string, 16) };
 }
 
 /** What an adapter hands `onDeadLetter`: the message, why retrying cannot help, and its delivery. */
@@ -116,6 +132,7 @@ function deliveryMeta(handler: IdempotentHandler<unknown, unknown>, delivery: De
     attempt: delivery.attempt,
     redelivered: delivery.redelivered,
     publishedAt: delivery.publishedAt ?? null,
+    traceContext: delivery.traceContext ?? null,
   };
 }
 

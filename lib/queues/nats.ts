@@ -17,6 +17,7 @@ import {
   type EffectsRunner,
   type IdempotentHandler,
   processDelivery,
+  traceContextOf,
   undecodable,
   withAttemptLimit,
 } from "./deliveries";
@@ -145,6 +146,7 @@ export function deliveryOfJsMsg(queue: string, message: JsMsg): DeliveryInfo {
     attempt: message.info.redeliveryCount,
     redelivered: message.info.redeliveryCount > 1,
     publishedAt: new Date(Math.floor(message.info.timestampNanos / 1e6)),
+    traceContext: traceContextOf(message.headers?.get("traceparent")),
   };
 }
 

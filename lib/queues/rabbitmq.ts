@@ -8,6 +8,7 @@ import {
   type EffectsRunner,
   type IdempotentHandler,
   processDelivery,
+  traceContextOf,
   undecodable,
   withAttemptLimit,
 } from "./deliveries";
@@ -182,6 +183,7 @@ export function deliveryOfAmqpMessage(queue: string, message: Message): Delivery
     redelivered: message.fields.redelivered || attempt > 1 || headers[REDELIVERED_HEADER] === true,
     // Seconds per AMQP; a value past year 5138 in seconds is a publisher's milliseconds.
     publishedAt: timestamp === undefined ? undefined : new Date(timestamp > 1e11 ? timestamp : timestamp * 1000),
+    traceContext: traceContextOf(headers.traceparent),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Claim, Duration, Effects, JobContext, StepPolicy, StepReport } from "../index";
+import type { Claim, Duration, Effects, JobContext, OnceInput, StepPolicy, StepReport } from "../index";
 
 /** Where around a step the kit can crash a delivery. */
 export type Boundary = "claimed" | "ran" | "done";
@@ -171,7 +171,7 @@ export function instrumentEffects<Tx>(effects: Effects<Tx>, rec: DeliveryRecorde
         input.policy ?? "once",
         (lease, wrap) =>
           effects.once(
-            lease === undefined ? input : { ...input, lease },
+            (lease === undefined ? input : { ...input, lease }) as unknown as OnceInput<Tx>,
             wrap(fn as (claim: Claim, tx: Tx | undefined) => unknown),
           ),
         (value) => value.result,
