@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
-import type { EffectsRunner, IdempotentHandler } from "../lib/queues/core";
+import type { EffectsRunner, IdempotentHandler } from "../lib/queues/deliveries";
 
 /**
  * bench:e2e's RabbitMQ and NATS JetStream phases: the same jobs (one narrow INSERT each) through

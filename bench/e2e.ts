@@ -33,7 +33,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type PgBoss from "pg-boss";
 import { loadConfig } from "../lib/config";
-import type { IdempotentHandler } from "../lib/queues/core";
+import type { IdempotentHandler } from "../lib/queues/deliveries";
 import { startBoss, workIdempotent } from "../lib/queues/pgboss";
 import { brokerPhase, type E2eBroker } from "./e2e-brokers";
 import { benchChoice, benchNumber } from "./env";

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { PROVIDER_SCHEMA } from "../lib/demo/stripe-server";
+import { PROVIDER_SCHEMA } from "../lib/demo/stripe-storage";
 import type { FindingKind } from "../lib/reconciliation/finding-types";
 
 /**

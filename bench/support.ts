@@ -5,7 +5,7 @@ import pg from "pg";
 import pino from "pino";
 import { Registry } from "prom-client";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
-import { migrate } from "../lib/db/migrate";
+import { migrateConsole } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { withSearchPath } from "../lib/db/pool";
 import { createScratchDatabase } from "../lib/db/scratch";
@@ -51,7 +51,7 @@ export async function benchDatabase(log: (line: string) => void): Promise<BenchD
   const admin = new pg.Client(adminUrl);
   await admin.connect();
   const serverVersion = (await admin.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v ?? "?";
-  await migrate(url);
+  await migrateConsole(url);
   const client = new pg.Client(url);
   await client.connect();
   await ensureEffectPartitions(client, { back: 1, ahead: 7 });

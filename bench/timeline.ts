@@ -21,7 +21,7 @@ import { setTimeout as sleep } from "node:timers/promises";
  */
 import pg from "pg";
 import type PgBoss from "pg-boss";
-import type { IdempotentHandler } from "../lib/queues/core";
+import type { IdempotentHandler } from "../lib/queues/deliveries";
 import { startBoss, workIdempotent } from "../lib/queues/pgboss";
 import { benchNumber } from "./env";
 import { benchDatabase, benchEffects, machine, runFor } from "./support";

@@ -11,7 +11,8 @@ const postgresUrl = z.string().refine((value) => {
   }
 }, "must be a URL like postgresql://user@host:5432/database");
 
-const httpUrl = z.string().refine((value) => {
+/** An http(s) URL: the config's URLs and the providers file's endpoints are checked alike. */
+export const httpUrl = z.string().refine((value) => {
   try {
     const url = new URL(value);
     return url.protocol === "http:" || url.protocol === "https:";
@@ -269,7 +270,7 @@ const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
 export type Config = z.infer<typeof configSchema>;
 
 /** An environment to read: process.env, or a test's own. */
-export type Env = Readonly<Record<string, string | undefined>>;
+type Env = Readonly<Record<string, string | undefined>>;
 
 export class ConfigError extends Error {
   readonly code = "CONFIG_INVALID";

@@ -34,15 +34,15 @@ export function safeText(max: number, min = 0) {
 }
 
 /** The years a console time may name: PostgreSQL's timestamptz holds more, but nothing here is older than 1970. */
-export const MIN_YEAR = 1970;
-export const MAX_YEAR = 9999;
+const MIN_YEAR = 1970;
+const MAX_YEAR = 9999;
 
 // A date, or a date and time with seconds optional, fractions optional and an offset required
 // (Z or ±hh:mm): an instant, never a wall-clock time that depends on the server's zone.
 const ISO_TIME = /^(\d{4})-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/;
 
 /** Why `value` is not an ISO 8601 time the console accepts, or undefined when it is. */
-export function isoTimeProblem(value: string): string | undefined {
+function isoTimeProblem(value: string): string | undefined {
   const match = ISO_TIME.exec(value);
   if (!match || Number.isNaN(Date.parse(value))) return "must be an ISO 8601 time like 2026-12-01T00:00:00Z";
   const year = Number(match[1]);
@@ -70,7 +70,7 @@ export const isoTime = z
 export const isoInstant = isoTime.transform((value) => new Date(value));
 
 /** The largest value of a PostgreSQL bigint (an identity column, a sequence). */
-export const MAX_BIGINT = 9_223_372_036_854_775_807n;
+const MAX_BIGINT = 9_223_372_036_854_775_807n;
 
 /** A positive bigint id in its decimal form, as the API hands it out (a cursor): 1 … 2^63-1. */
 export const bigintId = z

@@ -308,7 +308,6 @@ CREATE TABLE retention_settings (
   id smallint NOT NULL DEFAULT 1,
   retention_days integer NOT NULL DEFAULT 7,
   max_retry_window_days integer NOT NULL DEFAULT 3,
-  premake_days integer NOT NULL DEFAULT 7,
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_by text,
   partition_interval text NOT NULL DEFAULT 'day'::text,
@@ -319,7 +318,6 @@ CREATE TABLE retention_settings (
   CONSTRAINT retention_settings_partition_interval_check CHECK ((partition_interval = ANY (ARRAY['hour'::text, 'day'::text, 'week'::text]))),
   CONSTRAINT retention_settings_pkey PRIMARY KEY (id),
   CONSTRAINT retention_settings_premake_count_check CHECK (((premake_count >= 1) AND (premake_count <= 1000))),
-  CONSTRAINT retention_settings_premake_days_check CHECK (((premake_days >= 1) AND (premake_days <= 90))),
   CONSTRAINT retention_settings_retention_days_check CHECK ((retention_days >= 1))
 );
 

@@ -11,6 +11,77 @@ import { reportEffectOwner } from "./check-effect-owner.mjs";
 const ROOT = path.resolve(import.meta.dirname, "..");
 
 /**
+ * The console's features (lib/features/<name>/), each one capability: its contract (zod), its
+ * zod-free values (`*-types.ts`), its reads, writes and runners, its routes (routes.ts). Every
+ * feature may import the layers of FEATURE_BASE; `may` names the other features it builds on.
+ * Listed so that a feature comes after those it imports: the arrows between features form no loop
+ * (checked below), and a folder of lib/features not listed here fails the check.
+ */
+export const FEATURES = [
+  {
+    name: "violations",
+    holds: "uncaught unique violations: the list (the Violations page) and the groups the Overview's banner shows",
+    may: [],
+  },
+  {
+    name: "workers",
+    holds: "the workers' live counters and proxied `/metrics`, the console's health check",
+    may: [],
+  },
+  {
+    name: "reconciliation",
+    holds:
+      "the console's side of reconciliation: runs and findings read, a finding acknowledged or resolved, a run started, provider setup (the adapters and the reconciler are `lib/reconciliation`)",
+    may: [],
+  },
+  {
+    name: "retention-and-gaps",
+    holds:
+      "partition retention (settings, plan, apply, the console's maintenance schedule), the delivery-gap histogram and the retention advice drawn from it",
+    may: [],
+  },
+  { name: "audit", holds: "the audit log read, exported (itself audited) and its hash chain verified", may: [] },
+  { name: "tokens-and-sessions", holds: "API tokens and console sessions listed, created and revoked", may: [] },
+  {
+    name: "keys-and-effects",
+    holds: "effects by key: search, detail (delivery timeline, verdict, provider side), release, each read audited",
+    may: ["reconciliation", "violations"],
+  },
+  {
+    name: "overview",
+    holds:
+      "the on-call Overview: series from the metrics source (rollups or Prometheus), stuck claims, tenant activity, violation counts, runbooks",
+    may: ["violations"],
+  },
+  {
+    name: "bulk-actions",
+    holds: "bulk release and bulk acknowledge: dry run, snapshot of the items, the background runner, cancel",
+    may: ["keys-and-effects", "reconciliation"],
+  },
+];
+
+/** What every feature may import besides the features its entry names. */
+export const FEATURE_BASE = [
+  "lib/auth",
+  "lib/api",
+  "lib/console",
+  "lib/db",
+  "lib/idempotency",
+  "lib/reconciliation",
+  "lib/config.ts",
+  "lib/format.ts",
+  "lib/fields.ts",
+];
+
+const featureLayers = (features) =>
+  features.map((feature) => ({
+    name: `lib/features/${feature.name}`,
+    holds: feature.holds,
+    may: [...feature.may.map((name) => `lib/features/${name}`), ...FEATURE_BASE],
+    features: feature.may,
+  }));
+
+/**
  * Layers, most specific prefix first. `may` lists the layers (or `pkg:` npm packages, for the
  * worker library) a file in the layer may import besides its own layer. `public` names the files
  * other layers may import from a layer (its entry points); unset: any file.
@@ -41,7 +112,7 @@ export const LAYERS = [
       "lib/queues/rabbitmq.ts",
       "lib/queues/nats.ts",
       "lib/queues/generic.ts",
-      "lib/queues/core.ts",
+      "lib/queues/deliveries.ts",
     ],
   },
   { name: "lib/config.ts", holds: "the one zod-validated config; every environment variable is read through it", may: [] },
@@ -74,30 +145,16 @@ export const LAYERS = [
     name: "lib/api",
     holds:
       "HTTP helpers for route handlers: the error table (`errors.ts`), parsing (`parse.ts`), the OpenAPI document's builder (`openapi.ts`)",
-    may: ["lib/console", "lib/features", "lib/config.ts", "lib/fields.ts"],
+    may: ["lib/console", "lib/config.ts", "lib/fields.ts"],
   },
-  // lib/auth wraps route handlers (withAuth), so it answers with lib/api's error table.
+  // lib/auth wraps route handlers (withAuth), so it answers with lib/api's error table; its rules
+  // (Scope) refuse with lib/console's DomainError, which that table maps to a status.
   {
     name: "lib/auth",
     holds: "identity: tokens, sessions, OIDC, roles, `withAuth`, `Scope`, appending audit rows",
     may: ["lib/api", "lib/console", "lib/db", "lib/idempotency", "lib/config.ts", "lib/fields.ts"],
   },
-  {
-    name: "lib/features",
-    holds:
-      "one folder per capability of the console: its contract (zod), its zod-free values (`*-types.ts`), its reads, writes and runners, its OpenAPI operations",
-    may: [
-      "lib/auth",
-      "lib/api",
-      "lib/console",
-      "lib/db",
-      "lib/idempotency",
-      "lib/reconciliation",
-      "lib/config.ts",
-      "lib/format.ts",
-      "lib/fields.ts",
-    ],
-  },
+  ...featureLayers(FEATURES),
   {
     name: "lib/routes",
     holds: "what the route layer shares across features: the OpenAPI document (`openapi.ts`), the pages' URL parses",
@@ -226,20 +283,15 @@ export function importsOf(text) {
   return specs;
 }
 
-/** A repository file for a specifier, or undefined for a package. */
-function resolve(root, from, spec) {
+/** A repository file for a specifier, or undefined for a package. `known`: files checked from memory (a planted tree). */
+function resolveSpec(root, from, spec, known = new Set()) {
   let base;
   if (spec.startsWith("@/")) base = spec.slice(2);
   else if (spec.startsWith(".")) base = path.posix.normalize(path.posix.join(path.posix.dirname(from), spec));
   else return undefined;
-  for (const candidate of [
-    base,
-    `${base}.ts`,
-    `${base}.tsx`,
-    `${base}/index.ts`,
-    `${base}/index.tsx`,
-    base.replace(/\.js$/, ".ts"),
-  ]) {
+  const candidates = [base, `${base}.ts`, `${base}.tsx`, `${base}/index.ts`, `${base}/index.tsx`, base.replace(/\.js$/, ".ts")];
+  for (const candidate of candidates) if (known.has(candidate)) return candidate;
+  for (const candidate of candidates) {
     const full = path.join(root, candidate);
     if (fs.existsSync(full) && fs.statSync(full).isFile()) return candidate;
   }
@@ -252,7 +304,9 @@ const isBuiltin = (spec) => spec.startsWith("node:") || builtinModules.includes(
 /** Every arrow that breaks the table: `{ from, to, why }`. `files` maps path → text (default: the tree). */
 export function checkLayers({ root = ROOT, files } = {}) {
   const texts = files ?? Object.fromEntries(sourceFiles(root).map((f) => [f, fs.readFileSync(path.join(root, f), "utf8")]));
-  const problems = [];
+  const known = new Set(Object.keys(texts));
+  const resolve = (_root, from, spec) => resolveSpec(root, from, spec, known);
+  const problems = [...unlistedFeatures(Object.keys(texts)), ...importLoops(texts, resolve)];
   for (const [from, text] of Object.entries(texts)) {
     const layer = layerOf(from);
     if (!layer) continue;
@@ -309,6 +363,112 @@ export function checkLayers({ root = ROOT, files } = {}) {
   return problems;
 }
 
+/** A folder of lib/features that FEATURES does not list has no rules: name it there first. */
+function unlistedFeatures(files) {
+  const listed = new Set(FEATURES.map((feature) => feature.name));
+  return files
+    .filter((file) => /^lib\/features\//.test(file) && !listed.has(file.split("/")[2]))
+    .map((file) => ({
+      from: file,
+      to: file,
+      why: `lib/features/${file.split("/")[2]} is not a feature of FEATURES (scripts/check-layers.mjs): list it with the features it may import`,
+    }));
+}
+
+/**
+ * Files that import each other, directly or round a chain (types included: a type-only loop still
+ * ties two modules into one). One problem per loop, naming its files in import order. Tests aside:
+ * a test may import what it tests and be imported by nothing.
+ */
+export function importLoops(texts, resolve) {
+  const graph = new Map();
+  for (const [file, text] of Object.entries(texts)) {
+    if (isTestFile(file)) continue;
+    graph.set(file, [...new Set(importsOf(text).map((spec) => resolve(ROOT, file, spec)))]);
+  }
+  for (const [file, targets] of graph)
+    graph.set(
+      file,
+      targets.filter((to) => graph.has(to)),
+    );
+  return stronglyConnected(graph).map((component) => {
+    const loop = loopThrough(graph, component);
+    return { from: loop[0], to: loop[1], why: `import loop: ${[...loop, loop[0]].join(" -> ")}` };
+  });
+}
+
+/** The loops of `graph` (Tarjan): components of more than one node, or a node importing itself. */
+function stronglyConnected(graph) {
+  let next = 0;
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const loops = [];
+  const visit = (node) => {
+    index.set(node, next);
+    low.set(node, next++);
+    stack.push(node);
+    onStack.add(node);
+    for (const to of graph.get(node)) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node), low.get(to)));
+      } else if (onStack.has(to)) low.set(node, Math.min(low.get(node), index.get(to)));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component = [];
+    let member;
+    do {
+      member = stack.pop();
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1 || graph.get(node).includes(node)) loops.push(component.sort());
+  };
+  for (const node of [...graph.keys()].sort()) if (!index.has(node)) visit(node);
+  return loops;
+}
+
+/** One cycle inside a component, from its first file back to it (breadth-first: the shortest). */
+function loopThrough(graph, component) {
+  const inside = new Set(component);
+  const start = component[0];
+  const previous = new Map([[start, null]]);
+  const queue = [start];
+  while (queue.length > 0) {
+    const node = queue.shift();
+    for (const to of graph.get(node)) {
+      if (!inside.has(to)) continue;
+      if (to === start) {
+        const path = [node];
+        while (previous.get(path[0]) !== null) path.unshift(previous.get(path[0]));
+        return path;
+      }
+      if (!previous.has(to)) {
+        previous.set(to, node);
+        queue.push(to);
+      }
+    }
+  }
+  return component;
+}
+
+/** Loops among the table's own arrows (`may`): the layers, features included, must point one way. */
+export function layerLoops(layers = LAYERS) {
+  const graph = new Map(
+    layers.map((layer) => [
+      layer.name,
+      layers
+        .filter((other) => other !== layer && layer.may.some((name) => other.name === name || other.name.startsWith(`${name}/`)))
+        .map((other) => other.name),
+    ]),
+  );
+  return stronglyConnected(graph).map(
+    (component) => `the layer table loops: ${[...loopThrough(graph, component), loopThrough(graph, component)[0]].join(" -> ")}`,
+  );
+}
+
 // ---- The table in docs/architecture.md, printed from LAYERS so the doc cannot disagree with the check.
 
 export const TABLE_DOC = "docs/architecture.md";
@@ -330,10 +490,22 @@ function mayImport(layer) {
 
 /** LAYERS as the Markdown table of docs/architecture.md. */
 export function layerTable(layers = LAYERS) {
-  const rows = layers.map(
-    (layer) =>
-      `| ${folder(layer)} | ${layer.holds} | ${mayImport(layer)} | ${layer.public ? layer.public.map(code).join(", ") : "any"} |`,
-  );
+  const row = (layer) =>
+    `| ${folder(layer)} | ${layer.holds} | ${mayImport(layer)} | ${layer.public ? layer.public.map(code).join(", ") : "any"} |`;
+  const rows = [];
+  for (const layer of layers) {
+    // The features share one base: printed once, above them, and each feature names only what it adds.
+    if (layer.features && !rows.some((r) => r.startsWith("| `lib/features/<feature>/`")))
+      rows.push(
+        `| \`lib/features/<feature>/\` | every feature: its contract (zod), its zod-free values (\`*-types.ts\`), its reads, writes and runners, its routes declared once (\`routes.ts\`) | ${FEATURE_BASE.map(code).join(", ")} | any |`,
+      );
+    if (layer.features) {
+      const adds = layer.features.map((name) => code(`lib/features/${name}`));
+      rows.push(
+        `| ${folder(layer)} | ${layer.holds} | the features' base${adds.length ? `, and ${adds.join(", ")}` : " only"} | any |`,
+      );
+    } else rows.push(row(layer));
+  }
   return [
     "| folder | holds | may import (besides itself) | entry points others may import |",
     "| --- | --- | --- | --- |",
@@ -385,6 +557,8 @@ function main() {
   const effectsOwned = reportEffectOwner({ root });
   const tableProblem = staleLayerTable(root);
   if (tableProblem) process.stderr.write(`layers: ${tableProblem}\n`);
+  const tableLoops = layerLoops();
+  for (const loop of tableLoops) process.stderr.write(`layers: ${loop}\n`);
   const key = (p) => `${p.from} -> ${p.to}`;
   const known = new Set(KNOWN_EXCEPTIONS);
   const fresh = problems.filter((p) => !known.has(key(p)));
@@ -393,9 +567,9 @@ function main() {
   for (const k of stale)
     process.stderr.write(`layers: known exception no longer needed, remove it from scripts/check-layers.mjs: ${k}\n`);
   const knownCount = problems.length - fresh.length;
-  if (fresh.length > 0 || stale.length > 0 || tableProblem || !effectsOwned) process.exit(1);
+  if (fresh.length > 0 || stale.length > 0 || tableProblem || tableLoops.length > 0 || !effectsOwned) process.exit(1);
   process.stdout.write(
-    `layers: every import follows the layout table${knownCount ? ` (${knownCount} known exception(s) in the library folders)` : ""}; only lib/idempotency writes effects\n`,
+    `layers: every import follows the layout table, no import loops${knownCount ? ` (${knownCount} known exception(s) in the library folders)` : ""}; only lib/idempotency writes effects\n`,
   );
 }
 

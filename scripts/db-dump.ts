@@ -4,7 +4,7 @@ import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../lib/config";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
-import { migrate } from "../lib/db/migrate";
+import { migrateConsole } from "../lib/db/migrate";
 import { searchPathOption } from "../lib/db/pool";
 import { dumpSchema } from "../lib/db/schema-dump";
 import { createScratchDatabase } from "../lib/db/scratch";
@@ -29,7 +29,7 @@ async function main() {
   }
   const scratch = await createScratchDatabase(adminUrl, { prefix: "onceboard_dump" });
   try {
-    await migrate(scratch.url);
+    await migrateConsole(scratch.url);
     // The dump names objects relative to the search_path: the console's, as the dump test reads it.
     const client = new pg.Client({ connectionString: scratch.url, options: searchPathOption(DEFAULT_SCHEMA) });
     await client.connect();

@@ -15,7 +15,7 @@ import { type Config, loadConfig, loadDebugFlag } from "../lib/config";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { describeDatabaseError, redactUrl } from "../lib/db/errors";
 import { findClosedPort, findFreePort } from "../lib/db/free-port";
-import { migrate } from "../lib/db/migrate";
+import { migrateConsole } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { withSearchPath } from "../lib/db/pool";
 import { createPrismaClient } from "../lib/db/prisma";
@@ -240,7 +240,7 @@ async function main(): Promise<number> {
     cleanups.push(drop);
     log(`database ${redactUrl(url)}`);
 
-    await migrate(url);
+    await migrateConsole(url);
     // The seeds name tables unqualified; the console itself is given the plain URL, as a user gives it.
     const seeder = new pg.Client({ connectionString: withSearchPath(url, [DEFAULT_SCHEMA]) });
     await seeder.connect();

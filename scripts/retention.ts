@@ -5,13 +5,10 @@ import { createPrismaClient } from "../lib/db/prisma";
 import { openDatabase } from "../lib/db/provision";
 import { runAdviseCommand } from "../lib/features/retention-and-gaps/advise-command";
 import { applyRetention } from "../lib/features/retention-and-gaps/apply";
+import type { PlanView } from "../lib/features/retention-and-gaps/contract";
 import { type RetentionBlocker, RetentionError } from "../lib/features/retention-and-gaps/errors";
 import { getRetentionPlan, getRetentionSettings } from "../lib/features/retention-and-gaps/get-retention";
-import {
-  PARTITION_INTERVALS,
-  type PartitionIntervalName,
-  type PlanView,
-} from "../lib/features/retention-and-gaps/retention-types";
+import { PARTITION_INTERVALS, type PartitionIntervalName } from "../lib/features/retention-and-gaps/retention-types";
 import {
   type RetentionAudit,
   type RetentionSettingsInput,

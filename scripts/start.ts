@@ -16,7 +16,7 @@ import { type DemoProviderEndpoints, installDemoProviderSchema } from "../lib/de
 import { writeDemoProvidersFile } from "../lib/demo/providers-file";
 import { DEMO_SCHEMA, installDemoSchema } from "../lib/demo/schema";
 import { DEMO_BOSS_SCHEMA, type DemoSettings, demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
-import { PROVIDER_SCHEMA } from "../lib/demo/stripe-server";
+import { PROVIDER_SCHEMA } from "../lib/demo/stripe-storage";
 import { type DemoProcesses, startDemoProcesses } from "../lib/demo/supervisor";
 import { reconcileProviders } from "../lib/reconciliation/providers";
 import { log, runMain } from "./cli";

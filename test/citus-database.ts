@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { createToken } from "../lib/auth/tokens";
-import { migrate } from "../lib/db/migrate";
+import { migrateConsole } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { createScratchDatabase, dropDatabase, withDatabase } from "../lib/db/scratch";
 import { seedKeys } from "../lib/features/keys-and-effects/testing/seed-keys";
@@ -76,7 +76,7 @@ export async function createCitusConsoleDatabase(
       await c.query("SELECT citus_set_coordinator_host($1, $2)", [self.host, self.port]);
       for (const w of workers) await c.query("SELECT citus_add_node($1, $2)", [w.host, w.port]);
     });
-    await migrate(url);
+    await migrateConsole(url);
     await distributeForCitus(url);
     await onNode(url, (c) => ensureEffectPartitions(c, { back, ahead: 7 }));
     return { url, name, workerPorts: workers.map((w) => w.port), drop };

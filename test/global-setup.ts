@@ -4,7 +4,7 @@ import path from "node:path";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
-import { migrate } from "../lib/db/migrate";
+import { migrateConsole } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { EMBEDDED_CONSOLE_ROLE, ensureConsoleRole, grantConsoleRole } from "../lib/db/roles";
 import { createScratchDatabase, dropDatabase } from "../lib/db/scratch";
@@ -60,7 +60,7 @@ async function prepare(): Promise<SharedDatabase> {
   const admin = new pg.Client(adminUrl);
   await admin.connect();
   const templateUrl = (await createScratchDatabase(adminUrl, { name: templateName })).url;
-  await migrate(templateUrl);
+  await migrateConsole(templateUrl);
   const client = new pg.Client(templateUrl);
   await client.connect();
   await ensureEffectPartitions(client, { back: 2, ahead: 7 });

@@ -7,9 +7,10 @@ import { afterAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module script, no declarations
 import { checkEffectOwner, DEMO_SEEDERS } from "../scripts/check-effect-owner.mjs";
 // @ts-expect-error: a plain ES module script (npm run lint runs it with node), no declarations
-import { checkLayers, KNOWN_EXCEPTIONS, layerTable, staleLayerTable, TABLE_DOC } from "../scripts/check-layers.mjs";
+import * as layerRules from "../scripts/check-layers.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
+const { checkLayers, FEATURES, KNOWN_EXCEPTIONS, LAYERS, layerLoops, layerTable, staleLayerTable, TABLE_DOC } = layerRules;
 interface Problem {
   from: string;
   to: string;
@@ -96,6 +97,24 @@ describe("layer rules", () => {
       "lib/auth/auth-types.ts",
     ],
     [
+      "a feature importing a feature it does not build on",
+      "lib/features/violations/planted.ts",
+      `import { getEffect } from "../keys-and-effects/get-effect";`,
+      "lib/features/keys-and-effects/get-effect.ts",
+    ],
+    [
+      "HTTP helpers importing a feature",
+      "lib/api/planted.ts",
+      `import { RetentionError } from "../features/retention-and-gaps/errors";`,
+      "lib/features/retention-and-gaps/errors.ts",
+    ],
+    [
+      "identity importing a feature's writes",
+      "lib/auth/planted.ts",
+      `import { releaseEffect } from "../features/keys-and-effects/release-effect";`,
+      "lib/features/keys-and-effects/release-effect.ts",
+    ],
+    [
       "a component importing the contract's zod schemas",
       "components/planted.tsx",
       `import { effectDetail } from "@/lib/features/keys-and-effects/contract";`,
@@ -139,8 +158,60 @@ describe("layer rules", () => {
       `import type { Scope } from "../../auth/scope";`,
     ],
     ["withAuth making the Scope", "lib/auth/planted.ts", `import { Scope } from "./scope";`],
+    [
+      "a feature importing a feature it builds on",
+      "lib/features/bulk-actions/planted.ts",
+      `import type { FindingSummary } from "../reconciliation/contract";`,
+    ],
   ])("allow %s", (_what, file, source) => {
     expect(check({ files: { [file]: source } })).toEqual([]);
+  });
+
+  it("catch an import loop, a type-only one included, naming its files in order", () => {
+    const problems = check({
+      files: {
+        "lib/features/overview/a-types.ts": `import type { B } from "./b";\nexport type A = { b: B };`,
+        "lib/features/overview/b.ts": `import { c } from "./c";\nexport type B = number;\nexport const b = c;`,
+        "lib/features/overview/c.ts": `import type { A } from "./a-types";\nexport const c = 1 as unknown as A;`,
+      },
+    });
+    expect(problems).toEqual([
+      {
+        from: "lib/features/overview/a-types.ts",
+        to: "lib/features/overview/b.ts",
+        why: "import loop: lib/features/overview/a-types.ts -> lib/features/overview/b.ts -> lib/features/overview/c.ts -> lib/features/overview/a-types.ts",
+      },
+    ]);
+  });
+
+  it("leave a test out of the loops: it imports what it tests and nothing imports it", () => {
+    const files = {
+      "lib/features/overview/a.ts": `export const a = 1;`,
+      "lib/features/overview/a.test.ts": `import { a } from "./a";\nexport const t = a;`,
+    };
+    expect(check({ files })).toEqual([]);
+  });
+
+  it("catch a folder of lib/features that FEATURES does not list", () => {
+    expect(check({ files: { "lib/features/planted/read.ts": "export const x = 1;" } })).toEqual([
+      expect.objectContaining({
+        from: "lib/features/planted/read.ts",
+        why: expect.stringContaining("not a feature of FEATURES"),
+      }),
+    ]);
+  });
+
+  it("point one way: the table's own arrows, the features' included, form no loop", () => {
+    expect(layerLoops()).toEqual([]);
+    const features = FEATURES as { name: string; may: string[] }[];
+    for (const [i, feature] of features.entries())
+      for (const name of feature.may) expect(features.findIndex((other) => other.name === name)).toBeLessThan(i);
+    const looping = (LAYERS as { name: string; may: string[] }[]).map((layer) =>
+      layer.name === "lib/console" ? { ...layer, may: [...layer.may, "lib/features/overview"] } : layer,
+    );
+    expect(layerLoops(looping)).toEqual([
+      expect.stringMatching(/^the layer table loops: .*lib\/console.*lib\/features\/overview/),
+    ]);
   });
 
   const scratch = path.join(os.tmpdir(), `onceboard-layers-${process.pid}`);
@@ -167,6 +238,27 @@ describe("layer rules", () => {
       scripts: Record<string, string>;
     };
     expect(manifest.scripts.lint).toContain("node scripts/check-layers.mjs");
+  });
+
+  it("makes the lint command fail on a planted import loop", async () => {
+    const tree = path.join(scratch, "loop");
+    await fs.mkdir(path.join(tree, "lib/features/audit"), { recursive: true });
+    await fs.writeFile(
+      path.join(tree, "lib/features/audit/contract.ts"),
+      `import { KINDS } from "./audit-types";\nexport const k = KINDS;\n`,
+    );
+    await fs.writeFile(
+      path.join(tree, "lib/features/audit/audit-types.ts"),
+      `import type { k } from "./contract";\nexport const KINDS = [] as (typeof k)[];\n`,
+    );
+    const failure = await promisify(execFile)("node", [path.join(ROOT, "scripts/check-layers.mjs"), "--root", tree]).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toContain(
+      "import loop: lib/features/audit/audit-types.ts -> lib/features/audit/contract.ts -> lib/features/audit/audit-types.ts",
+    );
   });
 
   it("are what docs/architecture.md shows: its table is printed from LAYERS", () => {

@@ -1,4 +1,5 @@
-import type { AdminListsData, AdminPageParams } from "@/lib/features/tokens-and-sessions/admin-page-types";
+import type { AdminListsData } from "@/lib/features/tokens-and-sessions/admin-page-reads";
+import type { AdminPageParams } from "@/lib/features/tokens-and-sessions/admin-page-types";
 import { SessionsTable } from "./sessions-table";
 import { TokensTable } from "./tokens-table";
 

@@ -4,7 +4,8 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { postJson } from "@/components/api/fetch-json";
 import { ROLES } from "@/lib/auth/auth-types";
-import { ADMIN_QUERY_ROOT, type CreatedTokenResponse } from "@/lib/features/tokens-and-sessions/admin-types";
+import { ADMIN_QUERY_ROOT } from "@/lib/features/tokens-and-sessions/admin-types";
+import type { CreatedTokenResponse } from "@/lib/features/tokens-and-sessions/contract";
 import { CreatedSecret } from "./created-secret";
 
 const EXPIRY_CHOICES = [

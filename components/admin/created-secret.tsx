@@ -1,7 +1,7 @@
 "use client";
 
 import { useState } from "react";
-import type { CreatedTokenResponse } from "@/lib/features/tokens-and-sessions/admin-types";
+import type { CreatedTokenResponse } from "@/lib/features/tokens-and-sessions/contract";
 
 /** The new token's secret, shown this once: the server keeps only its hash. */
 export function CreatedSecret({ created, onDismiss }: { created: CreatedTokenResponse; onDismiss: () => void }) {

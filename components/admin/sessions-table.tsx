@@ -1,15 +1,16 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { fetchJson } from "@/components/api/fetch-json";
 import { useConsoleWritable } from "@/components/shell/console-mode";
 import { REFRESH_MS } from "@/components/ui/describe-api-error";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ErrorState } from "@/components/ui/error-state";
-import { type AdminPageParams, adminPageHref } from "@/lib/features/tokens-and-sessions/admin-page-types";
-import { ADMIN_QUERY_ROOT, type SessionsResponse } from "@/lib/features/tokens-and-sessions/admin-types";
+import type { AdminPageParams } from "@/lib/features/tokens-and-sessions/admin-page-types";
+import { ADMIN_QUERY_ROOT } from "@/lib/features/tokens-and-sessions/admin-types";
+import type { SessionsResponse } from "@/lib/features/tokens-and-sessions/contract";
 import { formatUtc } from "@/lib/format";
+import { AdminPager } from "./admin-pager";
 import { RevokeButton } from "./revoke-button";
 
 const SIGNED_IN_WITH: Record<string, string> = { token: "token secret", link: "one-time link", oidc: "single sign-on" };
@@ -76,24 +77,13 @@ export function SessionsTable({ initial, search, page }: { initial: SessionsResp
           </table>
         </div>
       )}
-      {page.sessionsCursor || query.data.nextCursor ? (
-        <nav className="panel-body pager" aria-label="Session pages">
-          {page.sessionsCursor ? (
-            <Link href={adminPageHref({ ...page, sessionsCursor: undefined })} data-testid="sessions-first" className="button">
-              Newest sessions
-            </Link>
-          ) : null}
-          {query.data.nextCursor ? (
-            <Link
-              href={adminPageHref({ ...page, sessionsCursor: query.data.nextCursor })}
-              data-testid="sessions-next"
-              className="button"
-            >
-              Next sessions
-            </Link>
-          ) : null}
-        </nav>
-      ) : null}
+      <AdminPager
+        page={page}
+        cursorKey="sessionsCursor"
+        nextCursor={query.data.nextCursor}
+        noun="sessions"
+        label="Session pages"
+      />
     </section>
   );
 }

@@ -7,13 +7,15 @@ import { useConsoleWritable } from "@/components/shell/console-mode";
 import { REFRESH_MS } from "@/components/ui/describe-api-error";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ErrorState } from "@/components/ui/error-state";
-import { type AdminPageParams, adminPageHref } from "@/lib/features/tokens-and-sessions/admin-page-types";
-import { ADMIN_QUERY_ROOT, type TokensResponse } from "@/lib/features/tokens-and-sessions/admin-types";
+import type { AdminPageParams } from "@/lib/features/tokens-and-sessions/admin-page-types";
+import { ADMIN_QUERY_ROOT } from "@/lib/features/tokens-and-sessions/admin-types";
+import type { TokensResponse } from "@/lib/features/tokens-and-sessions/contract";
 import { formatUtc } from "@/lib/format";
+import { AdminPager } from "./admin-pager";
 import { CreateTokenForm } from "./create-token-form";
 import { RevokeButton } from "./revoke-button";
 
-export const tokensQueryKey = (search: string) => [ADMIN_QUERY_ROOT, "tokens", search];
+const tokensQueryKey = (search: string) => [ADMIN_QUERY_ROOT, "tokens", search];
 
 /**
  * Machine tokens of the admin's scope: name, role, tenant, expiry, last use; create and revoke. A
@@ -95,24 +97,7 @@ export function TokensTable({
           </table>
         </div>
       )}
-      {page.tokensCursor || query.data.nextCursor ? (
-        <nav className="panel-body pager" aria-label="Token pages">
-          {page.tokensCursor ? (
-            <Link href={adminPageHref({ ...page, tokensCursor: undefined })} data-testid="tokens-first" className="button">
-              Newest tokens
-            </Link>
-          ) : null}
-          {query.data.nextCursor ? (
-            <Link
-              href={adminPageHref({ ...page, tokensCursor: query.data.nextCursor })}
-              data-testid="tokens-next"
-              className="button"
-            >
-              Next tokens
-            </Link>
-          ) : null}
-        </nav>
-      ) : null}
+      <AdminPager page={page} cursorKey="tokensCursor" nextCursor={query.data.nextCursor} noun="tokens" label="Token pages" />
     </section>
   );
 }

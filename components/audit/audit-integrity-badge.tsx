@@ -1,4 +1,4 @@
-import type { AuditIntegrityView } from "@/lib/features/tokens-and-sessions/admin-types";
+import type { AuditIntegrityView } from "@/lib/features/audit/contract";
 import { formatCount, formatUtc } from "@/lib/format";
 
 /** Whether the log's hash chain holds (lib/features/audit/audit-integrity.ts), beside the export. */

@@ -9,11 +9,11 @@ import { getPrisma } from "@/lib/db/prisma";
 import { getBulkAction } from "@/lib/features/bulk-actions/bulk-actions";
 import {
   BULK_ITEMS_PANEL_SIZE,
-  type BulkItemsResponse,
   bulkActionQueryKey,
   bulkItemsQueryKey,
   bulkItemsUrl,
 } from "@/lib/features/bulk-actions/bulk-types";
+import type { BulkItemsResponse } from "@/lib/features/bulk-actions/contract";
 import { createTestDatabase, type TestDatabase } from "@/test/database";
 import { BulkItemsTable } from "./bulk-items";
 import { BulkProgress } from "./bulk-progress";

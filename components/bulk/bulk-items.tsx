@@ -3,12 +3,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { fetchJson } from "@/components/api/fetch-json";
-import {
-  type BulkItemsResponse,
-  type BulkItemView,
-  bulkItemsQueryKey,
-  bulkItemsUrl,
-} from "@/lib/features/bulk-actions/bulk-types";
+import { bulkItemsQueryKey, bulkItemsUrl } from "@/lib/features/bulk-actions/bulk-types";
+import type { BulkItemsResponse, BulkItemView } from "@/lib/features/bulk-actions/contract";
 import { formatUtc } from "@/lib/format";
 
 /**

@@ -2,7 +2,8 @@
 
 import { type QueryKey, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { fetchJson, postJson } from "@/components/api/fetch-json";
-import { BULK_ACTION_FINISHED, type BulkActionResponse, bulkActionQueryKey } from "@/lib/features/bulk-actions/bulk-types";
+import { BULK_ACTION_FINISHED, bulkActionQueryKey } from "@/lib/features/bulk-actions/bulk-types";
+import type { BulkActionResponse } from "@/lib/features/bulk-actions/contract";
 import { formatCount, formatUtc } from "@/lib/format";
 import { BulkItems } from "./bulk-items";
 

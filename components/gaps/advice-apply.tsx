@@ -2,11 +2,8 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import {
-  type AdvicePreview,
-  RETENTION_QUERY_ROOT,
-  type SettingsUpdateView,
-} from "@/lib/features/retention-and-gaps/retention-types";
+import type { AdvicePreview, SettingsUpdateView } from "@/lib/features/retention-and-gaps/contract";
+import { RETENTION_QUERY_ROOT } from "@/lib/features/retention-and-gaps/retention-types";
 import { formatCount, formatCountOf, formatDuration, formatUtc } from "@/lib/format";
 import { ApiClientError, fetchJson, postJson, shouldRetry } from "../api/fetch-json";
 import { useConsoleWritable } from "../shell/console-mode";

@@ -1,10 +1,10 @@
-import type { Gaps } from "@/lib/features/retention-and-gaps/gaps-types";
+import type { Gaps } from "@/lib/features/retention-and-gaps/gaps-contract";
 import { formatCount, formatDuration } from "@/lib/format";
 import { AdviceApply } from "./advice-apply";
 import { ProviderWindows } from "./provider-windows";
 
 /** The advice's own query for the range and job type the page shows (GET /api/v1/retention/advice/preview). */
-export function adviceSearchOf(gaps: Gaps): string {
+function adviceSearchOf(gaps: Gaps): string {
   const days = Math.round((Date.parse(gaps.to) - Date.parse(gaps.from)) / 86_400_000);
   const search = new URLSearchParams({ window: String(Math.min(90, Math.max(1, days))) });
   if (gaps.jobType) search.set("jobType", gaps.jobType);

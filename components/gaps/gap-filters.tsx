@@ -1,5 +1,6 @@
 import Link from "next/link";
-import { GAP_RANGE_LABELS, GAP_RANGES, type Gaps } from "@/lib/features/retention-and-gaps/gaps-types";
+import type { Gaps } from "@/lib/features/retention-and-gaps/gaps-contract";
+import { GAP_RANGE_LABELS, GAP_RANGES } from "@/lib/features/retention-and-gaps/gaps-types";
 import { formatUtc } from "@/lib/format";
 
 export interface GapsParams {

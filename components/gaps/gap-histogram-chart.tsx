@@ -15,7 +15,7 @@ const TICKS = [1, 60, 3600, 86_400, 604_800, 2_592_000];
 /** The first bucket starts at 0, which a log axis cannot show: draw it from 0.5 s. */
 const LOG_FLOOR = 0.5;
 
-export function bucketLabel(bounds: number[], i: number): string {
+function bucketLabel(bounds: number[], i: number): string {
   if (i === 0) return `≤ ${formatDuration(bounds[0])}`;
   if (i >= bounds.length) return `> ${formatDuration(bounds.at(-1))}`;
   return `${formatDuration(bounds[i - 1])} – ${formatDuration(bounds[i])}`;

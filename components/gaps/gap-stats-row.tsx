@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { GapSeries } from "@/lib/features/retention-and-gaps/gaps-types";
+import type { GapSeries } from "@/lib/features/retention-and-gaps/gaps-contract";
 import { formatCount, formatDuration } from "@/lib/format";
 import { type GapsParams, gapsHref } from "./gap-filters";
 

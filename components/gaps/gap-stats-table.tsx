@@ -1,4 +1,4 @@
-import type { GapSeries } from "@/lib/features/retention-and-gaps/gaps-types";
+import type { GapSeries } from "@/lib/features/retention-and-gaps/gaps-contract";
 import type { GapsParams } from "./gap-filters";
 import { GapStatsRow } from "./gap-stats-row";
 

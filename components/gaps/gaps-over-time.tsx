@@ -1,7 +1,7 @@
 "use client";
 
 import { CartesianGrid, Legend, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from "recharts";
-import type { GapDay } from "@/lib/features/retention-and-gaps/gaps-types";
+import type { GapDay } from "@/lib/features/retention-and-gaps/gaps-contract";
 import { formatDuration, formatUtcDay } from "@/lib/format";
 
 const TICKS = [1, 60, 3600, 86_400, 604_800, 2_592_000];

@@ -3,7 +3,8 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { keyHref } from "@/lib/features/keys-and-effects/keys-types";
-import { type Gaps, gapsQueryKey } from "@/lib/features/retention-and-gaps/gaps-types";
+import type { Gaps } from "@/lib/features/retention-and-gaps/gaps-contract";
+import { gapsQueryKey } from "@/lib/features/retention-and-gaps/gaps-types";
 import { formatDuration, formatUtc } from "@/lib/format";
 import { ApiClientError, fetchJson } from "../api/fetch-json";
 import { EmptyState } from "../ui/empty-state";

@@ -1,4 +1,4 @@
-import type { ProviderWindowAdvice } from "@/lib/features/retention-and-gaps/advice-types";
+import type { ProviderWindowAdvice } from "@/lib/features/retention-and-gaps/contract";
 
 /**
  * The providers' own key windows against the observed gaps: the redeliveries after a provider's

@@ -5,7 +5,7 @@ import { useState } from "react";
 import { postJson } from "@/components/api/fetch-json";
 import { BulkProgress, type BulkWording } from "@/components/bulk/bulk-progress";
 import { useConsoleWritable } from "@/components/shell/console-mode";
-import type { BulkActionResponse, BulkDryRunResponse } from "@/lib/features/bulk-actions/bulk-types";
+import type { BulkActionResponse, BulkDryRunResponse } from "@/lib/features/bulk-actions/contract";
 import { KEYS_SEARCH_QUERY_ROOT } from "@/lib/features/keys-and-effects/keys-types";
 import { formatCount, formatUtc } from "@/lib/format";
 

@@ -1,4 +1,5 @@
-import type { Delivery, DeliveryAnswer } from "@/lib/features/keys-and-effects/effects-types";
+import type { TimelineDelivery } from "@/lib/features/keys-and-effects/contract";
+import type { DeliveryAnswer } from "@/lib/features/keys-and-effects/effects-types";
 import { formatCount, formatCountOf, formatGap, formatMilliseconds, formatUtc } from "@/lib/format";
 
 /** What each claim answer means, in the words of an incident. */
@@ -25,7 +26,7 @@ const ANSWER_TONE: Partial<Record<DeliveryAnswer, "success" | "warning" | "dange
 };
 
 /** The key's deliveries, oldest first (newest last), each with its gap since the one before; the first delivery and takeovers marked. */
-export function DeliveryTimeline({ deliveries, total }: { deliveries: Delivery[]; total: number }) {
+export function DeliveryTimeline({ deliveries, total }: { deliveries: TimelineDelivery[]; total: number }) {
   if (deliveries.length === 0) {
     return (
       <p className="muted" data-testid="timeline-empty">

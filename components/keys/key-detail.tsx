@@ -7,7 +7,7 @@ import { useConsoleWritable } from "@/components/shell/console-mode";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ErrorState } from "@/components/ui/error-state";
 import type { Role } from "@/lib/auth/auth-types";
-import type { EffectDetail } from "@/lib/features/keys-and-effects/effects-types";
+import type { EffectDetail } from "@/lib/features/keys-and-effects/contract";
 import { keyDetailQueryKey, keyDetailUrl } from "@/lib/features/keys-and-effects/keys-types";
 import { formatUtc } from "@/lib/format";
 import { DeliveryTimeline } from "./delivery-timeline";

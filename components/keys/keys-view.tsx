@@ -9,11 +9,8 @@ import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { UnknownOption } from "@/components/ui/unknown-option";
 import type { InvalidPageQuery } from "@/lib/api/page-query-types";
 import type { Role } from "@/lib/auth/auth-types";
-import {
-  CROSS_TENANT_SEARCH_DAYS,
-  EFFECT_STATUSES,
-  type EffectSearchResponse,
-} from "@/lib/features/keys-and-effects/effects-types";
+import type { EffectSearchResponse } from "@/lib/features/keys-and-effects/contract";
+import { CROSS_TENANT_SEARCH_DAYS, EFFECT_STATUSES } from "@/lib/features/keys-and-effects/effects-types";
 import {
   type KeysViewParams,
   keysQueryString,

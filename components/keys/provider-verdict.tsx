@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { ProviderSide } from "@/lib/features/keys-and-effects/effects-types";
+import type { ProviderSide } from "@/lib/features/keys-and-effects/contract";
 import { reconciliationHref } from "@/lib/features/reconciliation/reconciliation-types";
 
 /**

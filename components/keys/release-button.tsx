@@ -3,7 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { postJson } from "@/components/api/fetch-json";
-import type { ReleaseResponse } from "@/lib/features/keys-and-effects/effects-types";
+import type { ReleaseResponse } from "@/lib/features/keys-and-effects/contract";
 import { KEYS_SEARCH_QUERY_ROOT, keyDetailQueryKey } from "@/lib/features/keys-and-effects/keys-types";
 import { OVERVIEW_QUERY_ROOT } from "@/lib/features/overview/overview-types";
 

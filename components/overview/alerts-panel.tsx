@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import type { AlertStatus } from "@/lib/features/overview/overview-types";
+import type { AlertStatus } from "@/lib/features/overview/contract";
 import { formatCount } from "@/lib/format";
 
 const STATE_TONE: Record<AlertStatus["state"], string | undefined> = {

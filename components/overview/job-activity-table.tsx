@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { jobTypeHref } from "@/lib/features/keys-and-effects/keys-types";
-import type { JobTypeActivity } from "@/lib/features/overview/overview-types";
+import type { JobTypeActivity } from "@/lib/features/overview/contract";
 import { formatCount } from "@/lib/format";
 
 /**

@@ -1,6 +1,6 @@
 "use client";
 
-import type { OverviewResponse } from "@/lib/features/overview/overview-types";
+import type { OverviewResponse } from "@/lib/features/overview/contract";
 import { formatDuration, formatMeasure } from "@/lib/format";
 import { AlertsPanel } from "./alerts-panel";
 import { JobActivityTable } from "./job-activity-table";

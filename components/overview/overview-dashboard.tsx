@@ -2,7 +2,8 @@
 
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import { type OverviewResponse, overviewQueryKey } from "@/lib/features/overview/overview-types";
+import type { OverviewResponse } from "@/lib/features/overview/contract";
+import { overviewQueryKey } from "@/lib/features/overview/overview-types";
 import { formatDuration, formatUtc, formatUtcClock } from "@/lib/format";
 import { fetchJson } from "../api/fetch-json";
 import { REFRESH_MS } from "../ui/describe-api-error";

@@ -1,4 +1,4 @@
-import type { OverviewResponse } from "@/lib/features/overview/overview-types";
+import type { OverviewResponse } from "@/lib/features/overview/contract";
 import { formatCount } from "@/lib/format";
 import { answersForTenant, EVERY_TENANT, withheld } from "./tenant-scope";
 

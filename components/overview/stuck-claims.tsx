@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { keyHref } from "@/lib/features/keys-and-effects/keys-types";
-import type { StuckClaim } from "@/lib/features/overview/overview-types";
+import type { StuckClaim } from "@/lib/features/overview/contract";
 import { formatCount, formatDuration } from "@/lib/format";
 
 export function StuckClaims({ claims, total }: { claims: StuckClaim[]; total: number }) {

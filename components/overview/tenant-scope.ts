@@ -1,4 +1,4 @@
-import type { OverviewResponse } from "@/lib/features/overview/overview-types";
+import type { OverviewResponse } from "@/lib/features/overview/contract";
 
 /** Whether a part of the response (a key of OverviewResponse.tenantScoped) answers for the tenant filter. */
 export const answersForTenant = (data: OverviewResponse, part: string): boolean =>

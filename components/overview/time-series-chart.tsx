@@ -2,13 +2,13 @@
 
 import { useEffect, useState } from "react";
 import { Area, AreaChart, Bar, BarChart, CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
-import type { Series } from "@/lib/features/overview/overview-types";
+import type { Series } from "@/lib/features/overview/contract";
 import { formatMeasure, formatUtc, formatUtcTick } from "@/lib/format";
 
 /** Series colours: CSS variables with light and dark values (app/globals.css, --series-N). */
-export const seriesColor = (i: number) => `var(--series-${(i % 8) + 1})`;
+const seriesColor = (i: number) => `var(--series-${(i % 8) + 1})`;
 
-export interface TimeSeriesChartProps {
+interface TimeSeriesChartProps {
   id: string;
   title: string;
   /** Axis unit, e.g. "per 2 min", "claims/s", "ms". */

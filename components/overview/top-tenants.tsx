@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { useSearchParams } from "next/navigation";
-import type { TenantRow } from "@/lib/features/overview/overview-types";
+import type { TenantRow } from "@/lib/features/overview/contract";
 import { formatCount } from "@/lib/format";
 import { withParams } from "./overview-filters";
 

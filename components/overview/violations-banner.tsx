@@ -1,7 +1,8 @@
 "use client";
 
 import Link from "next/link";
-import { type ViolationGroup, violationsHref } from "@/lib/features/violations/violations-types";
+import type { ViolationGroup } from "@/lib/features/violations/contract";
+import { violationsHref } from "@/lib/features/violations/violations-types";
 import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
 
 export function ViolationsBanner({

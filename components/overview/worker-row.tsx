@@ -1,4 +1,4 @@
-import type { WorkerStatus } from "@/lib/features/workers/workers-types";
+import type { WorkerStatus } from "@/lib/features/workers/contract";
 import { formatElapsed } from "@/lib/format";
 import { WorkerCountCell } from "./worker-count-cell";
 

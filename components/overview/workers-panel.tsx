@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
-import type { WorkersResponse } from "@/lib/features/workers/workers-types";
+import type { WorkersResponse } from "@/lib/features/workers/contract";
 import { formatUtcClock } from "@/lib/format";
 import { ApiClientError, fetchJson } from "../api/fetch-json";
 import { ErrorState } from "../ui/error-state";

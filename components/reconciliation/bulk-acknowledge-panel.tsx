@@ -5,7 +5,7 @@ import { useState } from "react";
 import { postJson } from "@/components/api/fetch-json";
 import { BulkProgress, type BulkWording } from "@/components/bulk/bulk-progress";
 import { useConsoleWritable } from "@/components/shell/console-mode";
-import type { BulkAcknowledgeDryRunResponse, BulkActionResponse } from "@/lib/features/bulk-actions/bulk-types";
+import type { BulkAcknowledgeDryRunResponse, BulkActionResponse } from "@/lib/features/bulk-actions/contract";
 import { type FindingFilters, RECONCILIATION_QUERY_ROOT } from "@/lib/features/reconciliation/reconciliation-types";
 import { formatCount, formatUtc } from "@/lib/format";
 import { FindingKindBadge } from "./finding-kind-badge";

@@ -3,8 +3,8 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import type { Role } from "@/lib/auth/auth-types";
+import type { FindingDetail as Detail } from "@/lib/features/reconciliation/contract";
 import {
-  type FindingDetail as Detail,
   type FindingFilters,
   findingApiUrl,
   findingQueryKey,

@@ -2,11 +2,11 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import type { FindingStateResponse } from "@/lib/features/reconciliation/contract";
 import {
   FINDING_ACTIONS,
   type FindingAction,
   type FindingState,
-  type FindingStateResponse,
   findingApiUrl,
   RECONCILIATION_QUERY_ROOT,
 } from "@/lib/features/reconciliation/reconciliation-types";

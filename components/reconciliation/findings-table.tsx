@@ -1,9 +1,6 @@
 import Link from "next/link";
-import {
-  type FindingFilters,
-  type FindingListResponse,
-  reconciliationHref,
-} from "@/lib/features/reconciliation/reconciliation-types";
+import type { FindingListResponse } from "@/lib/features/reconciliation/contract";
+import { type FindingFilters, reconciliationHref } from "@/lib/features/reconciliation/reconciliation-types";
 import { formatUtc } from "@/lib/format";
 import { EmptyState } from "../ui/empty-state";
 import { FindingKindBadge } from "./finding-kind-badge";

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { keyHref } from "@/lib/features/keys-and-effects/keys-types";
-import type { FindingOurs } from "@/lib/features/reconciliation/reconciliation-types";
+import type { FindingOurs } from "@/lib/features/reconciliation/contract";
 import { formatUtc } from "@/lib/format";
 
 /** Onceboard's side of a finding: the effect as recorded (its outcome already redacted by the server). */

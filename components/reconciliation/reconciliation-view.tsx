@@ -2,14 +2,16 @@
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import type { Role } from "@/lib/auth/auth-types";
+import type {
+  FindingListResponse,
+  ReconciliationRun,
+  ReconciliationRunListResponse,
+} from "@/lib/features/reconciliation/contract";
 import { anyProviderConfigured, type ProviderSetup } from "@/lib/features/reconciliation/provider-setup-types";
 import {
   type FindingFilters as Filters,
-  type FindingListResponse,
   findingsApiUrl,
   findingsQueryKey,
-  type ReconciliationRun,
-  type ReconciliationRunListResponse,
   RUNS_API_URL,
   runsQueryKey,
 } from "@/lib/features/reconciliation/reconciliation-types";
@@ -24,7 +26,7 @@ import { ProviderSetupNotice } from "./provider-setup-notice";
 import { RunsTable } from "./runs-table";
 
 /** What an empty list of findings rests on: a completed run, or nothing compared at all (and why). */
-export function findingsBasis(setup: ProviderSetup, runs: ReconciliationRun[] | undefined): FindingsBasis {
+function findingsBasis(setup: ProviderSetup, runs: ReconciliationRun[] | undefined): FindingsBasis {
   if (runs?.some((run) => run.status === "completed")) return "reconciled";
   if (!anyProviderConfigured(setup)) return "unconfigured";
   return runs && runs.length > 0 ? "none-completed" : "never-run";

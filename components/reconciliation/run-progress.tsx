@@ -1,4 +1,4 @@
-import type { ReconciliationRun } from "@/lib/features/reconciliation/reconciliation-types";
+import type { ReconciliationRun } from "@/lib/features/reconciliation/contract";
 import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
 
 /**

@@ -1,4 +1,5 @@
-import { FINDING_KIND_LABELS, FINDING_KINDS, type ReconciliationRun } from "@/lib/features/reconciliation/reconciliation-types";
+import type { ReconciliationRun } from "@/lib/features/reconciliation/contract";
+import { FINDING_KIND_LABELS, FINDING_KINDS } from "@/lib/features/reconciliation/reconciliation-types";
 import { formatCount, formatDuration, formatUtc } from "@/lib/format";
 import { EmptyState } from "../ui/empty-state";
 import { RunProgress } from "./run-progress";

@@ -1,4 +1,4 @@
-import type { FindingTheirs } from "@/lib/features/reconciliation/reconciliation-types";
+import type { FindingTheirs } from "@/lib/features/reconciliation/contract";
 import { formatUtc } from "@/lib/format";
 
 /** The provider's side of a finding: each object it holds for this key (ids, amounts, statuses, created). */

@@ -1,4 +1,4 @@
-import type { LiveWorkerView } from "@/lib/features/retention-and-gaps/retention-types";
+import type { LiveWorkerView } from "@/lib/features/retention-and-gaps/contract";
 import { formatDuration, formatUtc } from "@/lib/format";
 
 /** The retry windows live workers declared: partitions they could still need are kept. */

@@ -1,4 +1,4 @@
-import type { PartitionView } from "@/lib/features/retention-and-gaps/retention-types";
+import type { PartitionView } from "@/lib/features/retention-and-gaps/contract";
 import { formatBytes, formatCount, formatUtc } from "@/lib/format";
 
 /** Every partition of effects, with its size and what keeps it (or what the plan does to it). */

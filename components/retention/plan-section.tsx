@@ -3,7 +3,8 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { KEYS_SEARCH_QUERY_ROOT } from "@/lib/features/keys-and-effects/keys-types";
-import { type ApplyResultView, type PlanView, RETENTION_QUERY_ROOT } from "@/lib/features/retention-and-gaps/retention-types";
+import type { ApplyResultView, PlanView } from "@/lib/features/retention-and-gaps/contract";
+import { RETENTION_QUERY_ROOT } from "@/lib/features/retention-and-gaps/retention-types";
 import { formatCountOf, formatUtc } from "@/lib/format";
 import { postJson } from "../api/fetch-json";
 import { useConsoleWritable } from "../shell/console-mode";

@@ -1,7 +1,8 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { type RetentionView, retentionQueryKey } from "@/lib/features/retention-and-gaps/retention-types";
+import type { RetentionView } from "@/lib/features/retention-and-gaps/contract";
+import { retentionQueryKey } from "@/lib/features/retention-and-gaps/retention-types";
 import { formatUtcClock } from "@/lib/format";
 import { ApiClientError, fetchJson, shouldRetry } from "../api/fetch-json";
 import { ErrorState } from "../ui/error-state";

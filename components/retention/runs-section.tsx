@@ -1,4 +1,4 @@
-import type { MaintenanceRunView } from "@/lib/features/retention-and-gaps/retention-types";
+import type { MaintenanceRunView } from "@/lib/features/retention-and-gaps/contract";
 import { formatUtc } from "@/lib/format";
 import { EmptyState } from "../ui/empty-state";
 import { RunCounts } from "./run-counts";

@@ -1,4 +1,4 @@
-import type { RetentionView } from "@/lib/features/retention-and-gaps/retention-types";
+import type { RetentionView } from "@/lib/features/retention-and-gaps/contract";
 import { formatDuration, formatUtc } from "@/lib/format";
 
 /** The retention settings and what bounds them: observed gaps, live retry windows, the runway (a platform view: it has the plan). */

@@ -1,4 +1,4 @@
-import type { RetentionView } from "@/lib/features/retention-and-gaps/retention-types";
+import type { RetentionView } from "@/lib/features/retention-and-gaps/contract";
 import { formatDuration } from "@/lib/format";
 
 /**

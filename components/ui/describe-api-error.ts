@@ -3,7 +3,7 @@ import { ApiClientError } from "../api/fetch-json";
 /** How often live pages ask again (the stale banner and the error hints quote it). */
 export const REFRESH_MS = 15_000;
 
-export interface DescribedError {
+interface DescribedError {
   title: string;
   message: string;
   code?: string;

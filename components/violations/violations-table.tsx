@@ -1,11 +1,8 @@
 import Link from "next/link";
 import { EmptyState } from "@/components/ui/empty-state";
 import { keyHref } from "@/lib/features/keys-and-effects/keys-types";
-import {
-  type ViolationListFilters,
-  type ViolationListResponse,
-  violationsHref,
-} from "@/lib/features/violations/violations-types";
+import type { ViolationListResponse } from "@/lib/features/violations/contract";
+import { type ViolationListFilters, violationsHref } from "@/lib/features/violations/violations-types";
 import { formatUtc } from "@/lib/format";
 import { ViolationFilters } from "./violation-filters";
 

@@ -1,6 +1,5 @@
 import { ConfigError } from "../config";
-import { ConsoleError, type ConsoleErrorCode } from "../console/errors";
-import { RetentionError, type RetentionErrorCode } from "../features/retention-and-gaps/errors";
+import { CodedError, ConsoleError, type ConsoleErrorCode, DomainError, type DomainErrorCode } from "../console/errors";
 import { logEvent } from "./log-safe";
 
 function errorText(error: unknown): string {
@@ -29,7 +28,7 @@ export const ERROR_STATUS = {
 } as const satisfies Record<
   | ConsoleErrorCode
   | ConfigError["code"]
-  | RetentionErrorCode
+  | DomainErrorCode
   | "INVALID_INPUT"
   | "UNAUTHENTICATED"
   | "FORBIDDEN"
@@ -42,21 +41,15 @@ export const ERROR_STATUS = {
   number
 >;
 
-export type ApiErrorCode = keyof typeof ERROR_STATUS;
+type ApiErrorCode = keyof typeof ERROR_STATUS;
 
-export interface ApiErrorBody {
+interface ApiErrorBody {
   error: { code: ApiErrorCode; message: string; issues?: { path: string; message: string }[] };
 }
 
-export class ApiError extends Error {
-  readonly code: ApiErrorCode;
-  readonly issues?: { path: string; message: string }[];
-  constructor(code: ApiErrorCode, message: string, issues?: { path: string; message: string }[]) {
-    super(message);
-    this.name = "ApiError";
-    this.code = code;
-    this.issues = issues;
-  }
+/** A refusal as the HTTP API answers it: its code's status comes from ERROR_STATUS. */
+export class ApiError extends CodedError<ApiErrorCode> {
+  override name = "ApiError";
   get status(): number {
     return ERROR_STATUS[this.code];
   }
@@ -66,13 +59,8 @@ export class ApiError extends Error {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof ConsoleError) return new ApiError(error.code, error.message);
-  // A refusal's blockers are its issues: the setting in the way, and the value it must reach.
-  if (error instanceof RetentionError)
-    return new ApiError(
-      error.code,
-      error.message,
-      error.blockers.length > 0 ? error.blockers.map((b) => ({ path: b.setting, message: b.message })) : undefined,
-    );
+  // A rule's refusal (a scope, a retention change): its code and the fields at fault, as they are.
+  if (error instanceof DomainError) return new ApiError(error.code, error.message, error.issues);
   // Library input errors (a bad cursor, a bad token field) carry code INVALID_INPUT and a safe message.
   if (error instanceof Error && (error as { code?: unknown }).code === "INVALID_INPUT")
     return new ApiError("INVALID_INPUT", error.message);

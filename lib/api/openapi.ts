@@ -7,7 +7,7 @@ import { ERROR_STATUS } from "./errors";
  * with zod's own JSON Schema output, so the document cannot disagree with the validation. Each
  * route declares its operation once, with its handler: route() in lib/auth/declare-route.ts.
  */
-export interface Operation {
+export interface ApiOperation {
   summary: string;
   /** The query string's fields (a z.object, refinements allowed). */
   query?: z.ZodObject;
@@ -30,7 +30,7 @@ export interface Operation {
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
 /** Operations of /api/v1 by path template and method: each feature's routes.ts declares its own. */
-export type Operations = Record<string, Partial<Record<Method, Operation>>>;
+export type ApiOperations = Record<string, Partial<Record<Method, ApiOperation>>>;
 
 /** Every 4xx and 5xx body: a code of lib/api/errors.ts's table, a message, and the fields at fault. */
 export const errorBody = z.object({
@@ -80,7 +80,7 @@ function errorResponses(codes: number[]) {
   );
 }
 
-function documentOperation(operation: Operation) {
+function documentOperation(operation: ApiOperation) {
   const params = [
     ...(operation.path ? parameters(operation.path, "path") : []),
     ...(operation.query ? parameters(operation.query, "query") : []),
@@ -114,7 +114,7 @@ function documentOperation(operation: Operation) {
 }
 
 /** The API as OpenAPI 3.1, generated from `operations` (GET /api/v1/openapi.json serves lib/routes/openapi.ts's). */
-export function openApiDocument(operations: Operations) {
+export function openApiDocument(operations: ApiOperations) {
   return {
     openapi: "3.1.0",
     info: {
@@ -146,10 +146,10 @@ export function matchTemplate(template: string, pathname: string): Record<string
 
 /** The documented operation a request reaches, and the path's parameters. */
 export function operationIn(
-  operations: Operations,
+  operations: ApiOperations,
   method: string,
   pathname: string,
-): { template: string; operation: Operation; params: Record<string, string> } | undefined {
+): { template: string; operation: ApiOperation; params: Record<string, string> } | undefined {
   for (const [template, methods] of Object.entries(operations)) {
     const operation = methods[method.toLowerCase() as Method];
     const params = operation && matchTemplate(template, pathname);

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { DEFAULT_MIGRATIONS_DIR, migrate } from "../db/migrate";
+import { DEFAULT_MIGRATIONS_DIR, migrateConsole } from "../db/migrate";
 import { ensureEffectPartitions } from "../db/partitions";
 import { consoleRoleProblem, EMBEDDED_CONSOLE_ROLE } from "../db/roles";
 import { createScratchDatabase } from "../db/scratch";
@@ -327,10 +327,10 @@ describe("the chain's migration", () => {
       await fs.cp(path.join(DEFAULT_MIGRATIONS_DIR, "20261202000000_console"), path.join(before, "20261202000000_console"), {
         recursive: true,
       });
-      await migrate(scratch.url, { dir: before });
+      await migrateConsole(scratch.url, { dir: before });
       await appendRows(client, 4, "before-the-chain");
       // Every console migration after the baseline is applied, the chain's among them.
-      expect((await migrate(scratch.url)).applied).toContain("20261203010000_audit_chain");
+      expect((await migrateConsole(scratch.url)).applied).toContain("20261203010000_audit_chain");
       await appendRows(client, 2, "after");
       expect(await verifyAuditChain(client)).toMatchObject({ ok: true, rows: 6 });
       const { rows } = await client.query<{ actor: string }>("SELECT actor FROM onceboard.audit_log ORDER BY seq");

@@ -11,9 +11,9 @@ import { schemaNameOf } from "../idempotency/admin";
  */
 
 /** The previous hash of the first row. */
-export const AUDIT_CHAIN_GENESIS = "0".repeat(64);
+const AUDIT_CHAIN_GENESIS = "0".repeat(64);
 
-export type AuditChainBreak = "changed" | "removed" | "out_of_order";
+type AuditChainBreak = "changed" | "removed" | "out_of_order";
 
 export interface AuditChainReport {
   ok: boolean;
@@ -27,7 +27,7 @@ export interface AuditChainReport {
   problem?: { kind: AuditChainBreak; seq: number | null; id: string | null; message: string };
 }
 
-export interface AuditChainRow {
+interface AuditChainRow {
   seq: string;
   id: string;
   /** `at` in microseconds since the epoch (its text would follow the session's TimeZone). */
@@ -45,7 +45,7 @@ export interface AuditChainRow {
 }
 
 /** The text jsonb_build_array(seq, id, at_us, token_id, actor, tenant_id, action, target, detail, ip, result) prints. */
-export function canonicalAuditRow(row: Omit<AuditChainRow, "hash">): string {
+function canonicalAuditRow(row: Omit<AuditChainRow, "hash">): string {
   // JSON.stringify escapes a string exactly as PostgreSQL's jsonb output does (", \, \b \f \n \r \t, \u00xx).
   const text = (value: string | null) => (value === null ? "null" : JSON.stringify(value));
   return `[${[
@@ -63,7 +63,7 @@ export function canonicalAuditRow(row: Omit<AuditChainRow, "hash">): string {
   ].join(", ")}]`;
 }
 
-export function auditRowHash(previousHash: string, row: Omit<AuditChainRow, "hash">): string {
+function auditRowHash(previousHash: string, row: Omit<AuditChainRow, "hash">): string {
   return createHash("sha256")
     .update(previousHash + canonicalAuditRow(row), "utf8")
     .digest("hex");

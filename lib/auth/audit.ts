@@ -3,9 +3,9 @@ import { getPrisma, type PrismaClient } from "../db/prisma";
 import type { Principal } from "./auth-types";
 
 /** Anything that can insert an audit row: the Prisma client, or the transaction client of the write being recorded. */
-export type AuditWriter = Pick<PrismaClient, "auditLog"> | Pick<Prisma.TransactionClient, "auditLog">;
+type AuditWriter = Pick<PrismaClient, "auditLog"> | Pick<Prisma.TransactionClient, "auditLog">;
 
-export interface AuditEntry {
+interface AuditEntry {
   /** null for an unauthenticated attempt (a refused login). */
   principal: Principal | null;
   /** e.g. "effect.read", "effect.search", "effect.release", "audit.read", "login", "logout". */

@@ -23,7 +23,7 @@ export async function ensureBootstrapAdmin(
 }
 
 /** What `npm start` printed to sign in: the line, and the one-time link in it when it made one. */
-export interface BootstrapLogin {
+interface BootstrapLogin {
   message: string;
   link: { tokenId: string; code: string; expiresAt: Date } | null;
 }

@@ -25,7 +25,7 @@ export function announcePeerHeader(): void {
 type HeaderReader = Pick<Headers, "get">;
 
 /** "::ffff:10.0.0.1" → "10.0.0.1": a dual-stack socket reports IPv4 peers that way. */
-export function normalizeAddress(value: string): string | null {
+function normalizeAddress(value: string): string | null {
   let address = value.trim();
   if (address.startsWith("[") && address.endsWith("]")) address = address.slice(1, -1);
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
@@ -51,20 +51,20 @@ function trustedProxies(): BlockList {
   return list;
 }
 
-export function isTrustedProxy(address: string | null): boolean {
+function isTrustedProxy(address: string | null): boolean {
   if (address === null) return false;
   return trustedProxies().check(address, isIP(address) === 6 ? "ipv6" : "ipv4");
 }
 
 /** The TCP peer, when the console's server recorded it. */
-export function peerAddress(headers: HeaderReader): string | null {
+function peerAddress(headers: HeaderReader): string | null {
   if (globalThis.__onceboardPeerHeaderIsSet !== true) return null;
   const value = headers.get(PEER_HEADER);
   return value ? normalizeAddress(value) : null;
 }
 
 /** Whether this request came through one of TRUSTED_PROXIES (only then are its X-Forwarded-* believed). */
-export function fromTrustedProxy(headers: HeaderReader): boolean {
+function fromTrustedProxy(headers: HeaderReader): boolean {
   return isTrustedProxy(peerAddress(headers));
 }
 

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ApiError, handleErrors, jsonResponse, otherMethods } from "../api/errors";
-import type { Method, Operation } from "../api/openapi";
+import type { ApiOperation, Method } from "../api/openapi";
 import { parseJsonBody, parsePathParam, parseSearchParams } from "../api/parse";
 import { withHttpMetrics } from "../console/http-metrics";
 import type { Principal, Role } from "./auth-types";
@@ -32,7 +32,7 @@ export interface RouteDeclaration<
   B extends z.ZodType | undefined,
   P extends z.ZodObject | undefined,
   R extends z.ZodType | "text",
-> extends Omit<Operation, "query" | "path" | "body" | "response" | "public"> {
+> extends Omit<ApiOperation, "query" | "path" | "body" | "response" | "public"> {
   method: HttpMethod;
   /** The path template, as the document writes it: /api/v1/effects/{key}. */
   path: string;
@@ -60,7 +60,7 @@ export interface DeclaredRoute {
   path: string;
   /** Who may call it: a role withAuth checks, or public (no token). */
   role: Role | "public";
-  operation: Operation;
+  operation: ApiOperation;
   handler: NextHandler;
 }
 
@@ -146,11 +146,11 @@ export function serve(...routes: DeclaredRoute[]): Record<HttpMethod, NextHandle
 }
 
 /** Operations by path template and method, in declaration order: what openApiDocument() documents. */
-export function operationsOf(routes: DeclaredRoute[]): Record<string, Partial<Record<Method, Operation>>> {
-  const operations: Record<string, Partial<Record<Method, Operation>>> = {};
+export function operationsOf(routes: DeclaredRoute[]): Record<string, Partial<Record<Method, ApiOperation>>> {
+  const operations: Record<string, Partial<Record<Method, ApiOperation>>> = {};
   for (const r of routes) {
     operations[r.path] ??= {};
-    (operations[r.path] as Partial<Record<Method, Operation>>)[r.method.toLowerCase() as Method] = r.operation;
+    (operations[r.path] as Partial<Record<Method, ApiOperation>>)[r.method.toLowerCase() as Method] = r.operation;
   }
   return operations;
 }

@@ -9,7 +9,7 @@ export type GuardResult =
   | { kind: "unauthenticated" }
   | { kind: "rate-limited"; decision: RateDecision; reason: string };
 
-export interface GuardOptions {
+interface GuardOptions {
   db?: TokenReader;
   limits?: RateLimits;
   now?: Date;

@@ -6,7 +6,7 @@ import { principalOf } from "./authenticate";
 import { openSession } from "./session";
 import { findActiveToken, findActiveTokenById, hashSecret, type TokenSummary } from "./tokens";
 
-export interface LoginResult {
+interface LoginResult {
   principal: Principal;
   cookieValue: string;
   expiresAt: Date;

@@ -36,7 +36,7 @@ export function oidcSettings(config: Config = loadConfig()): OidcSettings | null
   };
 }
 
-export function redirectUri(settings: OidcSettings): string {
+function redirectUri(settings: OidcSettings): string {
   return `${settings.publicUrl}${OIDC_CALLBACK_PATH}`;
 }
 

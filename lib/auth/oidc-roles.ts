@@ -15,13 +15,13 @@ import { ROLES, type Role, roleAtLeast } from "./auth-types";
  * for the person would hide the other without telling them. A tenant grant no stronger than a
  * platform grant adds nothing (the platform role already covers the tenant) and is dropped.
  */
-export interface Grant {
+interface Grant {
   role: Role;
   /** null: the platform. */
   tenantId: string | null;
 }
 
-export type RoleDecision =
+type RoleDecision =
   | { kind: "granted"; grant: Grant }
   | { kind: "no-role"; groups: string[] }
   | { kind: "two-scopes"; scopes: string[] };
@@ -36,13 +36,13 @@ const mappingSchema = z.record(
     z.strictObject({ role: roleSchema, tenant: z.string().regex(TENANT_SHAPE, "a tenant id without spaces") }),
   ]),
 );
-export type RoleMapping = z.infer<typeof mappingSchema>;
+type RoleMapping = z.infer<typeof mappingSchema>;
 
 const PLATFORM_GROUP = /^onceboard-platform-(viewer|operator|admin)$/;
 const TENANT_GROUP = /^onceboard-tenant-(.+)-(viewer|operator|admin)$/;
 
 /** The grant one group name carries: through the mapping file when there is one, else by its name. */
-export function grantOfGroup(group: string, mapping: RoleMapping | null): Grant | null {
+function grantOfGroup(group: string, mapping: RoleMapping | null): Grant | null {
   if (mapping) {
     const entry = Object.hasOwn(mapping, group) ? mapping[group] : undefined;
     if (!entry) return null;

@@ -23,7 +23,7 @@ export async function startOidcSignIn(
   return { location: url, flow: { ...checks, next, expiresAt: now + OIDC_FLOW_TTL_SECONDS * 1000 } };
 }
 
-export type OidcSignInResult =
+type OidcSignInResult =
   | { kind: "signed-in"; principal: Principal; cookieValue: string; expiresAt: Date; next: string }
   | { kind: "no-access"; reason: "no-role" | "two-scopes" }
   /** `reason` is for the audit log and the server's log, not for the browser. */
@@ -125,7 +125,7 @@ async function signIn(
 const CONTROL = /[\u0000-\u001f\u007f]/g;
 
 /** "Alice Admin <alice@example.com> (oidc:alice)": who the audit log and the session badge name. */
-export function actorOf(verified: Pick<VerifiedIdToken, "subject" | "claims">): string {
+function actorOf(verified: Pick<VerifiedIdToken, "subject" | "claims">): string {
   const text = (value: unknown) => (typeof value === "string" ? value.replace(CONTROL, "").trim().slice(0, 120) : "");
   const name = text(verified.claims.name) || text(verified.claims.preferred_username);
   const email = text(verified.claims.email);

@@ -18,7 +18,7 @@ export async function currentPageSession(): Promise<Principal | null> {
  * For server components: the signed-in principal, or a redirect to /login (back here afterwards).
  * With `role`, a principal below it is sent to /login with the reason shown.
  */
-export async function requirePageSession(role?: Role): Promise<Principal> {
+async function requirePageSession(role?: Role): Promise<Principal> {
   const back = safeNextPath((await headers()).get("x-onceboard-path"));
   const next = back ? `next=${encodeURIComponent(back)}` : "";
   // Fails closed: when the session cannot be checked the page shows the outage, never its data.

@@ -15,7 +15,7 @@ import { getPool } from "../db/pool";
  * The client address is the one lib/auth/client-ip.ts trusts (IPv6 counted by its /64); unknown,
  * every such request shares one key. A store that cannot be reached throws: callers answer 503, never "allowed".
  */
-export const RATE_LIMIT_TABLE = "rate_limits";
+const RATE_LIMIT_TABLE = "rate_limits";
 
 export interface RateDecision {
   allowed: boolean;

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { ApiError, toApiError } from "../api/errors";
+import { DomainError } from "../console/errors";
 import { Scope } from "./scope";
 
 const tenant = { tenantId: "acme" };
@@ -29,6 +31,28 @@ describe("Scope", () => {
       expect.objectContaining({ code: "FORBIDDEN", message: "the plan spans every tenant: it needs a platform token" }),
     );
     expect(() => Scope.operator().narrow("acme").requirePlatform("the plan")).not.toThrow();
+  });
+
+  it("refuses with a domain error, which the route layer maps to its status (lib/auth names no HTTP status)", () => {
+    const refusal = (() => {
+      try {
+        Scope.ofPrincipal(platform).oneTenant();
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refusal).toBeInstanceOf(DomainError);
+    expect(refusal).not.toBeInstanceOf(ApiError);
+    expect(toApiError(refusal)).toMatchObject({ code: "INVALID_INPUT", status: 400 });
+    const forbidden = (() => {
+      try {
+        Scope.ofPrincipal(tenant).requirePlatform("the plan");
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(forbidden).toBeInstanceOf(DomainError);
+    expect(toApiError(forbidden)).toMatchObject({ code: "FORBIDDEN", status: 403 });
   });
 
   it("cannot be made outside the auth layer: an object literal or a constructor call does not type-check", () => {

@@ -1,4 +1,4 @@
-import { ApiError } from "../api/errors";
+import { DomainError } from "../console/errors";
 import type { Principal } from "./auth-types";
 
 /**
@@ -52,12 +52,13 @@ export class Scope {
 
   /** The one tenant of a question that needs exactly one (a key, a search): a platform scope must have narrowed. */
   oneTenant(): string {
-    if (this.#tenant === null) throw new ApiError("INVALID_INPUT", "tenant is required: a platform token must pass ?tenant=<id>");
+    if (this.#tenant === null)
+      throw new DomainError("INVALID_INPUT", "tenant is required: a platform token must pass ?tenant=<id>");
     return this.#tenant;
   }
 
-  /** Refuses a tenant scope (403) for data that spans every tenant; `what` says what it is. */
+  /** Refuses a tenant scope (FORBIDDEN: a 403 from a route) for data that spans every tenant; `what` says what it is. */
   requirePlatform(what: string): void {
-    if (!this.#platform) throw new ApiError("FORBIDDEN", `${what} spans every tenant: it needs a platform token`);
+    if (!this.#platform) throw new DomainError("FORBIDDEN", `${what} spans every tenant: it needs a platform token`);
   }
 }

@@ -24,7 +24,7 @@ export function sessionSecret(): Buffer {
   return secret;
 }
 
-export function readOrCreateSecretFile(file: string): Buffer {
+function readOrCreateSecretFile(file: string): Buffer {
   ensurePrivateDataDir(path.dirname(file));
   try {
     const fd = fs.openSync(file, "wx", 0o600);

@@ -26,7 +26,7 @@ export function contentSecurityPolicy(nonce: string, dev: boolean): string {
 }
 
 /** Headers every response carries (pages, API, errors). */
-export const SECURITY_HEADERS: Record<string, string> = {
+const SECURITY_HEADERS: Record<string, string> = {
   "x-content-type-options": "nosniff",
   // same-origin, not no-referrer: under no-referrer Chromium sends "Origin: null" on form POSTs,
   // which the CSRF check cannot tell from a sandboxed cross-site page.

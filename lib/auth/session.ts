@@ -18,7 +18,7 @@ import { findActiveTokenById, type TokenSummary } from "./tokens";
  */
 export const SESSION_COOKIE = "onceboard_session";
 
-export type SignedInWith = "token" | "link" | "oidc";
+type SignedInWith = "token" | "link" | "oidc";
 
 /** The row, by Prisma Client: only what sessions read and write. */
 export type SessionStore = Pick<PrismaClient, "consoleSession" | "apiToken">;
@@ -35,7 +35,7 @@ function hashSessionId(id: string): string {
 }
 
 /** The session id a well-signed cookie value carries; null for anything else. */
-export function sessionIdOf(value: string | undefined | null, secret = sessionSecret()): string | null {
+function sessionIdOf(value: string | undefined | null, secret = sessionSecret()): string | null {
   if (!value || value.length > 200) return null;
   const dot = value.indexOf(".");
   if (dot <= 0) return null;
@@ -47,7 +47,7 @@ export function sessionIdOf(value: string | undefined | null, secret = sessionSe
   return id;
 }
 
-export interface NewSession {
+interface NewSession {
   cookieValue: string;
   expiresAt: Date;
 }
@@ -87,7 +87,7 @@ export async function openSession(
 }
 
 /** A person the identity provider vouched for, with the role and tenant their groups map to. */
-export interface OidcIdentity {
+interface OidcIdentity {
   issuer: string;
   subject: string;
   actor: string;
@@ -131,7 +131,7 @@ export async function openOidcSession(
 }
 
 /** Who a good session is: its token (a token's session), or the person the identity provider vouched for. */
-export type SessionHolder = { kind: "token"; token: TokenSummary } | { kind: "oidc"; principal: Principal };
+type SessionHolder = { kind: "token"; token: TokenSummary } | { kind: "oidc"; principal: Principal };
 
 /**
  * Who the session a cookie value names is, when the session (and its token, if it has one) is good
@@ -219,15 +219,6 @@ export async function endSession(
   if (count !== 1) return { revoked: false, idToken: null };
   const row = await db.consoleSession.findUnique({ where: { idHash }, select: { idToken: true } });
   return { revoked: true, idToken: row?.idToken ?? null };
-}
-
-/** Ends the session a cookie value names. True when a live session was revoked. Throws when the database cannot answer. */
-export async function revokeSession(
-  cookieValue: string | undefined | null,
-  db: Pick<PrismaClient, "consoleSession"> = getPrisma(),
-  now = new Date(),
-): Promise<boolean> {
-  return (await endSession(cookieValue, db, now)).revoked;
 }
 
 /** Set-Cookie attributes: httpOnly, SameSite=Strict, Secure when served over https. */

@@ -29,7 +29,7 @@ export interface TokenSummary {
   lastUsedAt: Date | null;
 }
 
-export interface CreateTokenInput {
+interface CreateTokenInput {
   name: string;
   /** null: a platform token. */
   tenantId: string | null;
@@ -39,7 +39,7 @@ export interface CreateTokenInput {
   mintedBy?: string | null;
 }
 
-export class TokenInputError extends Error {
+class TokenInputError extends Error {
   readonly code = "INVALID_INPUT";
 }
 
@@ -115,8 +115,8 @@ export async function revokeTokenAndMinted(
   return alsoRevoked;
 }
 
-// What a request's authentication reads of a token: the columns of a TokenSummary, no hash.
-const TOKEN_SUMMARY_COLUMNS = {
+// What a request's authentication (and the tokens list) reads of a token: the columns of a TokenSummary, no hash.
+export const TOKEN_SUMMARY_COLUMNS = {
   id: true,
   name: true,
   tenantId: true,

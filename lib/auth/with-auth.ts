@@ -10,7 +10,7 @@ import { consoleReadOnly, READ_ONLY_MESSAGE } from "./read-only";
 import { Scope } from "./scope";
 
 /** What a wrapped handler receives besides the request. */
-export interface AuthContext<P> {
+interface AuthContext<P> {
   principal: Principal;
   /** What the handler may read: the principal's tenant, or the platform (narrow it with ?tenant=). */
   scope: Scope;
@@ -22,7 +22,7 @@ export interface AuthContext<P> {
 type NextRouteContext<P> = { params: Promise<P> };
 
 /** Marks handlers that went through withAuth, so a test can prove every API route does. */
-export const WITH_AUTH = Symbol.for("onceboard.withAuth");
+const WITH_AUTH = Symbol.for("onceboard.withAuth");
 
 /**
  * The one seam every /api/v1 route goes through (the proxy in proxy.ts is the second lock):

@@ -6,6 +6,34 @@ import { classifyDatabaseError } from "../idempotency/admin";
 
 export type ConsoleErrorCode = "DATABASE_UNAVAILABLE" | "DATABASE_NOT_CONFIGURED" | "QUERY_TIMEOUT" | "METRICS_SOURCE_FAILED";
 
+/**
+ * The refusals a console rule states without knowing HTTP: a scope asked for what it cannot read, a
+ * retention change the settings refuse. The route layer gives each code its status once
+ * (ERROR_STATUS, lib/api/errors.ts), so lib/auth and the features never name a status.
+ */
+export type DomainErrorCode = "INVALID_INPUT" | "FORBIDDEN" | "RETENTION_REFUSED" | "RETENTION_INVALID" | "RETENTION_STALE";
+
+/** The fields at fault in a refusal: an API answer lists them as its issues. */
+export interface Issue {
+  path: string;
+  message: string;
+}
+
+/** An error with a code from a closed list and, optionally, the fields at fault. */
+export class CodedError<Code extends string> extends Error {
+  readonly code: Code;
+  readonly issues?: Issue[];
+  constructor(code: Code, message: string, issues?: Issue[]) {
+    super(message);
+    this.code = code;
+    this.issues = issues;
+  }
+}
+
+export class DomainError extends CodedError<DomainErrorCode> {
+  override name = "DomainError";
+}
+
 export class ConsoleError extends Error {
   readonly code: ConsoleErrorCode;
   constructor(code: ConsoleErrorCode, message: string, options?: { cause?: unknown }) {

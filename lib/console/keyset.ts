@@ -11,15 +11,15 @@
  */
 
 /** A cursor part's type: how it is printed into the cursor, validated back and cast in SQL. */
-export type KeysetType = "timestamptz" | "bigint" | "text";
+type KeysetType = "timestamptz" | "bigint" | "text";
 
-export interface KeysetColumn {
+interface KeysetColumn {
   /** The column, qualified by the list's table or alias (never a bare name an output alias could shadow). */
   column: string;
   type: KeysetType;
 }
 
-export class InvalidCursorError extends Error {
+class InvalidCursorError extends Error {
   readonly code = "INVALID_INPUT";
   constructor() {
     super("invalid query: cursor is not one this API returned");

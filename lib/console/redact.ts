@@ -21,7 +21,7 @@ import { loadConfig } from "../config";
  * honoured even with ONCEBOARD_REDACT=off, which turns the rest off). setOutcomeRedactor()
  * replaces the hook in code (e.g. from instrumentation.ts) with your own.
  */
-export type OutcomeRedactor = (outcome: unknown) => unknown;
+type OutcomeRedactor = (outcome: unknown) => unknown;
 
 declare global {
   var __onceboardRedactor: OutcomeRedactor | undefined;

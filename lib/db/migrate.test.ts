@@ -9,7 +9,7 @@ import {
   DEFAULT_MIGRATIONS_DIR,
   LEGACY_MIGRATIONS_DIR,
   MigrationError,
-  migrate,
+  migrateConsole,
   RENAMED_MIGRATIONS,
   readMigrations,
 } from "./migrate";
@@ -41,7 +41,7 @@ describe("migration applier", () => {
   it("applies each migration once when two appliers start together", async () => {
     const db = await emptyDatabase(base);
     try {
-      const results = await Promise.all([migrate(db.url), migrate(db.url), migrate(db.url)]);
+      const results = await Promise.all([migrateConsole(db.url), migrateConsole(db.url), migrateConsole(db.url)]);
       const migrations = await readMigrations();
       const appliedCounts = results.map((r) => consoleOnly(r.applied).length);
       expect(appliedCounts.reduce((a, b) => a + b, 0)).toBe(migrations.length);
@@ -90,12 +90,12 @@ describe("migration applier", () => {
     const db = await emptyDatabase(base);
     const dir = await copyMigrations();
     try {
-      await migrate(db.url, { dir });
+      await migrateConsole(db.url, { dir });
       const [first] = await readMigrations(dir);
       await fs.appendFile(first!.file, "\n-- edited\n");
-      const attempt = migrate(db.url, { dir });
+      const attempt = migrateConsole(db.url, { dir });
       await expect(attempt).rejects.toBeInstanceOf(MigrationError);
-      await expect(migrate(db.url, { dir })).rejects.toThrow(new RegExp(`${first!.name}/migration.sql was edited`));
+      await expect(migrateConsole(db.url, { dir })).rejects.toThrow(new RegExp(`${first!.name}/migration.sql was edited`));
     } finally {
       await db.drop();
       await fs.rm(dir, { recursive: true, force: true });
@@ -109,7 +109,7 @@ describe("migration applier", () => {
       const broken = path.join(dir, "29991231000000_broken");
       await fs.mkdir(broken);
       await fs.writeFile(path.join(broken, "migration.sql"), "CREATE TABLE half_done (id int);\nSELECT no_such_function();\n");
-      await expect(migrate(db.url, { dir })).rejects.toThrow(/29991231000000_broken\/migration.sql failed/);
+      await expect(migrateConsole(db.url, { dir })).rejects.toThrow(/29991231000000_broken\/migration.sql failed/);
       const client = new pg.Client(db.url);
       await client.connect();
       const { rows } = await client.query(`SELECT to_regclass('onceboard.half_done') AS t`);
@@ -143,7 +143,7 @@ describe("migration applier", () => {
       // An existing database applied two migrations that shared a timestamp.
       await write("20260101000000_a", "CREATE TABLE a (id int);\n");
       await write("20260101000000_b", "CREATE TABLE b (id int);\n");
-      expect(consoleOnly((await migrate(db.url, { dir, renamed: {} })).applied)).toEqual([
+      expect(consoleOnly((await migrateConsole(db.url, { dir, renamed: {} })).applied)).toEqual([
         "20260101000000_a",
         "20260101000000_b",
       ]);
@@ -152,8 +152,8 @@ describe("migration applier", () => {
       await write("20260101000200_c", "CREATE TABLE c (id int);\n");
       const renamed = { "20260101000100_b": "20260101000000_b" };
       // Without the alias, b would run again and fail on its existing table: the alias is what saves it.
-      await expect(migrate(db.url, { dir, renamed: {} })).rejects.toThrow(/20260101000100_b\/migration.sql failed/);
-      const result = await migrate(db.url, { dir, renamed });
+      await expect(migrateConsole(db.url, { dir, renamed: {} })).rejects.toThrow(/20260101000100_b\/migration.sql failed/);
+      const result = await migrateConsole(db.url, { dir, renamed });
       expect(result.applied).toEqual(["20260101000200_c"]);
       expect(consoleOnly(result.alreadyApplied)).toEqual(["20260101000000_a", "20260101000100_b"]);
       const client = new pg.Client(db.url);
@@ -162,7 +162,7 @@ describe("migration applier", () => {
       await client.end();
       expect(rows.map((r) => r.migration_name)).toEqual(["20260101000000_a", "20260101000100_b", "20260101000200_c"]);
       // Idempotent: a second run finds everything under the new names.
-      expect((await migrate(db.url, { dir, renamed })).applied).toEqual([]);
+      expect((await migrateConsole(db.url, { dir, renamed })).applied).toEqual([]);
     } finally {
       await db.drop();
       await fs.rm(dir, { recursive: true, force: true });
@@ -175,10 +175,10 @@ describe("migration applier", () => {
     try {
       await fs.mkdir(path.join(dir, "20260101000000_b"));
       await fs.writeFile(path.join(dir, "20260101000000_b", "migration.sql"), "CREATE TABLE b (id int);\n");
-      await migrate(db.url, { dir, renamed: {} });
+      await migrateConsole(db.url, { dir, renamed: {} });
       await fs.rename(path.join(dir, "20260101000000_b"), path.join(dir, "20260101000100_b"));
       await fs.writeFile(path.join(dir, "20260101000100_b", "migration.sql"), "CREATE TABLE b2 (id int);\n");
-      await expect(migrate(db.url, { dir, renamed: { "20260101000100_b": "20260101000000_b" } })).rejects.toThrow(
+      await expect(migrateConsole(db.url, { dir, renamed: { "20260101000100_b": "20260101000000_b" } })).rejects.toThrow(
         /renamed from 20260101000000_b, but the record .* \(checksum differs\)/,
       );
     } finally {

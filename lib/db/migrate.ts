@@ -14,7 +14,7 @@ import { upgradeLegacyDatabase } from "./upgrade-legacy";
  * (72707369), so two appliers — ours or Prisma's — never interleave; the second waits, then
  * finds everything applied.
  */
-export const PRISMA_MIGRATE_LOCK_ID = 72707369;
+const PRISMA_MIGRATE_LOCK_ID = 72707369;
 
 export const DEFAULT_MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../prisma/migrations");
 /** The chain that kept everything in `public`, applied only to databases it made (upgrade-legacy.ts). */
@@ -35,14 +35,14 @@ export class MigrationError extends Error {
   readonly code = "MIGRATION_FAILED";
 }
 
-export interface MigrationFile {
+interface MigrationFile {
   name: string;
   file: string;
   sql: string;
   checksum: string;
 }
 
-export interface MigrateResult {
+interface MigrateResult {
   applied: string[];
   alreadyApplied: string[];
 }
@@ -82,7 +82,7 @@ interface AppliedRow {
   rolled_back_at: Date | null;
 }
 
-export interface MigrateOptions {
+interface MigrateOptions {
   /** The console chain's folder. Default prisma/migrations. */
   dir?: string;
   /** The pre-schema chain's folder. Default prisma/legacy-migrations. */
@@ -103,7 +103,7 @@ export interface MigrateOptions {
  *     `<schema>._prisma_migrations` as Prisma Migrate would.
  * Nothing of the demo is created: the demo installs its own schema when it starts.
  */
-export async function migrate(connectionString: string, options: MigrateOptions = {}): Promise<MigrateResult> {
+export async function migrateConsole(connectionString: string, options: MigrateOptions = {}): Promise<MigrateResult> {
   const schema = schemaNameOf(options.schema);
   const client = new pg.Client({ connectionString, application_name: "onceboard-migrate" });
   await client.connect();

@@ -4,7 +4,7 @@ import { loadConfig } from "../config";
 import { ensurePrivateDataDir } from "./data-dir";
 import { consolePassword, runningEmbeddedUrl, startEmbeddedPostgres } from "./embedded";
 import { describeDatabaseError } from "./errors";
-import { migrate } from "./migrate";
+import { migrateConsole } from "./migrate";
 import { ensureEffectPartitions } from "./partitions";
 import { withSearchPath } from "./pool";
 import { consoleRoleProblem, EMBEDDED_CONSOLE_ROLE, ensureConsoleRole, grantConsoleRole, roleOfUrl, urlAsRole } from "./roles";
@@ -93,7 +93,7 @@ export async function provisionDatabase(
   }
   try {
     await assertReachable(url);
-    const result = await migrate(url, {
+    const result = await migrateConsole(url, {
       schema: config.ONCEBOARD_SCHEMA,
       onApplied: (name) => log(`applied migration ${name}`),
     });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { DEFAULT_SCHEMA } from "../idempotency";
 import { readLibraryMigrations } from "../idempotency/admin";
-import { LEGACY_MIGRATIONS_DIR, migrate, readMigrations } from "./migrate";
+import { LEGACY_MIGRATIONS_DIR, migrateConsole, readMigrations } from "./migrate";
 import { searchPathOption } from "./pool";
 import { dumpSchema } from "./schema-dump";
 import { createScratchDatabase } from "./scratch";
@@ -69,7 +69,7 @@ describe("a database made by the pre-schema chain (everything in public)", () =>
       await client.query("INSERT INTO public.demo_orders (tenant_id, order_id, amount_cents) VALUES ('t1', 'ord-1', 100)");
       await client.query("RESET search_path");
 
-      const result = await migrate(legacy.url);
+      const result = await migrateConsole(legacy.url);
       // The upgrade records the library's baseline and the console's; only later migrations still run.
       const later = readLibraryMigrations()
         .slice(1)
@@ -86,7 +86,7 @@ describe("a database made by the pre-schema chain (everything in public)", () =>
       );
       expect(rows[0]).toEqual({ effects: 1, audit: 1, orders: 1, left_in_public: 0 });
       // A second run finds nothing to do.
-      expect((await migrate(legacy.url)).applied).toEqual([]);
+      expect((await migrateConsole(legacy.url)).applied).toEqual([]);
     } finally {
       await client.end();
       await legacy.drop();

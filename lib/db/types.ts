@@ -9,7 +9,7 @@ export interface Queryable {
  * A named statement: node-postgres prepares it once per connection and PostgreSQL keeps its plan,
  * so a query over every partition of effects is not planned again on each request.
  */
-export interface NamedStatement {
+interface NamedStatement {
   name: string;
   text: string;
   values?: unknown[];

@@ -16,7 +16,7 @@ import { functionDefinitions } from "./sql-functions";
  *
  * Callers hold the migration lock and have applied the legacy chain to its end first.
  */
-export const LEGACY_LIBRARY_TABLES = [
+const LEGACY_LIBRARY_TABLES = [
   "claim_latency_hour",
   "claim_latency_minute",
   "effects",
@@ -31,7 +31,7 @@ export const LEGACY_LIBRARY_TABLES = [
   "worker_stats_hour",
   "worker_stats_minute",
 ] as const;
-export const LEGACY_CONSOLE_TABLES = ["api_tokens", "login_links", "audit_log"] as const;
+const LEGACY_CONSOLE_TABLES = ["api_tokens", "login_links", "audit_log"] as const;
 /** The demo's schema, as lib/demo/schema.ts names it (lib/db may not import lib/demo). */
 export const DEMO_SCHEMA = "onceboard_demo";
 

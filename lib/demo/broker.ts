@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import type PgBoss from "pg-boss";
-import type { BatchEffectsRunner, DeadLetterInfo, IdempotentHandler } from "../queues/core";
+import type { BatchEffectsRunner, DeadLetterInfo, IdempotentHandler } from "../queues/deliveries";
 import { createDemoQueues } from "./handlers";
 import { ALL_JOB_TYPES, DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA, type DemoSettings, type OrderMessage } from "./settings";
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Queryable } from "./db-types";
 import { DEMO_TENANTS } from "./settings";
-import { PROVIDER_SCHEMA } from "./stripe-server";
+import { PROVIDER_SCHEMA } from "./stripe-storage";
 
 /**
  * Backfills weeks of demo history so the gap, retention and trend views have data on a fresh
@@ -14,7 +14,7 @@ import { PROVIDER_SCHEMA } from "./stripe-server";
  * exactly the history's counts. Days are written oldest first, one statement and
  * transaction each, so progress is visible and an interrupted backfill leaves whole days.
  */
-export interface HistoryOptions {
+interface HistoryOptions {
   spanMs: number;
   /** Orders per tenant per day. */
   ordersPerDay?: number;
@@ -22,7 +22,7 @@ export interface HistoryOptions {
   onProgress?: (line: string) => void;
 }
 
-export interface HistoryResult {
+interface HistoryResult {
   days: number;
   effects: number;
   /** worker_stats_minute rows the backfill created (a later day's duplicates may add to a row made earlier). */

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { EffectNotAppliedError } from "../idempotency";
-import { PROVIDER_SCHEMA } from "./stripe-server";
+import { PROVIDER_SCHEMA } from "./stripe-storage";
 
 /**
  * The demo's mailer: an HTTP service that keeps every message it received (it does not dedupe:
@@ -17,7 +17,7 @@ import { PROVIDER_SCHEMA } from "./stripe-server";
  * An at-most-once send that was claimed and abandoned before it reached the mailer is the email
  * that was never sent: the reconciler finds its effect with no message here.
  */
-export const MAILER_PATH = "/mailer/messages";
+const MAILER_PATH = "/mailer/messages";
 const MAX_LIMIT = 500;
 
 const MAILER_SCHEMA_SQL = `
@@ -44,7 +44,7 @@ export async function installMailerSchema(db: pg.Pool | pg.ClientBase): Promise<
   await db.query(MAILER_SCHEMA_SQL);
 }
 
-export interface SentMessage {
+interface SentMessage {
   id: string;
   to: string;
   subject: string;

@@ -4,7 +4,7 @@ import pg from "pg";
 import { type DemoBrokerUrls, openDemoPublisher, setupDemoBroker } from "./broker";
 import { DEMO_APP_PREFIX, DEMO_TENANTS, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
 
-export interface ProducerStats {
+interface ProducerStats {
   orders: number;
   concurrentDuplicates: number;
   republishes: number;
@@ -14,7 +14,7 @@ export interface ProducerStats {
   refunds: number;
 }
 
-export interface DemoProducer {
+interface DemoProducer {
   stats: ProducerStats;
   stop(): Promise<void>;
 }

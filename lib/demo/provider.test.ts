@@ -20,7 +20,8 @@ import {
 import { MAILER_MAPPING } from "./providers-file";
 import { compareWithPlanted, formatTruth } from "./reconciliation-truth";
 import type { OrderMessage } from "./settings";
-import { type Disagreement, noFaults, PROVIDER_SCHEMA } from "./stripe-server";
+import { type Disagreement, noFaults } from "./stripe-server";
+import { PROVIDER_SCHEMA } from "./stripe-storage";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const FAST_RETRY = { retries: 2, baseDelayMs: 5, maxDelayMs: 20 };

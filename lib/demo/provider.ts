@@ -3,7 +3,8 @@ import Stripe from "stripe";
 import type { Queryable } from "./db-types";
 import { installMailerSchema, MailerClient, type MailerServer, startMailerServer } from "./mailer-server";
 import type { DemoSettings } from "./settings";
-import { installProviderSchema, noFaults, type ProviderFaults, type StripeServer, startStripeServer } from "./stripe-server";
+import { noFaults, type ProviderFaults, type StripeServer, startStripeServer } from "./stripe-server";
+import { installProviderSchema } from "./stripe-storage";
 
 /**
  * The demo's providers as its handlers reach them: the Stripe-compatible server through the

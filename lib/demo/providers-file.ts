@@ -17,8 +17,8 @@ export const MAILER_MAPPING = {
 };
 
 /** The demo's job types each provider holds: the capture and refund steps at Stripe, the receipt at the mailer. */
-export const DEMO_STRIPE_JOB_TYPES = ["order.paid", "order.capture", "order.refund"];
-export const DEMO_MAILER_JOB_TYPES = ["order.paid", "order.receipt"];
+const DEMO_STRIPE_JOB_TYPES = ["order.paid", "order.capture", "order.refund"];
+const DEMO_MAILER_JOB_TYPES = ["order.paid", "order.receipt"];
 
 /**
  * The demo configures its reconciliation the way a user does: a providers file

@@ -1,5 +1,5 @@
 import type { Queryable } from "./db-types";
-import { PROVIDER_SCHEMA } from "./stripe-server";
+import { PROVIDER_SCHEMA } from "./stripe-storage";
 
 /**
  * demo:verify's ground truth for reconciliation: the findings the reconciler must record for a
@@ -23,8 +23,8 @@ import { PROVIDER_SCHEMA } from "./stripe-server";
  * drifted objects and its unsent receipt are expected once it completes or is abandoned, and
  * counted apart until then (`inProgress`), so the comparison never depends on when a crash fell.
  */
-export const TRUTH_KINDS = ["duplicated_at_provider", "missing_at_provider", "unknown_to_onceboard", "drift"] as const;
-export type TruthKind = (typeof TRUTH_KINDS)[number];
+const TRUTH_KINDS = ["duplicated_at_provider", "missing_at_provider", "unknown_to_onceboard", "drift"] as const;
+type TruthKind = (typeof TRUTH_KINDS)[number];
 
 const EXPECTED_SQL = `
 WITH planted AS (
@@ -51,7 +51,7 @@ SELECT 'missing_at_provider', format('mailer:key:%s:%s', e.tenant_id, e.key)
    AND NOT EXISTS (SELECT 1 FROM ${PROVIDER_SCHEMA}.messages msg
                     WHERE msg.onceboard_tenant = e.tenant_id AND msg.onceboard_key = e.key)`;
 
-export interface KindComparison {
+interface KindComparison {
   kind: TruthKind;
   planted: number;
   found: number;
@@ -61,7 +61,7 @@ export interface KindComparison {
   unexpected: string[];
 }
 
-export interface ReconciliationTruth {
+interface ReconciliationTruth {
   kinds: KindComparison[];
   mismatches: number;
   /** Lost, keyless or drifted objects planted on effects still in progress: expected once they complete. */

@@ -1,9 +1,9 @@
 import type { Queryable } from "./db-types";
 import { DEMO_SCHEMA } from "./schema";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";
-import { PROVIDER_SCHEMA } from "./stripe-server";
+import { PROVIDER_SCHEMA } from "./stripe-storage";
 
-export interface ResetResult {
+interface ResetResult {
   effects: number;
   rollupRows: number;
   violationRows: number;

@@ -1,7 +1,15 @@
-import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
+import {
+  CREATE_SQL,
+  installProviderSchema,
+  objectId,
+  PROVIDER_SCHEMA,
+  type ProviderRow,
+  RETRIEVE_SQL,
+  toStripe,
+} from "./stripe-storage";
 
 /**
  * The demo's payment provider: a Stripe-compatible HTTP server with its own storage (schema
@@ -22,10 +30,9 @@ import pg from "pg";
  * At most one disagreement per request, so each injection is one finding to look for.
  * And failures of the API itself, for tests: 429 with Retry-After, 5xx, malformed JSON.
  */
-export const PROVIDER_SCHEMA = "onceboard_demo_provider";
-export const DEFAULT_IDEMPOTENCY_WINDOW_SECONDS = 24 * 3600;
+const DEFAULT_IDEMPOTENCY_WINDOW_SECONDS = 24 * 3600;
 
-export const DISAGREEMENTS = ["duplicate", "lost", "keyless", "drift"] as const;
+const DISAGREEMENTS = ["duplicate", "lost", "keyless", "drift"] as const;
 export type Disagreement = (typeof DISAGREEMENTS)[number];
 
 export interface ProviderFaults {
@@ -46,85 +53,8 @@ export const noFaults = (): ProviderFaults => ({
   malformedNext: 0,
 });
 
-const SCHEMA_SQL = `
-CREATE SCHEMA IF NOT EXISTS ${PROVIDER_SCHEMA};
-CREATE TABLE IF NOT EXISTS ${PROVIDER_SCHEMA}.objects (
-  id          text        NOT NULL,
-  kind        text        NOT NULL CHECK (kind IN ('payment_intent', 'refund')),
-  amount      bigint      NOT NULL,
-  currency    text        NOT NULL,
-  status      text        NOT NULL,
-  metadata    jsonb       NOT NULL DEFAULT '{}'::jsonb,
-  payment_intent text,
-  created     bigint      NOT NULL,
-  CONSTRAINT objects_pkey PRIMARY KEY (id)
-);
-CREATE INDEX IF NOT EXISTS objects_list_idx ON ${PROVIDER_SCHEMA}.objects (kind, created DESC, id DESC);
-CREATE TABLE IF NOT EXISTS ${PROVIDER_SCHEMA}.idempotency_keys (
-  api_key     text        NOT NULL,
-  key         text        NOT NULL,
-  path        text        NOT NULL,
-  status      integer     NOT NULL,
-  response    jsonb       NOT NULL,
-  created_at  timestamptz NOT NULL DEFAULT now(),
-  CONSTRAINT idempotency_keys_pkey PRIMARY KEY (api_key, key)
-);
-CREATE TABLE IF NOT EXISTS ${PROVIDER_SCHEMA}.injections (
-  id          bigserial   NOT NULL,
-  disagreement text       NOT NULL,
-  object_id   text,
-  onceboard_key text,
-  onceboard_tenant text,
-  injected_at timestamptz NOT NULL DEFAULT now(),
-  CONSTRAINT injections_pkey PRIMARY KEY (id)
-);
--- One disagreement per Onceboard key, whatever number of requests carry it: a retry that drew a
--- second one could undo the first (a lost object made again by a pruned key's retry), leaving two
--- planted findings for a key the provider in fact agrees on.
-CREATE TABLE IF NOT EXISTS ${PROVIDER_SCHEMA}.planted_keys (
-  onceboard_tenant text NOT NULL,
-  onceboard_key    text NOT NULL,
-  CONSTRAINT planted_keys_pkey PRIMARY KEY (onceboard_tenant, onceboard_key)
-);`;
-
-// The statements of every create and retrieve, prepared (named): PostgreSQL parses and plans each
-// once per connection instead of at every request (the soak makes a PaymentIntent per order).
-const CREATE_SQL = {
-  pruneKey: {
-    name: "provider_prune_key_v1",
-    text: `DELETE FROM ${PROVIDER_SCHEMA}.idempotency_keys
-            WHERE api_key = $1 AND key = $2 AND (created_at < now() - make_interval(secs => $3) OR $4)`,
-  },
-  takeKey: {
-    name: "provider_take_key_v1",
-    text: `INSERT INTO ${PROVIDER_SCHEMA}.idempotency_keys (api_key, key, path, status, response) VALUES ($1, $2, $3, 0, '{}')
-           ON CONFLICT DO NOTHING`,
-  },
-  replay: {
-    name: "provider_replay_v1",
-    text: `SELECT status, response, path FROM ${PROVIDER_SCHEMA}.idempotency_keys WHERE api_key = $1 AND key = $2`,
-  },
-  insertObject: {
-    name: "provider_insert_object_v1",
-    text: `INSERT INTO ${PROVIDER_SCHEMA}.objects (id, kind, amount, currency, status, metadata, payment_intent, created)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-  },
-  storeResponse: {
-    name: "provider_store_response_v1",
-    text: `UPDATE ${PROVIDER_SCHEMA}.idempotency_keys SET status = 200, response = $3 WHERE api_key = $1 AND key = $2`,
-  },
-} as const;
-const RETRIEVE_SQL = {
-  name: "provider_retrieve_v1",
-  text: `SELECT * FROM ${PROVIDER_SCHEMA}.objects WHERE id = $1 AND kind = $2`,
-} as const;
-
-export async function installProviderSchema(db: pg.Pool | pg.Client): Promise<void> {
-  await db.query(SCHEMA_SQL);
-}
-
 /** Parses Stripe's form encoding: `metadata[a]=1&created[gte]=5` → { metadata: { a: "1" }, created: { gte: "5" } }. */
-export function parseStripeForm(text: string): Record<string, unknown> {
+function parseStripeForm(text: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, value] of new URLSearchParams(text)) {
     const parts = name.split(/\[|\]\[|\]/).filter((part) => part !== "");
@@ -138,48 +68,6 @@ export function parseStripeForm(text: string): Record<string, unknown> {
   return out;
 }
 
-// Ids are cut from a pool of random bytes refilled 4 KiB at a time: randomBytes(12) per id was a
-// synchronous call into the CSPRNG twice per request (the object and the request-id header),
-// 2% of a soak worker's CPU.
-const ID_BYTES = 12;
-let idPool = Buffer.alloc(0);
-let idPoolAt = 0;
-const objectId = (prefix: string) => {
-  if (idPoolAt + ID_BYTES > idPool.length) {
-    idPool = randomBytes(4096);
-    idPoolAt = 0;
-  }
-  const hex = idPool.toString("hex", idPoolAt, idPoolAt + ID_BYTES);
-  idPoolAt += ID_BYTES;
-  return `${prefix}_${hex}`;
-};
-
-interface Row {
-  id: string;
-  kind: "payment_intent" | "refund";
-  amount: string | number;
-  currency: string;
-  status: string;
-  metadata: Record<string, string>;
-  payment_intent: string | null;
-  created: string | number;
-}
-
-function toStripe(row: Row): Record<string, unknown> {
-  const common = {
-    id: row.id,
-    amount: Number(row.amount),
-    currency: row.currency,
-    status: row.status,
-    metadata: row.metadata,
-    created: Number(row.created),
-    livemode: false,
-  };
-  return row.kind === "payment_intent"
-    ? { object: "payment_intent", ...common, amount_received: row.status === "succeeded" ? Number(row.amount) : 0 }
-    : { object: "refund", ...common, payment_intent: row.payment_intent };
-}
-
 class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -191,7 +79,7 @@ class HttpError extends Error {
   }
 }
 
-export interface StripeServerOptions {
+interface StripeServerOptions {
   databaseUrl: string;
   /** Secret keys accepted as Bearer tokens. */
   apiKeys: string[];
@@ -292,13 +180,13 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
     throw new HttpError(405, "invalid_request_error", `${req.method} is not supported on ${url.pathname}`);
   }
 
-  async function retrieve(kind: Row["kind"], id: string) {
-    const { rows } = await pool.query<Row>({ ...RETRIEVE_SQL, values: [id, kind] });
+  async function retrieve(kind: ProviderRow["kind"], id: string) {
+    const { rows } = await pool.query<ProviderRow>({ ...RETRIEVE_SQL, values: [id, kind] });
     if (!rows[0]) throw new HttpError(404, "invalid_request_error", `No such ${kind}: '${id}'`, "id");
     return toStripe(rows[0]);
   }
 
-  async function list(kind: Row["kind"], params: Record<string, unknown>, path: string) {
+  async function list(kind: ProviderRow["kind"], params: Record<string, unknown>, path: string) {
     const created = (params.created ?? {}) as Record<string, string>;
     const int = (value: unknown, name: string) => {
       if (value === undefined) return null;
@@ -324,7 +212,7 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
         `(created, id) < ((SELECT a.created FROM ${PROVIDER_SCHEMA}.objects a WHERE a.id = ${at}), (SELECT a.id FROM ${PROVIDER_SCHEMA}.objects a WHERE a.id = ${at}))`,
       );
     }
-    const { rows } = await pool.query<Row>(
+    const { rows } = await pool.query<ProviderRow>(
       `SELECT * FROM ${PROVIDER_SCHEMA}.objects WHERE ${where.join(" AND ")}
         ORDER BY created DESC, id DESC LIMIT $${values.push(limit + 1)}`,
       values,
@@ -339,7 +227,7 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
 
   async function create(
     res: http.ServerResponse,
-    kind: Row["kind"],
+    kind: ProviderRow["kind"],
     params: Record<string, unknown>,
     apiKey: string,
     idempotencyKey: string | null,
@@ -414,7 +302,7 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
         stored = { ...stored, amount: amount + 1 };
         planted = true;
       }
-      const row: Row = {
+      const row: ProviderRow = {
         id,
         kind,
         amount: stored.amount,
@@ -471,36 +359,4 @@ export async function startStripeServer(options: StripeServerOptions): Promise<S
       await pool.end();
     },
   };
-}
-
-export interface SeedObject {
-  id: string;
-  kind?: "payment_intent" | "refund";
-  amount: number;
-  currency?: string;
-  status?: string;
-  metadata?: Record<string, string>;
-  /** Seconds since the epoch. */
-  created: number;
-}
-
-/** Bulk-loads objects into the provider's storage (tests and the benchmark: a million objects without a million requests). */
-export async function seedProviderObjects(db: pg.Pool, objects: SeedObject[]): Promise<void> {
-  for (let i = 0; i < objects.length; i += 10_000) {
-    const batch = objects.slice(i, i + 10_000).map((o) => ({
-      id: o.id,
-      kind: o.kind ?? "payment_intent",
-      amount: o.amount,
-      currency: o.currency ?? "usd",
-      status: o.status ?? "succeeded",
-      metadata: o.metadata ?? {},
-      created: o.created,
-    }));
-    await db.query(
-      `INSERT INTO ${PROVIDER_SCHEMA}.objects (id, kind, amount, currency, status, metadata, created)
-       SELECT id, kind, amount, currency, status, metadata, created
-         FROM jsonb_to_recordset($1::jsonb) AS o(id text, kind text, amount bigint, currency text, status text, metadata jsonb, created bigint)`,
-      [JSON.stringify(batch)],
-    );
-  }
 }

@@ -26,7 +26,7 @@ export interface DemoProcesses {
   stop(graceMs?: number): Promise<void>;
 }
 
-export interface StartDemoOptions {
+interface StartDemoOptions {
   url: string;
   settings: DemoSettings;
   /** RabbitMQ's and NATS's URLs, for settings.broker other than pg-boss (the children read theirs from the environment). */

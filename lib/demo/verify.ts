@@ -1,7 +1,7 @@
 import type { Queryable } from "./db-types";
-import { PROVIDER_SCHEMA } from "./stripe-server";
+import { PROVIDER_SCHEMA } from "./stripe-storage";
 
-export interface TenantReport {
+interface TenantReport {
   tenant: string;
   orders: number;
   captures: number;
@@ -15,7 +15,7 @@ export interface TenantReport {
   lost: number;
 }
 
-export interface DemoReport {
+interface DemoReport {
   tenants: TenantReport[];
   totals: TenantReport;
   ok: boolean;

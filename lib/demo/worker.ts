@@ -6,7 +6,7 @@ import { createFaults, demoHandlers } from "./handlers";
 import { type DemoProviderEndpoints, demoProviderClients, demoProviderEndpointsFromEnv } from "./provider";
 import { DEMO_APP_PREFIX, type DemoSettings, JOB_TYPES } from "./settings";
 
-export interface DemoWorker {
+interface DemoWorker {
   metricsUrl: string;
   stop(): Promise<void>;
 }

@@ -28,7 +28,7 @@ export const CITUS_DELEGATED_FUNCTIONS = [
 ] as const;
 
 /** The distribution column of effects: every claim names one tenant. */
-export const CITUS_DISTRIBUTION_COLUMN = "tenant_id";
+const CITUS_DISTRIBUTION_COLUMN = "tenant_id";
 
 /** What the library learned about its database before its first claim. */
 export interface StoreMode {

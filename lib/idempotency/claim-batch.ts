@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Acquired, acquire, type Claim, claimParamsOf, type OwnedClaim, settleClaim } from "./claim";
+import { type Acquired, acquire, type Claim, claimParamsOf, type OwnedClaim, resolveClaimRow } from "./claim";
 import { batchOf, type ClaimRow } from "./claim-sql";
 import type { EffectsCore } from "./core";
 import { sqlFor } from "./db";
@@ -90,7 +90,7 @@ export async function claimMany(core: EffectsCore, inputs: readonly BatchClaimIn
         answers[m.index] = {
           ok: true,
           acquired: row
-            ? settleClaim(core, sql, m.spec, row, seconds, { recorded: core.timeline !== null })
+            ? resolveClaimRow(core, sql, m.spec, row, seconds, { recorded: core.timeline !== null })
             : await acquire(core, sql, m.spec),
           spec: m.spec,
         };

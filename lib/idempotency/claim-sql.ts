@@ -69,7 +69,7 @@ export const CLAIM: Statement = {
 // InitPlan gate means the function is not called at all when the row was found). Not used for
 // first deliveries: there it would be one more probe before the function's own look.
 // created_at is bounded by now() + 1 day, as in onceboard_claim, so future partitions are pruned.
-export const CLAIM_REDELIVERY: Statement = {
+const CLAIM_REDELIVERY: Statement = {
   name: "onceboard_claim_redelivery_v1",
   returns: "rows",
   text: `WITH done AS MATERIALIZED (
@@ -109,7 +109,7 @@ interface RawClaimRow {
   db_now: Date | string;
 }
 
-export function toDate(value: Date | string | null | undefined): Date | null {
+function toDate(value: Date | string | null | undefined): Date | null {
   if (value === null || value === undefined) return null;
   return value instanceof Date ? value : new Date(value);
 }
@@ -160,7 +160,7 @@ function toClaimRow(raw: RawClaimRow): ClaimRow {
 // Many claims, one round trip, one commit (sql/onceboard_claim_batch.sql): each key gets the
 // answer onceboard_claim would give it alone. Arrays are positional; `ord` (1-based) maps each
 // answer back to its key, as the function claims in advisory-lock order, not in input order.
-export const CLAIM_BATCH: Statement = {
+const CLAIM_BATCH: Statement = {
   name: "onceboard_claim_batch_v1",
   returns: "rows",
   text: `SELECT b.ord, (b.claim).*
@@ -211,7 +211,7 @@ export function batchOf(claims: readonly ClaimParams[]): BatchClaimParams {
 
 // One tenant's share of a batch, for Citus (sql/onceboard_claim_tenant.sql): delegated whole to the
 // worker holding the tenant's shard (a call whose FROM is the one distributed function).
-export const CLAIM_TENANT: Statement = {
+const CLAIM_TENANT: Statement = {
   name: "onceboard_claim_tenant_v1",
   returns: "rows",
   text: `SELECT b.ord, (b.claim).*

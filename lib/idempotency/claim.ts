@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ClaimParams, ClaimResultKind, ClaimRow } from "./claim-sql";
 import type { ClaimRef } from "./complete-sql";
 import type { EffectsCore } from "./core";
-import { bookkeep, type Sql } from "./db";
+import { recordOnce, type Sql } from "./db";
 import { mapDbError } from "./db-errors";
 import type { Duration } from "./duration";
 import {
@@ -42,7 +42,7 @@ export type ClaimSpec = Pick<
 >;
 
 /** Runs a statement of ours: retried in one place when we own the transaction, never inside the caller's. */
-export async function runStatement<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
+async function runStatement<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
   try {
     return sql.inTransaction ? await fn() : await withRetry(fn);
   } catch (error) {
@@ -89,7 +89,7 @@ export interface Claim {
  * opened) as they are, since the transaction owns them; outside, through the coalescer when it is
  * on, else alone, retried on a transient error. Raw database errors, for the caller to map.
  */
-export function sendClaim(core: EffectsCore, sql: Sql, params: ClaimParams): Promise<ClaimRow> {
+function sendClaim(core: EffectsCore, sql: Sql, params: ClaimParams): Promise<ClaimRow> {
   if (sql.inTransaction) return core.store.claim(sql, params);
   return core.coalescer ? core.coalescer.claim(params) : withRetry(() => core.store.claim(sql, params));
 }
@@ -266,7 +266,7 @@ export type Acquired =
  */
 export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Promise<Acquired> {
   const { opts } = core;
-  const owner = sql.ownedRun?.owner ?? `${opts.workerId}:${randomUUID()}`;
+  const owner = sql.rerunnable?.owner ?? `${opts.workerId}:${randomUUID()}`;
   const started = performance.now();
 
   const claimOnce = (lockTimeoutMs: number) => sendClaim(core, sql, claimParamsOf(core, spec, owner, lockTimeoutMs));
@@ -285,7 +285,7 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
     },
   );
 
-  return settleClaim(core, sql, spec, row, (performance.now() - started) / 1000, { waited });
+  return resolveClaimRow(core, sql, spec, row, (performance.now() - started) / 1000, { waited });
 }
 
 /**
@@ -295,7 +295,7 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
  * this delivery found the effect in flight. `recorded`: the caller put it on the timeline already
  * (claimMany records its statement's deliveries together: DeliveryTimeline.recordBatch).
  */
-export function settleClaim(
+export function resolveClaimRow(
   core: EffectsCore,
   sql: Sql,
   spec: ClaimSpec,
@@ -305,9 +305,9 @@ export function settleClaim(
 ): Acquired {
   // A rerun of an owned transaction whose COMMIT went through unanswered finds its own completed
   // effect: the delivery ran once, here, and is booked as the claim it was, not as a duplicate.
-  const ownCommit = row.result === "duplicate" && sql.ownedRun !== undefined && row.owner === sql.ownedRun.owner;
+  const ownCommit = row.result === "duplicate" && sql.rerunnable !== undefined && row.owner === sql.rerunnable.owner;
   const booked: ClaimRow = ownCommit ? { ...row, result: "claimed" } : row;
-  bookkeep(sql, () => bookClaim(core, spec, booked, seconds, waited, recorded));
+  recordOnce(sql, () => bookClaim(core, spec, booked, seconds, waited, recorded));
 
   switch (row.result) {
     case "claimed":

@@ -21,13 +21,13 @@ import type { Completion, Release, Store } from "./store";
  * inside a transaction (the caller's `tx`, or one the library opened for a transactional step)
  * belongs to that transaction and goes on its own.
  */
-export const COALESCE_MAX_BATCH = 256;
+const COALESCE_MAX_BATCH = 256;
 /**
  * Statements one lane keeps in flight at most. More than one, so that the database works on one
  * batch while the process answers the previous one's callers and gathers the next: with a single
  * statement in flight the two take turns and both sit idle half the time.
  */
-export const COALESCE_STATEMENTS_IN_FLIGHT = 4;
+const COALESCE_STATEMENTS_IN_FLIGHT = 4;
 /**
  * Another statement joins those in flight only for at least this many queued calls: fewer wait for
  * the next return, where they go together, instead of each taking a statement (and a connection).
@@ -101,7 +101,7 @@ export class Pipeline<I, O> {
   }
 }
 
-async function settle<O>(fn: () => Promise<O>): Promise<Settled<O>> {
+async function outcomeOf<O>(fn: () => Promise<O>): Promise<Settled<O>> {
   try {
     return { ok: true, value: await fn() };
   } catch (error) {
@@ -119,12 +119,12 @@ async function sendBatch<I, O>(
   single: (item: I) => Promise<O>,
   many: (items: I[]) => Promise<O[]>,
 ): Promise<Settled<O>[]> {
-  if (items.length === 1) return [await settle(() => single(items[0] as I))];
+  if (items.length === 1) return [await outcomeOf(() => single(items[0] as I))];
   try {
     const values = await many(items);
     return values.map((value) => ({ ok: true, value }));
   } catch {
-    return Promise.all(items.map((item) => settle(() => single(item))));
+    return Promise.all(items.map((item) => outcomeOf(() => single(item))));
   }
 }
 

@@ -58,7 +58,7 @@ export const FAIL: Statement = {
 // An at-most-once step that threw may have had its effect (the provider took the email, then the
 // reply was lost): the claim ends abandoned, never run again. 'abandoned' is matched too so that
 // re-sending it after a lost reply reports success.
-export const ABANDON: Statement = {
+const ABANDON: Statement = {
   name: "onceboard_abandon_v1",
   returns: "count",
   text: `UPDATE onceboard.effects
@@ -95,14 +95,14 @@ function refValues(ref: ClaimRef): unknown[] {
 // sql/onceboard_fail_tenant.sql): COMPLETE, FAIL and ABANDON use clock_timestamp() in their SET and
 // CASE, which Citus refuses on a distributed table; these take the time once into a variable, on
 // the tenant's worker (each call is delegated whole).
-export const COMPLETE_TENANT: Statement = {
+const COMPLETE_TENANT: Statement = {
   name: "onceboard_complete_tenant_v1",
   returns: "rows",
   text: `SELECT o_tenant_id AS tenant_id, o_key AS key, o_owner AS owner, o_attempt AS attempt
   FROM onceboard.onceboard_complete_tenant($1::text, $2::text[], $3::timestamptz[], $4::text[], $5::int[], $6::jsonb[], $7::text[])`,
 };
 
-export const FAIL_TENANT: Statement = {
+const FAIL_TENANT: Statement = {
   name: "onceboard_fail_tenant_v1",
   returns: "rows",
   text: `SELECT o_tenant_id AS tenant_id, o_key AS key, o_owner AS owner, o_attempt AS attempt

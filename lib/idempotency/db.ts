@@ -77,25 +77,25 @@ export interface Sql {
   /** True when statements run inside a transaction the library does not own: no statement retries. */
   readonly inTransaction: boolean;
   /** Set when the statements run in a transaction the library owns and reruns whole (step.ts). */
-  readonly ownedRun?: OwnedRun;
+  readonly rerunnable?: RerunnableTransaction;
 }
 
 /**
  * One transactional step's transaction, which the library opens and reruns whole on a transient
  * failure. Its claims use one owner on every run, so a rerun after a COMMIT whose reply was lost
  * recognises the committed effect as its own. The bookkeeping of a run (metrics, rollups, the
- * timeline, duplicate counts) waits in `journal` until the run is known to be the last: a run that
+ * timeline, duplicate counts) waits in `pendingRecords` until the run is known to be the last: a run that
  * is rolled back and rerun would otherwise count one delivery twice.
  */
-export interface OwnedRun {
+export interface RerunnableTransaction {
   readonly owner: string;
-  journal: (() => void)[];
+  pendingRecords: (() => void)[];
 }
 
-/** Does `book` now, or, in a run of an owned transaction, once that run is known to be the last. */
-export function bookkeep(sql: Sql, book: () => void): void {
-  if (sql.ownedRun) sql.ownedRun.journal.push(book);
-  else book();
+/** Does `record` now, or, in a run of a rerunnable transaction, once that run is known to be the last. */
+export function recordOnce(sql: Sql, record: () => void): void {
+  if (sql.rerunnable) sql.rerunnable.pendingRecords.push(record);
+  else record();
 }
 
 export function isPrisma(db: unknown): db is PrismaLike {
@@ -251,7 +251,7 @@ export function sqlFor(handle: EffectsDb | TransactionHandle, inTransaction: boo
  * uncaught exception that killed the worker. The pool stops listening to a client's errors while
  * it is checked out, so attaching ours inside the callback leaves no instant without a listener.
  */
-export function connectListening(pool: pg.Pool, onError: (error: Error) => void): Promise<pg.PoolClient> {
+function connectListening(pool: pg.Pool, onError: (error: Error) => void): Promise<pg.PoolClient> {
   return new Promise((resolve, reject) => {
     pool.connect((error, client) => {
       if (error || !client) {

@@ -8,7 +8,7 @@ import { InvalidEffectInputError, InvalidEffectKeyError } from "./errors";
 export const MAX_KEY_LENGTH = 255;
 
 /** Length in Unicode code points (a lone surrogate counts one). */
-export function codePointLength(value: string): number {
+function codePointLength(value: string): number {
   let n = 0;
   for (const _ of value) n++;
   return n;

@@ -18,7 +18,7 @@ import { type PartitionInterval, partitionIntervalSeconds, type RetentionSetting
  */
 
 /** The newest partitions (by upper bound) that are never dropped, whatever the settings say. */
-export const NEWEST_KEPT = 2;
+const NEWEST_KEPT = 2;
 
 export type Guard = "retention" | "retry-window" | "in-flight" | "newest" | "current";
 
@@ -87,7 +87,7 @@ const floorTo = (t: number, interval: PartitionInterval): number => {
 const pad = (n: number) => String(n).padStart(2, "0");
 
 /** effects_pYYYYMMDD for a UTC day (as the startup premake names it), _HH for hours, w for weeks. */
-export function partitionName(from: Date, to: Date): string {
+function partitionName(from: Date, to: Date): string {
   const ymd = `${from.getUTCFullYear()}${pad(from.getUTCMonth() + 1)}${pad(from.getUTCDate())}`;
   const length = to.getTime() - from.getTime();
   const midnight = from.getTime() % (24 * HOUR) === 0;
@@ -299,7 +299,7 @@ export async function planMaintenance(
   };
 }
 
-export function fmtSeconds(seconds: number): string {
+function fmtSeconds(seconds: number): string {
   if (seconds % 86_400 === 0) return `${seconds / 86_400}d`;
   if (seconds % 3600 === 0) return `${seconds / 3600}h`;
   return `${Math.round(seconds)}s`;

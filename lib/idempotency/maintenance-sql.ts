@@ -65,7 +65,7 @@ SELECT c.relname AS name, citus_total_relation_size(c.oid, fail_on_error := fals
  * entry; migration 0005 dropped the partitioned index that every partition used to inherit.
  */
 export const TENANT_INDEX_SUFFIX = "_tenant_created_at_idx";
-export const TENANT_INDEX_SHAPE = "USING btree (tenant_id, created_at, key) INCLUDE (first_message_id, status, job_type)";
+const TENANT_INDEX_SHAPE = "USING btree (tenant_id, created_at, key) INCLUDE (first_message_id, status, job_type)";
 
 /**
  * Each attached partition's indexes of that shape, whatever their name, and whether each is valid:

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { Operation } from "./maintenance";
+import type { Operation } from "./maintenance-operation";
 import { listPartitions } from "./maintenance-plan";
 import {
   createTimelinePartition,

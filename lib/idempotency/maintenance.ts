@@ -4,6 +4,7 @@ import type { Registry } from "prom-client";
 import { isEffectsDistributed } from "./citus";
 import { defaultLogger, type Logger } from "./logger";
 import { type MaintenanceMetrics, maintenanceMetrics } from "./maintenance-metrics";
+import type { Operation, OperationKind } from "./maintenance-operation";
 import {
   listPartitions,
   type MaintenancePlan,
@@ -56,13 +57,7 @@ import { pruneUncaughtViolations } from "./violations";
  * can move time.
  */
 
-export type OperationKind = "create" | "detach" | "finalize" | "drop" | "reattach" | "index" | "prune";
-export interface Operation {
-  kind: OperationKind;
-  partition: string;
-  result: "ok" | "failed" | "skipped";
-  detail?: string;
-}
+export type { Operation, OperationKind } from "./maintenance-operation";
 
 export interface MaintenanceRunResult {
   /** skipped: another runner held the lock. */

@@ -40,7 +40,7 @@ export interface LibraryMigrateResult {
   alreadyApplied: string[];
 }
 
-export class LibraryMigrationError extends Error {
+class LibraryMigrationError extends Error {
   readonly code: string = "LIBRARY_MIGRATION_FAILED";
 }
 

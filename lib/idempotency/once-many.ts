@@ -5,7 +5,7 @@ import { EffectsError, InvalidEffectInputError } from "./errors";
 import { once } from "./once";
 import type { EncodedOutcome } from "./outcome";
 import { checkFunction } from "./spec";
-import { type EffectResult, type OutcomeSink, runOwned, settleExisting, stepLog } from "./step";
+import { answerExisting, type EffectResult, type OutcomeSink, runOwned, stepLog } from "./step";
 
 /** One input's answer from effects.onceMany: what effects.once would have resolved to, or thrown. */
 export type OnceManyAnswer<T> = { ok: true; result: EffectResult<T> } | { ok: false; error: unknown };
@@ -18,7 +18,7 @@ export type OnceManyAnswer<T> = { ok: true; result: EffectResult<T> } | { ok: fa
  * what once would have resolved to or thrown, and records what once records (metrics, rollups,
  * the log line), with two differences a batch needs: a key in flight elsewhere is not waited for
  * (answered EffectInFlightError at once, for the caller to retry later), and a key that appears
- * again in the batch waits for its first copy to settle and is then run through once (a duplicate,
+ * again in the batch waits for its first copy to be answered and is then run through once (a duplicate,
  * or owned again if the first copy failed). Never rejects for one key's sake.
  */
 export async function onceMany<T>(
@@ -49,10 +49,10 @@ export async function onceMany<T>(
     batched.map((index) => inputs[index] as BatchClaimInput),
   );
   const sink = storeTogether(core, claimed.filter((a) => a.ok && a.acquired.kind === "owned").length);
-  const settled = new Map<number, Promise<void>>();
+  const answered = new Map<number, Promise<void>>();
   for (const [k, index] of batched.entries()) {
     const answer = claimed[k];
-    const settle = async (): Promise<OnceManyAnswer<Awaited<T>>> => {
+    const answerOf = async (): Promise<OnceManyAnswer<Awaited<T>>> => {
       if (!answer) return { ok: false, error: new Error(`claimMany gave no answer for input ${index}`) };
       if (!answer.ok) {
         if (answer.spec && answer.error instanceof EffectsError) {
@@ -61,41 +61,41 @@ export async function onceMany<T>(
         return { ok: false, error: answer.error };
       }
       const { acquired, spec } = answer;
-      const done = stepLog(core, spec, started);
+      const logResult = stepLog(core, spec, started);
       if (acquired.kind !== "owned") {
         try {
-          return { ok: true, result: settleExisting<Awaited<T>>(core, spec, acquired, done) };
+          return { ok: true, result: answerExisting<Awaited<T>>(core, spec, acquired, logResult) };
         } catch (error) {
           return { ok: false, error };
         }
       }
       try {
-        const owned = await runOwned<Awaited<T>>(core, spec, acquired, () => fn(acquired.claim, index), done, sink);
+        const owned = await runOwned<Awaited<T>>(core, spec, acquired, () => fn(acquired.claim, index), logResult, sink);
         return "error" in owned ? { ok: false, error: owned.error } : { ok: true, result: owned.result };
       } catch (error) {
         return { ok: false, error };
       }
     };
-    settled.set(
+    answered.set(
       index,
-      settle().then((a) => {
+      answerOf().then((a) => {
         answers[index] = a;
       }),
     );
   }
   for (const { index, after } of later) {
     const input = inputs[index] as BatchClaimInput;
-    const next = (settled.get(after) ?? Promise.resolve()).then(async () => {
+    const next = (answered.get(after) ?? Promise.resolve()).then(async () => {
       try {
         answers[index] = { ok: true, result: await once(core, input, (claim) => fn(claim, index)) };
       } catch (error) {
         answers[index] = { ok: false, error };
       }
     });
-    settled.set(after, next); // the next copy of this key waits for this one
-    settled.set(index, next);
+    answered.set(after, next); // the next copy of this key waits for this one
+    answered.set(index, next);
   }
-  await Promise.all(settled.values());
+  await Promise.all(answered.values());
   return answers;
 }
 

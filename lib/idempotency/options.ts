@@ -133,12 +133,12 @@ function shapeProblems(options: EffectsOptions): string[] {
  * out while an ordinary step is still running and a concurrent duplicate takes it over (a `0s`
  * lease did exactly that); above ~23 days it overflows the claim's int4 milliseconds.
  */
-export const MIN_LEASE_MS = 100;
-export const MAX_LEASE_MS = 2_000_000_000;
+const MIN_LEASE_MS = 100;
+const MAX_LEASE_MS = 2_000_000_000;
 /** `wait` may be 0 (report in-flight at once), at most ~23 days (a JavaScript timer's range). */
-export const MAX_WAIT_MS = 2_000_000_000;
+const MAX_WAIT_MS = 2_000_000_000;
 /** Retention below this refuses deliveries minutes old; the partition manager works in days anyway. */
-export const MIN_RETENTION_MS = 3_600_000;
+const MIN_RETENTION_MS = 3_600_000;
 
 /** Validates a lease (createEffects' or a call's): InvalidEffectsOptionsError naming `lease`. */
 export function leaseMsOf(value: unknown): number {

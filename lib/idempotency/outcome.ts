@@ -9,8 +9,8 @@
 /** What the step returned, ready to store: JSON text, or the marker for an outcome we cannot keep. */
 export type EncodedOutcome = { ok: true; json: string; bytes: number } | { ok: false; marker: string; reason: string };
 
-export const TOO_LARGE_MARKER = "outcome_too_large";
-export const NOT_STORABLE_MARKER = "outcome_not_storable";
+const TOO_LARGE_MARKER = "outcome_too_large";
+const NOT_STORABLE_MARKER = "outcome_not_storable";
 
 // jsonb refuses \u0000 in strings (22P05) and lone surrogates; JSON.stringify writes both as escapes.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the NUL character is the point

@@ -61,7 +61,7 @@ export const PG_ERROR_CLASSES: Readonly<Record<string, DatabaseErrorClassEntry>>
 };
 
 /** Node socket errors of a connection that broke or never formed (transient). */
-export const CONNECTION_ERROR_CODES: ReadonlySet<string> = new Set([
+const CONNECTION_ERROR_CODES: ReadonlySet<string> = new Set([
   "ECONNRESET",
   "ECONNREFUSED",
   "ECONNABORTED",

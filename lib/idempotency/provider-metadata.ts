@@ -9,7 +9,7 @@ import { InvalidEffectKeyError } from "./errors";
  */
 export const PROVIDER_METADATA_KEY = "onceboard_key";
 export const PROVIDER_METADATA_TENANT = "onceboard_tenant";
-export const PROVIDER_METADATA_VALUE_MAX = 500;
+const PROVIDER_METADATA_VALUE_MAX = 500;
 
 export interface OnceboardMetadata {
   onceboard_key: string;

@@ -3,7 +3,6 @@ import type { Logger } from "./logger";
 import { GAP_BUCKET_BOUNDS } from "./metrics";
 import { PeriodicFlush } from "./periodic-flush";
 import { CLAIM_DURATION_BUCKETS } from "./states";
-import type { ViolationOccurrence } from "./violations";
 
 /** The per-minute counters of one job type, as stored in worker_stats_minute. */
 export interface StatCounts {
@@ -32,6 +31,16 @@ interface StatRow extends StatCounts {
   gapBuckets: number[];
   /** One count per bucket of CLAIM_DURATION_BUCKETS, then +Inf (claim_latency_minute). */
   claimBuckets: number[];
+}
+
+/**
+ * One occurrence of an uncaught violation, for the per-minute rollup's row type. The rollup now only
+ * counts: the keys live in uncaught_violation_keys (violations.ts), one row per occurrence.
+ */
+export interface ViolationOccurrence {
+  tenant: string;
+  key: string;
+  messageId: string | null;
 }
 
 interface ViolationRow {
@@ -116,7 +125,7 @@ ON CONFLICT (minute, job_type, constraint_name, marked) DO UPDATE SET
 // here writes them).
 
 /** Index of the claim-duration bucket (CLAIM_DURATION_BUCKETS, then +Inf) a duration falls in. */
-export function claimBucketIndex(seconds: number): number {
+function claimBucketIndex(seconds: number): number {
   const i = CLAIM_DURATION_BUCKETS.findIndex((bound) => seconds <= bound);
   return i === -1 ? CLAIM_DURATION_BUCKETS.length : i;
 }

@@ -73,7 +73,7 @@ export function checkFunction(value: unknown, field: string): void {
     throw invalid(field, `${field} must be a function; got ${value === null ? "null" : typeof value}`);
 }
 
-export function toPublishedAt(value: unknown): Date | null {
+function toPublishedAt(value: unknown): Date | null {
   if (value === null || value === undefined) return null;
   const date =
     value instanceof Date

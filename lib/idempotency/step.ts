@@ -3,9 +3,9 @@ import { type Acquired, acquire, type Claim, type OwnedClaim } from "./claim";
 import type { EffectsCore } from "./core";
 import {
   assertInTransaction,
-  bookkeep,
   inNewTransaction,
-  type OwnedRun,
+  type RerunnableTransaction,
+  recordOnce,
   type Sql,
   sqlFor,
   type TransactionHandle,
@@ -59,7 +59,7 @@ export type StepFn<_T> = (claim: Claim, tx: TransactionHandle | undefined) => un
 
 type Level = "info" | "warn" | "error";
 /** Logs the one line of a step's execution: its result, with the step's fields. */
-export type Done = (result: string, extra?: Record<string, unknown>, level?: Level) => void;
+export type LogResult = (result: string, extra?: Record<string, unknown>, level?: Level) => void;
 
 function logFields(spec: StepSpec) {
   return {
@@ -73,7 +73,7 @@ function logFields(spec: StepSpec) {
 }
 
 /** Counts (and warns about) keys equal to the broker's message id. The key itself is valid (spec.ts). */
-export function checkStepKey(core: EffectsCore, spec: StepSpec): void {
+function checkStepKey(core: EffectsCore, spec: StepSpec): void {
   const afterStep = spec.key.slice(spec.key.indexOf(":") + 1);
   if (spec.messageId && (spec.key === spec.messageId || afterStep === spec.messageId)) {
     core.metrics.messageIdKeys.inc({ job_type: spec.jobType });
@@ -104,7 +104,7 @@ export async function beforeClaim(core: EffectsCore, spec: StepSpec): Promise<vo
   }
 }
 
-export function resultOf<T>(
+function resultOf<T>(
   spec: StepSpec,
   acquired: Acquired,
   kind: EffectResult<T>["result"],
@@ -131,25 +131,25 @@ export function resultOf<T>(
  * A duplicate gets the stored outcome (null for a step that returned null or nothing); an effect
  * recorded without an outcome gets the typed error its first run got.
  */
-export function settleExisting<T>(
+export function answerExisting<T>(
   core: EffectsCore,
   spec: StepSpec,
   acquired: Exclude<Acquired, { kind: "owned" }>,
-  done: Done,
+  logResult: LogResult,
 ): EffectResult<T> {
   const { row } = acquired;
   if (acquired.kind === "abandoned" || row.status === "abandoned") {
-    if (acquired.kind === "abandoned") done("abandoned", { effectAttempt: row.attempt, reason: row.error }, "warn");
-    else done("duplicate", { effectAttempt: row.attempt, status: row.status, gapSeconds: row.gapSeconds });
+    if (acquired.kind === "abandoned") logResult("abandoned", { effectAttempt: row.attempt, reason: row.error }, "warn");
+    else logResult("duplicate", { effectAttempt: row.attempt, status: row.status, gapSeconds: row.gapSeconds });
     return resultOf<T>(spec, acquired, acquired.kind === "abandoned" ? "abandoned" : "duplicate", undefined, row.attempt, false);
   }
   const marker = parseMarker(row.error);
   if (marker) {
-    done("duplicate", { effectAttempt: row.attempt, gapSeconds: row.gapSeconds, err: row.error }, "warn");
+    logResult("duplicate", { effectAttempt: row.attempt, gapSeconds: row.gapSeconds, err: row.error }, "warn");
     if (marker.kind === "too_large") throw new OutcomeTooLargeError(spec.key, marker.bytes, core.opts.maxOutcomeBytes);
     throw new OutcomeNotStorableError(spec.key, marker.reason, true);
   }
-  done("duplicate", { effectAttempt: row.attempt, status: row.status, gapSeconds: row.gapSeconds });
+  logResult("duplicate", { effectAttempt: row.attempt, status: row.status, gapSeconds: row.gapSeconds });
   return resultOf(spec, acquired, "duplicate", (row.outcome ?? null) as T, row.attempt, false);
 }
 
@@ -162,9 +162,9 @@ async function recordStepFailure(
   spec: StepSpec,
   claim: OwnedClaim,
   error: unknown,
-  done: Done,
+  logResult: LogResult,
 ): Promise<void> {
-  bookkeep(claim.sql, () => {
+  recordOnce(claim.sql, () => {
     core.metrics.stepFailures.inc({ job_type: spec.jobType });
     core.rollups?.add(spec.jobType, { failed: 1 });
   });
@@ -178,9 +178,9 @@ async function recordStepFailure(
       messageId: spec.messageId,
       error,
     });
-    done("uncaught_unique_violation", { effectAttempt: claim.attempt, constraint }, "error");
+    logResult("uncaught_unique_violation", { effectAttempt: claim.attempt, constraint }, "error");
   } else {
-    done("failed", { effectAttempt: claim.attempt, err: error instanceof Error ? error.message : String(error) }, "warn");
+    logResult("failed", { effectAttempt: claim.attempt, err: error instanceof Error ? error.message : String(error) }, "warn");
   }
 }
 
@@ -192,12 +192,12 @@ async function recordStepFailure(
  * EffectNotAppliedError. A release that fails is logged: the lease then runs out and the next
  * claim decides (an at-most-once claim is abandoned there too).
  */
-async function releaseAfterThrow(core: EffectsCore, spec: StepSpec, claim: Claim, error: unknown, done: Done) {
+async function releaseAfterThrow(core: EffectsCore, spec: StepSpec, claim: Claim, error: unknown, logResult: LogResult) {
   const abandon = spec.policy === "at_most_once" && !(error instanceof EffectNotAppliedError);
   try {
     if (abandon) {
       await claim.abandon(error);
-      done("abandoned", { effectAttempt: claim.attempt, reason: "the step threw; its effect may have happened" }, "warn");
+      logResult("abandoned", { effectAttempt: claim.attempt, reason: "the step threw; its effect may have happened" }, "warn");
     } else {
       await claim.fail(error);
     }
@@ -218,7 +218,7 @@ export interface OutcomeSink {
 }
 
 /** Each claim's outcome in its own statement (OwnedClaim.storeEncoded). */
-export const STORE_ALONE: OutcomeSink = { store: (claim, encoded) => claim.storeEncoded(encoded), skip: () => {} };
+const STORE_ALONE: OutcomeSink = { store: (claim, encoded) => claim.storeEncoded(encoded), skip: () => {} };
 
 /**
  * Phases 2 and 3 (Powertools: getFunctionResult, saveSuccess), for once, job steps and onceMany:
@@ -233,7 +233,7 @@ export async function runOwned<T>(
   spec: StepSpec,
   acquired: Extract<Acquired, { kind: "owned" }>,
   run: () => unknown,
-  done: Done,
+  logResult: LogResult,
   sink: OutcomeSink,
 ): Promise<{ result: EffectResult<T> } | { error: EffectsError }> {
   const { claim } = acquired;
@@ -242,8 +242,8 @@ export async function runOwned<T>(
     value = await run();
   } catch (error) {
     sink.skip(); // first, so a batch's store does not wait for this key's records and release
-    await recordStepFailure(core, spec, claim, error, done);
-    if (!claim.sql.inTransaction) await releaseAfterThrow(core, spec, claim, error, done);
+    await recordStepFailure(core, spec, claim, error, logResult);
+    if (!claim.sql.inTransaction) await releaseAfterThrow(core, spec, claim, error, logResult);
     throw error;
   }
   const encoded = encodeOutcome(value, core.opts.maxOutcomeBytes);
@@ -251,15 +251,19 @@ export async function runOwned<T>(
   try {
     markerError = await sink.store(claim, encoded);
   } catch (error) {
-    done(error instanceof EffectsError ? error.code.toLowerCase() : "complete_failed", { effectAttempt: claim.attempt }, "warn");
+    logResult(
+      error instanceof EffectsError ? error.code.toLowerCase() : "complete_failed",
+      { effectAttempt: claim.attempt },
+      "warn",
+    );
     throw error;
   }
   if (!encoded.ok) {
     const result = encoded.marker.startsWith("outcome_too_large") ? "outcome_too_large" : "outcome_not_storable";
-    done(result, { effectAttempt: claim.attempt, reason: encoded.reason }, "error");
+    logResult(result, { effectAttempt: claim.attempt, reason: encoded.reason }, "error");
     return { error: markerError ?? claim.markerError(encoded) };
   }
-  done("ran", { effectAttempt: claim.attempt, how: claim.how });
+  logResult("ran", { effectAttempt: claim.attempt, how: claim.how });
   return { result: resultOf(spec, acquired, "ran", JSON.parse(encoded.json) as T, claim.attempt, claim.attempt > 1) };
 }
 
@@ -268,7 +272,7 @@ export async function runOwned<T>(
  * by field (no object spreads: this runs on every delivery, duplicates included) and not at all
  * when the level is off.
  */
-export function stepLog(core: EffectsCore, spec: StepSpec, started: number): Done {
+export function stepLog(core: EffectsCore, spec: StepSpec, started: number): LogResult {
   const logger = core.logger;
   return (result, extra, level = "info") => {
     if (!logger.isLevelEnabled(level)) return;
@@ -281,13 +285,13 @@ export function stepLog(core: EffectsCore, spec: StepSpec, started: number): Don
 }
 
 /**
- * One effect, start to finish: claim (one round trip), then settle an existing effect, or run the
+ * One effect, start to finish: claim (one round trip), then answer an existing effect, or run the
  * owned claim and store its outcome. Logs one line per execution with tenant, key, job type,
  * message id, attempt and result.
  */
 export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T>): Promise<EffectResult<T>> {
   await beforeClaim(core, spec);
-  const done = stepLog(core, spec, performance.now());
+  const logResult = stepLog(core, spec, performance.now());
   const trace = await traceStep(spec);
 
   const body = async (sql: Sql, tx: TransactionHandle | undefined) => {
@@ -295,13 +299,13 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
     try {
       acquired = await (trace ? trace.claim(() => acquire(core, sql, spec)) : acquire(core, sql, spec));
     } catch (error) {
-      if (error instanceof EffectsError) done(error.code.toLowerCase(), { err: error.message }, "warn");
+      if (error instanceof EffectsError) logResult(error.code.toLowerCase(), { err: error.message }, "warn");
       throw error;
     }
-    if (acquired.kind === "duplicate" && acquired.ownCommit) return { result: ranInEarlierRun<T>(spec, acquired, done) };
-    if (acquired.kind !== "owned") return { result: settleExisting<T>(core, spec, acquired, done) };
+    if (acquired.kind === "duplicate" && acquired.ownCommit) return { result: ranInEarlierRun<T>(spec, acquired, logResult) };
+    if (acquired.kind !== "owned") return { result: answerExisting<T>(core, spec, acquired, logResult) };
     const run = () => fn(acquired.claim, tx);
-    return runOwned<T>(core, spec, acquired, trace ? () => trace.within(run) : run, done, STORE_ALONE);
+    return runOwned<T>(core, spec, acquired, trace ? () => trace.within(run) : run, logResult, STORE_ALONE);
   };
 
   let settled: Awaited<ReturnType<typeof body>>;
@@ -326,9 +330,13 @@ export async function runStep<T>(core: EffectsCore, spec: StepSpec, fn: StepFn<T
  * was lost): this delivery ran the step, once, and gets its stored outcome as a run, not as a
  * duplicate.
  */
-function ranInEarlierRun<T>(spec: StepSpec, acquired: Extract<Acquired, { kind: "duplicate" }>, done: Done): EffectResult<T> {
+function ranInEarlierRun<T>(
+  spec: StepSpec,
+  acquired: Extract<Acquired, { kind: "duplicate" }>,
+  logResult: LogResult,
+): EffectResult<T> {
   const { row } = acquired;
-  done("ran", { effectAttempt: row.attempt, how: "commit_reply_lost" });
+  logResult("ran", { effectAttempt: row.attempt, how: "commit_reply_lost" });
   return resultOf(spec, acquired, "ran", (row.outcome ?? null) as T, row.attempt, row.attempt > 1);
 }
 
@@ -337,20 +345,20 @@ function ranInEarlierRun<T>(spec: StepSpec, acquired: Extract<Acquired, { kind: 
  * (deadlock, serialization, the connection cut, even under the step's own queries) reruns all of
  * it: the claim and the step's writes roll back together, and a COMMIT whose reply was lost is
  * found by the rerun's claim, made with the same owner, as this delivery's own. Only the last
- * run's bookkeeping counts (OwnedRun). When the retries run out, a connection-level failure
+ * run's bookkeeping counts (RerunnableTransaction). When the retries run out, a connection-level failure
  * is reported as EffectsDatabaseError (disposition retry), not as the handler's error.
  */
 async function inOwnTransaction<R>(core: EffectsCore, body: (sql: Sql, tx: TransactionHandle) => Promise<R>): Promise<R> {
-  const run: OwnedRun = { owner: `${core.opts.workerId}:${randomUUID()}`, journal: [] };
+  const run: RerunnableTransaction = { owner: `${core.opts.workerId}:${randomUUID()}`, pendingRecords: [] };
   try {
     return await withRetry(() => {
-      run.journal = [];
-      return inNewTransaction(core.opts.db, (sql, tx) => body({ ...sql, ownedRun: run }, tx), { schema: core.opts.schema });
+      run.pendingRecords = [];
+      return inNewTransaction(core.opts.db, (sql, tx) => body({ ...sql, rerunnable: run }, tx), { schema: core.opts.schema });
     });
   } catch (error) {
     if (error instanceof EffectsError || !isConnectionError(error)) throw error;
     throw mapDbError(error);
   } finally {
-    for (const book of run.journal) book();
+    for (const record of run.pendingRecords) record();
   }
 }

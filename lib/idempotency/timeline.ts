@@ -85,7 +85,7 @@ interface Chunk {
 // entry per delivery cost the cheap claim paths (batched claims, duplicates) a fifth to a third of
 // their rate. A chunk is one row of parallel arrays; chunk_id names it, so a flush retried after a
 // lost reply writes it once. JSON rather than array parameters: every driver passes one text.
-export const INSERT_CHUNKS: Statement = {
+const INSERT_CHUNKS: Statement = {
   name: "onceboard_insert_delivery_chunks_v2",
   returns: "count",
   text: `INSERT INTO onceboard.delivery_timeline
@@ -120,13 +120,13 @@ export const TIMELINE_BATCH_CHUNK_MIN = 32;
  * still charged the timeline (0.929 of off; 0.922–0.972 in three runs at 1,000). A chunk of 1,000
  * is one INSERT either way.
  */
-export const TIMELINE_FLUSH_AT = 1000;
+const TIMELINE_FLUSH_AT = 1000;
 /**
  * The most deliveries a worker holds while its flushes fail (the database unreachable): beyond it
  * the oldest are dropped and counted (idem_timeline_dropped_total), so an outage cannot grow the
  * worker's memory without bound (docs/worker-library.md).
  */
-export const TIMELINE_MAX_PENDING = 50_000;
+const TIMELINE_MAX_PENDING = 50_000;
 
 /** The separator in later_keys between tenant and key (neither is expected to hold it; the read compares both exactly). */
 export const LATER_KEY_SEPARATOR = "\u001f";

@@ -37,16 +37,6 @@ export function uniqueViolationConstraint(error: unknown): string | null {
   return "unknown";
 }
 
-/**
- * One occurrence of an uncaught violation, for the per-minute rollup's row type (rollups.ts). The
- * rollup now only counts: the keys live in uncaught_violation_keys, one row per occurrence.
- */
-export interface ViolationOccurrence {
-  tenant: string;
-  key: string;
-  messageId: string | null;
-}
-
 /** What one uncaught unique violation is recorded with. */
 export interface UncaughtViolation {
   tenant: string;
@@ -67,7 +57,7 @@ const MAX_MESSAGE_CHARS = 2000;
  * such steps the insert would wait for a connection none of them releases until it returns. The
  * insert stays queued and is written once a connection frees up.
  */
-export const RECORD_WAIT_MS = 5000;
+const RECORD_WAIT_MS = 5000;
 
 const INSERT_VIOLATION: Statement = {
   name: "onceboard_record_uncaught_violation_v2",

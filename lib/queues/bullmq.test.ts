@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { createEffects, type Duration } from "../idempotency";
 import { createIdempotentWorker, redisConnection } from "./bullmq";
-import type { Decision, DeliveryInfo, IdempotentHandler } from "./core";
+import type { Decision, DeliveryInfo, IdempotentHandler } from "./deliveries";
 import { CAPTURE_LEDGER_DDL, capture } from "./testing/capture-ledger";
 import { findTestRedis } from "./testing/redis";
 import { sleep, waitFor } from "./testing/wait";

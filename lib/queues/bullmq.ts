@@ -7,7 +7,7 @@ import {
   type EffectsRunner,
   type IdempotentHandler,
   processDelivery,
-} from "./core";
+} from "./deliveries";
 
 /**
  * BullMQ adapter (Redis, REDIS_URL).

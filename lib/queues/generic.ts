@@ -1,4 +1,4 @@
-import { type Decision, type DeliveryInfo, type EffectsRunner, type IdempotentHandler, processDelivery } from "./core";
+import { type Decision, type DeliveryInfo, type EffectsRunner, type IdempotentHandler, processDelivery } from "./deliveries";
 
 /**
  * The generic adapter, for any consumer (amqplib, SQS, Kafka, a cron loop): call it with the

@@ -92,7 +92,7 @@ describe("lib/queues entry points (brokers are optional peer dependencies)", () 
       const others = adapters.filter((a) => a !== adapter);
       expect(localImports(`lib/queues/${adapter.slice(2)}.ts`).filter((m) => others.includes(m))).toEqual([]);
     }
-    for (const shared of ["lib/queues/core.ts", "lib/queues/generic.ts", "lib/queues/index.ts"]) {
+    for (const shared of ["lib/queues/deliveries.ts", "lib/queues/generic.ts", "lib/queues/index.ts"]) {
       expect(localImports(shared).filter((m) => adapters.includes(m))).toEqual([]);
     }
   });

@@ -24,5 +24,5 @@ export {
   UNDECODABLE_MESSAGE,
   undecodable,
   withAttemptLimit,
-} from "./core";
+} from "./deliveries";
 export { createDeliveryHandler } from "./generic";

@@ -6,7 +6,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { createEffects } from "../idempotency";
-import type { Decision, DeliveryInfo } from "./core";
+import type { Decision, DeliveryInfo } from "./deliveries";
 import { assertJetStream, consumeIdempotent, type JetStreamTopology, natsConnection } from "./nats";
 import { type BrokerHarness, describeBrokerContract } from "./testing/broker-contract";
 import { findTestNats } from "./testing/brokers";

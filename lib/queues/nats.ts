@@ -20,7 +20,7 @@ import {
   traceContextOf,
   undecodable,
   withAttemptLimit,
-} from "./core";
+} from "./deliveries";
 
 /**
  * NATS JetStream adapter (the `nats` client; NATS_URL). A durable pull consumer with explicit acks.

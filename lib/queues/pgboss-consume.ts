@@ -1,5 +1,5 @@
 import type PgBoss from "pg-boss";
-import { type Decision, type DeliveryInfo, decide, processBatch, processDelivery } from "./core";
+import { type Decision, type DeliveryInfo, decide, processBatch, processDelivery } from "./deliveries";
 import { batchedCompletions } from "./pgboss-acks";
 import { deliveryOf, failureOutput, type PgBossWorkOptions, prepareQueue } from "./pgboss-queue";
 

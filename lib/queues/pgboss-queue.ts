@@ -1,5 +1,5 @@
 import type PgBoss from "pg-boss";
-import type { BatchEffectsRunner, DeadLetterInfo, Decision, DeliveryInfo, IdempotentHandler } from "./core";
+import type { BatchEffectsRunner, DeadLetterInfo, Decision, DeliveryInfo, IdempotentHandler } from "./deliveries";
 
 /**
  * What every pg-boss entry point shares: the delivery a job carries, the options, and how a

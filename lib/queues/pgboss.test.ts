@@ -5,7 +5,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { createEffects, type Duration } from "../idempotency";
-import { type Decision, type DeliveryInfo, type IdempotentHandler, processBatch } from "./core";
+import { type Decision, type DeliveryInfo, type IdempotentHandler, processBatch } from "./deliveries";
 import { consumeIdempotent, deliveryOf, startBoss, workIdempotent } from "./pgboss";
 import { sleep, waitFor } from "./testing/wait";
 

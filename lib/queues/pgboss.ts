@@ -1,5 +1,5 @@
 import PgBoss from "pg-boss";
-import { type Decision, processBatch, processDelivery } from "./core";
+import { type Decision, processBatch, processDelivery } from "./deliveries";
 import { deliveryOf, failureOutput, type PgBossWorkOptions, prepareQueue } from "./pgboss-queue";
 
 /**
@@ -19,7 +19,7 @@ import { deliveryOf, failureOutput, type PgBossWorkOptions, prepareQueue } from 
  *   stuck past expireInSeconds) is failed and retried by pg-boss the same way.
  */
 
-export type { DeadLetterInfo } from "./core";
+export type { DeadLetterInfo } from "./deliveries";
 export { consumeIdempotent, type IdempotentConsumer, type PgBossConsumeOptions } from "./pgboss-consume";
 export { CARRY_FIELD, deliveryOf, type PgBossWorkOptions } from "./pgboss-queue";
 

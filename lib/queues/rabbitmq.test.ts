@@ -6,7 +6,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { createEffects } from "../idempotency";
-import type { DeliveryInfo } from "./core";
+import type { DeliveryInfo } from "./deliveries";
 import {
   ATTEMPT_HEADER,
   assertTopology,

@@ -11,7 +11,7 @@ import {
   traceContextOf,
   undecodable,
   withAttemptLimit,
-} from "./core";
+} from "./deliveries";
 
 /**
  * RabbitMQ adapter (amqplib, AMQP 0-9-1; RABBITMQ_URL).

@@ -1,6 +1,6 @@
 import type { Message } from "amqplib";
 import { describe, expect, it } from "vitest";
-import { traceContextOf } from "./core";
+import { traceContextOf } from "./deliveries";
 import { deliveryOfAmqpMessage } from "./rabbitmq";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";

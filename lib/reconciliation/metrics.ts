@@ -2,7 +2,7 @@ import type pg from "pg";
 import { Counter, Gauge, type Registry } from "prom-client";
 import { FINDING_KINDS } from "./reconcile";
 
-export interface ReconcileMetrics {
+interface ReconcileMetrics {
   runs: Counter<"provider" | "status">;
 }
 

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { z } from "zod";
-import { type Config, ConfigError } from "../config";
+import { type Config, ConfigError, httpUrl } from "../config";
 import type { HttpJsonMapping } from "./http-json";
 
 /**
@@ -42,7 +42,7 @@ export interface ReconcileProvider {
   notConfiguredReason: string | null;
 }
 
-export type ProviderAdapterSettings =
+type ProviderAdapterSettings =
   | { type: "stripe" }
   | { type: "http-json"; url: string; mapping: HttpJsonMapping; bearerTokenEnv: string | null };
 
@@ -54,15 +54,6 @@ export const PROVIDERS_FILE_VARIABLE = "ONCEBOARD_PROVIDERS_FILE";
 const KEY_PREFIX = /^[A-Za-z0-9_.-]+:/;
 const NAME = /^[a-z][a-z0-9_-]{0,39}$/;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
-
-const httpUrl = z.string().refine((value) => {
-  try {
-    const url = new URL(value);
-    return url.protocol === "http:" || url.protocol === "https:";
-  } catch {
-    return false;
-  }
-}, "must be an http(s) URL");
 
 const fieldPath = z.string().min(1, "must be a dotted path into an item, e.g. meta.key");
 
@@ -141,9 +132,6 @@ const fileSchema = z.strictObject({ providers: z.array(providerSchema) }).superR
     }
   });
 });
-
-/** What a providers file holds, as written (the demo builds one: lib/demo/providers-file.ts). */
-export type ProvidersFile = z.input<typeof fileSchema>;
 
 type CredentialEnv = Pick<Config, "STRIPE_API_KEY"> & { env?: Readonly<Record<string, string | undefined>> };
 
@@ -228,10 +216,6 @@ export function reconcileProviders(config: Pick<Config, "ONCEBOARD_PROVIDERS_FIL
   const stamp = JSON.stringify([file, stat.size, stat.mtimeMs, config.STRIPE_API_KEY !== undefined]);
   if (cached?.stamp !== stamp) cached = { stamp, providers: loadProvidersFile(file, config) };
   return cached.providers;
-}
-
-export function reconcileProvider(config: Parameters<typeof reconcileProviders>[0], name: string): ReconcileProvider | undefined {
-  return reconcileProviders(config).find((provider) => provider.name === name);
 }
 
 /** The provider's own page for an object, or null when the provider has no objectUrl. */

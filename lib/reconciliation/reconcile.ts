@@ -7,9 +7,10 @@ import { FINDING_KINDS, type FindingKind } from "./finding-types";
 import type { ReconcileProvider } from "./providers";
 
 export { FINDING_KINDS, type FindingKind } from "./finding-types";
-export type FindingCounts = Record<FindingKind, number>;
 
-export interface ReconcileOptions {
+type FindingCounts = Record<FindingKind, number>;
+
+interface ReconcileOptions {
   /** Connections with the console's schema first on the search_path (as the console's pools). */
   pool: pg.Pool;
   adapter: ProviderAdapter;
@@ -36,11 +37,11 @@ export interface ReconcileOptions {
  * one still checkpoints (and shows progress) every second. A run killed mid-way reads again at
  * most the pages of one open batch.
  */
-export interface StageBatch {
+interface StageBatch {
   objects: number;
   ms: number;
 }
-export const STAGE_BATCH: StageBatch = { objects: 5000, ms: 1000 };
+const STAGE_BATCH: StageBatch = { objects: 5000, ms: 1000 };
 
 export interface ReconcileResult {
   runId: number;

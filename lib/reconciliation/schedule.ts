@@ -10,10 +10,10 @@ import { ReconcileBusyError, reconcile } from "./reconcile";
 const MINUTE = 60_000;
 const DAY = 86_400_000;
 /** The rolling window: the last hour, aligned to 5 minutes so reruns cover the same windows. */
-export const ROLLING_WINDOW_MS = 60 * MINUTE;
+const ROLLING_WINDOW_MS = 60 * MINUTE;
 const ALIGN_MS = 5 * MINUTE;
 /** Whole days looked back for one not yet covered. */
-export const CATCH_UP_DAYS = 3;
+const CATCH_UP_DAYS = 3;
 
 /**
  * The windows due at `now` for one provider: the rolling recent hour, and each whole UTC day of the
@@ -40,7 +40,7 @@ export async function dueWindows(pool: pg.Pool, provider: string, graceSeconds: 
   return windows;
 }
 
-export interface ReconcileSchedule {
+interface ReconcileSchedule {
   /** One pass now (every configured provider, every due window); resolves when it is done. */
   runOnce(): Promise<void>;
   stop(): Promise<void>;

@@ -15,7 +15,7 @@ import {
 } from "./adapter";
 
 /** Stripe's largest page. */
-export const STRIPE_PAGE_LIMIT = 100;
+const STRIPE_PAGE_LIMIT = 100;
 
 /** The stripe client for a config: Stripe itself, or a Stripe-compatible server at STRIPE_HOST/PORT/PROTOCOL. */
 export function stripeClient(

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type Operation, type Operations, openApiDocument, operationIn } from "../api/openapi";
+import { type ApiOperation, type ApiOperations, openApiDocument, operationIn } from "../api/openapi";
 import { type DeclaredRoute, operationsOf, route } from "../auth/declare-route";
 import { auditRoutes } from "../features/audit/routes";
 import { bulkActionsRoutes } from "../features/bulk-actions/routes";
@@ -37,7 +37,7 @@ export const ROUTES: DeclaredRoute[] = [
 ];
 
 /** Every operation of /api/v1 by path template and method, as the routes declare them. */
-export const OPERATIONS: Operations = operationsOf(ROUTES);
+export const OPERATIONS: ApiOperations = operationsOf(ROUTES);
 
 export const OPENAPI = openApiDocument(OPERATIONS);
 
@@ -45,6 +45,6 @@ export const OPENAPI = openApiDocument(OPERATIONS);
 export function operationFor(
   method: string,
   pathname: string,
-): { template: string; operation: Operation; params: Record<string, string> } | undefined {
+): { template: string; operation: ApiOperation; params: Record<string, string> } | undefined {
   return operationIn(OPERATIONS, method, pathname);
 }

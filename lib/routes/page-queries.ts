@@ -95,7 +95,7 @@ export function parseAdminPageQuery(raw: URLSearchParams): AdminPageParams {
 }
 
 /** A session as the pages' parsers need it: a tenant session's ?tenant= is its own, whatever the URL says. */
-export interface PageQuerySession {
+interface PageQuerySession {
   tenantId: string | null;
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import type PgBoss from "pg-boss";
 import type { OrderMessage } from "../demo/settings";
-import type { BatchEffectsRunner, Decision, IdempotentHandler } from "../queues/core";
+import type { BatchEffectsRunner, Decision, IdempotentHandler } from "../queues/deliveries";
 import {
   SOAK_APP_PREFIX,
   SOAK_BOSS_SCHEMA,

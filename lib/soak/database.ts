@@ -6,7 +6,7 @@ import pg from "pg";
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from "../db/embedded";
 import { redactUrl } from "../db/errors";
 import { findFreePort } from "../db/free-port";
-import { migrate } from "../db/migrate";
+import { migrateConsole } from "../db/migrate";
 import { ensureEffectPartitions } from "../db/partitions";
 import { withSearchPath } from "../db/pool";
 import { assertReachable } from "../db/provision";
@@ -26,7 +26,7 @@ export interface OutageReport {
   connectionsCut: number;
 }
 
-export interface SoakDatabase {
+interface SoakDatabase {
   url: string;
   /** Where the soak runs, safe to print. */
   describe: string;
@@ -39,7 +39,7 @@ export interface SoakDatabase {
 }
 
 async function prepare(url: string, synchronousCommit: boolean): Promise<void> {
-  await migrate(url);
+  await migrateConsole(url);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -5,7 +5,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { MailerClient, startMailerServer } from "../demo/mailer-server";
-import { PROVIDER_SCHEMA } from "../demo/stripe-server";
+import { PROVIDER_SCHEMA } from "../demo/stripe-storage";
 import { createEffects, type Duration, type EffectResult, type Effects, onceboardMetadata } from "../idempotency";
 import { isConnectionError } from "../idempotency/pg-errors";
 import { metricValue } from "../idempotency/test/helpers";

@@ -22,10 +22,10 @@ import net from "node:net";
  * that matches, deterministically, for tests.
  */
 
-export type FaultKind = "reply_lost" | "reset_in_transaction" | "stalled_reply" | "delayed_packet";
+type FaultKind = "reply_lost" | "reset_in_transaction" | "stalled_reply" | "delayed_packet";
 
 /** What a reply-lost fault cut: the explicit COMMIT, or the library's claim / completion in autocommit. */
-export type CommitPoint = "commit" | "claim" | "complete";
+type CommitPoint = "commit" | "claim" | "complete";
 
 export interface FaultRates {
   /** Share of commit points whose reply is lost (0..1). */
@@ -40,7 +40,7 @@ export interface FaultRates {
   latencyMaxMs: number;
 }
 
-export const NO_FAULTS: FaultRates = { replyLost: 0, resetInTransaction: 0, stall: 0, stallMs: 0, latencyMaxMs: 0 };
+const NO_FAULTS: FaultRates = { replyLost: 0, resetInTransaction: 0, stall: 0, stallMs: 0, latencyMaxMs: 0 };
 
 export interface FaultCounts {
   /** Replies lost after a commit point, by what committed. */
@@ -53,7 +53,7 @@ export interface FaultCounts {
 }
 
 /** A request as the proxy sees it when it decides on a fault. */
-export interface ProxiedRequest {
+interface ProxiedRequest {
   /** The statement text, or null when the request carried none the proxy could name. */
   text: string | null;
   /** The commit point this request is, if any (a claim or completion only in autocommit). */

@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseSoakArgs, SoakUsageError } from "./options";
 import { planDeliveries } from "./producer";
-import { bookkeepingLoss, summaryLine } from "./run";
+import { bookkeepingLoss, summaryLine } from "./report";
 import { emptyPoolStats } from "./supervisor";
 import type { SoakVerification } from "./verify";
 import { violationsLost } from "./verify";

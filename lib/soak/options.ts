@@ -3,7 +3,7 @@ import type { FaultRates } from "./fault-proxy";
 import { SOAK_BROKERS, type SoakBrokerName } from "./protocol";
 
 /** The proxy's default rates (per request; latency per chunk): about one fault of each kind per few hundred orders. */
-export const DEFAULT_FAULT_RATES: Omit<FaultRates, "stallMs"> = {
+const DEFAULT_FAULT_RATES: Omit<FaultRates, "stallMs"> = {
   replyLost: 0.002,
   resetInTransaction: 0.002,
   stall: 0.0002,

@@ -23,7 +23,7 @@ export function planDeliveries(deliveries: number, duplicateShare: number): Soak
   return { deliveries, orders: deliveries - duplicates, concurrent: duplicates - republished - late, republished, late };
 }
 
-export interface ProducerProgress {
+interface ProducerProgress {
   published: number;
   orders: number;
   concurrent: number;

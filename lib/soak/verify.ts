@@ -1,5 +1,5 @@
 import type { Queryable } from "../db/types";
-import { PROVIDER_SCHEMA } from "../demo/stripe-server";
+import { PROVIDER_SCHEMA } from "../demo/stripe-storage";
 import { verifyDemo } from "../demo/verify";
 
 /** The constraint the injected bug collides with (lib/demo's mark-paid writing its entry twice). */

@@ -10,17 +10,15 @@ const SOAK_PROVIDER_API_KEY = "sk_test_onceboard_soak";
 
 import type { OrderMessage } from "../demo/settings";
 import { createEffects, type JobContext } from "../idempotency";
-import type { Decision, IdempotentHandler } from "../queues/core";
+import type { Decision, IdempotentHandler } from "../queues/deliveries";
 import { startSoakConsumer } from "./brokers";
 import {
-  addCounters,
   emptyCounters,
   type KillNote,
   SOAK_APP_PREFIX,
   SOAK_FLUSH_INTERVAL_MS,
   type SoakWorkerConfig,
   type SupervisorMessage,
-  type WorkerCounters,
   type WorkerMessage,
 } from "./protocol";
 import { INJECTED_CONSTRAINT } from "./verify";
@@ -218,9 +216,4 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     await pool.end().catch(() => {});
     report();
   };
-}
-
-/** Merges a kill note's unreported counters (exported for the supervisor). */
-export function mergeNote(into: WorkerCounters, note: KillNote): void {
-  addCounters(into, note.unreported);
 }

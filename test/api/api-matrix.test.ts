@@ -283,19 +283,19 @@ describe("API token × tenant × endpoint matrix", () => {
   });
 
   it("the detail returns the key's deliveries oldest first: the first marked, gaps, a takeover, never another tenant's", async () => {
-    type Delivery = { answer: string; first: boolean; gapSeconds: number | null; worker: string; effectAttempt: number };
+    type TimelineDelivery = { answer: string; first: boolean; gapSeconds: number | null; worker: string; effectAttempt: number };
     const detail = JSON.parse((await call("GET", `/api/v1/effects/${enc(CAPTURE)}`, as("acme-viewer"))).text);
     expect(detail.timelineTotal).toBe(4);
-    expect(detail.timeline.map((d: Delivery) => [d.answer, d.first, d.gapSeconds, d.worker])).toEqual([
+    expect(detail.timeline.map((d: TimelineDelivery) => [d.answer, d.first, d.gapSeconds, d.worker])).toEqual([
       ["claimed", true, null, "worker-a"],
       ["waited", false, 0.5, "worker-b"],
       ["duplicate", false, 29.5, "worker-a"],
       ["duplicate", false, 19, "worker-b"],
     ]);
     const globex = JSON.parse((await call("GET", `/api/v1/effects/${enc(CAPTURE)}?tenant=globex`, as("platform-viewer"))).text);
-    expect(globex.timeline.map((d: Delivery) => [d.answer, d.worker])).toEqual([["claimed", "worker-globex"]]);
+    expect(globex.timeline.map((d: TimelineDelivery) => [d.answer, d.worker])).toEqual([["claimed", "worker-globex"]]);
     const takenOver = JSON.parse((await call("GET", `/api/v1/effects/${enc(KEYS_SEED.takeoverKey)}`, as("acme-viewer"))).text);
-    expect(takenOver.timeline.map((d: Delivery) => [d.answer, d.first, d.effectAttempt, d.worker])).toEqual([
+    expect(takenOver.timeline.map((d: TimelineDelivery) => [d.answer, d.first, d.effectAttempt, d.worker])).toEqual([
       ["claimed", true, 1, "worker-dead"],
       ["takeover", false, 2, "worker-b"],
       ["duplicate", false, 2, "worker-a"],

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Scope } from "../../lib/auth/scope";
 import { ensureEffectPartitions } from "../../lib/db/partitions";
-import type { Advice } from "../../lib/features/retention-and-gaps/advice-types";
 import { getRetentionAdvice } from "../../lib/features/retention-and-gaps/advise-retention";
-import type { Gaps } from "../../lib/features/retention-and-gaps/gaps-types";
+import type { Advice } from "../../lib/features/retention-and-gaps/contract";
+import type { Gaps } from "../../lib/features/retention-and-gaps/gaps-contract";
 import { getGaps } from "../../lib/features/retention-and-gaps/get-gaps";
 import { formatDuration } from "../../lib/format";
 import { createTestDatabase, type TestDatabase } from "../database";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { NAV_ITEMS } from "../../components/shell/nav-items";
-import { type Credential, fetchAs, inBatches, leaksIn, type Operation, openApiDocument, operationsOf } from "./tier";
+import { type Credential, type DocumentedOperation, fetchAs, inBatches, leaksIn, openApiDocument, operationsOf } from "./tier";
 
 /**
  * Hostile input through the built console, bounded and reproducible (fixed seed): the inputs that
@@ -71,7 +71,7 @@ const rawValue = fc.oneof(
  * (a path parameter kept plain): a schema reports every bad field at once, so a second bad value
  * would turn the one under test into a 400 it never reaches the database with.
  */
-function requestFor(operation: Operation): fc.Arbitrary<{ method: string; target: string }> {
+function requestFor(operation: DocumentedOperation): fc.Arbitrary<{ method: string; target: string }> {
   const fill = (fuzzed: string | undefined, value: string) => {
     let target = operation.template;
     for (const p of operation.parameters.filter((p) => p.in === "path"))
@@ -101,7 +101,7 @@ describe.skipIf(tier.skipped !== undefined)(
     const acmeViewer = bearer("acme viewer");
     const acmeViewerSession = bearer("acme viewer (session)");
     const platformAdmin = bearer("platform admin");
-    let operations: Operation[] = [];
+    let operations: DocumentedOperation[] = [];
 
     beforeAll(async () => {
       operations = operationsOf(await openApiDocument(baseUrl, platformAdmin.kind === "bearer" ? platformAdmin.secret : ""));

@@ -168,7 +168,7 @@ export async function openApiDocument(baseUrl: string, secret: string): Promise<
   return (await response.json()) as OpenApiDocument;
 }
 
-export interface Operation {
+export interface DocumentedOperation {
   method: string;
   /** The path template, /api/v1/effects/{key}. */
   template: string;
@@ -176,7 +176,7 @@ export interface Operation {
 }
 
 /** Every operation of the document. */
-export function operationsOf(document: OpenApiDocument): Operation[] {
+export function operationsOf(document: OpenApiDocument): DocumentedOperation[] {
   return Object.entries(document.paths).flatMap(([template, item]) =>
     Object.entries(item)
       .filter(([method]) => ["get", "post", "put", "patch", "delete"].includes(method))

@@ -19,7 +19,7 @@ import {
   startDemoProviderServers,
 } from "../provider";
 import type { OrderMessage } from "../settings";
-import { PROVIDER_SCHEMA } from "../stripe-server";
+import { PROVIDER_SCHEMA } from "../stripe-storage";
 
 const servers = new Map<string, Promise<DemoProviderServers>>();
 
@@ -48,7 +48,7 @@ export function orderMessage(orderId: string, tenant = "acme"): OrderMessage {
 }
 
 /** setup(): the order exists, pending; nothing charged, written or sent for it. */
-export function setupOrder(m: OrderMessage) {
+function setupOrder(m: OrderMessage) {
   return async (db: pg.Pool) => {
     const args = [m.tenant, m.orderId];
     await kitProviders(db);
@@ -68,7 +68,7 @@ export function setupOrder(m: OrderMessage) {
  * observe(): what must be the same after one delivery and after many. Generated ids, timestamps,
  * and message ids are left out; that the order points at one of the provider's PaymentIntents is kept.
  */
-export function observeOrder(m: OrderMessage) {
+function observeOrder(m: OrderMessage) {
   return async (db: pg.Pool) => {
     const args = [m.tenant, m.orderId];
     const rows = async (sql: string) => (await db.query(sql, args)).rows;

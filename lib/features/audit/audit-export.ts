@@ -13,20 +13,9 @@ import { actorFilterFor, auditRowsFor } from "./list-audit";
  */
 export type AuditExportFormat = "csv" | "ndjson";
 
-export const AUDIT_EXPORT_BATCH = 1000;
+const AUDIT_EXPORT_BATCH = 1000;
 
-export const AUDIT_CSV_COLUMNS = [
-  "id",
-  "at",
-  "actor",
-  "token_id",
-  "tenant_id",
-  "action",
-  "target",
-  "result",
-  "ip",
-  "detail",
-] as const;
+const AUDIT_CSV_COLUMNS = ["id", "at", "actor", "token_id", "tenant_id", "action", "target", "result", "ip", "detail"] as const;
 
 // A cell that begins with one of these is a formula to Excel, LibreOffice and Google Sheets (CSV
 // injection): "=HYPERLINK(…)" in a key or an actor's name would run in the reader's spreadsheet.
@@ -57,7 +46,7 @@ export function csvCell(value: string | null): string {
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
-export function csvLine(row: AuditRow): string {
+function csvLine(row: AuditRow): string {
   const cells: (string | null)[] = [
     row.id,
     row.at,
@@ -73,7 +62,7 @@ export function csvLine(row: AuditRow): string {
   return `${cells.map(csvCell).join(",")}\r\n`;
 }
 
-export function ndjsonLine(row: AuditRow): string {
+function ndjsonLine(row: AuditRow): string {
   return `${JSON.stringify(row)}\n`;
 }
 

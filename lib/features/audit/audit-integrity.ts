@@ -3,7 +3,7 @@ import type { Scope } from "../../auth/scope";
 import { loadConfig } from "../../config";
 import { getPool } from "../../db/pool";
 import type { Queryable } from "../../db/types";
-import type { AuditIntegrityView } from "../tokens-and-sessions/admin-types";
+import type { AuditIntegrityView } from "./contract";
 
 /**
  * Whether the audit log's hash chain holds, for the Audit log page, without walking a million rows
@@ -14,8 +14,8 @@ import type { AuditIntegrityView } from "../tokens-and-sessions/admin-types";
  * end, so rows cut off the end show at once; a row changed deep in the log shows by the next full
  * re-walk — or at once with `npm run audit -- verify`, which always walks everything.
  */
-export const ROWS_PER_CHECK = 50_000;
-export const FULL_WALK_EVERY_MS = 3_600_000;
+const ROWS_PER_CHECK = 50_000;
+const FULL_WALK_EVERY_MS = 3_600_000;
 
 interface IntegrityState {
   cursor?: AuditChainCheckpoint;

@@ -1,8 +1,6 @@
-import type { AuditRow } from "./contract";
-
 /**
  * The Audit log page's URL: its filters as typed, the query string they make, and where a row's
- * target lives in the console (beside keys-types.ts: values the components use, so not in lib/contract).
+ * target lives in the console (beside keys-types.ts: values the components use, so not in the zod contract).
  */
 
 /** The audit page's filters as they appear in its URL (strings as typed, so a link round-trips). */
@@ -38,7 +36,7 @@ export function auditSearch(filters: AuditPageFilters, extra: Record<string, str
  * Where a row's target lives in the console: an effect key's page (its tenant's), a token on the
  * Tokens & sessions page; null for what has no page (a session, a route, nothing).
  */
-export function auditTargetHref(row: Pick<AuditRow, "action" | "target" | "tenantId">): string | null {
+export function auditTargetHref(row: { action: string; target: string | null; tenantId: string | null }): string | null {
   if (!row.target) return null;
   if (row.action.startsWith("effect.") && row.tenantId && row.action !== "effect.search") {
     return `/keys?tenant=${encodeURIComponent(row.tenantId)}&key=${encodeURIComponent(row.target)}`;

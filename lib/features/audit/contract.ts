@@ -26,7 +26,7 @@ export const auditQuery = z
   })
   .superRefine(fromBeforeTo);
 
-export const AUDIT_EXPORT_FORMATS = ["csv", "ndjson"] as const;
+const AUDIT_EXPORT_FORMATS = ["csv", "ndjson"] as const;
 
 /** GET /api/v1/audit/export query: the page's filters, and the file's format. */
 export const auditExportQuery = z
@@ -38,7 +38,7 @@ export const auditExportQuery = z
   })
   .superRefine(fromBeforeTo);
 
-export const auditRow = z.object({
+const auditRowSchema = z.object({
   id: z.string(),
   at: instant,
   tokenId: z.string().nullable(),
@@ -50,9 +50,9 @@ export const auditRow = z.object({
   detail: z.unknown(),
   ip: z.string().nullable(),
 });
-export type AuditRow = z.infer<typeof auditRow>;
+export type AuditRow = z.infer<typeof auditRowSchema>;
 
-export const auditResponse = z.object({ entries: z.array(auditRow), nextCursor });
+export const auditResponse = z.object({ entries: z.array(auditRowSchema), nextCursor });
 export type AuditResponse = z.infer<typeof auditResponse>;
 
 /** GET /api/v1/audit/integrity: whether the audit log's hash chain holds, as the Audit log page shows it. */

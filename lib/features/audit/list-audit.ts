@@ -11,7 +11,7 @@ import type { AuditResponse, AuditRow } from "./contract";
  * (clock_timestamp) under the chain head's row lock, one row at a time, so id order is time order
  * and ties cannot happen; and Prisma reads times to the millisecond, which no exact cursor can hold.
  */
-export const AUDIT_KEYSET = new Keyset("audit", [{ column: "id", type: "bigint" }]);
+const AUDIT_KEYSET = new Keyset("audit", [{ column: "id", type: "bigint" }]);
 
 /**
  * GET /api/v1/audit and the Audit log page: audit rows matching the filter (lib/features/audit/audit-filter.ts:
@@ -54,7 +54,7 @@ interface StoredAuditRow {
 }
 
 /** What a tenant is shown in place of an actor who is not one of its own tokens. */
-export const OUTSIDE_ACTOR = "withheld: not one of this tenant's tokens (the platform, or a person signed in)";
+const OUTSIDE_ACTOR = "withheld: not one of this tenant's tokens (the platform, or a person signed in)";
 
 /**
  * The rows as `scope` may see them. A tenant's rows include what the platform did to it (a
@@ -100,7 +100,7 @@ export async function actorFilterFor(
 }
 
 /** A stored row as the API, the page and the export show it. */
-export function auditRowOf(r: StoredAuditRow): AuditRow {
+function auditRowOf(r: StoredAuditRow): AuditRow {
   return {
     id: r.id.toString(),
     at: r.at.toISOString(),

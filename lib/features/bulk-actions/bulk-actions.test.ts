@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { createToken } from "../../auth/tokens";
 import { getPrisma } from "../../db/prisma";
 import { runBulkActions, runOneBulkAction } from "./bulk-runner";
-import type { BulkActionResponse, BulkDryRunResponse } from "./bulk-types";
+import type { BulkActionResponse, BulkDryRunResponse } from "./contract";
 import { killRunnerMidway } from "./testing/kill-runner-midway";
 
 /**

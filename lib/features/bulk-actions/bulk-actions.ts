@@ -5,21 +5,23 @@ import type { Scope } from "../../auth/scope";
 import { loadConfig } from "../../config";
 import { Keyset } from "../../console/keyset";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
-import type { FindingSummary } from "../reconciliation/reconciliation-types";
+import type { FindingSummary } from "../reconciliation/contract";
 import { BULK_KINDS, type BulkKind, consoleTable } from "./bulk-kinds";
 import type {
-  BulkAcknowledgeDryRunResponse,
   BulkActionKind,
   BulkActionState,
-  BulkActionView,
-  BulkDryRunResponse,
   BulkFilters,
   BulkFindingsFilter,
   BulkItemStatus,
-  BulkItemsResponse,
   BulkReleaseFilter,
-  StuckClaimSample,
 } from "./bulk-types";
+import type {
+  BulkAcknowledgeDryRunResponse,
+  BulkActionView,
+  BulkDryRunResponse,
+  BulkItemsResponse,
+  StuckClaimSample,
+} from "./contract";
 
 /**
  * Bulk actions as people start, watch and cancel them (POST /api/v1/bulk/release and
@@ -30,7 +32,7 @@ import type {
  */
 const SAMPLE_SIZE = 20;
 
-export function bulkCap(): number {
+function bulkCap(): number {
   return loadConfig().BULK_ACTION_MAX_ITEMS;
 }
 
@@ -313,7 +315,7 @@ export async function cancelBulkAction(
   });
 }
 
-export function bulkActionView(row: {
+function bulkActionView(row: {
   id: string;
   kind: string;
   tenantId: string | null;

@@ -5,6 +5,7 @@ import type { Prisma } from "../../db/generated/client";
 import { schemaNameOf } from "../../idempotency/admin";
 import { releasableSql } from "../../idempotency/states";
 import { releaseInTransaction } from "../keys-and-effects/release-effect";
+import type { FindingSummary } from "../reconciliation/contract";
 import { changeFindingStateInTransaction, FindingStateRefusedError } from "../reconciliation/finding-state";
 import {
   FINDING_FILTER_WHERE,
@@ -14,8 +15,8 @@ import {
   findingFilterValues,
   toFindingSummary,
 } from "../reconciliation/list-findings";
-import type { FindingSummary } from "../reconciliation/reconciliation-types";
-import type { BulkActionKind, BulkFilters, BulkFindingsFilter, BulkReleaseFilter, StuckClaimSample } from "./bulk-types";
+import type { BulkActionKind, BulkFilters, BulkFindingsFilter, BulkReleaseFilter } from "./bulk-types";
+import type { StuckClaimSample } from "./contract";
 
 type RawQuery = Pick<Prisma.TransactionClient, "$queryRawUnsafe">;
 
@@ -56,7 +57,7 @@ export function consoleTable(name: "effects" | "bulk_actions" | "bulk_action_ite
 
 const effectsTable = () => consoleTable("effects");
 
-function oneTenant(tenant: string | null): string {
+function releaseTenant(tenant: string | null): string {
   if (tenant === null) throw new Error("a bulk release names its tenant (bulk_actions_release_tenant_check)");
   return tenant;
 }
@@ -76,7 +77,7 @@ async function matchStuckClaims(
   input: { tenant: string | null; filter: BulkReleaseFilter; limit: number; sample: number },
 ): Promise<{ count: number; sample: StuckClaimSample[] }> {
   const where = stuckWhere(effectsTable());
-  const args = [oneTenant(input.tenant), input.filter.q, input.filter.jobType];
+  const args = [releaseTenant(input.tenant), input.filter.q, input.filter.jobType];
   const [counted, sample] = await Promise.all([
     db.$queryRawUnsafe<{ n: number }[]>(
       `SELECT count(*)::int AS n FROM (SELECT 1 ${where} LIMIT ${Math.trunc(input.limit)}) m`,
@@ -107,7 +108,7 @@ const releaseStuckClaims: BulkKind<BulkReleaseFilter, StuckClaimSample> = {
       `INSERT INTO ${consoleTable("bulk_action_items")} (action_id, seq, key)
        SELECT $4::uuid, row_number() OVER (ORDER BY lease_until, key), key
          FROM (SELECT key, lease_until ${stuckWhere(effectsTable())} ORDER BY lease_until, key LIMIT ${Math.trunc(limit)}) m`,
-      oneTenant(tenant),
+      releaseTenant(tenant),
       filter.q,
       filter.jobType,
       actionId,
@@ -118,7 +119,7 @@ const releaseStuckClaims: BulkKind<BulkReleaseFilter, StuckClaimSample> = {
     // refused), audited as the person who started the action, naming the action.
     const result = await releaseInTransaction(tx, {
       principal,
-      tenant: oneTenant(tenant),
+      tenant: releaseTenant(tenant),
       key,
       ip,
       detail: { bulkAction: actionId },

@@ -18,8 +18,8 @@ import type { BulkActionKind } from "./bulk-types";
  * outcome recorded. An item is applied in the transaction that marks it done, so it is applied
  * exactly once however the process dies.
  */
-export const BULK_LEASE_MS = 30_000;
-export const BULK_POLL_MS = 2_000;
+const BULK_LEASE_MS = 30_000;
+const BULK_POLL_MS = 2_000;
 const BATCH = 100;
 
 class LostLeaseError extends Error {}
@@ -36,7 +36,7 @@ interface ClaimedAction {
   note: string | null;
 }
 
-export interface RunOptions {
+interface RunOptions {
   /** Who holds the lease: unique per process. */
   owner: string;
   leaseMs?: number;

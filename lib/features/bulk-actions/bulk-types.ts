@@ -1,14 +1,4 @@
-import type { z } from "zod";
 import type { FindingKind } from "../reconciliation/reconciliation-types";
-import type {
-  bulkAcknowledgeDryRunResponse,
-  bulkActionResponse,
-  bulkActionView,
-  bulkDryRunResponse,
-  bulkItemsResponse,
-  bulkItemView,
-  stuckClaimSample,
-} from "./contract";
 
 /**
  * Bulk actions as the Keys and Reconciliation pages and /api/v1/bulk show them: releasing the
@@ -42,21 +32,9 @@ export interface BulkFilters {
   acknowledge_findings: BulkFindingsFilter;
 }
 
-/** What /api/v1/bulk answers, inferred from the contract (lib/features/bulk-actions/contract.ts). */
-export type StuckClaimSample = z.infer<typeof stuckClaimSample>;
-/** POST /api/v1/bulk/release with dryRun: what would be released, and whether the cap allows it. */
-export type BulkDryRunResponse = z.infer<typeof bulkDryRunResponse>;
-/** POST /api/v1/bulk/acknowledge-findings with dryRun: what would be acknowledged, and whether the cap allows it. */
-export type BulkAcknowledgeDryRunResponse = z.infer<typeof bulkAcknowledgeDryRunResponse>;
-export type BulkActionView = z.infer<typeof bulkActionView>;
-export type BulkActionResponse = z.infer<typeof bulkActionResponse>;
-
 /** An item's status: "ok" outcomes are applied, any other outcome is the guard's refusal. */
 export const BULK_ITEM_STATUSES = ["pending", "applied", "refused"] as const;
 export type BulkItemStatus = (typeof BULK_ITEM_STATUSES)[number];
-export type BulkItemView = z.infer<typeof bulkItemView>;
-/** GET /api/v1/bulk/{id}/items: a page of the action's items, in the order they run. */
-export type BulkItemsResponse = z.infer<typeof bulkItemsResponse>;
 
 export const bulkActionQueryKey = (id: string) => ["bulk-action", id];
 

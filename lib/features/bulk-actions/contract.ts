@@ -42,7 +42,7 @@ export const bulkIdPath = z.object({
     .transform((value) => value.toLowerCase()),
 });
 
-export const stuckClaimSample = z.object({
+const stuckClaimSample = z.object({
   key: z.string(),
   jobType: z.string(),
   attempt: z.number().int(),
@@ -72,7 +72,7 @@ export const bulkAcknowledgeDryRunResponse = z.object({
   sample: z.array(findingSummary),
 });
 
-export const bulkActionView = z.object({
+const bulkActionViewSchema = z.object({
   id: z.string(),
   kind: z.enum(BULK_ACTION_KINDS),
   tenant: z.string().nullable().meta({ description: "null: a platform action over every tenant's findings" }),
@@ -94,13 +94,10 @@ export const bulkActionView = z.object({
   error: z.string().nullable(),
 });
 
-export const bulkActionResponse = z.object({ action: bulkActionView });
-
-/** POST /api/v1/bulk/release: a dry run's count, or the action it started. */
-export const bulkReleaseResponse = z.union([bulkDryRunResponse, bulkActionResponse]);
+export const bulkActionResponse = z.object({ action: bulkActionViewSchema });
 
 /** The most items one page of GET /api/v1/bulk/{id}/items holds. */
-export const BULK_ITEMS_PAGE_MAX = 1000;
+const BULK_ITEMS_PAGE_MAX = 1000;
 
 /** GET /api/v1/bulk/{id}/items query: a page at a time, in the order the items run. */
 export const bulkItemsQuery = z.object({
@@ -109,7 +106,7 @@ export const bulkItemsQuery = z.object({
 });
 
 /** One item of a bulk action: a key (a stuck claim's, a finding's id) and what applying it came to. */
-export const bulkItemView = z.object({
+const bulkItemView = z.object({
   seq: z.number().int().meta({ description: "Its place in the run, from 1: the list's order" }),
   key: z.string(),
   status: z.enum(BULK_ITEM_STATUSES).meta({
@@ -120,3 +117,15 @@ export const bulkItemView = z.object({
 });
 
 export const bulkItemsResponse = z.object({ items: z.array(bulkItemView), nextCursor });
+
+/** What /api/v1/bulk answers, inferred from its schemas. */
+export type StuckClaimSample = z.infer<typeof stuckClaimSample>;
+/** POST /api/v1/bulk/release with dryRun: what would be released, and whether the cap allows it. */
+export type BulkDryRunResponse = z.infer<typeof bulkDryRunResponse>;
+/** POST /api/v1/bulk/acknowledge-findings with dryRun: what would be acknowledged, and whether the cap allows it. */
+export type BulkAcknowledgeDryRunResponse = z.infer<typeof bulkAcknowledgeDryRunResponse>;
+export type BulkActionView = z.infer<typeof bulkActionViewSchema>;
+export type BulkActionResponse = z.infer<typeof bulkActionResponse>;
+export type BulkItemView = z.infer<typeof bulkItemView>;
+/** GET /api/v1/bulk/{id}/items: a page of the action's items, in the order they run. */
+export type BulkItemsResponse = z.infer<typeof bulkItemsResponse>;

@@ -1,7 +1,7 @@
 import { audit } from "../../auth/audit";
 import type { Principal } from "../../auth/auth-types";
 import type { Scope } from "../../auth/scope";
-import type { EffectDetail, EffectSearchResponse } from "./effects-types";
+import type { EffectDetail, EffectSearchResponse } from "./contract";
 import { getEffect } from "./get-effect";
 import { type EffectSearch, searchEffects } from "./search-effects";
 

@@ -9,7 +9,7 @@ import {
   tenantParam,
 } from "../../console/common-contract";
 import { safeText } from "../../fields";
-import { uncaughtViolation } from "../violations/contract";
+import { listedViolation } from "../violations/contract";
 import { DELIVERY_ANSWERS, EFFECT_STATUSES, TIMELINE_LIMIT } from "./effects-types";
 
 /** The contract of /api/v1/effects, /api/v1/effects/{key} and its release: queries, path and answers. */
@@ -42,7 +42,7 @@ export const effectSearchQuery = z
   .superRefine(fromBeforeTo);
 
 /** One row of a search result. */
-export const effectSummary = z.object({
+const effectSummary = z.object({
   tenant: z.string(),
   key: z.string(),
   jobType: z.string(),
@@ -68,11 +68,11 @@ export const effectSearchResponse = z.object({
 export type EffectSearchResponse = z.infer<typeof effectSearchResponse>;
 
 /** Another step of the same job: an effect sharing this one's first message id. */
-export const jobStep = effectSummary.omit({ tenant: true, firstMessageId: true, stuck: true });
+const jobStep = effectSummary.omit({ tenant: true, firstMessageId: true, stuck: true });
 export type JobStep = z.infer<typeof jobStep>;
 
 /** "ran once here · 1 payment at Stripe (pi_…) · reconciled 4 min ago", and whether that is an alarm. */
-export const providerSide = z.object({
+const providerSide = z.object({
   provider: z.string(),
   label: z.string().meta({ description: 'The provider\'s name as people know it ("Stripe")' }),
   text: z.string(),
@@ -89,7 +89,7 @@ export const providerSide = z.object({
 export type ProviderSide = z.infer<typeof providerSide>;
 
 /** One delivery of the key, as its worker recorded it (lib/idempotency/timeline.ts). */
-export const delivery = z.object({
+const timelineDelivery = z.object({
   deliveredAt: instant.meta({ description: "When the database answered the claim" }),
   answer: z.enum(DELIVERY_ANSWERS).meta({
     description:
@@ -106,7 +106,7 @@ export const delivery = z.object({
     .meta({ description: "Seconds since the delivery listed before it; null for the first listed" }),
   first: z.boolean().meta({ description: "The delivery that created the effect" }),
 });
-export type Delivery = z.infer<typeof delivery>;
+export type TimelineDelivery = z.infer<typeof timelineDelivery>;
 
 export const effectDetail = z.object({
   tenant: z.string(),
@@ -137,8 +137,8 @@ export const effectDetail = z.object({
       "The provider's side, when the key's job type is reconciled with a provider and a completed run covered the key's creation time (or a finding names it); null otherwise",
   }),
   steps: z.array(jobStep).meta({ description: "The job's steps (this one included), oldest first" }),
-  violations: z.array(uncaughtViolation).meta({ description: "This key's own uncaught unique violations, newest first" }),
-  timeline: z.array(delivery).meta({
+  violations: z.array(listedViolation).meta({ description: "This key's own uncaught unique violations, newest first" }),
+  timeline: z.array(timelineDelivery).meta({
     description: `The effect's deliveries, oldest first (newest last): the newest ${TIMELINE_LIMIT} when there are more`,
   }),
   timelineTotal: z.number().int().meta({ description: "How many deliveries were recorded in all" }),

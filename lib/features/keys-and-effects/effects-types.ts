@@ -1,6 +1,6 @@
 /**
- * The Keys page's client-safe constants, and the types of what /api/v1/effects answers (their
- * schemas are lib/features/keys-and-effects/contract.ts; re-exported as types only, so no zod reaches the browser).
+ * The Keys page's client-safe constants: zod-free, so the browser may import them (the types of
+ * what /api/v1/effects answers are inferred in contract.ts, and imported from there as types).
  */
 
 export { EFFECT_STATUSES, type EffectStatus } from "../../idempotency/states";
@@ -13,15 +13,6 @@ export const CROSS_TENANT_SEARCH_DAYS = 7;
 
 /** What one delivery's claim answered: the library's timeline answers. */
 export { TIMELINE_ANSWERS as DELIVERY_ANSWERS, type TimelineAnswer as DeliveryAnswer } from "../../idempotency/states";
-export type {
-  Delivery,
-  EffectDetail,
-  EffectSearchResponse,
-  EffectSummary,
-  JobStep,
-  ProviderSide,
-  ReleaseResponse,
-} from "./contract";
 
 /** The most deliveries a key's detail carries (the newest). */
 export const TIMELINE_LIMIT = 200;

@@ -4,16 +4,10 @@ import { redactMessage, redactOutcome } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
 import { providerKeyFor } from "../../idempotency";
 import { isStuck } from "../../idempotency/states";
-import { toUncaughtViolation } from "../violations/list-violations";
+import { toListedViolation, type ViolationRow } from "../violations/list-violations";
+import type { EffectDetail, JobStep, TimelineDelivery } from "./contract";
 import { effectVerdict } from "./effect-verdict";
-import {
-  type Delivery,
-  type DeliveryAnswer,
-  type EffectDetail,
-  type EffectStatus,
-  type JobStep,
-  TIMELINE_LIMIT,
-} from "./effects-types";
+import { type DeliveryAnswer, type EffectStatus, TIMELINE_LIMIT } from "./effects-types";
 import { getProviderSide } from "./provider-side";
 
 interface EffectRow {
@@ -169,16 +163,6 @@ interface DeliveryJson {
   claim_ms: number;
   first: boolean | null;
 }
-interface ViolationJson {
-  id: string;
-  occurred_at: string;
-  tenant_id: string;
-  job_type: string;
-  constraint_name: string;
-  key: string;
-  message_id: string | null;
-  message: string | null;
-}
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -191,7 +175,7 @@ export async function getEffect(
   const tenant = scope.narrow(input.tenant).oneTenant();
   const now = input.now ?? new Date();
   const { rows } = await db.query<
-    EffectRow & { steps: StepJson[]; violations: ViolationJson[]; timeline: DeliveryJson[]; timeline_total: number }
+    EffectRow & { steps: StepJson[]; violations: ViolationRow[]; timeline: DeliveryJson[]; timeline_total: number }
   >({
     ...EFFECT_DETAIL,
     values: [tenant, input.key, now, TIMELINE_LIMIT],
@@ -223,7 +207,7 @@ export async function getEffect(
     });
   }
 
-  const violations = row.violations.map(toUncaughtViolation);
+  const violations = row.violations.map(toListedViolation);
   const timeline = toTimeline(row.timeline);
 
   const stuck = isStuck({ status: row.status, leaseUntil: row.lease_until }, now);
@@ -282,7 +266,7 @@ export async function getEffect(
 }
 
 /** The deliveries oldest first, each with the gap since the one before it. */
-function toTimeline(rows: DeliveryJson[]): Delivery[] {
+function toTimeline(rows: DeliveryJson[]): TimelineDelivery[] {
   let previous: number | null = null;
   return rows.map((t) => {
     const at = new Date(t.delivered_at).getTime();

@@ -3,7 +3,8 @@ import type { Queryable } from "../../db/types";
 import { formatDuration } from "../../format";
 import { providerOf, type ReconcileProvider, reconcileProviders } from "../../reconciliation/providers";
 import type { FindingKind } from "../reconciliation/reconciliation-types";
-import type { EffectStatus, ProviderSide } from "./effects-types";
+import type { ProviderSide } from "./contract";
+import type { EffectStatus } from "./effects-types";
 
 // The latest completed run whose window holds the key's creation time, and the findings about the
 // key that are not resolved: two index lookups ((provider, window_to desc) and (tenant_id, effect_key)).

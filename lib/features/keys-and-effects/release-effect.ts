@@ -5,7 +5,7 @@ import type { Prisma } from "../../db/generated/client";
 import type { PrismaClient } from "../../db/prisma";
 import { getPrisma } from "../../db/prisma";
 import { type ReleaseRefusal, releaseClaim, type UnreleasedEffect } from "../../idempotency/admin";
-import type { ReleaseResponse } from "./effects-types";
+import type { ReleaseResponse } from "./contract";
 
 export class ReleaseRefusedError extends Error {
   readonly code: "NOT_FOUND" | "CONFLICT";

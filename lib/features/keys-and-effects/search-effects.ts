@@ -3,7 +3,8 @@ import { consoleDatabase } from "../../console/database";
 import { Keyset } from "../../console/keyset";
 import type { StatementQueryable } from "../../db/types";
 import { isStuck } from "../../idempotency/states";
-import { CROSS_TENANT_SEARCH_DAYS, type EffectSearchResponse, type EffectStatus, type EffectSummary } from "./effects-types";
+import type { EffectSearchResponse, EffectSummary } from "./contract";
+import { CROSS_TENANT_SEARCH_DAYS, type EffectStatus } from "./effects-types";
 
 export interface EffectSearch {
   /** The tenant asked for: a platform scope that names none searches every tenant; a tenant scope reads its own whatever it says. */
@@ -20,7 +21,7 @@ export interface EffectSearch {
 }
 
 /** Searches without `from` look this far back: a retention longer than this needs an explicit from. */
-export const DEFAULT_SEARCH_DAYS = 90;
+const DEFAULT_SEARCH_DAYS = 90;
 
 // Search within one tenant, newest first, keyset-paginated on (created_at, key).
 // Each closed partition's Keys index, <partition>_tenant_created_at_idx (tenant_id, created_at, key)

@@ -48,12 +48,12 @@ const metricsSource = z.enum(["postgres", "prometheus"]);
 export type MetricsSourceName = z.infer<typeof metricsSource>;
 
 /** One line of a chart: a value per timestamp of the series' timestamps. */
-export const series = z.object({ name: z.string(), values: points });
+const series = z.object({ name: z.string(), values: points });
 export type Series = z.infer<typeof series>;
-export const violationSeries = series.extend({ jobType: z.string(), constraint: z.string() });
+const violationSeries = series.extend({ jobType: z.string(), constraint: z.string() });
 export type ViolationSeries = z.infer<typeof violationSeries>;
 
-export const overviewSeries = z.object({
+const overviewSeries = z.object({
   stepSeconds: z.number().meta({ description: "Seconds per point; each point counts the events in (t - step, t]" }),
   timestamps: z.array(z.number()).meta({ description: "End of each bucket, epoch milliseconds" }),
   suppressions: z.array(series).meta({ description: "Duplicate suppressions per bucket, one series per job type" }),
@@ -66,7 +66,7 @@ export const overviewSeries = z.object({
 });
 export type OverviewSeries = z.infer<typeof overviewSeries>;
 
-export const jobTypeActivity = z.object({
+const jobTypeActivity = z.object({
   jobType: z.string(),
   deliveries: z.number().nullable().meta({ description: "Null when withheld (a tenant session: the rollups carry no tenant)" }),
   redeliveries: z.number().nullable(),
@@ -79,10 +79,10 @@ export type JobTypeActivity = z.infer<typeof jobTypeActivity>;
 /** A job type's activity as a metrics source counts it: every figure present (the response withholds some from a tenant). */
 export type FleetJobTypeActivity = JobTypeActivity & { deliveries: number; redeliveries: number; claims: number };
 
-export const tenantRow = z.object({ tenant: z.string(), suppressions: z.number(), violations: z.number(), stuck: z.number() });
+const tenantRow = z.object({ tenant: z.string(), suppressions: z.number(), violations: z.number(), stuck: z.number() });
 export type TenantRow = z.infer<typeof tenantRow>;
 
-export const stuckClaim = z.object({
+const stuckClaim = z.object({
   tenant: z.string(),
   key: z.string(),
   jobType: z.string(),
@@ -98,7 +98,7 @@ export type StuckClaim = z.infer<typeof stuckClaim>;
 const alertState = z.enum(["firing", "pending", "inactive", "unknown"]);
 export type AlertStateName = z.infer<typeof alertState>;
 
-export const alertStatus = z.object({
+const alertStatus = z.object({
   name: z.string(),
   state: alertState,
   severity: z.string(),

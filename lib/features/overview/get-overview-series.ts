@@ -1,18 +1,18 @@
 import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import type { Queryable } from "../../db/types";
-import { bucketWindow, getUnflushedWorkers, getViolationCounts } from "../violations/get-violation-counts";
 import { getViolationGroups } from "../violations/get-violation-groups";
+import type { AlertStatus, JobTypeActivity, OverviewResponse, TenantRow } from "./contract";
 import { getStuckClaims } from "./get-stuck-claims";
 import { getTenantActivity } from "./get-tenant-activity";
+import { bucketWindow, getUnflushedWorkers, getViolationCounts } from "./get-violation-counts";
 import { isKnownJobType } from "./job-type-known";
 import { metricsSource } from "./metrics";
 import { bucketsFor, chooseStep, rankTenants } from "./metrics/series-math";
 import type { MetricsSource } from "./metrics/source";
 import { type OverviewQuery, resolveRange } from "./overview-query";
-import type { AlertStatus, JobTypeActivity, OverviewResponse, TenantRow } from "./overview-types";
 
-export interface GetOverviewSeriesDeps {
+interface GetOverviewSeriesDeps {
   db?: Queryable;
   /** The metrics source; defaults to the configured one (lib/console/metrics). */
   source?: MetricsSource;
@@ -157,7 +157,7 @@ export async function getOverviewSeries(
 }
 
 /** What a tenant session is not shown on the Overview (OverviewResponse.withheld). */
-export const TENANT_WITHHELD = [
+const TENANT_WITHHELD = [
   "totals.deliveries",
   "totals.redeliveries",
   "totals.claims",
@@ -171,7 +171,7 @@ export const TENANT_WITHHELD = [
 ] as const;
 
 /** The sentence saying what the rollup figures may be missing, from what the database recorded. */
-export function unflushedNote(
+function unflushedNote(
   workers: number,
   lastHeartbeat: Date | null,
   violationsMissing: number | null,
@@ -225,7 +225,7 @@ function withTenantCounts(
  * The alerts as they stand for one job type: instances labelled with another job type are left
  * out, and an alert firing only for others is inactive here, saying for which it fires.
  */
-export function alertsForJobType(alerts: AlertStatus[], jobType: string | null): AlertStatus[] {
+function alertsForJobType(alerts: AlertStatus[], jobType: string | null): AlertStatus[] {
   if (jobType === null) return alerts;
   return alerts.map((alert) => {
     const mine = alert.instances.filter((i) => i.labels.job_type === undefined || i.labels.job_type === jobType);

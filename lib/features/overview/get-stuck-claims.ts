@@ -3,15 +3,15 @@ import { loadConfig } from "../../config";
 import { consoleDatabase } from "../../console/database";
 import type { Queryable } from "../../db/types";
 import { readStuckClaims } from "../../idempotency/admin";
-import type { StuckClaim } from "./overview-types";
+import type { StuckClaim } from "./contract";
 
-export interface GetStuckClaimsInput {
+interface GetStuckClaimsInput {
   jobType?: string | null;
   limit?: number;
   now?: Date;
 }
 
-export interface StuckClaims {
+interface StuckClaims {
   claims: StuckClaim[];
   total: number;
   byTenant: Map<string, number>;

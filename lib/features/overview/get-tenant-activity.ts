@@ -1,15 +1,15 @@
 import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import type { Queryable } from "../../db/types";
-import { type Buckets, bucketIndex } from "./metrics/series-math";
-import type { Series, ViolationSeries } from "./overview-types";
+import type { Series, ViolationSeries } from "./contract";
+import { addToViolationLine, type Buckets, bucketIndex } from "./metrics/series-math";
 
-export interface GetTenantActivityInput {
+interface GetTenantActivityInput {
   buckets: Buckets;
   jobType?: string | null;
 }
 
-export interface TenantActivity {
+interface TenantActivity {
   /** Per tenant over the range (hours overlapping it). */
   totals: Map<string, { suppressions: number; violations: number }>;
   /** Only when a tenant is asked for: its suppressions and violations, an hour's count in the point holding the hour's start. */
@@ -127,18 +127,7 @@ export async function getTenantActivity(
     if (!perTenant) continue;
     const i = bucketIndex(buckets, Math.max(r.hour, buckets.originMs));
     if (i < 0) continue;
-    const id = `${r.job_type}\u0001${r.constraint_name}`;
-    let line = violationLines.get(id);
-    if (!line) {
-      line = {
-        name: `${r.job_type} · ${r.constraint_name}`,
-        jobType: r.job_type,
-        constraint: r.constraint_name,
-        values: new Array<number>(n).fill(0),
-      };
-      violationLines.set(id, line);
-    }
-    line.values[i] = (line.values[i] ?? 0) + r.count;
+    addToViolationLine(violationLines, r, i, r.count, n);
   }
 
   return {

@@ -3,7 +3,7 @@ import { DEFAULT_OVERVIEW_RANGE, type OverviewRange, RANGE_SECONDS } from "./ove
 
 export type { OverviewQuery };
 
-export interface ResolvedRange {
+interface ResolvedRange {
   range: OverviewRange | null;
   from: Date;
   to: Date;

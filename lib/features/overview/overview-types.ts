@@ -4,7 +4,7 @@
  */
 
 /** The windows the browser tests' seed states its expectations for (lib/features/overview/testing/seed-overview.ts). */
-export const OVERVIEW_WINDOWS = ["1h", "24h", "7d"] as const;
+const OVERVIEW_WINDOWS = ["1h", "24h", "7d"] as const;
 export type OverviewWindow = (typeof OVERVIEW_WINDOWS)[number];
 
 // ---- The on-call Overview: time series, tenants, stuck claims, alerts.
@@ -40,17 +40,3 @@ export { CLAIM_DURATION_BUCKETS as CLAIM_DURATION_BOUNDS } from "../../idempoten
 export const overviewQueryKey = (apiQuery: string) => [OVERVIEW_QUERY_ROOT, apiQuery] as const;
 /** The first element of every Overview query key (writes that change its numbers invalidate them all). */
 export const OVERVIEW_QUERY_ROOT = "overview";
-
-export type {
-  AlertStateName,
-  AlertStatus,
-  FleetJobTypeActivity,
-  JobTypeActivity,
-  MetricsSourceName,
-  OverviewResponse,
-  OverviewSeries,
-  Series,
-  StuckClaim,
-  TenantRow,
-  ViolationSeries,
-} from "./contract";

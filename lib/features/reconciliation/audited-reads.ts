@@ -1,8 +1,8 @@
 import { audit } from "../../auth/audit";
 import type { Principal } from "../../auth/auth-types";
 import type { Scope } from "../../auth/scope";
+import type { FindingDetail } from "./contract";
 import { getFinding } from "./get-finding";
-import type { FindingDetail } from "./reconciliation-types";
 
 /**
  * One reconciliation finding, or null when the scope has none (audited as not_found). A finding

@@ -46,7 +46,6 @@ export const findingsQuery = z
     finding: bigintId.optional().meta({ description: "The console page's open finding; the API ignores it" }),
   })
   .refine(...fromBeforeTo());
-export type FindingsQuery = z.infer<typeof findingsQuery>;
 
 /** GET /api/v1/reconciliation/runs query. */
 export const runsQuery = z.object({
@@ -54,7 +53,6 @@ export const runsQuery = z.object({
   cursor: cursorParam,
   limit: z.coerce.number().int().min(1).max(200).default(20),
 });
-export type RunsQuery = z.infer<typeof runsQuery>;
 
 /** The {id} of /api/v1/reconciliation/findings/{id}: a positive bigint, as the findings list returned it. */
 export const findingIdPath = z.object({
@@ -65,7 +63,7 @@ export const findingIdPath = z.object({
 export const findingStateBody = z.object({ note: safeText(2000, 1) });
 
 /** The longest window one API request may start (a day at a time is what the scheduler does too). */
-export const MAX_RUN_WINDOW_DAYS = 7;
+const MAX_RUN_WINDOW_DAYS = 7;
 
 /** POST /api/v1/reconciliation/runs body. */
 export const startRunBody = z
@@ -77,7 +75,7 @@ export const startRunBody = z
   });
 
 /** One reconciliation run: a provider, a window of creation time, how far it got and what it found. */
-export const reconciliationRun = z.object({
+const reconciliationRun = z.object({
   id: z.string(),
   provider: z.string(),
   windowFrom: instant,
@@ -106,10 +104,9 @@ export type ReconciliationRunListResponse = z.infer<typeof reconciliationRunList
 
 /** POST /api/v1/reconciliation/runs answers 202 with the run it started. */
 export const startRunResponse = z.object({ run: reconciliationRun });
-export type StartRunResponse = z.infer<typeof startRunResponse>;
 
 /** Our side of a finding: the effect as Onceboard recorded it (its outcome after the redaction hook). */
-export const findingOurs = z.object({
+const findingOurs = z.object({
   key: z.string().nullable(),
   status: z.string().nullable(),
   attempts: z.number().int().nullable(),
@@ -120,7 +117,7 @@ export const findingOurs = z.object({
 export type FindingOurs = z.infer<typeof findingOurs>;
 
 /** One provider object of a finding, as the provider returned it. */
-export const findingTheirs = z.object({
+const findingTheirs = z.object({
   id: z.string(),
   amount: z.number().nullable(),
   currency: z.string().nullable(),

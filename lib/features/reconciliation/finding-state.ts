@@ -4,8 +4,9 @@ import type { Scope } from "../../auth/scope";
 import type { Prisma } from "../../db/generated/client";
 import type { PrismaClient } from "../../db/prisma";
 import { getPrisma } from "../../db/prisma";
+import type { FindingStateResponse } from "./contract";
 import { FINDING_COLUMNS, type FindingDetailRow, toFindingDetail } from "./get-finding";
-import { FINDING_ACTIONS, type FindingAction, type FindingStateResponse } from "./reconciliation-types";
+import { FINDING_ACTIONS, type FindingAction } from "./reconciliation-types";
 
 /** The states each action may leave: a resolved finding is closed; acknowledging twice says nothing new. */
 const FROM_STATES: Record<FindingAction, readonly string[]> = {

@@ -2,8 +2,8 @@ import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import { redactMessage, redactOutcome } from "../../console/redact";
 import type { Queryable } from "../../db/types";
+import type { FindingDetail, FindingOurs, FindingTheirs } from "./contract";
 import { type FindingRow, toFindingSummary } from "./list-findings";
-import type { FindingDetail, FindingOurs, FindingTheirs } from "./reconciliation-types";
 
 export interface FindingDetailRow extends FindingRow {
   ours: unknown;
@@ -49,7 +49,7 @@ function instantOr(value: unknown): string | null {
  * redaction hook like every outcome the console shows. The reconciler writes snake_case; camelCase
  * names are read as well so a recorded effect in either form shows.
  */
-export function toFindingOurs(value: unknown): FindingOurs | null {
+function toFindingOurs(value: unknown): FindingOurs | null {
   const o = record(value);
   if (!o) return null;
   return {
@@ -63,7 +63,7 @@ export function toFindingOurs(value: unknown): FindingOurs | null {
 }
 
 /** Their objects: id, amount, currency, status and creation time only (metadata stays on the server). */
-export function toFindingTheirs(value: unknown): FindingTheirs[] {
+function toFindingTheirs(value: unknown): FindingTheirs[] {
   if (!Array.isArray(value)) return [];
   return value.flatMap((item) => {
     const t = record(item);

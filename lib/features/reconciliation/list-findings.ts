@@ -3,9 +3,10 @@ import { consoleDatabase } from "../../console/database";
 import { Keyset } from "../../console/keyset";
 import { redactMessage } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
-import type { FindingKind, FindingListResponse, FindingState, FindingSummary } from "./reconciliation-types";
+import type { FindingListResponse, FindingSummary } from "./contract";
+import type { FindingKind, FindingState } from "./reconciliation-types";
 
-export interface FindingSearch {
+interface FindingSearch {
   /** The tenant asked for: a platform scope narrows to it; a tenant scope reads its own whatever it says. */
   tenant?: string | null;
   kind?: FindingKind;
@@ -64,7 +65,7 @@ export function findingFilterValues(
  * order: it is the bigint column, named through the table (a bare "id" in ORDER BY would be
  * FINDING_SUMMARY_COLUMNS' text alias: 9 before 10).
  */
-export const FINDING_KEYSET = new Keyset("findings", [
+const FINDING_KEYSET = new Keyset("findings", [
   { column: "reconciliation_findings.last_seen_at", type: "timestamptz" },
   { column: "reconciliation_findings.id", type: "bigint" },
 ]);

@@ -2,15 +2,10 @@ import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import { Keyset } from "../../console/keyset";
 import type { StatementQueryable } from "../../db/types";
-import {
-  FINDING_KINDS,
-  type FindingKind,
-  type ReconciliationRun,
-  type ReconciliationRunListResponse,
-  type RunStatus,
-} from "./reconciliation-types";
+import type { ReconciliationRun, ReconciliationRunListResponse } from "./contract";
+import { FINDING_KINDS, type FindingKind, type RunStatus } from "./reconciliation-types";
 
-export interface RunSearch {
+interface RunSearch {
   provider?: string;
   /** The previous page's nextCursor. */
   cursor?: string;
@@ -22,7 +17,7 @@ export interface RunSearch {
  * Newest started first, ties (runs started in one transaction, or one clock tick) by id: the
  * (started_at DESC) index, then the few runs of one instant sorted.
  */
-export const RUN_KEYSET = new Keyset("runs", [
+const RUN_KEYSET = new Keyset("runs", [
   { column: "r.started_at", type: "timestamptz" },
   { column: "r.id", type: "bigint" },
 ]);
@@ -60,7 +55,7 @@ export interface RunRow {
 }
 
 /** The counts jsonb with every kind present (a kind the run found none of is 0). */
-export function runCounts(value: unknown): Record<FindingKind, number> {
+function runCounts(value: unknown): Record<FindingKind, number> {
   const source = value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
   return Object.fromEntries(
     FINDING_KINDS.map((kind) => {

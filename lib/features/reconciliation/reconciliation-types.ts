@@ -22,17 +22,6 @@ export const FINDING_KIND_LABELS: Record<FindingKind, string> = {
   pending: "pending",
 };
 
-export type {
-  FindingDetail,
-  FindingListResponse,
-  FindingOurs,
-  FindingStateResponse,
-  FindingSummary,
-  FindingTheirs,
-  ReconciliationRun,
-  ReconciliationRunListResponse,
-} from "./contract";
-
 /** The page's filters, as its URL carries them. */
 export interface FindingFilters {
   tenant?: string | null;

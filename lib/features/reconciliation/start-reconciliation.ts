@@ -10,13 +10,13 @@ import type { ProviderAdapter } from "../../reconciliation/adapter";
 import { adapterFor } from "../../reconciliation/adapters";
 import { PROVIDERS_FILE_VARIABLE, type ReconcileProvider, reconcileProviders } from "../../reconciliation/providers";
 import { ReconcileBusyError, reconcile } from "../../reconciliation/reconcile";
+import type { ReconciliationRun } from "./contract";
 import { type RunRow, toReconciliationRun } from "./list-reconciliation-runs";
-import type { ReconciliationRun } from "./reconciliation-types";
 
 /** How long the request waits for the run to start (or be refused) before answering. */
 const START_WAIT_MS = 10_000;
 
-export interface StartDeps {
+interface StartDeps {
   config?: Config;
   prisma?: PrismaClient;
   adapter?: (provider: ReconcileProvider, config: Config) => ProviderAdapter;

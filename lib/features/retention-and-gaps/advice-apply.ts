@@ -4,15 +4,15 @@ import type { Queryable } from "../../db/types";
 import { formatDuration } from "../../format";
 import { type MaintenancePlan, planMaintenance, readLiveWorkers } from "../../idempotency/admin";
 import { type GetAdviceOptions, getRetentionAdvice } from "./advise-retention";
+import type { AdviceApplyBody, AdvicePreview, SettingsUpdateView } from "./contract";
 import { RetentionError } from "./errors";
 import { getObservedMaxGapSeconds, getRetentionSettings, toPlanView } from "./get-retention";
 import { maintenancePool } from "./maintenance-pool";
-import type { AdviceApplyBody, AdvicePreview, SettingsUpdateView } from "./retention-types";
 import { invalidRetention, liveWindowRefusal, type RetentionAudit, settingsValues, updateRetentionSettings } from "./settings";
 
 const DAY = 86_400;
 
-export interface AdviceApplyDeps {
+interface AdviceApplyDeps {
   /** Where the advisor reads gaps (the console's database handle). */
   db: Queryable;
   /** The maintenance pool: the plan, the live workers, the observed gap. */
@@ -22,7 +22,7 @@ export interface AdviceApplyDeps {
 }
 
 /** The advised retention in whole days (the settings hold days): rounded up, never below a day. */
-export function advisedDays(recommendedSeconds: number): number {
+function advisedDays(recommendedSeconds: number): number {
   return Math.max(1, Math.ceil(recommendedSeconds / DAY));
 }
 
@@ -122,7 +122,7 @@ export async function previewAdvice(options: GetAdviceOptions, deps: AdviceApply
   };
 }
 
-export interface AdviceApplyAuthor {
+interface AdviceApplyAuthor {
   actor: string;
   audit: RetentionAudit;
 }

@@ -15,14 +15,3 @@ export const ADVICE_DEFAULTS = {
   minSamples: 1000,
   windowDays: 30,
 };
-
-export type {
-  Advice,
-  AdviceInputs,
-  JobTypeAdvice,
-  ProviderWindowAdvice,
-  Refusal,
-  RefusalCode,
-  RetentionComparison,
-  RetentionVerdict,
-} from "./contract";

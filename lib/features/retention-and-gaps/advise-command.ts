@@ -4,14 +4,14 @@ import { loadConfig } from "../../config";
 import { consolePoolConfig } from "../../db/pool";
 import { formatCountOf, formatDuration } from "../../format";
 import { toAdviceOptions } from "./advice-query";
-import type { Advice } from "./advice-types";
 import { getRetentionAdvice } from "./advise-retention";
+import type { Advice } from "./contract";
 import { adviceQuery } from "./contract";
 
 const USAGE =
   "usage: npm run retention -- advise [--window <days>] [--basis p90|p99|p99.9|max] [--safety-factor <n>] [--dead-letter-dwell <seconds>] [--min-samples <n>] [--job-type <name>] [--json]";
 
-export interface AdviseCommandDeps {
+interface AdviseCommandDeps {
   /** Opens the database (default: DATABASE_URL or the running embedded server, as the demo commands do). */
   open?: () => Promise<{ url: string; stop(): Promise<void> }>;
   out?: (line: string) => void;
@@ -20,7 +20,7 @@ export interface AdviseCommandDeps {
 }
 
 /** The advice as text lines: what the page shows, for a terminal. */
-export function formatAdvice(advice: Advice): string[] {
+function formatAdvice(advice: Advice): string[] {
   const c = advice.comparison;
   const i = advice.inputs;
   const lines = [

@@ -9,22 +9,14 @@ import {
 } from "../../idempotency/admin";
 import { DEFAULT_RETENTION_SETTINGS, type PartitionInterval, partitionIntervalSeconds } from "../../idempotency/states";
 import { reconcileProviders } from "../../reconciliation/providers";
-import type { ProviderWindowAdvice } from "./advice-types";
-import {
-  ADVICE_DEFAULTS,
-  type Advice,
-  type AdviceBasis,
-  BASIS_QUANTILE,
-  type JobTypeAdvice,
-  type Refusal,
-  type RetentionComparison,
-} from "./advice-types";
+import { ADVICE_DEFAULTS, type AdviceBasis, BASIS_QUANTILE } from "./advice-types";
+import type { Advice, JobTypeAdvice, ProviderWindowAdvice, Refusal, RetentionComparison } from "./contract";
 import { countBeyond, GAP_BOUNDS, maxBounds, quantile, total } from "./gap-histogram";
 import { loadGapHistograms } from "./load-gap-histograms";
 
 const DAY = 86_400;
 
-export interface AdviceJobType {
+interface AdviceJobType {
   jobType: string;
   /** Counts per bucket of GAP_BOUNDS, then the open-ended bucket. */
   buckets: number[];
@@ -76,7 +68,7 @@ export function longestGap(
   return m ? { atLeast: m.atLeast, atMost: m.atMost, exact: null } : null;
 }
 
-export interface ProviderKeyWindow {
+interface ProviderKeyWindow {
   name: string;
   label: string;
   /** Null: the provider does not dedupe at all (nothing to compare). */
@@ -88,7 +80,7 @@ export interface ProviderKeyWindow {
  * Per provider with a key window: the observed redeliveries of its job types that arrived after
  * the window, i.e. the ones the provider would have run again and Onceboard's own record stopped.
  */
-export function providerWindowAdvice(jobTypes: AdviceJobType[], providers: ProviderKeyWindow[]): ProviderWindowAdvice[] {
+function providerWindowAdvice(jobTypes: AdviceJobType[], providers: ProviderKeyWindow[]): ProviderWindowAdvice[] {
   return providers.flatMap((p) => {
     if (p.keyWindowSeconds === null) return [];
     const window = p.keyWindowSeconds;
@@ -326,7 +318,7 @@ function compare(
 // ---------------------------------------------------------------------------------------------
 // The loader: reads the inputs from the database.
 
-export interface RetentionSettingsRead {
+interface RetentionSettingsRead {
   retentionSeconds: number;
   maxRetryWindowSeconds: number;
   maxRetryWindowSource: string;

@@ -2,11 +2,11 @@ import type pg from "pg";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { defaultRegistry } from "../../idempotency";
 import { maintain } from "../../idempotency/admin";
+import type { ApplyResultView } from "./contract";
 import { maintenancePool } from "./maintenance-pool";
-import type { ApplyResultView } from "./retention-types";
 import type { RetentionAudit } from "./settings";
 
-export interface ApplyDeps {
+interface ApplyDeps {
   pool?: pg.Pool;
   prisma?: PrismaClient;
   now?: Date;

@@ -56,7 +56,7 @@ export const retentionSettingsView = z.object({
 });
 export type RetentionSettingsView = z.infer<typeof retentionSettingsView>;
 
-export const partitionView = z.object({
+const partitionView = z.object({
   name: z.string(),
   from: nullableInstant,
   to: nullableInstant,
@@ -84,7 +84,7 @@ export const planView = z.object({
 });
 export type PlanView = z.infer<typeof planView>;
 
-export const liveWorkerView = z.object({
+const liveWorkerView = z.object({
   workerId: z.string(),
   maxRetryWindowSeconds: z.number(),
   host: z.string().nullable(),
@@ -95,7 +95,7 @@ export type LiveWorkerView = z.infer<typeof liveWorkerView>;
 
 const operation = z.object({ kind: z.string(), partition: z.string(), result: z.string(), detail: z.string().optional() });
 
-export const maintenanceRunView = z.object({
+const maintenanceRunView = z.object({
   id: z.string(),
   runner: z.string(),
   trigger: z.string(),
@@ -134,9 +134,8 @@ const refusal = z.object({
   message: z.string(),
 });
 export type Refusal = z.infer<typeof refusal>;
-export type RefusalCode = Refusal["code"];
 
-export const jobTypeAdvice = z.object({
+const jobTypeAdvice = z.object({
   jobType: z.string(),
   samples: z.number(),
   overflow: z.number().meta({ description: "Gaps in the open-ended top bucket: their length is unknown" }),
@@ -152,7 +151,7 @@ export const jobTypeAdvice = z.object({
 });
 export type JobTypeAdvice = z.infer<typeof jobTypeAdvice>;
 
-export const retentionComparison = z.object({
+const retentionComparison = z.object({
   retentionSeconds: z.number(),
   observedMaxSeconds: z
     .number()
@@ -174,9 +173,8 @@ export const retentionComparison = z.object({
   message: z.string(),
 });
 export type RetentionComparison = z.infer<typeof retentionComparison>;
-export type RetentionVerdict = RetentionComparison["verdict"];
 
-export const adviceInputs = z.object({
+const adviceInputs = z.object({
   from: instant,
   to: instant,
   basis,
@@ -189,14 +187,13 @@ export const adviceInputs = z.object({
   maxRetryWindowSource: z.string(),
   bounds: z.array(z.number()),
 });
-export type AdviceInputs = z.infer<typeof adviceInputs>;
 
 /**
  * A provider's own idempotency-key window against the observed gaps of the job types it holds: a
  * redelivery later than the window would have run again at the provider, and only Onceboard's
  * record stopped it.
  */
-export const providerWindowAdvice = z.object({
+const providerWindowAdviceSchema = z.object({
   provider: z.string(),
   label: z.string(),
   keyWindowSeconds: z.number(),
@@ -211,7 +208,7 @@ export const providerWindowAdvice = z.object({
     .meta({ description: "…and at most this many (a histogram bucket straddling the window may hold more)" }),
   message: z.string(),
 });
-export type ProviderWindowAdvice = z.infer<typeof providerWindowAdvice>;
+export type ProviderWindowAdvice = z.infer<typeof providerWindowAdviceSchema>;
 
 export const advice = z.object({
   status: z.enum(["recommended", "refused"]),
@@ -222,7 +219,7 @@ export const advice = z.object({
   jobTypes: z.array(jobTypeAdvice),
   comparison: retentionComparison,
   providers: z
-    .array(providerWindowAdvice)
+    .array(providerWindowAdviceSchema)
     .meta({ description: "Each provider that dedupes keys for a while (Stripe: 24 h), and the redeliveries after it" }),
   inputs: adviceInputs,
 });
@@ -249,7 +246,7 @@ const blocker = z.object({
   message: z.string().meta({ description: "The value the setting must reach first" }),
 });
 
-export const partitionChange = z.object({
+const partitionChange = z.object({
   name: z.string(),
   from: nullableInstant,
   to: nullableInstant,

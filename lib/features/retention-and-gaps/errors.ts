@@ -1,5 +1,7 @@
-/** Why a retention change or run was refused; the API maps codes to statuses (lib/api/errors.ts). */
-export type RetentionErrorCode = "RETENTION_REFUSED" | "RETENTION_INVALID" | "RETENTION_STALE";
+import { DomainError, type DomainErrorCode } from "../../console/errors";
+
+/** Why a retention change or run was refused; the route layer maps codes to statuses (lib/api/errors.ts). */
+type RetentionErrorCode = Extract<DomainErrorCode, `RETENTION_${string}`>;
 
 /**
  * What stands in the way of a refused change: the setting (as the API's body names it, or the
@@ -11,13 +13,13 @@ export interface RetentionBlocker {
   message: string;
 }
 
-export class RetentionError extends Error {
-  readonly code: RetentionErrorCode;
+/** A refusal's blockers are its issues: the setting in the way, and the value it must reach. */
+export class RetentionError extends DomainError {
+  declare readonly code: RetentionErrorCode;
   readonly blockers: RetentionBlocker[];
   constructor(code: RetentionErrorCode, message: string, blockers: RetentionBlocker[] = []) {
-    super(message);
+    super(code, message, blockers.length > 0 ? blockers.map((b) => ({ path: b.setting, message: b.message })) : undefined);
     this.name = "RetentionError";
-    this.code = code;
     this.blockers = blockers;
   }
 }

@@ -23,7 +23,7 @@ export const gapsQuery = z
     path: ["to"],
   });
 
-export const gapStats = z.object({
+const gapStats = z.object({
   samples: z.number(),
   p50: z.number().nullable(),
   p90: z.number().nullable(),
@@ -39,17 +39,17 @@ export const gapStats = z.object({
 });
 export type GapStats = z.infer<typeof gapStats>;
 
-export const gapSeries = z.object({
+const gapSeries = z.object({
   name: z.string(),
   buckets: z.array(z.number()).meta({ description: "One count per bucket of `bounds`, then the open-ended bucket" }),
   stats: gapStats,
 });
 export type GapSeries = z.infer<typeof gapSeries>;
 
-export const tenantGaps = gapSeries.extend({ late: z.number(), maxGapSeconds: z.number().nullable() });
+const tenantGaps = gapSeries.extend({ late: z.number(), maxGapSeconds: z.number().nullable() });
 export type TenantGaps = z.infer<typeof tenantGaps>;
 
-export const gapDay = z.object({
+const gapDay = z.object({
   day: instant.meta({ description: "UTC midnight" }),
   samples: z.number(),
   p99: z.number().nullable(),
@@ -58,7 +58,7 @@ export const gapDay = z.object({
 });
 export type GapDay = z.infer<typeof gapDay>;
 
-export const lateDuplicate = z.object({
+const lateDuplicate = z.object({
   tenant: z.string(),
   key: z.string(),
   jobType: z.string(),

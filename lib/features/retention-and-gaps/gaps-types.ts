@@ -24,5 +24,3 @@ export const MAX_GAP_SPAN_SECONDS = 90 * 86_400;
 
 /** The TanStack Query key of the page's data (the server prefetches under the same key). */
 export const gapsQueryKey = (search: string) => ["gaps", search] as const;
-
-export type { GapDay, GapSeries, GapStats, Gaps, LateDuplicate, TenantGaps } from "./gaps-contract";

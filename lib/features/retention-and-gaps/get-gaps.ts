@@ -25,10 +25,11 @@ import {
   quantile,
   total,
 } from "./gap-histogram";
-import type { GapDay, GapRange, GapSeries, GapStats, Gaps, LateDuplicate, TenantGaps } from "./gaps-types";
+import type { GapDay, GapSeries, GapStats, Gaps, LateDuplicate, TenantGaps } from "./gaps-contract";
+import type { GapRange } from "./gaps-types";
 import { type GapHistogramDay, loadGapHistograms, summariseDays } from "./load-gap-histograms";
 
-export interface GetGapsInput {
+interface GetGapsInput {
   from: Date;
   to: Date;
   range: GapRange | "custom";

@@ -4,11 +4,11 @@ import type { PrismaClient } from "../../db/prisma";
 import { getPrisma } from "../../db/prisma";
 import { type MaintenancePlan, planMaintenance } from "../../idempotency/admin";
 import { DAY_SECONDS, DEFAULT_RETENTION_SETTINGS } from "../../idempotency/states";
+import type { MaintenanceRunView, PlanView, RetentionSettingsView, RetentionView } from "./contract";
 import { maintenancePool } from "./maintenance-pool";
-import type { MaintenanceRunView, PlanView, RetentionSettingsView, RetentionView } from "./retention-types";
 
 /** The Retention page's question: what is kept, why, what would the next run do, what did runs do? */
-export interface RetentionDeps {
+interface RetentionDeps {
   pool?: pg.Pool;
   prisma?: PrismaClient;
   now?: Date;
@@ -62,7 +62,7 @@ export async function getRetentionSettings(prisma: PrismaClient = getPrisma()): 
   };
 }
 
-export async function getMaintenanceRuns(prisma: PrismaClient = getPrisma(), take = 20): Promise<MaintenanceRunView[]> {
+async function getMaintenanceRuns(prisma: PrismaClient = getPrisma(), take = 20): Promise<MaintenanceRunView[]> {
   const runs = await prisma.maintenanceRun.findMany({ orderBy: { id: "desc" }, take });
   return runs.map((r) => ({
     id: r.id.toString(),

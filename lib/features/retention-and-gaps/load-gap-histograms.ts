@@ -10,13 +10,13 @@ export interface GapHistogramDay {
 }
 
 /** One job type's histogram over a window, and its claims beyond retention. */
-export interface JobTypeHistogram {
+interface JobTypeHistogram {
   buckets: number[];
   claimsBeyondRetention: number;
 }
 
 /** A window's gap histograms: per job type, and (when asked) per UTC day over all job types. */
-export interface GapHistograms {
+interface GapHistograms {
   byJobType: Map<string, JobTypeHistogram>;
   /** UTC midnight (ISO 8601) → histogram, ascending by day; empty unless `perDay` was asked. */
   byDay: Map<string, number[]>;
@@ -65,14 +65,14 @@ WITH parts AS (${[
 const totals = `${sumBuckets} AS buckets, coalesce(sum(claims_beyond_retention), 0)::float8 AS beyond`;
 
 /** Per job type: the advice's input. */
-export const GAPS_BY_JOB_TYPE_SQL = `${PARTS}
+const GAPS_BY_JOB_TYPE_SQL = `${PARTS}
 SELECT job_type, NULL::timestamptz AS day, ${totals}
   FROM parts
  GROUP BY job_type
  ORDER BY job_type`;
 
 /** Per job type, and per UTC day over all job types (day IS NULL: a job type's row; job_type IS NULL: a day's). */
-export const GAPS_BY_JOB_TYPE_OR_DAY_SQL = `${PARTS}
+const GAPS_BY_JOB_TYPE_OR_DAY_SQL = `${PARTS}
 SELECT CASE WHEN grouping(job_type) = 0 THEN job_type END AS job_type,
        date_trunc('day', t, 'UTC') AS day, ${totals}
   FROM parts
@@ -80,7 +80,7 @@ SELECT CASE WHEN grouping(job_type) = 0 THEN job_type END AS job_type,
  ORDER BY 1, 2`;
 
 /** Per job type and UTC day. */
-export const GAPS_BY_JOB_TYPE_AND_DAY_SQL = `${PARTS}
+const GAPS_BY_JOB_TYPE_AND_DAY_SQL = `${PARTS}
 SELECT job_type, date_trunc('day', t, 'UTC') AS day, ${totals}
   FROM parts
  GROUP BY job_type, day
@@ -89,7 +89,7 @@ SELECT job_type, date_trunc('day', t, 'UTC') AS day, ${totals}
 type Range = [number, number];
 
 /** Splits [from, to] into whole days, edge hours and edge minutes (empty ranges are [x, x)). */
-export function splitWindow(fromMs: number, toMs: number) {
+function splitWindow(fromMs: number, toMs: number) {
   const f = Math.floor(fromMs / 60_000) * 60_000;
   const ceil = (ms: number, unit: number) => Math.ceil(ms / unit) * unit;
   const floor = (ms: number, unit: number) => Math.floor(ms / unit) * unit;

@@ -12,15 +12,3 @@ export const RETENTION_QUERY_ROOT = "retention";
 export const retentionQueryKey = (search: string) => [RETENTION_QUERY_ROOT, search] as const;
 
 export { PARTITION_INTERVALS, type PartitionInterval as PartitionIntervalName } from "../../idempotency/states";
-export type {
-  AdviceApplyBody,
-  AdvicePreview,
-  ApplyResultView,
-  LiveWorkerView,
-  MaintenanceRunView,
-  PartitionView,
-  PlanView,
-  RetentionSettingsView,
-  RetentionView,
-  SettingsUpdateView,
-} from "./contract";

@@ -3,10 +3,11 @@ import type { Prisma } from "../../db/generated/client";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { formatDuration } from "../../format";
 import { type LiveWorker, readLiveWorkers } from "../../idempotency/admin";
+import type { RetentionSettingsView, SettingsUpdateView } from "./contract";
 import { type RetentionBlocker, RetentionError } from "./errors";
 import { getObservedMaxGapSeconds, getRetentionSettings } from "./get-retention";
 import { maintenancePool } from "./maintenance-pool";
-import type { PartitionIntervalName, RetentionSettingsView, SettingsUpdateView } from "./retention-types";
+import type { PartitionIntervalName } from "./retention-types";
 
 export interface RetentionSettingsInput {
   retentionDays?: number;
@@ -30,7 +31,7 @@ export type RetentionAudit = (
   entry: { action: string; target: string; result: string; detail: Prisma.InputJsonValue },
 ) => Promise<void>;
 
-export interface UpdateDeps {
+interface UpdateDeps {
   prisma?: PrismaClient;
   pool?: pg.Pool;
   now?: Date;
@@ -53,7 +54,7 @@ function staleSettings(expected: { retentionDays: number; maxRetryWindowDays: nu
 const DAY = 86_400;
 
 /** The settings a change is checked on: the four the settings row holds. */
-export type RetentionSettingsValues = Pick<
+type RetentionSettingsValues = Pick<
   RetentionSettingsView,
   "retentionDays" | "maxRetryWindowDays" | "partitionInterval" | "premakeCount"
 >;

@@ -10,7 +10,7 @@ import { login } from "../../auth/login";
 import { SESSION_COOKIE } from "../../auth/session";
 import { createToken } from "../../auth/tokens";
 import { getPrisma } from "../../db/prisma";
-import type { CreatedTokenResponse, SessionsResponse, TokensResponse } from "./admin-types";
+import type { CreatedTokenResponse, SessionsResponse, TokensResponse } from "./contract";
 
 /**
  * GET/POST /api/v1/tokens, POST /api/v1/tokens/{id}/revoke, GET /api/v1/sessions and POST

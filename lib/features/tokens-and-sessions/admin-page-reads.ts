@@ -1,8 +1,20 @@
 import type { Scope } from "../../auth/scope";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
-import { ADMIN_PAGE_SIZE, type AdminListsData, type AdminPageParams, adminListSearch } from "./admin-page-types";
+import { ADMIN_PAGE_SIZE, type AdminPageParams, adminListSearch } from "./admin-page-types";
+import type { SessionsResponse, TokensResponse } from "./contract";
 import { listLiveSessions } from "./session-admin";
 import { listScopedTokens } from "./token-admin";
+
+/** What the page shows (components/admin/admin-lists.tsx): each table's page and the API query it refreshes with. */
+export interface AdminListsData {
+  tokens: TokensResponse;
+  sessions: SessionsResponse;
+  tokensSearch: string;
+  sessionsSearch: string;
+  /** The tenant tokens are made for (a tenant admin's own; a platform admin's narrowing, or null). */
+  tenant: string | null;
+  platform: boolean;
+}
 
 /**
  * The page's reads, as GET /api/v1/tokens and /api/v1/sessions read them: the scope narrowed to the

@@ -1,5 +1,3 @@
-import type { SessionsResponse, TokensResponse } from "./contract";
-
 /**
  * The Tokens & sessions page's URL (/admin?tenant=&tokensCursor=&sessionsCursor=): each table pages
  * on its own, and a link that moves one keeps the other's place. Beside keys-types.ts: values the
@@ -39,15 +37,4 @@ export function adminListSearch(tenant: string | undefined, cursor: string | und
   if (cursor) search.set("cursor", cursor);
   search.set("limit", String(ADMIN_PAGE_SIZE));
   return search.toString();
-}
-
-/** What the page shows (components/admin/admin-lists.tsx): each table's page and the API query it refreshes with. */
-export interface AdminListsData {
-  tokens: TokensResponse;
-  sessions: SessionsResponse;
-  tokensSearch: string;
-  sessionsSearch: string;
-  /** The tenant tokens are made for (a tenant admin's own; a platform admin's narrowing, or null). */
-  tenant: string | null;
-  platform: boolean;
 }

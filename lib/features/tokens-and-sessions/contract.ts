@@ -32,7 +32,7 @@ export const createTokenBody = z
   .strict();
 
 /** The most tokens or sessions one page holds (and the admin page shows). */
-export const ADMIN_PAGE_MAX = 1000;
+const ADMIN_PAGE_MAX = 1000;
 
 /** GET /api/v1/tokens and /api/v1/sessions query: a platform admin may narrow to one tenant; newest first, a page at a time. */
 export const adminListQuery = z.object({
@@ -42,7 +42,7 @@ export const adminListQuery = z.object({
 });
 
 /** A machine token as the admin page and GET /api/v1/tokens show it: never its secret or hash. */
-export const tokenView = z.object({
+const tokenViewSchema = z.object({
   id: z.string(),
   name: z.string(),
   /** null: a platform token. */
@@ -56,20 +56,20 @@ export const tokenView = z.object({
   lastUsedAt: nullableInstant,
   state: z.enum(["active", "revoked", "expired"]),
 });
-export type TokenView = z.infer<typeof tokenView>;
+export type TokenView = z.infer<typeof tokenViewSchema>;
 
-export const tokensResponse = z.object({ tokens: z.array(tokenView), nextCursor });
+export const tokensResponse = z.object({ tokens: z.array(tokenViewSchema), nextCursor });
 export type TokensResponse = z.infer<typeof tokensResponse>;
 
 /** POST /api/v1/tokens: the new token and its secret, which is shown this once and never again. */
-export const createdTokenResponse = z.object({ token: tokenView, secret: z.string() });
+export const createdTokenResponse = z.object({ token: tokenViewSchema, secret: z.string() });
 export type CreatedTokenResponse = z.infer<typeof createdTokenResponse>;
 
 /** POST /api/v1/sessions/{id}/revoke. */
 export const revokedSessionResponse = z.object({ id: z.string(), revoked: z.literal(true) });
 
 /** A live console session. `id` is its public id: it grants nothing (the cookie's secret never leaves the browser). */
-export const sessionView = z.object({
+const sessionView = z.object({
   id: z.string(),
   /** The token it was signed in with, or the person (OIDC), as the audit log names them. */
   actor: z.string(),
@@ -90,4 +90,4 @@ export const sessionsResponse = z.object({ sessions: z.array(sessionView), nextC
 export type SessionsResponse = z.infer<typeof sessionsResponse>;
 
 /** POST /api/v1/tokens/{id}/revoke: the token as it now is (revoked). */
-export const revokedTokenResponse = z.object({ token: tokenView });
+export const revokedTokenResponse = z.object({ token: tokenViewSchema });

@@ -6,7 +6,7 @@ import { actorOf } from "../../auth/tokens";
 import { loadConfig } from "../../config";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { SESSION_KEYSET } from "./admin-keysets";
-import type { SessionView } from "./admin-types";
+import type { SessionView } from "./contract";
 
 /**
  * Live console sessions as the admin page and /api/v1/sessions show them, named by their public id

@@ -2,10 +2,10 @@ import { ApiError } from "../../api/errors";
 import { appendAudit } from "../../auth/audit";
 import { type Principal, type Role, roleAtLeast } from "../../auth/auth-types";
 import type { Scope } from "../../auth/scope";
-import { createToken, revokeTokenAndMinted, type TokenSummary } from "../../auth/tokens";
+import { createToken, revokeTokenAndMinted, TOKEN_SUMMARY_COLUMNS, type TokenSummary } from "../../auth/tokens";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { TOKEN_KEYSET } from "./admin-keysets";
-import type { TokenView } from "./admin-types";
+import type { TokenView } from "./contract";
 
 /**
  * Machine tokens as the admin page and /api/v1/tokens manage them. A tenant admin's scope reads and
@@ -14,7 +14,7 @@ import type { TokenView } from "./admin-types";
  * transaction that makes it.
  */
 
-export function tokenView(token: TokenSummary, now = new Date()): TokenView {
+function tokenView(token: TokenSummary, now = new Date()): TokenView {
   const state =
     token.revokedAt !== null ? "revoked" : token.expiresAt && token.expiresAt.getTime() <= now.getTime() ? "expired" : "active";
   return {
@@ -47,18 +47,7 @@ export async function listScopedTokens(
   const rows = await db.apiToken.findMany({
     where: { ...tokenWhere(scope), ...(before !== null ? { seq: { lt: BigInt(before) } } : {}) },
     orderBy: { seq: "desc" },
-    select: {
-      id: true,
-      name: true,
-      tenantId: true,
-      role: true,
-      prefix: true,
-      createdAt: true,
-      expiresAt: true,
-      revokedAt: true,
-      lastUsedAt: true,
-      seq: true,
-    },
+    select: { ...TOKEN_SUMMARY_COLUMNS, seq: true },
     take: page.limit + 1,
   });
   const { rows: shown, nextCursor } = TOKEN_KEYSET.page(
@@ -73,7 +62,7 @@ export async function listScopedTokens(
   };
 }
 
-export interface NewTokenRequest {
+interface NewTokenRequest {
   name: string;
   role: Role;
   /** The tenant it is bound to; null: a platform token (platform admins only); undefined: the caller's own tenant. */

@@ -5,7 +5,7 @@ import { safeText } from "../../fields";
 /** The contract of GET /api/v1/violations: its query and its answer. */
 
 /** One uncaught unique violation: the key it hit, when, and the handler's (redacted) error. */
-export const uncaughtViolation = z.object({
+export const listedViolation = z.object({
   id: z.string(),
   occurredAt: instant,
   tenant: z.string(),
@@ -15,7 +15,7 @@ export const uncaughtViolation = z.object({
   messageId: z.string().nullable(),
   message: z.string().nullable().meta({ description: "The handler's database error, after the redaction hook" }),
 });
-export type UncaughtViolation = z.infer<typeof uncaughtViolation>;
+export type ListedViolation = z.infer<typeof listedViolation>;
 
 /** GET /api/v1/violations query (and the Violations page's URL). */
 export const violationsQuery = z
@@ -31,7 +31,7 @@ export const violationsQuery = z
 /** GET /api/v1/violations: newest first; `nextCursor` asks for the next (older) page. */
 export const violationListResponse = z.object({
   tenant: z.string().nullable().meta({ description: "The tenant listed, or null for every tenant (platform sessions)" }),
-  violations: z.array(uncaughtViolation),
+  violations: z.array(listedViolation),
   nextCursor,
 });
 export type ViolationListResponse = z.infer<typeof violationListResponse>;

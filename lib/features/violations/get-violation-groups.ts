@@ -1,7 +1,7 @@
 import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import type { Queryable } from "../../db/types";
-import type { ViolationGroup } from "./violations-types";
+import type { ViolationGroup } from "./contract";
 
 // One line per (tenant, job type, constraint) over the range, from the rows themselves: the count
 // and the number of distinct keys are the group's, and no single key stands for the group (the

@@ -3,9 +3,9 @@ import { consoleDatabase } from "../../console/database";
 import { Keyset } from "../../console/keyset";
 import { redactMessage } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
-import type { UncaughtViolation, ViolationListResponse } from "./violations-types";
+import type { ListedViolation, ViolationListResponse } from "./contract";
 
-export interface ViolationSearch {
+interface ViolationSearch {
   /** The tenant asked for: a platform scope narrows to it; a tenant scope reads its own whatever it says. */
   tenant?: string | null;
   jobType?: string;
@@ -18,7 +18,7 @@ export interface ViolationSearch {
 }
 
 /** Lists without `from` look this far back (the rows themselves live as long as the effects). */
-export const DEFAULT_VIOLATION_DAYS = 90;
+const DEFAULT_VIOLATION_DAYS = 90;
 
 /**
  * uncaught_violation_keys (library migration 0008), newest first, ties by seq: the numeric
@@ -46,9 +46,10 @@ SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_na
  LIMIT $8`,
 };
 
-interface ViolationRow {
+/** A row of uncaught_violation_keys as the reads select it (occurred_at a string when it comes through json). */
+export interface ViolationRow {
   id: string;
-  occurred_at: Date;
+  occurred_at: Date | string;
   tenant_id: string;
   job_type: string;
   constraint_name: string;
@@ -58,7 +59,7 @@ interface ViolationRow {
 }
 
 /** A stored violation as the console shows it: its message through the redaction hook. */
-export function toUncaughtViolation(r: Omit<ViolationRow, "occurred_at"> & { occurred_at: Date | string }): UncaughtViolation {
+export function toListedViolation(r: ViolationRow): ListedViolation {
   return {
     id: r.id,
     occurredAt: new Date(r.occurred_at).toISOString(),
@@ -94,5 +95,5 @@ export async function listViolations(
     ],
   });
   const page = VIOLATION_KEYSET.page(rows, search.limit);
-  return { tenant, violations: page.rows.map(toUncaughtViolation), nextCursor: page.nextCursor };
+  return { tenant, violations: page.rows.map(toListedViolation), nextCursor: page.nextCursor };
 }

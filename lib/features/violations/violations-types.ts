@@ -18,5 +18,3 @@ export function violationsHref(filters: ViolationListFilters = {}): string {
   const text = search.toString();
   return text ? `/violations?${text}` : "/violations";
 }
-
-export type { UncaughtViolation, ViolationGroup, ViolationListResponse } from "./contract";

@@ -4,7 +4,7 @@ import { instant } from "../../console/common-contract";
 /** The contract of GET /api/v1/workers and GET /api/v1/workers/{index}/metrics. */
 
 /** One worker process's /metrics, scraped when the console was asked. Counters are totals since the process started. */
-export const workerStatus = z.object({
+const workerStatus = z.object({
   url: z.string().meta({ description: "The /metrics URL from WORKER_METRICS_URLS" }),
   up: z.boolean().meta({ description: "The scrape answered 200 with the worker library's idem_* metrics" }),
   error: z

@@ -1,13 +1,14 @@
 import { loadWorkerMetricsUrls } from "../../config";
+import type { WorkerStatus } from "./contract";
 import { parsePrometheusText, sumSamples } from "./prometheus-text";
-import { RESTART_WINDOW_SECONDS, type WorkerStatus } from "./workers-types";
+import { RESTART_WINDOW_SECONDS } from "./workers-types";
 
 /**
  * The worker library's counters the Workers panel shows, by the names lib/idempotency/metrics.ts
  * registers (a test serves that file's real registry, so a rename there fails here). Summed across
  * job types and the other labels.
  */
-export const WORKER_COUNTERS = {
+const WORKER_COUNTERS = {
   claims: { metric: "idem_claims_total" },
   duplicateSuppressions: { metric: "idem_duplicate_suppressions_total" },
   redeliveries: { metric: "idem_deliveries_total", match: { redelivered: "true" } },
@@ -21,15 +22,15 @@ interface CounterSpec {
   match?: Readonly<Record<string, string>>;
 }
 
-export const DEFAULT_SCRAPE_TIMEOUT_MS = 2000;
+const DEFAULT_SCRAPE_TIMEOUT_MS = 2000;
 
-export interface GetWorkersInput {
+interface GetWorkersInput {
   /** Where WORKER_METRICS_URLS is read from (through lib/config); tests pass their own. */
   env?: Readonly<Record<string, string | undefined>>;
   timeoutMs?: number;
 }
 
-export interface Workers {
+interface Workers {
   /** False when WORKER_METRICS_URLS is unset (or lists nothing). */
   configured: boolean;
   workers: WorkerStatus[];
@@ -128,7 +129,7 @@ declare global {
 }
 
 /** Start times seen per worker URL, kept on globalThis (route handlers load separate module copies). */
-export function startHistory(): Map<string, number[]> {
+function startHistory(): Map<string, number[]> {
   globalThis.__onceboardWorkerStarts ??= new Map();
   return globalThis.__onceboardWorkerStarts;
 }

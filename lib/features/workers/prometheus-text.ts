@@ -5,13 +5,13 @@
  * escaped quotes, and a line that does not parse is ignored rather than failing the whole scrape.
  */
 
-export interface PromSample {
+interface PromSample {
   name: string;
   labels: Record<string, string>;
   value: number;
 }
 
-export interface PromExposition {
+interface PromExposition {
   samples: PromSample[];
   /** Metric family name → type, from `# TYPE` lines (a family with no samples yet still has one). */
   types: Map<string, string>;

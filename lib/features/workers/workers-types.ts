@@ -5,5 +5,3 @@
 
 /** The window the Workers panel counts restarts over. */
 export const RESTART_WINDOW_SECONDS = 3600;
-
-export type { WorkerStatus, WorkersResponse } from "./contract";

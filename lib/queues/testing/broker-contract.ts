@@ -14,7 +14,7 @@ import {
   type IdempotentHandler,
   MAX_ATTEMPTS,
   UNDECODABLE_MESSAGE,
-} from "../core";
+} from "../deliveries";
 import { CAPTURE_LEDGER_DDL, type Capture, capture } from "./capture-ledger";
 import { sleep, waitFor } from "./wait";
 

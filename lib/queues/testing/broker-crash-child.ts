@@ -8,7 +8,7 @@ import pg from "pg";
 import pino from "pino";
 import { Registry } from "prom-client";
 import { createEffects } from "../../idempotency";
-import type { Decision, IdempotentHandler } from "../core";
+import type { Decision, IdempotentHandler } from "../deliveries";
 import { type Capture, capture } from "./capture-ledger";
 
 const env = (name: string) => {

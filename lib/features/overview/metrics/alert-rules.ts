@@ -2,7 +2,7 @@
  * The alert rules of deploy/alerts.yml and deploy/reconcile-alerts.yml, as the console knows them: name, severity, summary and
  * runbook section (docs/operations.md, "### <name>"). A test checks this list against the file.
  */
-export interface AlertRule {
+interface AlertRule {
   name: string;
   severity: "page" | "ticket";
   summary: string;

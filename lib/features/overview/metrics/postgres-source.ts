@@ -1,8 +1,8 @@
 import type { Queryable } from "../../../db/types";
-import type { AlertStatus, FleetJobTypeActivity, Series, ViolationSeries } from "../overview-types";
+import type { AlertStatus, FleetJobTypeActivity, Series, ViolationSeries } from "../contract";
 import { CLAIM_DURATION_BOUNDS } from "../overview-types";
 import { ALERT_RULES, runbookHref } from "./alert-rules";
-import { type Buckets, histogramQuantile, notWiredUp, perSecond } from "./series-math";
+import { addToViolationLine, type Buckets, histogramQuantile, notWiredUp, perSecond } from "./series-math";
 import type { MetricsSource, SeriesQuery, SourceResult } from "./source";
 
 const HOUR_MS = 3_600_000;
@@ -13,7 +13,7 @@ const HOUR_MS = 3_600_000;
  * is aligned to the step, so each point is whole rows): 24 h at 10-minute steps reads 144 rows per
  * job type, 30 d at 6-hour steps 720 hourly ones, never a day of minutes.
  */
-export interface RollupLevel {
+interface RollupLevel {
   unitSeconds: number;
   stats: string;
   latency: string;
@@ -21,7 +21,7 @@ export interface RollupLevel {
   at: string;
 }
 
-export const ROLLUP_LEVELS: readonly RollupLevel[] = [
+const ROLLUP_LEVELS: readonly RollupLevel[] = [
   { unitSeconds: 3600, stats: "worker_stats_hour", latency: "claim_latency_hour", at: "hour" },
   { unitSeconds: 600, stats: "worker_stats_10m", latency: "claim_latency_10m", at: "bucket" },
   { unitSeconds: 60, stats: "worker_stats_minute", latency: "claim_latency_minute", at: "minute" },
@@ -192,18 +192,7 @@ export class PostgresSource implements MetricsSource {
     const violationLines = new Map<string, ViolationSeries>();
     for (const r of violations.rows) {
       if (r.b < 0 || r.b >= n) continue;
-      const id = `${r.job_type}\u0001${r.constraint_name}`;
-      let line = violationLines.get(id);
-      if (!line) {
-        line = {
-          name: `${r.job_type} · ${r.constraint_name}`,
-          jobType: r.job_type,
-          constraint: r.constraint_name,
-          values: zeros(n),
-        };
-        violationLines.set(id, line);
-      }
-      line.values[r.b] = (line.values[r.b] ?? 0) + r.n;
+      addToViolationLine(violationLines, r, r.b, r.n, n);
       // From the violations table, like the chart and the tile, so the three always agree.
       const a = activity.get(r.job_type);
       if (a) a.uncaughtViolations += r.n;
@@ -342,7 +331,7 @@ export class PostgresSource implements MetricsSource {
  * condition is redeliveries in (m-30m, m] > 20 and suppressions there = 0. True at every one of
  * them → firing (held for 15 m); true now only → pending.
  */
-export function evaluateNotSuppressed(
+function evaluateNotSuppressed(
   rows: { minute: number; jobType: string; redeliveries: number; suppressed: number }[],
   now: Date,
 ): AlertStatus["instances"] {

@@ -1,4 +1,4 @@
-import type { AlertStateName, AlertStatus, FleetJobTypeActivity, Series, ViolationSeries } from "../overview-types";
+import type { AlertStateName, AlertStatus, FleetJobTypeActivity, Series, ViolationSeries } from "../contract";
 import { ALERT_RULES, runbookHref } from "./alert-rules";
 import { notWiredUp } from "./series-math";
 import { type MetricsSource, MetricsSourceError, type SeriesQuery, type SourceResult } from "./source";

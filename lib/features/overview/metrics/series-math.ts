@@ -1,14 +1,15 @@
-import { MAX_POINTS, type TenantRow } from "../overview-types";
+import type { TenantRow, ViolationSeries } from "../contract";
+import { MAX_POINTS } from "../overview-types";
 
 /** Steps the charts use: whole minutes up to a day, so rollup minutes (and hours) never split across points. */
-export const NICE_STEPS = [60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400] as const;
+const NICE_STEPS = [60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400] as const;
 
 /**
  * Pixels per point: a point every 4 px is as fine as a line or a stacked area can show (a 720 px
  * chart of 24 h steps 10 min: 144 points, not 720; 30 d steps 6 h), and the read and the answer
  * shrink with it (a stacked chart of 50 job types is points × 50 cells).
  */
-export const PIXELS_PER_POINT = 4;
+const PIXELS_PER_POINT = 4;
 
 /**
  * The step (seconds) for a chart `width` pixels wide over `rangeSeconds`: about one point per
@@ -93,8 +94,27 @@ export function rankTenants(rows: TenantRow[], limit = 10): TenantRow[] {
     .slice(0, limit);
 }
 
-/** Element-wise sum of count arrays of possibly different lengths. */
-export function addCounts(a: number[], b: readonly number[]): number[] {
-  for (let i = 0; i < b.length; i++) a[i] = (a[i] ?? 0) + (b[i] ?? 0);
-  return a;
+/**
+ * Adds `count` to bucket `i` of the (job type, constraint) line of `lines`, made with `points`
+ * zeroes the first time the pair is seen: one line per pair, however the rows were grouped.
+ */
+export function addToViolationLine(
+  lines: Map<string, ViolationSeries>,
+  row: { job_type: string; constraint_name: string },
+  i: number,
+  count: number,
+  points: number,
+): void {
+  const id = `${row.job_type}\u0001${row.constraint_name}`;
+  let line = lines.get(id);
+  if (!line) {
+    line = {
+      name: `${row.job_type} · ${row.constraint_name}`,
+      jobType: row.job_type,
+      constraint: row.constraint_name,
+      values: new Array<number>(points).fill(0),
+    };
+    lines.set(id, line);
+  }
+  line.values[i] = (line.values[i] ?? 0) + count;
 }

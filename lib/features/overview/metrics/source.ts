@@ -1,5 +1,5 @@
 import { ConsoleError } from "../../../console/errors";
-import type { AlertStatus, FleetJobTypeActivity, MetricsSourceName, OverviewSeries } from "../overview-types";
+import type { AlertStatus, FleetJobTypeActivity, MetricsSourceName, OverviewSeries } from "../contract";
 import type { Buckets } from "./series-math";
 
 export interface SeriesQuery {

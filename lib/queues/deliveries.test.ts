@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { EffectsDatabaseError, InvalidEffectInputError, OutcomeNotStorableError } from "../idempotency/errors";
-import { decide } from "./core";
+import { decide } from "./deliveries";
 
 describe("decide", () => {
   it("never reports a connection cut as the handler's failure", () => {

@@ -1,11 +1,11 @@
 import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import type { Queryable } from "../../db/types";
-import type { Buckets } from "../overview/metrics/series-math";
-import type { ViolationSeries } from "../overview/overview-types";
+import type { ViolationSeries } from "./contract";
+import { addToViolationLine, type Buckets } from "./metrics/series-math";
 
 /** Every uncaught violation count of one Overview, from one read of the durable rows. */
-export interface ViolationCounts {
+interface ViolationCounts {
   /** One line per (job type, constraint), a count per bucket. */
   series: ViolationSeries[];
   byTenant: Map<string, number>;
@@ -58,18 +58,7 @@ export async function getViolationCounts(
     total += r.n;
     byTenant.set(r.tenant_id, (byTenant.get(r.tenant_id) ?? 0) + r.n);
     byJobType.set(r.job_type, (byJobType.get(r.job_type) ?? 0) + r.n);
-    const id = `${r.job_type}\u0001${r.constraint_name}`;
-    let line = lines.get(id);
-    if (!line) {
-      line = {
-        name: `${r.job_type} · ${r.constraint_name}`,
-        jobType: r.job_type,
-        constraint: r.constraint_name,
-        values: new Array<number>(n).fill(0),
-      };
-      lines.set(id, line);
-    }
-    line.values[r.bucket] = (line.values[r.bucket] ?? 0) + r.n;
+    addToViolationLine(lines, r, r.bucket, r.n, n);
   }
   return {
     series: [...lines.values()].sort((a, b) => a.name.localeCompare(b.name)),
@@ -82,7 +71,7 @@ export async function getViolationCounts(
 }
 
 /** Workers that stopped without a clean shutdown (their registration's heartbeat lapsed) in a window. */
-export interface UnflushedWorkers {
+interface UnflushedWorkers {
   workers: number;
   /** The latest heartbeat among them: each died within its TTL after it. */
   lastHeartbeat: Date | null;
