@@ -97,7 +97,17 @@ describe("the worker library as a package", () => {
       await fs.readFile(path.join(project, "node_modules/@onceboard/idempotency/package.json"), "utf8"),
     ) as { dependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional: boolean }> };
     expect(Object.keys(installed.dependencies)).toEqual(["pg"]);
-    expect(Object.keys(installed.peerDependenciesMeta).sort()).toEqual(["bullmq", "ioredis", "pg-boss", "prom-client"]);
+    // Every broker, the lazily loaded drizzle-orm and OpenTelemetry: optional, never installed for a user who lacks them.
+    expect(Object.keys(installed.peerDependenciesMeta).sort()).toEqual([
+      "@opentelemetry/api",
+      "amqplib",
+      "bullmq",
+      "drizzle-orm",
+      "ioredis",
+      "nats",
+      "pg-boss",
+      "prom-client",
+    ]);
 
     await fs.writeFile(path.join(project, "worker.mts"), WORKER);
     await fs.writeFile(
