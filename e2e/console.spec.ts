@@ -1,14 +1,10 @@
-import { expect, type Page, test } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { SEED_EXPECTED } from "../lib/features/overview/testing/seed-overview";
 import { bearer, loginAs } from "./auth";
 
 test.use({ colorScheme: "light" });
 test.beforeEach(async ({ page }) => loginAs(page, "viewer"));
 test.describe.configure({ timeout: 120_000 });
-
-async function expectStat(page: Page, id: string, value: number) {
-  await expect(page.getByTestId(`stat-${id}`).locator(".stat-value")).toHaveText(value.toLocaleString("en-US"));
-}
 
 test("the console loads on the Overview", async ({ page }) => {
   await page.goto("/");
@@ -28,7 +24,9 @@ test("the navigation works", async ({ page }) => {
   await overviewLink.click();
   await expect(page).toHaveURL(/\/overview$/);
   await expect(overviewLink).toHaveAttribute("aria-current", "page");
-  await expectStat(page, "claims", SEED_EXPECTED["24h"].totals.claims);
+  // The viewer is a tenant's: the fleet's claims are withheld from it (test/api/api-matrix.test.ts), so
+  // the page it reached is checked by its heading, not by a fleet figure.
+  await expect(page.getByRole("heading", { level: 1, name: "Overview" })).toBeVisible();
 });
 
 test("the console is usable from the keyboard", async ({ page }) => {
@@ -60,7 +58,8 @@ test("the API answers with typed errors for bad input", async ({ request }) => {
   expect(body.error.code).toBe("INVALID_INPUT");
   expect(body.error.message).toMatch(/window/);
 
-  const ok = await request.get("/api/v1/overview?window=24h", { headers: bearer("viewer") });
+  // The fleet's claims are a platform figure: a tenant's viewer gets null for them.
+  const ok = await request.get("/api/v1/overview?window=24h", { headers: bearer("platform-admin") });
   expect(ok.status()).toBe(200);
   expect((await ok.json()).totals.claims).toBe(SEED_EXPECTED["24h"].totals.claims);
   expect((await (await request.get("/api/v1/health")).json()).ok).toBe(true);
