@@ -177,8 +177,7 @@ async function openExternal(
     describe: `database ${name} on ${redactUrl(adminUrl)} (DATABASE_URL)`,
     outageKind: "terminate",
     async outage() {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
+      const c = await connectThroughFullServer(adminUrl);
       try {
         const { rows } = await c.query<{ n: number }>(
           `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n
@@ -202,4 +201,23 @@ async function openExternal(
       return undefined;
     },
   };
+}
+
+/**
+ * An admin connection for the simulated outage. A server shared with other suites can be at
+ * max_connections for a moment (53300, "too many clients"); the outage is the soak's own fault, so
+ * waiting for a slot is right and failing the run on it is not. Any other error is the caller's.
+ */
+async function connectThroughFullServer(adminUrl: string): Promise<pg.Client> {
+  for (let attempt = 1; ; attempt++) {
+    const client = new pg.Client({ connectionString: adminUrl });
+    try {
+      await client.connect();
+      return client;
+    } catch (error) {
+      await client.end().catch(() => {});
+      if ((error as { code?: string }).code !== "53300" || attempt >= 40) throw error;
+      await sleep(250);
+    }
+  }
 }
