@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import amqp, { type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Message, type Options } from "amqplib";
 import {
   type DeadLetterInfo,
@@ -187,8 +188,6 @@ export function deliveryOfAmqpMessage(queue: string, message: Message): Delivery
   };
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
-
 const defaultDecode = (content: Buffer) => JSON.parse(content.toString("utf8"));
 
 export async function consumeIdempotent<T, R>(options: RabbitWorkOptions<T, R>): Promise<RabbitConsumer> {
@@ -335,7 +334,8 @@ export async function consumeIdempotent<T, R>(options: RabbitWorkOptions<T, R>):
       clearTimeout(reconnectTimer);
       const current = live;
       // A connection that died without a close frame never answers the cancel: do not wait on it.
-      if (current) await Promise.race([current.channel.cancel(current.consumerTag).catch(() => {}), sleep(5000)]);
+      if (current)
+        await Promise.race([current.channel.cancel(current.consumerTag).catch(() => {}), sleep(5000, undefined, { ref: false })]);
       await Promise.allSettled([...inFlight]);
       if (current) await current.connection.close().catch(() => {});
       live = null;
