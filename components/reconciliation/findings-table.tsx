@@ -2,6 +2,7 @@ import Link from "next/link";
 import type { FindingListResponse } from "@/lib/features/reconciliation/contract";
 import { type FindingFilters, reconciliationHref } from "@/lib/features/reconciliation/reconciliation-types";
 import { formatUtc } from "@/lib/format";
+import { type Column, DataTable } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { FindingKindBadge } from "./finding-kind-badge";
 
@@ -40,6 +41,30 @@ function EmptyFindings({ state, basis }: { state: string; basis: FindingsBasis }
   );
 }
 
+type ListedFinding = FindingListResponse["findings"][number];
+
+/** A finding is named by what it says (a link to its detail, beside the list); kind and time are what a reader scans. */
+function findingColumns(filters: FindingFilters): Column<ListedFinding>[] {
+  return [
+    { id: "kind", label: "Kind", kind: "badge", cell: (f) => <FindingKindBadge kind={f.kind} /> },
+    {
+      id: "what",
+      label: "What",
+      kind: "text",
+      priority: 1,
+      cell: (f) => (
+        <Link href={reconciliationHref({ ...filters, finding: f.id })} data-testid="finding-link" scroll={false}>
+          {f.detail}
+        </Link>
+      ),
+    },
+    { id: "provider", label: "Provider", kind: "id", cell: (f) => f.provider },
+    { id: "tenant", label: "Tenant", kind: "id", cell: (f) => f.tenant ?? <span className="muted">none named</span> },
+    { id: "job-type", label: "Job type", kind: "id", priority: 3, cell: (f) => f.jobType ?? "—" },
+    { id: "last-seen", label: "Last seen", kind: "time", cell: (f) => formatUtc(f.lastSeenAt) },
+  ];
+}
+
 /** The findings for the page's filters, newest last seen first; a row opens its detail beside the list. */
 export function FindingsTable({
   list,
@@ -61,38 +86,14 @@ export function FindingsTable({
             <h2 id="findings-heading">{state[0]?.toUpperCase() + state.slice(1)} findings</h2>
             <span className="panel-meta">newest last seen first; a rerun of a window updates a finding, never adds a second</span>
           </div>
-          <div className="table-scroll">
-            <table className="data-table" aria-labelledby="findings-heading" data-testid="findings-table">
-              <thead>
-                <tr>
-                  <th scope="col">Kind</th>
-                  <th scope="col">What</th>
-                  <th scope="col">Provider</th>
-                  <th scope="col">Tenant</th>
-                  <th scope="col">Job type</th>
-                  <th scope="col">Last seen</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.findings.map((f) => (
-                  <tr key={f.id} data-testid="finding-row" data-kind={f.kind} aria-selected={filters.finding === f.id}>
-                    <td>
-                      <FindingKindBadge kind={f.kind} />
-                    </td>
-                    <th scope="row">
-                      <Link href={reconciliationHref({ ...filters, finding: f.id })} data-testid="finding-link" scroll={false}>
-                        {f.detail}
-                      </Link>
-                    </th>
-                    <td>{f.provider}</td>
-                    <td>{f.tenant ?? <span className="muted">none named</span>}</td>
-                    <td>{f.jobType ?? "—"}</td>
-                    <td>{formatUtc(f.lastSeenAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            columns={findingColumns(filters)}
+            rows={list.findings}
+            rowKey={(f) => f.id}
+            rowProps={(f) => ({ "data-testid": "finding-row", "data-kind": f.kind, "aria-selected": filters.finding === f.id })}
+            labelledBy="findings-heading"
+            testId="findings-table"
+          />
         </section>
       )}
       {list.nextCursor ? (

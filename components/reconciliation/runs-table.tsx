@@ -1,6 +1,7 @@
 import type { ReconciliationRun } from "@/lib/features/reconciliation/contract";
 import { FINDING_KIND_LABELS, FINDING_KINDS } from "@/lib/features/reconciliation/reconciliation-types";
 import { formatCount, formatDuration, formatUtc } from "@/lib/format";
+import { type Column, DataTable } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { RunProgress } from "./run-progress";
 
@@ -15,7 +16,7 @@ function RunCounts({ run }: { run: ReconciliationRun }) {
       {found.map((kind, i) => (
         <span key={kind}>
           {i > 0 ? " · " : ""}
-          <span className={kind === "duplicated_at_provider" ? "text-danger" : undefined}>
+          <span className={kind === "duplicated_at_provider" ? "text-danger nowrap" : "nowrap"}>
             {formatCount(run.counts?.[kind] ?? 0)} {FINDING_KIND_LABELS[kind]}
           </span>
         </span>
@@ -23,6 +24,38 @@ function RunCounts({ run }: { run: ReconciliationRun }) {
     </span>
   );
 }
+
+/** A run is named by its provider; its findings and progress wrap between counts, never inside one. */
+const RUN_COLUMNS: Column<ReconciliationRun>[] = [
+  { id: "provider", label: "Provider", kind: "id", priority: 1, cell: (run) => run.provider },
+  {
+    id: "window",
+    label: "Window",
+    kind: "text",
+    cell: (run) => (
+      <>
+        <span className="nowrap">{formatUtc(run.windowFrom, { seconds: false })}</span> →{" "}
+        <span className="nowrap">{formatUtc(run.windowTo, { seconds: false })}</span>
+      </>
+    ),
+  },
+  {
+    id: "status",
+    label: "Status",
+    kind: "text",
+    cell: (run) => (
+      <>
+        <span className="badge" data-tone={STATUS_TONE[run.status]}>
+          {run.status}
+        </span>
+        {run.error ? <div className="muted">{run.error}</div> : null}
+      </>
+    ),
+  },
+  { id: "progress", label: "Progress", kind: "text", cell: (run) => <RunProgress run={run} /> },
+  { id: "findings", label: "Findings", kind: "text", cell: (run) => <RunCounts run={run} /> },
+  { id: "duration", label: "Duration", kind: "number", cell: (run) => formatDuration(run.durationSeconds, { whole: true }) },
+];
 
 /** The latest reconciliation runs: which provider and window, how far, what they found, how long. */
 export function RunsTable({ runs, configured }: { runs: ReconciliationRun[]; configured: boolean }) {
@@ -47,43 +80,14 @@ export function RunsTable({ runs, configured }: { runs: ReconciliationRun[]; con
         <h2 id="runs-heading">Runs</h2>
         <span className="panel-meta">newest first</span>
       </div>
-      <div className="table-scroll">
-        <table className="data-table" aria-labelledby="runs-heading" data-testid="runs-table">
-          <thead>
-            <tr>
-              <th scope="col">Provider</th>
-              <th scope="col">Window</th>
-              <th scope="col">Status</th>
-              <th scope="col">Progress</th>
-              <th scope="col">Findings</th>
-              <th scope="col">Duration</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.map((run) => (
-              <tr key={run.id} data-testid="run-row" data-status={run.status}>
-                <th scope="row">{run.provider}</th>
-                <td>
-                  {formatUtc(run.windowFrom, { seconds: false })} → {formatUtc(run.windowTo, { seconds: false })}
-                </td>
-                <td>
-                  <span className="badge" data-tone={STATUS_TONE[run.status]}>
-                    {run.status}
-                  </span>
-                  {run.error ? <div className="muted">{run.error}</div> : null}
-                </td>
-                <td>
-                  <RunProgress run={run} />
-                </td>
-                <td>
-                  <RunCounts run={run} />
-                </td>
-                <td>{formatDuration(run.durationSeconds, { whole: true })}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        columns={RUN_COLUMNS}
+        rows={runs}
+        rowKey={(run) => run.id}
+        rowProps={(run) => ({ "data-testid": "run-row", "data-status": run.status })}
+        labelledBy="runs-heading"
+        testId="runs-table"
+      />
     </section>
   );
 }

@@ -1,5 +1,20 @@
 import type { FindingTheirs } from "@/lib/features/reconciliation/contract";
 import { formatUtc } from "@/lib/format";
+import { type Column, DataTable } from "../ui/data-table";
+
+/** An object is named by its id; its amount is the figure a drift is about, so it is never cut. */
+const OBJECT_COLUMNS: Column<FindingTheirs>[] = [
+  { id: "id", label: "Id", kind: "id", priority: 1, cell: (t) => <code>{t.id}</code> },
+  {
+    id: "amount",
+    label: "Amount",
+    kind: "number",
+    cell: (t) => (t.amount === null ? "—" : `${t.amount}${t.currency ? ` ${t.currency}` : ""}`),
+    cellProps: () => ({ "data-testid": "their-amount" }),
+  },
+  { id: "status", label: "Status", kind: "id", cell: (t) => t.status ?? "—" },
+  { id: "created", label: "Created", kind: "time", cell: (t) => formatUtc(t.created) },
+];
 
 /** The provider's side of a finding: each object it holds for this key (ids, amounts, statuses, created). */
 export function TheirSide({ provider, theirs }: { provider: string; theirs: FindingTheirs[] }) {
@@ -14,31 +29,13 @@ export function TheirSide({ provider, theirs }: { provider: string; theirs: Find
           <p className="muted">No object at the provider carries this key.</p>
         </div>
       ) : (
-        <div className="table-scroll">
-          <table className="data-table">
-            <caption className="sr-only">{provider}'s objects</caption>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Amount</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {theirs.map((t) => (
-                <tr key={t.id} data-testid="their-object">
-                  <th scope="row">
-                    <code>{t.id}</code>
-                  </th>
-                  <td>{t.amount === null ? "—" : `${t.amount}${t.currency ? ` ${t.currency}` : ""}`}</td>
-                  <td>{t.status ?? "—"}</td>
-                  <td>{formatUtc(t.created)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          columns={OBJECT_COLUMNS}
+          rows={theirs}
+          rowKey={(t) => t.id}
+          rowProps={() => ({ "data-testid": "their-object" })}
+          caption={`${provider}'s objects`}
+        />
       )}
     </section>
   );

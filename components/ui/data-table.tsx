@@ -1,0 +1,152 @@
+import type { CSSProperties, HTMLAttributes, ReactNode, TdHTMLAttributes } from "react";
+import { CopyButton } from "./copy-button";
+import { TableFit } from "./table-fit";
+
+/**
+ * What a column holds, which decides how it behaves when the table is short of width. Nothing is
+ * ever cut without its whole value at hand:
+ * - `number`, `time`, `id`, `badge`, `action`: never wrapped, never cut (right-aligned for
+ *   numbers). A table whose such columns do not fit stacks its rows instead (see TableFit).
+ * - `key`: a long identifier (an effect key, a URL) that may break at any character, in a column
+ *   at least 14 characters wide; never cut.
+ * - `text`: words; wraps between them.
+ * - `truncate`: one line cut with an ellipsis; the cell's title holds the whole value and a copy
+ *   button copies it (`whole` gives it).
+ */
+export type ColumnKind = "number" | "time" | "id" | "badge" | "action" | "key" | "text" | "truncate";
+
+/**
+ * 1: names the row (a stacked row's first line, and the row's header cell unless another column
+ * is); 2: what a reader scans (the default); 3: detail, last in a stacked row and in smaller type.
+ */
+export type ColumnPriority = 1 | 2 | 3;
+
+type DataAttributes = { [name: `data-${string}`]: string | number | boolean | undefined };
+export type CellAttributes = Pick<TdHTMLAttributes<HTMLTableCellElement>, "title" | "className" | "id"> & DataAttributes;
+export type RowAttributes = Pick<HTMLAttributes<HTMLTableRowElement>, "id" | "className" | "aria-selected"> & DataAttributes;
+
+export interface Column<Row> {
+  /** Names the column: the cells' data-column and React key. */
+  id: string;
+  /** The heading's text, and each value's label when the rows stack. */
+  label: string;
+  /** Shown in the heading in place of `label` (an abbreviation: `label` then says it in full). */
+  heading?: ReactNode;
+  /** The heading's title: what the column counts, where the label is short. */
+  headingTitle?: string;
+  /** The heading is for screen readers only (an actions column); the stacked row shows no label. */
+  headingHidden?: boolean;
+  kind: ColumnKind;
+  priority?: ColumnPriority;
+  /** This column's cells are `<th scope="row">` (default: the first priority-1 column). */
+  rowHeader?: boolean;
+  cell: (row: Row) => ReactNode;
+  /** For `truncate`: the whole value, the cell's title and what its copy button copies. */
+  whole?: (row: Row) => string | null | undefined;
+  /** A cell's own attributes: a test id, a tone, a title. */
+  cellProps?: (row: Row) => CellAttributes;
+}
+
+/**
+ * The console's one table: every list declares its columns here (what each holds, how much it
+ * matters) and gets the same behaviour at every width. At a width where the table fits it is a
+ * table; where its unbreakable columns do not fit, each row becomes a block of labelled values
+ * (TableFit decides, by measuring), so no column hides behind a horizontal scroll.
+ */
+export function DataTable<Row>({
+  columns,
+  rows,
+  rowKey,
+  rowProps,
+  caption,
+  labelledBy,
+  testId,
+  empty,
+}: {
+  columns: readonly Column<Row>[];
+  rows: readonly Row[];
+  rowKey: (row: Row) => string;
+  rowProps?: (row: Row) => RowAttributes;
+  /** For screen readers, when no visible heading names the table (else `labelledBy`). */
+  caption?: string;
+  labelledBy?: string;
+  testId?: string;
+  /** A row of its own, across every column, when there are no rows (omit to render none). */
+  empty?: ReactNode;
+}) {
+  const headerColumn = columns.find((c) => c.rowHeader) ?? columns.find((c) => c.priority === 1);
+  const kept = columns.filter((c) => c.priority !== 3).length;
+  // Each column as wide as its content needs, sharing what is left (as a table's columns do).
+  const tracks = { "--columns": `repeat(${columns.length}, auto)`, "--kept-columns": `repeat(${kept}, auto)` } as CSSProperties;
+  return (
+    <TableFit>
+      <table className="data-table" aria-labelledby={labelledBy} data-testid={testId} style={tracks}>
+        {caption ? <caption className="sr-only">{caption}</caption> : null}
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th
+                key={column.id}
+                scope="col"
+                data-kind={column.kind}
+                data-column={column.id}
+                className={column.kind === "number" ? "num" : undefined}
+                title={column.headingTitle}
+              >
+                {column.headingHidden ? <span className="sr-only">{column.label}</span> : (column.heading ?? column.label)}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.length === 0 && empty ? (
+            <tr data-empty="">
+              <td colSpan={columns.length} className="muted">
+                {empty}
+              </td>
+            </tr>
+          ) : null}
+          {rows.map((row) => (
+            <tr key={rowKey(row)} {...rowProps?.(row)}>
+              {columns.map((column) => (
+                <Cell key={column.id} column={column} row={row} header={column === headerColumn} />
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableFit>
+  );
+}
+
+function Cell<Row>({ column, row, header }: { column: Column<Row>; row: Row; header: boolean }) {
+  const own = column.cellProps?.(row) ?? {};
+  const className = [column.kind === "number" ? "num" : undefined, own.className].filter(Boolean).join(" ") || undefined;
+  const attributes = {
+    ...own,
+    className,
+    "data-kind": column.kind,
+    "data-column": column.id,
+    "data-priority": column.priority ?? 2,
+    "data-label": column.headingHidden ? undefined : column.label,
+  };
+  let content = column.cell(row);
+  if (column.kind === "truncate") {
+    const whole = column.whole?.(row) ?? undefined;
+    content = (
+      <span className="cell-truncate">
+        <span className="cell-truncate-text" title={whole}>
+          {content}
+        </span>
+        {whole ? <CopyButton value={whole} what={column.label} /> : null}
+      </span>
+    );
+  }
+  return header ? (
+    <th scope="row" {...attributes}>
+      {content}
+    </th>
+  ) : (
+    <td {...attributes}>{content}</td>
+  );
+}
