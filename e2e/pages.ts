@@ -2,6 +2,7 @@ import { expect, type Page } from "@playwright/test";
 import { NAV_ITEMS } from "../components/shell/nav-items";
 import { KEYS_SEED } from "../lib/features/keys-and-effects/testing/seed-keys";
 import { ALERT_RULES } from "../lib/features/overview/metrics/alert-rules";
+import { FILL } from "../test/console-fill";
 import { E2E_TENANT } from "./roles";
 
 /** A page the looks checks visit: its screenshot name, its address, and whether it needs a session. */
@@ -24,6 +25,57 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   },
   ...ALERT_RULES.slice(0, 1).map((rule) => ({ name: "runbook", path: `/overview/runbook/${rule.name}`, signedIn: true })),
   { name: "login", path: "/login", signedIn: false },
+];
+
+/**
+ * A page in a state a reader puts it in (a finding opened, a revoke asked for, a bulk release
+ * run), on the filled console (test/console-fill.ts): `open` gets it there from `path`; `variant`
+ * names the width and theme it is done at (a bulk release takes its own set of stuck claims).
+ */
+export interface ConsoleView extends ConsolePage {
+  open?: (page: Page, variant: string) => Promise<void>;
+}
+
+/** Every page, then the states of pages whose tables only show once a reader acts. */
+export const CONSOLE_VIEWS: ConsoleView[] = [
+  ...CONSOLE_PAGES,
+  {
+    name: "reconciliation-finding",
+    path: `/reconciliation?kind=drift&tenant=${encodeURIComponent(FILL.tenant)}`,
+    signedIn: true,
+    open: async (page) => {
+      const { ours, theirs } = FILL.drift;
+      await page.getByRole("link", { name: `amount differs: ${ours} recorded, ${theirs[1]} at the provider` }).click();
+      await expect(page.getByTestId("finding-theirs").getByTestId("their-object")).toHaveCount(theirs.length);
+    },
+  },
+  {
+    name: "admin-revoke-confirm",
+    path: "/admin",
+    signedIn: true,
+    open: async (page) => {
+      await page
+        .getByTestId("tokens")
+        .getByRole("button", { name: /^Revoke token/ })
+        .first()
+        .click();
+      await expect(page.getByTestId("tokens").getByRole("button", { name: "Confirm revoke" })).toBeVisible();
+    },
+  },
+  {
+    name: "keys-bulk-release",
+    path: `/keys?tenant=${encodeURIComponent(FILL.tenant)}`,
+    signedIn: true,
+    open: async (page, variant) => {
+      await page.goto(`/keys?tenant=${encodeURIComponent(FILL.tenant)}&q=${FILL.bulkPrefix(variant)}`);
+      const panel = page.getByTestId("bulk-release");
+      await panel.getByRole("button", { name: /^Release every stuck claim/ }).click();
+      await panel.getByRole("button", { name: `Release ${FILL.bulkClaims}` }).click();
+      // The console's runner releases them within seconds; the items table stays.
+      await expect(panel.getByTestId("bulk-progress").getByRole("button", { name: "Done" })).toBeVisible({ timeout: 60_000 });
+      await expect(panel.getByTestId("bulk-items").locator("tbody tr")).not.toHaveCount(0);
+    },
+  },
 ];
 
 /** Waits until a page shows its data: no skeleton, nothing busy, every chart drawn. */
