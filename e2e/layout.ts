@@ -55,7 +55,7 @@ export function layoutProblems(page: Page): Promise<string[]> {
     interface TextBox {
       el: Element;
       text: string;
-      rect: DOMRect;
+      rect: { left: number; top: number; right: number; bottom: number };
     }
     const boxes: TextBox[] = [];
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -75,24 +75,33 @@ export function layoutProblems(page: Page): Promise<string[]> {
       // Clipped to a pixel on purpose: for screen readers only (a stacked table's heading row).
       if (cutters.some((c) => c.clientWidth <= 1 || c.clientHeight <= 1)) continue;
       let reported = false;
-      for (const rect of rects) {
-        if (!reported && rect.right > width + 1) {
-          problems.push(`${named(el, text)} runs past the window's right edge (${Math.round(rect.right)} > ${width} px)`);
-          reported = true;
-        }
+      for (const raw of rects) {
+        // What of the text shows: its box, less what the boxes around it cut off.
+        let shown = { left: raw.left, top: raw.top, right: raw.right, bottom: raw.bottom };
         for (const cutter of cutters) {
-          if (reported) break;
           const box = paddingBox(cutter);
           const cut =
-            rect.left < box.left - 1 || rect.right > box.right + 1 || rect.top < box.top - 1 || rect.bottom > box.bottom + 1;
-          if (!cut || wholeValueAtHand(el, cutter)) continue;
-          const scrolls = ["auto", "scroll"].includes(getComputedStyle(cutter).overflowX);
-          problems.push(
-            `${named(el, text)} is cut by ${named(cutter, "")}${scrolls ? " (hidden behind a sideways scroll)" : ""} with its whole value nowhere at hand`,
-          );
+            raw.left < box.left - 1 || raw.right > box.right + 1 || raw.top < box.top - 1 || raw.bottom > box.bottom + 1;
+          if (cut && !reported && !wholeValueAtHand(el, cutter)) {
+            const scrolls = ["auto", "scroll"].includes(getComputedStyle(cutter).overflowX);
+            problems.push(
+              `${named(el, text)} is cut by ${named(cutter, "")}${scrolls ? " (hidden behind a sideways scroll)" : ""} with its whole value nowhere at hand`,
+            );
+            reported = true;
+          }
+          shown = {
+            left: Math.max(shown.left, box.left),
+            top: Math.max(shown.top, box.top),
+            right: Math.min(shown.right, box.right),
+            bottom: Math.min(shown.bottom, box.bottom),
+          };
+        }
+        if (shown.right - shown.left <= 0.5 || shown.bottom - shown.top <= 0.5) continue;
+        if (!reported && shown.right > width + 1) {
+          problems.push(`${named(el, text)} runs past the window's right edge (${Math.round(shown.right)} > ${width} px)`);
           reported = true;
         }
-        boxes.push({ el, text, rect });
+        boxes.push({ el, text, rect: shown });
       }
     }
 

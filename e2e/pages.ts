@@ -1,4 +1,4 @@
-import { expect, type Page } from "@playwright/test";
+import { expect, type Locator, type Page } from "@playwright/test";
 import { NAV_ITEMS } from "../components/shell/nav-items";
 import { KEYS_SEED } from "../lib/features/keys-and-effects/testing/seed-keys";
 import { ALERT_RULES } from "../lib/features/overview/metrics/alert-rules";
@@ -34,6 +34,8 @@ export const CONSOLE_PAGES: ConsolePage[] = [
  */
 export interface ConsoleView extends ConsolePage {
   open?: (page: Page, variant: string) => Promise<void>;
+  /** What the view is about, where its screenshot starts (default: the top of the page). */
+  focus?: (page: Page) => Locator;
 }
 
 /** Every page, then the states of pages whose tables only show once a reader acts. */
@@ -48,6 +50,7 @@ export const CONSOLE_VIEWS: ConsoleView[] = [
       await page.getByRole("link", { name: `amount differs: ${ours} recorded, ${theirs[1]} at the provider` }).click();
       await expect(page.getByTestId("finding-theirs").getByTestId("their-object")).toHaveCount(theirs.length);
     },
+    focus: (page) => page.getByTestId("finding-theirs"),
   },
   {
     name: "admin-revoke-confirm",
@@ -61,6 +64,7 @@ export const CONSOLE_VIEWS: ConsoleView[] = [
         .click();
       await expect(page.getByTestId("tokens").getByRole("button", { name: "Confirm revoke" })).toBeVisible();
     },
+    focus: (page) => page.getByTestId("tokens"),
   },
   {
     name: "keys-bulk-release",
@@ -75,6 +79,7 @@ export const CONSOLE_VIEWS: ConsoleView[] = [
       await expect(panel.getByTestId("bulk-progress").getByRole("button", { name: "Done" })).toBeVisible({ timeout: 60_000 });
       await expect(panel.getByTestId("bulk-items").locator("tbody tr")).not.toHaveCount(0);
     },
+    focus: (page) => page.getByTestId("bulk-release"),
   },
 ];
 

@@ -10,7 +10,9 @@ import { CONSOLE_VIEWS, settle } from "./pages";
  * long names, big numbers: test/console-fill.ts): nothing wider than the window, no text cut
  * without its whole value at hand, no two texts overlapping (e2e/layout.ts), and no serious or
  * critical accessibility violation (axe). Each view is kept as a screenshot in docs/screenshots/
- * (<view>-<width>-<theme>.png), so a change in looks shows in review.
+ * (<view>-<width>-<theme>.png), so a change in looks shows in review: SCREENSHOT_SCREENS screens
+ * from the top, or from what the view is about (a page of 100 filled rows is 20,000 px tall; the
+ * checks read all of it, the picture need not).
  *
  * One browser context per width and theme, signed in once, walks every view; a failing view is
  * reported (a soft expectation) and the walk goes on, so one run names every problem.
@@ -20,6 +22,7 @@ const WIDTHS = [
   { width: 1440, height: 900 },
 ] as const;
 const THEMES = ["light", "dark"] as const;
+const SCREENSHOT_SCREENS = 5;
 
 for (const viewport of WIDTHS) {
   for (const colorScheme of THEMES) {
@@ -44,7 +47,16 @@ for (const viewport of WIDTHS) {
               await settle(at);
             }
             // Taken first, so a view that fails is kept too and shows what is wrong.
-            await at.screenshot({ path: `docs/screenshots/${view.name}-${variant}.png`, fullPage: true });
+            // From the top of the page, or of what the view is about; the sticky sidebar where it
+            // sits with the page scrolled to the top.
+            await at.evaluate(() => window.scrollTo(0, 0));
+            const height = await at.evaluate(() => document.documentElement.scrollHeight);
+            const top = view.focus ? Math.max(0, ((await view.focus(at).boundingBox())?.y ?? 0) - 16) : 0;
+            await at.screenshot({
+              path: `docs/screenshots/${view.name}-${variant}.png`,
+              fullPage: true,
+              clip: { x: 0, y: top, width: viewport.width, height: Math.min(height - top, viewport.height * SCREENSHOT_SCREENS) },
+            });
             const where = `${view.name} (${view.path}) at ${viewport.width} px, ${colorScheme}`;
             expect.soft(await layoutProblems(at), `${where}: layout`).toEqual([]);
             expect.soft(await accessibilityViolations(at), `${where}: accessibility`).toEqual([]);

@@ -66,7 +66,10 @@ test.describe("at 1440 px", () => {
     await open(page, "/admin");
     const tokens = page.getByTestId("tokens");
     await expectWhole(tokens.getByRole("button", { name: /^Revoke token/ }).first(), "Revoke…");
-    await tokens.getByRole("button", { name: /^Revoke token/ }).first().click();
+    await tokens
+      .getByRole("button", { name: /^Revoke token/ })
+      .first()
+      .click();
     await expectWhole(tokens.getByRole("button", { name: "Confirm revoke" }), "Confirm revoke");
     await expectWhole(tokens.getByRole("button", { name: "Cancel" }), "Cancel");
   });

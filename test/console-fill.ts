@@ -107,7 +107,7 @@ export async function seedFill(db: Queryable, now: Date = new Date()): Promise<v
     `INSERT INTO maintenance_runs (runner, trigger, started_at, finished_at, result, operations, error)
      SELECT 'worker-northwind-emea-production-eu-west-1-' || n, (ARRAY['schedule', 'manual'])[1 + n % 2],
             $1::timestamptz - n * interval '10 minutes', $1::timestamptz - n * interval '10 minutes' + interval '3 seconds',
-            CASE WHEN n % 7 = 0 THEN 'failed' ELSE 'ok' END,
+            CASE WHEN n % 7 = 0 THEN 'failed' ELSE 'success' END,
             jsonb_build_array(
               jsonb_build_object('kind', 'create', 'partition', 'effects_p' || to_char($1::timestamptz + n * interval '1 day', 'YYYYMMDD'), 'result', 'ok'),
               jsonb_build_object('kind', 'detach', 'partition', 'effects_p' || to_char($1::timestamptz - (30 + n) * interval '1 day', 'YYYYMMDD'), 'result', 'ok'),

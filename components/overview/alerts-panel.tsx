@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { CamelCaseName } from "@/components/ui/camel-case-name";
+import { CamelCaseName } from "@/components/ui/word-breaks";
 import type { AlertStatus } from "@/lib/features/overview/contract";
 import { formatCount } from "@/lib/format";
 

@@ -1,14 +1,17 @@
 import type { CSSProperties, HTMLAttributes, ReactNode, TdHTMLAttributes } from "react";
 import { CopyButton } from "./copy-button";
 import { TableFit } from "./table-fit";
+import { withIdentifierBreaks } from "./word-breaks";
 
 /**
  * What a column holds, which decides how it behaves when the table is short of width. Nothing is
  * ever cut without its whole value at hand:
- * - `number`, `time`, `id`, `badge`, `action`: never wrapped, never cut (right-aligned for
- *   numbers). A table whose such columns do not fit stacks its rows instead (see TableFit).
- * - `key`: a long identifier (an effect key, a URL) that may break at any character, in a column
- *   at least 14 characters wide; never cut.
+ * - `number`, `time`, `badge`, `action`: never wrapped, never cut (right-aligned for numbers). A
+ *   table whose such columns do not fit folds or stacks its rows instead (see TableFit).
+ * - `id`: a name or identifier (a tenant, a job type, a message id); it wraps only after its
+ *   separators (`. _ - / :`), never inside a run of letters or digits; never cut.
+ * - `key`: a long identifier (an effect key, a URL): as `id`, and inside a run too where one is
+ *   wider than its column, which is at least 16 characters wide; never cut.
  * - `text`: words; wraps between them.
  * - `truncate`: one line cut with an ellipsis; the cell's title holds the whole value and a copy
  *   button copies it (`whole` gives it).
@@ -75,9 +78,15 @@ export function DataTable<Row>({
   empty?: ReactNode;
 }) {
   const headerColumn = columns.find((c) => c.rowHeader) ?? columns.find((c) => c.priority === 1);
-  const kept = columns.filter((c) => c.priority !== 3).length;
-  // Each column as wide as its content needs, sharing what is left (as a table's columns do).
-  const tracks = { "--columns": `repeat(${columns.length}, auto)`, "--kept-columns": `repeat(${kept}, auto)` } as CSSProperties;
+  // Until TableFit has measured (components/ui/table-fit.tsx), each column as wide as its content needs.
+  const tracks = {
+    "--columns": columns.map(track).join(" "),
+    "--kept-columns": columns
+      .filter((c) => c.priority !== 3)
+      .map(track)
+      .join(" "),
+    "--max-content-columns": `repeat(${columns.length}, max-content)`,
+  } as CSSProperties;
   return (
     <TableFit>
       <table className="data-table" aria-labelledby={labelledBy} data-testid={testId} style={tracks}>
@@ -90,6 +99,7 @@ export function DataTable<Row>({
                 scope="col"
                 data-kind={column.kind}
                 data-column={column.id}
+                data-priority={column.priority ?? 2}
                 className={column.kind === "number" ? "num" : undefined}
                 title={column.headingTitle}
               >
@@ -119,6 +129,14 @@ export function DataTable<Row>({
   );
 }
 
+/**
+ * A column's width: as wide as its content needs, sharing what is left (as a table's columns do);
+ * a cut column takes what the others leave, never less than 10rem.
+ */
+function track(column: { kind: ColumnKind }): string {
+  return column.kind === "truncate" ? "minmax(10rem, 1fr)" : "auto";
+}
+
 function Cell<Row>({ column, row, header }: { column: Column<Row>; row: Row; header: boolean }) {
   const own = column.cellProps?.(row) ?? {};
   const className = [column.kind === "number" ? "num" : undefined, own.className].filter(Boolean).join(" ") || undefined;
@@ -131,6 +149,7 @@ function Cell<Row>({ column, row, header }: { column: Column<Row>; row: Row; hea
     "data-label": column.headingHidden ? undefined : column.label,
   };
   let content = column.cell(row);
+  if (column.kind === "id" || column.kind === "key") content = withIdentifierBreaks(content);
   if (column.kind === "truncate") {
     const whole = column.whole?.(row) ?? undefined;
     content = (
