@@ -22,6 +22,7 @@ import { createPrismaClient } from "../lib/db/prisma";
 import { createScratchDatabase } from "../lib/db/scratch";
 import { demoProvidersFile } from "../lib/demo/providers-file";
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../lib/features/keys-and-effects/testing/seed-keys";
+import { seedStates } from "../lib/features/keys-and-effects/testing/seed-states";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/features/overview/testing/seed-overview";
 import { seedReconciledEffects, seedReconciliation } from "../lib/features/reconciliation/testing/seed-reconciliation";
 import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/features/retention-and-gaps/testing/seed-gaps";
@@ -251,6 +252,7 @@ async function main(): Promise<number> {
       });
       await seedOverview(seeder);
       await seedKeys(seeder);
+      await seedStates(seeder);
       await seedGaps(seeder);
       await seedReconciliation(seeder);
       await seedReconciledEffects(seeder);
