@@ -60,7 +60,7 @@ export function StatesView({
               </span>
             </h2>
             <span className="panel-meta">
-              {BROWSE_MEANINGS[state]}. {everyTenant ? "Every tenant" : `Tenant ${counts.tenant}`}
+              {BROWSE_MEANINGS[state]} {everyTenant ? "Every tenant" : `Tenant ${counts.tenant}`}
               {counts.jobType ? `, job type ${counts.jobType}` : ""}, {window}; newest first
             </span>
           </div>

@@ -37,15 +37,15 @@ export const BROWSE_LABELS: Record<BrowseList, string> = {
   key_reuse: "Key reused",
 };
 
-/** What each list holds, in one line (the page's list heading says it). */
+/** What each list holds, in one sentence (the page's list heading says it). */
 export const BROWSE_MEANINGS: Record<BrowseList, string> = {
-  in_progress: "claimed, and the claim's lease is still running",
-  stuck: "in progress with its lease run out: the next delivery takes it over, or an operator releases it",
-  failed: "the step threw; the next delivery retries it",
-  abandoned: "an at-most-once step whose worker died: never run again (its outcome is unknown)",
-  completed: "ran, and its outcome is stored",
+  in_progress: "Claimed, and the claim's lease is still running.",
+  stuck: "In progress with its lease run out: the next delivery takes it over, or an operator releases it.",
+  failed: "The step threw; the next delivery retries it.",
+  abandoned: "An at-most-once step whose worker died: never run again (its outcome is unknown).",
+  completed: "Ran, and its outcome is stored.",
   key_reuse:
-    "deliveries refused because their key first came with another payload: nothing ran, and the adapter dead-lettered the message",
+    "Deliveries refused because their key first came with another payload: nothing ran, and the adapter dead-lettered the message.",
 };
 
 /** The list the page shows when the URL names none: the one an on-call engineer most often opens first. */
