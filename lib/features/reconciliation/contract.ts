@@ -144,12 +144,24 @@ export type ReconciliationWindowListResponse = z.infer<typeof reconciliationWind
 /** POST /api/v1/reconciliation/runs answers 202 with the run it started. */
 export const startRunResponse = z.object({ run: reconciliationRun });
 
+/**
+ * What the step's outcome recorded of the provider's object (`providerOutcome(object)`): the
+ * fields the reconciler compares with the provider's own, read from the redacted outcome.
+ */
+const findingRecorded = z.object({
+  objectId: z.string().nullable().meta({ description: "The outcome's provider_object_id" }),
+  amount: z.number().nullable().meta({ description: "In the currency's smallest unit, as the provider counts it" }),
+  currency: z.string().nullable(),
+  status: z.string().nullable(),
+});
+
 /** Our side of a finding: the effect as Onceboard recorded it (its outcome after the redaction hook). */
 const findingOurs = z.object({
   key: z.string().nullable(),
   status: z.string().nullable(),
   attempts: z.number().int().nullable(),
   outcome: z.unknown(),
+  recorded: findingRecorded,
   providerKey: z.string().nullable(),
   createdAt: nullableInstant,
 });
@@ -158,7 +170,11 @@ export type FindingOurs = z.infer<typeof findingOurs>;
 /** One provider object of a finding, as the provider returned it. */
 const findingTheirs = z.object({
   id: z.string(),
-  amount: z.number().nullable(),
+  url: z
+    .string()
+    .nullable()
+    .meta({ description: "The provider's own page for this object (its objectUrl in the providers file), or null" }),
+  amount: z.number().nullable().meta({ description: "In the currency's smallest unit, as the provider counts it" }),
   currency: z.string().nullable(),
   status: z.string().nullable(),
   created: nullableInstant,

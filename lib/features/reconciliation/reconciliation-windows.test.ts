@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { Scope } from "../../auth/scope";
 import { runsQuery } from "./contract";
+import { getFinding } from "./get-finding";
+import { listFindings } from "./list-findings";
 import { listReconciliationRuns } from "./list-reconciliation-runs";
 import { listReconciliationWindows } from "./list-reconciliation-windows";
-import { RECON_LOAD, seedReconciliation, seedReconciliationLoad } from "./testing/seed-reconciliation";
+import { RECON_LOAD, RECON_SEED, seedReconciliation, seedReconciliationLoad } from "./testing/seed-reconciliation";
 
 const NOW = new Date();
 const acme = Scope.ofPrincipal({ tenantId: "acme" });
@@ -88,5 +90,28 @@ describe("reconciliation windows", () => {
       [["windowTo", "windowFrom and windowTo name one window: give both or neither"]],
     );
     expect(runsQuery.safeParse({ windowFrom: rerun.windowTo, windowTo: rerun.windowFrom }).success).toBe(false);
+  });
+
+  it("a finding's detail links each provider object to the provider's page, and says what the outcome recorded", async () => {
+    const [drift] = (await listFindings(platform, { tenant: RECON_LOAD.tenant, state: "open", limit: 1 }, db.pool)).findings;
+    if (!drift) throw new Error("no drift");
+    const detail = await getFinding(platform, drift.id, db.pool, (provider, id) =>
+      provider === RECON_SEED.provider ? `https://pay.example/p/${encodeURIComponent(id)}` : null,
+    );
+    expect(detail?.ours?.recorded).toEqual({
+      objectId: RECON_LOAD.driftObject(1),
+      amount: RECON_LOAD.recordedAmount(1),
+      currency: "usd",
+      status: "succeeded",
+    });
+    expect(detail?.theirs).toEqual([
+      expect.objectContaining({
+        id: RECON_LOAD.driftObject(1),
+        url: `https://pay.example/p/${RECON_LOAD.driftObject(1)}`,
+        amount: RECON_LOAD.providerAmount(1),
+      }),
+    ]);
+    const unlinked = await getFinding(platform, drift.id, db.pool, () => null);
+    expect(unlinked?.theirs[0]?.url).toBeNull();
   });
 });
