@@ -15,12 +15,26 @@ import { EmptyState } from "../ui/empty-state";
 import { ErrorState } from "../ui/error-state";
 import { RunCounts } from "./run-counts";
 import { RunProgress } from "./run-progress";
-import { formatWindow } from "./window-label";
+import { formatWindow, windowEnds } from "./window-label";
 
 const STATUS_TONE = { running: "warning", completed: "success", failed: "danger" } as const;
 
-/** One run's facts in a row: status and when, how far it read, what it found. */
+/** A window's ends, each kept whole; a narrow column breaks the line after the arrow. */
+function WindowRange({ from, to }: { from: string; to: string }) {
+  const [start, end] = windowEnds(from, to);
+  return (
+    <span className="run-range">
+      <span>{start} →</span> <span>{end}</span>
+    </span>
+  );
+}
+
+/**
+ * One run's facts in a row: status and when, how far it read, what it found. A tenant is shown
+ * when and how it ran, not its tallies or counts (they span every tenant; RunWindows says so once).
+ */
 function RunFacts({ run }: { run: ReconciliationRun }) {
+  const tenantView = run.counts === null;
   return (
     <>
       <div className="run-when">
@@ -34,12 +48,16 @@ function RunFacts({ run }: { run: ReconciliationRun }) {
         </span>
         {run.error ? <div className="muted run-error">{run.error}</div> : null}
       </div>
-      <div className="run-read">
-        <RunProgress run={run} />
-      </div>
-      <div className="run-found">
-        <RunCounts run={run} />
-      </div>
+      {tenantView && run.status !== "running" ? null : (
+        <div className="run-read">
+          <RunProgress run={run} />
+        </div>
+      )}
+      {tenantView ? null : (
+        <div className="run-found">
+          <RunCounts run={run} />
+        </div>
+      )}
     </>
   );
 }
@@ -105,7 +123,7 @@ function RunWindowItem({ window, label }: { window: ReconciliationWindow; label:
     <li className="run-window" data-testid="run-window" data-status={window.latest.status}>
       <div className="run-line">
         <div className="run-what">
-          <strong>{label}</strong> <span className="run-range">{formatWindow(window.windowFrom, window.windowTo)}</span>
+          <strong>{label}</strong> <WindowRange from={window.windowFrom} to={window.windowTo} />
         </div>
         <RunFacts run={window.latest} />
       </div>
@@ -162,7 +180,12 @@ export function RunWindows({
     <section className="panel panel-flush" aria-labelledby="runs-heading" data-testid="run-windows">
       <div className="panel-header">
         <h2 id="runs-heading">Runs</h2>
-        <span className="panel-meta">each window once, by its latest run, newest first; reruns folded under it</span>
+        <span className="panel-meta">
+          each window once, by its latest run, newest first; reruns folded under it
+          {windows[0]?.latest.counts === null
+            ? ". A run reads every tenant's objects: its tallies are the platform's, your tenant's findings are below"
+            : ""}
+        </span>
       </div>
       <ol className="run-windows" aria-labelledby="runs-heading">
         {windows.map((w) => (
