@@ -172,6 +172,7 @@ describe("API token × tenant × endpoint matrix", () => {
     ["failed effects", "GET", "/api/v1/effect-states/failed", row({}, 200)],
     ["key reuse refusals", "GET", "/api/v1/key-reuse-refusals", row({}, 200)],
     ["reconciliation runs", "GET", "/api/v1/reconciliation/runs", row({}, 200)],
+    ["reconciliation windows", "GET", "/api/v1/reconciliation/windows", row({}, 200)],
     ["reconciliation findings", "GET", "/api/v1/reconciliation/findings?tenant=globex", row({}, 200)],
     [
       "acknowledge a missing finding",
