@@ -22,6 +22,7 @@ import { createPrismaClient } from "../lib/db/prisma";
 import { createScratchDatabase } from "../lib/db/scratch";
 import { demoProvidersFile } from "../lib/demo/providers-file";
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../lib/features/keys-and-effects/testing/seed-keys";
+import { seedStates } from "../lib/features/keys-and-effects/testing/seed-states";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/features/overview/testing/seed-overview";
 import {
   seedReconciledEffects,
@@ -255,6 +256,7 @@ async function main(): Promise<number> {
       });
       await seedOverview(seeder);
       await seedKeys(seeder);
+      await seedStates(seeder);
       await seedGaps(seeder);
       const seededAt = new Date();
       await seedReconciliation(seeder, seededAt);

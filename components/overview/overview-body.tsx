@@ -1,5 +1,6 @@
 "use client";
 
+import { statesHref } from "@/lib/features/keys-and-effects/states-types";
 import type { OverviewResponse } from "@/lib/features/overview/contract";
 import { formatDuration, formatMeasure } from "@/lib/format";
 import { AlertsPanel } from "./alerts-panel";
@@ -113,7 +114,11 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
         tenantCounts={answersForTenant(data, "jobTypes.suppressions") && answersForTenant(data, "jobTypes.uncaughtViolations")}
         fleetWithheld={withheld(data, "jobTypes.deliveries")}
       />
-      <StuckClaims claims={data.stuck} total={data.totals.stuck} />
+      <StuckClaims
+        claims={data.stuck}
+        total={data.totals.stuck}
+        browseHref={statesHref({ state: "stuck", tenant: data.tenant, jobType: data.jobType })}
+      />
     </div>
   );
 }
