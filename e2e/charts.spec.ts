@@ -7,9 +7,10 @@ test.describe.configure({ timeout: 90_000 });
 test.use({ colorScheme: "light" });
 test.beforeEach(async ({ page }) => loginAs(page, "platform-admin"));
 
-/** The SVG texts of a chart's axis labels (recharts draws each as a text with class recharts-label). */
-const axisLabels = (chart: Locator) => chart.locator(".recharts-cartesian-axis .recharts-label, .recharts-label");
-const yTicks = (chart: Locator) => chart.locator(".recharts-yAxis .recharts-cartesian-axis-tick-value");
+/** The SVG texts of a chart's axis names (recharts draws each as a text with class recharts-label, x first). */
+const axisLabels = (chart: Locator) => chart.locator("svg .recharts-label");
+/** The value axis's tick texts (recharts draws them in a layer of their own, named for the axis). */
+const yTicks = (chart: Locator) => chart.locator(".recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value");
 
 async function drawn(page: Page, chart: Locator) {
   // The first render of a responsive chart waits for its size; allow a loaded machine time.
@@ -22,6 +23,7 @@ test("the gap histograms name both log axes and count in powers of ten", async (
   const histogram = page.getByTestId("gap-histogram");
   await drawn(page, histogram);
   await expect(axisLabels(histogram)).toHaveText(["gap since the first claim (log scale)", "duplicates (log scale)"]);
+  await expect(yTicks(histogram).first()).toBeAttached();
   const ticks = await yTicks(histogram).allTextContents();
   // 0, then powers of ten (1, 10, 100, 1K…): never 0 / 2,000 / 10,000.
   expect(ticks.length).toBeGreaterThanOrEqual(3);
