@@ -30,9 +30,8 @@ afterAll(async () => {
 
 /** Starts the worker as its own process and waits until it has registered and serves /metrics. */
 async function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", WORKER], {
+  const child = spawn(process.execPath, ["--import", "tsx", WORKER, db.url, NAME, String(port)], {
     cwd: ROOT,
-    env: { ...process.env, RESTART_WORKER_DATABASE_URL: db.url, RESTART_WORKER_NAME: NAME, RESTART_WORKER_PORT: String(port) },
     stdio: ["ignore", "pipe", "inherit"],
   });
   children.push(child);
