@@ -41,7 +41,9 @@ test("a session revoked by an admin: the next page is the sign-in page, saying t
 
   await page.goto("/violations");
   await expect(page).toHaveURL(/\/login\?reason=session-revoked&next=%2Fviolations$/);
-  await expect(page.getByRole("main").getByRole("alert")).toHaveText(/Your session was revoked: an admin ended it/);
+  await expect(page.getByRole("main").getByRole("alert")).toHaveText(
+    /Your session was revoked \(by an admin on Tokens & sessions, or by signing out\)/,
+  );
 });
 
 test("a session whose token was revoked: the sign-in page says the token was", async ({ page, request }) => {

@@ -9,7 +9,7 @@ import type { SessionEndReason } from "@/lib/auth/session";
 export const metadata: Metadata = { title: "Sign in" };
 
 const SESSION_ENDS: Record<SessionEndReason, string> = {
-  "session-revoked": "Your session was revoked: an admin ended it (Tokens & sessions). Sign in again to go on.",
+  "session-revoked": "Your session was revoked (by an admin on Tokens & sessions, or by signing out). Sign in again to go on.",
   "token-revoked": "The token this session signed in with has been revoked or has expired. Sign in with another.",
   "session-expired": "Your session expired (it lasts a fixed time, and ends sooner when left idle). Sign in again.",
   "session-ended": "Your session is no longer valid on this console. Sign in again.",

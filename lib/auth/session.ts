@@ -197,7 +197,7 @@ export type SessionEndReason = "session-revoked" | "token-revoked" | "session-ex
 
 /**
  * Why the session a cookie value names is not good at `now` (findSession answered null for it):
- * revoked (an admin ended it: a sign-out clears its own cookie), its token revoked or expired, past
+ * revoked (by an admin; or signed out, though a sign-out also clears its cookie), its token revoked or expired, past
  * its expiry or idle timeout, or unknown (a forged or foreign cookie, a row since deleted, another
  * ONCEBOARD_SECRET). Null without a cookie, or when the session is in fact good. Only for the
  * message: it signs no one in, and a database error is the caller's to ignore.
