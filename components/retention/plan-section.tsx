@@ -5,7 +5,7 @@ import { useState } from "react";
 import { KEYS_SEARCH_QUERY_ROOT } from "@/lib/features/keys-and-effects/keys-types";
 import type { ApplyResultView, PlanView } from "@/lib/features/retention-and-gaps/contract";
 import { RETENTION_QUERY_ROOT } from "@/lib/features/retention-and-gaps/retention-types";
-import { formatCountOf, formatUtc } from "@/lib/format";
+import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
 import { postJson } from "../api/fetch-json";
 import { useConsoleWritable } from "../shell/console-mode";
 
@@ -53,7 +53,7 @@ export function PlanSection({ plan, canApply: admin }: { plan: PlanView; canAppl
       </div>
       {confirming && !nothingToDo ? (
         <p className="muted">
-          This creates {formatCountOf(plan.create.length, "partition")}, detaches and drops {drops.length} (their rows are deleted
+          This creates {formatCountOf(plan.create.length, "partition")}, detaches and drops {formatCount(drops.length)} (their rows are deleted
           for good) and indexes {formatCountOf(plan.index.length, "closed partition")}.
         </p>
       ) : null}
