@@ -415,6 +415,15 @@ describe("command-line input", () => {
     throw new Error(`${args.join(" ")} succeeded`);
   }
 
+  it("the backfill's last line writes its counts as the pages do, with thousands separators", () => {
+    expect(historyReadyLine({ days: 14, effectDays: 14, effects: 75_318, rollupRows: 1234, violationRows: 7 })).toBe(
+      "history ready: 75,318 effects, 1,234 rollup rows over 14 days",
+    );
+    expect(historyReadyLine({ days: 14, effectDays: 4, effects: 2_073_600, rollupRows: 80_640, violationRows: 7 })).toBe(
+      "history ready: 2,073,600 effects, 80,640 rollup rows over 14 days (effect rows kept for the last 4 days)",
+    );
+  });
+
   it("parseSpan accepts 14d / 36h / 90m and rejects anything else with a clear message", () => {
     expect(parseSpan("14d", "--history")).toBe(14 * 86_400_000);
     expect(parseSpan("36h", "--history")).toBe(36 * 3_600_000);
