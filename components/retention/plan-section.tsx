@@ -53,8 +53,8 @@ export function PlanSection({ plan, canApply: admin }: { plan: PlanView; canAppl
       </div>
       {confirming && !nothingToDo ? (
         <p className="muted">
-          This creates {formatCountOf(plan.create.length, "partition")}, detaches and drops {formatCount(drops.length)} (their rows are deleted
-          for good) and indexes {formatCountOf(plan.index.length, "closed partition")}.
+          This creates {formatCountOf(plan.create.length, "partition")}, detaches and drops {formatCount(drops.length)} (their
+          rows are deleted for good) and indexes {formatCountOf(plan.index.length, "closed partition")}.
         </p>
       ) : null}
       {apply.data ? (
