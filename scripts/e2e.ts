@@ -23,7 +23,11 @@ import { createScratchDatabase } from "../lib/db/scratch";
 import { demoProvidersFile } from "../lib/demo/providers-file";
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../lib/features/keys-and-effects/testing/seed-keys";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/features/overview/testing/seed-overview";
-import { seedReconciledEffects, seedReconciliation } from "../lib/features/reconciliation/testing/seed-reconciliation";
+import {
+  seedReconciledEffects,
+  seedReconciliation,
+  seedReconciliationLoad,
+} from "../lib/features/reconciliation/testing/seed-reconciliation";
 import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/features/retention-and-gaps/testing/seed-gaps";
 import { DEFAULT_SCHEMA } from "../lib/idempotency";
 import { startTestProvider, TEST_CLIENT_ID, TEST_CLIENT_SECRET } from "../test/oidc/test-provider";
@@ -252,7 +256,9 @@ async function main(): Promise<number> {
       await seedOverview(seeder);
       await seedKeys(seeder);
       await seedGaps(seeder);
-      await seedReconciliation(seeder);
+      const seededAt = new Date();
+      await seedReconciliation(seeder, seededAt);
+      await seedReconciliationLoad(seeder, seededAt);
       await seedReconciledEffects(seeder);
       await seedWorkerStarts(seeder);
     } finally {

@@ -167,6 +167,7 @@ describe("API token × tenant × endpoint matrix", () => {
     ["overview", "GET", "/api/v1/overview", row({}, 200)],
     ["violations", "GET", "/api/v1/violations", row({}, 200)],
     ["reconciliation runs", "GET", "/api/v1/reconciliation/runs", row({}, 200)],
+    ["reconciliation windows", "GET", "/api/v1/reconciliation/windows", row({}, 200)],
     ["reconciliation findings", "GET", "/api/v1/reconciliation/findings?tenant=globex", row({}, 200)],
     [
       "acknowledge a missing finding",
