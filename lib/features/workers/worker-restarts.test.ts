@@ -65,7 +65,8 @@ describe("a worker's restarts", () => {
     }
     // The console's first look, after all of it.
     const [status] = (await getWorkers({ env, db: db.pool })).workers;
-    expect(status).toMatchObject({ up: true, workerName: NAME, restarts: 3 });
+    const { rows: starts } = await db.pool.query("SELECT process_started_at, pid FROM onceboard.worker_starts ORDER BY 1");
+    expect(status, `the starts recorded: ${JSON.stringify(starts)}`).toMatchObject({ up: true, workerName: NAME, restarts: 3 });
 
     // A kill while down counts once it is back; a worker that has not restarted since is not counted again.
     await kill(worker);
