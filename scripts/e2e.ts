@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { E2E_LOGIN_CODE_COUNT, E2E_TENANT, type E2eRole } from "../e2e/roles";
-import { WORKER_EXPOSITION } from "../e2e/worker-metrics";
+import { seedWorkerStarts, WORKER_EXPOSITION } from "../e2e/worker-metrics";
 import { createLoginLink } from "../lib/auth/login";
 import { createToken } from "../lib/auth/tokens";
 import { type Config, loadConfig, loadDebugFlag } from "../lib/config";
@@ -262,6 +262,7 @@ async function main(): Promise<number> {
       await seedReconciliation(seeder, seededAt);
       await seedReconciliationLoad(seeder, seededAt);
       await seedReconciledEffects(seeder);
+      await seedWorkerStarts(seeder);
     } finally {
       await seeder.end();
     }
