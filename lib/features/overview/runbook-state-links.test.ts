@@ -22,7 +22,7 @@ describe("runbooks link to the states their alerts are about", () => {
     for (const [alert, state] of Object.entries(expected)) {
       expect(ALERT_RULES.map((r) => r.name)).toContain(alert);
       const section = await readRunbook(alert, OPERATIONS_MD);
-      const links = [...(section?.paragraphs.join("\n") ?? "").matchAll(STATE_LINK)].map((m) => m[1] ?? "");
+      const links = [...(section?.markdown ?? "").matchAll(STATE_LINK)].map((m) => m[1] ?? "");
       const states = links.map((href) => new URL(href, "http://console.local").searchParams.get("state"));
       expect(states, alert).toContain(state);
     }
