@@ -42,15 +42,15 @@ export interface ConsoleView extends ConsolePage {
 export const CONSOLE_VIEWS: ConsoleView[] = [
   ...CONSOLE_PAGES,
   {
-    name: "reconciliation-finding",
+    name: "reconciliation-drift-finding",
     path: `/reconciliation?kind=drift&tenant=${encodeURIComponent(FILL.tenant)}`,
     signedIn: true,
     open: async (page) => {
       const { ours, theirs } = FILL.drift;
       await page.getByRole("link", { name: `amount differs: ${ours} recorded, ${theirs[1]} at the provider` }).click();
-      await expect(page.getByTestId("finding-theirs").getByTestId("their-object")).toHaveCount(theirs.length);
+      await expect(page.getByTestId("finding-comparison").getByTestId("theirs-object")).toHaveCount(theirs.length);
     },
-    focus: (page) => page.getByTestId("finding-theirs"),
+    focus: (page) => page.getByTestId("finding-detail"),
   },
   {
     name: "admin-revoke-confirm",

@@ -43,13 +43,14 @@ test.describe("at 1440 px", () => {
     await expectWhole(rows.locator("td:last-child"), "Created (UTC)");
   });
 
-  test("a drift finding's provider table shows its amounts whole: 17139 and 6054, not 171 and 605", async ({ page }) => {
+  test("a drift finding's provider side shows its amounts whole: 17139 and 6054, not 171 and 605", async ({ page }) => {
     const { ours, theirs } = FILL.drift;
     await open(page, `/reconciliation?kind=drift&tenant=${encodeURIComponent(FILL.tenant)}`);
     await page.getByRole("link", { name: `amount differs: ${ours} recorded, ${theirs[1]} at the provider` }).click();
-    const objects = page.getByTestId("finding-theirs").getByTestId("their-object");
-    await expect(objects).toHaveCount(theirs.length);
-    for (const amount of theirs) await expectWhole(objects.getByText(`${amount} usd`, { exact: true }), `amount ${amount}`);
+    // The provider's side: its own table before issue 38 ("17139 usd"), the finding's comparison after.
+    const side = page.locator('[data-testid="finding-theirs"], [data-testid="finding-comparison"]');
+    await expect(side).toBeVisible();
+    for (const amount of theirs) await expectWhole(side.getByText(new RegExp(`^${amount}( usd)?$`)), `amount ${amount}`);
   });
 
   test("Violations show each message id whole", async ({ page }) => {
@@ -59,7 +60,9 @@ test.describe("at 1440 px", () => {
 
   test("Reconciliation's runs show what each found, whole", async ({ page }) => {
     await open(page, "/reconciliation");
-    await expectWhole(page.getByTestId("run-row").locator("td", { hasText: "duplicated at provider" }), "a run's findings");
+    // A run's row in the runs table before issue 38, its window's latest run after.
+    const found = page.locator('[data-testid="run-row"] td, [data-testid="run-window"] .run-found');
+    await expectWhole(found.filter({ hasText: "duplicated at provider" }), "a run's findings");
   });
 
   test("Tokens & sessions: Revoke, then Confirm revoke and Cancel, stay in view in the table", async ({ page }) => {

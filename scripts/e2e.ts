@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { E2E_LOGIN_CODE_COUNT, E2E_TENANT, type E2eRole } from "../e2e/roles";
-import { WORKER_EXPOSITION } from "../e2e/worker-metrics";
+import { seedWorkerStarts, WORKER_EXPOSITION } from "../e2e/worker-metrics";
 import { createLoginLink } from "../lib/auth/login";
 import { createToken } from "../lib/auth/tokens";
 import { type Config, loadConfig, loadDebugFlag } from "../lib/config";
@@ -23,8 +23,13 @@ import { createScratchDatabase } from "../lib/db/scratch";
 import { backfillHistory } from "../lib/demo/history";
 import { demoProvidersFile } from "../lib/demo/providers-file";
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../lib/features/keys-and-effects/testing/seed-keys";
+import { seedStates } from "../lib/features/keys-and-effects/testing/seed-states";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/features/overview/testing/seed-overview";
-import { seedReconciledEffects, seedReconciliation } from "../lib/features/reconciliation/testing/seed-reconciliation";
+import {
+  seedReconciledEffects,
+  seedReconciliation,
+  seedReconciliationLoad,
+} from "../lib/features/reconciliation/testing/seed-reconciliation";
 import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/features/retention-and-gaps/testing/seed-gaps";
 import { DEFAULT_SCHEMA } from "../lib/idempotency";
 import { FILL_DAYS_BACK, seedFill } from "../test/console-fill";
@@ -195,9 +200,13 @@ async function migrateAndSeed(url: string, { fill }: { fill: boolean }): Promise
     });
     await seedOverview(seeder);
     await seedKeys(seeder);
+    await seedStates(seeder);
     await seedGaps(seeder);
-    await seedReconciliation(seeder);
+    const seededAt = new Date();
+    await seedReconciliation(seeder, seededAt);
+    await seedReconciliationLoad(seeder, seededAt);
     await seedReconciledEffects(seeder);
+    await seedWorkerStarts(seeder);
     if (fill) {
       await backfillHistory(seeder, { spanMs: FILLED_HISTORY_DAYS * 86_400_000, ordersPerDay: 300 });
       await seedFill(seeder);

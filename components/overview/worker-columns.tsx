@@ -72,13 +72,13 @@ export const WORKER_COLUMNS: Column<WorkerStatus>[] = [
   {
     id: "restarts",
     label: "Restarts (1 h)",
-    headingTitle: "new start times seen by the console's scrapes in the last hour",
+    headingTitle: "process starts each worker recorded in the last hour, after its first (worker_starts)",
     kind: "number",
-    cell: (worker) => worker.restarts ?? 0,
+    cell: (worker) => (worker.restarts == null ? "–" : formatCount(worker.restarts)),
     cellProps: (worker) => ({
       "data-testid": "worker-restarts",
-      "data-tone": (worker.restarts ?? 0) > 0 ? "warning" : undefined,
-      title: "restarts seen in the last hour",
+      "data-tone": worker.restarts != null && worker.restarts > 0 ? "warning" : undefined,
+      title: restartsTitle(worker),
     }),
   },
   counter("claims", "Claims", "idem_claims_total: claims, every result", (w) => w.claims),
@@ -86,3 +86,11 @@ export const WORKER_COLUMNS: Column<WorkerStatus>[] = [
   counter("redelivered", "Redelivered", 'idem_deliveries_total{redelivered="true"}', (w) => w.redeliveries),
   counter("uncaught", "Uncaught", "idem_unique_violations_uncaught_total", (w) => w.uncaughtViolations, "danger"),
 ];
+
+/** Where the restart count comes from, or why there is none. */
+function restartsTitle(worker: WorkerStatus): string {
+  if (!worker.workerName)
+    return "unknown: this worker's /metrics names no worker (idem_worker_info); workers of this library version do";
+  if (worker.restarts == null) return `unknown: the starts recorded by ${worker.workerName} could not be read`;
+  return `process starts ${worker.workerName} recorded in the last hour, after its first`;
+}

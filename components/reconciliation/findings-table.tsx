@@ -1,7 +1,10 @@
+"use client";
+
 import Link from "next/link";
+import { useEffect, useRef } from "react";
 import type { FindingListResponse } from "@/lib/features/reconciliation/contract";
 import { type FindingFilters, reconciliationHref } from "@/lib/features/reconciliation/reconciliation-types";
-import { formatUtc } from "@/lib/format";
+import { formatUtcClock, formatUtcDay } from "@/lib/format";
 import { type Column, DataTable } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { FindingKindBadge } from "./finding-kind-badge";
@@ -41,31 +44,77 @@ function EmptyFindings({ state, basis }: { state: string; basis: FindingsBasis }
   );
 }
 
+/** The id each finding's link carries, so closing a finding can give its row the focus back. */
+const rowLinkId = (id: string) => `finding-link-${id}`;
+
+/**
+ * Closing a finding returns to its row: the focus goes back to the link that opened it, which
+ * brings the row into view where it had scrolled away (on a phone the finding is below the list).
+ */
+function useFocusReturn(open: string | null | undefined) {
+  const previous = useRef(open);
+  useEffect(() => {
+    const closed = previous.current;
+    previous.current = open;
+    if (closed && !open) document.getElementById(rowLinkId(closed))?.focus();
+  }, [open]);
+}
+
 type ListedFinding = FindingListResponse["findings"][number];
 
-/** A finding is named by what it says (a link to its detail, beside the list); kind and time are what a reader scans. */
-function findingColumns(filters: FindingFilters): Column<ListedFinding>[] {
+/**
+ * Each row says what, where and when in two columns, so it fits half a desktop or a phone without
+ * a cut: the finding (kind, what, and where: tenant when the list spans tenants, provider, job
+ * type), and when it was last seen, date over time.
+ */
+function findingColumns(filters: FindingFilters, everyTenant: boolean): Column<ListedFinding>[] {
   return [
-    { id: "kind", label: "Kind", kind: "badge", cell: (f) => <FindingKindBadge kind={f.kind} /> },
     {
-      id: "what",
-      label: "What",
+      id: "finding",
+      label: "Finding",
       kind: "text",
       priority: 1,
       cell: (f) => (
-        <Link href={reconciliationHref({ ...filters, finding: f.id })} data-testid="finding-link" scroll={false}>
-          {f.detail}
-        </Link>
+        <>
+          <FindingKindBadge kind={f.kind} />
+          <Link
+            href={reconciliationHref({ ...filters, finding: f.id })}
+            id={rowLinkId(f.id)}
+            className="finding-what"
+            data-testid="finding-link"
+            aria-current={filters.finding === f.id ? "true" : undefined}
+            scroll={false}
+          >
+            {f.detail}
+          </Link>
+          <span className="finding-where">
+            {/* A tenant's session lists its own tenant only: naming it on every row says nothing. */}
+            {everyTenant ? `${f.tenant ?? "no tenant named"} · ` : ""}
+            {f.provider}
+            {f.jobType ? ` · ${f.jobType}` : ""}
+          </span>
+        </>
       ),
     },
-    { id: "provider", label: "Provider", kind: "id", cell: (f) => f.provider },
-    { id: "tenant", label: "Tenant", kind: "id", cell: (f) => f.tenant ?? <span className="muted">none named</span> },
-    { id: "job-type", label: "Job type", kind: "id", priority: 3, cell: (f) => f.jobType ?? "—" },
-    { id: "last-seen", label: "Last seen", kind: "time", cell: (f) => formatUtc(f.lastSeenAt) },
+    {
+      id: "seen",
+      label: "Last seen (UTC)",
+      kind: "time",
+      cell: (f) => (
+        // Date over time: the column stays narrow enough for a phone.
+        <time dateTime={f.lastSeenAt}>
+          <span>{formatUtcDay(f.lastSeenAt)}</span> <span>{formatUtcClock(f.lastSeenAt).replace(/ UTC$/, "")}</span>
+        </time>
+      ),
+      cellProps: () => ({ className: "finding-seen" }),
+    },
   ];
 }
 
-/** The findings for the page's filters, newest last seen first; a row opens its detail beside the list. */
+/**
+ * The findings for the page's filters, newest last seen first; a row opens its finding beside the
+ * list (below it on a phone).
+ */
 export function FindingsTable({
   list,
   filters,
@@ -76,23 +125,30 @@ export function FindingsTable({
   basis: FindingsBasis;
 }) {
   const state = filters.state ?? "open";
+  useFocusReturn(filters.finding);
   return (
     <>
       {list.findings.length === 0 ? (
         <EmptyFindings state={state} basis={basis} />
       ) : (
-        <section className="panel panel-flush" aria-labelledby="findings-heading">
+        <section className="panel panel-flush findings-list" aria-labelledby="findings-heading">
           <div className="panel-header">
             <h2 id="findings-heading">{state[0]?.toUpperCase() + state.slice(1)} findings</h2>
             <span className="panel-meta">newest last seen first; a rerun of a window updates a finding, never adds a second</span>
           </div>
           <DataTable
-            columns={findingColumns(filters)}
+            columns={findingColumns(filters, list.tenant === null)}
             rows={list.findings}
             rowKey={(f) => f.id}
-            rowProps={(f) => ({ "data-testid": "finding-row", "data-kind": f.kind, "aria-selected": filters.finding === f.id })}
+            rowProps={(f) => ({
+              "data-testid": "finding-row",
+              "data-kind": f.kind,
+              "data-finding": f.id,
+              "aria-selected": filters.finding === f.id,
+            })}
             labelledBy="findings-heading"
             testId="findings-table"
+            className="findings-table"
           />
         </section>
       )}

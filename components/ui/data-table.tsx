@@ -64,6 +64,7 @@ export function DataTable<Row>({
   caption,
   labelledBy,
   testId,
+  className,
   empty,
 }: {
   columns: readonly Column<Row>[];
@@ -74,6 +75,8 @@ export function DataTable<Row>({
   caption?: string;
   labelledBy?: string;
   testId?: string;
+  /** A class of the table's own, for its page's styles (added to data-table). */
+  className?: string;
   /** A row of its own, across every column, when there are no rows (omit to render none). */
   empty?: ReactNode;
 }) {
@@ -89,7 +92,12 @@ export function DataTable<Row>({
   } as CSSProperties;
   return (
     <TableFit>
-      <table className="data-table" aria-labelledby={labelledBy} data-testid={testId} style={tracks}>
+      <table
+        className={className ? `data-table ${className}` : "data-table"}
+        aria-labelledby={labelledBy}
+        data-testid={testId}
+        style={tracks}
+      >
         {caption ? <caption className="sr-only">{caption}</caption> : null}
         <thead>
           <tr>
