@@ -12,21 +12,34 @@ import type { Locator, Page } from "@playwright/test";
  * - no two pieces of text overlap (the boxes of their glyphs, from Range.getClientRects, so a
  *   padded inline box next to another is not mistaken for an overlap).
  *
- * Text read by screen readers only (clipped to a pixel on purpose) and text scrolled out of view
- * above the page (the skip link) are left out; so are the charts' drawings, whose labels the
- * charts lay out themselves.
+ * Text read by screen readers only (clipped to a pixel on purpose), text not rendered (a closed
+ * <details>) and text scrolled out of view above the page (the skip link) are left out; so are the
+ * charts' drawings (SVG), whose labels the charts lay out themselves, and their hover tooltips.
  */
 export function layoutProblems(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const problems: string[] = [];
     const width = window.innerWidth;
     const root = document.documentElement;
-    if (root.scrollWidth > width + 1) problems.push(`the page is ${root.scrollWidth} px wide in a ${width} px window`);
-
     const named = (el: Element, text: string) => {
       const classes = el.getAttribute("class")?.trim().split(/\s+/).join(".");
       return `<${el.tagName.toLowerCase()}${classes ? `.${classes}` : ""}> "${text.replace(/\s+/g, " ").trim().slice(0, 70)}"`;
     };
+    if (root.scrollWidth > width + 1) {
+      // Which boxes reach past the window: the outermost of each (its parent ends inside).
+      const past = [...document.body.querySelectorAll("*")].filter((el) => {
+        const right = el.getBoundingClientRect().right;
+        const parent = el.parentElement;
+        return right > width + 1 && (!parent || parent.getBoundingClientRect().right <= width + 1);
+      });
+      problems.push(
+        `the page is ${root.scrollWidth} px wide in a ${width} px window: ${past
+          .slice(0, 5)
+          .map((el) => `${named(el, el.textContent ?? "")} ends at ${Math.round(el.getBoundingClientRect().right)} px`)
+          .join("; ")}`,
+      );
+    }
+
     /** The boxes that cut what overflows them, innermost first, up to the page. */
     const clippers = (el: Element): Element[] => {
       const found: Element[] = [];
@@ -63,8 +76,10 @@ export function layoutProblems(page: Page): Promise<string[]> {
       const text = node.textContent ?? "";
       const el = node.parentElement;
       if (!el || !text.trim()) continue;
-      if (el.closest("script, style, noscript, template, option, textarea, svg, .recharts-wrapper, .sr-only")) continue;
-      if (getComputedStyle(el).visibility !== "visible") continue;
+      if (el.closest("script, style, noscript, template, option, textarea, svg, .recharts-tooltip-wrapper, .sr-only")) continue;
+      // Not rendered: hidden, or inside a closed <details> (content-visibility: hidden).
+      if (!el.checkVisibility({ visibilityProperty: true, contentVisibilityAuto: true })) continue;
+      if (el.closest("details:not([open]) > :not(summary)")) continue;
       const range = document.createRange();
       range.selectNodeContents(node);
       const rects = [...range.getClientRects()].filter((r) => r.width > 0.5 && r.height > 0.5);
