@@ -94,8 +94,9 @@ export async function settle(page: Page): Promise<void> {
 
 /**
  * What does not fit at the current width, described for a failure message: the page scrolling
- * sideways, or an element whose content is wider than its box and neither scrolls (a table in a
- * `.table-scroll` does) nor ends in an ellipsis (it spills over its neighbours or is cut off).
+ * sideways, or an element whose content is wider than its box and neither scrolls nor ends in an
+ * ellipsis (it spills over its neighbours or is cut off). e2e/layout.ts's layoutProblems is the
+ * stricter check: a scroll that hides text fails it too.
  */
 export function overflowsOf(page: Page): Promise<string[]> {
   return page.evaluate(() => {

@@ -52,9 +52,10 @@ export interface Column<Row> {
 
 /**
  * The console's one table: every list declares its columns here (what each holds, how much it
- * matters) and gets the same behaviour at every width. At a width where the table fits it is a
- * table; where its unbreakable columns do not fit, each row becomes a block of labelled values
- * (TableFit decides, by measuring), so no column hides behind a horizontal scroll.
+ * matters) and gets the same behaviour at every width. Where it fits it is a table; where it does
+ * not, its priority-3 columns fold to lines under each row; where that does not fit either, each
+ * row becomes a block of labelled values (TableFit decides, by measuring). No column hides behind
+ * a sideways scroll, and no value is cut without its whole at hand.
  */
 export function DataTable<Row>({
   columns,
