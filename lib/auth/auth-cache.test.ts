@@ -1,13 +1,17 @@
 import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import * as logoutRoute from "../../app/api/auth/logout/route";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
 import { getPool } from "../db/pool";
 import { getPrisma } from "../db/prisma";
-import { AUTH_CHANGED_CHANNEL, AuthCache } from "./auth-cache";
+import { AUTH_CHANGED_CHANNEL, AuthCache, consoleAuthCache } from "./auth-cache";
 import { authenticate } from "./authenticate";
+import { announcePeerHeader, PEER_HEADER } from "./client-ip";
+import { guardRequest } from "./guard";
 import { login } from "./login";
+import { createRateLimits, type RateLimits } from "./rate-limit";
 import { SESSION_COOKIE } from "./session";
 import { createToken, revokeToken } from "./tokens";
 
@@ -25,6 +29,7 @@ beforeAll(async () => {
   process.env.ONCEBOARD_SECRET = "c".repeat(40);
   // Far beyond the waits below: an answer that changes within them was changed by a notification.
   process.env.ONCEBOARD_AUTH_CACHE_MS = "60000";
+  announcePeerHeader();
 });
 afterAll(async () => {
   globalThis.__onceboardAuthCache?.cache.stop();
@@ -41,11 +46,10 @@ afterEach(async () => {
 const bearer = (secret: string) => new Headers({ authorization: `Bearer ${secret}` });
 
 async function listening(): Promise<void> {
+  consoleAuthCache();
   for (let i = 0; i < 200 && !globalThis.__onceboardAuthCache?.cache.active; i++) await sleep(25);
   expect(globalThis.__onceboardAuthCache?.cache.active).toBe(true);
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it holds or `ms` pass; answers whether it held. */
 async function within(ms: number, check: () => Promise<boolean>): Promise<boolean> {
@@ -127,6 +131,56 @@ describe("the authentication cache", () => {
     // It comes back by itself, empty.
     await listening();
     expect(await authenticate(bearer(secret))).toBeNull();
+  });
+});
+
+describe("the cache and the unknown-token limit of an address", () => {
+  const LIMITS = {
+    ONCEBOARD_RATE_LIMIT_PER_MINUTE: 1000,
+    ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: 1000,
+    ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: 3,
+    ONCEBOARD_RATE_LIMIT_SHARE: 64,
+  };
+  const from = (address: string, secret: string) => new Headers({ [PEER_HEADER]: address, authorization: `Bearer ${secret}` });
+  const spray = async (limits: RateLimits, address: string) => {
+    for (let i = 0; i < 4; i++) await guardRequest(from(address, `ob_${randomBytes(32).toString("base64url")}`), { limits });
+  };
+
+  it("a token known from one address is checked afresh from another: a blocked address gets 429 even with it", async () => {
+    const limits = createRateLimits(getPool(), "onceboard", LIMITS);
+    const { secret } = await createToken({ name: "known", tenantId: "acme", role: "viewer" });
+    await listening();
+    for (let i = 0; i < 2; i++)
+      expect((await guardRequest(from("198.51.100.21", secret), { limits })).kind).toBe("authenticated");
+    await spray(limits, "198.51.100.22");
+    expect((await guardRequest(from("198.51.100.22", secret), { limits })).kind).toBe("rate-limited");
+    expect((await guardRequest(from("198.51.100.21", secret), { limits })).kind).toBe("authenticated");
+  });
+
+  it("when an address is blocked, its known tokens are refused too, whichever process counted the block", async () => {
+    const here = createRateLimits(getPool(), "onceboard", LIMITS);
+    const { secret } = await createToken({ name: "known2", tenantId: "acme", role: "viewer" });
+    await listening();
+    for (let i = 0; i < 2; i++)
+      expect((await guardRequest(from("198.51.100.31", secret), { limits: here })).kind).toBe("authenticated");
+    await spray(here, "198.51.100.31");
+    expect((await guardRequest(from("198.51.100.31", secret), { limits: here })).kind).toBe("rate-limited");
+
+    for (let i = 0; i < 2; i++)
+      expect((await guardRequest(from("198.51.100.32", secret), { limits: here })).kind).toBe("authenticated");
+    // Another console process (its own pool) sees the unknown tokens; this one learns of the block.
+    const otherPool = new pg.Pool({ connectionString: db.url, max: 1, options: "-c search_path=onceboard,public" });
+    try {
+      await spray(createRateLimits(otherPool, "onceboard", LIMITS), "198.51.100.32");
+    } finally {
+      await otherPool.end();
+    }
+    expect(
+      await within(
+        5000,
+        async () => (await guardRequest(from("198.51.100.32", secret), { limits: here })).kind === "rate-limited",
+      ),
+    ).toBe(true);
   });
 });
 

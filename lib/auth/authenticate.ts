@@ -2,6 +2,8 @@ import { ConsoleError, translateDatabaseError } from "../console/errors";
 import { getPrisma } from "../db/prisma";
 import { type AuthCache, consoleAuthCache, credentialKey } from "./auth-cache";
 import type { Principal } from "./auth-types";
+import { clientIpOf } from "./client-ip";
+import { addressKey } from "./rate-limit";
 import { findSession, readSessionCookie, type SessionStore } from "./session";
 import { actorOf, findActiveToken, type TokenSummary } from "./tokens";
 
@@ -44,18 +46,37 @@ async function lookUpCached(headers: Headers, db: TokenReader, now: Date): Promi
   const cache = consoleAuthCache<Known>();
   const key = credentialsOf(headers);
   if (!cache || key === null) return lookUp(headers, db, now);
-  const known = cache.get(key, now.getTime());
-  if (known) {
-    if (known.token && touch(known.token, db, now)) known.token = { ...known.token, lastUsedAt: now };
-    return known.auth;
-  }
-  return lookUp(headers, db, now, { cache, key, generation: cache.generation() });
+  return fromMemory(cache, key, db, now) ?? lookUp(headers, db, now, { cache, key, generation: cache.generation() });
 }
 
-/** The credential a request presents, as the cache's key; null when it presents none the cache keeps. */
+/**
+ * Who the request is when the cache holds its credential (for a Bearer token: as presented from
+ * this client address), else null without reading anything. lib/auth/guard.ts lets such a request
+ * skip the address's check for unknown tokens: the entry was made by a request that passed it, and
+ * an address's block empties every cache when it begins (lib/auth/rate-limit.ts).
+ */
+export function authenticatedFromMemory(headers: Headers): Authenticated | null {
+  const key = credentialsOf(headers);
+  if (key === null) return null;
+  const cache = consoleAuthCache<Known>();
+  return cache ? fromMemory(cache, key, getPrisma(), new Date()) : null;
+}
+
+function fromMemory(cache: AuthCache<Known>, key: string, db: TokenReader, now: Date): Authenticated | null {
+  const known = cache.get(key, now.getTime());
+  if (!known) return null;
+  if (known.token && touch(known.token, db, now)) known.token = { ...known.token, lastUsedAt: now };
+  return known.auth;
+}
+
+/**
+ * The credential a request presents, as the cache's key; null when it presents none the cache
+ * keeps. A Bearer token is kept per client address, so a token's answer is never reused for an
+ * address that did not itself pass the unknown-token check with it.
+ */
 function credentialsOf(headers: Headers): string | null {
   const authorization = headers.get("authorization");
-  if (authorization !== null) return credentialKey("bearer", authorization);
+  if (authorization !== null) return credentialKey("bearer", `${addressKey(clientIpOf(headers))}\n${authorization}`);
   const cookie = readSessionCookie(headers.get("cookie"));
   return cookie ? credentialKey("session", cookie) : null;
 }

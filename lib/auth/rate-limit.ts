@@ -3,6 +3,7 @@ import type pg from "pg";
 import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
 import { type Config, loadConfig } from "../config";
 import { getPool } from "../db/pool";
+import { AUTH_CHANGED_CHANNEL, authChanged } from "./auth-cache";
 
 /**
  * The console's rate limits, counted in PostgreSQL (table rate_limits, rate-limiter-flexible's
@@ -50,17 +51,6 @@ const ALLOWED: RateDecision = { allowed: true, retryAfterSeconds: 0 };
 
 function refused(res: RateLimiterRes): RateDecision {
   return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
-}
-
-/** A refusal (RateLimiterRes) as a decision; anything else (the store failed) is thrown on. */
-async function decide(consume: Promise<unknown>): Promise<RateDecision> {
-  try {
-    await consume;
-    return ALLOWED;
-  } catch (error) {
-    if (error instanceof RateLimiterRes) return refused(error);
-    throw error;
-  }
 }
 
 /**
@@ -162,9 +152,30 @@ export function createRateLimits(pool: pg.Pool, schema: string, limits: Limits):
   const maxShare = limits.ONCEBOARD_RATE_LIMIT_SHARE ?? 1;
   const tokens = new LocalShares(limiter("token", limits.ONCEBOARD_RATE_LIMIT_PER_MINUTE), maxShare);
   const addresses = new LocalShares(limiter("address", limits.ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE), maxShare);
+  // A credential the auth cache holds skips the address's check (lib/auth/guard.ts), so the moment
+  // an address's unknown credentials use up its limit, every console process is told to forget what
+  // it holds: its next request with a good token is checked, and refused, like any other. The attempt
+  // that reaches the limit tells, and the next three (one lost in transit does not leave the block unsaid).
+  const credentialAttempt = async (address: string | null): Promise<RateDecision> => {
+    let res: RateLimiterRes;
+    let allowed = true;
+    try {
+      res = await credentials.consume(addressKey(address));
+    } catch (error) {
+      if (!(error instanceof RateLimiterRes)) throw error;
+      res = error;
+      allowed = false;
+    }
+    // The address is blocked from the attempt that reaches the limit (mayPresentCredentials).
+    if (res.consumedPoints >= credentials.points && res.consumedPoints <= credentials.points + 3) {
+      authChanged();
+      await pool.query("SELECT pg_notify($1, '')", [AUTH_CHANGED_CHANNEL]);
+    }
+    return allowed ? ALLOWED : refused(res);
+  };
   return {
-    signInAttempt: (address) => decide(credentials.consume(addressKey(address))),
-    badCredential: (address) => decide(credentials.consume(addressKey(address))),
+    signInAttempt: credentialAttempt,
+    badCredential: credentialAttempt,
     async mayPresentCredentials(address) {
       const res = await credentials.get(addressKey(address));
       return res && res.consumedPoints >= credentials.points ? refused(res) : ALLOWED;
