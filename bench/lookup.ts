@@ -13,7 +13,7 @@ import { searchEffects } from "../lib/features/keys-and-effects/search-effects";
 import { defaultLogger } from "../lib/idempotency";
 import { maintain } from "../lib/idempotency/admin";
 import { hasProductionBuild, serveConsole } from "../scripts/next-server";
-import { benchNumber } from "./env";
+import { benchChoice, benchNumber } from "./env";
 import { benchDatabase, machine, timedGet } from "./support";
 
 /**
@@ -34,7 +34,7 @@ const DAYS = 30;
 const TENANTS = 1000;
 const LOOKUPS = benchNumber("BENCH_LOOKUP_REQUESTS", 400, { integer: true });
 const SEARCHES = benchNumber("BENCH_LOOKUP_SEARCHES", 150, { integer: true });
-const COMPARE = benchNumber("BENCH_LOOKUP_COMPARE", 1, { integer: true }) !== 0;
+const COMPARE = benchChoice("BENCH_LOOKUP_COMPARE", ["1", "0"]) === "1";
 
 function p95(samples: number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
