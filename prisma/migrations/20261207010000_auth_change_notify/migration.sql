@@ -3,12 +3,15 @@
 -- role, tenant or secret changed, or the row deleted. Told by these triggers, so every path that
 -- ends one (logout, the admin API, the CLI, SQL typed by hand) tells them, at its commit. The
 -- stamps of last use (last_used_at, last_seen_at) change nothing a request is allowed, and notify
--- nobody. One payload-less notification per transaction (PostgreSQL folds identical ones).
-CREATE FUNCTION onceboard.notify_auth_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+-- nobody.
+-- Source: prisma/sql/onceboard_auth_changed_notify.sql.
+CREATE OR REPLACE FUNCTION onceboard.onceboard_auth_changed_notify()
+RETURNS trigger
+LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('onceboard_auth_changed', '');
   RETURN NULL;
-END
+END;
 $$;
 
 CREATE TRIGGER api_tokens_auth_changed
@@ -17,10 +20,10 @@ CREATE TRIGGER api_tokens_auth_changed
   WHEN (OLD.revoked_at IS DISTINCT FROM NEW.revoked_at OR OLD.expires_at IS DISTINCT FROM NEW.expires_at
         OR OLD.role IS DISTINCT FROM NEW.role OR OLD.tenant_id IS DISTINCT FROM NEW.tenant_id
         OR OLD.token_hash IS DISTINCT FROM NEW.token_hash)
-  EXECUTE FUNCTION onceboard.notify_auth_changed();
+  EXECUTE FUNCTION onceboard.onceboard_auth_changed_notify();
 CREATE TRIGGER api_tokens_auth_deleted
   AFTER DELETE ON onceboard.api_tokens
-  FOR EACH STATEMENT EXECUTE FUNCTION onceboard.notify_auth_changed();
+  FOR EACH STATEMENT EXECUTE FUNCTION onceboard.onceboard_auth_changed_notify();
 
 CREATE TRIGGER console_sessions_auth_changed
   AFTER UPDATE OF revoked_at, expires_at, token_id, role, tenant_id ON onceboard.console_sessions
@@ -28,7 +31,7 @@ CREATE TRIGGER console_sessions_auth_changed
   WHEN (OLD.revoked_at IS DISTINCT FROM NEW.revoked_at OR OLD.expires_at IS DISTINCT FROM NEW.expires_at
         OR OLD.token_id IS DISTINCT FROM NEW.token_id OR OLD.role IS DISTINCT FROM NEW.role
         OR OLD.tenant_id IS DISTINCT FROM NEW.tenant_id)
-  EXECUTE FUNCTION onceboard.notify_auth_changed();
+  EXECUTE FUNCTION onceboard.onceboard_auth_changed_notify();
 CREATE TRIGGER console_sessions_auth_deleted
   AFTER DELETE ON onceboard.console_sessions
-  FOR EACH STATEMENT EXECUTE FUNCTION onceboard.notify_auth_changed();
+  FOR EACH STATEMENT EXECUTE FUNCTION onceboard.onceboard_auth_changed_notify();
