@@ -11,7 +11,13 @@ import pg from "pg";
 import { Scope } from "../lib/auth/scope";
 import { overviewQuery } from "../lib/features/overview/contract";
 import { getOverviewSeries } from "../lib/features/overview/get-overview-series";
+import { getStuckClaims } from "../lib/features/overview/get-stuck-claims";
+import { getTenantActivity } from "../lib/features/overview/get-tenant-activity";
+import { bucketWindow, getUnflushedWorkers, getViolationCounts } from "../lib/features/overview/get-violation-counts";
 import { PostgresSource } from "../lib/features/overview/metrics/postgres-source";
+import { bucketsFor, chooseStep } from "../lib/features/overview/metrics/series-math";
+import { resolveRange } from "../lib/features/overview/overview-query";
+import { getViolationGroups } from "../lib/features/violations/get-violation-groups";
 import { benchNumber } from "./env";
 import { benchDatabase, machine, percentile } from "./support";
 
@@ -112,6 +118,39 @@ async function seed(pool: pg.Pool, now: Date): Promise<number> {
 
 const p95 = (values: number[]) => percentile(values, 95);
 
+/**
+ * Where the 30 d read's time goes: each of the reads getOverviewSeries runs at once, timed alone
+ * (so their sum is more than the whole, which waits for the slowest).
+ */
+async function parts(pool: pg.Pool, source: PostgresSource, now: Date) {
+  const query = overviewQuery.parse({ window: "30d" });
+  const { from, to } = resolveRange(query, now);
+  const buckets = bucketsFor(from, to, chooseStep((to.getTime() - from.getTime()) / 1000, query.width));
+  const scope = Scope.operator();
+  const window = bucketWindow(buckets);
+  const reads: [string, () => Promise<unknown>][] = [
+    ["series", () => source.series({ buckets, jobType: null })],
+    ["alerts", () => source.alerts(now)],
+    ["tenants", () => getTenantActivity(scope, { buckets, suppressionBuckets: buckets, jobType: null }, pool)],
+    ["stuck", () => getStuckClaims(scope, { jobType: null, now }, pool)],
+    ["violation_groups", () => getViolationGroups(scope, { jobType: null, from: window.from, to: window.to }, pool)],
+    ["violation_counts", () => getViolationCounts(scope, { buckets, jobType: null }, pool)],
+    ["unflushed", () => getUnflushedWorkers({ ...window, now }, pool)],
+  ];
+  const line: string[] = [];
+  for (const [name, read] of reads) {
+    await read();
+    const times: number[] = [];
+    for (let i = 0; i < ITERATIONS; i++) {
+      const t0 = performance.now();
+      await read();
+      times.push(performance.now() - t0);
+    }
+    line.push(`${name} ${p95(times).toFixed(1)}`);
+  }
+  log(`30d parts alone, p95 ms over ${ITERATIONS} reads each: ${line.join(", ")}`);
+}
+
 async function main() {
   log(machine());
   const db = await benchDatabase(log);
@@ -140,6 +179,7 @@ async function main() {
         `range ${window}: p95 ${p.toFixed(1)} ms, median ${median.toFixed(1)} ms, min ${(sorted[0] ?? 0).toFixed(1)} ms over ${ITERATIONS} reads`,
       );
     }
+    await parts(pool, source, now);
     process.stdout.write(`console overview_p95_ms=${Math.round(worst)} rows=${rows}\n`);
   } finally {
     await pool.end();

@@ -13,7 +13,7 @@ import { searchEffects } from "../lib/features/keys-and-effects/search-effects";
 import { defaultLogger } from "../lib/idempotency";
 import { maintain } from "../lib/idempotency/admin";
 import { hasProductionBuild, serveConsole } from "../scripts/next-server";
-import { benchNumber } from "./env";
+import { benchChoice, benchNumber } from "./env";
 import { benchDatabase, machine, timedGet } from "./support";
 
 /**
@@ -23,7 +23,10 @@ import { benchDatabase, machine, timedGet } from "./support";
  * Needs a production build (npm run build). Then the same questions in process, one phase at a
  * time (token lookup, the read model, the audit insert) and two requests that stop early (the
  * proxy's 401, an authenticated 400), so the HTTP numbers can be split into where the time goes.
- * Last line: lookup p95_ms=<n> search_p95_ms=<n> rows=<n>.
+ * Two consoles answer in turn on the same database (BENCH_LOOKUP_COMPARE=0: only the second):
+ * `before`, the request path without its in-process shortcuts (ONCEBOARD_AUTH_CACHE_MS=0,
+ * ONCEBOARD_RATE_LIMIT_SHARE=1), and `after`, the defaults.
+ * Last line: lookup p95_ms=<n> search_p95_ms=<n> [before_p95_ms=<n> before_search_p95_ms=<n>] rows=<n>.
  */
 const log = (line: string) => process.stdout.write(`bench:lookup: ${line}\n`);
 const ROWS = benchNumber("BENCH_LOOKUP_ROWS", 10_000_000, { integer: true });
@@ -31,6 +34,7 @@ const DAYS = 30;
 const TENANTS = 1000;
 const LOOKUPS = benchNumber("BENCH_LOOKUP_REQUESTS", 400, { integer: true });
 const SEARCHES = benchNumber("BENCH_LOOKUP_SEARCHES", 150, { integer: true });
+const COMPARE = benchChoice("BENCH_LOOKUP_COMPARE", ["1", "0"]) === "1";
 
 function p95(samples: number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -42,7 +46,7 @@ async function main() {
   const db = await benchDatabase(log);
   const client = new pg.Client(db.sqlUrl);
   await client.connect();
-  let server: Awaited<ReturnType<typeof serveConsole>> | undefined;
+  const servers: Awaited<ReturnType<typeof serveConsole>>[] = [];
   try {
     await ensureEffectPartitions(client, { back: DAYS, ahead: 1 });
     const perDay = Math.ceil(ROWS / DAYS);
@@ -97,23 +101,32 @@ async function main() {
     await getPrisma().$disconnect();
     await getPool().end();
 
-    const port = await findFreePort();
-    server = await serveConsole({
-      mode: "start",
-      port,
-      env: {
-        DATABASE_URL: db.url,
-        PORT: String(port),
-        ONCEBOARD_RATE_LIMIT_PER_MINUTE: "1000000",
-        ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: "1000000",
-        ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: "1000000",
-        ONCEBOARD_SECRET: "b".repeat(40),
-      },
-      quiet: true,
-    });
-    const base = `http://127.0.0.1:${port}`;
+    // Two consoles on the same database, asked in turn: `before` with the request path as it was
+    // (every request reads its token and counts itself in PostgreSQL: ONCEBOARD_AUTH_CACHE_MS=0,
+    // ONCEBOARD_RATE_LIMIT_SHARE=1), `after` with the defaults; BENCH_LOOKUP_COMPARE=0 runs `after` alone.
+    const sharedEnv = {
+      DATABASE_URL: db.url,
+      ONCEBOARD_RATE_LIMIT_PER_MINUTE: "1000000",
+      ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: "1000000",
+      ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: "1000000",
+      ONCEBOARD_SECRET: "b".repeat(40),
+    };
+    const variants: { name: string; env: Record<string, string>; base: string }[] = [];
+    const wanted: { name: string; env: Record<string, string> }[] = COMPARE
+      ? [
+          { name: "before", env: { ONCEBOARD_AUTH_CACHE_MS: "0", ONCEBOARD_RATE_LIMIT_SHARE: "1" } },
+          { name: "after", env: {} },
+        ]
+      : [{ name: "after", env: {} }];
+    for (const variant of wanted) {
+      const port = await findFreePort();
+      servers.push(
+        await serveConsole({ mode: "start", port, env: { ...sharedEnv, ...variant.env, PORT: String(port) }, quiet: true }),
+      );
+      variants.push({ ...variant, base: `http://127.0.0.1:${port}` });
+    }
     const headers = { authorization: `Bearer ${token}` };
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
     const timed = async (url: string, want: number) => {
       const { status, ms } = await timedGet(agent, url, headers);
       if (status !== want) throw new Error(`${url} answered ${status}`);
@@ -126,39 +139,49 @@ async function main() {
         .map((n) => n.toFixed(2))
         .join(" ");
     log(`load average before measuring: ${load()}`);
-    // Warm up the server and the plan caches.
-    for (let i = 0; i < 20; i++)
-      await timed(`${base}/api/v1/effects/${encodeURIComponent(`capture:ord-0-0-${i}`)}?tenant=t${i}`, 200);
+    // Warm up the servers and the plan caches.
+    for (const { base } of variants)
+      for (let i = 0; i < 20; i++)
+        await timed(`${base}/api/v1/effects/${encodeURIComponent(`capture:ord-0-0-${i}`)}?tenant=t${i}`, 200);
 
-    const lookups: number[] = [];
+    const lookups = new Map(variants.map((v) => [v.name, [] as number[]]));
     for (let n = 0; n < LOOKUPS; n++) {
       const day = n % DAYS;
       const tenant = (n * 7919) % TENANTS;
       const order = (n * 104729) % Math.floor(perDay / (TENANTS * 3));
-      lookups.push(
-        await timed(
-          `${base}/api/v1/effects/${encodeURIComponent(`mark-paid:ord-${day}-${order}-${tenant}`)}?tenant=t${tenant}`,
-          200,
-        ),
-      );
-      if ((n + 1) % 100 === 0) log(`${n + 1}/${LOOKUPS} lookups, p95 so far ${p95(lookups)} ms`);
+      const path = `/api/v1/effects/${encodeURIComponent(`mark-paid:ord-${day}-${order}-${tenant}`)}?tenant=t${tenant}`;
+      // In turn, the order swapped each time: neither console always follows the other.
+      for (const v of n % 2 === 0 ? variants : [...variants].reverse())
+        lookups.get(v.name)!.push(await timed(`${v.base}${path}`, 200));
+      if ((n + 1) % 100 === 0)
+        log(
+          `${n + 1}/${LOOKUPS} lookups, p95 so far ${variants.map((v) => `${v.name} ${p95(lookups.get(v.name)!)} ms`).join(", ")}`,
+        );
     }
-    const searches: number[] = [];
+    const searches = new Map(variants.map((v) => [v.name, [] as number[]]));
     for (let n = 0; n < SEARCHES; n++) {
       const tenant = (n * 7919) % TENANTS;
       const day = n % DAYS;
       // An order-id fragment: finds that order's three steps within the tenant.
-      searches.push(
-        await timed(`${base}/api/v1/effects?tenant=t${tenant}&q=${encodeURIComponent(`ord-${day}-${n % 50}-${tenant}`)}`, 200),
-      );
-      if ((n + 1) % 50 === 0) log(`${n + 1}/${SEARCHES} searches, p95 so far ${p95(searches)} ms`);
+      const path = `/api/v1/effects?tenant=t${tenant}&q=${encodeURIComponent(`ord-${day}-${n % 50}-${tenant}`)}`;
+      for (const v of n % 2 === 0 ? variants : [...variants].reverse())
+        searches.get(v.name)!.push(await timed(`${v.base}${path}`, 200));
+      if ((n + 1) % 50 === 0)
+        log(
+          `${n + 1}/${SEARCHES} searches, p95 so far ${variants.map((v) => `${v.name} ${p95(searches.get(v.name)!)} ms`).join(", ")}`,
+        );
     }
-    log(`HTTP: lookup p95 ${p95(lookups)} ms, search p95 ${p95(searches)} ms; now the phases`);
-    await phases({ base, headers, token, url: db.sqlUrl, perDay });
+    const after = { lookup: p95(lookups.get("after")!), search: p95(searches.get("after")!) };
+    const before = COMPARE ? { lookup: p95(lookups.get("before")!), search: p95(searches.get("before")!) } : null;
+    for (const v of variants)
+      log(`HTTP ${v.name}: lookup p95 ${p95(lookups.get(v.name)!)} ms, search p95 ${p95(searches.get(v.name)!)} ms`);
+    log("now the phases");
+    for (const v of variants) await phases({ name: v.name, base: v.base, headers, token, url: db.sqlUrl, perDay });
     log(`machine: ${machine()}; PostgreSQL ${db.serverVersion} (${db.where}); load average after: ${load()}`);
-    process.stdout.write(`lookup p95_ms=${p95(lookups)} search_p95_ms=${p95(searches)} rows=${rows}\n`);
+    const baseline = before ? ` before_p95_ms=${before.lookup} before_search_p95_ms=${before.search}` : "";
+    process.stdout.write(`lookup p95_ms=${after.lookup} search_p95_ms=${after.search}${baseline} rows=${rows}\n`);
   } finally {
-    server?.kill("SIGTERM");
+    for (const server of servers) server.kill("SIGTERM");
     await client.end().catch(() => {});
     await db.close();
   }
@@ -169,7 +192,14 @@ async function main() {
  * process against the same database (the server's pool is another process; these share nothing
  * with it but PostgreSQL), and two requests that end early, for the cost of Next.js and the proxy.
  */
-async function phases(input: { base: string; headers: Record<string, string>; token: string; url: string; perDay: number }) {
+async function phases(input: {
+  name: string;
+  base: string;
+  headers: Record<string, string>;
+  token: string;
+  url: string;
+  perDay: number;
+}) {
   const { base, headers, token, perDay } = input;
   const runs = Math.min(LOOKUPS, 200);
   const orders = Math.floor(perDay / (TENANTS * 3));
@@ -236,7 +266,7 @@ async function phases(input: { base: string; headers: Record<string, string>; to
         audit({ principal, action: "effect.read", tenantId: "t1", target: "bench", result: "ok", ip: "127.0.0.1" }, prisma),
       ),
     ];
-    log(`phases, p95 ms over ${runs} runs each: ${parts.join(", ")}`);
+    log(`phases (${input.name}), p95 ms over ${runs} runs each: ${parts.join(", ")}`);
   } finally {
     await pool.end();
   }

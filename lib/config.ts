@@ -161,6 +161,16 @@ const configSchema = z.object({
   ONCEBOARD_SECRET: z.preprocess(emptyAsUndefined, z.string().min(32, "must be at least 32 characters").optional()),
   /** API requests per minute per token (a token bucket of this size, refilled evenly). */
   ONCEBOARD_RATE_LIMIT_PER_MINUTE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1_000_000).default(600)),
+  /**
+   * At most this many authenticated requests a console process counts in PostgreSQL with one upsert
+   * and then allows without asking (lib/auth/rate-limit.ts); 1 counts every request as it comes.
+   */
+  ONCEBOARD_RATE_LIMIT_SHARE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1000).default(64)),
+  /**
+   * Milliseconds a console process may answer who a token or session is from memory
+   * (lib/auth/auth-cache.ts; a revocation empties it at once); 0 reads them on every request.
+   */
+  ONCEBOARD_AUTH_CACHE_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(60_000).default(5000)),
   /** Sign-in attempts, and requests with an unknown or invalid credential, per minute per client address. */
   ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: z.preprocess(
     emptyAsUndefined,

@@ -605,6 +605,16 @@ AS $function$
     r.action, r.target, r.detail, r.ip, r.result)::text, 'UTF8')), 'hex')
 $function$;
 
+CREATE OR REPLACE FUNCTION onceboard.onceboard_auth_changed_notify()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM pg_notify('onceboard_auth_changed', '');
+  RETURN NULL;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(p_tenant text, p_key text, p_job_type text, p_policy text, p_owner text, p_message_id text, p_request_hash text, p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean, p_marked boolean)
  RETURNS onceboard_claim_result
  LANGUAGE plpgsql
@@ -1273,11 +1283,15 @@ BEGIN
 END;
 $function$;
 
+CREATE TRIGGER api_tokens_auth_changed AFTER UPDATE OF revoked_at, expires_at, role, tenant_id, token_hash ON onceboard.api_tokens FOR EACH ROW WHEN (((old.revoked_at IS DISTINCT FROM new.revoked_at) OR (old.expires_at IS DISTINCT FROM new.expires_at) OR (old.role IS DISTINCT FROM new.role) OR (old.tenant_id IS DISTINCT FROM new.tenant_id) OR (old.token_hash IS DISTINCT FROM new.token_hash))) EXECUTE FUNCTION onceboard_auth_changed_notify();
+CREATE TRIGGER api_tokens_auth_deleted AFTER DELETE ON onceboard.api_tokens FOR EACH STATEMENT EXECUTE FUNCTION onceboard_auth_changed_notify();
 CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON onceboard.audit_log FOR EACH ROW EXECUTE FUNCTION onceboard_audit_log_append_only();
 CREATE TRIGGER audit_log_chain BEFORE INSERT ON onceboard.audit_log FOR EACH ROW EXECUTE FUNCTION onceboard_audit_log_chain();
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON onceboard.audit_log FOR EACH STATEMENT EXECUTE FUNCTION onceboard_audit_log_append_only();
 CREATE TRIGGER claim_latency_minute_to_10m AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_10m();
 CREATE TRIGGER claim_latency_minute_to_hour AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_hour();
+CREATE TRIGGER console_sessions_auth_changed AFTER UPDATE OF revoked_at, expires_at, token_id, role, tenant_id ON onceboard.console_sessions FOR EACH ROW WHEN (((old.revoked_at IS DISTINCT FROM new.revoked_at) OR (old.expires_at IS DISTINCT FROM new.expires_at) OR (old.token_id IS DISTINCT FROM new.token_id) OR (old.role IS DISTINCT FROM new.role) OR (old.tenant_id IS DISTINCT FROM new.tenant_id))) EXECUTE FUNCTION onceboard_auth_changed_notify();
+CREATE TRIGGER console_sessions_auth_deleted AFTER DELETE ON onceboard.console_sessions FOR EACH STATEMENT EXECUTE FUNCTION onceboard_auth_changed_notify();
 CREATE TRIGGER tenant_suppressions_hour_to_day AFTER INSERT OR DELETE OR UPDATE ON onceboard.tenant_suppressions_hour FOR EACH ROW EXECUTE FUNCTION onceboard_tenant_suppressions_to_day();
 CREATE TRIGGER worker_stats_hour_gaps_to_day AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_hour FOR EACH ROW EXECUTE FUNCTION onceboard_gaps_to_day();
 CREATE TRIGGER worker_stats_minute_to_10m AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_10m();

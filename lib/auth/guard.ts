@@ -1,6 +1,6 @@
 import { ApiError, errorResponse } from "../api/errors";
 import { principalKey } from "./auth-types";
-import { type Authenticated, authenticate, type TokenReader } from "./authenticate";
+import { type Authenticated, authenticate, authenticatedFromMemory, type TokenReader } from "./authenticate";
 import { clientIpOf } from "./client-ip";
 import { getRateLimits, type RateDecision, type RateLimits } from "./rate-limit";
 
@@ -27,11 +27,14 @@ export async function guardRequest(headers: Headers, options: GuardOptions = {})
   const limits = options.limits ?? getRateLimits();
   const address = clientIpOf(headers);
   const bearer = headers.get("authorization") !== null;
-  if (bearer) {
+  // A credential this process has just seen pass from this address (and nothing ended or blocked
+  // since: lib/auth/auth-cache.ts) is answered from memory; only the request's own count remains.
+  const known = options.db === undefined && options.now === undefined ? authenticatedFromMemory(headers) : null;
+  if (bearer && !known) {
     const decision = await limits.mayPresentCredentials(address);
     if (!decision.allowed) return { kind: "rate-limited", decision, reason: "too many unknown credentials from this address" };
   }
-  const auth = await authenticate(headers, options.db, options.now);
+  const auth = known ?? (await authenticate(headers, options.db, options.now));
   if (!auth) {
     if (!bearer) return { kind: "unauthenticated" };
     const decision = await limits.badCredential(address);

@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { loadConfig } from "../config";
 import { getPrisma, type PrismaClient } from "../db/prisma";
+import { authChanged } from "./auth-cache";
 import { type Principal, ROLES, type Role } from "./auth-types";
 import { sessionSecret } from "./secret";
 import { findActiveTokenById, type TokenSummary } from "./tokens";
@@ -131,7 +132,10 @@ export async function openOidcSession(
 }
 
 /** Who a good session is: its token (a token's session), or the person the identity provider vouched for. */
-type SessionHolder = { kind: "token"; token: TokenSummary } | { kind: "oidc"; principal: Principal };
+type SessionHolder = ({ kind: "token"; token: TokenSummary } | { kind: "oidc"; principal: Principal }) & {
+  /** The session's absolute end. */
+  expiresAt: Date;
+};
 
 /**
  * Who the session a cookie value names is, when the session (and its token, if it has one) is good
@@ -165,10 +169,11 @@ export async function findSession(
   let holder: SessionHolder | null = null;
   if (row.tokenId !== null) {
     const token = await findActiveTokenById(row.tokenId, db, now);
-    holder = token ? { kind: "token", token } : null;
+    holder = token ? { kind: "token", token, expiresAt: row.expiresAt } : null;
   } else if (row.signedInWith === "oidc" && row.oidcSubject && row.actor && ROLES.includes(row.role as Role)) {
     holder = {
       kind: "oidc",
+      expiresAt: row.expiresAt,
       principal: {
         tokenId: null,
         oidcSubject: row.oidcSubject,
@@ -246,6 +251,7 @@ export async function endSession(
   if (id === null) return { revoked: false, idToken: null };
   const idHash = hashSessionId(id);
   const { count } = await db.consoleSession.updateMany({ where: { idHash, revokedAt: null }, data: { revokedAt: now } });
+  authChanged();
   if (count !== 1) return { revoked: false, idToken: null };
   const row = await db.consoleSession.findUnique({ where: { idHash }, select: { idToken: true } });
   return { revoked: true, idToken: row?.idToken ?? null };

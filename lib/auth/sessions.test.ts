@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { NextRequest } from "next/server";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -264,6 +264,54 @@ describe("rate limits in PostgreSQL", () => {
     } finally {
       await poolA.end();
       await poolB.end();
+    }
+  });
+
+  it("counted ahead in shares, two processes together still allow no more than the limit", async () => {
+    const limits = {
+      ONCEBOARD_RATE_LIMIT_PER_MINUTE: 100,
+      ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: 1000,
+      ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: 5,
+      ONCEBOARD_RATE_LIMIT_SHARE: 64,
+    };
+    const poolA = new pg.Pool({ connectionString: db.url, max: 2 });
+    const poolB = new pg.Pool({ connectionString: db.url, max: 2 });
+    try {
+      const a = createRateLimits(poolA, "onceboard", limits);
+      const b = createRateLimits(poolB, "onceboard", limits);
+      const tokenId = randomUUID();
+      const counted = async () =>
+        (await db.pool.query("SELECT points FROM rate_limits WHERE key = $1", [`token:${tokenId}`])).rows[0]?.points as number;
+      const allowed = { a: 0, b: 0 };
+      for (let i = 0; i < 3; i++) if ((await a.authenticatedRequest(tokenId, "198.51.100.9")).allowed) allowed.a++;
+      // The second upsert took a share: PostgreSQL counts more than process A has allowed so far.
+      expect(await counted()).toBeGreaterThan(3);
+      for (let i = 0; i < 57; i++) if ((await a.authenticatedRequest(tokenId, "198.51.100.9")).allowed) allowed.a++;
+      for (let i = 0; i < 60; i++) if ((await b.authenticatedRequest(tokenId, "198.51.100.9")).allowed) allowed.b++;
+      expect(allowed.a).toBe(60);
+      // What A holds unspent is at most a sixteenth of what was left when it took it.
+      expect(allowed.a + allowed.b).toBeLessThanOrEqual(100);
+      expect(allowed.a + allowed.b).toBeGreaterThanOrEqual(100 - 3);
+      expect((await b.authenticatedRequest(tokenId, "198.51.100.9")).allowed).toBe(false);
+    } finally {
+      await poolA.end();
+      await poolB.end();
+    }
+  });
+
+  it("fails closed: with its share spent and the store unreachable, an authenticated request is not allowed", async () => {
+    const pool = new pg.Pool({ connectionString: closedUrl, max: 1 });
+    pool.on("error", () => {});
+    try {
+      const limits = createRateLimits(pool, "onceboard", {
+        ONCEBOARD_RATE_LIMIT_PER_MINUTE: 100,
+        ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: 100,
+        ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: 5,
+        ONCEBOARD_RATE_LIMIT_SHARE: 64,
+      });
+      await expect(limits.authenticatedRequest(randomUUID(), "198.51.100.10")).rejects.toThrow();
+    } finally {
+      await pool.end();
     }
   });
 

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { getPrisma, type PrismaClient } from "../db/prisma";
+import { authChanged } from "./auth-cache";
 import { ROLES, type Role } from "./auth-types";
 
 /**
@@ -96,6 +97,7 @@ export async function revokeTokenAndMinted(
 ): Promise<string[] | null> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
   const { count } = await db.apiToken.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: now } });
+  authChanged();
   if (count !== 1 && (await db.apiToken.count({ where: { id } })) !== 1) return null;
   const alsoRevoked: string[] = [];
   // Every generation, revoked or not: a token revoked earlier had its own minted ones revoked then,
@@ -108,6 +110,7 @@ export async function revokeTokenAndMinted(
     const live = minted.filter((token) => token.revokedAt === null).map((token) => token.id);
     if (live.length > 0) {
       await db.apiToken.updateMany({ where: { id: { in: live }, revokedAt: null }, data: { revokedAt: now } });
+      authChanged();
       alsoRevoked.push(...live);
     }
     generation = minted.map((token) => token.id);

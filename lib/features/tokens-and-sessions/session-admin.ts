@@ -1,5 +1,6 @@
 import { ApiError } from "../../api/errors";
 import { appendAudit } from "../../auth/audit";
+import { authChanged } from "../../auth/auth-cache";
 import type { Principal, Role } from "../../auth/auth-types";
 import type { Scope } from "../../auth/scope";
 import { actorOf } from "../../auth/tokens";
@@ -102,29 +103,32 @@ export async function revokeScopedSession(
   db: PrismaClient = getPrisma(),
   now = new Date(),
 ): Promise<{ id: string; revoked: true }> {
-  return db.$transaction(async (tx) => {
-    const row = await tx.consoleSession.findFirst({
-      where: { publicId: input.id, ...liveWhere(input.scope, now) },
-      select: {
-        idHash: true,
-        actor: true,
-        role: true,
-        tenantId: true,
-        token: { select: { tenantId: true, name: true, prefix: true, role: true } },
-      },
-    });
-    if (!row) throw new ApiError("NOT_FOUND", "no live session with this id");
-    // Conditional: a logout racing this revokes once, and the audit row still says who ended it.
-    await tx.consoleSession.updateMany({ where: { idHash: row.idHash, revokedAt: null }, data: { revokedAt: now } });
-    await appendAudit(tx, {
-      principal: input.principal,
-      action: "session.revoke",
-      tenantId: sessionOwner(row).tenantId,
-      target: input.id,
-      result: "ok",
-      detail: { actor: sessionOwner(row).actor },
-      ip: input.ip,
-    });
-    return { id: input.id, revoked: true as const };
-  });
+  // After the commit, this process's cached principals go (lib/auth/auth-cache.ts): its next request reads the row.
+  return db
+    .$transaction(async (tx) => {
+      const row = await tx.consoleSession.findFirst({
+        where: { publicId: input.id, ...liveWhere(input.scope, now) },
+        select: {
+          idHash: true,
+          actor: true,
+          role: true,
+          tenantId: true,
+          token: { select: { tenantId: true, name: true, prefix: true, role: true } },
+        },
+      });
+      if (!row) throw new ApiError("NOT_FOUND", "no live session with this id");
+      // Conditional: a logout racing this revokes once, and the audit row still says who ended it.
+      await tx.consoleSession.updateMany({ where: { idHash: row.idHash, revokedAt: null }, data: { revokedAt: now } });
+      await appendAudit(tx, {
+        principal: input.principal,
+        action: "session.revoke",
+        tenantId: sessionOwner(row).tenantId,
+        target: input.id,
+        result: "ok",
+        detail: { actor: sessionOwner(row).actor },
+        ip: input.ip,
+      });
+      return { id: input.id, revoked: true as const };
+    })
+    .finally(authChanged);
 }

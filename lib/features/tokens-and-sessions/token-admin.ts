@@ -1,5 +1,6 @@
 import { ApiError } from "../../api/errors";
 import { appendAudit } from "../../auth/audit";
+import { authChanged } from "../../auth/auth-cache";
 import { type Principal, type Role, roleAtLeast } from "../../auth/auth-types";
 import type { Scope } from "../../auth/scope";
 import { createToken, revokeTokenAndMinted, TOKEN_SUMMARY_COLUMNS, type TokenSummary } from "../../auth/tokens";
@@ -156,21 +157,24 @@ export async function revokeScopedToken(
   db: PrismaClient = getPrisma(),
   now = new Date(),
 ): Promise<TokenView> {
-  return db.$transaction(async (tx) => {
-    const found = await tx.apiToken.findFirst({ where: { id: input.id, ...tokenWhere(input.scope) }, select: { id: true } });
-    if (!found) throw new ApiError("NOT_FOUND", "no token with this id");
-    const alsoRevoked = (await revokeTokenAndMinted(found.id, tx, now)) ?? [];
-    const row = await tx.apiToken.findUniqueOrThrow({ where: { id: found.id } });
-    await appendAudit(tx, {
-      principal: input.principal,
-      action: "token.revoke",
-      tenantId: row.tenantId,
-      target: row.id,
-      result: "ok",
-      // What this token minted goes with it; the audit row names them.
-      detail: { name: row.name, suffix: row.prefix, ...(alsoRevoked.length > 0 ? { alsoRevoked } : {}) },
-      ip: input.ip,
-    });
-    return tokenView({ ...row, role: row.role as Role, suffix: row.prefix }, now);
-  });
+  // After the commit, this process's cached principals go (lib/auth/auth-cache.ts): its next request reads the row.
+  return db
+    .$transaction(async (tx) => {
+      const found = await tx.apiToken.findFirst({ where: { id: input.id, ...tokenWhere(input.scope) }, select: { id: true } });
+      if (!found) throw new ApiError("NOT_FOUND", "no token with this id");
+      const alsoRevoked = (await revokeTokenAndMinted(found.id, tx, now)) ?? [];
+      const row = await tx.apiToken.findUniqueOrThrow({ where: { id: found.id } });
+      await appendAudit(tx, {
+        principal: input.principal,
+        action: "token.revoke",
+        tenantId: row.tenantId,
+        target: row.id,
+        result: "ok",
+        // What this token minted goes with it; the audit row names them.
+        detail: { name: row.name, suffix: row.prefix, ...(alsoRevoked.length > 0 ? { alsoRevoked } : {}) },
+        ip: input.ip,
+      });
+      return tokenView({ ...row, role: row.role as Role, suffix: row.prefix }, now);
+    })
+    .finally(authChanged);
 }
