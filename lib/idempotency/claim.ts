@@ -190,7 +190,7 @@ export class OwnedClaim implements Claim {
       ref: this.ref,
       outcomeJson: encoded.ok ? encoded.json : "null",
       error: encoded.ok ? null : encoded.marker,
-      ...(this.writtenCompleted ? { replacesEmpty: true } : {}),
+      replacesEmpty: this.writtenCompleted,
     };
     const ok = this.sql.inTransaction
       ? await runStatement(this.sql, () => sendCompletion(this.core, this.sql, completion))
@@ -270,7 +270,7 @@ export function claimParamsOf(
     requireExisting: beyondRetention(core, spec),
     marked: core.opts.marked,
     likelyDuplicate: spec.redelivered,
-    ...(completed ? { completed } : {}),
+    completed,
   };
 }
 
