@@ -19,7 +19,7 @@ import { schemaNameOf } from "./schema";
 
 /** The functions Citus must delegate to the tenant's worker, by their argument types. */
 export const CITUS_DELEGATED_FUNCTIONS = [
-  "onceboard_claim(text,text,text,text,text,text,text,integer,integer,boolean,boolean)",
+  "onceboard_claim(text,text,text,text,text,text,text,integer,integer,boolean,boolean,boolean)",
   "onceboard_claim_tenant(text,text[],text,text,text[],text[],text[],integer,integer,boolean[],boolean)",
   "onceboard_complete_tenant(text,text[],timestamptz[],text[],integer[],jsonb[],text[])",
   "onceboard_fail_tenant(text,text[],timestamptz[],text[],integer[],text[],text)",

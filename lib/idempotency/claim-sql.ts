@@ -46,6 +46,12 @@ export interface ClaimParams {
   marked: boolean;
   /** A redelivery: look for the completed effect read-only first (CLAIM_REDELIVERY). */
   likelyDuplicate?: boolean;
+  /**
+   * Write a new effect already completed, its outcome empty (onceboard_claim's p_completed): only
+   * inside a transaction that is rolled back whenever the step does not succeed. The answer says so
+   * (status "completed" on a "claimed" row); a store may ignore this and answer "in_progress".
+   */
+  completed?: boolean;
 }
 
 // One round trip: the whole decision (lock, look across partitions, insert / take over / answer
@@ -53,12 +59,12 @@ export interface ClaimParams {
 // (stamped into migrations by `npm run db:stamp`). Casts are explicit so the statement plans the
 // same through pg and through Prisma's raw queries.
 export const CLAIM: Statement = {
-  name: "onceboard_claim_v2",
+  name: "onceboard_claim_v3",
   returns: "rows",
   text: `SELECT result, status, attempt, owner, policy, created_at, lease_until, outcome, error, gap_seconds,
        duplicate_count, first_message_id, db_now
   FROM onceboard.onceboard_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
-                       $8::int, $9::int, $10::boolean, $11::boolean)`,
+                       $8::int, $9::int, $10::boolean, $11::boolean, $12::boolean)`,
 };
 
 // A redelivery is usually a duplicate of a completed effect. A completed or abandoned row never
@@ -70,7 +76,7 @@ export const CLAIM: Statement = {
 // first deliveries: there it would be one more probe before the function's own look.
 // created_at is bounded by now() + 1 day, as in onceboard_claim, so future partitions are pruned.
 const CLAIM_REDELIVERY: Statement = {
-  name: "onceboard_claim_redelivery_v1",
+  name: "onceboard_claim_redelivery_v2",
   returns: "rows",
   text: `WITH done AS MATERIALIZED (
   SELECT f.status, f.attempt, f.owner, f.policy, f.created_at, f.lease_until, f.outcome, f.error, f.request_hash,
@@ -89,7 +95,7 @@ UNION ALL
 SELECT c.result, c.status, c.attempt, c.owner, c.policy, c.created_at, c.lease_until, c.outcome, c.error, c.gap_seconds,
        c.duplicate_count, c.first_message_id, c.db_now
   FROM onceboard.onceboard_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
-                       $8::int, $9::int, $10::boolean, $11::boolean) c
+                       $8::int, $9::int, $10::boolean, $11::boolean, $12::boolean) c
  WHERE NOT EXISTS (SELECT 1 FROM done)`,
 };
 
@@ -133,6 +139,7 @@ export async function runClaim(sql: Sql, p: ClaimParams, citus = false): Promise
     Math.max(1, Math.round(p.lockTimeoutMs)),
     p.requireExisting,
     p.marked,
+    p.completed === true,
   ]);
   const raw = rows[0];
   if (!raw) throw new Error("onceboard_claim returned no row");

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ClaimParams, ClaimResultKind, ClaimRow } from "./claim-sql";
 import type { ClaimRef } from "./complete-sql";
 import type { EffectsCore } from "./core";
-import { recordOnce, type Sql } from "./db";
+import { isPgPool, recordOnce, type Sql } from "./db";
 import { mapDbError } from "./db-errors";
 import type { Duration } from "./duration";
 import {
@@ -122,6 +122,11 @@ export class OwnedClaim implements Claim {
   private providerKeyCache: string | undefined;
   /** Set once complete(), fail() or abandon() succeeded: a settled claim is never written again. */
   private settled: "completed" | "failed" | "abandoned" | null = null;
+  /**
+   * The claim's own transaction wrote its row completed, with an empty outcome (ClaimParams.completed):
+   * an empty outcome needs no statement, another replaces the empty one.
+   */
+  private readonly writtenCompleted: boolean;
 
   constructor(
     private readonly core: EffectsCore,
@@ -138,6 +143,7 @@ export class OwnedClaim implements Claim {
     this.createdAt = row.createdAt ?? new Date();
     this.owner = row.owner ?? "";
     this.leaseUntil = row.leaseUntil ?? new Date();
+    this.writtenCompleted = row.result === "claimed" && row.status === "completed";
   }
 
   get providerKey(): string {
@@ -151,6 +157,12 @@ export class OwnedClaim implements Claim {
 
   async extendLease(by?: Duration): Promise<Date> {
     const ms = by === undefined ? this.spec.leaseMs : leaseMsOf(by);
+    if (this.writtenCompleted && !this.settled) {
+      // The row exists only in this claim's uncommitted transaction, whose advisory lock keeps every
+      // other claimer waiting, and a crash rolls it back: its lease guards nothing, so none is stored.
+      this.leaseUntil = new Date(Date.now() + ms);
+      return this.leaseUntil;
+    }
     const until = await runStatement(this.sql, () => this.core.store.extendLease(this.sql, this.ref, ms));
     if (!until) throw this.leaseLost();
     this.leaseUntil = until;
@@ -169,10 +181,16 @@ export class OwnedClaim implements Claim {
    */
   async storeEncoded(encoded: EncodedOutcome): Promise<EffectsError | null> {
     this.assertOpen();
+    if (this.writtenCompleted && encoded.ok && encoded.json === "null") {
+      // Already stored as it is: the claim's row was written completed with an empty outcome.
+      this.settled = "completed";
+      return null;
+    }
     const completion = {
       ref: this.ref,
       outcomeJson: encoded.ok ? encoded.json : "null",
       error: encoded.ok ? null : encoded.marker,
+      replacesEmpty: this.writtenCompleted,
     };
     const ok = this.sql.inTransaction
       ? await runStatement(this.sql, () => sendCompletion(this.core, this.sql, completion))
@@ -232,7 +250,13 @@ function errorText(error: unknown): string {
  * One claim as the store takes it, alone or in a batch (claim-sql.ts: batchOf). A delivery published
  * longer ago than the retention may only find its effect, never make it (requireExisting).
  */
-export function claimParamsOf(core: EffectsCore, spec: ClaimSpec, owner: string, lockTimeoutMs: number): ClaimParams {
+export function claimParamsOf(
+  core: EffectsCore,
+  spec: ClaimSpec,
+  owner: string,
+  lockTimeoutMs: number,
+  completed = false,
+): ClaimParams {
   return {
     tenant: spec.tenant,
     key: spec.key,
@@ -246,6 +270,7 @@ export function claimParamsOf(core: EffectsCore, spec: ClaimSpec, owner: string,
     requireExisting: beyondRetention(core, spec),
     marked: core.opts.marked,
     likelyDuplicate: spec.redelivered,
+    completed,
   };
 }
 
@@ -269,7 +294,11 @@ export async function acquire(core: EffectsCore, sql: Sql, spec: ClaimSpec): Pro
   const owner = sql.rerunnable?.owner ?? `${opts.workerId}:${randomUUID()}`;
   const started = performance.now();
 
-  const claimOnce = (lockTimeoutMs: number) => sendClaim(core, sql, claimParamsOf(core, spec, owner, lockTimeoutMs));
+  // In the library's own transaction on a pg Pool, a new claim is written completed: the transaction
+  // is rolled back whenever the step does not succeed, and inNewTransaction refuses to report a
+  // COMMIT the server turned into a rollback, so the row never outlives a step that failed.
+  const completed = sql.rerunnable !== undefined && isPgPool(opts.db);
+  const claimOnce = (lockTimeoutMs: number) => sendClaim(core, sql, claimParamsOf(core, spec, owner, lockTimeoutMs, completed));
   // The timeline tells a duplicate that waited for an in-flight copy from one that did not.
   let waited = false;
   const claimNoting = async (lockTimeoutMs: number) => {

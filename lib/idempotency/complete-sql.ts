@@ -33,6 +33,16 @@ export const COMPLETE: Statement = {
  WHERE ${WHERE} AND status IN ('in_progress', 'completed')`,
 };
 
+// The outcome of a claim its own transaction wrote completed with an empty outcome
+// (ClaimParams.completed): the row is this transaction's, so its empty outcome is replaced.
+const COMPLETE_WRITTEN: Statement = {
+  name: "onceboard_complete_written_v1",
+  returns: "count",
+  text: `UPDATE onceboard.effects
+   SET outcome = $6::jsonb, error = $7::text, completed_at = statement_timestamp(), updated_at = statement_timestamp()
+ WHERE ${WHERE} AND status = 'completed'`,
+};
+
 // Many completions in one round trip and one commit (a batch's owned claims, effects.completeMany):
 // each row is named and guarded exactly as COMPLETE names it. It returns the claims still ours,
 // by their whole ref: a coalesced batch may hold a taken-over claim and its new owner's, of one key;
@@ -171,7 +181,9 @@ export async function runComplete(
   outcomeJson: string,
   error: string | null,
   citus = false,
+  replacesEmpty = false,
 ): Promise<boolean> {
+  if (replacesEmpty) return (await sql.run(COMPLETE_WRITTEN, [...refValues(ref), outcomeJson, error])).rowCount === 1;
   if (citus) return (await runCompleteTenants(sql, [{ ref, outcomeJson, error }]))[0] === true;
   const { rowCount } = await sql.run(COMPLETE, [...refValues(ref), outcomeJson, error]);
   return rowCount === 1;

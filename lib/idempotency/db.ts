@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { NotInTransactionError } from "./errors";
+import { EffectsDatabaseError, NotInTransactionError } from "./errors";
 import { DEFAULT_SCHEMA, inSchema, statementNameIn } from "./schema";
 
 /**
@@ -291,7 +291,14 @@ export async function inNewTransaction<T>(
     await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
     try {
       const value = await fn(sqlFor(client, true, schema), client);
-      await client.query("COMMIT");
+      // A statement that failed inside `fn`, its error caught there, leaves the transaction aborted,
+      // and the server answers COMMIT with a ROLLBACK, not an error: nothing was committed, the
+      // claim (which a transactional step may have written completed) included. Say so.
+      if ((client as { getTransactionStatus?: () => string | null }).getTransactionStatus?.() === "E") {
+        throw abortedTransaction();
+      }
+      const committed = await client.query("COMMIT");
+      if (committed.command !== "COMMIT") throw abortedTransaction();
       return value;
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {
@@ -303,6 +310,14 @@ export async function inNewTransaction<T>(
     client.off("error", onConnectionError);
     client.release(broken ? true : undefined);
   }
+}
+
+function abortedTransaction(): EffectsDatabaseError {
+  const cause = Object.assign(
+    new Error("current transaction is aborted: a statement inside the step failed and its error was caught"),
+    { code: "25P02" },
+  );
+  return new EffectsDatabaseError(`effects statement failed: ${cause.message}; nothing was committed`, { cause });
 }
 
 /**

@@ -7,6 +7,11 @@ export interface Completion {
   ref: ClaimRef;
   outcomeJson: string;
   error: string | null;
+  /**
+   * The claim was written completed with an empty outcome, in this same transaction
+   * (ClaimParams.completed): this outcome replaces that empty one.
+   */
+  replacesEmpty?: boolean;
 }
 
 /** A claim released as failed or abandoned, with why. */

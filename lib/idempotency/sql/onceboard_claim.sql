@@ -10,6 +10,13 @@
 -- hashtextextended(tenant || chr(1) || key, 0) must never change: claims from libraries built
 -- against earlier migrations must stay serialised with these. Plans are pinned as
 -- onceboard_claim_batch's are (one generic plan per session, index probes only), for its reasons.
+-- p_completed writes a new row already completed, with an empty outcome and no lease: only for a
+-- claim inside a transaction that its caller rolls back whenever the step does not succeed (the
+-- library's own transaction for a transactional step), where the row commits with the step's writes
+-- or vanishes with them, so no one ever sees it half done. The claim is still answered 'claimed'
+-- (status 'completed' tells the caller the row was written so, and lease_until the claim's lease);
+-- the caller then writes a non-empty outcome over the empty one, or nothing at all (issue 42: the
+-- completion's UPDATE was half of a transactional step's database time).
 CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(
   p_tenant            text,
   p_key               text,
@@ -21,7 +28,8 @@ CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(
   p_lease_ms          integer,
   p_lock_timeout_ms   integer,
   p_require_existing  boolean,
-  p_marked            boolean
+  p_marked            boolean,
+  p_completed         boolean DEFAULT false
 )
 RETURNS onceboard.onceboard_claim_result
 LANGUAGE plpgsql
@@ -96,6 +104,14 @@ BEGIN
         RETURN r;
       END IF;
       -- created_at is truncated to milliseconds so a JavaScript Date names the row exactly.
+      IF p_completed THEN
+        INSERT INTO onceboard.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until,
+                             first_message_id, last_message_id, request_hash, created_at, updated_at, completed_at, marked)
+        VALUES (p_tenant, p_key, p_job_type, 'completed', p_policy, 1, p_owner, NULL,
+                p_message_id, p_message_id, p_request_hash, ts, ts, ts, p_marked);
+        r := ROW('claimed', 'completed', 1, p_owner, p_policy, ts, lease, NULL, NULL, NULL, 0, p_message_id, ts);
+        RETURN r;
+      END IF;
       INSERT INTO onceboard.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until,
                            first_message_id, last_message_id, request_hash, created_at, updated_at, marked)
       VALUES (p_tenant, p_key, p_job_type, 'in_progress', p_policy, 1, p_owner, lease,

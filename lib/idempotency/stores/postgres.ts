@@ -20,7 +20,7 @@ export function createPostgresStore(): Store {
     prepare: (db: EffectsDb, schema: string) => ensureStoreMode(mode, db, schema),
     claim: (sql, params) => runClaim(sql, params, mode.citus),
     claimBatch: (sql, params) => runClaimBatch(sql, params, mode.citus),
-    complete: (sql, c) => runComplete(sql, c.ref, c.outcomeJson, c.error, mode.citus),
+    complete: (sql, c) => runComplete(sql, c.ref, c.outcomeJson, c.error, mode.citus, c.replacesEmpty === true),
     completeBatch: (sql, completions) => runCompleteBatch(sql, completions, mode.citus),
     fail: (sql, r) => runFail(sql, r.ref, r.message, mode.citus),
     failBatch: (sql, releases) => runFailBatch(sql, releases, mode.citus),

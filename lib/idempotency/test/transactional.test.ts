@@ -108,6 +108,70 @@ describe("transactional steps (pg)", () => {
     expect((await step(false)).result).toBe("duplicate");
   });
 
+  it("an empty outcome: the claim is written completed in the step's transaction, with no completion statement", async () => {
+    const effects = testEffects(db.pool);
+    const id = uniq("order");
+    const read = await order(id);
+    const key = `mark-paid:${id}`;
+    const seen: string[] = [];
+    const step = () =>
+      effects.once({ tenant: "acme", key, jobType: "order.paid", policy: "transactional" }, async (claim, tx) => {
+        // Inside the step the row is this transaction's alone: completed already, outcome empty.
+        const row = await tx?.query("SELECT status, outcome, lease_until FROM effects WHERE key = $1", [key]);
+        seen.push(`${row?.rows[0]?.status}/${row?.rows[0]?.outcome}/${row?.rows[0]?.lease_until}`);
+        const lease = await claim.extendLease("30s");
+        expect(lease.getTime()).toBeGreaterThan(Date.now() + 20_000);
+        await tx?.query("UPDATE orders SET paid_count = paid_count + 1 WHERE id = $1", [id]);
+      });
+    const first = await step();
+    expect(first.result).toBe("ran");
+    expect(first.outcome).toBeNull();
+    expect(seen).toEqual(["completed/null/null"]);
+    const row = (
+      await db.pool.query("SELECT status, outcome, error, completed_at IS NOT NULL AS done FROM effects WHERE key = $1", [key])
+    ).rows[0];
+    expect(row).toEqual({ status: "completed", outcome: null, error: null, done: true });
+    const again = await step();
+    expect(again.result).toBe("duplicate");
+    expect(again.outcome).toBeNull();
+    expect((await read()).paid_count).toBe(1);
+  });
+
+  it("a non-empty outcome replaces the empty one the claim was written with; a throw leaves no row", async () => {
+    const effects = testEffects(db.pool);
+    const key = `refund:${uniq("order")}`;
+    const step = (fail: boolean) =>
+      effects.once({ tenant: "acme", key, jobType: "order.paid", policy: "transactional" }, async () => {
+        if (fail) throw new Error("refused");
+        return { refunded: 7 };
+      });
+    await expect(step(true)).rejects.toThrow("refused");
+    expect(await effectCount(key)).toBe(0);
+    expect((await step(false)).outcome).toEqual({ refunded: 7 });
+    const again = await step(false);
+    expect(again.result).toBe("duplicate");
+    expect(again.outcome).toEqual({ refunded: 7 });
+  });
+
+  it("a step that caught its own failed statement commits nothing and says so, though its outcome was empty", async () => {
+    const effects = testEffects(db.pool);
+    const id = uniq("order");
+    const read = await order(id);
+    const key = `mark-paid:${id}`;
+    const step = (swallow: boolean) =>
+      effects.once({ tenant: "acme", key, jobType: "order.paid", policy: "transactional" }, async (_claim, tx) => {
+        await tx?.query("UPDATE orders SET paid_count = paid_count + 1 WHERE id = $1", [id]);
+        if (swallow) await tx?.query("SELECT 1/0").catch(() => {});
+      });
+    // The server would answer the COMMIT of the aborted transaction with a ROLLBACK: the step's
+    // claim and write are gone, so reporting "ran" would lose the effect.
+    await expect(step(true)).rejects.toMatchObject({ code: "EFFECTS_DATABASE" });
+    expect(await effectCount(key)).toBe(0);
+    expect((await read()).paid_count).toBe(0);
+    expect((await step(false)).result).toBe("ran");
+    expect((await read()).paid_count).toBe(1);
+  });
+
   it("joins the caller's own transaction: ROLLBACK undoes the claim, COMMIT keeps it", async () => {
     const effects = testEffects(db.pool);
     const id = uniq("order");
