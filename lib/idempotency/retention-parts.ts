@@ -1,4 +1,3 @@
-import type pg from "pg";
 import type { Registry } from "prom-client";
 import type { EffectsCore } from "./core";
 import { RetentionConfigError } from "./errors";
@@ -18,6 +17,7 @@ export function startRetentionParts(
   const registration = opts.register
     ? registerWorker(opts.db, {
         workerId: opts.workerId,
+        store: core.store,
         schema: opts.schema,
         maxRetryWindowMs: opts.maxRetryWindowMs,
         logger,
@@ -54,7 +54,7 @@ export function startRetentionParts(
     ready.then(
       () => {
         if (!core.closed) {
-          schedule = startMaintenance(opts.db as pg.Pool, {
+          schedule = startMaintenance(opts.db as Parameters<typeof startMaintenance>[0], {
             intervalMs,
             logger,
             registry,

@@ -272,9 +272,11 @@ DELIMITER $$
 -- One claim's decision (the claim contract, docs/worker-library.md), on the caller's transaction:
 -- onceboard_claim and onceboard_claim_batch open and commit it when the library owns it. In order:
 -- 1. A completed or abandoned row never changes again (only the batched duplicate bookkeeping
---    touches it, never its status, outcome or request hash): found by a plain read, it is answered
---    at once, with no lock and nothing written. Under a caller's REPEATABLE READ snapshot the read
---    may miss a newer completion; the locking read below then finds it.
+--    touches it, never its status, outcome or request hash): in the library's own READ COMMITTED
+--    transaction (p_settled_read) it is found by a plain read and answered at once, with no lock and
+--    nothing written. Not in a caller's transaction: at READ UNCOMMITTED a plain read would see a
+--    completion another transaction then rolls back, and at REPEATABLE READ it would read an old
+--    snapshot; the locking read below sees the latest committed row at any level.
 -- 2. INSERT … ON DUPLICATE KEY UPDATE inserts this call's claim or, when the key exists, takes the
 --    row's exclusive lock and changes nothing: the per-key mutex, held to the commit.
 -- 3. A locking read returns the row's latest committed version whatever the isolation level, and
@@ -296,6 +298,7 @@ CREATE PROCEDURE onceboard.onceboard_claim_core(
   IN p_lease_ms INT,
   IN p_require_existing BOOLEAN,
   IN p_marked BOOLEAN,
+  IN p_settled_read BOOLEAN,
   OUT o_result VARCHAR(32),
   OUT o_status VARCHAR(16),
   OUT o_attempt INT,
@@ -321,17 +324,19 @@ claim: BEGIN
   SET o_db_now = v_ts, o_result = NULL, o_gap_seconds = NULL;
 
   -- 1. Settled: answered without a lock.
-  SELECT status, attempt, owner, policy, created_at, lease_until, outcome, error, duplicate_count, first_message_id, request_hash
-    INTO o_status, o_attempt, o_owner, o_policy, o_created_at, o_lease_until, o_outcome, o_error, o_duplicate_count,
-         o_first_message_id, v_hash
-    FROM onceboard.effects
-   WHERE tenant_id = p_tenant AND `key` = p_key AND status IN ('completed', 'abandoned');
-  IF v_found THEN
-    SET o_gap_seconds = TIMESTAMPDIFF(MICROSECOND, o_created_at, v_ts) / 1000000;
-    SET o_result = IF(p_request_hash IS NOT NULL AND v_hash IS NOT NULL AND v_hash <> p_request_hash, 'key_reuse', 'duplicate');
-    LEAVE claim;
+  IF p_settled_read THEN
+    SELECT status, attempt, owner, policy, created_at, lease_until, outcome, error, duplicate_count, first_message_id, request_hash
+      INTO o_status, o_attempt, o_owner, o_policy, o_created_at, o_lease_until, o_outcome, o_error, o_duplicate_count,
+           o_first_message_id, v_hash
+      FROM onceboard.effects
+     WHERE tenant_id = p_tenant AND `key` = p_key AND status IN ('completed', 'abandoned');
+    IF v_found THEN
+      SET o_gap_seconds = TIMESTAMPDIFF(MICROSECOND, o_created_at, v_ts) / 1000000;
+      SET o_result = IF(p_request_hash IS NOT NULL AND v_hash IS NOT NULL AND v_hash <> p_request_hash, 'key_reuse', 'duplicate');
+      LEAVE claim;
+    END IF;
+    SET v_found = TRUE;
   END IF;
-  SET v_found = TRUE;
 
   -- 2. Insert this claim, or lock the row that holds the key.
   IF NOT p_require_existing THEN
@@ -457,7 +462,7 @@ BEGIN
     START TRANSACTION;
   END IF;
   CALL onceboard.onceboard_claim_core(p_tenant, p_key, p_job_type, p_policy, p_owner, p_message_id, p_request_hash, p_lease_ms,
-    p_require_existing, p_marked, o_result, o_status, o_attempt, o_owner, o_policy, o_created_at, o_lease_until, o_outcome,
+    p_require_existing, p_marked, p_own_tx, o_result, o_status, o_attempt, o_owner, o_policy, o_created_at, o_lease_until, o_outcome,
     o_error, o_gap_seconds, o_duplicate_count, o_first_message_id, o_db_now);
   IF p_own_tx THEN COMMIT; END IF;
   SET SESSION innodb_lock_wait_timeout = v_saved_wait;
@@ -536,7 +541,7 @@ BEGIN
     FETCH claims INTO v_ord, v_tenant, v_key, v_owner, v_message_id, v_request_hash, v_require_existing;
     IF v_done THEN LEAVE each_claim; END IF;
     CALL onceboard.onceboard_claim_core(v_tenant, v_key, p_job_type, p_policy, v_owner, v_message_id, v_request_hash, p_lease_ms,
-      COALESCE(v_require_existing, FALSE), p_marked, o_result, o_status, o_attempt, o_owner, o_policy, o_created_at, o_lease_until,
+      COALESCE(v_require_existing, FALSE), p_marked, p_own_tx, o_result, o_status, o_attempt, o_owner, o_policy, o_created_at, o_lease_until,
       o_outcome, o_error, o_gap_seconds, o_duplicate_count, o_first_message_id, o_db_now);
     SET v_answers = JSON_ARRAY_APPEND(v_answers, '$', JSON_OBJECT(
       'ord', v_ord, 'result', o_result, 'status', o_status, 'attempt', o_attempt, 'owner', o_owner, 'policy', o_policy,
