@@ -284,6 +284,10 @@ DELIMITER $$
 --    (and its creation instant), never by the affected-row count, which CLIENT_FOUND_ROWS changes.
 -- 4. A takeover (expired lease, failed attempt) or an at-most-once abandon is an UPDATE guarded by
 --    the status and attempt just read, and read back again under the same lock.
+-- Every decision uses the clock read once the row's lock is held (v_ts), not the call's start: a
+-- claim that waited behind a holder (seconds, while a rolled-back holder's waiters sort out their
+-- deadlock) must neither start its lease in the past nor judge a lease by a stale now. The row a call
+-- inserts carries its start (v_start) until then, and is moved to v_ts when the two differ.
 -- When the key is unknown and the delivery is older than the retention (p_require_existing),
 -- nothing is inserted: the row may have been pruned, so "not found" cannot prove it never ran.
 DROP PROCEDURE IF EXISTS onceboard.onceboard_claim_core $$
@@ -313,15 +317,15 @@ CREATE PROCEDURE onceboard.onceboard_claim_core(
   OUT o_first_message_id VARCHAR(1000) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin,
   OUT o_db_now DATETIME(3))
 claim: BEGIN
-  DECLARE v_ts DATETIME(3) DEFAULT UTC_TIMESTAMP(3);
+  DECLARE v_start DATETIME(3) DEFAULT UTC_TIMESTAMP(3);
+  DECLARE v_ts DATETIME(3);
   DECLARE v_lease DATETIME(3);
   DECLARE v_found BOOLEAN DEFAULT TRUE;
   DECLARE v_hash VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin;
   DECLARE v_taken VARCHAR(32);
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = FALSE;
 
-  SET v_lease = v_ts + INTERVAL p_lease_ms * 1000 MICROSECOND;
-  SET o_db_now = v_ts, o_result = NULL, o_gap_seconds = NULL;
+  SET o_db_now = v_start, o_result = NULL, o_gap_seconds = NULL;
 
   -- 1. Settled: answered without a lock.
   IF p_settled_read THEN
@@ -331,7 +335,7 @@ claim: BEGIN
       FROM onceboard.effects
      WHERE tenant_id = p_tenant AND `key` = p_key AND status IN ('completed', 'abandoned');
     IF v_found THEN
-      SET o_gap_seconds = TIMESTAMPDIFF(MICROSECOND, o_created_at, v_ts) / 1000000;
+      SET o_gap_seconds = TIMESTAMPDIFF(MICROSECOND, o_created_at, v_start) / 1000000;
       SET o_result = IF(p_request_hash IS NOT NULL AND v_hash IS NOT NULL AND v_hash <> p_request_hash, 'key_reuse', 'duplicate');
       LEAVE claim;
     END IF;
@@ -342,8 +346,8 @@ claim: BEGIN
   IF NOT p_require_existing THEN
     INSERT INTO onceboard.effects (tenant_id, `key`, job_type, status, policy, attempt, owner, lease_until, first_message_id,
                                    last_message_id, request_hash, created_at, updated_at, marked)
-    VALUES (p_tenant, p_key, p_job_type, 'in_progress', p_policy, 1, p_owner, v_lease, p_message_id, p_message_id,
-            p_request_hash, v_ts, v_ts, p_marked)
+    VALUES (p_tenant, p_key, p_job_type, 'in_progress', p_policy, 1, p_owner,
+            v_start + INTERVAL p_lease_ms * 1000 MICROSECOND, p_message_id, p_message_id, p_request_hash, v_start, v_start, p_marked)
     ON DUPLICATE KEY UPDATE tenant_id = tenant_id;
   END IF;
 
@@ -354,6 +358,9 @@ claim: BEGIN
     FROM onceboard.effects
    WHERE tenant_id = p_tenant AND `key` = p_key
      FOR UPDATE;
+  SET v_ts = UTC_TIMESTAMP(3);
+  SET v_lease = v_ts + INTERVAL p_lease_ms * 1000 MICROSECOND;
+  SET o_db_now = v_ts;
   IF NOT v_found THEN
     SET o_result = 'retention_expired', o_status = NULL, o_attempt = NULL, o_owner = NULL, o_policy = NULL,
         o_created_at = NULL, o_lease_until = NULL, o_outcome = NULL, o_error = NULL, o_duplicate_count = NULL,
@@ -361,7 +368,12 @@ claim: BEGIN
     LEAVE claim;
   END IF;
   -- The row this call inserted: its owner token and its creation instant are this call's.
-  IF o_owner = p_owner AND o_created_at = v_ts AND o_attempt = 1 AND o_status = 'in_progress' THEN
+  IF o_owner = p_owner AND o_created_at = v_start AND o_attempt = 1 AND o_status = 'in_progress' THEN
+    IF v_ts <> v_start THEN
+      UPDATE onceboard.effects SET created_at = v_ts, updated_at = v_ts, lease_until = v_lease
+       WHERE tenant_id = p_tenant AND `key` = p_key;
+      SET o_created_at = v_ts, o_lease_until = v_lease;
+    END IF;
     SET o_result = 'claimed';
     LEAVE claim;
   END IF;
@@ -627,7 +639,8 @@ BEGIN
 END $$
 
 -- Pushes an in-progress claim's lease to now + p_lease_ms and reads it back by the claim's owner
--- token and attempt: the new end, or no row when the claim is no longer this owner's.
+-- token and attempt: the new end, or no row when the claim is no longer this owner's. "Now" is read
+-- once the row's lock is held, so a wait behind a claimer never shortens the lease.
 DROP PROCEDURE IF EXISTS onceboard.onceboard_extend_lease $$
 CREATE PROCEDURE onceboard.onceboard_extend_lease(
   IN p_tenant VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin,
@@ -635,17 +648,34 @@ CREATE PROCEDURE onceboard.onceboard_extend_lease(
   IN p_created_at DATETIME(3),
   IN p_owner VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin,
   IN p_attempt INT,
-  IN p_lease_ms INT)
+  IN p_lease_ms INT,
+  IN p_own_tx BOOLEAN)
 BEGIN
-  DECLARE v_ts DATETIME(3) DEFAULT UTC_TIMESTAMP(3);
+  DECLARE v_ts DATETIME(3);
+  DECLARE v_lease_until VARCHAR(32);
+  DECLARE v_locked INT;
+  DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_locked = NULL;
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION
+  BEGIN
+    IF p_own_tx THEN ROLLBACK; END IF;
+    RESIGNAL;
+  END;
+  IF p_own_tx THEN
+    SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+    START TRANSACTION;
+  END IF;
+  SELECT 1 INTO v_locked FROM onceboard.effects WHERE tenant_id = p_tenant AND `key` = p_key FOR UPDATE;
+  SET v_ts = UTC_TIMESTAMP(3);
   UPDATE onceboard.effects
      SET lease_until = v_ts + INTERVAL p_lease_ms * 1000 MICROSECOND, updated_at = v_ts
    WHERE tenant_id = p_tenant AND `key` = p_key AND created_at = p_created_at AND owner = p_owner AND attempt = p_attempt
      AND status = 'in_progress';
-  SELECT CAST(lease_until AS CHAR) AS lease_until
+  SELECT CAST(lease_until AS CHAR) INTO v_lease_until
     FROM onceboard.effects
    WHERE tenant_id = p_tenant AND `key` = p_key AND created_at = p_created_at AND owner = p_owner AND attempt = p_attempt
      AND status = 'in_progress';
+  IF p_own_tx THEN COMMIT; END IF;
+  SELECT v_lease_until AS lease_until;
 END $$
 
 -- Releases a stuck claim (the console's release, releaseClaim()): under the row's lock, only an
@@ -660,7 +690,7 @@ CREATE PROCEDURE onceboard.onceboard_release(
   IN p_force BOOLEAN,
   IN p_own_tx BOOLEAN)
 release_claim: BEGIN
-  DECLARE v_ts DATETIME(3) DEFAULT UTC_TIMESTAMP(3);
+  DECLARE v_ts DATETIME(3);
   DECLARE v_found BOOLEAN DEFAULT TRUE;
   DECLARE v_status VARCHAR(16);
   DECLARE v_policy VARCHAR(16);
@@ -680,6 +710,8 @@ release_claim: BEGIN
   END IF;
   SELECT status, policy, lease_until, owner, attempt INTO v_status, v_policy, v_lease_until, v_owner, v_attempt
     FROM onceboard.effects WHERE tenant_id = p_tenant AND `key` = p_key FOR UPDATE;
+  -- Now, read once the row's lock is held: the lease is judged as it stands after any wait.
+  SET v_ts = UTC_TIMESTAMP(3);
   IF v_found AND v_status = 'in_progress' AND v_policy <> 'at_most_once' AND (p_force OR v_lease_until <= v_ts) THEN
     UPDATE onceboard.effects
        SET error = CONCAT('released by ', p_released_by,

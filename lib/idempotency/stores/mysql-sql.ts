@@ -34,11 +34,12 @@ export const FINISH: Statement = {
   text: "CALL onceboard.onceboard_finish(?, ?, ?)",
 };
 
-// onceboard_extend_lease(tenant, key, created_at, owner, attempt, lease ms): the new end, or no row.
+// onceboard_extend_lease(tenant, key, created_at, owner, attempt, lease ms, own transaction): the new
+// end, or NULL when the claim is no longer ours.
 export const EXTEND_LEASE: Statement = {
   name: "onceboard_extend_lease",
   returns: "rows",
-  text: "CALL onceboard.onceboard_extend_lease(?, ?, ?, ?, ?, ?)",
+  text: "CALL onceboard.onceboard_extend_lease(?, ?, ?, ?, ?, ?, ?)",
 };
 
 // The batched duplicate bookkeeping (duplicates.ts): the counts add, so a retried flush is exact.

@@ -202,6 +202,7 @@ async function extendLease(sql: Sql, ref: ClaimRef, leaseMs: number): Promise<Da
     ref.owner,
     ref.attempt,
     positiveMs(leaseMs),
+    !sql.inTransaction,
   ]);
   return fromMysqlTime(rows[0]?.lease_until);
 }
