@@ -281,6 +281,20 @@ async function mariadbDatabase(url: string, poolSize: number): Promise<EngineDat
   };
 }
 
+/**
+ * A pool of the library's kind for a test database's URL (engines' `url`), in a child process: a
+ * pg.Pool, or a mysql2 pool on the URL's database; and the library's schema there.
+ */
+export function poolForUrl(url: string, max: number): { pool: EffectsDb & AppHandle; schema: string } {
+  if (/^mysql:/.test(url)) {
+    const database = new URL(url).pathname.slice(1);
+    return { pool: mariadbPool(url, database, max) as unknown as EffectsDb & AppHandle, schema: database };
+  }
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on("error", () => {});
+  return { pool, schema: DEFAULT_SCHEMA };
+}
+
 /** A database of its own on `engine`, the library migrated into it (MariaDB: at MARIADB_URL or the default). */
 export async function createEngineDatabase(engine: Engine, options: { poolSize?: number } = {}): Promise<EngineDatabase> {
   const poolSize = options.poolSize ?? 10;
