@@ -103,6 +103,16 @@ function effectRow(raw: Record<string, unknown>, engine: Engine): EffectRow {
   };
 }
 
+/** A caller's open transaction on either engine. */
+export interface OpenTransaction {
+  /** The connection inside the transaction: the `tx` a transactional step joins. */
+  readonly tx: AppHandle;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+  /** Back to the pool (rolled back first if still open). */
+  release(): void;
+}
+
 /** A test file's database on one engine, and what the tests do with it. */
 export interface EngineDatabase {
   readonly engine: Engine;
@@ -121,6 +131,10 @@ export interface EngineDatabase {
   /** A pool of the library's kind with `max` connections of its own (close it with closePool). */
   newPool(max: number, options?: { name?: string }): EffectsDb & AppHandle;
   closePool(pool: unknown): Promise<void>;
+  /** A connection of the pool inside a transaction of its own (BEGIN / beginTransaction), to hand to a transactional step as `tx`. */
+  begin(): Promise<OpenTransaction>;
+  /** Claims waiting on a lock (InnoDB transactions in LOCK WAIT; PostgreSQL backends waiting on an advisory lock). */
+  lockWaits(): Promise<number>;
   /** The effect's rows (one, or none). */
   effects(tenant: string, key: string): Promise<EffectRow[]>;
   /** Ends an in-progress claim's lease now, as if its owner died long ago. */
@@ -164,6 +178,22 @@ async function postgresDatabase(poolSize: number): Promise<EngineDatabase> {
     async closePool(pool) {
       pools.delete(pool as pg.Pool);
       await (pool as pg.Pool).end().catch(() => {});
+    },
+    async begin() {
+      const client = await db.pool.connect();
+      await client.query("BEGIN");
+      return {
+        tx: client,
+        commit: async () => void (await client.query("COMMIT")),
+        rollback: async () => void (await client.query("ROLLBACK")),
+        release: () => client.release(),
+      };
+    },
+    async lockWaits() {
+      const { rows } = await db.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND datname = current_database()",
+      );
+      return rows[0]?.n ?? 0;
     },
     async effects(tenant, key) {
       const { rows } = await db.pool.query("SELECT * FROM effects WHERE tenant_id = $1 AND key = $2", [tenant, key]);
@@ -245,6 +275,23 @@ async function mariadbDatabase(url: string, poolSize: number): Promise<EngineDat
     async closePool(extra) {
       pools.delete(extra as mysql.Pool);
       await (extra as mysql.Pool).end().catch(() => {});
+    },
+    async begin() {
+      const connection = await pool.getConnection();
+      await connection.beginTransaction();
+      return {
+        tx: connection as unknown as AppHandle,
+        commit: () => connection.commit(),
+        rollback: () => connection.rollback(),
+        release: () => connection.release(),
+      };
+    },
+    async lockWaits() {
+      const [row] = await rows<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT' AND trx_mysql_thread_id IN (SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ?)",
+        [name],
+      );
+      return Number(row?.n ?? 0);
     },
     async effects(tenant, key) {
       return (await rows<Record<string, unknown>>("SELECT * FROM effects WHERE tenant_id = ? AND `key` = ?", [tenant, key])).map(
