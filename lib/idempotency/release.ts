@@ -2,6 +2,7 @@ import { detectCitus } from "./citus";
 import { assertInTransaction, type EffectsDb, inNewTransaction, isPgPool, type Sql, sqlFor, type TransactionHandle } from "./db";
 import { mapDbError } from "./db-errors";
 import { EffectsError, InvalidEffectInputError } from "./errors";
+import { fromMysqlTime, isMysql, isMysqlPool, type MysqlHandle } from "./mysql";
 import { LOCK_EFFECT, LOOK_EFFECT, RELEASE_EFFECT, RELEASE_TENANT } from "./release-sql";
 import { DEFAULT_SCHEMA, schemaNameOf } from "./schema";
 
@@ -37,8 +38,10 @@ export interface ReleaseInput {
  * under the claim's own advisory lock, only an in-progress claim, never an at-most-once step (its
  * worker may have sent before it died: the next delivery marks it abandoned instead), and only
  * once its lease has expired unless `force`. Runs in the caller's open transaction when given one
- * (a pg client after BEGIN, or Prisma's transaction client), so the caller's own writes (an audit
- * row) commit with it or not at all; on a pg.Pool or a PrismaClient, in a transaction of its own.
+ * (a pg client after BEGIN, Prisma's transaction client, a mysql2 connection after
+ * beginTransaction()), so the caller's own writes (an audit row) commit with it or not at all; on a
+ * pg.Pool, a PrismaClient or a mysql2 pool, in a transaction of its own. On MySQL and MariaDB the
+ * whole release is one procedure (onceboard_release), under the row's lock instead of an advisory lock.
  */
 export async function releaseClaim(db: EffectsDb | TransactionHandle, input: ReleaseInput): Promise<ReleaseResult> {
   if (input === null || typeof input !== "object")
@@ -56,6 +59,10 @@ export async function releaseClaim(db: EffectsDb | TransactionHandle, input: Rel
   const schema = input.schema === undefined ? DEFAULT_SCHEMA : schemaNameOf(input.schema);
   const release = (sql: Sql) => releaseIn(sql, schema, tenant, key, input.releasedBy, input.force ?? false);
   try {
+    if (isMysql(db)) {
+      if (!isMysqlPool(db)) await assertInTransaction(db);
+      return await releaseMysql(db, schema, tenant, key, input.releasedBy, input.force ?? false);
+    }
     if (isPgPool(db) || typeof (db as { $transaction?: unknown }).$transaction === "function") {
       return await inNewTransaction(db as EffectsDb, (sql) => release(sql), { schema });
     }
@@ -96,6 +103,35 @@ async function releaseIn(
   if (row) return { released: true, attempt: Number(row.attempt) };
   const looked = await sql.run<LookedRow>(LOOK_EFFECT, [tenant, key]);
   return refusal(looked.rows[0]);
+}
+
+// onceboard_release(tenant, key, released by, force, own transaction): one row, or none when there is no such effect.
+const RELEASE_MYSQL = {
+  name: "onceboard_release",
+  returns: "rows" as const,
+  text: "CALL onceboard.onceboard_release(?, ?, ?, ?, ?)",
+};
+
+async function releaseMysql(
+  db: MysqlHandle,
+  schema: string,
+  tenant: string,
+  key: string,
+  releasedBy: string,
+  force: boolean,
+): Promise<ReleaseResult> {
+  const sql = sqlFor(db, !isMysqlPool(db), schema);
+  const { rows } = await sql.run<{
+    released: number;
+    status: string;
+    policy: string;
+    lease_until: string | null;
+    owner: string | null;
+    attempt: number;
+  }>(RELEASE_MYSQL, [tenant, key, releasedBy, force, isMysqlPool(db)]);
+  const row = rows[0];
+  if (row && Number(row.released) === 1) return { released: true, attempt: Number(row.attempt) };
+  return refusal(row && { ...row, lease_until: fromMysqlTime(row.lease_until) });
 }
 
 /** Why a release found nothing to release, from the effect it found (undefined: none). */
