@@ -486,10 +486,23 @@ BEGIN
 END $$
 
 -- Many claims of one job type, policy, lease and marking in one round trip and one commit, each
--- answered as onceboard_claim would answer it alone (onceboard_claim_core, key by key). Keys are
--- claimed in (tenant, key) order, so two batches that share keys lock them in the same order and
--- never deadlock each other. p_claims: a JSON array of {t, k, o, m, h, r} (tenant, key, owner,
--- message id, request hash, require existing). Answers: one JSON array, element i for p_claims[i].
+-- answered as onceboard_claim would answer it alone. The usual batch is all fresh keys, or all keys
+-- done before (a redelivery), so those are decided set-wise:
+-- 1. One INSERT … SELECT … ON DUPLICATE KEY UPDATE inserts every fresh key and locks every existing
+--    row, in (tenant, key) order, so two batches that share keys lock them in one order and never
+--    deadlock each other. Keys that must already exist (older than the retention) are not inserted.
+-- 2. The rows this statement inserted move to the clock read once every lock is held, when the two
+--    differ (the statement waited behind a holder), as onceboard_claim_core's do.
+-- 3. Keys a single statement cannot decide (an expired claim or a failed attempt to take over or
+--    abandon, a key that must exist, so is looked up under its lock) go through
+--    onceboard_claim_core one by one, in key order, in this transaction.
+-- 4. Every other key is answered from its locked row by one SELECT, exactly as the core answers
+--    it: this call's fresh row is claimed, a settled row a duplicate (or key reuse), an in-progress
+--    row of another owner with a live lease in flight (a key twice in one batch: its second copy).
+-- Whose row is whose is told by the owner token and the creation instant read back, never by an
+-- affected-row count. p_claims: a JSON array of {t, k, o, m, h, r} (tenant, key, owner, message
+-- id, request hash, require existing). Answers: two JSON arrays of objects with `ord`, the 1-based
+-- position in p_claims: `answers` (step 4) and `decided` (step 3).
 DROP PROCEDURE IF EXISTS onceboard.onceboard_claim_batch $$
 CREATE PROCEDURE onceboard.onceboard_claim_batch(
   IN p_claims LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin,
@@ -501,7 +514,12 @@ CREATE PROCEDURE onceboard.onceboard_claim_batch(
   IN p_own_tx BOOLEAN)
 BEGIN
   DECLARE v_saved_wait BIGINT DEFAULT @@SESSION.innodb_lock_wait_timeout;
+  DECLARE v_start DATETIME(3) DEFAULT UTC_TIMESTAMP(3);
+  DECLARE v_ts DATETIME(3);
   DECLARE v_done BOOLEAN DEFAULT FALSE;
+  DECLARE v_complex LONGTEXT;
+  DECLARE v_answers LONGTEXT;
+  DECLARE v_decided LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin DEFAULT '';
   DECLARE v_ord INT;
   DECLARE v_tenant VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin;
   DECLARE v_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin;
@@ -509,7 +527,6 @@ BEGIN
   DECLARE v_message_id VARCHAR(1000) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin;
   DECLARE v_request_hash VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin;
   DECLARE v_require_existing BOOLEAN;
-  DECLARE v_answers LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin DEFAULT '[]';
   DECLARE o_result VARCHAR(32);
   DECLARE o_status VARCHAR(16);
   DECLARE o_attempt INT;
@@ -523,7 +540,7 @@ BEGIN
   DECLARE o_duplicate_count INT;
   DECLARE o_first_message_id VARCHAR(1000) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin;
   DECLARE o_db_now DATETIME(3);
-  DECLARE claims CURSOR FOR
+  DECLARE complex CURSOR FOR
     SELECT j.ord, j.t, j.k, j.o, j.m, j.h, j.r
       FROM JSON_TABLE(p_claims, '$[*]' COLUMNS (
              ord FOR ORDINALITY,
@@ -533,6 +550,7 @@ BEGIN
              m VARCHAR(1000) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.m',
              h VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.h',
              r BOOLEAN PATH '$.r')) AS j
+      JOIN JSON_TABLE(v_complex, '$[*]' COLUMNS (ord INT PATH '$')) AS c ON c.ord = j.ord
      ORDER BY j.t, j.k, j.ord;
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = TRUE;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
@@ -547,24 +565,107 @@ BEGIN
     SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
     START TRANSACTION;
   END IF;
-  OPEN claims;
-  each_claim: LOOP
-    SET v_done = FALSE;
-    FETCH claims INTO v_ord, v_tenant, v_key, v_owner, v_message_id, v_request_hash, v_require_existing;
-    IF v_done THEN LEAVE each_claim; END IF;
-    CALL onceboard.onceboard_claim_core(v_tenant, v_key, p_job_type, p_policy, v_owner, v_message_id, v_request_hash, p_lease_ms,
-      COALESCE(v_require_existing, FALSE), p_marked, p_own_tx, o_result, o_status, o_attempt, o_owner, o_policy, o_created_at, o_lease_until,
-      o_outcome, o_error, o_gap_seconds, o_duplicate_count, o_first_message_id, o_db_now);
-    SET v_answers = JSON_ARRAY_APPEND(v_answers, '$', JSON_OBJECT(
-      'ord', v_ord, 'result', o_result, 'status', o_status, 'attempt', o_attempt, 'owner', o_owner, 'policy', o_policy,
-      'created_at', CAST(o_created_at AS CHAR), 'lease_until', CAST(o_lease_until AS CHAR), 'outcome', o_outcome,
-      'error', o_error, 'gap_seconds', o_gap_seconds, 'duplicate_count', o_duplicate_count,
-      'first_message_id', o_first_message_id, 'db_now', CAST(o_db_now AS CHAR)));
-  END LOOP;
-  CLOSE claims;
+
+  -- 1. Insert the fresh keys, lock the rows of the others.
+  INSERT INTO onceboard.effects (tenant_id, `key`, job_type, status, policy, attempt, owner, lease_until, first_message_id,
+                                 last_message_id, request_hash, created_at, updated_at, marked)
+  SELECT j.t, j.k, p_job_type, 'in_progress', p_policy, 1, j.o, v_start + INTERVAL p_lease_ms * 1000 MICROSECOND, j.m, j.m, j.h,
+         v_start, v_start, p_marked
+    FROM JSON_TABLE(p_claims, '$[*]' COLUMNS (
+             ord FOR ORDINALITY,
+             t VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.t',
+             k VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.k',
+             o VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.o',
+             m VARCHAR(1000) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.m',
+             h VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.h',
+             r BOOLEAN PATH '$.r')) AS j
+   WHERE NOT COALESCE(j.r, FALSE)
+   ORDER BY j.t, j.k, j.ord
+  ON DUPLICATE KEY UPDATE tenant_id = onceboard.effects.tenant_id;
+
+  -- 2. The clock once the locks are held; this batch's rows moved to it when they waited.
+  SET v_ts = UTC_TIMESTAMP(3);
+  IF v_ts <> v_start THEN
+    UPDATE onceboard.effects e
+      JOIN JSON_TABLE(p_claims, '$[*]' COLUMNS (
+             ord FOR ORDINALITY,
+             t VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.t',
+             k VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.k',
+             o VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.o',
+             m VARCHAR(1000) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.m',
+             h VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.h',
+             r BOOLEAN PATH '$.r')) AS j ON e.tenant_id = j.t AND e.`key` = j.k
+       SET e.created_at = v_ts, e.updated_at = v_ts, e.lease_until = v_ts + INTERVAL p_lease_ms * 1000 MICROSECOND
+     WHERE e.owner = j.o AND e.created_at = v_start AND e.attempt = 1 AND e.status = 'in_progress';
+  END IF;
+
+  -- 3. The keys the core decides, one by one.
+  SELECT COALESCE(JSON_ARRAYAGG(j.ord), '[]') INTO v_complex
+    FROM JSON_TABLE(p_claims, '$[*]' COLUMNS (
+             ord FOR ORDINALITY,
+             t VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.t',
+             k VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.k',
+             o VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.o',
+             m VARCHAR(1000) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.m',
+             h VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.h',
+             r BOOLEAN PATH '$.r')) AS j
+    LEFT JOIN onceboard.effects e ON e.tenant_id = j.t AND e.`key` = j.k
+   WHERE COALESCE(j.r, FALSE)
+      OR e.status = 'failed'
+      OR (e.status = 'in_progress' AND e.lease_until <= v_ts AND e.owner <> j.o);
+  IF v_complex <> '[]' THEN
+    OPEN complex;
+    each_claim: LOOP
+      SET v_done = FALSE;
+      FETCH complex INTO v_ord, v_tenant, v_key, v_owner, v_message_id, v_request_hash, v_require_existing;
+      IF v_done THEN LEAVE each_claim; END IF;
+      CALL onceboard.onceboard_claim_core(v_tenant, v_key, p_job_type, p_policy, v_owner, v_message_id, v_request_hash, p_lease_ms,
+        COALESCE(v_require_existing, FALSE), p_marked, FALSE, o_result, o_status, o_attempt, o_owner, o_policy, o_created_at,
+        o_lease_until, o_outcome, o_error, o_gap_seconds, o_duplicate_count, o_first_message_id, o_db_now);
+      -- CONCAT, not JSON_ARRAY_APPEND: appending text does not parse the array again per key.
+      SET v_decided = CONCAT(v_decided, IF(v_decided = '', '', ','), JSON_OBJECT(
+        'ord', v_ord, 'result', o_result, 'status', o_status, 'attempt', o_attempt, 'owner', o_owner, 'policy', o_policy,
+        'created_at', CAST(o_created_at AS CHAR), 'lease_until', CAST(o_lease_until AS CHAR), 'outcome', o_outcome,
+        'error', o_error, 'gap_seconds', o_gap_seconds, 'duplicate_count', o_duplicate_count,
+        'first_message_id', o_first_message_id, 'db_now', CAST(o_db_now AS CHAR)));
+    END LOOP;
+    CLOSE complex;
+  END IF;
+
+  -- 4. Every other key, from its locked row.
+  SELECT COALESCE(JSON_ARRAYAGG(JSON_OBJECT(
+           'ord', a.ord, 'result', a.result, 'status', a.status, 'attempt', a.attempt, 'owner', a.owner, 'policy', a.policy,
+           'created_at', CAST(a.created_at AS CHAR), 'lease_until', CAST(a.lease_until AS CHAR), 'outcome', a.outcome,
+           'error', a.error, 'gap_seconds', IF(a.result = 'claimed' AND a.fresh, NULL, a.gap_seconds),
+           'duplicate_count', a.duplicate_count, 'first_message_id', a.first_message_id, 'db_now', CAST(v_ts AS CHAR))), '[]')
+    INTO v_answers
+    FROM (
+      SELECT j.ord, e.status, e.attempt, e.owner, e.policy, e.created_at, e.lease_until, e.outcome, e.error,
+             e.duplicate_count, e.first_message_id,
+             TIMESTAMPDIFF(MICROSECOND, e.created_at, v_ts) / 1000000 AS gap_seconds,
+             e.owner = j.o AND e.created_at = v_ts AND e.attempt = 1 AS fresh,
+             CASE
+               WHEN e.owner = j.o AND e.created_at = v_ts AND e.attempt = 1 AND e.status = 'in_progress' THEN 'claimed'
+               WHEN j.h IS NOT NULL AND e.request_hash IS NOT NULL AND e.request_hash <> j.h THEN 'key_reuse'
+               WHEN e.status IN ('completed', 'abandoned') THEN 'duplicate'
+               WHEN e.status = 'in_progress' AND e.owner = j.o THEN 'claimed'
+               WHEN e.status = 'in_progress' AND e.lease_until > v_ts THEN 'in_flight'
+             END AS result
+        FROM JSON_TABLE(p_claims, '$[*]' COLUMNS (
+             ord FOR ORDINALITY,
+             t VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.t',
+             k VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.k',
+             o VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.o',
+             m VARCHAR(1000) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.m',
+             h VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$.h',
+             r BOOLEAN PATH '$.r')) AS j
+        JOIN onceboard.effects e ON e.tenant_id = j.t AND e.`key` = j.k
+       WHERE j.ord NOT IN (SELECT c.ord FROM JSON_TABLE(v_complex, '$[*]' COLUMNS (ord INT PATH '$')) AS c)
+    ) AS a;
+
   IF p_own_tx THEN COMMIT; END IF;
   SET SESSION innodb_lock_wait_timeout = v_saved_wait;
-  SELECT v_answers AS answers;
+  SELECT v_answers AS answers, CONCAT('[', v_decided, ']') AS decided;
 END $$
 
 -- Completions, failures and abandons, one or many in one round trip and one commit (p_status:

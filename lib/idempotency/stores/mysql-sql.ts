@@ -19,7 +19,8 @@ export const CLAIM: Statement = {
 };
 
 // Many claims of one job type and policy: onceboard_claim_batch(claims JSON, job type, policy,
-// lease ms, lock timeout ms, marked, own transaction); one row, `answers`, a JSON array.
+// lease ms, lock timeout ms, marked, own transaction); one row: `answers` and `decided`, JSON arrays
+// of the claims decided set-wise and one by one.
 export const CLAIM_BATCH: Statement = {
   name: "onceboard_claim_batch",
   returns: "rows",

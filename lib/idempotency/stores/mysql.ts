@@ -154,7 +154,7 @@ async function claimBatch(sql: Sql, p: BatchClaimParams): Promise<ClaimRow[]> {
     h: c.requestHash,
     r: c.requireExisting,
   }));
-  const { rows } = await sql.run<{ answers: string }>(CLAIM_BATCH, [
+  const { rows } = await sql.run<{ answers: string; decided: string }>(CLAIM_BATCH, [
     JSON.stringify(claims),
     p.jobType,
     p.policy,
@@ -163,12 +163,19 @@ async function claimBatch(sql: Sql, p: BatchClaimParams): Promise<ClaimRow[]> {
     p.marked,
     !sql.inTransaction,
   ]);
-  const answers = JSON.parse(rows[0]?.answers ?? "[]") as (RawClaimRow & { ord: number })[];
+  // Decided set-wise (`answers`) or by the core, key by key (`decided`): together one per claim.
+  const answers = [
+    ...(JSON.parse(rows[0]?.answers ?? "[]") as (RawClaimRow & { ord: number })[]),
+    ...(JSON.parse(rows[0]?.decided ?? "[]") as (RawClaimRow & { ord: number })[]),
+  ];
   if (answers.length !== p.claims.length) {
     throw new Error(`onceboard_claim_batch returned ${answers.length} answers for ${p.claims.length} claims`);
   }
   const out: ClaimRow[] = new Array(p.claims.length);
-  for (const raw of answers) out[raw.ord - 1] = toClaimRow(raw);
+  for (const raw of answers) {
+    if (!raw.result) throw new Error(`onceboard_claim_batch left claim ${raw.ord} undecided (${raw.status})`);
+    out[raw.ord - 1] = toClaimRow(raw);
+  }
   return out;
 }
 

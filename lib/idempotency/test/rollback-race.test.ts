@@ -21,14 +21,8 @@ const COPIES = 50;
 const LEASE_MS = 3000;
 const HELD_MS = LEASE_MS + 1500;
 
-/** Claims waiting on the holder's lock: InnoDB transactions in LOCK WAIT, PostgreSQL's ungranted advisory locks. */
-async function waiting(): Promise<number> {
-  const [row] = await db.rows<{ n: number | string }>({
-    pg: "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
-    mysql: "SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'",
-  });
-  return Number(row?.n ?? 0);
-}
+/** Claims waiting on the holder's lock: PostgreSQL's ungranted advisory locks; on MariaDB, engines.ts's lockWaits(). */
+const waiting = () => db.lockWaits();
 
 async function untilWaiting(n: number): Promise<void> {
   const deadline = Date.now() + 60_000;
