@@ -6,6 +6,7 @@
  * duplicate, takeover), as River publishes for its unique inserts.
  */
 import mysql from "mysql2/promise";
+import { createMysqlScratchDatabase } from "../lib/db/scratch";
 import { type EffectsDb, migrate } from "../lib/idempotency";
 import { benchNumber } from "./env";
 import { benchEffects, percentile, runFor } from "./support";
@@ -47,15 +48,10 @@ export interface MysqlMeasured {
 }
 
 export async function measureMysql(url: string, say: (line: string) => void): Promise<MysqlMeasured> {
-  const database = `onceboard_bench_${process.pid}`;
-  const admin = await mysql.createConnection({ uri: url });
-  const [[{ version }]] = (await admin.query("SELECT VERSION() AS version")) as unknown as [[{ version: string }]];
-  await admin.query(`DROP DATABASE IF EXISTS ${database}`);
-  await admin.query(`CREATE DATABASE ${database} DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin`);
-  const target = new URL(url);
-  target.pathname = `/${database}`;
+  const scratch = await createMysqlScratchDatabase(url, { prefix: "onceboard_bench" });
   // The drivers' defaults otherwise (CLIENT_FOUND_ROWS on): the library decides nothing by affected rows.
-  const pool = mysql.createPool({ uri: target.toString(), connectionLimit: CONCURRENCY + 2 });
+  const pool = mysql.createPool({ uri: scratch.url, connectionLimit: CONCURRENCY + 2 });
+  const [[{ version }]] = (await pool.query("SELECT VERSION() AS version")) as unknown as [[{ version: string }]];
   const db = pool as unknown as EffectsDb;
   let statements = 0;
   for (const method of ["query", "execute"] as const) {
@@ -65,10 +61,10 @@ export async function measureMysql(url: string, say: (line: string) => void): Pr
       return original(...args);
     };
   }
-  await migrate(pool as unknown as Parameters<typeof migrate>[0], { schema: database });
+  await migrate(pool as unknown as Parameters<typeof migrate>[0], { schema: scratch.name });
   await pool.query(RAW_TABLE);
-  const effects = benchEffects(db, { schema: database });
-  const uncoalesced = benchEffects(db, { schema: database, coalesce: false });
+  const effects = benchEffects(db, { schema: scratch.name });
+  const uncoalesced = benchEffects(db, { schema: scratch.name, coalesce: false });
   try {
     let seq = 0;
     const raw = (w: number, i: number) =>
@@ -213,8 +209,7 @@ export async function measureMysql(url: string, say: (line: string) => void): Pr
     await effects.close();
     await uncoalesced.close();
     await pool.end().catch(() => {});
-    await admin.query(`DROP DATABASE IF EXISTS ${database}`).catch(() => {});
-    await admin.end();
+    await scratch.drop().catch(() => {});
   }
 }
 

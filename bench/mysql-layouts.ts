@@ -19,6 +19,7 @@
  */
 import os from "node:os";
 import mysql from "mysql2/promise";
+import { createMysqlScratchDatabase } from "../lib/db/scratch";
 import { benchNumber } from "./env";
 import { machine, percentile } from "./support";
 
@@ -135,11 +136,9 @@ const forSeconds = (s: number) => {
   return () => performance.now() >= end;
 };
 
-async function measure(layout: Layout, admin: mysql.Connection) {
-  const db = `ob_layout_${layout.toLowerCase()}_${process.pid}`;
-  await admin.query(`DROP DATABASE IF EXISTS ${db}`);
-  await admin.query(`CREATE DATABASE ${db}`);
-  const pool = mysql.createPool({ uri: `${URL_}/${db}`, connectionLimit: CONCURRENCY + 2, flags: ["-FOUND_ROWS"] });
+async function measure(layout: Layout) {
+  const scratch = await createMysqlScratchDatabase(URL_, { prefix: `ob_layout_${layout.toLowerCase()}` });
+  const pool = mysql.createPool({ uri: scratch.url, connectionLimit: CONCURRENCY + 2, flags: ["-FOUND_ROWS"] });
   try {
     for (const ddl of LAYOUTS[layout]) await pool.query(ddl);
     const outcome = JSON.stringify({ chargeId: "ch_1", pad: "x".repeat(Math.max(0, OUTCOME_BYTES - 30)) });
@@ -219,7 +218,7 @@ async function measure(layout: Layout, admin: mysql.Connection) {
     return { layout, before, dup, during, retentionMs };
   } finally {
     await pool.end();
-    await admin.query(`DROP DATABASE IF EXISTS ${db}`);
+    await scratch.drop();
   }
 }
 
@@ -231,7 +230,7 @@ async function main() {
   log(`${version.v} (log_bin ${version.log_bin}); ${machine()}; load ${os.loadavg()[0]?.toFixed(2)}`);
   const results: Awaited<ReturnType<typeof measure>>[] = [];
   try {
-    for (const layout of ["A", "C", "A", "C"] as Layout[]) results.push(await measure(layout, admin));
+    for (const layout of ["A", "C", "A", "C"] as Layout[]) results.push(await measure(layout));
   } finally {
     await admin.end();
   }
