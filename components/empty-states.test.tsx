@@ -11,9 +11,15 @@ import { overviewQuery } from "@/lib/features/overview/contract";
 import { getOverviewSeries } from "@/lib/features/overview/get-overview-series";
 import { findingsQuery } from "@/lib/features/reconciliation/contract";
 import { listFindings } from "@/lib/features/reconciliation/list-findings";
-import { listReconciliationRuns } from "@/lib/features/reconciliation/list-reconciliation-runs";
+import { listReconciliationWindows } from "@/lib/features/reconciliation/list-reconciliation-windows";
 import { readProviderSetup } from "@/lib/features/reconciliation/provider-setup";
-import { findingsApiUrl, findingsQueryKey, runsQueryKey } from "@/lib/features/reconciliation/reconciliation-types";
+import {
+  asFirstPage,
+  findingsApiUrl,
+  findingsQueryKey,
+  WINDOWS_FIRST_PAGE,
+  windowsQueryKey,
+} from "@/lib/features/reconciliation/reconciliation-types";
 import { createTestDatabase, type TestDatabase } from "@/test/database";
 import { OverviewBody } from "./overview/overview-body";
 import { ReconciliationView } from "./reconciliation/reconciliation-view";
@@ -50,7 +56,10 @@ afterAll(async () => {
 
 async function reconciliationHtml(): Promise<string> {
   const client = new QueryClient();
-  client.setQueryData(runsQueryKey(), await listReconciliationRuns(platform, { limit: 20 }, db.pool));
+  client.setQueryData(
+    windowsQueryKey(),
+    asFirstPage(await listReconciliationWindows(platform, { limit: WINDOWS_FIRST_PAGE }, db.pool)),
+  );
   client.setQueryData(findingsQueryKey(findingsApiUrl({})), await listFindings(platform, findingsQuery.parse({}), db.pool));
   return renderToStaticMarkup(
     <QueryClientProvider client={client}>

@@ -5,14 +5,16 @@ import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { ApiError } from "@/lib/api/errors";
 import { readFindingAudited } from "@/lib/features/reconciliation/audited-reads";
 import { listFindings } from "@/lib/features/reconciliation/list-findings";
-import { listReconciliationRuns } from "@/lib/features/reconciliation/list-reconciliation-runs";
+import { listReconciliationWindows } from "@/lib/features/reconciliation/list-reconciliation-windows";
 import { readProviderSetup } from "@/lib/features/reconciliation/provider-setup";
 import {
+  asFirstPage,
   findingQueryKey,
   findingSearch,
   findingsApiUrl,
   findingsQueryKey,
-  runsQueryKey,
+  WINDOWS_FIRST_PAGE,
+  windowsQueryKey,
 } from "@/lib/features/reconciliation/reconciliation-types";
 import { reconciliationPageQuery } from "@/lib/routes/page-queries";
 import { declarePage } from "../_shared/declare-page";
@@ -21,8 +23,9 @@ export const metadata: Metadata = { title: "Reconciliation" };
 export const dynamic = "force-dynamic";
 
 /**
- * "Ran once here, and charged once at the provider?": the runs, the findings for the URL's filters
- * and the open finding (audited like a key read), read for the session's scope.
+ * "Ran once here, and charged once at the provider?": the reconciled windows (each by its latest
+ * run), the findings for the URL's filters and the open finding (audited like a key read), read
+ * for the session's scope.
  */
 export default declarePage({
   title: "Reconciliation",
@@ -36,7 +39,10 @@ export default declarePage({
     </>
   ),
   prefetch: ({ principal, scope, ip, query: { filters, query } }) => [
-    { queryKey: runsQueryKey(), queryFn: () => listReconciliationRuns(scope, { limit: 20 }) },
+    {
+      queryKey: windowsQueryKey(),
+      queryFn: async () => asFirstPage(await listReconciliationWindows(scope, { limit: WINDOWS_FIRST_PAGE })),
+    },
     { queryKey: findingsQueryKey(findingsApiUrl(filters)), queryFn: () => listFindings(scope, query) },
     query.finding === undefined
       ? undefined
@@ -49,7 +55,11 @@ export default declarePage({
           },
         },
   ],
-  suspense: { key: ({ query }) => findingSearch(query.filters), fallback: <p role="status">Loading reconciliation…</p> },
+  // Opening a finding is not a new list: the boundary (and the list's scroll, its folds) stays.
+  suspense: {
+    key: ({ query }) => findingSearch({ ...query.filters, finding: null }),
+    fallback: <p role="status">Loading reconciliation…</p>,
+  },
   render: ({ principal, scope, query }) => (
     <ReconciliationView
       filters={query.filters}

@@ -1,7 +1,11 @@
+"use client";
+
 import Link from "next/link";
+import { useEffect, useRef } from "react";
 import type { FindingListResponse } from "@/lib/features/reconciliation/contract";
 import { type FindingFilters, reconciliationHref } from "@/lib/features/reconciliation/reconciliation-types";
-import { formatUtc } from "@/lib/format";
+import { formatUtcClock, formatUtcDay } from "@/lib/format";
+import { type Column, DataTable } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { FindingKindBadge } from "./finding-kind-badge";
 
@@ -40,7 +44,77 @@ function EmptyFindings({ state, basis }: { state: string; basis: FindingsBasis }
   );
 }
 
-/** The findings for the page's filters, newest last seen first; a row opens its detail beside the list. */
+/** The id each finding's link carries, so closing a finding can give its row the focus back. */
+const rowLinkId = (id: string) => `finding-link-${id}`;
+
+/**
+ * Closing a finding returns to its row: the focus goes back to the link that opened it, which
+ * brings the row into view where it had scrolled away (on a phone the finding is below the list).
+ */
+function useFocusReturn(open: string | null | undefined) {
+  const previous = useRef(open);
+  useEffect(() => {
+    const closed = previous.current;
+    previous.current = open;
+    if (closed && !open) document.getElementById(rowLinkId(closed))?.focus();
+  }, [open]);
+}
+
+type ListedFinding = FindingListResponse["findings"][number];
+
+/**
+ * Each row says what, where and when in two columns, so it fits half a desktop or a phone without
+ * a cut: the finding (kind, what, and where: tenant when the list spans tenants, provider, job
+ * type), and when it was last seen, date over time.
+ */
+function findingColumns(filters: FindingFilters, everyTenant: boolean): Column<ListedFinding>[] {
+  return [
+    {
+      id: "finding",
+      label: "Finding",
+      kind: "text",
+      priority: 1,
+      cell: (f) => (
+        <>
+          <FindingKindBadge kind={f.kind} />
+          <Link
+            href={reconciliationHref({ ...filters, finding: f.id })}
+            id={rowLinkId(f.id)}
+            className="finding-what"
+            data-testid="finding-link"
+            aria-current={filters.finding === f.id ? "true" : undefined}
+            scroll={false}
+          >
+            {f.detail}
+          </Link>
+          <span className="finding-where">
+            {/* A tenant's session lists its own tenant only: naming it on every row says nothing. */}
+            {everyTenant ? `${f.tenant ?? "no tenant named"} · ` : ""}
+            {f.provider}
+            {f.jobType ? ` · ${f.jobType}` : ""}
+          </span>
+        </>
+      ),
+    },
+    {
+      id: "seen",
+      label: "Last seen (UTC)",
+      kind: "time",
+      cell: (f) => (
+        // Date over time: the column stays narrow enough for a phone.
+        <time dateTime={f.lastSeenAt}>
+          <span>{formatUtcDay(f.lastSeenAt)}</span> <span>{formatUtcClock(f.lastSeenAt).replace(/ UTC$/, "")}</span>
+        </time>
+      ),
+      cellProps: () => ({ className: "finding-seen" }),
+    },
+  ];
+}
+
+/**
+ * The findings for the page's filters, newest last seen first; a row opens its finding beside the
+ * list (below it on a phone).
+ */
 export function FindingsTable({
   list,
   filters,
@@ -51,48 +125,31 @@ export function FindingsTable({
   basis: FindingsBasis;
 }) {
   const state = filters.state ?? "open";
+  useFocusReturn(filters.finding);
   return (
     <>
       {list.findings.length === 0 ? (
         <EmptyFindings state={state} basis={basis} />
       ) : (
-        <section className="panel panel-flush" aria-labelledby="findings-heading">
+        <section className="panel panel-flush findings-list" aria-labelledby="findings-heading">
           <div className="panel-header">
             <h2 id="findings-heading">{state[0]?.toUpperCase() + state.slice(1)} findings</h2>
             <span className="panel-meta">newest last seen first; a rerun of a window updates a finding, never adds a second</span>
           </div>
-          <div className="table-scroll">
-            <table className="data-table" aria-labelledby="findings-heading" data-testid="findings-table">
-              <thead>
-                <tr>
-                  <th scope="col">Kind</th>
-                  <th scope="col">What</th>
-                  <th scope="col">Provider</th>
-                  <th scope="col">Tenant</th>
-                  <th scope="col">Job type</th>
-                  <th scope="col">Last seen</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.findings.map((f) => (
-                  <tr key={f.id} data-testid="finding-row" data-kind={f.kind} aria-selected={filters.finding === f.id}>
-                    <td>
-                      <FindingKindBadge kind={f.kind} />
-                    </td>
-                    <th scope="row">
-                      <Link href={reconciliationHref({ ...filters, finding: f.id })} data-testid="finding-link" scroll={false}>
-                        {f.detail}
-                      </Link>
-                    </th>
-                    <td>{f.provider}</td>
-                    <td>{f.tenant ?? <span className="muted">none named</span>}</td>
-                    <td>{f.jobType ?? "—"}</td>
-                    <td>{formatUtc(f.lastSeenAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            columns={findingColumns(filters, list.tenant === null)}
+            rows={list.findings}
+            rowKey={(f) => f.id}
+            rowProps={(f) => ({
+              "data-testid": "finding-row",
+              "data-kind": f.kind,
+              "data-finding": f.id,
+              "aria-selected": filters.finding === f.id,
+            })}
+            labelledBy="findings-heading"
+            testId="findings-table"
+            className="findings-table"
+          />
         </section>
       )}
       {list.nextCursor ? (

@@ -6,6 +6,11 @@ import { describeApiError } from "./describe-api-error";
 import { ErrorState } from "./error-state";
 import { StaleBanner } from "./stale-banner";
 
+/** What QueryStates reads of a query: a useQuery's result, or a useInfiniteQuery's (its data is the pages). */
+type QueryLike<T> = Pick<UseQueryResult<T>, "data" | "error" | "isPending" | "isError" | "isFetching" | "dataUpdatedAt"> & {
+  refetch: () => Promise<unknown>;
+};
+
 /**
  * One place for a query's loading, error and stale states: the skeleton while nothing is known,
  * the error panel when nothing was ever loaded, the stale banner above kept data, else the data.
@@ -16,7 +21,7 @@ export function QueryStates<T>({
   skeleton,
   children,
 }: {
-  query: UseQueryResult<T>;
+  query: QueryLike<T>;
   what: string;
   skeleton: ReactNode;
   children: (data: T) => ReactNode;

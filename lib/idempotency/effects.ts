@@ -128,6 +128,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
   const opts = resolveOptions(options);
   const registry = registryFor(opts.registry);
   const metrics = createMetrics(registry);
+  metrics.workerInfo.set({ worker_name: opts.workerName }, 1);
   const logger = opts.logger;
   // PostgreSQL (one server or Citus) or MySQL / MariaDB, by the driver of `db`.
   const store = storeFor(opts.db);

@@ -18,6 +18,7 @@ export function startRetentionParts(
     ? registerWorker(opts.db, {
         workerId: opts.workerId,
         store: core.store,
+        workerName: opts.workerName,
         schema: opts.schema,
         maxRetryWindowMs: opts.maxRetryWindowMs,
         logger,

@@ -137,6 +137,15 @@ export interface WorkerBeat {
   ttlSeconds: number;
 }
 
+/** One start of a worker process, recorded when it registers (worker_starts). */
+export interface WorkerStart {
+  workerName: string;
+  processStartedAt: Date;
+  host: string;
+  pid: number;
+  workerId: string;
+}
+
 /**
  * The statements the one lifecycle (once, job steps, batches, the coalescer) needs of a store, and
  * nothing else: each decides atomically in the database, in one round trip, never read-then-write
@@ -187,4 +196,6 @@ export interface Store {
   beat(sql: Sql, worker: WorkerBeat): Promise<void>;
   /** Removes a stopped worker's registration. */
   unregister(sql: Sql, workerId: string): Promise<void>;
+  /** Records this process's start under the worker's name (once per start), pruning the name's starts older than a month. */
+  recordStart(sql: Sql, start: WorkerStart): Promise<void>;
 }

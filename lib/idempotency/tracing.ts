@@ -24,6 +24,25 @@ function otel(): Promise<OtelApi | null> {
   return loading;
 }
 
+/**
+ * The API when a tracer provider is registered, else null. Without one, every span would be a
+ * non-recording no-op, yet building it (a tracer, attributes, a context) cost a duplicate's hot path
+ * measurable time (docs/benchmarks.md, issue 37's quiet-machine comparison). Asked on every call,
+ * because a provider may be registered after the first claim. The global provider is the API's proxy,
+ * which hands out a delegate's tracer only once a real provider is set.
+ */
+async function recordingApi(): Promise<OtelApi | null> {
+  const api = await otel();
+  if (!api) return null;
+  const provider = api.trace.getTracerProvider() as { getDelegateTracer?: (name: string, version?: string) => unknown };
+  if (
+    typeof provider.getDelegateTracer === "function" &&
+    provider.getDelegateTracer(LIBRARY_PACKAGE, LIBRARY_VERSION) === undefined
+  )
+    return null;
+  return api;
+}
+
 /** The attribute names, one definition each (docs/worker-library.md "Tracing" lists them). */
 export const TRACE_ATTRIBUTES = {
   tenant: "onceboard.tenant",
@@ -101,9 +120,9 @@ function deliveryLinks(spec: StepSpec): Link[] | undefined {
   ];
 }
 
-/** Starts a step's span; null when @opentelemetry/api is not installed. */
+/** Starts a step's span; null when @opentelemetry/api is not installed or no tracer provider is registered. */
 export async function traceStep(spec: StepSpec): Promise<StepTrace | null> {
-  const api = await otel();
+  const api = await recordingApi();
   if (!api) return null;
   const tracer = api.trace.getTracer(LIBRARY_PACKAGE, LIBRARY_VERSION);
   const parent = api.context.active();
@@ -126,7 +145,7 @@ export async function traceStep(spec: StepSpec): Promise<StepTrace | null> {
 
 /** effects.claim(): the claim alone, in its own span linked to the delivery's, without a step around it. */
 export async function traceClaim(spec: StepSpec, run: () => Promise<Acquired>): Promise<Acquired> {
-  const api = await otel();
+  const api = await recordingApi();
   if (!api) return run();
   return claimSpan(api, spec, api.context.active(), run, deliveryLinks(spec));
 }

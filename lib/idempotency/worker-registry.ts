@@ -4,6 +4,7 @@ import { type EffectsDb, sqlFor } from "./db";
 import { RetentionConfigError } from "./errors";
 import type { Logger } from "./logger";
 import { isTransientDatabaseError } from "./pg-errors";
+import { processStartedAt } from "./process-start";
 import type { Store } from "./store";
 import { storeFor } from "./store-for";
 
@@ -19,6 +20,8 @@ export interface WorkerRegistrationOptions {
   workerId: string;
   /** The engine's statements; default: the store for `db`'s engine (store-for.ts). */
   store?: Store;
+  /** The worker's name across restarts (the workerName option): its start is recorded under it. Default the host's name. */
+  workerName?: string;
   /** The library's schema (schema.ts). Default onceboard. */
   schema?: string;
   maxRetryWindowMs: number;
@@ -83,6 +86,21 @@ export function registerWorker(db: EffectsDb, options: WorkerRegistrationOptions
       );
     }
     await beat();
+    // Once per registration; a failure (a schema migrated before worker_starts) costs only the count.
+    await store
+      .recordStart(sql, {
+        workerName: options.workerName ?? os.hostname(),
+        processStartedAt: processStartedAt(),
+        host: os.hostname(),
+        pid: process.pid,
+        workerId: options.workerId,
+      })
+      .catch((error: unknown) =>
+        options.logger?.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          "worker registration: this start could not be recorded (the console's restart count will miss it)",
+        ),
+      );
     options.onRetention?.(retentionMs);
     timer = setInterval(async () => {
       if (stopped) return;

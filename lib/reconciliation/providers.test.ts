@@ -139,6 +139,38 @@ describe("the providers file", () => {
     ]);
   });
 
+  it("refuses an object URL an id could turn into another site's link, each with its own line", () => {
+    const withUrl = (objectUrl: string, name: string) => ({ ...payments, name, jobTypes: [name], objectUrl });
+    expect(
+      mistakes({
+        providers: [
+          withUrl("javascript:alert('{id}')", "a"),
+          withUrl("https://{id}.pay.example/charges", "b"),
+          withUrl("https://pay.example{id}", "c"),
+          withUrl("https://ops:hunter2@pay.example/charges/{id}", "d"),
+          withUrl("/charges/{id}", "e"),
+        ],
+      }),
+    ).toEqual([
+      "invalid configuration: ONCEBOARD_PROVIDERS_FILE (providers.json) has 5 mistakes:",
+      "  providers.0.objectUrl must be an http(s) URL",
+      "  providers.1.objectUrl must put {id} in the path, query or fragment, not in the host",
+      "  providers.2.objectUrl must put {id} in the path, query or fragment, not in the host",
+      "  providers.3.objectUrl must not carry a user or password: every console user sees the link",
+      "  providers.4.objectUrl must be an http(s) URL",
+    ]);
+    // The id is encoded into the path: a slash, a scheme or a query of its own stays inside it.
+    const [p] = parseProviders({ providers: [{ ...payments, objectUrl: "https://pay.example/c/{id}?from=onceboard" }] }, "f", {
+      STRIPE_API_KEY: "sk",
+    });
+    expect(providerObjectUrl(p!, "javascript:alert(1)//x?y#z")).toBe(
+      "https://pay.example/c/javascript%3Aalert(1)%2F%2Fx%3Fy%23z?from=onceboard",
+    );
+    expect(providerObjectUrl(p!, "")).toBeNull();
+    // A pattern that never went through the file's check is not trusted either.
+    expect(providerObjectUrl({ objectUrl: "javascript:{id}" }, "x")).toBeNull();
+  });
+
   it("names a file that is not JSON, or not there; unset means no provider at all", () => {
     const broken = write("broken.json", "{ providers: [");
     expect(() => loadProvidersFile(broken, { STRIPE_API_KEY: undefined })).toThrow(

@@ -57,6 +57,33 @@ const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
 const fieldPath = z.string().min(1, "must be a dotted path into an item, e.g. meta.key");
 
+/** What stands for the object's id in an objectUrl pattern. */
+const OBJECT_ID = "{id}";
+
+/**
+ * The parts of an objectUrl pattern an object id must never reach: the scheme, the host, a user or
+ * password (the id is URL-encoded into the path, query or fragment only, so a provider's id cannot
+ * send a console user to another site), and no credentials, since every console user sees the link.
+ */
+function objectUrlProblem(pattern: string): string | null {
+  if (!pattern.includes(OBJECT_ID)) return `must contain ${OBJECT_ID}, where the object's id goes`;
+  let url: URL;
+  try {
+    // A marker in place of {id}: braces in a host name would not parse, and the question is where it lands.
+    url = new URL(pattern.replaceAll(OBJECT_ID, "onceboard-object-id"));
+  } catch {
+    return null; // httpUrl names it
+  }
+  if (url.username !== "" || url.password !== "") return "must not carry a user or password: every console user sees the link";
+  if (url.host.includes("onceboard-object-id")) return `must put ${OBJECT_ID} in the path, query or fragment, not in the host`;
+  return null;
+}
+
+const objectUrlSchema = httpUrl.superRefine((pattern, ctx) => {
+  const problem = objectUrlProblem(pattern);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
 const mappingSchema = z.strictObject({
   items: fieldPath,
   next: fieldPath,
@@ -92,7 +119,7 @@ const providerSchema = z.strictObject({
   keyWindowHours: z.number().positive().max(8_760).nullable(),
   keyRequired: z.boolean().default(false),
   compareFields: z.array(z.enum(["amount", "currency", "status"])).default([]),
-  objectUrl: httpUrl.refine((url) => url.includes("{id}"), "must contain {id}, where the object's id goes").optional(),
+  objectUrl: objectUrlSchema.optional(),
   adapter: z.discriminatedUnion("type", [
     z.strictObject({ type: z.literal("stripe") }),
     z.strictObject({
@@ -218,9 +245,15 @@ export function reconcileProviders(config: Pick<Config, "ONCEBOARD_PROVIDERS_FIL
   return cached.providers;
 }
 
-/** The provider's own page for an object, or null when the provider has no objectUrl. */
+/**
+ * The provider's own page for an object: its id URL-encoded into the provider's objectUrl; null
+ * when the provider has none, or when the result is not an http(s) URL (the file's check makes
+ * that impossible; a link is never given on trust).
+ */
 export function providerObjectUrl(provider: Pick<ReconcileProvider, "objectUrl">, objectId: string): string | null {
-  return provider.objectUrl === null ? null : provider.objectUrl.replaceAll("{id}", encodeURIComponent(objectId));
+  if (provider.objectUrl === null || objectId === "") return null;
+  const href = provider.objectUrl.replaceAll(OBJECT_ID, encodeURIComponent(objectId));
+  return httpUrl.safeParse(href).success && objectUrlProblem(provider.objectUrl) === null ? href : null;
 }
 
 /** The provider whose objects a key's effects are (its job type is mapped to it, the key is one of its steps). */

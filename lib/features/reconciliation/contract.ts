@@ -47,8 +47,30 @@ export const findingsQuery = z
   })
   .refine(...fromBeforeTo());
 
-/** GET /api/v1/reconciliation/runs query. */
-export const runsQuery = z.object({
+/**
+ * GET /api/v1/reconciliation/runs query: every run, or one provider's, or (windowFrom with
+ * windowTo) the runs of one window, reruns included: what the Reconciliation page unfolds under a
+ * window's latest run.
+ */
+export const runsQuery = z
+  .object({
+    provider: provider.optional(),
+    windowFrom: isoInstant.optional().meta({ description: "Only runs of the window starting at this instant (with windowTo)" }),
+    windowTo: isoInstant.optional().meta({ description: "Only runs of the window ending at this instant (with windowFrom)" }),
+    cursor: cursorParam,
+    limit: z.coerce.number().int().min(1).max(200).default(20),
+  })
+  .refine((v) => (v.windowFrom === undefined) === (v.windowTo === undefined), {
+    message: "windowFrom and windowTo name one window: give both or neither",
+    path: ["windowTo"],
+  })
+  .refine((v) => !v.windowFrom || !v.windowTo || v.windowFrom < v.windowTo, {
+    message: "must be before windowTo",
+    path: ["windowFrom"],
+  });
+
+/** GET /api/v1/reconciliation/windows query. */
+export const windowsQuery = z.object({
   provider: provider.optional(),
   cursor: cursorParam,
   limit: z.coerce.number().int().min(1).max(200).default(20),
@@ -102,8 +124,36 @@ export type ReconciliationRun = z.infer<typeof reconciliationRun>;
 export const reconciliationRunListResponse = z.object({ runs: z.array(reconciliationRun), nextCursor });
 export type ReconciliationRunListResponse = z.infer<typeof reconciliationRunListResponse>;
 
+/**
+ * A provider's window as the runs left it: its latest run (what the window's findings now rest on)
+ * and how many runs it had in all. A rerun of a window updates its findings, never adds a second
+ * window: reruns are folded under the latest.
+ */
+const reconciliationWindow = z.object({
+  provider: z.string(),
+  windowFrom: instant,
+  windowTo: instant,
+  runCount: z.number().int().min(1).meta({ description: "The window's runs, the latest included" }),
+  latest: reconciliationRun,
+});
+export type ReconciliationWindow = z.infer<typeof reconciliationWindow>;
+
+export const reconciliationWindowListResponse = z.object({ windows: z.array(reconciliationWindow), nextCursor });
+export type ReconciliationWindowListResponse = z.infer<typeof reconciliationWindowListResponse>;
+
 /** POST /api/v1/reconciliation/runs answers 202 with the run it started. */
 export const startRunResponse = z.object({ run: reconciliationRun });
+
+/**
+ * What the step's outcome recorded of the provider's object (`providerOutcome(object)`): the
+ * fields the reconciler compares with the provider's own, read from the redacted outcome.
+ */
+const findingRecorded = z.object({
+  objectId: z.string().nullable().meta({ description: "The outcome's provider_object_id" }),
+  amount: z.number().nullable().meta({ description: "In the currency's smallest unit, as the provider counts it" }),
+  currency: z.string().nullable(),
+  status: z.string().nullable(),
+});
 
 /** Our side of a finding: the effect as Onceboard recorded it (its outcome after the redaction hook). */
 const findingOurs = z.object({
@@ -111,6 +161,7 @@ const findingOurs = z.object({
   status: z.string().nullable(),
   attempts: z.number().int().nullable(),
   outcome: z.unknown(),
+  recorded: findingRecorded,
   providerKey: z.string().nullable(),
   createdAt: nullableInstant,
 });
@@ -119,7 +170,11 @@ export type FindingOurs = z.infer<typeof findingOurs>;
 /** One provider object of a finding, as the provider returned it. */
 const findingTheirs = z.object({
   id: z.string(),
-  amount: z.number().nullable(),
+  url: z
+    .string()
+    .nullable()
+    .meta({ description: "The provider's own page for this object (its objectUrl in the providers file), or null" }),
+  amount: z.number().nullable().meta({ description: "In the currency's smallest unit, as the provider counts it" }),
   currency: z.string().nullable(),
   status: z.string().nullable(),
   created: nullableInstant,

@@ -1,7 +1,9 @@
 import type { Scope } from "../../auth/scope";
+import { ConfigError, loadConfig } from "../../config";
 import { consoleDatabase } from "../../console/database";
 import { redactMessage, redactOutcome } from "../../console/redact";
 import type { Queryable } from "../../db/types";
+import { providerObjectUrl, type ReconcileProvider, reconcileProviders } from "../../reconciliation/providers";
 import type { FindingDetail, FindingOurs, FindingTheirs } from "./contract";
 import { type FindingRow, toFindingSummary } from "./list-findings";
 
@@ -44,33 +46,64 @@ function instantOr(value: unknown): string | null {
   return null;
 }
 
+/** The provider's own page for one of its objects, or null (lib/reconciliation/providers.ts providerObjectUrl). */
+export type ObjectLink = (provider: string, objectId: string) => string | null;
+
+/**
+ * Links to the providers' own pages, from the providers file's objectUrl patterns: none for a
+ * provider without one, and none at all when the file cannot be read (the page lists its mistakes).
+ */
+export function configuredObjectLinks(): ObjectLink {
+  let providers: ReconcileProvider[] = [];
+  try {
+    providers = reconcileProviders(loadConfig());
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+  }
+  return (name, objectId) => {
+    const provider = providers.find((p) => p.name === name);
+    return provider ? providerObjectUrl(provider, objectId) : null;
+  };
+}
+
 /**
  * Our side as the reconciler recorded it (reconciliation_findings.ours), its outcome through the
  * redaction hook like every outcome the console shows. The reconciler writes snake_case; camelCase
- * names are read as well so a recorded effect in either form shows.
+ * names are read as well so a recorded effect in either form shows. `recorded` holds the outcome's
+ * fields the reconciler compares (compare-sql.ts: provider_object_id, amount, currency, status).
  */
 function toFindingOurs(value: unknown): FindingOurs | null {
   const o = record(value);
   if (!o) return null;
+  const outcome = "outcome" in o ? redactOutcome(o.outcome) : null;
+  const fields = record(outcome) ?? {};
   return {
     key: stringOr(o.key),
     status: stringOr(o.status),
     attempts: numberOr(o.attempts ?? o.attempt),
-    outcome: "outcome" in o ? redactOutcome(o.outcome) : null,
+    outcome,
+    recorded: {
+      objectId: stringOr(fields.provider_object_id),
+      amount: numberOr(fields.amount),
+      currency: stringOr(fields.currency),
+      status: stringOr(fields.status),
+    },
     providerKey: stringOr(o.provider_key ?? o.providerKey),
     createdAt: instantOr(o.created_at ?? o.createdAt),
   };
 }
 
-/** Their objects: id, amount, currency, status and creation time only (metadata stays on the server). */
-function toFindingTheirs(value: unknown): FindingTheirs[] {
+/** Their objects: id (and its page at the provider), amount, currency, status and creation time only (metadata stays on the server). */
+function toFindingTheirs(value: unknown, provider: string, objectLink: ObjectLink): FindingTheirs[] {
   if (!Array.isArray(value)) return [];
   return value.flatMap((item) => {
     const t = record(item);
     if (!t) return [];
+    const id = stringOr(t.id);
     return [
       {
-        id: stringOr(t.id) ?? "?",
+        id: id ?? "?",
+        url: id === null ? null : objectLink(provider, id),
         amount: numberOr(t.amount),
         currency: stringOr(t.currency),
         status: stringOr(t.status),
@@ -80,11 +113,11 @@ function toFindingTheirs(value: unknown): FindingTheirs[] {
   });
 }
 
-export function toFindingDetail(r: FindingDetailRow): FindingDetail {
+export function toFindingDetail(r: FindingDetailRow, objectLink: ObjectLink = configuredObjectLinks()): FindingDetail {
   return {
     ...toFindingSummary(r),
     ours: toFindingOurs(r.ours),
-    theirs: toFindingTheirs(r.theirs),
+    theirs: toFindingTheirs(r.theirs, r.provider, objectLink),
     firstRunId: r.first_run_id,
     lastRunId: r.last_run_id,
     stateNote: r.state_note === null ? null : redactMessage(r.state_note),
@@ -94,7 +127,12 @@ export function toFindingDetail(r: FindingDetailRow): FindingDetail {
 }
 
 /** GET /api/v1/reconciliation/findings/{id}: one finding with both sides, or null (missing, or another tenant's). */
-export async function getFinding(scope: Scope, id: string, db: Queryable = consoleDatabase()): Promise<FindingDetail | null> {
+export async function getFinding(
+  scope: Scope,
+  id: string,
+  db: Queryable = consoleDatabase(),
+  objectLink: ObjectLink = configuredObjectLinks(),
+): Promise<FindingDetail | null> {
   const { rows } = await db.query<FindingDetailRow>(GET, [id, scope.tenant, scope.platform]);
-  return rows[0] ? toFindingDetail(rows[0]) : null;
+  return rows[0] ? toFindingDetail(rows[0], objectLink) : null;
 }

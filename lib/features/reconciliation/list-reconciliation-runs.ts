@@ -7,6 +7,9 @@ import { FINDING_KINDS, type FindingKind, type RunStatus } from "./reconciliatio
 
 interface RunSearch {
   provider?: string;
+  /** One window's runs: both or neither (runsQuery refuses one alone). */
+  windowFrom?: Date;
+  windowTo?: Date;
   /** The previous page's nextCursor. */
   cursor?: string;
   limit: number;
@@ -22,17 +25,22 @@ const RUN_KEYSET = new Keyset("runs", [
   { column: "r.id", type: "bigint" },
 ]);
 
+/** A RunRow's columns of `reconciliation_runs r`, as toReconciliationRun reads them. */
+export const RUN_COLUMNS = `r.id::text AS id, r.provider, r.window_from, r.window_to, r.grace_seconds, r.status, r.trigger,
+       r.requested_by, r.started_at, r.finished_at, r.heartbeat_at, r.objects_seen::float8 AS objects_seen,
+       r.effects_seen::float8 AS effects_seen, r.matched::float8 AS matched, r.counts, r.error`;
+
+// One window's runs: the (provider, window_from, window_to, started_at DESC) index.
 const LIST = {
   name: "console_list_reconciliation_runs",
   text: `
-SELECT r.id::text AS id, r.provider, r.window_from, r.window_to, r.grace_seconds, r.status, r.trigger, r.requested_by,
-       r.started_at, r.finished_at, r.heartbeat_at, r.objects_seen::float8 AS objects_seen,
-       r.effects_seen::float8 AS effects_seen, r.matched::float8 AS matched, r.counts, r.error, ${RUN_KEYSET.cursorColumns}
+SELECT ${RUN_COLUMNS}, ${RUN_KEYSET.cursorColumns}
   FROM reconciliation_runs r
  WHERE ($1::text IS NULL OR r.provider = $1)
-   AND ${RUN_KEYSET.after(2)}
+   AND ($2::timestamptz IS NULL OR (r.window_from = $2 AND r.window_to = $3::timestamptz))
+   AND ${RUN_KEYSET.after(4)}
  ORDER BY ${RUN_KEYSET.orderBy}
- LIMIT $4`,
+ LIMIT $6`,
 };
 
 export interface RunRow {
@@ -92,7 +100,7 @@ export function toReconciliationRun(r: RunRow, platform: boolean, now: Date): Re
 }
 
 /**
- * GET /api/v1/reconciliation/runs: the runs, newest first. A run covers a provider's window for
+ * GET /api/v1/reconciliation/runs: the runs (of one provider, of one window), newest first. A run covers a provider's window for
  * every tenant, so a tenant scope sees when runs happened and their status, but not the
  * tallies (objects, effects, matched), the counts, who asked or a failure's text, which span tenants.
  */
@@ -104,7 +112,13 @@ export async function listReconciliationRuns(
   const now = search.now ?? new Date();
   const { rows } = await db.query<RunRow>({
     ...LIST,
-    values: [search.provider ?? null, ...RUN_KEYSET.values(search.cursor), search.limit + 1],
+    values: [
+      search.provider ?? null,
+      search.windowFrom ?? null,
+      search.windowTo ?? null,
+      ...RUN_KEYSET.values(search.cursor),
+      search.limit + 1,
+    ],
   });
   const page = RUN_KEYSET.page(rows, search.limit);
   return {

@@ -61,10 +61,33 @@ export function findingsApiUrl(filters: FindingFilters): string {
 }
 
 export const findingApiUrl = (id: string) => `/api/v1/reconciliation/findings/${encodeURIComponent(id)}`;
-export const RUNS_API_URL = "/api/v1/reconciliation/runs";
+
+/** The windows the Reconciliation page shows first: the latest few, so the findings below stay near the top. */
+export const WINDOWS_FIRST_PAGE = 5;
+/** Each further page of windows ("Older windows"). */
+export const WINDOWS_PAGE = 20;
+
+/** The windows, each by its latest run (the Reconciliation page's first section); a cursor pages on. */
+export function windowsApiUrl(cursor: string | null | undefined, limit: number): string {
+  const search = new URLSearchParams({ limit: String(limit) });
+  if (cursor) search.set("cursor", cursor);
+  return `/api/v1/reconciliation/windows?${search}`;
+}
+
+/** The first page of an infinite list as its query's data (what the server prefetches for useInfiniteQuery). */
+export const asFirstPage = <T>(page: T) => ({ pages: [page], pageParams: [null as string | null] });
+
+/** One provider window's runs, newest first (its reruns, unfolded under the latest). */
+export function windowRunsApiUrl(window: { provider: string; windowFrom: string; windowTo: string }, cursor?: string | null) {
+  const search = new URLSearchParams({ provider: window.provider, windowFrom: window.windowFrom, windowTo: window.windowTo });
+  if (cursor) search.set("cursor", cursor);
+  return `/api/v1/reconciliation/runs?${search}`;
+}
 
 /** The first element of every reconciliation query key: a state change invalidates them all. */
 export const RECONCILIATION_QUERY_ROOT = "reconciliation";
-export const runsQueryKey = () => [RECONCILIATION_QUERY_ROOT, "runs"] as const;
+export const windowsQueryKey = () => [RECONCILIATION_QUERY_ROOT, "windows"] as const;
+export const windowRunsQueryKey = (window: { provider: string; windowFrom: string; windowTo: string }) =>
+  [RECONCILIATION_QUERY_ROOT, "window-runs", window.provider, window.windowFrom, window.windowTo] as const;
 export const findingsQueryKey = (url: string) => [RECONCILIATION_QUERY_ROOT, "findings", url] as const;
 export const findingQueryKey = (id: string) => [RECONCILIATION_QUERY_ROOT, "finding", id] as const;

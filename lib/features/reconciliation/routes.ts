@@ -9,13 +9,16 @@ import {
   findingStateResponse,
   findingsQuery,
   reconciliationRunListResponse,
+  reconciliationWindowListResponse,
   runsQuery,
   startRunBody,
   startRunResponse,
+  windowsQuery,
 } from "./contract";
 import { changeFindingState, FindingStateRefusedError } from "./finding-state";
 import { listFindings } from "./list-findings";
 import { listReconciliationRuns } from "./list-reconciliation-runs";
+import { listReconciliationWindows } from "./list-reconciliation-windows";
 import { startReconciliation } from "./start-reconciliation";
 
 export const listRunsRoute = route({
@@ -23,11 +26,23 @@ export const listRunsRoute = route({
   path: "/api/v1/reconciliation/runs",
   role: "viewer",
   summary:
-    "Reconciliation runs, newest first: provider, window, status, progress, counts per kind, duration (viewer; counts, requester and error text for platform tokens)",
+    "Reconciliation runs, newest first, of every window or one (?windowFrom=&windowTo=): provider, window, status, progress, counts per kind, duration (viewer; counts, requester and error text for platform tokens)",
   query: runsQuery,
   response: reconciliationRunListResponse,
   errors: [400, 401, 429, 503, 504],
   handler: ({ scope, query }) => listReconciliationRuns(scope, query),
+});
+
+export const listWindowsRoute = route({
+  method: "GET",
+  path: "/api/v1/reconciliation/windows",
+  role: "viewer",
+  summary:
+    "Each provider's reconciled window once, by its latest run, newest first, with how many runs it had (its reruns: GET /api/v1/reconciliation/runs?provider=&windowFrom=&windowTo=). Viewer; the latest run as the runs list shows it",
+  query: windowsQuery,
+  response: reconciliationWindowListResponse,
+  errors: [400, 401, 429, 503, 504],
+  handler: ({ scope, query }) => listReconciliationWindows(scope, query),
 });
 
 export const startRunRoute = route({
@@ -108,6 +123,7 @@ export const resolveFindingRoute = route({
 /** The reconciliation feature's routes of /api/v1 (lib/routes/openapi.ts gathers them into the document). */
 export const reconciliationRoutes: DeclaredRoute[] = [
   listRunsRoute,
+  listWindowsRoute,
   startRunRoute,
   listFindingsRoute,
   getFindingRoute,

@@ -1,20 +1,59 @@
 import type { Scope } from "../../auth/scope";
 import { consoleDatabase } from "../../console/database";
 import type { Queryable } from "../../db/types";
-import type { ViolationGroup } from "./contract";
+import type { ViolationGroup, ViolationTotalsResponse } from "./contract";
+import { type ViolationSearch, violationFilterSql, violationWindow } from "./list-violations";
+import { VIOLATION_TOTALS_GROUP_LIMIT } from "./violations-types";
 
-// One line per (tenant, job type, constraint) over the range, from the rows themselves: the count
-// and the number of distinct keys are the group's, and no single key stands for the group (the
-// Violations page lists every one). Most violations first.
+// One line per (tenant, job type, constraint) of the list's own filter (violationFilterSql), from
+// the rows themselves: the count and the number of distinct keys are the group's, and no single
+// key stands for the group (the Violations page lists every one). Most violations first. Every
+// line also carries the totals over all the groups, those past the limit included.
+// Params: $1 tenant, $2 from, $3 to, $4 job type, $5 constraint, $6 limit.
 const GROUPS_SQL = `
-SELECT tenant_id, job_type, constraint_name, count(*)::int AS count, count(DISTINCT key)::int AS keys, max(occurred_at) AS last_seen
-  FROM uncaught_violation_keys
- WHERE ($1::text IS NULL OR tenant_id = $1)
-   AND ($2::text IS NULL OR job_type = $2)
-   AND occurred_at >= $3 AND occurred_at < $4
- GROUP BY tenant_id, job_type, constraint_name
- ORDER BY count(*) DESC, max(occurred_at) DESC, tenant_id, job_type, constraint_name
- LIMIT $5`;
+SELECT v.tenant_id, v.job_type, v.constraint_name, count(*)::int AS count, count(DISTINCT v.key)::int AS keys,
+       max(v.occurred_at) AS last_seen, (sum(count(*)) OVER ())::int AS total, (count(*) OVER ())::int AS group_count
+  FROM uncaught_violation_keys v
+ WHERE ${violationFilterSql({ tenant: 1, from: 2, to: 3, jobType: 4, constraint: 5 })}
+ GROUP BY v.tenant_id, v.job_type, v.constraint_name
+ ORDER BY count(*) DESC, max(v.occurred_at) DESC, v.tenant_id, v.job_type, v.constraint_name
+ LIMIT $6`;
+
+interface GroupRow {
+  tenant_id: string;
+  job_type: string;
+  constraint_name: string;
+  count: number;
+  keys: number;
+  last_seen: Date;
+  total: number;
+  group_count: number;
+}
+
+async function readGroups(
+  tenant: string | null,
+  input: { jobType?: string | null; constraint?: string | null; from: Date; to: Date; limit: number },
+  db: Queryable,
+): Promise<GroupRow[]> {
+  const { rows } = await db.query<GroupRow>(GROUPS_SQL, [
+    tenant,
+    input.from,
+    input.to,
+    input.jobType ?? null,
+    input.constraint ?? null,
+    input.limit,
+  ]);
+  return rows;
+}
+
+const toGroup = (r: GroupRow): ViolationGroup => ({
+  tenant: r.tenant_id,
+  jobType: r.job_type,
+  constraint: r.constraint_name,
+  count: r.count,
+  keys: r.keys,
+  lastSeen: new Date(r.last_seen).toISOString(),
+});
 
 /** The Overview banner's groups: the scope's uncaught violations per (tenant, job type, constraint) in [from, to). */
 export async function getViolationGroups(
@@ -22,20 +61,27 @@ export async function getViolationGroups(
   input: { jobType?: string | null; from: Date; to: Date; limit?: number },
   db: Queryable = consoleDatabase(),
 ): Promise<ViolationGroup[]> {
-  const { rows } = await db.query<{
-    tenant_id: string;
-    job_type: string;
-    constraint_name: string;
-    count: number;
-    keys: number;
-    last_seen: Date;
-  }>(GROUPS_SQL, [scope.tenant, input.jobType ?? null, input.from, input.to, input.limit ?? 50]);
-  return rows.map((r) => ({
-    tenant: r.tenant_id,
-    jobType: r.job_type,
-    constraint: r.constraint_name,
-    count: r.count,
-    keys: r.keys,
-    lastSeen: new Date(r.last_seen).toISOString(),
-  }));
+  return (await readGroups(scope.tenant, { ...input, limit: input.limit ?? 50 }, db)).map(toGroup);
+}
+
+/**
+ * GET /api/v1/violations/groups: the totals of GET /api/v1/violations with the same filter (the
+ * same tenant rule, window and WHERE), per group and in all.
+ */
+export async function getViolationTotals(
+  scope: Scope,
+  search: Omit<ViolationSearch, "cursor" | "limit">,
+  db: Queryable = consoleDatabase(),
+): Promise<ViolationTotalsResponse> {
+  const tenant = scope.narrow(search.tenant).tenant;
+  const window = violationWindow(search, search.now ?? new Date());
+  const rows = await readGroups(tenant, { ...search, ...window, limit: VIOLATION_TOTALS_GROUP_LIMIT }, db);
+  return {
+    tenant,
+    from: window.from.toISOString(),
+    to: window.to.toISOString(),
+    total: rows[0]?.total ?? 0,
+    groupCount: rows[0]?.group_count ?? 0,
+    groups: rows.map(toGroup),
+  };
 }

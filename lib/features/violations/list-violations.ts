@@ -5,7 +5,7 @@ import { redactMessage } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
 import type { ListedViolation, ViolationListResponse } from "./contract";
 
-interface ViolationSearch {
+export interface ViolationSearch {
   /** The tenant asked for: a platform scope narrows to it; a tenant scope reads its own whatever it says. */
   tenant?: string | null;
   jobType?: string;
@@ -31,17 +31,33 @@ export const VIOLATION_KEYSET = new Keyset("violations", [
   { column: "v.seq", type: "bigint" },
 ]);
 
+/**
+ * The list's filter as one WHERE, which its totals (get-violation-groups.ts) share: the rows they
+ * count are the rows the list pages through. Each field is named by its parameter's position.
+ */
+export function violationFilterSql($: { tenant: number; from: number; to: number; jobType: number; constraint: number }): string {
+  return `($${$.tenant}::text IS NULL OR v.tenant_id = $${$.tenant}::text)
+   AND v.occurred_at >= $${$.from}::timestamptz AND v.occurred_at < $${$.to}::timestamptz
+   AND ($${$.jobType}::text IS NULL OR v.job_type = $${$.jobType}::text)
+   AND ($${$.constraint}::text IS NULL OR v.constraint_name = $${$.constraint}::text)`;
+}
+
+/** The list's window: [from, to), by default the last DEFAULT_VIOLATION_DAYS to a minute from now. */
+export function violationWindow(search: { from?: Date; to?: Date }, now: Date): { from: Date; to: Date } {
+  return {
+    from: search.from ?? new Date(now.getTime() - DEFAULT_VIOLATION_DAYS * 86_400_000),
+    to: search.to ?? new Date(now.getTime() + 60_000),
+  };
+}
+
 const LIST = {
   name: "console_list_violations",
   text: `
 SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_name, v.key, v.message_id, v.message,
        ${VIOLATION_KEYSET.cursorColumns}
   FROM uncaught_violation_keys v
- WHERE ($1::text IS NULL OR v.tenant_id = $1)
-   AND v.occurred_at >= $2::timestamptz AND v.occurred_at < $3::timestamptz
+ WHERE ${violationFilterSql({ tenant: 1, from: 2, to: 3, jobType: 6, constraint: 7 })}
    AND ${VIOLATION_KEYSET.after(4)}
-   AND ($6::text IS NULL OR v.job_type = $6)
-   AND ($7::text IS NULL OR v.constraint_name = $7)
  ORDER BY ${VIOLATION_KEYSET.orderBy}
  LIMIT $8`,
 };
@@ -80,8 +96,7 @@ export async function listViolations(
 ): Promise<ViolationListResponse> {
   const tenant = scope.narrow(search.tenant).tenant;
   const now = search.now ?? new Date();
-  const from = search.from ?? new Date(now.getTime() - DEFAULT_VIOLATION_DAYS * 86_400_000);
-  const to = search.to ?? new Date(now.getTime() + 60_000);
+  const { from, to } = violationWindow(search, now);
   const { rows } = await db.query<ViolationRow>({
     ...LIST,
     values: [

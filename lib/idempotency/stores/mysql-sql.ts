@@ -224,3 +224,20 @@ export const UNREGISTER: Statement = {
   returns: "count",
   text: "DELETE FROM onceboard.worker_registrations WHERE worker_id = ?",
 };
+
+// A start recorded once: a second registration from the same process (two createEffects) meets the
+// primary key and changes nothing (a no-op update, not INSERT IGNORE, which would hide other errors).
+export const RECORD_START: Statement = {
+  name: "onceboard_insert_worker_start",
+  returns: "count",
+  text: `INSERT INTO onceboard.worker_starts (worker_name, process_started_at, host, pid, worker_id, recorded_at)
+VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(3))
+ON DUPLICATE KEY UPDATE worker_name = worker_name`,
+};
+
+// The name's starts older than a month: the table holds a month of starts per worker without a maintenance step.
+export const PRUNE_STARTS: Statement = {
+  name: "onceboard_prune_worker_starts",
+  returns: "count",
+  text: "DELETE FROM onceboard.worker_starts WHERE worker_name = ? AND process_started_at < UTC_TIMESTAMP(3) - INTERVAL 30 DAY",
+};

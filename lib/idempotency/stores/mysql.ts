@@ -15,6 +15,7 @@ import type {
   ViolationRecord,
   ViolationRollup,
   WorkerBeat,
+  WorkerStart,
 } from "../store";
 import {
   APPLY_DUPLICATES,
@@ -25,7 +26,9 @@ import {
   FINISH,
   INSERT_TIMELINE,
   INSERT_VIOLATION,
+  PRUNE_STARTS,
   READ_RETENTION,
+  RECORD_START,
   STAT_PARAMETERS,
   UNREGISTER,
   UPSERT_LATENCY_HOUR,
@@ -80,6 +83,7 @@ export function createMysqlStore(): Store {
     readRetentionDays,
     beat,
     unregister,
+    recordStart,
   };
 }
 
@@ -355,4 +359,9 @@ async function beat(sql: Sql, w: WorkerBeat): Promise<void> {
 
 async function unregister(sql: Sql, workerId: string): Promise<void> {
   await sql.run(UNREGISTER, [workerId]);
+}
+
+async function recordStart(sql: Sql, s: WorkerStart): Promise<void> {
+  await sql.run(PRUNE_STARTS, [s.workerName]);
+  await sql.run(RECORD_START, [s.workerName, toMysqlTime(s.processStartedAt), s.host, s.pid, s.workerId]);
 }

@@ -1,5 +1,5 @@
 import type { Sql, Statement } from "../db";
-import { DELETE_WORKER, READ_SETTINGS, UPSERT_WORKER } from "../maintenance-sql";
+import { DELETE_WORKER, INSERT_WORKER_START, READ_SETTINGS, UPSERT_WORKER } from "../maintenance-sql";
 import type {
   StatsRollup,
   TenantSuppressionRollup,
@@ -8,6 +8,7 @@ import type {
   ViolationRecord,
   ViolationRollup,
   WorkerBeat,
+  WorkerStart,
 } from "../store";
 
 /**
@@ -116,6 +117,7 @@ ON CONFLICT (id) DO NOTHING`,
 const READ_RETENTION: Statement = { name: "onceboard_read_retention", text: READ_SETTINGS, returns: "rows" };
 const BEAT: Statement = { name: "onceboard_upsert_worker", text: UPSERT_WORKER, returns: "count" };
 const UNREGISTER: Statement = { name: "onceboard_delete_worker", text: DELETE_WORKER, returns: "count" };
+const RECORD_START: Statement = { name: "onceboard_insert_worker_start", text: INSERT_WORKER_START, returns: "count" };
 
 /** A count array as PostgreSQL's bigint[] literal. */
 const counts = (values: readonly number[]) => `{${values.join(",")}}`;
@@ -200,4 +202,8 @@ export async function beat(sql: Sql, w: WorkerBeat): Promise<void> {
 
 export async function unregister(sql: Sql, workerId: string): Promise<void> {
   await sql.run(UNREGISTER, [workerId]);
+}
+
+export async function recordStart(sql: Sql, s: WorkerStart): Promise<void> {
+  await sql.run(RECORD_START, [s.workerName, s.processStartedAt, s.host, s.pid, s.workerId]);
 }

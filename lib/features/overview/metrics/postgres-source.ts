@@ -218,6 +218,7 @@ export class PostgresSource implements MetricsSource {
       series: {
         stepSeconds: buckets.stepSeconds,
         timestamps: buckets.timestamps,
+        suppressionBuckets: { stepSeconds: buckets.stepSeconds, timestamps: buckets.timestamps },
         suppressions: suppressionSeries,
         violations: [...violationLines.values()].sort((a, b) => a.name.localeCompare(b.name)),
         claimRate: perSecond(claims, buckets.stepSeconds),

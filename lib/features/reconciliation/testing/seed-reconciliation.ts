@@ -207,3 +207,68 @@ export async function seedReconciledEffects(db: Queryable, now: Date = new Date(
   await effect(RECONCILED_EFFECTS.uncoveredKey, "order.capture", 2, { provider_object_id: "pi_acme_new" });
   await effect(RECONCILED_EFFECTS.unmappedKey, "order.paid", 60, { ok: true });
 }
+
+/** What seedReconciliationLoad adds: reruns of one window, and one tenant's long list of drifts. */
+export const RECON_LOAD = {
+  /** Earlier runs of the seed's completed Stripe window (the scheduler reruns a window every few minutes). */
+  reruns: 7,
+  /** The tenant whose open findings fill more than a screen; no other browser test counts its findings. */
+  tenant: "umbrella",
+  findings: 40,
+  /** The drift findings' keys, objects and amounts: five-digit amounts a cut column would show as three. */
+  driftKey: (n: number) => `capture:umbrella-ord-${String(n).padStart(3, "0")}`,
+  driftObject: (n: number) => `pi_umbrella_${String(n).padStart(3, "0")}_3Kx9ZqL2eZvKYlo2C1b2c3d4`,
+  recordedAmount: (n: number) => 17_100 + n,
+  providerAmount: (n: number) => 17_101 + n,
+};
+
+/**
+ * What 40 minutes of the demo leave (issue 38's screenshots): the completed Stripe window of
+ * seedReconciliation run RECON_LOAD.reruns more times before its latest run, and RECON_LOAD.findings
+ * open drift findings of one tenant, newest first by number (1 is the newest). Call after
+ * seedReconciliation with the same `now`.
+ */
+export async function seedReconciliationLoad(db: Queryable, now: Date = new Date()): Promise<void> {
+  const at = (minutesAgo: number) => new Date(now.getTime() - minutesAgo * 60_000);
+  const counts = { duplicated_at_provider: 3, missing_at_provider: 3, unknown_to_onceboard: 1, drift: 3, pending: 0 };
+  // The seed's latest run of this window started 6 minutes ago; its reruns every 3 minutes before.
+  await db.query(
+    `INSERT INTO reconciliation_runs (provider, window_from, window_to, grace_seconds, status, trigger, started_at, finished_at,
+                                      heartbeat_at, objects_seen, effects_seen, matched, counts)
+     SELECT $1, $2, $3, 300, 'completed', 'schedule', $4::timestamptz - n * interval '3 minutes',
+            $4::timestamptz - n * interval '3 minutes' + interval '90 seconds', $4::timestamptz - n * interval '3 minutes' + interval '90 seconds',
+            1200 - n, 1190 - n, 1180 - n, $5
+       FROM generate_series(1, $6::int) n`,
+    [RECON_SEED.provider, at(24 * 60), at(10), at(6), JSON.stringify(counts), RECON_LOAD.reruns],
+  );
+  const created = Math.floor(at(50).getTime() / 1000);
+  for (let n = 1; n <= RECON_LOAD.findings; n++) {
+    const key = RECON_LOAD.driftKey(n);
+    const object = RECON_LOAD.driftObject(n);
+    await db.query(
+      `INSERT INTO reconciliation_findings (identity, provider, kind, tenant_id, job_type, effect_key, provider_object_ids,
+                                            ours, theirs, detail, first_seen_at, last_seen_at)
+       VALUES ($1, $2, 'drift', $3, 'order.capture', $4, $5, $6, $7, $8, $9, $9)`,
+      [
+        `stripe:key:${RECON_LOAD.tenant}:${key}`,
+        RECON_SEED.provider,
+        RECON_LOAD.tenant,
+        key,
+        [object],
+        JSON.stringify({
+          key,
+          status: "completed",
+          attempt: 1,
+          outcome: { provider_object_id: object, amount: RECON_LOAD.recordedAmount(n), currency: "usd", status: "succeeded" },
+          provider_key: `ob_${RECON_LOAD.tenant}_${n}`,
+          created_at: at(51).toISOString(),
+        }),
+        JSON.stringify([
+          { id: object, amount: RECON_LOAD.providerAmount(n), currency: "usd", status: "succeeded", created, metadata: {} },
+        ]),
+        `${key}: amount ${RECON_LOAD.recordedAmount(n)} here, ${RECON_LOAD.providerAmount(n)} at the provider`,
+        new Date(at(20).getTime() - n * 1000),
+      ],
+    );
+  }
+}
