@@ -50,6 +50,32 @@ withEachEngine(
         expect(await db.rows("SELECT 1 FROM worker_registrations WHERE worker_id = 'w-default'")).toEqual([]);
       });
 
+      it("records this process's start once under its workerName, and prunes the name's starts older than a month", async () => {
+        await db.rows(
+          "INSERT INTO worker_starts (worker_name, process_started_at, host, pid, worker_id, recorded_at) VALUES ('w-starts', '2020-01-01 00:00:00', 'old-host', 1, 'w-old', '2020-01-01 00:00:00')",
+        );
+        const make = (workerId: string) =>
+          createEffects({
+            db: db.pool,
+            schema: db.schema,
+            registry: new Registry(),
+            logger: captureLogger().logger,
+            workerId,
+            workerName: "w-starts",
+            rollups: false,
+            flushInterval: 0,
+          });
+        // Two createEffects in one process: one start.
+        const first = make("w-starts-1");
+        const second = make("w-starts-2");
+        await Promise.all([first.ready(), second.ready()]);
+        const rows = await db.rows<{ host: string; pid: number }>(
+          "SELECT host, pid FROM worker_starts WHERE worker_name = 'w-starts'",
+        );
+        expect(rows.map((r) => Number(r.pid))).toEqual([process.pid]);
+        await Promise.all([first.close(), second.close()]);
+      });
+
       it("keeps trying while the database is unreachable at start, then registers", async () => {
         const target = new URL(db.url);
         const port = await freePort();
