@@ -11,7 +11,7 @@ withEachEngine(
   (made) => {
     if (made) db = made;
   },
-  (engine) =>
+  () =>
     describe("coalesced claims and completions", () => {
       it("answer each of many concurrent callers on its own, in fewer round trips, a locked key failing alone", async () => {
         const setup = testEffects(db, { coalesce: false });

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type { EffectsDb } from "../db";
-import { createMysqlPool, isMysqlUrl, type MysqlPoolLike, runMysql } from "../mysql";
+import { createMysqlPool, isMysqlUrl, runMysql } from "../mysql";
 import { DEFAULT_SCHEMA } from "../schema";
 
 /**
