@@ -1,6 +1,5 @@
 import type { Scope } from "../../auth/scope";
-import { consoleDatabase } from "../../console/database";
-import type { Queryable } from "../../db/types";
+import { type EffectsSource, effectsStore } from "../../console/effects-store";
 import { getViolationGroups } from "../violations/get-violation-groups";
 import type { AlertStatus, JobTypeActivity, OverviewResponse, TenantRow } from "./contract";
 import { getStuckClaims } from "./get-stuck-claims";
@@ -13,7 +12,8 @@ import type { MetricsSource } from "./metrics/source";
 import { type OverviewQuery, resolveRange } from "./overview-query";
 
 interface GetOverviewSeriesDeps {
-  db?: Queryable;
+  /** The effects store (its rollups, violations, stuck claims, tenant counters). */
+  db?: EffectsSource;
   /** The metrics source; defaults to the configured one (lib/console/metrics). */
   source?: MetricsSource;
   now?: Date;
@@ -34,7 +34,7 @@ export async function getOverviewSeries(
   deps: GetOverviewSeriesDeps = {},
 ): Promise<OverviewResponse> {
   const scope = requested.narrow(query.tenant);
-  const db = deps.db ?? consoleDatabase();
+  const db = deps.db ?? effectsStore();
   const source = deps.source ?? metricsSource(db);
   const now = deps.now ?? new Date();
   const { range, from, to } = resolveRange(query, now);

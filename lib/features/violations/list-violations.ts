@@ -1,8 +1,7 @@
 import type { Scope } from "../../auth/scope";
-import { consoleDatabase } from "../../console/database";
+import { byEngine, type EffectsSource, effectsStore } from "../../console/effects-store";
 import { Keyset } from "../../console/keyset";
 import { redactMessage } from "../../console/redact";
-import type { StatementQueryable } from "../../db/types";
 import type { ListedViolation, ViolationListResponse } from "./contract";
 
 interface ViolationSearch {
@@ -46,6 +45,20 @@ SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_na
  LIMIT $8`,
 };
 
+// The same on MySQL (uncaught_violation_keys there has the same columns, seq AUTO_INCREMENT, and
+// the same two indexes). The cursor's condition is spliced in with its values after the range's.
+const listMysql = (after: string) => `
+SELECT v.id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_name, v.\`key\`, v.message_id, v.message,
+       ${VIOLATION_KEYSET.mysqlCursorColumns}
+  FROM uncaught_violation_keys v
+ WHERE (? IS NULL OR v.tenant_id = ?)
+   AND v.occurred_at >= ? AND v.occurred_at < ?
+   AND ${after}
+   AND (? IS NULL OR v.job_type = ?)
+   AND (? IS NULL OR v.constraint_name = ?)
+ ORDER BY ${VIOLATION_KEYSET.mysqlOrderBy}
+ LIMIT ?`;
+
 /** A row of uncaught_violation_keys as the reads select it (occurred_at a string when it comes through json). */
 export interface ViolationRow {
   id: string;
@@ -76,23 +89,37 @@ export function toListedViolation(r: ViolationRow): ListedViolation {
 export async function listViolations(
   scope: Scope,
   search: ViolationSearch,
-  db: StatementQueryable = consoleDatabase(),
+  db: EffectsSource = effectsStore(),
 ): Promise<ViolationListResponse> {
   const tenant = scope.narrow(search.tenant).tenant;
   const now = search.now ?? new Date();
   const from = search.from ?? new Date(now.getTime() - DEFAULT_VIOLATION_DAYS * 86_400_000);
   const to = search.to ?? new Date(now.getTime() + 60_000);
-  const { rows } = await db.query<ViolationRow>({
-    ...LIST,
-    values: [
-      tenant,
-      from,
-      to,
-      ...VIOLATION_KEYSET.values(search.cursor),
-      search.jobType ?? null,
-      search.constraint ?? null,
-      search.limit + 1,
-    ],
+  const jobType = search.jobType ?? null;
+  const constraint = search.constraint ?? null;
+  const rows = await byEngine(db, {
+    postgres: async (pg) =>
+      (
+        await pg.query<ViolationRow>({
+          ...LIST,
+          values: [tenant, from, to, ...VIOLATION_KEYSET.values(search.cursor), jobType, constraint, search.limit + 1],
+        })
+      ).rows,
+    mysql: (my) => {
+      const after = VIOLATION_KEYSET.mysqlAfter(search.cursor);
+      return my.query<ViolationRow>(listMysql(after.sql), [
+        tenant,
+        tenant,
+        from,
+        to,
+        ...after.values,
+        jobType,
+        jobType,
+        constraint,
+        constraint,
+        search.limit + 1,
+      ]);
+    },
   });
   const page = VIOLATION_KEYSET.page(rows, search.limit);
   return { tenant, violations: page.rows.map(toListedViolation), nextCursor: page.nextCursor };
