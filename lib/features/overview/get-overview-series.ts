@@ -24,7 +24,7 @@ const sum = (values: (number | null)[]) => values.reduce<number>((a, b) => a + (
 /**
  * The on-call Overview's question: over this range (and job type, and tenant), is it rising, which
  * tenant, what is stuck, what is firing? Charts from the configured metrics source; tenants,
- * stuck claims and violation groups from PostgreSQL (the metrics carry no tenant), for the scope's
+ * stuck claims and violation groups from the effects store (the metrics carry no tenant), for the scope's
  * tenant only: a tenant scope reads its own tenant whatever `query.tenant` says; a platform scope
  * narrows to `query.tenant`, or reads every tenant.
  */
