@@ -63,10 +63,15 @@ export function mysqlEffectsStore(pool: mysql.Pool, database: string): MysqlEffe
   };
 }
 
+/** The console's PostgreSQL, asked for at the first query: a read that never queries it (one on MySQL) needs no DATABASE_URL. */
+const consoleDatabaseOnUse: StatementQueryable = {
+  query: (statement, values) => consoleDatabase().query(statement, values),
+};
+
 /** The configured store: EFFECTS_DATABASE_URL's MySQL server, else the console's PostgreSQL. */
 export function effectsStore(): EffectsStore {
   const mysqlPool = getEffectsMysqlPool();
-  return mysqlPool ? mysqlEffectsStore(mysqlPool.pool, mysqlPool.database) : postgresEffectsStore(consoleDatabase());
+  return mysqlPool ? mysqlEffectsStore(mysqlPool.pool, mysqlPool.database) : postgresEffectsStore(consoleDatabaseOnUse);
 }
 
 export function effectsStoreOf(source: EffectsSource): EffectsStore {

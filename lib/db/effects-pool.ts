@@ -14,7 +14,7 @@ export interface MysqlEffectsTarget {
 }
 
 /** EFFECTS_DATABASE_URL as a MySQL target, or null when the effects are in the console's PostgreSQL. */
-export function mysqlEffectsTarget(env: NodeJS.ProcessEnv = process.env): MysqlEffectsTarget | null {
+export function mysqlEffectsTarget(env: Readonly<Record<string, string | undefined>> = process.env): MysqlEffectsTarget | null {
   const config = loadConfig(env);
   if (!config.EFFECTS_DATABASE_URL) return null;
   const database = new URL(config.EFFECTS_DATABASE_URL).pathname.replace(/^\//, "");
@@ -118,4 +118,12 @@ export function getEffectsMaintenanceMysqlPool(): { pool: mysql.Pool; database: 
   if (!target) return null;
   globalThis.__onceboardEffectsMaintenanceMysqlPool ??= createMysqlEffectsPool({ ...target, statementTimeoutMs: null, max: 3 });
   return { pool: globalThis.__onceboardEffectsMaintenanceMysqlPool, database: target.database };
+}
+
+/** Ends this process's pools on the MySQL effects store (a command-line tool, before it exits). */
+export async function closeEffectsMysqlPools(): Promise<void> {
+  const pools = [globalThis.__onceboardEffectsMysqlPool, globalThis.__onceboardEffectsMaintenanceMysqlPool];
+  globalThis.__onceboardEffectsMysqlPool = undefined;
+  globalThis.__onceboardEffectsMaintenanceMysqlPool = undefined;
+  await Promise.all(pools.map((pool) => pool?.end().catch(() => {})));
 }
