@@ -8,6 +8,7 @@ import { OIDC_CALLBACK_PATH, OIDC_START_PATH } from "@/lib/auth/oidc-paths";
 import { HANDOVER_HEADER, handOver } from "@/lib/auth/proxy-handover";
 import { safeNextPath } from "@/lib/auth/safe-next";
 import { contentSecurityPolicy, securityHeadersFor } from "@/lib/auth/security-headers";
+import { readSessionCookie, type SessionEndReason, whySessionEnded } from "@/lib/auth/session";
 import { consoleDatabase } from "@/lib/console/database";
 import { ALERT_RULES } from "@/lib/features/overview/metrics/alert-rules";
 import { pageQueryError } from "@/lib/routes/page-queries";
@@ -89,7 +90,7 @@ export async function proxy(request: NextRequest) {
     }
     if (guarded.kind === "unauthenticated") {
       if (isApi) return finish(unauthenticatedResponse());
-      return finish(redirectTo(request, loginPath(request)));
+      return finish(redirectTo(request, loginPath(request, await sessionEndOf(request))));
     }
     auth = guarded.auth;
   }
@@ -149,6 +150,20 @@ async function pageStatus(request: NextRequest, auth: Authenticated | null): Pro
   } catch {
     // The database did not answer the job-type check: the page shows what it can, with its 200.
     return null;
+  }
+}
+
+/**
+ * Why the browser's session cookie signs no one in (revoked, expired, its token revoked), for the
+ * sign-in page to say; undefined without a cookie, or when the database cannot say (the page then
+ * simply asks to sign in).
+ */
+async function sessionEndOf(request: NextRequest): Promise<SessionEndReason | undefined> {
+  if (request.headers.get("authorization") !== null) return undefined;
+  try {
+    return (await whySessionEnded(readSessionCookie(request.headers.get("cookie")))) ?? undefined;
+  } catch {
+    return undefined;
   }
 }
 

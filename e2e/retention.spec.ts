@@ -90,6 +90,8 @@ test("a platform admin applies the plan after confirming, and the partition list
   await expect(page.getByTestId("apply-result")).toContainText("success");
   await expect.poll(() => rows.count()).toBeGreaterThanOrEqual(countBefore + 3);
   await expect(page.getByTestId("plan-empty")).toBeVisible();
+  // Nothing left to do: nothing to apply or confirm.
+  await expect(page.getByRole("button", { name: /Apply plan|Confirm apply/ })).toHaveCount(0);
   await expect(page.getByTestId("runs")).toContainText("api");
 
   // An operator of a tenant cannot apply either: retention is platform-wide.

@@ -30,9 +30,32 @@ idem_redelivery_gap_seconds_bucket{le="+Inf",job_type="capture-payment"} 56
 idem_redelivery_gap_seconds_sum{job_type="capture-payment"} 912.5
 idem_redelivery_gap_seconds_count{job_type="capture-payment"} 56
 
+# HELP idem_worker_info 1, labelled with this worker's name across restarts (the workerName option): the console counts its restarts from the starts recorded under that name.
+# TYPE idem_worker_info gauge
+idem_worker_info{worker_name="e2e-worker-0"} 1
+
 # HELP process_cpu_user_seconds_total Total user CPU time spent in seconds.
 # TYPE process_cpu_user_seconds_total counter
 process_cpu_user_seconds_total 1.234
 `;
 
 export const WORKER_EXPECTED = { claims: 1234, duplicateSuppressions: 56, redeliveries: 78, uncaughtViolations: 3 };
+
+/** The fake worker's name (its idem_worker_info) and the restarts seedWorkerStarts records for it in the last hour. */
+export const WORKER_NAME = "e2e-worker-0";
+export const WORKER_RESTARTS = 3;
+
+/**
+ * The starts the fake worker "recorded" as the worker library records them (worker_starts): its
+ * first start three hours before `now`, then WORKER_RESTARTS in the last hour (each a new process,
+ * as after a kill). No console scraped any of them: the panel still counts them.
+ */
+export async function seedWorkerStarts(db: { query(text: string, values?: unknown[]): Promise<unknown> }, now = new Date()) {
+  const minutesAgo = [180, ...Array.from({ length: WORKER_RESTARTS }, (_, k) => 50 - k * 15)];
+  for (const [i, minutes] of minutesAgo.entries())
+    await db.query(
+      `INSERT INTO onceboard.worker_starts (worker_name, process_started_at, host, pid, worker_id)
+       VALUES ($1, $2, 'e2e-host', $3, $4)`,
+      [WORKER_NAME, new Date(now.getTime() - minutes * 60_000), 4000 + i, `${WORKER_NAME}:${4000 + i}`],
+    );
+}

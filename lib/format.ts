@@ -56,6 +56,11 @@ export function formatUtcTick(at: Instant, options: { withDate?: boolean } = {})
 /** "12,345". */
 export const formatCount = (n: number) => integer.format(n);
 
+const compact = new Intl.NumberFormat(LOCALE, { notation: "compact", maximumSignificantDigits: 3 });
+
+/** "950", "1K", "12.5K", "3M": a count on a chart's axis, where a tick has little room. */
+export const formatCompactCount = (n: number) => compact.format(n);
+
 /** "1 key", "2 keys", "1 entry" / "3 entries" (give `many` when adding "s" is wrong). */
 export function formatCountOf(n: number, one: string, many = `${one}s`): string {
   return `${formatCount(n)} ${plurals.select(n) === "one" ? one : many}`;

@@ -398,6 +398,16 @@ CREATE TABLE worker_registrations (
   CONSTRAINT worker_registrations_ttl_seconds_check CHECK ((ttl_seconds > 0))
 );
 
+CREATE TABLE worker_starts (
+  worker_name text NOT NULL,
+  process_started_at timestamp with time zone NOT NULL,
+  host text NOT NULL,
+  pid integer NOT NULL,
+  worker_id text NOT NULL,
+  recorded_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT worker_starts_pkey PRIMARY KEY (worker_name, process_started_at, host, pid)
+);
+
 CREATE TABLE worker_stats_10m (
   bucket timestamp with time zone NOT NULL,
   job_type text NOT NULL,

@@ -3,6 +3,7 @@ import pg from "pg";
 import { loadConfig } from "../lib/config";
 import { removeDemoBrokerQueues } from "../lib/demo/broker";
 import { resetDemo } from "../lib/demo/reset";
+import { formatCountOf } from "../lib/format";
 import { log, runMain } from "./cli";
 import { openDemoDatabase } from "./demo-database";
 
@@ -19,7 +20,7 @@ runMain(async () => {
   try {
     const r = await resetDemo(client);
     log(
-      `demo data removed: ${r.effects} effects, ${r.rollupRows} rollup rows, ${r.violationRows} violation rows, ${r.orders} orders (and the demo queues)`,
+      `demo data removed: ${formatCountOf(r.effects, "effect")}, ${formatCountOf(r.rollupRows, "rollup row")}, ${formatCountOf(r.violationRows, "violation row")}, ${formatCountOf(r.orders, "order")} (and the demo queues)`,
     );
     // The demo on BullMQ, RabbitMQ or NATS (--broker) left its queues there, holding jobs for the orders just removed.
     const config = loadConfig();

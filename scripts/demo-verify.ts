@@ -6,6 +6,7 @@ import { newDemoApiKey, startDemoProviderServers } from "../lib/demo/provider";
 import { demoProvidersFile, MAILER_MAPPING } from "../lib/demo/providers-file";
 import { compareWithPlanted, formatTruth } from "../lib/demo/reconciliation-truth";
 import { formatReport, verifyDemo } from "../lib/demo/verify";
+import { formatCountOf } from "../lib/format";
 import { HttpJsonAdapter } from "../lib/reconciliation/http-json";
 import { parseProviders } from "../lib/reconciliation/providers";
 import { reconcile } from "../lib/reconciliation/reconcile";
@@ -117,10 +118,10 @@ async function verifyReconciliation(
         requestedBy: "demo:verify",
         // A counter that rewrites itself on a terminal; elsewhere one line per run, not one per page.
         onProgress: ({ objects }) => {
-          if (tty) process.stderr.write(`\rreconciling ${name}: ${objects.toLocaleString("en")} objects`);
+          if (tty) process.stderr.write(`\rreconciling ${name}: ${formatCountOf(objects, "object")}`);
         },
       });
-      process.stderr.write(`${tty ? "\r" : ""}reconciled ${name}: ${result.objectsSeen.toLocaleString("en")} objects\n`);
+      process.stderr.write(`${tty ? "\r" : ""}reconciled ${name}: ${formatCountOf(result.objectsSeen, "object")}\n`);
       if (result.status === "failed") throw new Error(`the reconciliation of ${name} failed: ${result.error}`);
       runs.push(result.runId);
     }

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { E2E_LOGIN_CODE_COUNT, E2E_TENANT, type E2eRole } from "../e2e/roles";
-import { WORKER_EXPOSITION } from "../e2e/worker-metrics";
+import { seedWorkerStarts, WORKER_EXPOSITION } from "../e2e/worker-metrics";
 import { createLoginLink } from "../lib/auth/login";
 import { createToken } from "../lib/auth/tokens";
 import { type Config, loadConfig, loadDebugFlag } from "../lib/config";
@@ -22,6 +22,7 @@ import { createPrismaClient } from "../lib/db/prisma";
 import { createScratchDatabase } from "../lib/db/scratch";
 import { demoProvidersFile } from "../lib/demo/providers-file";
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../lib/features/keys-and-effects/testing/seed-keys";
+import { seedStates } from "../lib/features/keys-and-effects/testing/seed-states";
 import { SEED_DAYS_BACK, seedOverview } from "../lib/features/overview/testing/seed-overview";
 import {
   seedReconciledEffects,
@@ -255,11 +256,13 @@ async function main(): Promise<number> {
       });
       await seedOverview(seeder);
       await seedKeys(seeder);
+      await seedStates(seeder);
       await seedGaps(seeder);
       const seededAt = new Date();
       await seedReconciliation(seeder, seededAt);
       await seedReconciliationLoad(seeder, seededAt);
       await seedReconciledEffects(seeder);
+      await seedWorkerStarts(seeder);
     } finally {
       await seeder.end();
     }

@@ -3,6 +3,7 @@ import pg from "pg";
 import { loadConfig } from "../lib/config";
 import { consolePoolConfig } from "../lib/db/pool";
 import { openDatabase } from "../lib/db/provision";
+import { formatCountOf } from "../lib/format";
 import { adapterFor } from "../lib/reconciliation/adapters";
 import { PROVIDERS_FILE_VARIABLE, reconcileProviders } from "../lib/reconciliation/providers";
 import { reconcile, summaryLine } from "../lib/reconciliation/reconcile";
@@ -81,7 +82,7 @@ runMain(async () => {
       trigger: "manual",
       requestedBy: `cli:${os.userInfo().username}`,
       onProgress: ({ pages, objects, resumed }) => {
-        const line = `${spinner[progressLines++ % 4]} ${provider.label}: ${pages} pages, ${objects} objects staged${resumed ? " (resumed)" : ""}`;
+        const line = `${spinner[progressLines++ % 4]} ${provider.label}: ${formatCountOf(pages, "page")}, ${formatCountOf(objects, "object")} staged${resumed ? " (resumed)" : ""}`;
         if (tty) process.stderr.write(`\r${line}`);
         else if (Date.now() - lastLine >= 10_000) {
           lastLine = Date.now();
@@ -91,7 +92,9 @@ runMain(async () => {
     });
     if (tty) process.stderr.write("\n");
     if (result.status === "failed") throw new Error(`run ${result.runId} failed: ${result.error}`);
-    log(`run ${result.runId}: ${result.effectsSeen} effects, ${result.objectsSeen} ${provider.objectNoun}s`);
+    log(
+      `run ${result.runId}: ${formatCountOf(result.effectsSeen, "effect")}, ${formatCountOf(result.objectsSeen, provider.objectNoun)}`,
+    );
     process.stdout.write(`${summaryLine(result)}\n`);
   } finally {
     await pool.end();

@@ -16,6 +16,7 @@ import {
   type RetentionSettingsInput,
   updateRetentionSettings,
 } from "../lib/features/retention-and-gaps/settings";
+import { formatCountOf } from "../lib/format";
 import { log, runMain } from "./cli";
 
 /**
@@ -47,7 +48,7 @@ function printPlan(plan: PlanView): void {
   for (const c of plan.create) log(`create   ${c.name}  ${c.from} .. ${c.to}  (${c.reason})`);
   for (const p of plan.partitions) {
     const what = p.action === "keep" ? `keep     ${p.name}  [${p.guard}]` : `${p.action.padEnd(8)} ${p.name}`;
-    log(`${what}  ${p.from ?? "?"} .. ${p.to ?? "?"}  ~${Math.round(p.estimatedRows)} rows  ${p.reason}`);
+    log(`${what}  ${p.from ?? "?"} .. ${p.to ?? "?"}  ~${formatCountOf(Math.round(p.estimatedRows), "row")}  ${p.reason}`);
   }
   for (const o of plan.orphans) log(`drop     ${o}  (detached by an earlier run)`);
   for (const i of plan.index) log(`index    ${i.partition}  ${i.index}  ${i.reason}`);
@@ -96,7 +97,9 @@ runMain(async () => {
     } else if (command === "apply") {
       const run = await applyRetention({ ...maintenance, prisma, actor, trigger: "cli", audit: cliAudit });
       for (const op of run.operations) log(`${op.kind} ${op.partition}: ${op.result}${op.detail ? ` (${op.detail})` : ""}`);
-      log(`run ${run.runId ?? "-"}: ${run.result}${run.error ? `: ${run.error}` : ""} (${run.operations.length} operations)`);
+      log(
+        `run ${run.runId ?? "-"}: ${run.result}${run.error ? `: ${run.error}` : ""} (${formatCountOf(run.operations.length, "operation")})`,
+      );
       if (run.result === "failed") process.exitCode = 1;
     } else if (rest[0] === "set") {
       try {

@@ -11,7 +11,7 @@ import { assertPortFree, findFreePort } from "../lib/db/free-port";
 import { withSearchPath } from "../lib/db/pool";
 import { type ProvisionedConsoleDatabase, provisionDatabase } from "../lib/db/provision";
 import { giveSchemasToConsoleRole } from "../lib/db/roles";
-import { backfillHistory, isDatabaseEmpty } from "../lib/demo/history";
+import { backfillHistory, historyReadyLine, isDatabaseEmpty } from "../lib/demo/history";
 import { type DemoProviderEndpoints, installDemoProviderSchema } from "../lib/demo/provider";
 import { writeDemoProvidersFile } from "../lib/demo/providers-file";
 import { DEMO_SCHEMA, installDemoSchema } from "../lib/demo/schema";
@@ -255,8 +255,10 @@ runMain(async () => {
         `backfilling ${Math.round(spanMs / 86_400_000) || "<1"} day(s) of demo history (marked demo; npm run demo:reset removes it)`,
       );
       try {
-        const r = await withClient(demoUrl, (client) => backfillHistory(client, { spanMs, onProgress: log }));
-        log(`history ready: ${r.effects} effects, ${r.rollupRows} rollup rows over ${r.days} day(s)`);
+        const r = await withClient(demoUrl, (client) =>
+          backfillHistory(client, { spanMs, settings: demoSettings ?? demoSettingsFromEnv(), onProgress: log }),
+        );
+        log(historyReadyLine(r));
       } catch (error) {
         // Each day is its own transaction: what was written is whole. The live console goes on.
         if (!shuttingDown) log(`history backfill stopped: ${error instanceof Error ? error.message : String(error)}`);

@@ -613,7 +613,7 @@ describe("npm start on the user's own database (DATABASE_URL)", () => {
         const port = await findFreePort();
         const run = runStart({ DATABASE_URL: scratch.url, ONCEBOARD_DATA_DIR: dataDir, PORT: String(port) }, ["--history", "6h"]);
         running.push(run);
-        await waitForOutput(run, /history ready: \d+ effects/, 300_000);
+        await waitForOutput(run, /history ready: [\d,]+ effects?/, 300_000);
         await waitForOutput(run, /history ready[\s\S]*Sign in once with this link/, 30_000);
         const lines = run.output().trim().split("\n");
         const links = lines.flatMap((line, i) => (/Sign in once with this link .*\/login#code=/.test(line) ? [i] : []));

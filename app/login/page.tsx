@@ -4,10 +4,19 @@ import { PageHeader } from "@/components/ui/page-header";
 import { oidcSettings } from "@/lib/auth/oidc-client";
 import { OIDC_START_PATH } from "@/lib/auth/oidc-paths";
 import { DEFAULT_AFTER_SIGN_IN, nextPathOrDefault } from "@/lib/auth/safe-next";
+import type { SessionEndReason } from "@/lib/auth/session";
 
 export const metadata: Metadata = { title: "Sign in" };
 
+const SESSION_ENDS: Record<SessionEndReason, string> = {
+  "session-revoked": "Your session was revoked (by an admin on Tokens & sessions, or by signing out). Sign in again to go on.",
+  "token-revoked": "The token this session signed in with has been revoked or has expired. Sign in with another.",
+  "session-expired": "Your session expired (it lasts a fixed time, and ends sooner when left idle). Sign in again.",
+  "session-ended": "Your session is no longer valid on this console. Sign in again.",
+};
+
 const REASONS: Record<string, string> = {
+  ...SESSION_ENDS,
   role: "Your token's role cannot open that page.",
   unavailable: "The database cannot be reached, so sign-in cannot be checked right now.",
   "logout-unavailable":
@@ -29,7 +38,7 @@ export default async function LoginPage({
 }) {
   const params = await searchParams;
   const next = nextPathOrDefault(Array.isArray(params.next) ? params.next[0] : params.next);
-  const reason = typeof params.reason === "string" ? REASONS[params.reason] : undefined;
+  const reason = typeof params.reason === "string" && Object.hasOwn(REASONS, params.reason) ? REASONS[params.reason] : undefined;
   const sso = oidcSettings();
   const ssoHref = `${OIDC_START_PATH}${next !== DEFAULT_AFTER_SIGN_IN ? `?next=${encodeURIComponent(next)}` : ""}`;
   return (

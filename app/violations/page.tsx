@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { ViolationFilters } from "@/components/violations/violation-filters";
 import { ViolationsTable } from "@/components/violations/violations-table";
+import { getViolationTotals } from "@/lib/features/violations/get-violation-groups";
 import { listViolations } from "@/lib/features/violations/list-violations";
 import { violationsPageQuery } from "@/lib/routes/page-queries";
 import { declarePage } from "../_shared/declare-page";
@@ -24,11 +25,26 @@ export default declarePage({
       <InvalidQueryAlert invalid={invalid} />
     </>
   ),
-  load: ({ scope, query }) => listViolations(scope, query),
+  // The list and its totals with one filter at one instant: the total is the rows the list pages through.
+  load: async ({ scope, query }) => {
+    const now = new Date();
+    const [list, totals] = await Promise.all([
+      listViolations(scope, { ...query, now }),
+      getViolationTotals(scope, { ...query, now }),
+    ]);
+    return { list, totals };
+  },
   render: ({ scope, query, values, data }) => {
     const { jobType = null, constraint = null } = query;
     const tenant = scope.platform ? (query.tenant ?? null) : null;
     const [from, to, limit] = [values.get("from"), values.get("to"), values.get("limit")];
-    return <ViolationsTable list={data} filters={{ tenant, jobType, constraint, from, to, limit }} platform={scope.platform} />;
+    return (
+      <ViolationsTable
+        list={data.list}
+        totals={data.totals}
+        filters={{ tenant, jobType, constraint, from, to, limit }}
+        platform={scope.platform}
+      />
+    );
   },
 });

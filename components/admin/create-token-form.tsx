@@ -28,10 +28,15 @@ export function CreateTokenForm({ platform, tenant }: { platform: boolean; tenan
     onSuccess: (data) => setCreated(data),
     onSettled: () => client.invalidateQueries({ queryKey: [ADMIN_QUERY_ROOT] }),
   });
-  if (created) return <CreatedSecret created={created} onDismiss={() => setCreated(null)} />;
+  if (created)
+    return (
+      <div className="panel-section">
+        <CreatedSecret created={created} onDismiss={() => setCreated(null)} />
+      </div>
+    );
   return (
     <form
-      className="filter-form"
+      className="filter-form panel-section"
       data-testid="create-token"
       onSubmit={(event) => {
         event.preventDefault();

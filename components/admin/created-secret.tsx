@@ -7,7 +7,8 @@ import type { CreatedTokenResponse } from "@/lib/features/tokens-and-sessions/co
 export function CreatedSecret({ created, onDismiss }: { created: CreatedTokenResponse; onDismiss: () => void }) {
   const [copied, setCopied] = useState(false);
   return (
-    <div className="banner" role="status" data-testid="created-secret">
+    // A success, not an error: a plain .banner is the danger tone.
+    <div className="banner banner-stacked" data-tone="success" role="status" data-testid="created-secret">
       <p>
         Token <strong>{created.token.name}</strong> created. Copy its secret now: it is shown this once and cannot be read again.
       </p>

@@ -1,7 +1,8 @@
 "use client";
 
 import { Area, AreaChart, CartesianGrid, ReferenceLine, Tooltip, XAxis, YAxis } from "recharts";
-import { formatCountOf, formatDuration } from "@/lib/format";
+import { formatCompactCount, formatCountOf, formatDuration } from "@/lib/format";
+import { AXIS_LABEL_STYLE, AXIS_TICK_STYLE, countLogTicks, logAxisLabel } from "../charts/axis";
 
 interface Point {
   x: number;
@@ -11,6 +12,10 @@ interface Point {
 
 // Log time axis: ticks at the units people think in.
 const TICKS = [1, 60, 3600, 86_400, 604_800, 2_592_000];
+
+/** The axes' names: both are log scales, and say so. */
+export const GAP_AXIS_LABEL = logAxisLabel("gap since the first claim");
+export const DUPLICATES_AXIS_LABEL = logAxisLabel("duplicates");
 
 /** The first bucket starts at 0, which a log axis cannot show: draw it from 0.5 s. */
 const LOG_FLOOR = 0.5;
@@ -47,7 +52,8 @@ function HistogramTooltip({ active, payload }: { active?: boolean; payload?: Rea
 /**
  * A redelivery-gap histogram as a step area on a log time axis, with the current retention and the
  * largest declared retry window as vertical reference lines, named in a key under the chart. A symlog count axis keeps the rare
- * late gaps visible next to the millions of fast ones.
+ * late gaps visible next to the millions of fast ones; its ticks are the powers of ten up to the tallest bucket, and both axes
+ * are named with their scale.
  */
 export function GapHistogramChart({
   title,
@@ -67,13 +73,14 @@ export function GapHistogramChart({
   testId?: string;
 }) {
   const data = toPoints(bounds, buckets);
+  const countTicks = countLogTicks(Math.max(0, ...buckets));
   const summary = buckets
     .map((n, i) => (n > 0 ? `${bucketLabel(bounds, i)}: ${n}` : null))
     .filter(Boolean)
     .join(", ");
   return (
     <figure className="chart" aria-label={`${title}. ${summary || "no gaps"}`} data-testid={testId}>
-      <AreaChart responsive data={data} style={{ width: "100%", height }} margin={{ top: 22, right: 16, bottom: 4, left: 0 }}>
+      <AreaChart responsive data={data} style={{ width: "100%", height }} margin={{ top: 22, right: 16, bottom: 18, left: 8 }}>
         <CartesianGrid stroke="var(--grid)" vertical={false} />
         <XAxis
           dataKey="x"
@@ -83,16 +90,29 @@ export function GapHistogramChart({
           ticks={TICKS}
           tickFormatter={(v: number) => formatDuration(v)}
           allowDataOverflow
-          tick={{ fill: "var(--text-muted)", fontSize: 12 }}
+          tick={AXIS_TICK_STYLE}
           stroke="var(--border)"
+          label={{ value: GAP_AXIS_LABEL, position: "bottom", offset: 2, ...AXIS_LABEL_STYLE }}
         />
         <YAxis
           scale="symlog"
+          domain={[0, countTicks.at(-1) ?? 1]}
+          ticks={countTicks}
+          interval="preserveStartEnd"
+          tickFormatter={(v: number) => formatCompactCount(v)}
           allowDecimals={false}
-          width={48}
-          tick={{ fill: "var(--text-muted)", fontSize: 12 }}
+          width={56}
+          tick={AXIS_TICK_STYLE}
           stroke="var(--border)"
           tickLine={false}
+          label={{
+            value: DUPLICATES_AXIS_LABEL,
+            angle: -90,
+            position: "insideLeft",
+            offset: -2,
+            style: { textAnchor: "middle" },
+            ...AXIS_LABEL_STYLE,
+          }}
         />
         <Tooltip content={HistogramTooltip} isAnimationActive={false} />
         <Area

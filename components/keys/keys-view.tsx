@@ -18,6 +18,7 @@ import {
   keysSearchUrl,
 } from "@/lib/features/keys-and-effects/keys-types";
 import { formatCountOf, formatUtc } from "@/lib/format";
+import { BulkReleaseHint } from "./bulk-release-hint";
 import { BulkReleasePanel } from "./bulk-release-panel";
 import { KeyDetail } from "./key-detail";
 import { StatusBadge } from "./status-badge";
@@ -111,7 +112,7 @@ export function KeysView({
         <InvalidQueryAlert invalid={invalid} hint="Change it above and search again." />
       ) : (
         <>
-          {session.role !== "viewer" && tenant !== undefined ? (
+          {session.role === "viewer" ? null : tenant !== undefined ? (
             <BulkReleasePanel
               key={`${tenant}\u0000${params.q ?? ""}\u0000${params.jobType ?? ""}`}
               tenant={tenant}
@@ -119,7 +120,9 @@ export function KeysView({
               q={params.q}
               jobType={params.jobType}
             />
-          ) : null}
+          ) : (
+            <BulkReleaseHint where="in the search above" />
+          )}
           <div className="keys-columns">
             <section className="panel panel-flush keys-results" aria-labelledby="keys-results-heading">
               <div className="panel-header">

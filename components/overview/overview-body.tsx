@@ -1,7 +1,8 @@
 "use client";
 
+import { statesHref } from "@/lib/features/keys-and-effects/states-types";
 import type { OverviewResponse } from "@/lib/features/overview/contract";
-import { formatDuration, formatMeasure } from "@/lib/format";
+import { formatMeasure } from "@/lib/format";
 import { AlertsPanel } from "./alerts-panel";
 import { JobActivityTable } from "./job-activity-table";
 import { OverviewTiles } from "./overview-tiles";
@@ -14,7 +15,6 @@ import { ViolationsBanner } from "./violations-banner";
 /** One overview response: banners, tiles, alerts, top tenants, the charts, job activity and stuck claims. */
 export function OverviewBody({ data }: { data: OverviewResponse }) {
   const s = data.series;
-  const per = `per ${formatDuration(s.stepSeconds)}`;
   const ms = (v: number | null) => (v === null ? null : v * 1000);
   // The claim charts come from the per-minute rollups, which carry no tenant.
   // A tenant session is not shown them at all (OverviewResponse.withheld).
@@ -52,29 +52,29 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
         <TimeSeriesChart
           id="suppressions"
           title="Duplicate suppressions by job type"
-          unit={per}
+          measure={{ counts: "suppressions" }}
           kind="stacked-area"
-          timestamps={s.timestamps}
+          buckets={s.suppressionBuckets}
           series={s.suppressions}
           emptyText="No duplicate was suppressed in this range."
         />
         <TimeSeriesChart
           id="violations"
           title="Uncaught unique violations"
-          unit={per}
+          measure={{ counts: "violations" }}
           kind="bar"
           tone="danger"
-          timestamps={s.timestamps}
+          buckets={s}
           series={s.violations}
           emptyText="No uncaught unique violation in this range."
         />
         <TimeSeriesChart
           id="claim-rate"
           title="Claim rate"
-          unit="claims/s"
+          measure={{ unit: "claims/s" }}
           scope={fleetOnly}
           kind="line"
-          timestamps={s.timestamps}
+          buckets={s}
           series={[{ name: "claims/s", values: s.claimRate }]}
           format={(v) => (v >= 10 ? v.toFixed(0) : formatMeasure(v))}
           emptyText={chartWithheld ?? "No claim in this range."}
@@ -82,10 +82,10 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
         <TimeSeriesChart
           id="latency"
           title="Claim latency"
-          unit="ms"
+          measure={{ unit: "ms" }}
           scope={fleetOnly}
           kind="line"
-          timestamps={s.timestamps}
+          buckets={s}
           series={[
             { name: "p50", values: s.latencyP50.map(ms) },
             { name: "p99", values: s.latencyP99.map(ms) },
@@ -96,10 +96,10 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
         <TimeSeriesChart
           id="waits"
           title="In-flight waits and lease takeovers"
-          unit={per}
+          measure={{ counts: "events" }}
           scope={fleetOnly}
           kind="bar"
-          timestamps={s.timestamps}
+          buckets={s}
           series={[
             { name: "in-flight waits", values: s.inFlight },
             { name: "lease takeovers", values: s.takeovers },
@@ -113,7 +113,11 @@ export function OverviewBody({ data }: { data: OverviewResponse }) {
         tenantCounts={answersForTenant(data, "jobTypes.suppressions") && answersForTenant(data, "jobTypes.uncaughtViolations")}
         fleetWithheld={withheld(data, "jobTypes.deliveries")}
       />
-      <StuckClaims claims={data.stuck} total={data.totals.stuck} />
+      <StuckClaims
+        claims={data.stuck}
+        total={data.totals.stuck}
+        browseHref={statesHref({ state: "stuck", tenant: data.tenant, jobType: data.jobType })}
+      />
     </div>
   );
 }

@@ -5,7 +5,8 @@ import { keyHref } from "@/lib/features/keys-and-effects/keys-types";
 import type { StuckClaim } from "@/lib/features/overview/contract";
 import { formatCount, formatDuration } from "@/lib/format";
 
-export function StuckClaims({ claims, total }: { claims: StuckClaim[]; total: number }) {
+/** `browseHref`: the States page's stuck list for the Overview's tenant and job type (every stuck claim, paged). */
+export function StuckClaims({ claims, total, browseHref }: { claims: StuckClaim[]; total: number; browseHref: string }) {
   return (
     <section className="panel panel-flush" aria-labelledby="stuck-heading" data-testid="stuck-claims">
       <div className="panel-header">
@@ -17,7 +18,12 @@ export function StuckClaims({ claims, total }: { claims: StuckClaim[]; total: nu
             </span>
           ) : null}
         </h2>
-        <span className="panel-meta">in progress past their lease, now (whatever the range)</span>
+        <span className="panel-meta">
+          in progress past their lease, now (whatever the range) ·{" "}
+          <Link href={browseHref} data-testid="stuck-browse">
+            browse by state
+          </Link>
+        </span>
       </div>
       {claims.length === 0 ? (
         <p className="panel-empty muted">No claim is past its lease.</p>

@@ -2,18 +2,34 @@
 
 import { useEffect, useState } from "react";
 import { Area, AreaChart, Bar, BarChart, CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
-import type { Series } from "@/lib/features/overview/contract";
-import { formatMeasure, formatUtc, formatUtcTick } from "@/lib/format";
+import type { Series, SeriesBuckets } from "@/lib/features/overview/contract";
+import { formatDuration, formatMeasure, formatUtc, formatUtcTick } from "@/lib/format";
+import { AXIS_LABEL_STYLE, AXIS_TICK_STYLE } from "../charts/axis";
 
 /** Series colours: CSS variables with light and dark values (app/globals.css, --series-N). */
 const seriesColor = (i: number) => `var(--series-${(i % 8) + 1})`;
 
+/** The time axis's name: every time on the console is UTC. */
+export const TIME_AXIS_LABEL = "time (UTC)";
+
+/**
+ * What a chart's values are: counts of something per bucket ("suppressions" → "suppressions per
+ * 10 min", the width of the buckets the values were counted in, never another), or a measure in a
+ * unit of its own ("claims/s", "ms").
+ */
+export type ChartMeasure = { counts: string } | { unit: string };
+
+/** The value axis's label: for counts, the noun and the width of the buckets they were counted in. */
+export function measureLabel(measure: ChartMeasure, stepSeconds: number): string {
+  return "counts" in measure ? `${measure.counts} per ${formatDuration(stepSeconds)}` : measure.unit;
+}
+
 interface TimeSeriesChartProps {
   id: string;
   title: string;
-  /** Axis unit, e.g. "per 2 min", "claims/s", "ms". */
-  unit: string;
-  timestamps: number[];
+  /** The buckets the values were counted in: their timestamps, and their width (the unit of a count). */
+  buckets: SeriesBuckets;
+  measure: ChartMeasure;
   series: Series[];
   kind: "stacked-area" | "line" | "bar";
   format?: (value: number) => string;
@@ -25,14 +41,15 @@ interface TimeSeriesChartProps {
 }
 
 /**
- * A time series with axis units, a legend and a tooltip (times in UTC). Colours come from CSS
- * variables, so the chart follows the light and dark themes; it fills its container's width.
+ * A time series with both axes named (time in UTC; the values with their unit, a count with the
+ * width of its buckets), a legend and a tooltip. Colours come from CSS variables, so the chart
+ * follows the light and dark themes; it fills its container's width.
  */
 export function TimeSeriesChart({
   id,
   title,
-  unit,
-  timestamps,
+  buckets,
+  measure,
   series,
   kind,
   format,
@@ -44,6 +61,8 @@ export function TimeSeriesChart({
   const [mounted, setMounted] = useState(false);
   useEffect(() => setMounted(true), []);
   const fmt = format ?? formatMeasure;
+  const { timestamps } = buckets;
+  const unit = measureLabel(measure, buckets.stepSeconds);
   const spanDays = timestamps.length > 1 ? ((timestamps[timestamps.length - 1] ?? 0) - (timestamps[0] ?? 0)) / 86_400_000 : 0;
   const data = timestamps.map((t, i) => {
     const row: Record<string, number | null> = { t };
@@ -56,7 +75,7 @@ export function TimeSeriesChart({
   const common = {
     data,
     style: { width: "100%", height: 220 },
-    margin: { top: 8, right: 12, bottom: 0, left: 0 },
+    margin: { top: 8, right: 12, bottom: 14, left: 8 },
     responsive: true,
   };
   const axes = (
@@ -68,16 +87,24 @@ export function TimeSeriesChart({
         scale="time"
         domain={["dataMin", "dataMax"]}
         tickFormatter={(t: number) => formatUtcTick(t, { withDate: spanDays > 1 })}
-        tick={{ fill: "var(--text-muted)", fontSize: 11 }}
+        tick={AXIS_TICK_STYLE}
         stroke="var(--border)"
         minTickGap={40}
+        label={{ value: TIME_AXIS_LABEL, position: "bottom", offset: 0, ...AXIS_LABEL_STYLE }}
       />
       <YAxis
         width={64}
-        tick={{ fill: "var(--text-muted)", fontSize: 11 }}
+        tick={AXIS_TICK_STYLE}
         stroke="var(--border)"
         tickFormatter={(v: number) => fmt(v)}
-        label={{ value: unit, angle: -90, position: "insideLeft", fill: "var(--text-muted)", fontSize: 11, dx: 8, dy: 30 }}
+        label={{
+          value: unit,
+          angle: -90,
+          position: "insideLeft",
+          offset: -2,
+          style: { textAnchor: "middle" },
+          ...AXIS_LABEL_STYLE,
+        }}
       />
       <Tooltip
         isAnimationActive={false}
@@ -85,7 +112,7 @@ export function TimeSeriesChart({
         formatter={(value) => (typeof value === "number" ? `${fmt(value)} ${unit}` : "–")}
         contentStyle={{ background: "var(--surface)", border: "1px solid var(--border)", color: "var(--text)" }}
       />
-      <Legend wrapperStyle={{ fontSize: 12, color: "var(--text-muted)" }} />
+      <Legend wrapperStyle={{ fontSize: 12, color: "var(--text-muted)", paddingTop: 12 }} />
     </>
   );
   let chart: React.ReactNode;
@@ -158,6 +185,7 @@ export function TimeSeriesChart({
         data-mounted={mounted ? "yes" : "no"}
         data-testid={`chart-${id}`}
         data-points={points}
+        data-step-seconds={buckets.stepSeconds}
         aria-label={`${title}: ${series.map((s) => s.name).join(", ")}`}
       >
         {points === 0 && emptyText ? (

@@ -1,11 +1,11 @@
 import type { WorkerStatus } from "@/lib/features/workers/contract";
-import { formatElapsed } from "@/lib/format";
+import { formatCount, formatElapsed } from "@/lib/format";
 import { WorkerCountCell } from "./worker-count-cell";
 
 /** One worker: its URL (a link through the console for platform tokens), up or down, uptime, restarts and counters. */
 export function WorkerRow({ worker }: { worker: WorkerStatus }) {
   const state = worker.up ? "up" : "down";
-  const restarts = worker.restarts ?? 0;
+  const restarts = worker.restarts ?? null;
   return (
     <tr data-testid="worker" data-state={state} data-url={worker.url}>
       <th scope="row">
@@ -34,10 +34,10 @@ export function WorkerRow({ worker }: { worker: WorkerStatus }) {
       <td
         className="num"
         data-testid="worker-restarts"
-        data-tone={restarts > 0 ? "warning" : undefined}
-        title="restarts seen in the last hour"
+        data-tone={restarts !== null && restarts > 0 ? "warning" : undefined}
+        title={restartsTitle(worker)}
       >
-        {restarts}
+        {restarts === null ? "–" : formatCount(restarts)}
       </td>
       <WorkerCountCell value={worker.claims} />
       <WorkerCountCell value={worker.duplicateSuppressions} />
@@ -45,4 +45,12 @@ export function WorkerRow({ worker }: { worker: WorkerStatus }) {
       <WorkerCountCell value={worker.uncaughtViolations} tone="danger" />
     </tr>
   );
+}
+
+/** Where the restart count comes from, or why there is none. */
+function restartsTitle(worker: WorkerStatus): string {
+  if (!worker.workerName)
+    return "unknown: this worker's /metrics names no worker (idem_worker_info); workers of this library version do";
+  if (worker.restarts == null) return `unknown: the starts recorded by ${worker.workerName} could not be read`;
+  return `process starts ${worker.workerName} recorded in the last hour, after its first`;
 }

@@ -96,7 +96,11 @@ export function WorkersPanel() {
                 <th scope="col" className="num" title="since process_start_time_seconds">
                   Uptime
                 </th>
-                <th scope="col" className="num" title="new start times seen by the console's scrapes in the last hour">
+                <th
+                  scope="col"
+                  className="num"
+                  title="process starts each worker recorded in the last hour, after its first (worker_starts)"
+                >
                   Restarts (1 h)
                 </th>
                 <th scope="col" className="num" title="idem_claims_total: claims, every result">

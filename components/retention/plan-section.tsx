@@ -5,7 +5,7 @@ import { useState } from "react";
 import { KEYS_SEARCH_QUERY_ROOT } from "@/lib/features/keys-and-effects/keys-types";
 import type { ApplyResultView, PlanView } from "@/lib/features/retention-and-gaps/contract";
 import { RETENTION_QUERY_ROOT } from "@/lib/features/retention-and-gaps/retention-types";
-import { formatCountOf, formatUtc } from "@/lib/format";
+import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
 import { postJson } from "../api/fetch-json";
 import { useConsoleWritable } from "../shell/console-mode";
 
@@ -27,12 +27,14 @@ export function PlanSection({ plan, canApply: admin }: { plan: PlanView; canAppl
     },
   });
   const drops = plan.partitions.filter((p) => p.action !== "keep");
+  const nothingToDo = plan.create.length === 0 && drops.length === 0 && plan.orphans.length === 0 && plan.index.length === 0;
 
   return (
     <section className="panel" aria-labelledby="retention-plan">
       <div className="panel-header">
         <h2 id="retention-plan">Plan</h2>
-        {canApply ? (
+        {/* Nothing to apply: no button and no confirmation, the plan below says so. */}
+        {canApply && !nothingToDo ? (
           confirming ? (
             <span>
               <button type="button" className="button" onClick={() => apply.mutate()} disabled={apply.isPending}>
@@ -49,10 +51,10 @@ export function PlanSection({ plan, canApply: admin }: { plan: PlanView; canAppl
           )
         ) : null}
       </div>
-      {confirming ? (
+      {confirming && !nothingToDo ? (
         <p className="muted">
-          This creates {formatCountOf(plan.create.length, "partition")}, detaches and drops {drops.length} (their rows are deleted
-          for good) and indexes {formatCountOf(plan.index.length, "closed partition")}.
+          This creates {formatCountOf(plan.create.length, "partition")}, detaches and drops {formatCount(drops.length)} (their
+          rows are deleted for good) and indexes {formatCountOf(plan.index.length, "closed partition")}.
         </p>
       ) : null}
       {apply.data ? (
@@ -67,7 +69,7 @@ export function PlanSection({ plan, canApply: admin }: { plan: PlanView; canAppl
           {"code" in apply.error ? ` (${String(apply.error.code)})` : ""}
         </p>
       ) : null}
-      {plan.create.length === 0 && drops.length === 0 && plan.orphans.length === 0 && plan.index.length === 0 ? (
+      {nothingToDo ? (
         <p className="panel-empty" data-testid="plan-empty">
           Nothing to do: every partition ahead exists, nothing has expired and every closed partition is indexed.
         </p>

@@ -5,6 +5,8 @@ const GLYPHS: Record<NavIconName, string> = {
   overview: "M1 9h3v6H1zM6.5 5h3v10h-3zM12 1h3v14h-3z",
   retention: "M1 2h14v3H1zM2 6h12v8H2zm3 2v1h6V8z",
   keys: "M6.5 1a5.5 5.5 0 1 0 3.9 9.4l4.1 4.1 1.1-1.1-4.1-4.1A5.5 5.5 0 0 0 6.5 1Zm0 1.6a3.9 3.9 0 1 1 0 7.8 3.9 3.9 0 0 1 0-7.8Z",
+  // A list, each row with its state's mark.
+  states: "M1 2h3v3H1zm5 .5h9v2H6zM1 6.5h3v3H1zm5 .5h9v2H6zM1 11h3v3H1zm5 .5h9v2H6z",
   violations: "M8 1 0.5 15h15L8 1Zm-.8 5h1.6l-.2 5H7.4l-.2-5Zm.8 6.2a.9.9 0 1 1 0 1.8.9.9 0 0 1 0-1.8Z",
   // Two columns checked against each other.
   reconciliation: "M1 2h5v12H1zm9 0h5v12h-5zM6.5 7.2h3v1.6h-3z",

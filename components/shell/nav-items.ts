@@ -8,6 +8,7 @@ import type { Role } from "@/lib/auth/auth-types";
 export const NAV_ITEMS: readonly { href: string; label: string; icon: NavIcon; minRole: Role }[] = [
   { href: "/overview", label: "Overview", icon: "overview", minRole: "viewer" },
   { href: "/keys", label: "Keys", icon: "keys", minRole: "viewer" },
+  { href: "/states", label: "States", icon: "states", minRole: "viewer" },
   { href: "/gaps", label: "Delivery gaps", icon: "gaps", minRole: "viewer" },
   { href: "/violations", label: "Violations", icon: "violations", minRole: "viewer" },
   { href: "/reconciliation", label: "Reconciliation", icon: "reconciliation", minRole: "viewer" },
@@ -16,4 +17,4 @@ export const NAV_ITEMS: readonly { href: string; label: string; icon: NavIcon; m
   { href: "/admin", label: "Tokens & sessions", icon: "admin", minRole: "admin" },
 ];
 
-export type NavIcon = "overview" | "keys" | "gaps" | "violations" | "reconciliation" | "retention" | "audit" | "admin";
+export type NavIcon = "overview" | "keys" | "states" | "gaps" | "violations" | "reconciliation" | "retention" | "audit" | "admin";

@@ -1,24 +1,29 @@
 import Link from "next/link";
 import { EmptyState } from "@/components/ui/empty-state";
 import { keyHref } from "@/lib/features/keys-and-effects/keys-types";
-import type { ViolationListResponse } from "@/lib/features/violations/contract";
+import type { ViolationListResponse, ViolationTotalsResponse } from "@/lib/features/violations/contract";
 import { type ViolationListFilters, violationsHref } from "@/lib/features/violations/violations-types";
 import { formatUtc } from "@/lib/format";
 import { ViolationFilters } from "./violation-filters";
+import { ViolationTotals } from "./violation-totals";
 
 /** Every uncaught violation, one row per occurrence, each linking to its own key's page. */
 export function ViolationsTable({
   list,
+  totals,
   filters,
   platform,
 }: {
   list: ViolationListResponse;
+  /** The list's totals, read with the same filter (GET /api/v1/violations/groups). */
+  totals: ViolationTotalsResponse;
   filters: ViolationListFilters;
   platform: boolean;
 }) {
   return (
     <>
       <ViolationFilters filters={filters} platform={platform} />
+      <ViolationTotals totals={totals} filters={filters} />
       {list.violations.length === 0 ? (
         <EmptyState title="No uncaught violations">
           <p className="muted">No handler hit a unique constraint with its own writes for these filters.</p>

@@ -192,6 +192,36 @@ export async function findSession(
   return holder;
 }
 
+/** Why a session cookie no longer signs anyone in: said on /login, so a revoked session is not a silent sign-out. */
+export type SessionEndReason = "session-revoked" | "token-revoked" | "session-expired" | "session-ended";
+
+/**
+ * Why the session a cookie value names is not good at `now` (findSession answered null for it):
+ * revoked (by an admin; or signed out, though a sign-out also clears its cookie), its token revoked or expired, past
+ * its expiry or idle timeout, or unknown (a forged or foreign cookie, a row since deleted, another
+ * ONCEBOARD_SECRET). Null without a cookie, or when the session is in fact good. Only for the
+ * message: it signs no one in, and a database error is the caller's to ignore.
+ */
+export async function whySessionEnded(
+  cookieValue: string | undefined | null,
+  db: SessionStore = getPrisma(),
+  now = new Date(),
+): Promise<SessionEndReason | null> {
+  if (!cookieValue) return null;
+  const id = sessionIdOf(cookieValue);
+  if (id === null) return "session-ended";
+  const row = await db.consoleSession.findUnique({
+    where: { idHash: hashSessionId(id) },
+    select: { tokenId: true, lastSeenAt: true, expiresAt: true, revokedAt: true },
+  });
+  if (!row) return "session-ended";
+  if (row.revokedAt !== null) return "session-revoked";
+  const idleMs = loadConfig().ONCEBOARD_SESSION_IDLE_MINUTES * 60_000;
+  if (row.expiresAt.getTime() <= now.getTime() || now.getTime() - row.lastSeenAt.getTime() >= idleMs) return "session-expired";
+  if (row.tokenId !== null && !(await findActiveTokenById(row.tokenId, db, now))) return "token-revoked";
+  return null;
+}
+
 /** The token of the session a cookie value names, when it is a token's session and both are good at `now`. */
 export async function findSessionToken(
   cookieValue: string | undefined | null,

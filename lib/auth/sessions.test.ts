@@ -122,10 +122,11 @@ describe("server-side sessions", () => {
     const replayed = await callProbe({ cookie });
     expect(replayed.status).toBe(401);
     expect(await replayed.text()).not.toContain("tenant data");
-    // A forged X-Forwarded-Host does not steer the redirect (the peer is no trusted proxy).
+    // A forged X-Forwarded-Host does not steer the redirect (the peer is no trusted proxy); the
+    // sign-in page is told the session was revoked, not left to ask as if none had existed.
     const page = await proxied("/keys", { cookie, "x-forwarded-host": "evil.example", "x-forwarded-proto": "https" });
     expect(page.status).toBe(307);
-    expect(page.headers.get("location")).toBe(`${CONSOLE}/login?next=%2Fkeys`);
+    expect(page.headers.get("location")).toBe(`${CONSOLE}/login?reason=session-revoked&next=%2Fkeys`);
     const { rows } = await db.pool.query("SELECT revoked_at FROM console_sessions WHERE token_id = $1", [token.id]);
     expect(rows[0].revoked_at).not.toBeNull();
     // The token itself is untouched: only that session ended.

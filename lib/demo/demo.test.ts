@@ -9,9 +9,10 @@ import { loadConfig } from "../config";
 import { findFreePort } from "../db/free-port";
 import { sleep, waitFor } from "../queues/testing/wait";
 import { startReconcileSchedule } from "../reconciliation/schedule";
+import { backfillHistory } from "./history";
 import { writeDemoProvidersFile } from "./providers-file";
 import { compareWithPlanted, formatTruth } from "./reconciliation-truth";
-import { demoSettingsFromEnv } from "./settings";
+import { type DemoSettings, demoSettingsFromEnv } from "./settings";
 import { type DemoProcesses, startDemoProcesses } from "./supervisor";
 import { formatReport, verifyDemo } from "./verify";
 
@@ -20,6 +21,8 @@ let demo: DemoProcesses | undefined;
 // The demo names its tables and the library's unqualified: it connects as npm start connects it.
 let demoPool: pg.Pool;
 const logDir = fs.mkdtempSync(path.join(os.tmpdir(), "onceboard-demo-test-"));
+/** The live run of the first test, which the second compares the backfilled history with. */
+let liveRun: { settings: DemoSettings; startedAt: Date; producerSeconds: number } | undefined;
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -59,6 +62,7 @@ describe("the demo workload (real worker processes, producer and pg-boss)", () =
     await demo.ready();
     await sleep(60_000);
     await demo.stopProducer();
+    liveRun = { settings, startedAt, producerSeconds: (Date.now() - startedAt.getTime()) / 1000 };
 
     // Let the workers finish what was published: nothing waiting, retrying or active.
     await waitFor(
@@ -140,5 +144,42 @@ describe("the demo workload (real worker processes, producer and pg-boss)", () =
     expect(violations.rows.map((r) => r.constraint_name)).toContain("demo_accounting_entries_entry_key");
     const nonDemo = await demoPool.query("SELECT 1 FROM effects WHERE NOT marked");
     expect(nonDemo.rowCount).toBe(0);
+  });
+
+  it("backfills history at the live run's own rate: claims and suppressions per minute within a factor of 2", async () => {
+    if (!liveRun) throw new Error("the live run above did not get as far as stopping its producer");
+    const { settings, startedAt, producerSeconds } = liveRun;
+    // Two hours of history ending before the live run's first minute, from the same settings.
+    // One connection: each day is a transaction of its own.
+    const client = await demoPool.connect();
+    try {
+      await backfillHistory(client, { spanMs: 2 * 3_600_000, settings, now: new Date(startedAt.getTime() - 60_000) });
+    } finally {
+      client.release();
+    }
+    const { rows } = await demoPool.query<{ live: boolean; claims: number; suppressed: number; minutes: number }>(
+      `SELECT minute >= date_trunc('minute', $1::timestamptz) AS live, sum(claims)::float8 AS claims,
+              sum(suppressed)::float8 AS suppressed, count(DISTINCT minute)::int AS minutes
+         FROM worker_stats_minute WHERE marked GROUP BY 1`,
+      [startedAt],
+    );
+    const live = rows.find((r) => r.live);
+    const history = rows.find((r) => !r.live);
+    if (!live || !history) throw new Error(`expected live and history minutes, got ${JSON.stringify(rows)}`);
+    // The live run's counts over the minute its producer ran (its workers drained the rest after it);
+    // the history's over the minutes it holds.
+    const perMinute = {
+      live: { claims: live.claims / (producerSeconds / 60), suppressed: live.suppressed / (producerSeconds / 60) },
+      history: { claims: history.claims / history.minutes, suppressed: history.suppressed / history.minutes },
+    };
+    console.log(`per minute: ${JSON.stringify(perMinute)}`);
+    for (const measure of ["claims", "suppressed"] as const) {
+      const ratio = perMinute.history[measure] / perMinute.live[measure];
+      expect(
+        ratio,
+        `${measure}: history ${perMinute.history[measure]} vs live ${perMinute.live[measure]} per minute`,
+      ).toBeGreaterThan(0.5);
+      expect(ratio, measure).toBeLessThan(2);
+    }
   });
 });

@@ -1,8 +1,9 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
+import { formatCountOf } from "../format";
 import { type DemoBrokerUrls, openDemoPublisher, setupDemoBroker } from "./broker";
-import { DEMO_APP_PREFIX, DEMO_TENANTS, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
+import { COMBINED_ORDER_SHARE, DEMO_APP_PREFIX, DEMO_TENANTS, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
 
 interface ProducerStats {
   orders: number;
@@ -63,7 +64,7 @@ export async function startDemoProducer(options: {
       orderId,
       amountCents,
     ]);
-    const queue = random() < 0.6 ? JOB_TYPES.paid : JOB_TYPES.capture;
+    const queue = random() < COMBINED_ORDER_SHARE ? JOB_TYPES.paid : JOB_TYPES.capture;
     const message: OrderMessage = {
       tenant,
       orderId,
@@ -165,7 +166,7 @@ export async function startDemoProducer(options: {
       if (reportEveryMs > 0 && now - lastReport >= reportEveryMs) {
         lastReport = now;
         log(
-          `demo producer: ${stats.orders} orders, ${stats.concurrentDuplicates} concurrent duplicates, ${stats.republishes} re-publishes, ${stats.lateReplays} late replays, ${stats.keyReuse} key reuses`,
+          `demo producer: ${formatCountOf(stats.orders, "order")}, ${formatCountOf(stats.concurrentDuplicates, "concurrent duplicate")}, ${formatCountOf(stats.republishes, "re-publish", "re-publishes")}, ${formatCountOf(stats.lateReplays, "late replay")}, ${formatCountOf(stats.keyReuse, "key reuse")}`,
         );
       }
       await sleep(200);

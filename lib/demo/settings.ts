@@ -20,6 +20,9 @@ export const JOB_TYPES = {
   refund: "order.refund",
 } as const;
 export type DemoJobType = (typeof JOB_TYPES)[keyof typeof JOB_TYPES];
+
+/** The share of orders the producer publishes as one order.paid job (the rest: order.capture, then its chained jobs). */
+export const COMBINED_ORDER_SHARE = 0.6;
 export const ALL_JOB_TYPES: DemoJobType[] = Object.values(JOB_TYPES);
 
 const rate = z.coerce.number().min(0).max(1);

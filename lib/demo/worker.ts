@@ -47,6 +47,8 @@ export async function startDemoWorker(options: {
     flushInterval: settings.rollupFlushMs,
     logger,
     workerId: `${name}:${process.pid}`,
+    // The slot's name, the same after the supervisor restarts it: the console counts its restarts by it.
+    workerName: name,
   });
   const metrics = await serveMetrics({ port: options.metricsPort, host: "127.0.0.1" });
   const faults = createFaults(settings, Math.random, (line) => logger.warn(line));

@@ -10,7 +10,7 @@ export { distributeForCitus, isEffectsDistributed } from "./citus";
 export { maintain } from "./maintenance";
 export { type MaintenancePlan, planMaintenance } from "./maintenance-plan";
 export { type LiveWorker, readLiveWorkers, readRetentionSettings } from "./maintenance-settings";
-export { GAP_BUCKET_BOUNDS } from "./metrics";
+export { GAP_BUCKET_BOUNDS, WORKER_INFO_METRIC } from "./metrics";
 // The library's migrations, for an applier that moves a database from before them.
 export { LIBRARY_MIGRATIONS_DIR, migrationsTableSql, readLibraryMigrations } from "./migrate";
 export { classifyDatabaseError } from "./pg-errors";
@@ -18,3 +18,5 @@ export { classifyDatabaseError } from "./pg-errors";
 export { type ReleaseRefusal, releaseClaim, type UnreleasedEffect } from "./release";
 export { inSchema, schemaNameOf } from "./schema";
 export { readStuckClaims } from "./stuck-claims";
+// A worker's restarts, from the starts it recorded when it registered (worker_starts).
+export { readWorkerRestarts } from "./worker-starts";

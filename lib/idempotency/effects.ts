@@ -123,6 +123,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
   const opts = resolveOptions(options);
   const registry = registryFor(opts.registry);
   const metrics = createMetrics(registry);
+  metrics.workerInfo.set({ worker_name: opts.workerName }, 1);
   const logger = opts.logger;
   const rollups = opts.rollups
     ? new Rollups(opts.db, {

@@ -118,6 +118,33 @@ ON CONFLICT (worker_id) DO UPDATE
 
 export const DELETE_WORKER = "DELETE FROM onceboard.worker_registrations WHERE worker_id = $1";
 
+/**
+ * A worker process's start, recorded once when it registers: its name across restarts, its
+ * process's start time, host, pid and worker id. A second registration from one process (two
+ * createEffects) records nothing more. The name's starts older than a month go in the same
+ * statement, so the table holds a month of starts per worker and needs no maintenance step.
+ */
+export const INSERT_WORKER_START = `
+WITH pruned AS (
+  DELETE FROM onceboard.worker_starts WHERE worker_name = $1 AND process_started_at < now() - interval '30 days'
+)
+INSERT INTO onceboard.worker_starts (worker_name, process_started_at, host, pid, worker_id)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT DO NOTHING`;
+
+/**
+ * Restarts of the named workers since $2: their process starts after $2 that are not the first
+ * start on record (a worker started once in the window has not restarted). Several names (one
+ * process with several workers) count its processes once.
+ */
+export const COUNT_WORKER_RESTARTS = `
+WITH starts AS (
+  SELECT DISTINCT process_started_at, host, pid FROM onceboard.worker_starts WHERE worker_name = ANY($1::text[])
+)
+SELECT count(*)::int AS restarts
+  FROM starts
+ WHERE process_started_at > $2 AND process_started_at > (SELECT min(process_started_at) FROM starts)`;
+
 export const INSERT_RUN = `
 INSERT INTO onceboard.maintenance_runs (runner, trigger, started_at) VALUES ($1, $2, $3) RETURNING id::text AS id`;
 

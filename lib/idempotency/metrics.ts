@@ -1,4 +1,4 @@
-import type { Counter, Histogram, Metric, Registry } from "prom-client";
+import type { Counter, Gauge, Histogram, Metric, Registry } from "prom-client";
 import { partitionMissingCounter } from "./maintenance-metrics";
 import { noMetrics, promClient, requirePromClient } from "./prom";
 import { CLAIM_DURATION_BUCKETS } from "./states";
@@ -11,6 +11,9 @@ import { CLAIM_DURATION_BUCKETS } from "./states";
 export const GAP_BUCKET_BOUNDS = [
   1, 5, 15, 60, 300, 900, 3600, 14400, 43200, 86400, 172800, 259200, 604800, 1209600, 2592000,
 ] as const;
+
+/** The metric naming a worker (its worker_name label) on its /metrics. */
+export const WORKER_INFO_METRIC = "idem_worker_info";
 
 declare global {
   var __onceboardIdemRegistry: Registry | undefined;
@@ -59,6 +62,8 @@ export interface EffectsMetrics {
   claimDuration: Histogram<"job_type">;
   /** Claims refused with PartitionMissingError (an alert of its own). */
   partitionMissing: Counter<"job_type">;
+  /** 1, labelled with the worker's name across restarts: what its starts are recorded under (worker_starts). */
+  workerInfo: Gauge<"worker_name">;
 }
 
 function reuse<M extends Metric>(registry: Registry, name: string, make: () => M): M {
@@ -150,5 +155,16 @@ export function createMetrics(registry: Registry | undefined): EffectsMetrics {
         }),
     ),
     partitionMissing: partitionMissingCounter(registry),
+    workerInfo: reuse(
+      registry,
+      WORKER_INFO_METRIC,
+      () =>
+        new (requirePromClient("metrics").Gauge)({
+          name: WORKER_INFO_METRIC,
+          help: "1, labelled with this worker's name across restarts (the workerName option): the console counts its restarts from the starts recorded under that name.",
+          labelNames: ["worker_name"],
+          registers: [registry],
+        }),
+    ),
   };
 }

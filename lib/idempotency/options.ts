@@ -50,6 +50,14 @@ export interface EffectsOptions {
   timeline?: boolean;
   /** Names this process in effects.owner. Default host:pid:random. */
   workerId?: string;
+  /**
+   * This worker's name across restarts: a supervisor's slot, a pod's or a service's name. Each start
+   * of its process is recorded under it (worker_starts, when `register` is on) and its /metrics
+   * carries it (idem_worker_info), so the console counts the worker's restarts from these records,
+   * whether or not anyone was looking. Default the host's name: give each its own when one host
+   * runs several workers.
+   */
+  workerName?: string;
   /** The PostgreSQL schema `migrate()` installed the library into. Default "onceboard". */
   schema?: string;
   // --- Retention ---
@@ -78,6 +86,7 @@ export interface ResolvedOptions {
   coalesce: boolean;
   timeline: boolean;
   workerId: string;
+  workerName: string;
   schema: string;
   register: boolean;
   /** null: this process does not run maintenance. */
@@ -113,6 +122,7 @@ const FIELD_CHECKS: Record<string, Check> = {
   coalesce: isBoolean,
   timeline: isBoolean,
   workerId: isWorkerId,
+  workerName: isWorkerId,
   register: isBoolean,
   maintain: isMaintain,
 };
@@ -200,6 +210,7 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
     coalesce: options.coalesce ?? true,
     timeline: options.timeline ?? true,
     workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    workerName: options.workerName ?? os.hostname(),
     schema: schemaNameOf(options.schema),
     ...resolveRetentionOptions(options),
   };

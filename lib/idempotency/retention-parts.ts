@@ -18,6 +18,7 @@ export function startRetentionParts(
   const registration = opts.register
     ? registerWorker(opts.db, {
         workerId: opts.workerId,
+        workerName: opts.workerName,
         schema: opts.schema,
         maxRetryWindowMs: opts.maxRetryWindowMs,
         logger,

@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import { defaultRegistry } from "./metrics";
+import { processStartedAt } from "./process-start";
 import { requirePromClient } from "./prom";
 
 export interface MetricsServer {
@@ -19,7 +20,7 @@ export async function serveMetrics(
   // The standard process_start_time_seconds, so the console (and Prometheus) can tell a
   // restart from a quiet worker. Registered once per registry (prom-client's default-metrics name).
   if (!registry.getSingleMetric("process_start_time_seconds")) {
-    const started = Math.round(Date.now() / 1000 - process.uptime());
+    const started = processStartedAt().getTime() / 1000;
     new (requirePromClient("serveMetrics").Gauge)({
       name: "process_start_time_seconds",
       help: "Start time of the process since unix epoch in seconds.",

@@ -3,8 +3,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type EffectsDb, sqlFor } from "./db";
 import { RetentionConfigError } from "./errors";
 import type { Logger } from "./logger";
-import { DELETE_WORKER, READ_SETTINGS, UPSERT_WORKER } from "./maintenance-sql";
+import { DELETE_WORKER, INSERT_WORKER_START, READ_SETTINGS, UPSERT_WORKER } from "./maintenance-sql";
 import { isTransientDatabaseError } from "./pg-errors";
+import { processStartedAt } from "./process-start";
 
 /**
  * One truth for retention, on the worker's side. A worker registers the maxRetryWindow it
@@ -16,6 +17,8 @@ import { isTransientDatabaseError } from "./pg-errors";
 
 export interface WorkerRegistrationOptions {
   workerId: string;
+  /** The worker's name across restarts (the workerName option): its start is recorded under it. Default the host's name. */
+  workerName?: string;
   /** The library's schema (schema.ts). Default onceboard. */
   schema?: string;
   maxRetryWindowMs: number;
@@ -36,6 +39,7 @@ export interface WorkerRegistration {
 const readSettings = { name: "onceboard_read_retention", text: READ_SETTINGS, returns: "rows" as const };
 const upsert = { name: "onceboard_upsert_worker", text: UPSERT_WORKER, returns: "count" as const };
 const remove = { name: "onceboard_delete_worker", text: DELETE_WORKER, returns: "count" as const };
+const recordStart = { name: "onceboard_insert_worker_start", text: INSERT_WORKER_START, returns: "count" as const };
 
 const fmt = (ms: number) =>
   ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${ms / 1000}s`;
@@ -80,6 +84,15 @@ export function registerWorker(db: EffectsDb, options: WorkerRegistrationOptions
       );
     }
     await beat();
+    // Once per registration; a failure (a schema migrated before worker_starts) costs only the count.
+    await sql
+      .run(recordStart, [options.workerName ?? os.hostname(), processStartedAt(), os.hostname(), process.pid, options.workerId])
+      .catch((error: unknown) =>
+        options.logger?.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          "worker registration: this start could not be recorded (the console's restart count will miss it)",
+        ),
+      );
     options.onRetention?.(retentionMs);
     timer = setInterval(async () => {
       if (stopped) return;

@@ -6,9 +6,13 @@ import { cursorParam } from "../console/common-contract";
 import { AUDIT_FILTER_KEYS } from "../features/audit/audit-page-types";
 import { auditQuery } from "../features/audit/contract";
 import { effectSearchQuery } from "../features/keys-and-effects/contract";
+import { stateKeysetFor } from "../features/keys-and-effects/effect-states";
+import { KEY_REUSE_KEYSET } from "../features/keys-and-effects/key-reuse-refusals";
 import { type KeysPageParams, keysPageParams } from "../features/keys-and-effects/keys-params";
 import { keysSearchUrl } from "../features/keys-and-effects/keys-types";
 import { EFFECT_KEYSET, EVERY_TENANT_EFFECT_KEYSET } from "../features/keys-and-effects/search-effects";
+import { stateListQuery } from "../features/keys-and-effects/states-contract";
+import { BROWSE_LISTS, type BrowseList, DEFAULT_BROWSE_LIST, KEY_REUSE } from "../features/keys-and-effects/states-types";
 import { overviewQuery } from "../features/overview/contract";
 import { isKnownJobType } from "../features/overview/job-type-known";
 import { findingsQuery } from "../features/reconciliation/contract";
@@ -146,6 +150,28 @@ export const violationsPageQuery: PageQuery<z.output<typeof violationsQuery>> = 
   },
 };
 
+const STATES_KEYS = ["state", "tenant", "jobType", "from", "to", "cursor"];
+const statesPageFields = z.object({ state: z.enum(BROWSE_LISTS).default(DEFAULT_BROWSE_LIST) });
+
+/** The States page's URL: the list it shows, and the filter and page of GET /api/v1/effect-states/{state}. */
+export interface StatesPageQuery {
+  state: BrowseList;
+  list: z.output<typeof stateListQuery>;
+}
+
+export const statesPageQuery: PageQuery<StatesPageQuery> = {
+  // A tenant session reads its own tenant whatever ?tenant= says.
+  values: (raw, session) => pageValues(raw, session, STATES_KEYS),
+  parse: (values, session) => {
+    const { state } = parseSearchParams(statesPageFields, values);
+    const list = parseSearchParams(stateListQuery, values);
+    // A cursor of another list (key reuse, one tenant's, every tenant's) or none this API made: the page says so.
+    const tenant = session.tenantId ?? list.tenant ?? null;
+    if (list.cursor) (state === KEY_REUSE ? KEY_REUSE_KEYSET : stateKeysetFor(tenant)).decode(list.cursor);
+    return { state, list };
+  },
+};
+
 const RECONCILIATION_KEYS = ["tenant", "kind", "provider", "jobType", "state", "from", "to", "cursor", "limit", "finding"];
 
 export const reconciliationPageQuery: PageQuery<{ filters: FindingFilters; query: z.output<typeof findingsQuery> }> = {
@@ -178,6 +204,7 @@ export const PAGE_QUERIES: Record<string, PageQuery<unknown>> = {
   "/overview": overviewPageQuery,
   "/gaps": gapsPageQuery,
   "/violations": violationsPageQuery,
+  "/states": statesPageQuery,
   "/reconciliation": reconciliationPageQuery,
   "/retention": retentionPageQuery,
   "/audit": auditPageQuery,

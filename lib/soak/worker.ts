@@ -63,6 +63,8 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     flushInterval: 0,
     logger,
     workerId: `${name}:${process.pid}`,
+    // The slot's name, the same after the supervisor restarts it: the console counts its restarts by it.
+    workerName: name,
   });
   let pending = emptyCounters();
   let armed = false;

@@ -166,6 +166,11 @@ describe("API token × tenant × endpoint matrix", () => {
     ],
     ["overview", "GET", "/api/v1/overview", row({}, 200)],
     ["violations", "GET", "/api/v1/violations", row({}, 200)],
+    ["violation totals", "GET", "/api/v1/violations/groups", row({}, 200)],
+    // Browse by state: a platform token naming no tenant counts and lists every tenant's.
+    ["effect states", "GET", "/api/v1/effect-states", row({}, 200)],
+    ["failed effects", "GET", "/api/v1/effect-states/failed", row({}, 200)],
+    ["key reuse refusals", "GET", "/api/v1/key-reuse-refusals", row({}, 200)],
     ["reconciliation runs", "GET", "/api/v1/reconciliation/runs", row({}, 200)],
     ["reconciliation windows", "GET", "/api/v1/reconciliation/windows", row({}, 200)],
     ["reconciliation findings", "GET", "/api/v1/reconciliation/findings?tenant=globex", row({}, 200)],

@@ -68,6 +68,8 @@ describe("stored values through every route", () => {
       `/api/v1/effects/${encodeURIComponent(KEY)}`,
       "/api/v1/effects?q=hostile",
       "/api/v1/violations",
+      "/api/v1/violations/groups",
+      "/api/v1/effect-states/failed",
       "/api/v1/reconciliation/findings",
       `/api/v1/reconciliation/findings/${findingId}`,
       "/api/v1/audit",
@@ -85,6 +87,8 @@ describe("stored values through every route", () => {
     const detail = JSON.parse((await get(`/api/v1/effects/${encodeURIComponent(KEY)}`)).text);
     expect(detail.outcome).toMatchObject({ stripeKey: "[secret key]", reference: "[card …1111]", kept: "ch_hostile_1 paid" });
     expect(detail.error).toContain("password=[redacted]");
+    const failed = JSON.parse((await get("/api/v1/effect-states/failed")).text);
+    expect(failed.effects[0].error).toContain("password=[redacted]");
   });
 
   it("opening a finding is audited like opening its key: once per view, ok or not_found (the page reads through the same readFindingAudited)", async () => {

@@ -52,9 +52,13 @@ interface Case {
 function cases(): Case[] {
   const found: Case[] = [];
   for (const [template, methods] of Object.entries(OPERATIONS)) {
-    // Path parameters are ids, keys and names, never times (timeFields on them would say so).
-    const path = template.replace(/\{(\w+)\}/g, "00000000-0000-4000-8000-000000000001");
     for (const [method, operation] of Object.entries(methods)) {
+      // Path parameters are ids, keys, names and choices, never times (timeFields on them would say so):
+      // a choice takes its first option, anything else an id, so the request reaches its query.
+      const path = template.replace(/\{(\w+)\}/g, (_, name: string) => {
+        const field = (operation.path as z.ZodObject | undefined)?.shape[name];
+        return field instanceof z.ZodEnum ? String(field.options[0]) : "00000000-0000-4000-8000-000000000001";
+      });
       for (const where of ["query", "body"] as const) {
         const fields = timeFields(operation[where]);
         for (const field of fields)

@@ -201,7 +201,7 @@ async function probeFreshStart(baseUrl: string, secrets: { platform: string; ten
 }
 
 /**
- * Each tenant's rows: a completed effect with its deliveries, a stuck claim and an uncaught violation, all recent; and
+ * Each tenant's rows: a completed effect with its deliveries, a stuck claim, a failed effect and an uncaught violation, all recent; and
  * its reconciliation findings (keys naming the tenant), beside one that names no tenant.
  */
 async function seedTenants(url: string): Promise<void> {
@@ -216,7 +216,8 @@ async function seedTenants(url: string): Promise<void> {
         `INSERT INTO effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until, first_message_id,
                               last_message_id, outcome, created_at, updated_at, completed_at, duplicate_count)
          VALUES ($1, $2, 'capture-payment', 'completed', 'external', 1, NULL, NULL, $3, $3, $4, $5, $5, $5, 2),
-                ($1, $6, 'capture-payment', 'in_progress', 'external', 1, $7, $8, $9, $9, NULL, $5, $5, NULL, 0)`,
+                ($1, $6, 'capture-payment', 'in_progress', 'external', 1, $7, $8, $9, $9, NULL, $5, $5, NULL, 0),
+                ($1, $10, 'capture-payment', 'failed', 'external', 2, NULL, NULL, $10, $10, NULL, $5, $5, NULL, 0)`,
         [
           tenant,
           rows.completedKey,
@@ -227,6 +228,7 @@ async function seedTenants(url: string): Promise<void> {
           rows.owner,
           new Date(now - 20 * 60_000),
           `${rows.messageId}-stuck`,
+          rows.failedKey,
         ],
       );
       // The completed key's deliveries: its first claim and the two duplicates it counts, each

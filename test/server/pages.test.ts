@@ -166,6 +166,7 @@ describe.skipIf(tier.skipped !== undefined)(
         ["/gaps?range=forever", 400],
         ["/gaps?tenant=a%00b", 400],
         ["/violations?limit=0", 400],
+        ["/states?state=bogus", 400],
         ["/reconciliation?state=bogus", 400],
         ["/retention?runs=0", 400],
         ["/audit?limit=-1", 400],
@@ -215,6 +216,13 @@ describe.skipIf(tier.skipped !== undefined)(
           holds: [/name="from"[^>]*value="notadate"/, /name="constraint"[^>]*value="orders_pkey"/],
           names: "invalid query: from",
           absent: "violations-heading",
+        },
+        {
+          target: "/states?state=failed&from=notadate&jobType=capture-payment",
+          form: 'data-testid="state-filters"',
+          holds: [/name="from"[^>]*value="notadate"/, /name="jobType"[^>]*value="capture-payment"/],
+          names: "invalid query: from",
+          absent: 'data-testid="state-list"',
         },
         {
           target: "/reconciliation?kind=bogus&provider=stripe",

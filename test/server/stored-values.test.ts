@@ -35,6 +35,19 @@ describe.skipIf(tier.skipped !== undefined)(
       }
     });
 
+    it("the States page's failed list shows the hostile error masked, in its HTML and RSC payload", async () => {
+      const reader = tier.credentials.find((c) => c.label === `${tenant} viewer (session)`);
+      if (!reader) throw new Error("no session credential for the first tenant");
+      for (const rsc of [false, true]) {
+        const response = await fetchAs(baseUrl, "/states?state=failed", reader, { rsc });
+        const body = await response.text();
+        expect(response.status).toBe(200);
+        expect(body).toContain(HOSTILE_KEY);
+        expect(body).toContain("password=[redacted]");
+        for (const secret of HOSTILE_SECRETS) expect(body, `/states${rsc ? " (RSC)" : ""} shows ${secret}`).not.toContain(secret);
+      }
+    });
+
     it("the console logged no unhandled rejection or uncaught exception (it runs with --unhandled-rejections=strict)", () => {
       expect(unhandledIn(tier.logFile)).toEqual([]);
     });

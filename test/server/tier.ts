@@ -28,6 +28,8 @@ export function tenantRows(tenant: (typeof SERVER_TENANTS)[number]) {
   return {
     completedKey: `capture:ord-${tenant}-4711`,
     stuckKey: `capture:ord-${tenant}-stuck`,
+    /** A failed step: the States page's default list (failed) shows each tenant's own. */
+    failedKey: `capture:ord-${tenant}-declined`,
     violationKey: `mark-paid:ord-${tenant}-dup`,
     owner: `worker-${tenant}-7`,
     messageId: `msg-${tenant}-4711`,

@@ -11,6 +11,9 @@ export { EFFECT_STATUSES, type EffectStatus } from "../../idempotency/states";
  */
 export const CROSS_TENANT_SEARCH_DAYS = 7;
 
+/** A search of one tenant without `from` looks this far back: a retention longer than this needs an explicit from. */
+export const TENANT_SEARCH_DAYS = 90;
+
 /** What one delivery's claim answered: the library's timeline answers. */
 export { TIMELINE_ANSWERS as DELIVERY_ANSWERS, type TimelineAnswer as DeliveryAnswer } from "../../idempotency/states";
 

@@ -1,9 +1,19 @@
 import { ApiError } from "../../api/errors";
 import { type DeclaredRoute, refusal, route } from "../../auth/declare-route";
 import { readEffectAudited, searchEffectsAudited } from "./audited-reads";
+import { listEffectsInStateAudited, listKeyReuseRefusalsAudited } from "./audited-state-reads";
 import { effectDetail, effectKeyPath, effectSearchQuery, effectSearchResponse, releaseResponse, tenantQuery } from "./contract";
 import { effectKeyFromPath } from "./effect-key";
+import { countEffectStates } from "./effect-states";
 import { ReleaseRefusedError, releaseEffect } from "./release-effect";
+import {
+  effectStatePath,
+  effectStatesQuery,
+  effectStatesResponse,
+  keyReuseListResponse,
+  stateListQuery,
+  stateListResponse,
+} from "./states-contract";
 
 export const searchEffectsRoute = route({
   method: "GET",
@@ -55,5 +65,50 @@ export const releaseEffectRoute = route({
     ),
 });
 
+export const effectStatesRoute = route({
+  method: "GET",
+  path: "/api/v1/effect-states",
+  role: "viewer",
+  summary:
+    "Browse by state: how many effects of the filter are in progress, stuck, failed, abandoned and completed (each in exactly one), and how many deliveries were refused for key reuse (viewer; a tenant token counts its own tenant, a platform token every tenant or ?tenant=)",
+  query: effectStatesQuery,
+  response: effectStatesResponse,
+  errors: [400, 401, 429, 503, 504],
+  handler: ({ scope, query }) => countEffectStates(scope, query),
+});
+
+export const effectsInStateRoute = route({
+  method: "GET",
+  path: "/api/v1/effect-states/{state}",
+  role: "viewer",
+  summary:
+    "One state's effects of the filter, newest created first, a keyset page: a failed or abandoned one with its error and attempts (viewer; audited as a search; a tenant token lists its own tenant)",
+  params: effectStatePath,
+  query: stateListQuery,
+  response: stateListResponse,
+  errors: [400, 401, 429, 503, 504],
+  handler: ({ principal, scope, params, query, ip }) =>
+    listEffectsInStateAudited({ principal, scope, list: { ...query, state: params.state }, ip }),
+});
+
+export const keyReuseRefusalsRoute = route({
+  method: "GET",
+  path: "/api/v1/key-reuse-refusals",
+  role: "viewer",
+  summary:
+    "The deliveries refused because their key first came with another payload (OnceboardKeyReuse; the adapters dead-letter them), newest first, as the workers' delivery timeline recorded them (viewer; audited as a search; a tenant token lists its own tenant)",
+  query: stateListQuery,
+  response: keyReuseListResponse,
+  errors: [400, 401, 429, 503, 504],
+  handler: ({ principal, scope, query, ip }) => listKeyReuseRefusalsAudited({ principal, scope, list: query, ip }),
+});
+
 /** The keys-and-effects feature's routes of /api/v1 (lib/routes/openapi.ts gathers them into the document). */
-export const keysAndEffectsRoutes: DeclaredRoute[] = [searchEffectsRoute, getEffectRoute, releaseEffectRoute];
+export const keysAndEffectsRoutes: DeclaredRoute[] = [
+  searchEffectsRoute,
+  getEffectRoute,
+  releaseEffectRoute,
+  effectStatesRoute,
+  effectsInStateRoute,
+  keyReuseRefusalsRoute,
+];

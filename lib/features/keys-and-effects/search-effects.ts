@@ -4,7 +4,7 @@ import { Keyset } from "../../console/keyset";
 import { mysqlIso } from "../../console/mysql-sql";
 import { isStuck } from "../../idempotency/states";
 import type { EffectSearchResponse, EffectSummary } from "./contract";
-import { CROSS_TENANT_SEARCH_DAYS, type EffectStatus } from "./effects-types";
+import { CROSS_TENANT_SEARCH_DAYS, type EffectStatus, TENANT_SEARCH_DAYS } from "./effects-types";
 
 export interface EffectSearch {
   /** The tenant asked for: a platform scope that names none searches every tenant; a tenant scope reads its own whatever it says. */
@@ -19,9 +19,6 @@ export interface EffectSearch {
   limit: number;
   now?: Date;
 }
-
-/** Searches without `from` look this far back: a retention longer than this needs an explicit from. */
-const DEFAULT_SEARCH_DAYS = 90;
 
 // Search within one tenant, newest first, keyset-paginated on (created_at, key).
 // Each closed partition's Keys index, <partition>_tenant_created_at_idx (tenant_id, created_at, key)
@@ -149,7 +146,7 @@ export async function searchEffects(
 ): Promise<EffectSearchResponse> {
   const tenant = scope.narrow(search.tenant).tenant;
   const now = search.now ?? new Date();
-  const days = tenant === null ? CROSS_TENANT_SEARCH_DAYS : DEFAULT_SEARCH_DAYS;
+  const days = tenant === null ? CROSS_TENANT_SEARCH_DAYS : TENANT_SEARCH_DAYS;
   const from = search.from ?? new Date(now.getTime() - days * 86_400_000);
   const to = search.to ?? new Date(now.getTime() + 60_000);
   const keyset = tenant === null ? EVERY_TENANT_EFFECT_KEYSET : EFFECT_KEYSET;

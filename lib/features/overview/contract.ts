@@ -53,10 +53,22 @@ export type Series = z.infer<typeof series>;
 const violationSeries = series.extend({ jobType: z.string(), constraint: z.string() });
 export type ViolationSeries = z.infer<typeof violationSeries>;
 
-const overviewSeries = z.object({
+/** Buckets a series is counted in: each point counts the events of (t - step, t]. */
+const seriesBuckets = z.object({
   stepSeconds: z.number().meta({ description: "Seconds per point; each point counts the events in (t - step, t]" }),
   timestamps: z.array(z.number()).meta({ description: "End of each bucket, epoch milliseconds" }),
-  suppressions: z.array(series).meta({ description: "Duplicate suppressions per bucket, one series per job type" }),
+});
+export type SeriesBuckets = z.infer<typeof seriesBuckets>;
+
+const overviewSeries = z.object({
+  ...seriesBuckets.shape,
+  suppressionBuckets: seriesBuckets.meta({
+    description:
+      "The buckets `suppressions` is counted in: stepSeconds and timestamps, except for one tenant, whose suppressions are only counted per hour (then a point per hour at least)",
+  }),
+  suppressions: z
+    .array(series)
+    .meta({ description: "Duplicate suppressions per bucket of suppressionBuckets, one series per job type" }),
   violations: z.array(violationSeries),
   claimRate: points.meta({ description: "Claims per second" }),
   latencyP50: points.meta({ description: "Claim latency quantiles, seconds (null where no claim happened)" }),

@@ -1,9 +1,10 @@
 import type { Scope } from "../../auth/scope";
 import { type EffectsSource, effectsStore } from "../../console/effects-store";
+import { formatCount, formatDuration } from "../../format";
 import { getViolationGroups } from "../violations/get-violation-groups";
 import type { AlertStatus, JobTypeActivity, OverviewResponse, TenantRow } from "./contract";
 import { getStuckClaims } from "./get-stuck-claims";
-import { getTenantActivity } from "./get-tenant-activity";
+import { getTenantActivity, tenantSuppressionBuckets } from "./get-tenant-activity";
 import { bucketWindow, getUnflushedWorkers, getViolationCounts } from "./get-violation-counts";
 import { isKnownJobType } from "./job-type-known";
 import { metricsSource } from "./metrics";
@@ -42,13 +43,14 @@ export async function getOverviewSeries(
   const buckets = bucketsFor(from, to, step);
   const jobType = query.jobType ?? null;
   const tenant = scope.tenant;
+  const suppressionBuckets = tenant === null ? buckets : tenantSuppressionBuckets(buckets, from, to);
 
   // Every violation figure (banner, tiles, chart, job types, tenants) counts the durable rows over
   // the buckets' span, so they agree with each other and with the Violations list of that window.
   const window = bucketWindow(buckets);
   const [result, tenants, stuck, fleetAlerts, violationGroups, jobTypeKnown, violations, unflushed] = await Promise.all([
     source.series({ buckets, jobType }),
-    getTenantActivity(scope, { buckets, jobType }, db),
+    getTenantActivity(scope, { buckets, suppressionBuckets, jobType }, db),
     getStuckClaims(scope, { jobType, now }, db),
     source.alerts(now),
     getViolationGroups(scope, { jobType, from: window.from, to: window.to }, db),
@@ -75,13 +77,18 @@ export async function getOverviewSeries(
   let jobTypes = withDurableViolations(result.jobTypes, violations.byJobType);
   if (tenant !== null) {
     series.suppressions = tenants.suppressions ?? [];
+    series.suppressionBuckets = { stepSeconds: suppressionBuckets.stepSeconds, timestamps: suppressionBuckets.timestamps };
     jobTypes = withTenantCounts(jobTypes, series.suppressions);
     tenantScoped.push("series.suppressions", "totals.suppressions", "jobTypes.suppressions");
+    const counted =
+      suppressionBuckets === buckets
+        ? `Suppressions are ${tenant}'s, counted per hour; violations are ${tenant}'s, one by one. `
+        : `Suppressions are ${tenant}'s, counted per hour (so their chart has a point per hour, the others one per ${formatDuration(step)}); violations are ${tenant}'s, one by one. `;
     notes.push(
       tenantSession
-        ? `Suppressions are ${tenant}'s, counted per hour (an hour's count sits at the point holding its start); violations are ${tenant}'s, one by one. ` +
+        ? counted +
             "Deliveries, redeliveries, claims, claim rate, latency, waits and the alerts are not shown: they are only counted for every tenant (the per-minute rollups and the alert rules carry no tenant)."
-        : `Suppressions are ${tenant}'s, counted per hour (an hour's count sits at the point holding its start); violations are ${tenant}'s, one by one. ` +
+        : counted +
             "Deliveries, redeliveries, claims, latency, waits and the alerts are for every tenant (each says so): the per-minute rollups and the alert rules carry no tenant.",
     );
   }
@@ -186,7 +193,7 @@ function unflushedNote(
     );
   if (violationsMissing !== null && violationsMissing > 0)
     parts.push(
-      `The rollups hold ${violationsMissing} fewer uncaught violations than the ${violations} recorded one by one: every violation count here is from those records.`,
+      `The rollups hold ${formatCount(violationsMissing)} fewer uncaught violations than the ${formatCount(violations)} recorded one by one: every violation count here is from those records.`,
     );
   return parts.join(" ");
 }

@@ -1,17 +1,34 @@
 import type { Scope } from "../../auth/scope";
 import { byEngine, type EffectsSource, effectsStore, type MysqlReader } from "../../console/effects-store";
 import type { Series, ViolationSeries } from "./contract";
-import { addToViolationLine, type Buckets, bucketIndex } from "./metrics/series-math";
+import { addToViolationLine, type Buckets, bucketIndex, bucketsFor } from "./metrics/series-math";
+
+/** A tenant's suppressions are only counted per hour (tenant_suppressions_hour): no point of theirs is finer. */
+export const TENANT_SUPPRESSIONS_STEP_SECONDS = 3600;
+
+/**
+ * The buckets one tenant's suppressions are drawn in over [from, to]: the chart's own when they
+ * are an hour or coarser (every step from an hour up is a whole number of UTC hours), else whole
+ * hours. Placing an hour's count in a ten-minute point would draw one bar an hour and five empty
+ * ones between, under an axis saying "per 10 min".
+ */
+export function tenantSuppressionBuckets(buckets: Buckets, from: Date, to: Date): Buckets {
+  return buckets.stepSeconds >= TENANT_SUPPRESSIONS_STEP_SECONDS
+    ? buckets
+    : bucketsFor(from, to, TENANT_SUPPRESSIONS_STEP_SECONDS);
+}
 
 interface GetTenantActivityInput {
   buckets: Buckets;
+  /** Where a tenant's suppression series are placed (tenantSuppressionBuckets); default `buckets`. */
+  suppressionBuckets?: Buckets;
   jobType?: string | null;
 }
 
 interface TenantActivity {
   /** Per tenant over the range (hours overlapping it). */
   totals: Map<string, { suppressions: number; violations: number }>;
-  /** Only when a tenant is asked for: its suppressions and violations, an hour's count in the point holding the hour's start. */
+  /** Only when a tenant is asked for: its suppressions per job type, an hour's count in the point of suppressionBuckets holding it. */
   suppressions: Series[] | null;
   violations: ViolationSeries[] | null;
 }
@@ -152,16 +169,17 @@ export async function getTenantActivity(
   };
   const perTenant = tenant !== null;
   for (const [t, count] of activity.totals) total(t).suppressions += count;
+  const hourly = input.suppressionBuckets ?? buckets;
   const suppressionLines = new Map<string, number[]>();
   // Answered only for ?tenant=: that tenant's hours, per job type.
   for (const [hour, jobType, count] of activity.hours) {
     if (tenant === null) break;
     total(tenant).suppressions += count;
-    const i = bucketIndex(buckets, Math.max(hour, buckets.originMs));
+    const i = bucketIndex(hourly, Math.max(hour, hourly.originMs));
     if (i < 0) continue;
     let line = suppressionLines.get(jobType);
     if (!line) {
-      line = new Array<number>(n).fill(0);
+      line = new Array<number>(hourly.timestamps.length).fill(0);
       suppressionLines.set(jobType, line);
     }
     line[i] = (line[i] ?? 0) + count;

@@ -3,8 +3,11 @@ import path from "node:path";
 
 const OPERATIONS_MD = path.resolve(process.cwd(), "docs/operations.md");
 
-/** The "### <name>" section of docs/operations.md as plain paragraphs, or null when there is none. */
-export async function readRunbook(name: string, file = OPERATIONS_MD): Promise<{ title: string; paragraphs: string[] } | null> {
+/**
+ * The "### <name>" section of docs/operations.md: its Markdown, up to the next heading of level 1
+ * to 3 (rendered by components/overview/runbook-markdown.tsx), or null when there is none.
+ */
+export async function readRunbook(name: string, file = OPERATIONS_MD): Promise<{ title: string; markdown: string } | null> {
   if (!/^[A-Za-z0-9]+$/.test(name)) return null;
   // turbopackIgnore: the runbook is read from the checkout at run time, not traced into the build.
   const text = await fs.readFile(/* turbopackIgnore: true */ file, "utf8").catch(() => "");
@@ -16,10 +19,5 @@ export async function readRunbook(name: string, file = OPERATIONS_MD): Promise<{
     if (/^#{1,3} /.test(line)) break;
     body.push(line);
   }
-  const paragraphs = body
-    .join("\n")
-    .split(/\n\s*\n/)
-    .map((p) => p.replace(/\s*\n\s*/g, " ").trim())
-    .filter((p) => p !== "");
-  return { title: name, paragraphs };
+  return { title: name, markdown: body.join("\n").trim() };
 }

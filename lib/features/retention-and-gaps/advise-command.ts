@@ -35,7 +35,8 @@ function formatAdvice(advice: Advice): string[] {
   for (const reason of advice.reasons) lines.push(reason);
   lines.push(`${c.verdict === "below_observed_max" ? "RED: " : ""}${c.message}`);
   if (c.observedMaxSource) lines.push(`longest observed gap: ${c.observedMaxSource}`);
-  if (c.claimsBeyondRetention > 0) lines.push(`${c.claimsBeyondRetention} claims of deliveries published before the retention`);
+  if (c.claimsBeyondRetention > 0)
+    lines.push(`${formatCountOf(c.claimsBeyondRetention, "claim")} of deliveries published before the retention`);
   lines.push(
     `advice status=${advice.status} recommended_days=${advice.recommendedSeconds === null ? "none" : advice.recommendedSeconds / 86_400} retention_days=${i.retentionSeconds / 86_400} verdict=${c.verdict} late=${c.lateDuplicates}${advice.refusals.length ? ` refused=${advice.refusals.map((r) => r.code).join(",")}` : ""}`,
   );

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { cursorParam, fromBeforeTo, instant, listingFields, nextCursor, tenantParam } from "../../console/common-contract";
 import { safeText } from "../../fields";
+import { VIOLATION_TOTALS_GROUP_LIMIT } from "./violations-types";
 
 /** The contract of GET /api/v1/violations: its query and its answer. */
 
@@ -17,16 +18,26 @@ export const listedViolation = z.object({
 });
 export type ListedViolation = z.infer<typeof listedViolation>;
 
+/** The list's filter, which its totals share: whose violations, of which job type and constraint, when. */
+const violationFilterFields = {
+  tenant: tenantParam,
+  jobType: safeText(255, 1).optional(),
+  constraint: safeText(255, 1).optional().meta({ description: "The violated constraint's name" }),
+  from: listingFields({ max: 200, default: 50 }).from,
+  to: listingFields({ max: 200, default: 50 }).to,
+};
+
 /** GET /api/v1/violations query (and the Violations page's URL). */
 export const violationsQuery = z
   .object({
-    tenant: tenantParam,
-    jobType: safeText(255, 1).optional(),
-    constraint: safeText(255, 1).optional().meta({ description: "The violated constraint's name" }),
+    ...violationFilterFields,
     cursor: cursorParam,
-    ...listingFields({ max: 200, default: 50 }),
+    limit: listingFields({ max: 200, default: 50 }).limit,
   })
   .superRefine(fromBeforeTo);
+
+/** GET /api/v1/violations/groups query: the list's filter, without its page. */
+export const violationTotalsQuery = z.object(violationFilterFields).superRefine(fromBeforeTo);
 
 /** GET /api/v1/violations: newest first; `nextCursor` asks for the next (older) page. */
 export const violationListResponse = z.object({
@@ -46,3 +57,19 @@ export const violationGroup = z.object({
   lastSeen: instant,
 });
 export type ViolationGroup = z.infer<typeof violationGroup>;
+
+/**
+ * GET /api/v1/violations/groups: the totals of the list with the same filter, per (tenant, job
+ * type, constraint). `total` counts every row the list pages through.
+ */
+export const violationTotalsResponse = z.object({
+  tenant: z.string().nullable().meta({ description: "The tenant counted, or null for every tenant (platform sessions)" }),
+  from: instant,
+  to: instant,
+  total: z.number().int().meta({ description: "Every violation of the filter: the rows GET /api/v1/violations pages through" }),
+  groupCount: z.number().int().meta({ description: "How many (tenant, job type, constraint) groups there are in all" }),
+  groups: z
+    .array(violationGroup)
+    .meta({ description: `The groups with the most violations first (at most ${VIOLATION_TOTALS_GROUP_LIMIT})` }),
+});
+export type ViolationTotalsResponse = z.infer<typeof violationTotalsResponse>;

@@ -4,7 +4,7 @@ import { Keyset } from "../../console/keyset";
 import { redactMessage } from "../../console/redact";
 import type { ListedViolation, ViolationListResponse } from "./contract";
 
-interface ViolationSearch {
+export interface ViolationSearch {
   /** The tenant asked for: a platform scope narrows to it; a tenant scope reads its own whatever it says. */
   tenant?: string | null;
   jobType?: string;
@@ -30,32 +30,61 @@ export const VIOLATION_KEYSET = new Keyset("violations", [
   { column: "v.seq", type: "bigint" },
 ]);
 
+/**
+ * The list's filter as one WHERE, which its totals (get-violation-groups.ts) share: the rows they
+ * count are the rows the list pages through. Each field is named by its parameter's position.
+ */
+export function violationFilterSql($: { tenant: number; from: number; to: number; jobType: number; constraint: number }): string {
+  return `($${$.tenant}::text IS NULL OR v.tenant_id = $${$.tenant}::text)
+   AND v.occurred_at >= $${$.from}::timestamptz AND v.occurred_at < $${$.to}::timestamptz
+   AND ($${$.jobType}::text IS NULL OR v.job_type = $${$.jobType}::text)
+   AND ($${$.constraint}::text IS NULL OR v.constraint_name = $${$.constraint}::text)`;
+}
+
+/** violationFilterSql on MySQL: `?` placeholders, bound by violationFilterValues in this order. */
+export const VIOLATION_FILTER_MYSQL = `(? IS NULL OR v.tenant_id = ?)
+   AND v.occurred_at >= ? AND v.occurred_at < ?
+   AND (? IS NULL OR v.job_type = ?)
+   AND (? IS NULL OR v.constraint_name = ?)`;
+
+export function violationFilterValues(f: {
+  tenant: string | null;
+  from: Date;
+  to: Date;
+  jobType: string | null;
+  constraint: string | null;
+}): unknown[] {
+  return [f.tenant, f.tenant, f.from, f.to, f.jobType, f.jobType, f.constraint, f.constraint];
+}
+
+/** The list's window: [from, to), by default the last DEFAULT_VIOLATION_DAYS to a minute from now. */
+export function violationWindow(search: { from?: Date; to?: Date }, now: Date): { from: Date; to: Date } {
+  return {
+    from: search.from ?? new Date(now.getTime() - DEFAULT_VIOLATION_DAYS * 86_400_000),
+    to: search.to ?? new Date(now.getTime() + 60_000),
+  };
+}
+
 const LIST = {
   name: "console_list_violations",
   text: `
 SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_name, v.key, v.message_id, v.message,
        ${VIOLATION_KEYSET.cursorColumns}
   FROM uncaught_violation_keys v
- WHERE ($1::text IS NULL OR v.tenant_id = $1)
-   AND v.occurred_at >= $2::timestamptz AND v.occurred_at < $3::timestamptz
+ WHERE ${violationFilterSql({ tenant: 1, from: 2, to: 3, jobType: 6, constraint: 7 })}
    AND ${VIOLATION_KEYSET.after(4)}
-   AND ($6::text IS NULL OR v.job_type = $6)
-   AND ($7::text IS NULL OR v.constraint_name = $7)
  ORDER BY ${VIOLATION_KEYSET.orderBy}
  LIMIT $8`,
 };
 
 // The same on MySQL (uncaught_violation_keys there has the same columns, seq AUTO_INCREMENT, and
-// the same two indexes). The cursor's condition is spliced in with its values after the range's.
+// the same two indexes). The cursor's condition is spliced in with its values after the filter's.
 const listMysql = (after: string) => `
 SELECT v.id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_name, v.\`key\`, v.message_id, v.message,
        ${VIOLATION_KEYSET.mysqlCursorColumns}
   FROM uncaught_violation_keys v
- WHERE (? IS NULL OR v.tenant_id = ?)
-   AND v.occurred_at >= ? AND v.occurred_at < ?
+ WHERE ${VIOLATION_FILTER_MYSQL}
    AND ${after}
-   AND (? IS NULL OR v.job_type = ?)
-   AND (? IS NULL OR v.constraint_name = ?)
  ORDER BY ${VIOLATION_KEYSET.mysqlOrderBy}
  LIMIT ?`;
 
@@ -93,8 +122,7 @@ export async function listViolations(
 ): Promise<ViolationListResponse> {
   const tenant = scope.narrow(search.tenant).tenant;
   const now = search.now ?? new Date();
-  const from = search.from ?? new Date(now.getTime() - DEFAULT_VIOLATION_DAYS * 86_400_000);
-  const to = search.to ?? new Date(now.getTime() + 60_000);
+  const { from, to } = violationWindow(search, now);
   const jobType = search.jobType ?? null;
   const constraint = search.constraint ?? null;
   const rows = await byEngine(db, {
@@ -108,15 +136,8 @@ export async function listViolations(
     mysql: (my) => {
       const after = VIOLATION_KEYSET.mysqlAfter(search.cursor);
       return my.query<ViolationRow>(listMysql(after.sql), [
-        tenant,
-        tenant,
-        from,
-        to,
+        ...violationFilterValues({ tenant, from, to, jobType, constraint }),
         ...after.values,
-        jobType,
-        jobType,
-        constraint,
-        constraint,
         search.limit + 1,
       ]);
     },

@@ -1,3 +1,6 @@
+/** How many groups the totals list (the groups with the most violations first); the total counts every one. */
+export const VIOLATION_TOTALS_GROUP_LIMIT = 200;
+
 export interface ViolationListFilters {
   tenant?: string | null;
   jobType?: string | null;

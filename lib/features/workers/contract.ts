@@ -18,7 +18,14 @@ const workerStatus = z.object({
   uncaughtViolations: z.number().nullable(),
   startedAt: instant.nullable().optional().meta({ description: "process_start_time_seconds of the latest start seen" }),
   uptimeSeconds: z.number().nullable().optional(),
-  restarts: z.number().int().optional().meta({ description: "Restarts the console's scrapes saw in the last hour" }),
+  workerName: z.string().nullable().optional().meta({
+    description:
+      "The worker's name across restarts, from idem_worker_info on its /metrics (several joined by commas); the last one seen when it is down; null when it never gave one",
+  }),
+  restarts: z.number().int().nullable().optional().meta({
+    description:
+      "Restarts in the last hour, from the starts the worker recorded itself (worker_starts): its process starts in the hour but the first on record. Null when unknown: no workerName, or the database did not answer",
+  }),
   proxyPath: z.string().optional().meta({ description: "This worker's /metrics through the console (platform tokens only)" }),
 });
 export type WorkerStatus = z.infer<typeof workerStatus>;

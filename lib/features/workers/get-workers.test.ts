@@ -90,7 +90,9 @@ describe("getWorkers", () => {
       uncaughtViolations: 2,
       startedAt: null,
       uptimeSeconds: null,
-      restarts: 0,
+      // Its /metrics names no worker (no idem_worker_info): restarts unknown, never a made-up 0.
+      workerName: null,
+      restarts: null,
       proxyPath: "/api/v1/workers/0/metrics",
     });
     expect(Date.parse(up!.scrapedAt)).toBeGreaterThanOrEqual(before - 1000);
@@ -103,7 +105,8 @@ describe("getWorkers", () => {
       duplicateSuppressions: null,
       redeliveries: null,
       uncaughtViolations: null,
-      restarts: 0,
+      workerName: null,
+      restarts: null,
       proxyPath: "/api/v1/workers/1/metrics",
     });
   });

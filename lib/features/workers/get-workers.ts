@@ -1,4 +1,7 @@
 import { loadWorkerMetricsUrls } from "../../config";
+import { consoleDatabase } from "../../console/database";
+import { effectsInConsoleDatabase } from "../../console/effects-store";
+import { readWorkerRestarts, WORKER_INFO_METRIC } from "../../idempotency/admin";
 import type { WorkerStatus } from "./contract";
 import { parsePrometheusText, sumSamples } from "./prometheus-text";
 import { RESTART_WINDOW_SECONDS } from "./workers-types";
@@ -28,7 +31,12 @@ interface GetWorkersInput {
   /** Where WORKER_METRICS_URLS is read from (through lib/config); tests pass their own. */
   env?: Readonly<Record<string, string | undefined>>;
   timeoutMs?: number;
+  /** Where the workers' recorded starts are read (their restarts); default the console's database. */
+  db?: RestartsReader;
+  now?: Date;
 }
+
+type RestartsReader = Parameters<typeof readWorkerRestarts>[0];
 
 interface Workers {
   /** False when WORKER_METRICS_URLS is unset (or lists nothing). */
@@ -41,6 +49,7 @@ const down = (url: string, error: string): WorkerStatus => ({
   up: false,
   error,
   scrapedAt: new Date().toISOString(),
+  workerName: null,
   claims: null,
   duplicateSuppressions: null,
   redeliveries: null,
@@ -63,7 +72,8 @@ function describeScrapeError(error: unknown, timeoutMs: number): string {
   return err?.cause?.message || err?.message || String(error);
 }
 
-async function scrape(url: string, timeoutMs: number): Promise<WorkerStatus> {
+/** One scrape: the worker's status and counters, and the names it gives itself (idem_worker_info). */
+async function scrape(url: string, timeoutMs: number): Promise<WorkerStatus & { workerNames?: string[] }> {
   let text: string;
   try {
     const response = await fetch(url, {
@@ -88,6 +98,9 @@ async function scrape(url: string, timeoutMs: number): Promise<WorkerStatus> {
   if (!isWorker) return down(url, "answered without the worker library's idem_* metrics: is this a worker's /metrics URL?");
 
   const total = (c: CounterSpec) => sumSamples(samples, c.metric, c.match);
+  const names = [
+    ...new Set(samples.filter((x) => x.name === WORKER_INFO_METRIC).flatMap((x) => x.labels.worker_name || [])),
+  ].sort();
   const start = samples.find((x) => x.name === "process_start_time_seconds")?.value;
   const started = start !== undefined && Number.isFinite(start) ? start : null;
   return {
@@ -96,6 +109,8 @@ async function scrape(url: string, timeoutMs: number): Promise<WorkerStatus> {
     startedAt: started === null ? null : new Date(started * 1000).toISOString(),
     uptimeSeconds: started === null ? null : Math.max(0, Math.round(Date.now() / 1000 - started)),
     scrapedAt: new Date().toISOString(),
+    workerName: names.join(", ") || null,
+    workerNames: names,
     claims: total(WORKER_COUNTERS.claims),
     duplicateSuppressions: total(WORKER_COUNTERS.duplicateSuppressions),
     redeliveries: total(WORKER_COUNTERS.redeliveries),
@@ -104,55 +119,55 @@ async function scrape(url: string, timeoutMs: number): Promise<WorkerStatus> {
 }
 
 /**
- * The Workers panel's question: is each worker process in WORKER_METRICS_URLS answering, and what
- * have its counters reached? Every URL is scraped at once, each with its own short timeout, so one
- * hung worker costs at most `timeoutMs`. A malformed entry throws lib/config's ConfigError naming it
- * (CONFIG_INVALID: the panel says the workers' addresses are misconfigured, never that the database is).
+ * The Workers panel's question: is each worker process in WORKER_METRICS_URLS answering, what have
+ * its counters reached, and how often has it restarted in the last RESTART_WINDOW_SECONDS? Every
+ * URL is scraped at once, each with its own short timeout, so one hung worker costs at most
+ * `timeoutMs`. Restarts come from the starts the workers recorded themselves (worker_starts, under
+ * the name their /metrics gives in idem_worker_info), so they are counted whether or not a console
+ * page was open; null when unknown (a worker that never named itself, or no database answer: the
+ * counters still show). A malformed entry throws lib/config's ConfigError naming it (CONFIG_INVALID:
+ * the panel says the workers' addresses are misconfigured, never that the database is).
  */
 export async function getWorkers(input: GetWorkersInput = {}): Promise<Workers> {
   const urls = loadWorkerMetricsUrls(input.env ?? process.env);
   const timeoutMs = input.timeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS;
+  const since = new Date((input.now ?? new Date()).getTime() - RESTART_WINDOW_SECONDS * 1000);
   const workers = await Promise.all(
     urls.map(async (url, i) => {
-      const status = await scrape(url, timeoutMs);
-      const restarts = recordStart(startHistory(), url, status.startedAt ? Date.parse(status.startedAt) : null, Date.now());
-      return { ...status, restarts, proxyPath: `/api/v1/workers/${i}/metrics` };
+      const { workerNames, ...status } = await scrape(url, timeoutMs);
+      const names = rememberedNames(url, workerNames ?? []);
+      const restarts = names.length === 0 ? null : await restartsOf(input.db, names, since);
+      return { ...status, workerName: names.join(", ") || null, restarts, proxyPath: `/api/v1/workers/${i}/metrics` };
     }),
   );
   return { configured: urls.length > 0, workers };
 }
 
-// ---- Restarts, from the process_start_time_seconds values the scrapes have seen.
-
-declare global {
-  var __onceboardWorkerStarts: Map<string, number[]> | undefined;
+async function restartsOf(db: RestartsReader | undefined, names: string[], since: Date): Promise<number | null> {
+  // The workers record their starts beside their effects: on a MySQL store the console's
+  // PostgreSQL holds none of them, and its zero would be false. Unknown, then.
+  if (db === undefined && !effectsInConsoleDatabase()) return null;
+  try {
+    return await readWorkerRestarts(db ?? consoleDatabase(), names, since);
+  } catch {
+    // The counters are the workers' own and still show; the restarts are the database's to say.
+    return null;
+  }
 }
 
-/** Start times seen per worker URL, kept on globalThis (route handlers load separate module copies). */
-function startHistory(): Map<string, number[]> {
-  globalThis.__onceboardWorkerStarts ??= new Map();
-  return globalThis.__onceboardWorkerStarts;
+declare global {
+  var __onceboardWorkerNames: Map<string, string[]> | undefined;
 }
 
 /**
- * Remembers a worker's start time (ms) and answers how many restarts were seen in the last
- * RESTART_WINDOW_SECONDS: every start time after the first one seen, inside the window. A worker
- * that restarts twice between two scrapes counts once: the panel polls every 15 s.
+ * The names a worker URL last answered with, so a worker that is down right now (crash-looping,
+ * most likely) still has its restarts counted. Kept on globalThis (route handlers load separate
+ * module copies). Only the name is remembered: the count is always read from the database.
  */
-export function recordStart(history: Map<string, number[]>, url: string, startMs: number | null, nowMs: number): number {
-  const windowStart = nowMs - RESTART_WINDOW_SECONDS * 1000;
-  const seen = history.get(url) ?? [];
-  if (startMs !== null && !seen.includes(startMs)) {
-    seen.push(startMs);
-    seen.sort((a, b) => a - b);
-  }
-  // Keep the newest start before the window (the "first seen" baseline) and everything inside it.
-  const inside = seen.filter((t) => t >= windowStart);
-  const before = seen.filter((t) => t < windowStart);
-  const kept = [...before.slice(-1), ...inside].slice(-200);
-  history.set(url, kept);
-  // The first start ever seen is the baseline, not a restart.
-  return before.length > 0 ? inside.length : Math.max(0, inside.length - 1);
+function rememberedNames(url: string, names: string[]): string[] {
+  globalThis.__onceboardWorkerNames ??= new Map();
+  if (names.length > 0) globalThis.__onceboardWorkerNames.set(url, names);
+  return globalThis.__onceboardWorkerNames.get(url) ?? [];
 }
 
 /** The n-th configured worker's /metrics text, or null when there is no such worker (never an arbitrary URL). */

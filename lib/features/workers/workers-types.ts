@@ -3,5 +3,5 @@
  * lib/features/workers/contract.ts; types and constants only: safe to import from client code).
  */
 
-/** The window the Workers panel counts restarts over. */
+/** The window the Workers panel counts restarts over (from the starts the workers recorded). */
 export const RESTART_WINDOW_SECONDS = 3600;

@@ -1,12 +1,16 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
+import { RunbookMarkdown } from "@/components/overview/runbook-markdown";
 import { PageHeader } from "@/components/ui/page-header";
 import { readRunbook } from "@/lib/features/overview/read-runbook";
 
 export const metadata: Metadata = { title: "Runbook" };
 
-/** An alert's runbook: its section of docs/operations.md ("### <alert>"), served by the console so the link works anywhere. */
+/**
+ * An alert's runbook: its section of docs/operations.md ("### <alert>"), rendered from its Markdown
+ * with links to the console's pages it names, served by the console so the link works anywhere.
+ */
 export default async function RunbookPage({ params }: { params: Promise<{ alert: string }> }) {
   const { alert } = await params;
   const section = await readRunbook(decodedOrNull(alert) ?? "");
@@ -15,9 +19,7 @@ export default async function RunbookPage({ params }: { params: Promise<{ alert:
     <>
       <PageHeader title={section.title} description="From docs/operations.md" />
       <article className="panel runbook" data-testid="runbook">
-        {section.paragraphs.map((p) => (
-          <p key={p}>{p}</p>
-        ))}
+        <RunbookMarkdown markdown={section.markdown} />
       </article>
       <p>
         <Link href="/overview">Back to the Overview</Link>

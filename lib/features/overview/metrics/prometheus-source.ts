@@ -135,6 +135,7 @@ export class PrometheusSource implements MetricsSource {
       series: {
         stepSeconds: query.buckets.stepSeconds,
         timestamps: query.buckets.timestamps,
+        suppressionBuckets: { stepSeconds: query.buckets.stepSeconds, timestamps: query.buckets.timestamps },
         suppressions: suppressed
           .map((m): Series => ({ name: m.metric.job_type ?? "", values: m.values }))
           .filter((s) => s.values.some((v) => (v ?? 0) > 0))

@@ -137,6 +137,7 @@ function toSourceResult(buckets: Buckets, rows: SeriesRows): SourceResult {
     series: {
       stepSeconds: buckets.stepSeconds,
       timestamps: buckets.timestamps,
+      suppressionBuckets: { stepSeconds: buckets.stepSeconds, timestamps: buckets.timestamps },
       suppressions: suppressionSeries,
       violations: [...violationLines.values()].sort((a, b) => a.name.localeCompare(b.name)),
       claimRate: perSecond(claims, buckets.stepSeconds),

@@ -1,0 +1,7 @@
+import { serve } from "@/lib/auth/declare-route";
+import { violationGroupsRoute } from "@/lib/features/violations/routes";
+
+// Declared in its feature (the handler and its OpenAPI operation from one object): asked live, never cached.
+export const dynamic = "force-dynamic";
+
+export const { GET, POST, PUT, PATCH, DELETE } = serve(violationGroupsRoute);
