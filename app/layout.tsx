@@ -12,6 +12,7 @@ import { currentPageSession } from "@/lib/auth/page-session";
 import { consoleReadOnly } from "@/lib/auth/read-only";
 import { Providers } from "./providers";
 import "./globals.css";
+import "./tables.css";
 
 export const metadata: Metadata = {
   title: { default: "Onceboard", template: "%s · Onceboard" },

@@ -1,12 +1,12 @@
 import { expect, type Page } from "@playwright/test";
-import { BASE_URL } from "./env";
+import { BASE_URL, FILLED_URL } from "./env";
 import type { E2eRole } from "./roles";
 
 export { E2E_TENANT, type E2eRole } from "./roles";
 
-function tokens(): Record<E2eRole, string> {
-  const raw = process.env.ONCEBOARD_E2E_TOKENS;
-  if (!raw) throw new Error("ONCEBOARD_E2E_TOKENS is not set: run the browser tests with `npm run test:e2e`");
+function tokens(variable = "ONCEBOARD_E2E_TOKENS"): Record<E2eRole, string> {
+  const raw = process.env[variable];
+  if (!raw) throw new Error(`${variable} is not set: run the browser tests with \`npm run test:e2e\``);
   return JSON.parse(raw) as Record<E2eRole, string>;
 }
 
@@ -40,4 +40,16 @@ export async function loginAs(page: Page, role: E2eRole): Promise<void> {
     headers: { origin: BASE_URL },
   });
   expect(response.status(), `sign-in as ${role}`).toBe(200);
+}
+
+/**
+ * Signs the page's browser context in to the filled console (its own database, its own tokens).
+ * Cookies are not scoped by port: a context signed in here is signed out of the seeded console.
+ */
+export async function loginToFilled(page: Page, role: E2eRole): Promise<void> {
+  const response = await page.request.post(`${FILLED_URL}/api/auth/login`, {
+    data: { token: tokens("ONCEBOARD_E2E_FILLED_TOKENS")[role] },
+    headers: { origin: FILLED_URL },
+  });
+  expect(response.status(), `sign-in to the filled console as ${role}`).toBe(200);
 }

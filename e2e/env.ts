@@ -7,6 +7,8 @@ function required(name: string): string {
 
 export const BASE_URL = required("ONCEBOARD_E2E_BASE_URL");
 export const BROKEN_URL = required("ONCEBOARD_E2E_BROKEN_URL");
+/** A console on a database whose every table is filled past the seeds (test/console-fill.ts): the layout checks read it. */
+export const FILLED_URL = required("ONCEBOARD_E2E_FILLED_URL");
 /** The healthy console's WORKER_METRICS_URLS: a fake worker serving e2e/worker-metrics.ts, and a closed port. */
 export const WORKER_UP_URL = required("ONCEBOARD_E2E_WORKER_UP_URL");
 export const WORKER_DOWN_URL = required("ONCEBOARD_E2E_WORKER_DOWN_URL");

@@ -1,7 +1,8 @@
-import { expect, type Page } from "@playwright/test";
+import { expect, type Locator, type Page } from "@playwright/test";
 import { NAV_ITEMS } from "../components/shell/nav-items";
 import { KEYS_SEED } from "../lib/features/keys-and-effects/testing/seed-keys";
 import { ALERT_RULES } from "../lib/features/overview/metrics/alert-rules";
+import { FILL } from "../test/console-fill";
 import { E2E_TENANT } from "./roles";
 
 /** A page the looks checks visit: its screenshot name, its address, and whether it needs a session. */
@@ -26,6 +27,62 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   { name: "login", path: "/login", signedIn: false },
 ];
 
+/**
+ * A page in a state a reader puts it in (a finding opened, a revoke asked for, a bulk release
+ * run), on the filled console (test/console-fill.ts): `open` gets it there from `path`; `variant`
+ * names the width and theme it is done at (a bulk release takes its own set of stuck claims).
+ */
+export interface ConsoleView extends ConsolePage {
+  open?: (page: Page, variant: string) => Promise<void>;
+  /** What the view is about, where its screenshot starts (default: the top of the page). */
+  focus?: (page: Page) => Locator;
+}
+
+/** Every page, then the states of pages whose tables only show once a reader acts. */
+export const CONSOLE_VIEWS: ConsoleView[] = [
+  ...CONSOLE_PAGES,
+  {
+    name: "reconciliation-drift-finding",
+    path: `/reconciliation?kind=drift&tenant=${encodeURIComponent(FILL.tenant)}`,
+    signedIn: true,
+    open: async (page) => {
+      const { ours, theirs } = FILL.drift;
+      await page.getByRole("link", { name: `amount differs: ${ours} recorded, ${theirs[1]} at the provider` }).click();
+      await expect(page.getByTestId("finding-comparison").getByTestId("theirs-object")).toHaveCount(theirs.length);
+    },
+    focus: (page) => page.getByTestId("finding-detail"),
+  },
+  {
+    name: "admin-revoke-confirm",
+    path: "/admin",
+    signedIn: true,
+    open: async (page) => {
+      await page
+        .getByTestId("tokens")
+        .getByRole("button", { name: /^Revoke token/ })
+        .first()
+        .click();
+      await expect(page.getByTestId("tokens").getByRole("button", { name: "Confirm revoke" })).toBeVisible();
+    },
+    focus: (page) => page.getByTestId("tokens"),
+  },
+  {
+    name: "keys-bulk-release",
+    path: `/keys?tenant=${encodeURIComponent(FILL.tenant)}`,
+    signedIn: true,
+    open: async (page, variant) => {
+      await page.goto(`/keys?tenant=${encodeURIComponent(FILL.tenant)}&q=${FILL.bulkPrefix(variant)}`);
+      const panel = page.getByTestId("bulk-release");
+      await panel.getByRole("button", { name: /^Release every stuck claim/ }).click();
+      await panel.getByRole("button", { name: `Release ${FILL.bulkClaims}` }).click();
+      // The console's runner releases them within seconds; the items table stays.
+      await expect(panel.getByTestId("bulk-progress").getByRole("button", { name: "Done" })).toBeVisible({ timeout: 60_000 });
+      await expect(panel.getByTestId("bulk-items").locator("tbody tr")).not.toHaveCount(0);
+    },
+    focus: (page) => page.getByTestId("bulk-release"),
+  },
+];
+
 /** Waits until a page shows its data: no skeleton, nothing busy, every chart drawn. */
 export async function settle(page: Page): Promise<void> {
   await page.waitForLoadState("networkidle").catch(() => undefined);
@@ -37,8 +94,9 @@ export async function settle(page: Page): Promise<void> {
 
 /**
  * What does not fit at the current width, described for a failure message: the page scrolling
- * sideways, or an element whose content is wider than its box and neither scrolls (a table in a
- * `.table-scroll` does) nor ends in an ellipsis (it spills over its neighbours or is cut off).
+ * sideways, or an element whose content is wider than its box and neither scrolls nor ends in an
+ * ellipsis (it spills over its neighbours or is cut off). e2e/layout.ts's layoutProblems is the
+ * stricter check: a scroll that hides text fails it too.
  */
 export function overflowsOf(page: Page): Promise<string[]> {
   return page.evaluate(() => {

@@ -20,6 +20,7 @@ import { ensureEffectPartitions } from "../lib/db/partitions";
 import { withSearchPath } from "../lib/db/pool";
 import { createPrismaClient } from "../lib/db/prisma";
 import { createScratchDatabase } from "../lib/db/scratch";
+import { backfillHistory } from "../lib/demo/history";
 import { demoProvidersFile } from "../lib/demo/providers-file";
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../lib/features/keys-and-effects/testing/seed-keys";
 import { seedStates } from "../lib/features/keys-and-effects/testing/seed-states";
@@ -31,6 +32,7 @@ import {
 } from "../lib/features/reconciliation/testing/seed-reconciliation";
 import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/features/retention-and-gaps/testing/seed-gaps";
 import { DEFAULT_SCHEMA } from "../lib/idempotency";
+import { FILL_DAYS_BACK, seedFill } from "../test/console-fill";
 import { startTestProvider, TEST_CLIENT_ID, TEST_CLIENT_SECRET } from "../test/oidc/test-provider";
 import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-server";
 
@@ -40,12 +42,16 @@ import { buildConsole, hasProductionBuild, nextEnv, serveConsole } from "./next-
  * 1. Chromium from CHROMIUM_PATH or /usr/bin/chromium (never downloaded). Missing: skipped with a
  *    loud notice, or a failure under CI=true.
  * 2. A fresh database: onceboard_e2e_<pid> on DATABASE_URL's server when set, otherwise on an
- *    embedded server in a temp directory. Migrated, partitioned, seeded with known rows.
- * 3. `next build` when there is no build or a source file is newer than it; then two `next start`
+ *    embedded server in a temp directory. Migrated, partitioned, seeded with known rows. Beside it
+ *    onceboard_e2e_<pid>_filled: the same rows, then demo history and test/console-fill.ts's rows
+ *    (long names, big numbers, pages of every list) for the layout checks.
+ * 3. `next build` when there is no build or a source file is newer than it; then three `next start`
  *    servers on free ports: one on the seeded database, one whose DATABASE_URL points at a closed
- *    port (for the error state). The seeded one's WORKER_METRICS_URLS names a fake worker serving
- *    e2e/worker-metrics.ts on /metrics and a closed port (a down worker); the other's is empty.
+ *    port (for the error state), one on the filled database. The seeded and filled ones'
+ *    WORKER_METRICS_URLS name a fake worker serving e2e/worker-metrics.ts on /metrics and a closed
+ *    port (a down worker); the other's is empty.
  * 4. Playwright, with the two base URLs in ONCEBOARD_E2E_BASE_URL / ONCEBOARD_E2E_BROKEN_URL, the
+ *    filled console's in ONCEBOARD_E2E_FILLED_URL and its tokens in ONCEBOARD_E2E_FILLED_TOKENS, the
  *    two worker URLs in ONCEBOARD_E2E_WORKER_UP_URL / ONCEBOARD_E2E_WORKER_DOWN_URL, and its JSON
  *    report written to ONCEBOARD_E2E_RESULTS when set. Tokens for viewer, operator and admin of
  *    tenant E2E_TENANT and a platform admin are in ONCEBOARD_E2E_TOKENS (JSON, role → secret);
@@ -178,6 +184,41 @@ async function createE2eTokens(url: string): Promise<{ tokens: Record<E2eRole, s
   }
 }
 
+/**
+ * Migrates a fresh database and seeds it with the known rows every spec reads; with `fill`, then
+ * weeks of demo history and test/console-fill.ts's rows on top (the layout checks' database).
+ */
+async function migrateAndSeed(url: string, { fill }: { fill: boolean }): Promise<void> {
+  await migrateConsole(url);
+  // The seeds name tables unqualified; the console itself is given the plain URL, as a user gives it.
+  const seeder = new pg.Client({ connectionString: withSearchPath(url, [DEFAULT_SCHEMA]) });
+  await seeder.connect();
+  try {
+    await ensureEffectPartitions(seeder, {
+      back: Math.max(SEED_DAYS_BACK, KEYS_SEED_DAYS_BACK, GAPS_SEED_DAYS_BACK, FILL_DAYS_BACK) + 1,
+      ahead: 7,
+    });
+    await seedOverview(seeder);
+    await seedKeys(seeder);
+    await seedStates(seeder);
+    await seedGaps(seeder);
+    const seededAt = new Date();
+    await seedReconciliation(seeder, seededAt);
+    await seedReconciliationLoad(seeder, seededAt);
+    await seedReconciledEffects(seeder);
+    await seedWorkerStarts(seeder);
+    if (fill) {
+      await backfillHistory(seeder, { spanMs: FILLED_HISTORY_DAYS * 86_400_000, ordersPerDay: 300 });
+      await seedFill(seeder);
+    }
+  } finally {
+    await seeder.end();
+  }
+}
+
+/** The filled database's demo history: past the Overview's 7-day range, so every range has a shape. */
+const FILLED_HISTORY_DAYS = 8;
+
 /** The demo's Stripe entry alone, as a providers file for the seeded console. */
 function writeStripeOnlyProvidersFile(): string {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), "onceboard-e2e-providers-")), "providers.json");
@@ -245,29 +286,14 @@ async function main(): Promise<number> {
     cleanups.push(drop);
     log(`database ${redactUrl(url)}`);
 
-    await migrateConsole(url);
-    // The seeds name tables unqualified; the console itself is given the plain URL, as a user gives it.
-    const seeder = new pg.Client({ connectionString: withSearchPath(url, [DEFAULT_SCHEMA]) });
-    await seeder.connect();
-    try {
-      await ensureEffectPartitions(seeder, {
-        back: Math.max(SEED_DAYS_BACK, KEYS_SEED_DAYS_BACK, GAPS_SEED_DAYS_BACK) + 1,
-        ahead: 7,
-      });
-      await seedOverview(seeder);
-      await seedKeys(seeder);
-      await seedStates(seeder);
-      await seedGaps(seeder);
-      const seededAt = new Date();
-      await seedReconciliation(seeder, seededAt);
-      await seedReconciliationLoad(seeder, seededAt);
-      await seedReconciledEffects(seeder);
-      await seedWorkerStarts(seeder);
-    } finally {
-      await seeder.end();
-    }
-    log("migrated and seeded");
+    // The layout checks' database: the same seeds, then every table filled past them
+    // (test/console-fill.ts), read through a console of its own so no other spec's counts move.
+    const filled = await createScratchDatabase(adminUrl, { name: `${database}_filled` });
+    cleanups.push(filled.drop);
+    await Promise.all([migrateAndSeed(url, { fill: false }), migrateAndSeed(filled.url, { fill: true })]);
+    log("migrated and seeded (and the filled database)");
     const { tokens, viewerLoginCodes } = await createE2eTokens(url);
+    const { tokens: filledTokens } = await createE2eTokens(filled.url);
 
     // 3. The console: built when needed, served twice (healthy and with an unreachable database).
     const stale = config().ONCEBOARD_E2E_REBUILD ? "ONCEBOARD_E2E_REBUILD is set" : buildIsStale();
@@ -277,7 +303,8 @@ async function main(): Promise<number> {
     }
     // The closed ports stay closed: no server started later (the identity provider, the worker's
     // metrics, a spec's own) can be handed them.
-    const [port, brokenPort, closedPort, closedWorkerPort] = await Promise.all([
+    const [port, brokenPort, filledPort, closedPort, closedWorkerPort] = await Promise.all([
+      findFreePort(),
       findFreePort(),
       findFreePort(),
       findClosedPort(),
@@ -289,26 +316,30 @@ async function main(): Promise<number> {
     const identityProvider = await startTestProvider({ consoleUrl: `http://127.0.0.1:${port}` });
     cleanups.push(() => identityProvider.close());
     const workerDownUrl = `http://127.0.0.1:${closedWorkerPort}/metrics`;
-    const [healthy, broken] = await Promise.all([
+    const providersFile = writeStripeOnlyProvidersFile();
+    const seededEnv = (databaseUrl: string, at: number): Record<string, string> => ({
+      DATABASE_URL: databaseUrl,
+      PORT: String(at),
+      WORKER_METRICS_URLS: `${workerUpUrl},${workerDownUrl}`,
+      // The seeded findings and keys are the demo's (Stripe's capture steps): the Keys page's
+      // provider verdict reads them through the demo's Stripe entry. No STRIPE_API_KEY: the
+      // schedule reads nothing, so the seeded runs stay the only ones.
+      ONCEBOARD_PROVIDERS_FILE: providersFile,
+      ONCEBOARD_SECRET: secret,
+      // The seeded history reaches weeks back, past the 7-day retention: a maintenance run at
+      // start would drop it under the other specs. e2e/retention.spec.ts applies by hand, last.
+      RETENTION_MAINTENANCE_INTERVAL_SECONDS: "0",
+      ONCEBOARD_RATE_LIMIT_PER_MINUTE: "100000",
+      ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: "100000",
+      ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: "100000",
+      PUBLIC_URL: `http://127.0.0.1:${at}`,
+    });
+    const [healthy, broken, filledConsole] = await Promise.all([
       serveConsole({
         mode: "start",
         port,
         env: {
-          DATABASE_URL: url,
-          PORT: String(port),
-          WORKER_METRICS_URLS: `${workerUpUrl},${workerDownUrl}`,
-          // The seeded findings and keys are the demo's (Stripe's capture steps): the Keys page's
-          // provider verdict reads them through the demo's Stripe entry. No STRIPE_API_KEY: the
-          // schedule reads nothing, so the seeded runs stay the only ones.
-          ONCEBOARD_PROVIDERS_FILE: writeStripeOnlyProvidersFile(),
-          ONCEBOARD_SECRET: secret,
-          // The seeded history reaches weeks back, past the 7-day retention: a maintenance run at
-          // start would drop it under the other specs. e2e/retention.spec.ts applies by hand, last.
-          RETENTION_MAINTENANCE_INTERVAL_SECONDS: "0",
-          ONCEBOARD_RATE_LIMIT_PER_MINUTE: "100000",
-          ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE: "100000",
-          ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: "100000",
-          PUBLIC_URL: `http://127.0.0.1:${port}`,
+          ...seededEnv(url, port),
           OIDC_ISSUER: identityProvider.issuer,
           OIDC_CLIENT_ID: TEST_CLIENT_ID,
           OIDC_CLIENT_SECRET: TEST_CLIENT_SECRET,
@@ -328,10 +359,14 @@ async function main(): Promise<number> {
         },
         quiet: true,
       }),
+      serveConsole({ mode: "start", port: filledPort, env: seededEnv(filled.url, filledPort), quiet: true }),
     ]);
     cleanups.push(() => stopChild(healthy));
     cleanups.push(() => stopChild(broken));
-    log(`console on http://127.0.0.1:${port} (seeded) and http://127.0.0.1:${brokenPort} (database unreachable)`);
+    cleanups.push(() => stopChild(filledConsole));
+    log(
+      `console on http://127.0.0.1:${port} (seeded), http://127.0.0.1:${brokenPort} (database unreachable) and http://127.0.0.1:${filledPort} (filled)`,
+    );
 
     // 4. Playwright.
     const code = await new Promise<number>((resolve, reject) => {
@@ -342,6 +377,8 @@ async function main(): Promise<number> {
           CHROMIUM_PATH: chromium,
           ONCEBOARD_E2E_BASE_URL: `http://127.0.0.1:${port}`,
           ONCEBOARD_E2E_BROKEN_URL: `http://127.0.0.1:${brokenPort}`,
+          ONCEBOARD_E2E_FILLED_URL: `http://127.0.0.1:${filledPort}`,
+          ONCEBOARD_E2E_FILLED_TOKENS: JSON.stringify(filledTokens),
           ONCEBOARD_E2E_WORKER_UP_URL: workerUpUrl,
           ONCEBOARD_E2E_WORKER_DOWN_URL: workerDownUrl,
           ONCEBOARD_E2E_TOKENS: JSON.stringify(tokens),

@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { fetchJson } from "@/components/api/fetch-json";
 import { useConsoleWritable } from "@/components/shell/console-mode";
+import { type Column, DataTable } from "@/components/ui/data-table";
 import { REFRESH_MS } from "@/components/ui/describe-api-error";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ErrorState } from "@/components/ui/error-state";
@@ -14,6 +15,41 @@ import { AdminPager } from "./admin-pager";
 import { RevokeButton } from "./revoke-button";
 
 const SIGNED_IN_WITH: Record<string, string> = { token: "token secret", link: "one-time link", oidc: "single sign-on" };
+
+type SessionRow = SessionsResponse["sessions"][number];
+
+/** A session is named by who holds it; revoking it is the last column, never pushed out of view. */
+function sessionColumns(writable: boolean): Column<SessionRow>[] {
+  return [
+    { id: "who", label: "Who", kind: "text", priority: 1, cell: (session) => session.actor },
+    { id: "role", label: "Role", kind: "id", cell: (session) => session.role },
+    { id: "tenant", label: "Tenant", kind: "id", cell: (session) => session.tenantId ?? <span className="muted">platform</span> },
+    {
+      id: "signed-in-with",
+      label: "Signed in with",
+      kind: "text",
+      priority: 3,
+      cell: (session) => SIGNED_IN_WITH[session.signedInWith] ?? session.signedInWith,
+    },
+    {
+      id: "from",
+      label: "From",
+      kind: "id",
+      priority: 3,
+      cell: (session) => session.clientIp ?? <span className="muted">unknown</span>,
+    },
+    { id: "signed-in", label: "Signed in", kind: "time", priority: 3, cell: (session) => formatUtc(session.createdAt) },
+    { id: "last-seen", label: "Last seen", kind: "time", cell: (session) => formatUtc(session.lastSeenAt) },
+    {
+      id: "actions",
+      label: "Actions",
+      headingHidden: true,
+      kind: "action",
+      cell: (session) =>
+        writable ? <RevokeButton url={`/api/v1/sessions/${session.id}/revoke`} what={`session of ${session.actor}`} /> : null,
+    },
+  ];
+}
 
 /**
  * Live console sessions of the admin's scope: who, how signed in, from where, last seen; revoke. A
@@ -40,42 +76,13 @@ export function SessionsTable({ initial, search, page }: { initial: SessionsResp
           <p className="muted">Nobody is signed in to the console with a token of this scope.</p>
         </EmptyState>
       ) : (
-        <div className="table-scroll">
-          <table className="data-table" aria-labelledby="sessions-heading">
-            <thead>
-              <tr>
-                <th scope="col">Who</th>
-                <th scope="col">Role</th>
-                <th scope="col">Tenant</th>
-                <th scope="col">Signed in with</th>
-                <th scope="col">From</th>
-                <th scope="col">Signed in</th>
-                <th scope="col">Last seen</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {query.data.sessions.map((session) => (
-                <tr key={session.id} data-session-id={session.id}>
-                  <td>{session.actor}</td>
-                  <td>{session.role}</td>
-                  <td>{session.tenantId ?? <span className="muted">platform</span>}</td>
-                  <td>{SIGNED_IN_WITH[session.signedInWith] ?? session.signedInWith}</td>
-                  <td>{session.clientIp ?? <span className="muted">unknown</span>}</td>
-                  <td>{formatUtc(session.createdAt)}</td>
-                  <td>{formatUtc(session.lastSeenAt)}</td>
-                  <td>
-                    {writable ? (
-                      <RevokeButton url={`/api/v1/sessions/${session.id}/revoke`} what={`session of ${session.actor}`} />
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          columns={sessionColumns(writable)}
+          rows={query.data.sessions}
+          rowKey={(session) => session.id}
+          rowProps={(session) => ({ "data-session-id": session.id })}
+          labelledBy="sessions-heading"
+        />
       )}
       <AdminPager
         page={page}

@@ -4,6 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { fetchJson } from "@/components/api/fetch-json";
 import { useConsoleWritable } from "@/components/shell/console-mode";
+import { type Column, DataTable } from "@/components/ui/data-table";
 import { REFRESH_MS } from "@/components/ui/describe-api-error";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ErrorState } from "@/components/ui/error-state";
@@ -14,6 +15,44 @@ import { formatUtc } from "@/lib/format";
 import { AdminPager } from "./admin-pager";
 import { CreateTokenForm } from "./create-token-form";
 import { RevokeButton } from "./revoke-button";
+
+type TokenRow = TokensResponse["tokens"][number];
+
+/** A token is named by its name and suffix; revoking it is the last column, never pushed out of view. */
+function tokenColumns(writable: boolean): Column<TokenRow>[] {
+  return [
+    {
+      id: "name",
+      label: "Name",
+      kind: "text",
+      priority: 1,
+      cell: (token) => (
+        <>
+          <Link href={`/audit?target=${encodeURIComponent(token.id)}`} title="This token's audit trail">
+            {token.name}
+          </Link>{" "}
+          <span className="muted">…{token.suffix}</span>
+        </>
+      ),
+    },
+    { id: "role", label: "Role", kind: "id", cell: (token) => token.role },
+    { id: "tenant", label: "Tenant", kind: "id", cell: (token) => token.tenantId ?? <span className="muted">platform</span> },
+    { id: "state", label: "State", kind: "badge", cell: (token) => token.state },
+    { id: "created", label: "Created", kind: "time", priority: 3, cell: (token) => formatUtc(token.createdAt) },
+    { id: "expires", label: "Expires", kind: "time", cell: (token) => formatUtc(token.expiresAt, { empty: "never" }) },
+    { id: "last-used", label: "Last used", kind: "time", cell: (token) => formatUtc(token.lastUsedAt, { empty: "never" }) },
+    {
+      id: "actions",
+      label: "Actions",
+      headingHidden: true,
+      kind: "action",
+      cell: (token) =>
+        writable && token.state === "active" ? (
+          <RevokeButton url={`/api/v1/tokens/${token.id}/revoke`} what={`token ${token.name}`} />
+        ) : null,
+    },
+  ];
+}
 
 const tokensQueryKey = (search: string) => [ADMIN_QUERY_ROOT, "tokens", search];
 
@@ -55,47 +94,13 @@ export function TokensTable({
           <p className="muted">Create one above, or with npm run token -- create.</p>
         </EmptyState>
       ) : (
-        <div className="table-scroll">
-          <table className="data-table" aria-labelledby="tokens-heading">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Role</th>
-                <th scope="col">Tenant</th>
-                <th scope="col">State</th>
-                <th scope="col">Created</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {query.data.tokens.map((token) => (
-                <tr key={token.id} id={`token-${token.id}`} data-token-id={token.id}>
-                  <td>
-                    <Link href={`/audit?target=${encodeURIComponent(token.id)}`} title="This token's audit trail">
-                      {token.name}
-                    </Link>{" "}
-                    <span className="muted">…{token.suffix}</span>
-                  </td>
-                  <td>{token.role}</td>
-                  <td>{token.tenantId ?? <span className="muted">platform</span>}</td>
-                  <td>{token.state}</td>
-                  <td>{formatUtc(token.createdAt)}</td>
-                  <td>{formatUtc(token.expiresAt, { empty: "never" })}</td>
-                  <td>{formatUtc(token.lastUsedAt, { empty: "never" })}</td>
-                  <td>
-                    {writable && token.state === "active" ? (
-                      <RevokeButton url={`/api/v1/tokens/${token.id}/revoke`} what={`token ${token.name}`} />
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          columns={tokenColumns(writable)}
+          rows={query.data.tokens}
+          rowKey={(token) => token.id}
+          rowProps={(token) => ({ id: `token-${token.id}`, "data-token-id": token.id })}
+          labelledBy="tokens-heading"
+        />
       )}
       <AdminPager page={page} cursorKey="tokensCursor" nextCursor={query.data.nextCursor} noun="tokens" label="Token pages" />
     </section>

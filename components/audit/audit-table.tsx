@@ -1,8 +1,32 @@
 import Link from "next/link";
+import { type Column, DataTable } from "@/components/ui/data-table";
 import { EmptyState } from "@/components/ui/empty-state";
 import { type AuditPageFilters, auditSearch, auditTargetHref } from "@/lib/features/audit/audit-page-types";
 import type { AuditResponse } from "@/lib/features/audit/contract";
 import { formatUtc } from "@/lib/format";
+
+type AuditRow = AuditResponse["entries"][number];
+
+const none = <span className="muted">—</span>;
+
+/** A row is named by its action; who, on what and whether it worked are scanned; where from is detail. */
+const AUDIT_COLUMNS: Column<AuditRow>[] = [
+  { id: "at", label: "At", kind: "time", cell: (row) => formatUtc(row.at) },
+  { id: "actor", label: "Actor", kind: "text", cell: (row) => row.actor },
+  { id: "action", label: "Action", kind: "id", priority: 1, cell: (row) => row.action },
+  { id: "tenant", label: "Tenant", kind: "id", cell: (row) => row.tenantId ?? <span className="muted">platform</span> },
+  {
+    id: "target",
+    label: "Target",
+    kind: "key",
+    cell: (row) => {
+      const href = auditTargetHref(row);
+      return href ? <Link href={href}>{row.target}</Link> : (row.target ?? none);
+    },
+  },
+  { id: "result", label: "Result", kind: "id", cell: (row) => row.result },
+  { id: "from", label: "From", kind: "id", priority: 3, cell: (row) => row.ip ?? none },
+];
 
 /** Audit rows newest first; each target links to its key or token; the next page by keyset cursor. */
 export function AuditTable({ list, filters }: { list: AuditResponse; filters: AuditPageFilters }) {
@@ -19,37 +43,14 @@ export function AuditTable({ list, filters }: { list: AuditResponse; filters: Au
         <h2 id="audit-heading">Audit log</h2>
         <span className="panel-meta">newest first; append-only and hash-chained</span>
       </div>
-      <div className="table-scroll">
-        <table className="data-table" aria-labelledby="audit-heading" data-testid="audit-rows">
-          <thead>
-            <tr>
-              <th scope="col">At</th>
-              <th scope="col">Actor</th>
-              <th scope="col">Action</th>
-              <th scope="col">Tenant</th>
-              <th scope="col">Target</th>
-              <th scope="col">Result</th>
-              <th scope="col">From</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.entries.map((row) => {
-              const href = auditTargetHref(row);
-              return (
-                <tr key={row.id} data-audit-id={row.id}>
-                  <td>{formatUtc(row.at)}</td>
-                  <td>{row.actor}</td>
-                  <td>{row.action}</td>
-                  <td>{row.tenantId ?? <span className="muted">platform</span>}</td>
-                  <td>{href ? <Link href={href}>{row.target}</Link> : (row.target ?? <span className="muted">—</span>)}</td>
-                  <td>{row.result}</td>
-                  <td>{row.ip ?? <span className="muted">—</span>}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        columns={AUDIT_COLUMNS}
+        rows={list.entries}
+        rowKey={(row) => row.id}
+        rowProps={(row) => ({ "data-audit-id": row.id })}
+        labelledBy="audit-heading"
+        testId="audit-rows"
+      />
       {list.nextCursor ? (
         <p className="panel-body">
           <Link href={`/audit?${auditSearch(filters, { cursor: list.nextCursor })}`} rel="next">

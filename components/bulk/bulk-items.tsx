@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { fetchJson } from "@/components/api/fetch-json";
+import { type Column, DataTable } from "@/components/ui/data-table";
 import { bulkItemsQueryKey, bulkItemsUrl } from "@/lib/features/bulk-actions/bulk-types";
 import type { BulkItemsResponse, BulkItemView } from "@/lib/features/bulk-actions/contract";
 import { formatUtc } from "@/lib/format";
@@ -45,6 +46,16 @@ function statusOf(item: BulkItemView, done: string): string {
   return "pending";
 }
 
+/** An item is named by its key; its place in the run, what became of it and when are beside it. */
+function itemColumns(done: string): Column<BulkItemView>[] {
+  return [
+    { id: "seq", label: "#", kind: "number", cell: (item) => item.seq },
+    { id: "key", label: "Key", kind: "key", priority: 1, cell: (item) => <code>{item.key}</code> },
+    { id: "status", label: "Status", kind: "text", cell: (item) => statusOf(item, done) },
+    { id: "done", label: "Done", kind: "time", cell: (item) => formatUtc(item.doneAt, { empty: "–" }) },
+  ];
+}
+
 /**
  * One page of items and its pager. "Later items" carries the next page's cursor (data-cursor),
  * the one it moves to, so a test can follow it as a click does.
@@ -63,31 +74,13 @@ export function BulkItemsTable({
   const next = page.nextCursor;
   return (
     <div data-testid="bulk-items">
-      <div className="table-scroll">
-        <table className="data-table">
-          <caption className="sr-only">The action's items, in the order they run</caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Key</th>
-              <th scope="col">Status</th>
-              <th scope="col">Done</th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.items.map((item) => (
-              <tr key={item.seq} data-bulk-item={item.key} data-status={item.status}>
-                <td className="num">{item.seq}</td>
-                <td>
-                  <code>{item.key}</code>
-                </td>
-                <td>{statusOf(item, done)}</td>
-                <td>{formatUtc(item.doneAt, { empty: "–" })}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        columns={itemColumns(done)}
+        rows={page.items}
+        rowKey={(item) => String(item.seq)}
+        rowProps={(item) => ({ "data-bulk-item": item.key, "data-status": item.status })}
+        caption="The action's items, in the order they run"
+      />
       {earlier || next ? (
         <nav className="pager" aria-label="Item pages">
           {earlier ? (

@@ -7,6 +7,7 @@ import { RETENTION_QUERY_ROOT } from "@/lib/features/retention-and-gaps/retentio
 import { formatCount, formatCountOf, formatDuration, formatUtc } from "@/lib/format";
 import { ApiClientError, fetchJson, postJson, shouldRetry } from "../api/fetch-json";
 import { useConsoleWritable } from "../shell/console-mode";
+import { type Column, DataTable } from "../ui/data-table";
 import { ErrorState } from "../ui/error-state";
 
 /** How a blocker's setting is called on the page. */
@@ -16,33 +17,34 @@ const SETTING_LABEL: Record<AdvicePreview["blockers"][number]["setting"], string
   workerMaxRetryWindow: "A live worker's retry window",
 };
 
+type SettingChange = readonly [name: string, before: number, after: number];
+
+const CHANGE_COLUMNS: Column<SettingChange>[] = [
+  { id: "setting", label: "Setting", kind: "text", priority: 1, cell: ([name]) => name },
+  { id: "now", label: "Now", kind: "number", cell: ([, before]) => formatDuration(before * 86_400) },
+  {
+    id: "after",
+    label: "After",
+    kind: "number",
+    cell: ([, before, after]) => (before === after ? "unchanged" : <strong>{formatDuration(after * 86_400)}</strong>),
+  },
+];
+
 /** The settings the advice changes, before and after, one row each. */
 function ChangeTable({ change }: { change: NonNullable<AdvicePreview["change"]> }) {
-  const rows = [
+  const rows: SettingChange[] = [
     ["Retention", change.before.retentionDays, change.after.retentionDays],
     ["Retry window", change.before.maxRetryWindowDays, change.after.maxRetryWindowDays],
-  ] as const;
+  ];
   return (
-    <div className="table-scroll">
-      <table className="data-table" data-testid="advice-change">
-        <thead>
-          <tr>
-            <th scope="col">Setting</th>
-            <th scope="col">Now</th>
-            <th scope="col">After</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map(([name, before, after]) => (
-            <tr key={name} data-changed={before !== after}>
-              <th scope="row">{name}</th>
-              <td>{formatDuration(before * 86_400)}</td>
-              <td>{before === after ? "unchanged" : <strong>{formatDuration(after * 86_400)}</strong>}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      columns={CHANGE_COLUMNS}
+      rows={rows}
+      rowKey={([name]) => name}
+      rowProps={([, before, after]) => ({ "data-changed": before !== after })}
+      caption="The settings before and after the advice"
+      testId="advice-change"
+    />
   );
 }
 

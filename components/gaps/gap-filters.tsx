@@ -32,7 +32,7 @@ export function GapFilters({ params, jobTypes }: { params: GapsParams; jobTypes:
             replace
             scroll={false}
             aria-current={!custom && (params.range ?? "30d") === r ? "true" : undefined}
-            aria-label={GAP_RANGE_LABELS[r]}
+            aria-label={`${r}: ${GAP_RANGE_LABELS[r]}`}
             className="segment"
           >
             {r}

@@ -7,6 +7,7 @@ import type { Gaps } from "@/lib/features/retention-and-gaps/gaps-contract";
 import { gapsQueryKey } from "@/lib/features/retention-and-gaps/gaps-types";
 import { formatDuration, formatUtc } from "@/lib/format";
 import { ApiClientError, fetchJson } from "../api/fetch-json";
+import { type Column, DataTable } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { ErrorState } from "../ui/error-state";
 import { AdvicePanel } from "./advice-panel";
@@ -16,6 +17,35 @@ import { GapStatsTable } from "./gap-stats-table";
 import { GapsOverTime } from "./gaps-over-time";
 
 const REFRESH_MS = 60_000;
+
+type LateDuplicate = Gaps["latestLate"][number];
+
+/** A late duplicate is named by its key; a gap past the retention is in red. */
+function lateColumns(retentionSeconds: number): Column<LateDuplicate>[] {
+  return [
+    { id: "tenant", label: "Tenant", kind: "id", cell: (l) => l.tenant },
+    {
+      id: "key",
+      label: "Key",
+      kind: "key",
+      priority: 1,
+      cell: (l) => (
+        <Link href={keyHref(l.tenant, l.key)}>
+          <code>{l.key}</code>
+        </Link>
+      ),
+    },
+    { id: "job-type", label: "Job type", kind: "id", cell: (l) => l.jobType },
+    {
+      id: "gap",
+      label: "Gap",
+      kind: "number",
+      cell: (l) => formatDuration(l.gapSeconds),
+      cellProps: (l) => ({ className: l.gapSeconds > retentionSeconds ? "text-danger" : undefined }),
+    },
+    { id: "arrived", label: "Arrived", kind: "time", cell: (l) => formatUtc(l.at, { seconds: false }) },
+  ];
+}
 
 /** The Delivery gaps page body; data prefetched on the server (same key), then polled. `canApply`: a platform admin. */
 export function GapsView({ search, params, canApply }: { search: string; params: GapsParams; canApply: boolean }) {
@@ -136,36 +166,13 @@ export function GapsView({ search, params, canApply }: { search: string; params:
         {g.latestLate.length === 0 ? (
           <p className="panel-empty">None in this range.</p>
         ) : (
-          <div className="table-scroll">
-            <table className="data-table" data-testid="late-duplicates">
-              <thead>
-                <tr>
-                  <th scope="col">Tenant</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Job type</th>
-                  <th scope="col">Gap</th>
-                  <th scope="col">Arrived</th>
-                </tr>
-              </thead>
-              <tbody>
-                {g.latestLate.map((l) => (
-                  <tr key={`${l.tenant}\u0001${l.key}`}>
-                    <td>{l.tenant}</td>
-                    <td>
-                      <Link href={keyHref(l.tenant, l.key)}>
-                        <code>{l.key}</code>
-                      </Link>
-                    </td>
-                    <td>{l.jobType}</td>
-                    <td className={l.gapSeconds > g.retentionSeconds ? "text-danger" : undefined}>
-                      {formatDuration(l.gapSeconds)}
-                    </td>
-                    <td>{formatUtc(l.at, { seconds: false })}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            columns={lateColumns(g.retentionSeconds)}
+            rows={g.latestLate}
+            rowKey={(l) => `${l.tenant}\u0001${l.key}`}
+            labelledBy="late-heading"
+            testId="late-duplicates"
+          />
         )}
       </section>
     </div>

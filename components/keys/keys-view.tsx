@@ -4,6 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import Form from "next/form";
 import Link from "next/link";
 import { ApiClientError, fetchJson } from "@/components/api/fetch-json";
+import { type Column, DataTable } from "@/components/ui/data-table";
 import { ErrorState } from "@/components/ui/error-state";
 import { InvalidQueryAlert } from "@/components/ui/invalid-query-alert";
 import { UnknownOption } from "@/components/ui/unknown-option";
@@ -17,13 +18,61 @@ import {
   keysSearchQueryKey,
   keysSearchUrl,
 } from "@/lib/features/keys-and-effects/keys-types";
-import { formatCountOf, formatUtc } from "@/lib/format";
+import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
 import { BulkReleaseHint } from "./bulk-release-hint";
 import { BulkReleasePanel } from "./bulk-release-panel";
 import { KeyDetail } from "./key-detail";
 import { StatusBadge } from "./status-badge";
 
 export type { KeysViewParams };
+
+type FoundEffect = EffectSearchResponse["effects"][number];
+
+/** The results' columns: the key names the row; the tenant only when the search spans every tenant. */
+function resultColumns(everyTenant: boolean, linkTo: (key: string, tenant: string) => string): Column<FoundEffect>[] {
+  return [
+    {
+      id: "key",
+      label: "Key · job type",
+      kind: "key",
+      priority: 1,
+      cell: (e) => (
+        <>
+          <Link href={linkTo(e.key, e.tenant)} className="key-link">
+            {e.key}
+          </Link>
+          <span className="key-job">{e.jobType}</span>
+        </>
+      ),
+    },
+    ...(everyTenant
+      ? [
+          {
+            id: "tenant",
+            label: "Tenant",
+            kind: "id",
+            cell: (e) => e.tenant,
+            cellProps: () => ({ "data-testid": "key-tenant" }),
+          } satisfies Column<FoundEffect>,
+        ]
+      : []),
+    { id: "status", label: "Status", kind: "badge", cell: (e) => <StatusBadge status={e.status} stuck={e.stuck} /> },
+    {
+      id: "duplicates",
+      label: "Duplicates suppressed",
+      heading: "Dup.",
+      headingTitle: "Duplicates suppressed",
+      kind: "number",
+      cell: (e) => formatCount(e.duplicateCount),
+    },
+    {
+      id: "created",
+      label: "Created (UTC)",
+      kind: "time",
+      cell: (e) => formatUtc(e.createdAt, { empty: "–" }).replace(" UTC", ""),
+    },
+  ];
+}
 
 /**
  * The Keys page: search box (and tenant field for platform tokens: empty searches every tenant),
@@ -65,6 +114,8 @@ export function KeysView({
   const pageLink = (cursor?: string) =>
     `/keys?${keysQueryString({ tenant: platform ? tenant : undefined, q: params.q, status: params.status, jobType: params.jobType, cursor })}`;
   const everyTenant = search.data?.tenant === null;
+  // The results take the page's width; a key's detail, once open, takes half of it beside them.
+  const detailOpen = Boolean(params.key) && tenant !== undefined;
 
   return (
     <div className="keys-layout">
@@ -123,7 +174,7 @@ export function KeysView({
           ) : (
             <BulkReleaseHint where="in the search above" />
           )}
-          <div className="keys-columns">
+          <div className={detailOpen ? "keys-columns keys-columns-open" : "keys-columns"}>
             <section className="panel panel-flush keys-results" aria-labelledby="keys-results-heading">
               <div className="panel-header">
                 <h2 id="keys-results-heading">Results</h2>
@@ -152,43 +203,13 @@ export function KeysView({
                     : `No key of tenant ${search.data.tenant} matches.`}
                 </p>
               ) : (
-                <div className="table-scroll">
-                  <table className="data-table" aria-labelledby="keys-results-heading">
-                    <thead>
-                      <tr>
-                        <th scope="col">Key · job type</th>
-                        {everyTenant ? <th scope="col">Tenant</th> : null}
-                        <th scope="col">Status</th>
-                        <th scope="col" className="num" title="Duplicates suppressed">
-                          Dup.
-                        </th>
-                        <th scope="col">Created (UTC)</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {search.data.effects.map((e) => (
-                        <tr
-                          key={`${e.tenant}|${e.key}`}
-                          aria-selected={e.key === params.key && e.tenant === tenant}
-                          data-testid="key-row"
-                        >
-                          <th scope="row">
-                            <Link href={linkTo(e.key, e.tenant)} className="key-link">
-                              {e.key}
-                            </Link>
-                            <span className="key-job">{e.jobType}</span>
-                          </th>
-                          {everyTenant ? <td data-testid="key-tenant">{e.tenant}</td> : null}
-                          <td>
-                            <StatusBadge status={e.status} stuck={e.stuck} />
-                          </td>
-                          <td className="num">{e.duplicateCount}</td>
-                          <td>{formatUtc(e.createdAt, { empty: "–" }).replace(" UTC", "")}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                <DataTable
+                  columns={resultColumns(everyTenant, linkTo)}
+                  rows={search.data.effects}
+                  rowKey={(e) => `${e.tenant}|${e.key}`}
+                  rowProps={(e) => ({ "aria-selected": e.key === params.key && e.tenant === tenant, "data-testid": "key-row" })}
+                  labelledBy="keys-results-heading"
+                />
               )}
               {search.data && (params.cursor || search.data.nextCursor) ? (
                 <nav className="panel-body pager" aria-label="Result pages">

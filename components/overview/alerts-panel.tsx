@@ -1,6 +1,7 @@
 "use client";
 
 import Link from "next/link";
+import { CamelCaseName } from "@/components/ui/word-breaks";
 import type { AlertStatus } from "@/lib/features/overview/contract";
 import { formatCount } from "@/lib/format";
 
@@ -53,7 +54,10 @@ export function AlertsPanel({
               {a.state}
             </span>
             <span className="alert-name">
-              <strong>{a.name}</strong> <span className="muted">({a.severity})</span>
+              <strong data-testid="alert-name">
+                <CamelCaseName name={a.name} />
+              </strong>{" "}
+              <span className="muted">({a.severity})</span>
               <br />
               <span className="muted">{a.summary}</span>
               {a.instances.length > 0 ? (

@@ -1,9 +1,47 @@
 "use client";
 
 import Link from "next/link";
+import { type Column, DataTable } from "@/components/ui/data-table";
 import { jobTypeHref } from "@/lib/features/keys-and-effects/keys-types";
 import type { JobTypeActivity } from "@/lib/features/overview/contract";
 import { formatCount } from "@/lib/format";
+
+const count = (n: number | null) => (n === null ? "—" : formatCount(n));
+
+/** The job type names the row; every count is a column of its own (stacked under it on a phone). */
+const JOB_TYPE_COLUMNS: Column<JobTypeActivity>[] = [
+  {
+    id: "job-type",
+    label: "Job type",
+    kind: "id",
+    priority: 1,
+    cell: (j) => (
+      <>
+        <Link href={jobTypeHref(j.jobType)}>{j.jobType}</Link>
+        {j.notWiredUp ? (
+          <span
+            className="badge"
+            data-tone="warning"
+            title="Redelivered, yet nothing was suppressed: does the handler claim its effects?"
+          >
+            not wired up
+          </span>
+        ) : null}
+      </>
+    ),
+  },
+  { id: "deliveries", label: "Deliveries", kind: "number", cell: (j) => count(j.deliveries) },
+  { id: "redeliveries", label: "Redeliveries", kind: "number", cell: (j) => count(j.redeliveries) },
+  { id: "suppressed", label: "Suppressed", kind: "number", cell: (j) => formatCount(j.suppressions) },
+  { id: "claims", label: "Claims", kind: "number", cell: (j) => count(j.claims) },
+  {
+    id: "uncaught",
+    label: "Uncaught",
+    kind: "number",
+    cell: (j) => formatCount(j.uncaughtViolations),
+    cellProps: (j) => ({ "data-tone": j.uncaughtViolations > 0 ? "danger" : undefined }),
+  },
+];
 
 /**
  * `tenant`: the tenant filter; with it, `tenantCounts` says Suppressed and Uncaught are that
@@ -21,7 +59,6 @@ export function JobActivityTable({
   /** A tenant session: deliveries, redeliveries and claims exist only for every tenant and are not shown. */
   fleetWithheld?: boolean;
 }) {
-  const count = (n: number | null) => (n === null ? "—" : formatCount(n));
   return (
     <section className="panel panel-flush" aria-labelledby="job-activity-heading" data-testid="job-types">
       <div className="panel-header">
@@ -36,62 +73,14 @@ export function JobActivityTable({
                 : "all tenants"}
         </span>
       </div>
-      <div className="table-scroll">
-        <table className="data-table" aria-labelledby="job-activity-heading">
-          <thead>
-            <tr>
-              <th scope="col">Job type</th>
-              <th scope="col" className="num">
-                Deliveries
-              </th>
-              <th scope="col" className="num">
-                Redeliveries
-              </th>
-              <th scope="col" className="num">
-                Suppressed
-              </th>
-              <th scope="col" className="num">
-                Claims
-              </th>
-              <th scope="col" className="num">
-                Uncaught
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {jobTypes.length === 0 ? (
-              <tr data-testid="job-types-empty">
-                <td colSpan={6} className="muted">
-                  No job type reported a delivery or a claim in this range.
-                </td>
-              </tr>
-            ) : null}
-            {jobTypes.map((j) => (
-              <tr key={j.jobType} data-testid="job-type-row" data-not-wired-up={j.notWiredUp ? "" : undefined}>
-                <th scope="row">
-                  <Link href={jobTypeHref(j.jobType)}>{j.jobType}</Link>
-                  {j.notWiredUp ? (
-                    <span
-                      className="badge"
-                      data-tone="warning"
-                      title="Redelivered, yet nothing was suppressed: does the handler claim its effects?"
-                    >
-                      not wired up
-                    </span>
-                  ) : null}
-                </th>
-                <td className="num">{count(j.deliveries)}</td>
-                <td className="num">{count(j.redeliveries)}</td>
-                <td className="num">{formatCount(j.suppressions)}</td>
-                <td className="num">{count(j.claims)}</td>
-                <td className="num" data-tone={j.uncaughtViolations > 0 ? "danger" : undefined}>
-                  {formatCount(j.uncaughtViolations)}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        columns={JOB_TYPE_COLUMNS}
+        rows={jobTypes}
+        rowKey={(j) => j.jobType}
+        rowProps={(j) => ({ "data-testid": "job-type-row", "data-not-wired-up": j.notWiredUp ? "" : undefined })}
+        labelledBy="job-activity-heading"
+        empty={<span data-testid="job-types-empty">No job type reported a delivery or a claim in this range.</span>}
+      />
     </section>
   );
 }

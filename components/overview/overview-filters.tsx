@@ -82,7 +82,7 @@ export function OverviewFilters({
             replace
             scroll={false}
             aria-current={r === range ? "true" : undefined}
-            aria-label={RANGE_LABELS[r]}
+            aria-label={`${r}: ${RANGE_LABELS[r]}`}
             className="segment"
           >
             {r}

@@ -1,9 +1,29 @@
 "use client";
 
 import Link from "next/link";
+import { type Column, DataTable } from "@/components/ui/data-table";
 import { keyHref } from "@/lib/features/keys-and-effects/keys-types";
 import type { StuckClaim } from "@/lib/features/overview/contract";
 import { formatCount, formatDuration } from "@/lib/format";
+
+/** The key names a stuck claim; how long it has been in progress and past its lease are what matter. */
+const STUCK_COLUMNS: Column<StuckClaim>[] = [
+  {
+    id: "key",
+    label: "Key",
+    kind: "key",
+    priority: 1,
+    cell: (c) => (
+      <Link href={keyHref(c.tenant, c.key)}>
+        <code>{c.key}</code>
+      </Link>
+    ),
+  },
+  { id: "tenant", label: "Tenant", kind: "id", cell: (c) => c.tenant },
+  { id: "job-type", label: "Job type", kind: "id", cell: (c) => c.jobType },
+  { id: "age", label: "Age", kind: "number", cell: (c) => formatDuration(c.ageSeconds) },
+  { id: "overdue", label: "Lease over by", kind: "number", cell: (c) => formatDuration(c.overdueSeconds) },
+];
 
 /** `browseHref`: the States page's stuck list for the Overview's tenant and job type (every stuck claim, paged). */
 export function StuckClaims({ claims, total, browseHref }: { claims: StuckClaim[]; total: number; browseHref: string }) {
@@ -28,38 +48,13 @@ export function StuckClaims({ claims, total, browseHref }: { claims: StuckClaim[
       {claims.length === 0 ? (
         <p className="panel-empty muted">No claim is past its lease.</p>
       ) : (
-        <div className="table-scroll">
-          <table className="data-table">
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Tenant</th>
-                <th scope="col">Job type</th>
-                <th scope="col" className="num">
-                  Age
-                </th>
-                <th scope="col" className="num">
-                  Lease over by
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {claims.map((c) => (
-                <tr key={`${c.tenant}|${c.key}`} data-testid="stuck-claim">
-                  <th scope="row">
-                    <Link href={keyHref(c.tenant, c.key)}>
-                      <code>{c.key}</code>
-                    </Link>
-                  </th>
-                  <td>{c.tenant}</td>
-                  <td>{c.jobType}</td>
-                  <td className="num">{formatDuration(c.ageSeconds)}</td>
-                  <td className="num">{formatDuration(c.overdueSeconds)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          columns={STUCK_COLUMNS}
+          rows={claims}
+          rowKey={(c) => `${c.tenant}|${c.key}`}
+          rowProps={() => ({ "data-testid": "stuck-claim" })}
+          labelledBy="stuck-heading"
+        />
       )}
     </section>
   );

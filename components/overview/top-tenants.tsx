@@ -2,12 +2,41 @@
 
 import Link from "next/link";
 import { useSearchParams } from "next/navigation";
+import { type Column, DataTable } from "@/components/ui/data-table";
 import type { TenantRow } from "@/lib/features/overview/contract";
 import { formatCount } from "@/lib/format";
 import { withParams } from "./overview-filters";
 
 export function TopTenants({ tenants }: { tenants: TenantRow[] }) {
   const searchParams = useSearchParams();
+  const columns: Column<TenantRow>[] = [
+    {
+      id: "tenant",
+      label: "Tenant",
+      kind: "id",
+      priority: 1,
+      cell: (t) => (
+        <Link href={`/overview${withParams(searchParams, { tenant: t.tenant })}`} scroll={false} replace>
+          {t.tenant}
+        </Link>
+      ),
+    },
+    {
+      id: "uncaught",
+      label: "Uncaught",
+      kind: "number",
+      cell: (t) => formatCount(t.violations),
+      cellProps: (t) => ({ "data-tone": t.violations > 0 ? "danger" : undefined }),
+    },
+    {
+      id: "stuck",
+      label: "Stuck",
+      kind: "number",
+      cell: (t) => formatCount(t.stuck),
+      cellProps: (t) => ({ "data-tone": t.stuck > 0 ? "warning" : undefined }),
+    },
+    { id: "suppressed", label: "Suppressed", kind: "number", cell: (t) => formatCount(t.suppressions) },
+  ];
   return (
     <section className="panel panel-flush" aria-labelledby="tenants-heading" data-testid="top-tenants">
       <div className="panel-header">
@@ -17,42 +46,13 @@ export function TopTenants({ tenants }: { tenants: TenantRow[] }) {
       {tenants.length === 0 ? (
         <p className="panel-empty muted">No tenant had a suppression, a violation or a stuck claim in this range.</p>
       ) : (
-        <div className="table-scroll">
-          <table className="data-table">
-            <thead>
-              <tr>
-                <th scope="col">Tenant</th>
-                <th scope="col" className="num">
-                  Uncaught
-                </th>
-                <th scope="col" className="num">
-                  Stuck
-                </th>
-                <th scope="col" className="num">
-                  Suppressed
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {tenants.map((t) => (
-                <tr key={t.tenant} data-testid="tenant-row">
-                  <th scope="row">
-                    <Link href={`/overview${withParams(searchParams, { tenant: t.tenant })}`} scroll={false} replace>
-                      {t.tenant}
-                    </Link>
-                  </th>
-                  <td className="num" data-tone={t.violations > 0 ? "danger" : undefined}>
-                    {formatCount(t.violations)}
-                  </td>
-                  <td className="num" data-tone={t.stuck > 0 ? "warning" : undefined}>
-                    {formatCount(t.stuck)}
-                  </td>
-                  <td className="num">{formatCount(t.suppressions)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          columns={columns}
+          rows={tenants}
+          rowKey={(t) => t.tenant}
+          rowProps={() => ({ "data-testid": "tenant-row" })}
+          labelledBy="tenants-heading"
+        />
       )}
     </section>
   );

@@ -5,9 +5,10 @@ import type { ReactNode } from "react";
 import type { WorkersResponse } from "@/lib/features/workers/contract";
 import { formatUtcClock } from "@/lib/format";
 import { ApiClientError, fetchJson } from "../api/fetch-json";
+import { DataTable } from "../ui/data-table";
 import { ErrorState } from "../ui/error-state";
 import { Skeleton } from "../ui/skeleton";
-import { WorkerRow } from "./worker-row";
+import { WORKER_COLUMNS } from "./worker-columns";
 
 const REFRESH_MS = 15_000;
 
@@ -87,43 +88,13 @@ export function WorkersPanel() {
             </button>
           </div>
         ) : null}
-        <div className="table-scroll">
-          <table className="data-table" aria-labelledby="workers-heading">
-            <thead>
-              <tr>
-                <th scope="col">Metrics URL</th>
-                <th scope="col">Status</th>
-                <th scope="col" className="num" title="since process_start_time_seconds">
-                  Uptime
-                </th>
-                <th
-                  scope="col"
-                  className="num"
-                  title="process starts each worker recorded in the last hour, after its first (worker_starts)"
-                >
-                  Restarts (1 h)
-                </th>
-                <th scope="col" className="num" title="idem_claims_total: claims, every result">
-                  Claims
-                </th>
-                <th scope="col" className="num" title="idem_duplicate_suppressions_total">
-                  Suppressed
-                </th>
-                <th scope="col" className="num" title='idem_deliveries_total{redelivered="true"}'>
-                  Redelivered
-                </th>
-                <th scope="col" className="num" title="idem_unique_violations_uncaught_total">
-                  Uncaught
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.workers.map((worker) => (
-                <WorkerRow key={worker.url} worker={worker} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          columns={WORKER_COLUMNS}
+          rows={data.workers}
+          rowKey={(worker) => worker.url}
+          rowProps={(worker) => ({ "data-testid": "worker", "data-state": worker.up ? "up" : "down", "data-url": worker.url })}
+          labelledBy="workers-heading"
+        />
       </>
     );
   }

@@ -5,6 +5,7 @@ import { useEffect, useRef } from "react";
 import type { FindingListResponse } from "@/lib/features/reconciliation/contract";
 import { type FindingFilters, reconciliationHref } from "@/lib/features/reconciliation/reconciliation-types";
 import { formatUtcClock, formatUtcDay } from "@/lib/format";
+import { type Column, DataTable } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { FindingKindBadge } from "./finding-kind-badge";
 
@@ -59,10 +60,60 @@ function useFocusReturn(open: string | null | undefined) {
   }, [open]);
 }
 
+type ListedFinding = FindingListResponse["findings"][number];
+
+/**
+ * Each row says what, where and when in two columns, so it fits half a desktop or a phone without
+ * a cut: the finding (kind, what, and where: tenant when the list spans tenants, provider, job
+ * type), and when it was last seen, date over time.
+ */
+function findingColumns(filters: FindingFilters, everyTenant: boolean): Column<ListedFinding>[] {
+  return [
+    {
+      id: "finding",
+      label: "Finding",
+      kind: "text",
+      priority: 1,
+      cell: (f) => (
+        <>
+          <FindingKindBadge kind={f.kind} />
+          <Link
+            href={reconciliationHref({ ...filters, finding: f.id })}
+            id={rowLinkId(f.id)}
+            className="finding-what"
+            data-testid="finding-link"
+            aria-current={filters.finding === f.id ? "true" : undefined}
+            scroll={false}
+          >
+            {f.detail}
+          </Link>
+          <span className="finding-where">
+            {/* A tenant's session lists its own tenant only: naming it on every row says nothing. */}
+            {everyTenant ? `${f.tenant ?? "no tenant named"} · ` : ""}
+            {f.provider}
+            {f.jobType ? ` · ${f.jobType}` : ""}
+          </span>
+        </>
+      ),
+    },
+    {
+      id: "seen",
+      label: "Last seen (UTC)",
+      kind: "time",
+      cell: (f) => (
+        // Date over time: the column stays narrow enough for a phone.
+        <time dateTime={f.lastSeenAt}>
+          <span>{formatUtcDay(f.lastSeenAt)}</span> <span>{formatUtcClock(f.lastSeenAt).replace(/ UTC$/, "")}</span>
+        </time>
+      ),
+      cellProps: () => ({ className: "finding-seen" }),
+    },
+  ];
+}
+
 /**
  * The findings for the page's filters, newest last seen first; a row opens its finding beside the
- * list (below it on a phone). Each row says what, where and when in two columns, so it fits half a
- * desktop or a phone without a cut.
+ * list (below it on a phone).
  */
 export function FindingsTable({
   list,
@@ -85,53 +136,20 @@ export function FindingsTable({
             <h2 id="findings-heading">{state[0]?.toUpperCase() + state.slice(1)} findings</h2>
             <span className="panel-meta">newest last seen first; a rerun of a window updates a finding, never adds a second</span>
           </div>
-          <table className="data-table findings-table" aria-labelledby="findings-heading" data-testid="findings-table">
-            <thead>
-              <tr>
-                <th scope="col">Finding</th>
-                <th scope="col" className="finding-seen">
-                  Last seen (UTC)
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.findings.map((f) => (
-                <tr
-                  key={f.id}
-                  data-testid="finding-row"
-                  data-kind={f.kind}
-                  data-finding={f.id}
-                  aria-selected={filters.finding === f.id}
-                >
-                  <th scope="row">
-                    <FindingKindBadge kind={f.kind} />
-                    <Link
-                      href={reconciliationHref({ ...filters, finding: f.id })}
-                      id={rowLinkId(f.id)}
-                      className="finding-what"
-                      data-testid="finding-link"
-                      aria-current={filters.finding === f.id ? "true" : undefined}
-                      scroll={false}
-                    >
-                      {f.detail}
-                    </Link>
-                    <span className="finding-where">
-                      {/* A tenant's session lists its own tenant only: naming it on every row says nothing. */}
-                      {list.tenant === null ? `${f.tenant ?? "no tenant named"} · ` : ""}
-                      {f.provider}
-                      {f.jobType ? ` · ${f.jobType}` : ""}
-                    </span>
-                  </th>
-                  <td className="finding-seen">
-                    {/* Date over time: the column stays narrow enough for a phone. */}
-                    <time dateTime={f.lastSeenAt}>
-                      <span>{formatUtcDay(f.lastSeenAt)}</span> <span>{formatUtcClock(f.lastSeenAt).replace(/ UTC$/, "")}</span>
-                    </time>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            columns={findingColumns(filters, list.tenant === null)}
+            rows={list.findings}
+            rowKey={(f) => f.id}
+            rowProps={(f) => ({
+              "data-testid": "finding-row",
+              "data-kind": f.kind,
+              "data-finding": f.id,
+              "aria-selected": filters.finding === f.id,
+            })}
+            labelledBy="findings-heading"
+            testId="findings-table"
+            className="findings-table"
+          />
         </section>
       )}
       {list.nextCursor ? (

@@ -17,7 +17,9 @@ export function RunProgress({ run }: { run: ReconciliationRun }) {
     <div className="run-progress" data-testid="run-progress">
       <progress aria-label={`run ${run.id} of ${run.provider}, in progress`} />
       <span>{seen}</span>
-      <span className="muted">last heartbeat {formatUtc(run.heartbeatAt)}</span>
+      <span className="muted">
+        last heartbeat <span className="nowrap">{formatUtc(run.heartbeatAt)}</span>
+      </span>
     </div>
   );
 }

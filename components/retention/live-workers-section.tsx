@@ -1,5 +1,12 @@
 import type { LiveWorkerView } from "@/lib/features/retention-and-gaps/contract";
 import { formatDuration, formatUtc } from "@/lib/format";
+import { type Column, DataTable } from "../ui/data-table";
+
+const LIVE_WORKER_COLUMNS: Column<LiveWorkerView>[] = [
+  { id: "worker", label: "Worker", kind: "key", priority: 1, cell: (w) => <code>{w.workerId}</code> },
+  { id: "retry-window", label: "Retry window", kind: "number", cell: (w) => formatDuration(w.maxRetryWindowSeconds) },
+  { id: "heartbeat", label: "Last heartbeat", kind: "time", cell: (w) => formatUtc(w.heartbeatAt) },
+];
 
 /** The retry windows live workers declared: partitions they could still need are kept. */
 export function LiveWorkersSection({ workers }: { workers: LiveWorkerView[] }) {
@@ -11,30 +18,7 @@ export function LiveWorkersSection({ workers }: { workers: LiveWorkerView[] }) {
       {workers.length === 0 ? (
         <p className="panel-empty">No live worker has registered (createEffects with register or maintain).</p>
       ) : (
-        <div className="table-scroll">
-          <table className="data-table">
-            <thead>
-              <tr>
-                <th scope="col">Worker</th>
-                <th scope="col" className="num">
-                  Retry window
-                </th>
-                <th scope="col">Last heartbeat</th>
-              </tr>
-            </thead>
-            <tbody>
-              {workers.map((w) => (
-                <tr key={w.workerId}>
-                  <td>
-                    <code>{w.workerId}</code>
-                  </td>
-                  <td className="num">{formatDuration(w.maxRetryWindowSeconds)}</td>
-                  <td>{formatUtc(w.heartbeatAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={LIVE_WORKER_COLUMNS} rows={workers} rowKey={(w) => w.workerId} labelledBy="retention-workers" />
       )}
     </section>
   );

@@ -1,5 +1,36 @@
 import type { PartitionView } from "@/lib/features/retention-and-gaps/contract";
 import { formatBytes, formatCount, formatUtc } from "@/lib/format";
+import { type Column, DataTable } from "../ui/data-table";
+
+const PARTITION_COLUMNS: Column<PartitionView>[] = [
+  { id: "name", label: "Partition", kind: "id", priority: 1, cell: (p) => <code>{p.name}</code> },
+  {
+    id: "range",
+    label: "Range",
+    kind: "text",
+    cell: (p) => (
+      <>
+        <span className="nowrap">{formatUtc(p.from, { seconds: false })}</span> –{" "}
+        <span className="nowrap">{formatUtc(p.to, { seconds: false })}</span>
+      </>
+    ),
+  },
+  { id: "rows", label: "Rows (est.)", kind: "number", cell: (p) => formatCount(p.estimatedRows) },
+  { id: "size", label: "Size", kind: "number", cell: (p) => formatBytes(p.bytes) },
+  {
+    id: "in-progress",
+    label: "In progress",
+    kind: "number",
+    cell: (p) => (p.liveClaims === null ? "–" : formatCount(p.liveClaims)),
+  },
+  {
+    id: "kept-by",
+    label: "Kept by",
+    kind: "text",
+    cell: (p) => (p.action === "keep" ? p.guard : <span className="badge">{p.action}</span>),
+    cellProps: (p) => ({ title: p.reason }),
+  },
+];
 
 /** Every partition of effects, with its size and what keeps it (or what the plan does to it). */
 export function PartitionsSection({ partitions }: { partitions: PartitionView[] }) {
@@ -9,42 +40,14 @@ export function PartitionsSection({ partitions }: { partitions: PartitionView[] 
         <h2 id="retention-partitions">Partitions</h2>
         <span className="panel-meta">{partitions.length}</span>
       </div>
-      <div className="table-scroll">
-        <table className="data-table" data-testid="partitions">
-          <thead>
-            <tr>
-              <th scope="col">Partition</th>
-              <th scope="col">Range</th>
-              <th scope="col" className="num">
-                Rows (est.)
-              </th>
-              <th scope="col" className="num">
-                Size
-              </th>
-              <th scope="col" className="num">
-                In progress
-              </th>
-              <th scope="col">Kept by</th>
-            </tr>
-          </thead>
-          <tbody>
-            {partitions.map((p) => (
-              <tr key={p.name} data-partition={p.name}>
-                <td>
-                  <code>{p.name}</code>
-                </td>
-                <td>
-                  {formatUtc(p.from, { seconds: false })} – {formatUtc(p.to, { seconds: false })}
-                </td>
-                <td className="num">{formatCount(p.estimatedRows)}</td>
-                <td className="num">{formatBytes(p.bytes)}</td>
-                <td className="num">{p.liveClaims ?? "–"}</td>
-                <td title={p.reason}>{p.action === "keep" ? p.guard : <span className="badge">{p.action}</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        columns={PARTITION_COLUMNS}
+        rows={partitions}
+        rowKey={(p) => p.name}
+        rowProps={(p) => ({ "data-partition": p.name })}
+        labelledBy="retention-partitions"
+        testId="partitions"
+      />
     </section>
   );
 }

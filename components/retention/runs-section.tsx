@@ -1,7 +1,30 @@
 import type { MaintenanceRunView } from "@/lib/features/retention-and-gaps/contract";
 import { formatUtc } from "@/lib/format";
+import { type Column, DataTable } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { RunCounts } from "./run-counts";
+
+const MAINTENANCE_RUN_COLUMNS: Column<MaintenanceRunView>[] = [
+  { id: "run", label: "Run", kind: "number", priority: 1, rowHeader: true, cell: (r) => r.id },
+  { id: "started", label: "Started", kind: "time", cell: (r) => formatUtc(r.startedAt) },
+  {
+    id: "by",
+    label: "By",
+    kind: "text",
+    cell: (r) => `${r.trigger}: ${r.runner}`,
+  },
+  { id: "result", label: "Result", kind: "text", cell: (r) => (r.error ? `${r.result}: ${r.error}` : r.result) },
+  {
+    id: "operations",
+    label: "Operations",
+    kind: "text",
+    priority: 3,
+    cell: (r) =>
+      r.operations.length === 0
+        ? "none"
+        : r.operations.map((o) => `${o.kind} ${o.partition}${o.result === "ok" ? "" : ` (${o.result})`}`).join(", "),
+  },
+];
 
 /** The last `shown` maintenance runs, with links to show more or fewer. */
 export function RunsSection({ runs, shown, defaultShown }: { runs: MaintenanceRunView[]; shown: number; defaultShown: number }) {
@@ -16,38 +39,7 @@ export function RunsSection({ runs, shown, defaultShown }: { runs: MaintenanceRu
           <p>The console runs one at start and every few minutes; workers with maintain do too.</p>
         </EmptyState>
       ) : (
-        <div className="table-scroll">
-          <table className="data-table" data-testid="runs">
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Started</th>
-                <th scope="col">By</th>
-                <th scope="col">Result</th>
-                <th scope="col">Operations</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.map((r) => (
-                <tr key={r.id}>
-                  <td>{r.id}</td>
-                  <td>{formatUtc(r.startedAt)}</td>
-                  <td>
-                    {r.trigger}: {r.runner}
-                  </td>
-                  <td title={r.error ?? undefined}>{r.result}</td>
-                  <td>
-                    {r.operations.length === 0
-                      ? "none"
-                      : r.operations
-                          .map((o) => `${o.kind} ${o.partition}${o.result === "ok" ? "" : ` (${o.result})`}`)
-                          .join(", ")}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={MAINTENANCE_RUN_COLUMNS} rows={runs} rowKey={(r) => r.id} labelledBy="retention-runs" testId="runs" />
       )}
     </section>
   );

@@ -1,7 +1,34 @@
 import Link from "next/link";
+import { type Column, DataTable } from "@/components/ui/data-table";
 import type { ViolationTotalsResponse } from "@/lib/features/violations/contract";
 import { type ViolationListFilters, violationsHref } from "@/lib/features/violations/violations-types";
 import { formatCount, formatCountOf, formatUtc } from "@/lib/format";
+
+type ViolationGroup = ViolationTotalsResponse["groups"][number];
+
+/** A group is named by its constraint; its count narrows the list below to it. */
+function totalColumns(filters: ViolationListFilters): Column<ViolationGroup>[] {
+  return [
+    {
+      id: "violations",
+      label: "Violations",
+      kind: "number",
+      cell: (g) => (
+        <Link
+          href={violationsHref({ ...filters, tenant: g.tenant, jobType: g.jobType, constraint: g.constraint, cursor: null })}
+          data-testid="violation-total-link"
+        >
+          {formatCount(g.count)}
+        </Link>
+      ),
+    },
+    { id: "constraint", label: "Constraint", kind: "id", priority: 1, rowHeader: true, cell: (g) => <code>{g.constraint}</code> },
+    { id: "job-type", label: "Job type", kind: "id", cell: (g) => g.jobType },
+    { id: "tenant", label: "Tenant", kind: "id", cell: (g) => g.tenant },
+    { id: "keys", label: "Keys", kind: "number", cell: (g) => formatCount(g.keys) },
+    { id: "last", label: "Last (UTC)", kind: "time", cell: (g) => formatUtc(g.lastSeen).replace(" UTC", "") },
+  ];
+}
 
 /**
  * The list's totals per (tenant, job type, constraint), most first: read with the list's own
@@ -25,51 +52,13 @@ export function ViolationTotals({ totals, filters }: { totals: ViolationTotalsRe
           constraint, {formatUtc(totals.from, { seconds: false })} – {formatUtc(totals.to, { seconds: false })}; most first
         </span>
       </div>
-      <div className="table-scroll">
-        <table className="data-table" aria-labelledby="violation-totals-heading">
-          <thead>
-            <tr>
-              <th scope="col" className="num">
-                Violations
-              </th>
-              <th scope="col">Constraint</th>
-              <th scope="col">Job type</th>
-              <th scope="col">Tenant</th>
-              <th scope="col" className="num">
-                Keys
-              </th>
-              <th scope="col">Last (UTC)</th>
-            </tr>
-          </thead>
-          <tbody>
-            {totals.groups.map((g) => (
-              <tr key={`${g.tenant}|${g.jobType}|${g.constraint}`} data-testid="violation-total">
-                <td className="num">
-                  <Link
-                    href={violationsHref({
-                      ...filters,
-                      tenant: g.tenant,
-                      jobType: g.jobType,
-                      constraint: g.constraint,
-                      cursor: null,
-                    })}
-                    data-testid="violation-total-link"
-                  >
-                    {formatCount(g.count)}
-                  </Link>
-                </td>
-                <th scope="row">
-                  <code>{g.constraint}</code>
-                </th>
-                <td>{g.jobType}</td>
-                <td>{g.tenant}</td>
-                <td className="num">{formatCount(g.keys)}</td>
-                <td>{formatUtc(g.lastSeen).replace(" UTC", "")}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        columns={totalColumns(filters)}
+        rows={totals.groups}
+        rowKey={(g) => `${g.tenant}|${g.jobType}|${g.constraint}`}
+        rowProps={() => ({ "data-testid": "violation-total" })}
+        labelledBy="violation-totals-heading"
+      />
       {unlisted > 0 ? (
         <p className="panel-body muted">
           {formatCountOf(unlisted, "smaller group")} not listed here; the total counts their violations, and the list below holds

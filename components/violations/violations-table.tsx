@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { type Column, DataTable } from "@/components/ui/data-table";
 import { EmptyState } from "@/components/ui/empty-state";
 import { keyHref } from "@/lib/features/keys-and-effects/keys-types";
 import type { ViolationListResponse, ViolationTotalsResponse } from "@/lib/features/violations/contract";
@@ -6,6 +7,46 @@ import { type ViolationListFilters, violationsHref } from "@/lib/features/violat
 import { formatUtc } from "@/lib/format";
 import { ViolationFilters } from "./violation-filters";
 import { ViolationTotals } from "./violation-totals";
+
+type Violation = ViolationListResponse["violations"][number];
+
+const none = <span className="muted">—</span>;
+
+/** The key names a violation; its message id and error are detail, folded under it when width is short. */
+const VIOLATION_COLUMNS: Column<Violation>[] = [
+  { id: "when", label: "When", kind: "time", cell: (v) => formatUtc(v.occurredAt) },
+  {
+    id: "key",
+    label: "Key",
+    kind: "key",
+    priority: 1,
+    cell: (v) => (
+      <Link href={keyHref(v.tenant, v.key)} data-testid="violation-key">
+        <code>{v.key}</code>
+      </Link>
+    ),
+  },
+  { id: "tenant", label: "Tenant", kind: "id", cell: (v) => v.tenant },
+  { id: "job-type", label: "Job type", kind: "id", cell: (v) => v.jobType },
+  { id: "constraint", label: "Constraint", kind: "id", cell: (v) => <code>{v.constraint}</code> },
+  {
+    id: "message-id",
+    label: "Message id",
+    kind: "id",
+    priority: 3,
+    cell: (v) => (v.messageId ? <code>{v.messageId}</code> : none),
+    cellProps: () => ({ "data-testid": "violation-message-id" }),
+  },
+  {
+    id: "error",
+    label: "Error",
+    kind: "truncate",
+    priority: 3,
+    cell: (v) => v.message ?? none,
+    whole: (v) => v.message,
+    cellProps: () => ({ className: "muted" }),
+  },
+];
 
 /** Every uncaught violation, one row per occurrence, each linking to its own key's page. */
 export function ViolationsTable({
@@ -34,40 +75,13 @@ export function ViolationsTable({
             <h2 id="violations-heading">Affected keys</h2>
             <span className="panel-meta">newest first; each row is one violation, recorded by the worker when it happened</span>
           </div>
-          <div className="table-scroll">
-            <table className="data-table" aria-labelledby="violations-heading">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Tenant</th>
-                  <th scope="col">Job type</th>
-                  <th scope="col">Constraint</th>
-                  <th scope="col">Message id</th>
-                  <th scope="col">Error</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.violations.map((v) => (
-                  <tr key={v.id} data-testid="violation-row">
-                    <td>{formatUtc(v.occurredAt)}</td>
-                    <th scope="row">
-                      <Link href={keyHref(v.tenant, v.key)} data-testid="violation-key">
-                        <code>{v.key}</code>
-                      </Link>
-                    </th>
-                    <td>{v.tenant}</td>
-                    <td>{v.jobType}</td>
-                    <td>
-                      <code>{v.constraint}</code>
-                    </td>
-                    <td>{v.messageId ? <code>{v.messageId}</code> : <span className="muted">—</span>}</td>
-                    <td className="muted">{v.message ?? "—"}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            columns={VIOLATION_COLUMNS}
+            rows={list.violations}
+            rowKey={(v) => v.id}
+            rowProps={() => ({ "data-testid": "violation-row" })}
+            labelledBy="violations-heading"
+          />
         </section>
       )}
       {list.nextCursor ? (

@@ -1,7 +1,8 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
+import { DataTable } from "@/components/ui/data-table";
 import type { WorkerStatus } from "@/lib/features/workers/contract";
-import { WorkerRow } from "./worker-row";
+import { WORKER_COLUMNS } from "./worker-columns";
 
 /** A restart count the workers recorded is shown; one that is not known is "–", never 0. */
 describe("a worker's restarts", () => {
@@ -18,13 +19,7 @@ describe("a worker's restarts", () => {
   };
   const restartsCell = (w: WorkerStatus) =>
     /data-testid="worker-restarts"[^>]*>([^<]*)</.exec(
-      renderToStaticMarkup(
-        <table>
-          <tbody>
-            <WorkerRow worker={w} />
-          </tbody>
-        </table>,
-      ),
+      renderToStaticMarkup(<DataTable columns={WORKER_COLUMNS} rows={[w]} rowKey={(row) => row.url} caption="Workers" />),
     )?.[1];
 
   it("shows the count the worker recorded, and – when it is not known, never 0", () => {
