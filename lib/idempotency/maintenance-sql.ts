@@ -133,17 +133,19 @@ VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT DO NOTHING`;
 
 /**
- * Restarts of the named workers since $2: their process starts after $2 that are not the first
- * start on record (a worker started once in the window has not restarted). Several names (one
+ * Restarts of the named workers since $2: their process starts after $2 except the first start on
+ * record (a worker started once in the window has not restarted). Start times are whole seconds, so
+ * a worker killed and restarted within one second shares its first start's time: the first start is
+ * one row (ties broken by host and pid), never every start of that second. Several names (one
  * process with several workers) count its processes once.
  */
 export const COUNT_WORKER_RESTARTS = `
 WITH starts AS (
   SELECT DISTINCT process_started_at, host, pid FROM onceboard.worker_starts WHERE worker_name = ANY($1::text[])
+), numbered AS (
+  SELECT process_started_at, row_number() OVER (ORDER BY process_started_at, host, pid) AS n FROM starts
 )
-SELECT count(*)::int AS restarts
-  FROM starts
- WHERE process_started_at > $2 AND process_started_at > (SELECT min(process_started_at) FROM starts)`;
+SELECT count(*)::int AS restarts FROM numbered WHERE process_started_at > $2 AND n > 1`;
 
 export const INSERT_RUN = `
 INSERT INTO onceboard.maintenance_runs (runner, trigger, started_at) VALUES ($1, $2, $3) RETURNING id::text AS id`;

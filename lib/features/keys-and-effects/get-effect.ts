@@ -9,6 +9,7 @@ import type { EffectDetail, JobStep, TimelineDelivery } from "./contract";
 import { effectVerdict } from "./effect-verdict";
 import { type DeliveryAnswer, type EffectStatus, TIMELINE_LIMIT } from "./effects-types";
 import { getProviderSide } from "./provider-side";
+import { chunkDeliveryColumns } from "./timeline-chunk-sql";
 
 interface EffectRow {
   key: string;
@@ -112,15 +113,7 @@ WITH effect AS MATERIALIZED (
           SELECT k.n, d.tenant_id, d.delivered_at, d.answer, d.message_id, d.delivery_attempt, d.effect_attempt, d.claim_ms,
                  CASE cardinality(c.effect_created_at) WHEN 0 THEN d.delivered_at
                       WHEN 1 THEN c.effect_created_at[1] ELSE c.effect_created_at[k.n] END AS effect_created_at
-            FROM (SELECT CASE WHEN cardinality(c.tenants) = 1 THEN c.tenants[1] ELSE c.tenants[k.n] END AS tenant_id,
-                         CASE WHEN cardinality(c.delivered_at) = 1 THEN c.delivered_at[1] ELSE c.delivered_at[k.n] END AS delivered_at,
-                         CASE WHEN cardinality(c.answers) = 1 THEN c.answers[1] ELSE c.answers[k.n] END AS answer,
-                         CASE WHEN cardinality(c.message_ids) = 1 THEN c.message_ids[1] ELSE c.message_ids[k.n] END AS message_id,
-                         CASE WHEN cardinality(c.delivery_attempts) = 1 THEN c.delivery_attempts[1]
-                              ELSE c.delivery_attempts[k.n] END AS delivery_attempt,
-                         CASE WHEN cardinality(c.effect_attempts) = 1 THEN c.effect_attempts[1]
-                              ELSE c.effect_attempts[k.n] END AS effect_attempt,
-                         CASE WHEN cardinality(c.claim_ms) = 1 THEN c.claim_ms[1] ELSE c.claim_ms[k.n] END AS claim_ms) d
+            FROM (SELECT ${chunkDeliveryColumns(["tenant_id", "delivered_at", "answer", "message_id", "delivery_attempt", "effect_attempt", "claim_ms"])}) d
          ) u
    WHERE k.key = $2 AND u.tenant_id = $1
      AND u.delivered_at >= e.created_at AND u.delivered_at <= $3::timestamptz + interval '1 minute'

@@ -3,6 +3,7 @@ import { byEngine, type EffectsSource, effectsStore } from "../../console/effect
 import { Keyset } from "../../console/keyset";
 import { type AppliedStateFilter, appliedFields, applyStateFilter, type StateFilter } from "./state-filter";
 import type { KeyReuseListResponse, KeyReuseRefusal } from "./states-contract";
+import { chunkDeliveryColumns } from "./timeline-chunk-sql";
 
 /**
  * The deliveries the library refused because their key had first come with another payload (the
@@ -33,15 +34,7 @@ refused AS (
     FROM delivery_timeline c
    CROSS JOIN LATERAL unnest(c.keys) WITH ORDINALITY AS k(key, n)
    CROSS JOIN LATERAL (
-          SELECT CASE WHEN cardinality(c.tenants) = 1 THEN c.tenants[1] ELSE c.tenants[k.n] END AS tenant_id,
-                 CASE WHEN cardinality(c.job_types) = 1 THEN c.job_types[1] ELSE c.job_types[k.n] END AS job_type,
-                 CASE WHEN cardinality(c.delivered_at) = 1 THEN c.delivered_at[1] ELSE c.delivered_at[k.n] END AS delivered_at,
-                 CASE WHEN cardinality(c.answers) = 1 THEN c.answers[1] ELSE c.answers[k.n] END AS answer,
-                 CASE WHEN cardinality(c.message_ids) = 1 THEN c.message_ids[1] ELSE c.message_ids[k.n] END AS message_id,
-                 CASE WHEN cardinality(c.delivery_attempts) = 1 THEN c.delivery_attempts[1]
-                      ELSE c.delivery_attempts[k.n] END AS delivery_attempt,
-                 CASE WHEN cardinality(c.effect_attempts) = 1 THEN c.effect_attempts[1]
-                      ELSE c.effect_attempts[k.n] END AS effect_attempt) d
+          SELECT ${chunkDeliveryColumns(["tenant_id", "job_type", "delivered_at", "answer", "message_id", "delivery_attempt", "effect_attempt"])}) d
    WHERE c.later_keys IS NOT NULL
      AND 'key_reuse' = ANY (c.answers)
      AND c.first_at > $2::timestamptz - interval '1 hour' AND c.first_at < $3::timestamptz
