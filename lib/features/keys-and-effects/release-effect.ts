@@ -1,6 +1,7 @@
 import { appendAudit } from "../../auth/audit";
 import type { Principal } from "../../auth/auth-types";
 import { loadConfig } from "../../config";
+import { requireEffectsInConsoleDatabase } from "../../console/effects-store";
 import type { Prisma } from "../../db/generated/client";
 import type { PrismaClient } from "../../db/prisma";
 import { getPrisma } from "../../db/prisma";
@@ -21,6 +22,10 @@ export class ReleaseRefusedError extends Error {
 
 export type { ReleaseRefusal } from "../../idempotency/admin";
 
+/** Why a release (one, or in bulk) is refused on a MySQL effects store. */
+export const RELEASE_ON_MYSQL_REFUSED =
+  "the claim is in the MySQL store and the audit log in PostgreSQL, and no transaction spans both, so a release could commit without its audit row; release it with the library's releaseClaim() from a script of yours";
+
 /**
  * POST /api/v1/effects/{key}/release: the library releases the stuck claim (releaseClaim: its lock,
  * its guards) in the transaction that appends the audit row (a release without its audit row
@@ -32,6 +37,7 @@ export async function releaseEffect(
   db: PrismaClient = getPrisma(),
   schema = loadConfig().ONCEBOARD_SCHEMA,
 ): Promise<ReleaseResponse> {
+  requireEffectsInConsoleDatabase("Releasing a stuck claim", RELEASE_ON_MYSQL_REFUSED);
   const outcome = await db.$transaction((tx) => releaseInTransaction(tx, input, schema));
   if (outcome instanceof ReleaseRefusedError) throw outcome;
   return {

@@ -58,7 +58,7 @@ export const releaseEffectRoute = route({
   paramsFrom: (request) => ({ key: effectKeyFromPath(request, "release") }),
   query: tenantQuery,
   response: releaseResponse,
-  errors: [400, 401, 403, 404, 409, 429, 503, 504],
+  errors: [400, 401, 403, 404, 409, 429, 501, 503, 504],
   handler: ({ principal, scope, params, query, ip }) =>
     releaseEffect({ principal, tenant: scope.narrow(query.tenant).oneTenant(), key: params.key, ip }).catch(
       refusal(ReleaseRefusedError),

@@ -1,6 +1,6 @@
 import type pg from "pg";
+import type { EffectsSource } from "../../console/effects-store";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
-import type { Queryable } from "../../db/types";
 import { formatDuration } from "../../format";
 import { type MaintenancePlan, planMaintenance, readLiveWorkers } from "../../idempotency/admin";
 import { type GetAdviceOptions, getRetentionAdvice } from "./advise-retention";
@@ -8,13 +8,20 @@ import type { AdviceApplyBody, AdvicePreview, SettingsUpdateView } from "./contr
 import { RetentionError } from "./errors";
 import { getObservedMaxGapSeconds, getRetentionSettings, toPlanView } from "./get-retention";
 import { maintenancePool } from "./maintenance-pool";
-import { invalidRetention, liveWindowRefusal, type RetentionAudit, settingsValues, updateRetentionSettings } from "./settings";
+import {
+  invalidRetention,
+  liveWindowRefusal,
+  type RetentionAudit,
+  refuseSettingsChangeOnMysql,
+  settingsValues,
+  updateRetentionSettings,
+} from "./settings";
 
 const DAY = 86_400;
 
 interface AdviceApplyDeps {
-  /** Where the advisor reads gaps (the console's database handle). */
-  db: Queryable;
+  /** Where the advisor reads gaps (the effects store). */
+  db: EffectsSource;
   /** The maintenance pool: the plan, the live workers, the observed gap. */
   pool?: pg.Pool;
   prisma?: PrismaClient;
@@ -59,6 +66,8 @@ async function planWith(
  * settings and partitions are the fleet's. Reads only.
  */
 export async function previewAdvice(options: GetAdviceOptions, deps: AdviceApplyDeps): Promise<AdvicePreview> {
+  // The preview is of a change the console cannot make there (and its what-if plan is PostgreSQL's).
+  refuseSettingsChangeOnMysql(deps);
   const pool = deps.pool ?? maintenancePool();
   const prisma = deps.prisma ?? getPrisma();
   const now = deps.now ?? new Date();
@@ -140,6 +149,7 @@ export async function applyAdvice(
   options: GetAdviceOptions,
   deps: AdviceApplyDeps & AdviceApplyAuthor,
 ): Promise<SettingsUpdateView> {
+  refuseSettingsChangeOnMysql(deps);
   const now = deps.now ?? new Date();
   const advice = await getRetentionAdvice(deps.db, { ...options, now });
   if (advice.status !== "recommended" || advice.recommendedSeconds === null)

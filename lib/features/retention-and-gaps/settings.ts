@@ -1,4 +1,6 @@
 import type pg from "pg";
+import { effectsInConsoleDatabase } from "../../console/effects-store";
+import { NotOnThisEffectsStoreError } from "../../console/errors";
 import type { Prisma } from "../../db/generated/client";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { formatDuration } from "../../format";
@@ -130,7 +132,21 @@ export function liveWindowRefusal(after: RetentionSettingsValues, workers: LiveW
  * UPDATE itself): a change confirmed against a preview fails with RETENTION_STALE if another
  * change landed in between.
  */
+/**
+ * On a MySQL effects store the settings row is there (the workers read it there) and the audit log
+ * in the console's PostgreSQL: no transaction spans both, so a change could commit without its
+ * audit row. The console refuses rather than write one without the other.
+ */
+export function refuseSettingsChangeOnMysql(deps: { pool?: unknown }): void {
+  if (deps.pool === undefined && !effectsInConsoleDatabase())
+    throw new NotOnThisEffectsStoreError(
+      "Changing the retention settings",
+      "the settings live in the MySQL store and the audit log in PostgreSQL, and no transaction spans both, so a change could land without its audit row; change onceboard.retention_settings there with your own change process",
+    );
+}
+
 export async function updateRetentionSettings(input: RetentionSettingsInput, deps: UpdateDeps): Promise<SettingsUpdateView> {
+  refuseSettingsChangeOnMysql(deps);
   const prisma = deps.prisma ?? getPrisma();
   const pool = deps.pool ?? maintenancePool();
   const now = deps.now ?? new Date();
