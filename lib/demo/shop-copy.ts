@@ -1,6 +1,6 @@
 import pg from "pg";
 import type { Queryable } from "./db-types";
-import type { Shop } from "./shop";
+import { mariadbOnly, type Shop } from "./shop";
 
 /**
  * Where the demo's verdict (verify.ts, lib/soak/verify.ts) reads the shop's rows. Its SQL joins
@@ -39,13 +39,13 @@ async function copyPages<R extends Record<string, unknown>>(
   read: { first: string; next: string; key: (row: R) => unknown[] },
   write: { sql: string; columns: (rows: R[]) => unknown[][] },
 ): Promise<number> {
-  let rows = await shop.rows<R>({ pg: "", mysql: read.first });
+  let rows = await shop.rows<R>(mariadbOnly(read.first));
   let copied = 0;
   while (rows.length > 0) {
     await session.query(write.sql, write.columns(rows));
     copied += rows.length;
     if (rows.length < PAGE) break;
-    rows = await shop.rows<R>({ pg: "", mysql: read.next }, read.key(rows.at(-1)!));
+    rows = await shop.rows<R>(mariadbOnly(read.next), read.key(rows.at(-1)!));
   }
   return copied;
 }

@@ -20,11 +20,17 @@ export const DEMO_MARIADB_DATABASE = "onceboard_demo";
 /** Set by the demo's supervisor for its children: the shop's MariaDB database, as a URL. */
 export const DEMO_SHOP_URL_ENV = "ONCEBOARD_DEMO_SHOP_URL";
 
-/** One of the shop's statements in each engine's SQL, parameters `$1…$n` in both (bound by number; MySQL's may use `?`). */
+/**
+ * One of the shop's statements in each engine's SQL, parameters `$1…$n` in both (bound by number;
+ * MySQL's may use `?`). `pg: null`: a statement only a MariaDB shop runs (mariadbOnly).
+ */
 export interface ShopStatement {
-  pg: string;
+  pg: string | null;
   mysql: string;
 }
+
+/** A statement only the MariaDB shop has a use for (a PostgreSQL shop refuses it). */
+export const mariadbOnly = (mysql: string): ShopStatement => ({ pg: null, mysql });
 
 export interface Shop {
   readonly store: DemoStore;
@@ -59,8 +65,11 @@ export function positional(text: string, values: readonly unknown[]): { text: st
 
 /** The shop on the demo's PostgreSQL pool (the pool stays its caller's). */
 export function postgresShop(pool: pg.Pool): Shop {
-  const query = async <R>(handle: Pick<pg.Pool, "query">, statement: ShopStatement, values: unknown[] = []) =>
-    (await handle.query(statement.pg, values)) as unknown as pg.QueryResult & { rows: R[] };
+  const query = async <R>(handle: Pick<pg.Pool, "query">, statement: ShopStatement, values: unknown[] = []) => {
+    if (statement.pg === null)
+      throw new Error(`a MariaDB-only statement on the PostgreSQL shop: ${statement.mysql.slice(0, 60)}`);
+    return (await handle.query(statement.pg, values)) as unknown as pg.QueryResult & { rows: R[] };
+  };
   return {
     store: "postgres",
     effects: { db: pool },
@@ -76,10 +85,24 @@ export function postgresShop(pool: pg.Pool): Shop {
   };
 }
 
+/** Whether the shop's tables are there (demo:reset drops them, the demo's start makes them). */
+export async function shopTablesPresent(shop: Shop): Promise<boolean> {
+  const [row] = await shop.rows<{ n: number }>({
+    pg: "SELECT (to_regclass('demo_orders') IS NOT NULL)::int AS n",
+    mysql: "SELECT count(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'demo_orders'",
+  });
+  return Number(row?.n) === 1;
+}
+
 /** The database a MariaDB shop URL names (its path), or `fallback`. */
 export function mariadbDatabaseOf(url: string, fallback = DEMO_MARIADB_DATABASE): string {
   const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ""));
   return name === "" ? fallback : name;
+}
+
+/** The demo's MariaDB database on MARIADB_URL's server: the URL's path, else onceboard_demo. */
+export function demoMariadbUrl(mariadbUrl: string): string {
+  return mariadbUrlFor(mariadbUrl, mariadbDatabaseOf(mariadbUrl));
 }
 
 /** `serverUrl` pointed at `database`. */

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import mysql from "mysql2/promise";
+import { redactUrl } from "../db/errors";
 import { mariadbUrlFor, prepareMariadbShop } from "../demo/shop";
 import type { OutageReport } from "./database";
 import { type OutageProxy, startOutageProxy } from "./outage-proxy";
@@ -19,12 +20,6 @@ export interface SoakMariadb {
   version: string;
   outage(): Promise<OutageReport>;
   close(options: { keep: boolean }): Promise<string | undefined>;
-}
-
-function redacted(url: string): string {
-  const u = new URL(url);
-  if (u.password) u.password = "***";
-  return `${u.protocol}//${u.username ? `${u.username}@` : ""}${u.host}`;
 }
 
 /**
@@ -54,7 +49,7 @@ export async function openSoakMariadb(serverUrl: string, log: (line: string) => 
     await prepareMariadbShop(mariadbUrlFor(serverUrl, database));
     await admin.query("CREATE USER ?@'%' IDENTIFIED BY ?", [user, password]);
     await admin.query(`GRANT ALL PRIVILEGES ON \`${database}\`.* TO ?@'%'`, [user]);
-    log(`created database ${database} and user ${user} on ${redacted(serverUrl)} (MariaDB ${version})`);
+    log(`created database ${database} and user ${user} on ${redactUrl(serverUrl)} (MariaDB ${version})`);
     const server = new URL(serverUrl);
     proxy = await startOutageProxy({ host: server.hostname, port: Number(server.port || 3306) });
     const own = new URL(mariadbUrlFor(serverUrl, database));
@@ -65,7 +60,7 @@ export async function openSoakMariadb(serverUrl: string, log: (line: string) => 
     return {
       url,
       version,
-      describe: `MariaDB ${version}: database ${database} on ${redacted(serverUrl)} (MARIADB_URL), reached through the outage proxy on 127.0.0.1:${p.port}`,
+      describe: `MariaDB ${version}: database ${database} on ${redactUrl(serverUrl)} (MARIADB_URL), reached through the outage proxy on 127.0.0.1:${p.port}`,
       async outage() {
         const started = Date.now();
         // Both at once: the proxy's cut and refusal, and the server's sessions of the soak's user killed.
