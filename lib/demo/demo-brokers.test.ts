@@ -11,8 +11,9 @@ import { findTestNats, findTestRabbit, testNatsUrl, testRabbitUrl } from "../que
 import { findTestRedis } from "../queues/testing/redis";
 import { sleep, waitFor } from "../queues/testing/wait";
 import { demoBrokerNames, removeDemoBrokerQueues } from "./broker";
+import { resetMariadbDemo } from "./reset";
 import { demoSettingsFromEnv } from "./settings";
-import { mariadbShop, mariadbUrlFor, type Shop, type ShopStatement } from "./shop";
+import { mariadbShop, mariadbUrlFor, type Shop, type ShopStatement, shopTablesPresent } from "./shop";
 import { type DemoProcesses, startDemoProcesses } from "./supervisor";
 import { formatReport, verifyDemo } from "./verify";
 
@@ -144,19 +145,22 @@ describe.skipIf(!mariadb)(
     it("runs 30 s with every fault on, the workers' effects and the shop's books in MariaDB; demo:verify --store mariadb reports 0 double captures and 0 lost", {
       timeout: 300_000,
     }, async () => {
-      const settings = demoSettingsFromEnv({ ...({} as NodeJS.ProcessEnv), DEMO_STORE: "mariadb" }, {
-        rate: 3,
-        crash: 0.03,
-        slow: 0.03,
-        violation: 0.06,
-        keyReuse: 0.03,
-        concurrentDuplicates: 0.3,
-        republishes: 0.2,
-        lateReplays: 0.1,
-        lateReplayMinSeconds: 5,
-        lateReplayMaxSeconds: 15,
-        rollupFlushMs: 1000,
-      });
+      const settings = demoSettingsFromEnv(
+        { ...({} as NodeJS.ProcessEnv), DEMO_STORE: "mariadb" },
+        {
+          rate: 3,
+          crash: 0.03,
+          slow: 0.03,
+          violation: 0.06,
+          keyReuse: 0.03,
+          concurrentDuplicates: 0.3,
+          republishes: 0.2,
+          lateReplays: 0.1,
+          lateReplayMinSeconds: 5,
+          lateReplayMaxSeconds: 15,
+          rollupFlushMs: 1000,
+        },
+      );
       expect(settings.store).toBe("mariadb");
       demo = await startDemoProcesses({ url: db.sqlUrl, settings, shopUrl, logDir, freePort: findFreePort });
       await demo.ready();
@@ -210,6 +214,22 @@ describe.skipIf(!mariadb)(
       );
       expect(run.stdout).toMatch(/^reconciliation: not run: the demo's effects are on MariaDB/m);
       expect(run.code, run.stdout + run.stderr).toBe(0);
+
+      // demo:reset on MariaDB: refused while another session uses the database (this test's pool),
+      // then exactly the demo's rows and the shop's tables go.
+      const resetter = mariadbShop(shopUrl, { max: 1 });
+      try {
+        await count(MARKED_EFFECTS); // the test's pool holds a connection to the database now
+        await expect(resetMariadbDemo(resetter)).rejects.toThrow(/stop `npm start` first/);
+        await shop.close();
+        const r = await resetMariadbDemo(resetter);
+        expect(r.orders).toBe(report.totals.orders);
+        expect(r.effects).toBeGreaterThan(report.totals.orders);
+        expect(await shopTablesPresent(resetter)).toBe(false);
+        expect(Number((await resetter.rows<{ n: number }>(MARKED_EFFECTS))[0]?.n)).toBe(0);
+      } finally {
+        await resetter.close();
+      }
     });
   },
 );
