@@ -17,7 +17,7 @@ export interface ShopTables {
 }
 
 /** The shop's own tables, on PostgreSQL (the demo's search_path finds them). */
-export const POSTGRES_SHOP_TABLES: ShopTables = {
+const POSTGRES_SHOP_TABLES: ShopTables = {
   orders: "demo_orders",
   entries: "demo_accounting_entries",
   effects: "effects",

@@ -15,8 +15,8 @@ import type { DemoStore } from "./settings";
  * tables in the demo's PostgreSQL either way: they are not the shop's.
  */
 
-/** The database on it when MARIADB_URL names none: the demo's library tables and shop tables. */
-export const DEMO_MARIADB_DATABASE = "onceboard_demo";
+/** The demo's database on MARIADB_URL's server when the URL names none: its library and shop tables. */
+const DEMO_MARIADB_DATABASE = "onceboard_demo";
 /** Set by the demo's supervisor for its children: the shop's MariaDB database, as a URL. */
 export const DEMO_SHOP_URL_ENV = "ONCEBOARD_DEMO_SHOP_URL";
 
@@ -53,7 +53,7 @@ export interface Shop {
  * `$1 … $n` (each bound by number, repeats allowed) as `?` with the values in that order, for
  * mysql2; a text already written with `?` goes as it is.
  */
-export function positional(text: string, values: readonly unknown[]): { text: string; values: unknown[] } {
+function positional(text: string, values: readonly unknown[]): { text: string; values: unknown[] } {
   if (!/\$\d/.test(text)) return { text, values: [...values] };
   const ordered: unknown[] = [];
   const out = text.replace(/\$(\d+)/g, (_m, n: string) => {
@@ -95,7 +95,7 @@ export async function shopTablesPresent(shop: Shop): Promise<boolean> {
 }
 
 /** The database a MariaDB shop URL names (its path), or `fallback`. */
-export function mariadbDatabaseOf(url: string, fallback = DEMO_MARIADB_DATABASE): string {
+function mariadbDatabaseOf(url: string, fallback = DEMO_MARIADB_DATABASE): string {
   const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ""));
   return name === "" ? fallback : name;
 }
@@ -116,7 +116,7 @@ export function mariadbUrlFor(serverUrl: string, database: string): string {
  * A mysql2 promise pool as the library wants one: CLIENT_FOUND_ROWS off (a write's count is the
  * rows it changed), instants read and written as UTC, DECIMAL sums as numbers.
  */
-export function createShopMysqlPool(url: string, max: number): mysql.Pool {
+function createShopMysqlPool(url: string, max: number): mysql.Pool {
   return mysql.createPool({
     uri: url.replace(/^mariadb:/, "mysql:"),
     connectionLimit: max,
