@@ -163,6 +163,18 @@ const configSchema = z.object({
       .default("nats://127.0.0.1:4222"),
   ),
   /**
+   * MariaDB / MySQL for the demo and the soak on the library's MySQL store (`npm start -- --store
+   * mariadb`, `npm run soak -- --store mariadb`; the MariaDB tests read it too). The path names the
+   * demo's database (default onceboard_demo); the soak makes a scratch database of its own there.
+   */
+  MARIADB_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^(mysql|mariadb):\/\/./, "must be a URL like mysql://root@127.0.0.1:3306")
+      .default("mysql://root@127.0.0.1:3306"),
+  ),
+  /**
    * Comma-separated /metrics URLs of worker processes, scraped by the console's Workers panel. Kept
    * raw here and checked by loadWorkerMetricsUrls: a bad entry is the Workers panel's error, not a
    * reason for the console's database (or anything else that reads the config) to fail.
