@@ -8,7 +8,6 @@ import {
   mysqlEffectsStore,
   postgresEffectsStore,
 } from "../../console/effects-store";
-import { NotOnThisEffectsStoreError } from "../../console/errors";
 import { mysqlJson } from "../../console/mysql-sql";
 import type { PrismaClient } from "../../db/prisma";
 import { getPrisma } from "../../db/prisma";
@@ -66,8 +65,7 @@ const storeOf = (target: MaintenanceTarget): EffectsStore =>
 
 /** The library's plan, on the engine of the store its workers write (on MySQL: the timeline's partitions, expired effects deleted in batches). */
 function planOn(target: MaintenanceTarget, now: Date | undefined): Promise<MaintenancePlan> {
-  if (target.engine === "mysql")
-    throw new NotOnThisEffectsStoreError("The retention plan", "the library's maintenance on MySQL is not in this build yet");
+  if (target.engine === "mysql") return planMaintenance(target.pool, { now, schema: target.database });
   return planMaintenance(target.pool, { now });
 }
 
