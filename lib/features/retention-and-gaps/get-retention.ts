@@ -75,10 +75,16 @@ export async function getRetentionPlan(scope: Scope, deps: RetentionDeps = {}): 
 }
 
 // On MySQL the settings and the runs are the library's tables there (its workers read the
-// retention from them); Prisma maps the PostgreSQL ones.
+// retention from them); Prisma maps the PostgreSQL ones. The MySQL baseline makes the settings row
+// with a placeholder updated_at, '2000-01-01', where PostgreSQL's DEFAULT now() records when the
+// baseline made it; an applied migration is never edited, so the read says what PostgreSQL says: a
+// row nobody has changed was made when the baseline was applied (migrations.applied_at, UTC).
 const SETTINGS_VIEW_MYSQL = `
-SELECT retention_days, max_retry_window_days, partition_interval, premake_count, updated_at, updated_by
-  FROM retention_settings WHERE id = 1`;
+SELECT s.retention_days, s.max_retry_window_days, s.partition_interval, s.premake_count, s.updated_by,
+       CASE WHEN s.updated_by IS NULL AND s.updated_at = '2000-01-01 00:00:00'
+            THEN COALESCE((SELECT m.applied_at FROM migrations m WHERE m.version = 1), s.updated_at)
+            ELSE s.updated_at END AS updated_at
+  FROM retention_settings s WHERE s.id = 1`;
 const RUNS_MYSQL = `
 SELECT id, runner, \`trigger\`, started_at, finished_at, result, operations, error
   FROM maintenance_runs ORDER BY id DESC LIMIT ?`;
