@@ -1,5 +1,4 @@
 import type pg from "pg";
-import { NotOnThisEffectsStoreError } from "../../console/errors";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { defaultRegistry } from "../../idempotency";
 import { maintain } from "../../idempotency/admin";
@@ -25,9 +24,10 @@ export async function applyRetention(deps: ApplyDeps): Promise<ApplyResultView> 
   const options = { now: deps.now, runner: deps.actor, trigger: deps.trigger, registry: defaultRegistry() };
   // The library's run on the store's own engine: on MySQL, the timeline's day partitions and the
   // expired effects' paced deletes, recorded in that store's maintenance_runs.
-  if (target.engine === "mysql")
-    throw new NotOnThisEffectsStoreError("A maintenance run", "the library's maintenance on MySQL is not in this build yet");
-  const run = await maintain(target.pool, options);
+  const run =
+    target.engine === "mysql"
+      ? await maintain(target.pool, { ...options, schema: target.database })
+      : await maintain(target.pool, options);
   const view: ApplyResultView = {
     result: run.result,
     runId: run.runId,

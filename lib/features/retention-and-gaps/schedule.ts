@@ -25,8 +25,10 @@ export function startConsoleMaintenance(): MaintenanceSchedule | null {
       trigger: "schedule" as const,
     };
     // The effects store's own maintenance (on MySQL, the library's run there: the same lease as its workers').
-    if (target.engine === "mysql") return null;
-    globalThis.__onceboardMaintenanceSchedule = startMaintenance(target.pool, options);
+    globalThis.__onceboardMaintenanceSchedule =
+      target.engine === "mysql"
+        ? startMaintenance(target.pool, { ...options, schema: target.database })
+        : startMaintenance(target.pool, options);
   }
   return globalThis.__onceboardMaintenanceSchedule;
 }
