@@ -8,7 +8,8 @@ import { closeEffectsMysqlPools, createMysqlEffectsPool } from "../lib/db/effect
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { createMysqlScratchDatabase, type ScratchDatabase } from "../lib/db/scratch";
 import { startConsoleMaintenance } from "../lib/features/retention-and-gaps/schedule";
-import { createEffects, type Effects, migrate } from "../lib/idempotency";
+import { createEffects, type Effects, migrate, serveMetrics } from "../lib/idempotency";
+import type { MetricsServer } from "../lib/idempotency/serve-metrics";
 import { callDocumented as call } from "./api/harness";
 import { pointConsoleAt } from "./citus-database";
 import { createTestDatabase, type TestDatabase } from "./database";
@@ -487,6 +488,7 @@ describe.skipIf(!mariadbUrl)("the console on a MariaDB effects store answers as 
   let myPool: mysql.Pool;
   const sides: Side[] = [];
   let preparedAt: Date;
+  let metrics: MetricsServer | undefined;
   let startedAt: Date;
   let finishedAt: Date;
   let answeredAt: Date;
@@ -661,6 +663,11 @@ describe.skipIf(!mariadbUrl)("the console on a MariaDB effects store answers as 
       await side.a.ready();
       await side.b.ready();
     }
+    // The workers' /metrics (one process here: the default registry holds both engines' workers),
+    // for the Workers panel, which names them from idem_worker_info and counts their restarts from
+    // the starts each store recorded.
+    metrics = await serveMetrics({ port: 0, host: "127.0.0.1" });
+    process.env.WORKER_METRICS_URLS = metrics.url;
     // A minute's rollup row must hold the same steps on both engines: start with room in the minute.
     if (new Date().getSeconds() > 35) await sleep(61_000 - (Date.now() % 60_000));
     startedAt = new Date();
@@ -678,6 +685,8 @@ describe.skipIf(!mariadbUrl)("the console on a MariaDB effects store answers as 
   }, 300_000);
 
   afterAll(async () => {
+    delete process.env.WORKER_METRICS_URLS;
+    await metrics?.close();
     for (const side of sides) {
       await side.a.close().catch(() => {});
       await side.b.close().catch(() => {});
