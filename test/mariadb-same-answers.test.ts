@@ -541,6 +541,10 @@ describe.skipIf(!mariadbUrl)("the console on a MariaDB effects store answers as 
         (state) => ["platform", `/api/v1/effect-states/${state}`] as ["platform", string],
       ),
       ["umbrella", "/api/v1/effect-states/stuck"],
+      ["platform", `/api/v1/effect-states/failed?tenant=stark&jobType=${MAIL}`],
+      ["platform", `/api/v1/effect-states/completed?jobType=${RENEW}`],
+      ["platform", `/api/v1/key-reuse-refusals?jobType=${SETTLE}`],
+      ["platform", `/api/v1/key-reuse-refusals?jobType=${MAIL}`],
       ["platform", "/api/v1/key-reuse-refusals"],
       ["northwind", "/api/v1/key-reuse-refusals"],
       ["umbrella", "/api/v1/key-reuse-refusals"],
@@ -560,6 +564,7 @@ describe.skipIf(!mariadbUrl)("the console on a MariaDB effects store answers as 
       ["platform", `/api/v1/overview?from=${enc(from)}&to=${enc(to)}&tenant=northwind`],
       ["northwind", `/api/v1/overview?from=${enc(from)}&to=${enc(to)}`],
       ["platform", "/api/v1/overview?window=1h"],
+      ["platform", `/api/v1/overview?from=${enc(from)}&to=${enc(to)}&jobType=no.such.job`],
       ["umbrella", "/api/v1/overview?window=24h"],
       // Delivery gaps and the advisor.
       ["platform", "/api/v1/gaps"],
@@ -608,6 +613,8 @@ describe.skipIf(!mariadbUrl)("the console on a MariaDB effects store answers as 
         const response = await call("GET", path, { authorization: `Bearer ${tokens[engine][who]}` });
         answers[engine].set(`${who} ${path}`, { status: response.status, body: JSON.parse(response.text) });
       }
+      const health = await call("GET", "/api/v1/health");
+      answers[engine].set("GET /api/v1/health", { status: health.status, body: JSON.parse(health.text) });
       // Retention's Apply: one maintenance run on the store's own engine, then the page listing it.
       const platform = { authorization: `Bearer ${tokens[engine].platform}` };
       const applied = await call("POST", "/api/v1/retention/apply", platform, {});
@@ -803,6 +810,13 @@ describe.skipIf(!mariadbUrl)("the console on a MariaDB effects store answers as 
       }));
     expect(runs("postgres")).toHaveLength(1);
     expect(runs("mariadb")).toEqual(runs("postgres"));
+  });
+
+  it("reports the MariaDB store's round trip in the health check, beside PostgreSQL's", () => {
+    const onPg = answers.postgres.get("GET /api/v1/health") as Answer;
+    const onMy = answers.mariadb.get("GET /api/v1/health") as Answer;
+    expect(onPg).toMatchObject({ status: 200, body: { ok: true, effectsStore: null } });
+    expect(onMy).toMatchObject({ status: 200, body: { ok: true, effectsStore: { latencyMs: expect.any(Number) } } });
   });
 
   it("runs the console's maintenance loop on the MariaDB store, recorded in its maintenance_runs", async () => {
