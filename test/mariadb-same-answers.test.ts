@@ -488,6 +488,7 @@ describe.skipIf(!mariadbUrl)("the console on a MariaDB effects store answers as 
   let myPool: mysql.Pool;
   const sides: Side[] = [];
   let preparedAt: Date;
+  let savedDatabaseUrl: string | undefined;
   let metrics: MetricsServer | undefined;
   let startedAt: Date;
   let finishedAt: Date;
@@ -632,6 +633,7 @@ describe.skipIf(!mariadbUrl)("the console on a MariaDB effects store answers as 
 
   beforeAll(async () => {
     preparedAt = new Date();
+    savedDatabaseUrl = process.env.DATABASE_URL;
     process.env.ONCEBOARD_SECRET = "s".repeat(40);
     process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
     process.env.ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = "1000000";
@@ -700,7 +702,9 @@ describe.skipIf(!mariadbUrl)("the console on a MariaDB effects store answers as 
     }
     delete process.env.EFFECTS_DATABASE_URL;
     await closeEffectsMysqlPools();
-    await pointConsoleAt("postgres://unused.invalid/none");
+    // The console's pools end before their databases are dropped; DATABASE_URL is the run's again.
+    await pointConsoleAt(savedDatabaseUrl ?? "");
+    if (savedDatabaseUrl === undefined) delete process.env.DATABASE_URL;
     await myPool?.end().catch(() => {});
     await scratch?.drop();
     await pgDb?.drop();
