@@ -30,6 +30,11 @@ import { findTestMariadb } from "./mariadb";
  */
 const mariadbUrl = await findTestMariadb();
 
+// A machine zone far from UTC (+13:45), for the whole file: a DATETIME read or bound as local time
+// instead of UTC (the console's MySQL sessions and pools are UTC, lib/db/effects-pool.ts) then
+// moves every instant by hours, out of the run's window, and shows as a difference.
+process.env.TZ = "Pacific/Chatham";
+
 const silent = pino({ level: "silent" });
 const enc = encodeURIComponent;
 
