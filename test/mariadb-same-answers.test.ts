@@ -77,7 +77,7 @@ const workerOptions = (db: unknown, schema: string, name: string) =>
     maxRetryWindow: "1d",
   }) as Parameters<typeof createEffects>[0];
 
-const settle = (_side: Side, w: Effects, tenant: string, invoice: string, amount: number, messageId: string, attempt = 1) =>
+const settle = (w: Effects, tenant: string, invoice: string, amount: number, messageId: string, attempt = 1) =>
   w.once(
     { tenant, key: `settle:${invoice}`, jobType: SETTLE, messageId, attempt, payload: { invoice, amount } },
     async (claim) => ({ charged: amount, invoice, providerKey: claim.providerKey }),
@@ -110,14 +110,14 @@ async function writeWorkload(sides: readonly Side[]): Promise<void> {
   // own clock, as late as the shared machine runs each statement (0.4 s apart was seen). The gaps
   // the largest-gap reads pick are made long and exact instead (effects moved back in time on both
   // engines): the renewal's charge two hours, INV-900 four days.
-  await both(sides, (s) => settle(s, s.a, "northwind", "INV-101", 1200, "nw-101"));
-  await both(sides, (s) => settle(s, s.b, "northwind", "INV-101", 1200, "nw-101", 2));
-  await both(sides, (s) => settle(s, s.a, "northwind", "INV-102", 800, "nw-102"));
-  await both(sides, (s) => settle(s, s.a, "northwind", "INV-102", 800, "nw-102", 2));
-  await both(sides, (s) => settle(s, s.b, "northwind", "INV-102", 800, "nw-102", 3));
+  await both(sides, (s) => settle(s.a, "northwind", "INV-101", 1200, "nw-101"));
+  await both(sides, (s) => settle(s.b, "northwind", "INV-101", 1200, "nw-101", 2));
+  await both(sides, (s) => settle(s.a, "northwind", "INV-102", 800, "nw-102"));
+  await both(sides, (s) => settle(s.a, "northwind", "INV-102", 800, "nw-102", 2));
+  await both(sides, (s) => settle(s.b, "northwind", "INV-102", 800, "nw-102", 3));
   for (const [i, tenant] of TENANTS.entries()) {
-    await both(sides, (s) => settle(s, s.a, tenant, `INV-2${i}0`, 100 + i, `${tenant}-2${i}0`));
-    await both(sides, (s) => settle(s, s.b, tenant, `INV-2${i}1`, 200 + i, `${tenant}-2${i}1`));
+    await both(sides, (s) => settle(s.a, tenant, `INV-2${i}0`, 100 + i, `${tenant}-2${i}0`));
+    await both(sides, (s) => settle(s.b, tenant, `INV-2${i}1`, 200 + i, `${tenant}-2${i}1`));
   }
 
   // A batch: one statement claims every key, so they share one created_at on each engine, and the
@@ -175,7 +175,7 @@ async function writeWorkload(sides: readonly Side[]): Promise<void> {
   // A key reuse: the same key with another payload is refused, and nothing runs.
   await both(sides, (s) =>
     expectRejection(
-      settle(s, s.b, "northwind", "INV-101", 9999, "nw-101-bis"),
+      settle(s.b, "northwind", "INV-101", 9999, "nw-101-bis"),
       (e) => (e as { code?: string }).code === "EFFECT_KEY_REUSE",
       "the reused key",
     ),
@@ -276,7 +276,7 @@ async function writeWorkload(sides: readonly Side[]): Promise<void> {
     s.b.claim({ tenant: "stark", key: "settle:INV-404", jobType: SETTLE, lease: "200ms", messageId: "st-404", attempt: 1 }),
   );
   await sleep(600);
-  await both(sides, (s) => settle(s, s.b, "umbrella", "INV-303", 4300, "um-303", 2));
+  await both(sides, (s) => settle(s.b, "umbrella", "INV-303", 4300, "um-303", 2));
   await both(sides, (s) =>
     s.b.once(
       { tenant: "stark", key: "mail:digest-9", jobType: MAIL, policy: "atMostOnce", messageId: "st-mail-9", attempt: 2 },
@@ -286,7 +286,7 @@ async function writeWorkload(sides: readonly Side[]): Promise<void> {
   // A late duplicate: INV-900 settled four days ago (its effect's created_at moved back on both
   // engines, as if the workload had run then), redelivered now, beyond the three-day retry window.
   // Its gap, four days, is far from any bucket bound, so both engines count it in the same one.
-  await both(sides, (s) => settle(s, s.a, "stark", "INV-900", 900, "st-900"));
+  await both(sides, (s) => settle(s.a, "stark", "INV-900", 900, "st-900"));
   await both(sides, (s) =>
     s.app(
       {
@@ -296,7 +296,7 @@ async function writeWorkload(sides: readonly Side[]): Promise<void> {
       ["stark", "settle:INV-900"],
     ),
   );
-  await both(sides, (s) => settle(s, s.b, "stark", "INV-900", 900, "st-900", 2));
+  await both(sides, (s) => settle(s.b, "stark", "INV-900", 900, "st-900", 2));
   // A message published eight days ago, beyond the seven-day retention, whose effect no store has:
   // refused, not run blindly.
   await both(sides, (s) =>
