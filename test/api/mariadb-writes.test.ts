@@ -91,7 +91,7 @@ async function send(route: Route, method: string, url: string, headers: Record<s
   return { status: response.status, body: (await response.json()) as Record<string, unknown> & { error?: { message: string } } };
 }
 
-const release = (tenant: string, key: string, headers: Record<string, string>, query = "") =>
+const release = (key: string, headers: Record<string, string>, query = "") =>
   send(releaseRoute, "POST", `/api/v1/effects/${encodeURIComponent(key)}/release${query}`, headers, undefined, { key });
 
 /** The audit rows of releases of `key`, oldest first. */
@@ -147,14 +147,14 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
     const key = uniq("capture:order");
     await stuck(tenant, key);
     const operator = await bearer("operator", tenant);
-    const first = await release(tenant, key, operator);
+    const first = await release(key, operator);
     expect(first.status).toBe(200);
     expect(first.body.message).toMatch(/attempt 1's claim is marked failed/);
     expect(await effect(tenant, key)).toMatchObject({ status: "failed", attempt: 1, lease_until: null });
     expect((await effect(tenant, key))?.error).toMatch(/^released by /);
     const live = uniq("capture:live");
     await stuck(tenant, live, 3600);
-    const refused = await release(tenant, live, operator);
+    const refused = await release(live, operator);
     expect(refused.status).toBe(409);
     expect(refused.body.error?.message).toMatch(/alive/);
     expect((await effect(tenant, live))?.status).toBe("in_progress");
@@ -180,7 +180,7 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
     const holder = await holdRow(tenant, key);
     let answers: { status: number }[];
     try {
-      const both = Promise.all([release(tenant, key, operator), release(tenant, key, operator)]);
+      const both = Promise.all([release(key, operator), release(key, operator)]);
       await lockWaits(2);
       await holder.commit();
       answers = await both;
@@ -207,7 +207,7 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
       let claim: Awaited<ReturnType<typeof effects.claim>>;
       let answer: { status: number };
       try {
-        const racing = Promise.all([effects.claim({ tenant, key, jobType: "capture" }), release(tenant, key, operator)]);
+        const racing = Promise.all([effects.claim({ tenant, key, jobType: "capture" }), release(key, operator)]);
         await lockWaits(2);
         await holder.commit();
         [claim, answer] = await racing;
@@ -236,7 +236,7 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
     const holder = await holdRow(tenant, key);
     let answer: Awaited<ReturnType<typeof release>>;
     try {
-      const releasing = release(tenant, key, operator);
+      const releasing = release(key, operator);
       await lockWaits(1);
       // The console's connection, cut from the server's side in the middle of the release's CALL.
       // (PROCESSLIST shows the statement the procedure is at: its locking read of the effect.)
@@ -269,7 +269,7 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
         schema: store.database,
       }),
     ).toEqual({ outcome: "fenced", attempt: null });
-    expect((await release(tenant, key, operator)).status).toBe(200);
+    expect((await release(key, operator)).status).toBe(200);
   });
 
   it("a tenant cannot release another tenant's key: 404 as for a missing one, and the key is untouched", async () => {
@@ -278,8 +278,8 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
     const key = uniq("capture:theirs");
     await stuck(owner, key);
     const intruder = await bearer("operator", other);
-    expect((await release(other, key, intruder)).status).toBe(404);
-    expect((await release(other, key, intruder, `?tenant=${owner}`)).status).toBe(404);
+    expect((await release(key, intruder)).status).toBe(404);
+    expect((await release(key, intruder, `?tenant=${owner}`)).status).toBe(404);
     expect((await effect(owner, key))?.status).toBe("in_progress");
     const rows = await releaseAudit(key);
     expect(rows.every((r) => r.tenant_id === other)).toBe(true);
