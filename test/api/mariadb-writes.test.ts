@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as auditRoute from "../../app/api/v1/audit/route";
 import * as bulkItemsRoute from "../../app/api/v1/bulk/[id]/items/route";
 import * as bulkReleaseRoute from "../../app/api/v1/bulk/release/route";
 import * as releaseRoute from "../../app/api/v1/effects/[key]/release/route";
@@ -120,6 +121,16 @@ function outcomesByRequest(rows: { result: string; detail: Record<string, unknow
   return byRequest;
 }
 
+/** The Audit log's rows of `key`'s releases (GET /api/v1/audit, as the Audit view reads them), oldest first. */
+async function auditView(key: string) {
+  const admin = await bearer("admin", null);
+  const page = await send(auditRoute, "GET", `/api/v1/audit?action=effect.release&target=${encodeURIComponent(key)}`, admin);
+  expect(page.status).toBe(200);
+  return (page.body.entries as { result: string; outcome?: string }[])
+    .reverse()
+    .map((e) => ({ result: e.result, outcome: e.outcome }));
+}
+
 /** Holds `key`'s row lock on a connection of its own until `commit` (what a claim or another release holds while it decides). */
 async function holdRow(tenant: string, key: string) {
   const holder = await my.begin();
@@ -169,6 +180,10 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
       expect(rows.every((r) => r.tenant_id === tenant && r.detail.store === "mysql")).toBe(true);
     }
     expect((await releaseAudit(key))[1]?.detail.attempt).toBe(1);
+    expect(await auditView(key)).toEqual([
+      { result: "requested", outcome: "ok" },
+      { result: "ok", outcome: undefined },
+    ]);
   });
 
   it("two releases of one key at once, on separate connections: one release, and each audited truthfully", async () => {
@@ -257,6 +272,10 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
     const rows = await releaseAudit(key);
     expect(rows.map((r) => r.result)).toEqual(["requested", "unknown"]);
     expect(rows.some((r) => r.result === "ok")).toBe(false);
+    expect(await auditView(key)).toEqual([
+      { result: "requested", outcome: "unknown" },
+      { result: "unknown", outcome: undefined },
+    ]);
     expect((await effect(tenant, key))?.status).toBe("in_progress");
     // What the operator does next: settle the request (it never ran, and now never will), then release again.
     const request = String(rows[0]?.detail.request);
@@ -270,6 +289,45 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
       }),
     ).toEqual({ outcome: "fenced", attempt: null });
     expect((await release(key, operator)).status).toBe(200);
+  });
+
+  it("a console dying between the release and its outcome row: the Audit view says outcome unknown, and settleRelease learns it was released", async () => {
+    const tenant = uniq("t");
+    const key = uniq("capture:dies");
+    await stuck(tenant, key);
+    const prisma = getPrisma();
+    let appends = 0;
+    // The audit log takes the "requested" row, then the process is gone before the outcome's.
+    const dying = {
+      auditLog: {
+        create: (args: Parameters<typeof prisma.auditLog.create>[0]) => {
+          appends++;
+          if (appends > 1) throw new Error("the console process died");
+          return prisma.auditLog.create(args);
+        },
+      },
+    } as unknown as Pick<typeof prisma, "auditLog">;
+    const tokenId = (await createToken({ name: uniq("dies"), tenantId: tenant, role: "operator" })).token.id;
+    await expect(
+      releaseOnMysql(
+        store,
+        { principal: { tokenId, actor: "ops", tenantId: tenant, role: "operator" }, tenant, key, ip: null },
+        dying,
+      ),
+    ).rejects.toThrow(/died/);
+    expect((await effect(tenant, key))?.status).toBe("failed");
+    const rows = await releaseAudit(key);
+    expect(rows.map((r) => r.result)).toEqual(["requested"]);
+    expect(await auditView(key)).toEqual([{ result: "requested", outcome: "unknown" }]);
+    expect(
+      await settleRelease(store.pool as unknown as EffectsDb, {
+        requestId: String(rows[0]?.detail.request),
+        tenant,
+        key,
+        settledBy: "ops",
+        schema: store.database,
+      }),
+    ).toEqual({ outcome: "released", attempt: 1 });
   });
 
   it("a tenant cannot release another tenant's key: 404 as for a missing one, and the key is untouched", async () => {
