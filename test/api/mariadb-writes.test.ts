@@ -466,4 +466,36 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
     expect(rows[2]?.detail.request).toBe(rows[3]?.detail.request);
     expect(rows[0]?.detail.after).toMatchObject({ retentionDays: 9, maxRetryWindowDays: 2, premakeCount: 5 });
   });
+
+  it("MySQL failing mid-way through a settings change: audited as unknown, never ok, and the settings are as they were", async () => {
+    const admin = await bearer("admin", null);
+    const [before] = await my.rows<{ retention_days: number }>("SELECT retention_days FROM retention_settings WHERE id = 1");
+    expect(before).toBeDefined();
+    const holder = await my.begin();
+    let answer: Awaited<ReturnType<typeof send>>;
+    try {
+      await (holder.tx as unknown as mysql.Connection).query("SELECT 1 FROM retention_settings WHERE id = 1 FOR UPDATE");
+      const changing = send(settingsRoute, "PUT", "/api/v1/retention/settings", admin, { retentionDays: 30 });
+      await lockWaits(1);
+      const [writer] = await my.rows<{ id: number }>(
+        `SELECT ID AS id FROM information_schema.PROCESSLIST
+          WHERE DB = ? AND ID <> CONNECTION_ID() AND COMMAND IN ('Query', 'Execute') AND INFO LIKE '%retention_settings%FOR UPDATE%'`,
+        [my.schema],
+      );
+      expect(writer).toBeDefined();
+      await my.run(`KILL CONNECTION ${Number(writer?.id)}`);
+      answer = await changing;
+    } finally {
+      await letGo(holder);
+    }
+    expect(answer.status).toBe(503);
+    expect(answer.body.error?.message).toMatch(/unknown/);
+    const [after] = await my.rows<{ retention_days: number }>("SELECT retention_days FROM retention_settings WHERE id = 1");
+    expect(after?.retention_days).toBe(before?.retention_days);
+    const { rows } = await pg.pool.query<{ result: string; detail: Record<string, unknown> }>(
+      "SELECT result, detail FROM audit_log WHERE action = 'retention.settings' ORDER BY id DESC LIMIT 2",
+    );
+    expect(rows.map((r) => r.result).reverse()).toEqual(["requested", "unknown"]);
+    expect(rows[0]?.detail.request).toBe(rows[1]?.detail.request);
+  });
 });
