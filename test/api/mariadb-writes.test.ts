@@ -210,6 +210,43 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
     expect([...outcomes.values()].map((o) => o.join()).sort()).toEqual(["not_in_progress", "ok"]);
   });
 
+  it("negative control: a naive release (read the status, then update) run twice at once reports two releases", async () => {
+    const tenant = uniq("t");
+    const key = uniq("capture:naive");
+    await stuck(tenant, key);
+    const naive = async () => {
+      const [row] = await my.rows<{ status: string }>("SELECT status FROM effects WHERE tenant_id = ? AND `key` = ?", [
+        tenant,
+        key,
+      ]);
+      if (row?.status !== "in_progress") return "not_in_progress";
+      await my.run("UPDATE effects SET status = 'failed', lease_until = NULL WHERE tenant_id = ? AND `key` = ?", [tenant, key]);
+      return "ok";
+    };
+    const holder = await holdRow(tenant, key);
+    let results: string[];
+    try {
+      // Both read before either writes (the plain read does not wait on the row's lock), as two console requests can.
+      const both = Promise.all([naive(), naive()]);
+      const updating = async () =>
+        Number(
+          (
+            await my.rows<{ n: number }>(
+              "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ? AND INFO LIKE 'UPDATE effects%'",
+              [my.schema],
+            )
+          )[0]?.n,
+        );
+      while ((await updating()) < 2) await sleep(10);
+      await holder.commit();
+      results = await both;
+    } finally {
+      await letGo(holder);
+    }
+    // What the real release's test above refuses: two "ok" audit rows for one release.
+    expect(results).toEqual(["ok", "ok"]);
+  });
+
   it("a release racing a worker's takeover: exactly one owner of the next attempt, and the audit says what happened to it", async () => {
     const tenant = uniq("t");
     const operator = await bearer("operator", tenant);
