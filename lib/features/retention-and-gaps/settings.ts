@@ -143,7 +143,7 @@ export function liveWindowRefusal(after: RetentionSettingsValues, workers: LiveW
  * PostgreSQL's (a plan computed inside a rolled-back change of the settings), so the console offers
  * neither there; the settings themselves change through PUT /api/v1/retention/settings.
  */
-export function refuseSettingsChangeOnMysql(deps: { pool?: unknown }): void {
+export function refuseAdviceOnMysql(deps: { pool?: unknown }): void {
   if (deps.pool === undefined && !effectsInConsoleDatabase())
     throw new NotOnThisEffectsStoreError(
       "Applying the retention advice",
