@@ -88,7 +88,8 @@ runMain(async () => {
   const pool = new pg.Pool({ connectionString: db.url, max: 3, application_name: "onceboard-retention-cli" });
   const prisma = createPrismaClient(pool);
   // With EFFECTS_DATABASE_URL, the library's tables are on that MySQL server: plan, apply and the
-  // settings shown are its (and a settings change is refused, as in the console).
+  // settings shown and changed are its (a change audited as requested, then its outcome, as in the
+  // console: lib/features/retention-and-gaps/settings.ts).
   const onMysql = !effectsInConsoleDatabase();
   const maintenance = onMysql ? {} : { pool };
   try {

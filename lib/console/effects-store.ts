@@ -98,11 +98,3 @@ export function notOnMysql(feature: string, why: string): () => never {
 export function effectsInConsoleDatabase(): boolean {
   return mysqlEffectsTarget() === null;
 }
-
-/**
- * For what must commit or join the effects with the console's own tables in one PostgreSQL (a
- * release with its audit row, the reconciler's comparison): the 501 naming `feature` on a MySQL store.
- */
-export function requireEffectsInConsoleDatabase(feature: string, why: string): void {
-  if (!effectsInConsoleDatabase()) throw new NotOnThisEffectsStoreError(feature, why);
-}

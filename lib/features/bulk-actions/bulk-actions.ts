@@ -3,10 +3,8 @@ import { appendAudit } from "../../auth/audit";
 import type { Principal } from "../../auth/auth-types";
 import type { Scope } from "../../auth/scope";
 import { loadConfig } from "../../config";
-import { requireEffectsInConsoleDatabase } from "../../console/effects-store";
 import { Keyset } from "../../console/keyset";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
-import { RELEASE_ON_MYSQL_REFUSED } from "../keys-and-effects/release-effect";
 import type { FindingSummary } from "../reconciliation/contract";
 import { BULK_KINDS, type BulkKind, consoleTable } from "./bulk-kinds";
 import type {
@@ -164,7 +162,6 @@ export async function dryRunBulkRelease(
   input: { scope: Scope; tenant?: string | null; filter: BulkReleaseFilter },
   db: PrismaClient = getPrisma(),
 ): Promise<BulkDryRunResponse> {
-  requireEffectsInConsoleDatabase("Releasing stuck claims in bulk", RELEASE_ON_MYSQL_REFUSED);
   const tenant = input.scope.narrow(input.tenant).oneTenant();
   const counted = await dryRun("release_stuck_claims", tenant, input.filter, db);
   return { ...counted, tenant, sample: counted.sample as StuckClaimSample[] };
@@ -175,7 +172,6 @@ export async function startBulkRelease(
   input: { scope: Scope; principal: Principal; ip: string | null; tenant?: string | null; filter: BulkReleaseFilter },
   db: PrismaClient = getPrisma(),
 ): Promise<BulkActionView> {
-  requireEffectsInConsoleDatabase("Releasing stuck claims in bulk", RELEASE_ON_MYSQL_REFUSED);
   const tenant = input.scope.narrow(input.tenant).oneTenant();
   return startBulkAction(
     { kind: "release_stuck_claims", principal: input.principal, ip: input.ip, tenant, filter: input.filter },

@@ -29,7 +29,7 @@ export const bulkReleaseRoute = route({
   body: bulkReleaseBody,
   response: bulkDryRunResponse,
   alsoAnswers: [{ status: 202, response: bulkActionResponse, description: "Started" }],
-  errors: [400, 401, 403, 409, 413, 429, 501, 503, 504],
+  errors: [400, 401, 403, 409, 413, 429, 503, 504],
   handler: async ({ scope, principal, ip, body }) => {
     const filter = { q: body.q?.trim() || null, jobType: body.jobType ?? null };
     if (body.dryRun) return dryRunBulkRelease({ scope, tenant: body.tenant, filter });

@@ -33,7 +33,7 @@ const RUN_BY_ID = `SELECT ${RUN_COLUMNS} FROM reconciliation_runs WHERE id = $1:
 export function reconciliationNotOnMysql(): NotOnThisEffectsStoreError {
   return new NotOnThisEffectsStoreError(
     "Reconciliation",
-    "the reconciler compares the provider's objects with the effects in one PostgreSQL statement beside its findings and coverage, and here the effects are in MySQL",
+    "the reconciler joins the provider's objects with the effects in one PostgreSQL statement, beside its findings and coverage in the console's PostgreSQL, and here the effects are on the MySQL server (EFFECTS_DATABASE_URL), which that statement cannot reach. To reconcile, run a console whose effects store is PostgreSQL (EFFECTS_DATABASE_URL unset), or compare your provider's export with the effects table on MySQL yourself; releases, bulk releases and retention changes do work on this store",
   );
 }
 

@@ -12,7 +12,7 @@ import {
   invalidRetention,
   liveWindowRefusal,
   type RetentionAudit,
-  refuseSettingsChangeOnMysql,
+  refuseAdviceOnMysql,
   settingsValues,
   updateRetentionSettings,
 } from "./settings";
@@ -67,7 +67,7 @@ async function planWith(
  */
 export async function previewAdvice(options: GetAdviceOptions, deps: AdviceApplyDeps): Promise<AdvicePreview> {
   // The preview is of a change the console cannot make there (and its what-if plan is PostgreSQL's).
-  refuseSettingsChangeOnMysql(deps);
+  refuseAdviceOnMysql(deps);
   const pool = deps.pool ?? maintenancePool();
   const prisma = deps.prisma ?? getPrisma();
   const now = deps.now ?? new Date();
@@ -149,7 +149,7 @@ export async function applyAdvice(
   options: GetAdviceOptions,
   deps: AdviceApplyDeps & AdviceApplyAuthor,
 ): Promise<SettingsUpdateView> {
-  refuseSettingsChangeOnMysql(deps);
+  refuseAdviceOnMysql(deps);
   const now = deps.now ?? new Date();
   const advice = await getRetentionAdvice(deps.db, { ...options, now });
   if (advice.status !== "recommended" || advice.recommendedSeconds === null)

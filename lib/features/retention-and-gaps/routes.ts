@@ -103,7 +103,7 @@ export const updateRetentionSettingsRoute = route({
     "Change the retention settings (platform admin; audited). Below a live worker's retry window: 409 unless force with a reason",
   body: retentionSettingsBody,
   response: settingsUpdateView,
-  errors: [400, 401, 403, 409, 413, 429, 501, 503],
+  errors: [400, 401, 403, 409, 413, 429, 503],
   handler: ({ principal, ip, body }) =>
     updateRetentionSettings(body, {
       actor: principal.actor,

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import { testPrismaClient } from "../../../test/prisma";
-import { releaseClaim } from "../admin";
+import { releaseClaim, settleRelease } from "../admin";
 import type { TransactionHandle } from "../db";
 import type { MysqlPoolLike } from "../mysql";
 import type { ReleaseInput } from "../release";
@@ -170,6 +170,122 @@ withEachEngine(
             expect((await statusOf(key))?.status).toBe("failed");
           } finally {
             await prisma.$disconnect();
+          }
+        },
+      );
+
+      it.runIf(engine === "mariadb")(
+        "a named release (requestId) runs once: a repeat answers the recorded outcome and releases nothing, even after a takeover",
+        async () => {
+          const key = uniq("capture:named");
+          await stuck(key, -60);
+          const requestId = uniq("req");
+          expect(await release(db.pool, { tenant: "acme", key, releasedBy: "ops", requestId })).toEqual({
+            released: true,
+            attempt: 1,
+            repeated: false,
+          });
+          // The next delivery takes it over and dies too: attempt 2 is stuck now.
+          const effects = testEffects(db);
+          const taken = await effects.claim({ tenant: "acme", key, jobType: "capture" });
+          expect(taken).toMatchObject({ kind: "owned" });
+          await effects.close();
+          await db.expireLease("acme", key);
+          expect(await release(db.pool, { tenant: "acme", key, releasedBy: "ops", requestId })).toEqual({
+            released: true,
+            attempt: 1,
+            repeated: true,
+          });
+          expect((await statusOf(key))?.status).toBe("in_progress");
+          // A refusal is recorded as it was too: repeated later it answers the same reason.
+          const done = uniq("capture:named-missing");
+          const refused = uniq("req");
+          expect(await release(db.pool, { tenant: "acme", key: done, releasedBy: "ops", requestId: refused })).toMatchObject({
+            released: false,
+            reason: "not_found",
+            repeated: false,
+          });
+          await stuck(done, -60);
+          expect(await release(db.pool, { tenant: "acme", key: done, releasedBy: "ops", requestId: refused })).toMatchObject({
+            released: false,
+            reason: "not_found",
+            repeated: true,
+          });
+          expect((await statusOf(done))?.status).toBe("in_progress");
+          // One request id names one release.
+          await expect(release(db.pool, { tenant: "acme", key: done, releasedBy: "ops", requestId })).rejects.toThrow(
+            /another tenant or key/,
+          );
+          await expect(release(db.pool, { tenant: "acme", key, releasedBy: "ops", requestId: "" })).rejects.toMatchObject({
+            field: "requestId",
+          });
+        },
+      );
+
+      it.runIf(engine === "mariadb")(
+        "settleRelease answers a committed release, waits for one running, and fences one that has not arrived",
+        async () => {
+          const key = uniq("capture:settle");
+          await stuck(key, -60);
+          const committed = uniq("req");
+          await release(db.pool, { tenant: "acme", key, releasedBy: "ops", requestId: committed });
+          expect(
+            await settleRelease(db.pool as never, {
+              requestId: committed,
+              tenant: "acme",
+              key,
+              settledBy: "ops",
+              schema: db.schema,
+            }),
+          ).toEqual({ outcome: "released", attempt: 1 });
+
+          const fencedKey = uniq("capture:fenced");
+          await stuck(fencedKey, -60);
+          const lost = uniq("req");
+          expect(
+            await settleRelease(db.pool as never, {
+              requestId: lost,
+              tenant: "acme",
+              key: fencedKey,
+              settledBy: "ops",
+              schema: db.schema,
+            }),
+          ).toEqual({ outcome: "fenced", attempt: null });
+          // The request arriving after its settle releases nothing.
+          expect(await release(db.pool, { tenant: "acme", key: fencedKey, releasedBy: "ops", requestId: lost })).toMatchObject({
+            released: false,
+            reason: "fenced",
+            repeated: true,
+          });
+          expect((await statusOf(fencedKey))?.status).toBe("in_progress");
+
+          // A release held up on the row's lock: the settle waits for it and answers what it did.
+          const heldKey = uniq("capture:held");
+          await stuck(heldKey, -60);
+          const running = uniq("req");
+          const holder = await db.begin();
+          let released: Promise<unknown>;
+          try {
+            await appRun(
+              holder.tx,
+              { pg: "SELECT 1", mysql: "SELECT 1 FROM effects WHERE tenant_id = $1 AND `key` = $2 FOR UPDATE" },
+              ["acme", heldKey],
+            );
+            released = release(db.pool, { tenant: "acme", key: heldKey, releasedBy: "ops", requestId: running });
+            // The release has inserted its request's row and waits on the effect's lock.
+            while ((await db.lockWaits()) === 0) await sleep(20);
+            const settled = settleRelease(db.pool as never, {
+              requestId: running,
+              tenant: "acme",
+              key: heldKey,
+              settledBy: "ops",
+              schema: db.schema,
+            });
+            await holder.commit();
+            expect(await settled).toEqual({ outcome: "released", attempt: 1 });
+            expect(await released).toMatchObject({ released: true, repeated: false });
+          } finally {
+            holder.release();
           }
         },
       );
