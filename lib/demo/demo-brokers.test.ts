@@ -5,8 +5,9 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { dropTestMariadbDatabase, findTestMariadb, testMariadbDatabaseName } from "../../test/mariadb";
+import { findTestMariadb, testMariadbDatabaseName } from "../../test/mariadb";
 import { findFreePort } from "../db/free-port";
+import { dropMysqlDatabase } from "../db/scratch";
 import { findTestNats, findTestRabbit, testNatsUrl, testRabbitUrl } from "../queues/testing/brokers";
 import { findTestRedis } from "../queues/testing/redis";
 import { sleep, waitFor } from "../queues/testing/wait";
@@ -137,7 +138,7 @@ describe.skipIf(!mariadb)(
     afterAll(async () => {
       await demo?.stop();
       await shop?.close();
-      if (mariadb) await dropTestMariadbDatabase(mariadb, database);
+      if (mariadb) await dropMysqlDatabase(mariadbUrlFor(mariadb, ""), database);
       await demoPool?.end();
       await db?.drop();
     });
