@@ -25,14 +25,5 @@ export async function findTestMariadb(): Promise<string | null> {
   }
 }
 
-/** A database name of the test's own on the shared server (dropped by dropTestMariadbDatabase). */
+/** A database name of the test's own on the shared server (dropped with lib/db/scratch.ts's dropMysqlDatabase). */
 export const testMariadbDatabaseName = (prefix: string): string => `${prefix}_${process.pid}_${randomBytes(4).toString("hex")}`;
-
-export async function dropTestMariadbDatabase(serverUrl: string, database: string): Promise<void> {
-  const connection = await mysql.createConnection({ uri: mariadbUrlFor(serverUrl, "") });
-  try {
-    await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
-  } finally {
-    await connection.end();
-  }
-}

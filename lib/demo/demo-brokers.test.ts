@@ -5,15 +5,16 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { dropTestMariadbDatabase, findTestMariadb, testMariadbDatabaseName } from "../../test/mariadb";
+import { findTestMariadb, testMariadbDatabaseName } from "../../test/mariadb";
 import { findFreePort } from "../db/free-port";
+import { dropMysqlDatabase } from "../db/scratch";
 import { findTestNats, findTestRabbit, testNatsUrl, testRabbitUrl } from "../queues/testing/brokers";
 import { findTestRedis } from "../queues/testing/redis";
 import { sleep, waitFor } from "../queues/testing/wait";
 import { demoBrokerNames, removeDemoBrokerQueues } from "./broker";
 import { resetMariadbDemo } from "./reset";
-import { demoSettingsFromEnv } from "./settings";
-import { mariadbShop, mariadbUrlFor, type Shop, type ShopStatement, shopTablesPresent } from "./shop";
+import { DEMO_APP_PREFIX, demoSettingsFromEnv } from "./settings";
+import { mariadbOnly, mariadbShop, mariadbUrlFor, type Shop, type ShopStatement, shopTablesPresent } from "./shop";
 import { type DemoProcesses, startDemoProcesses } from "./supervisor";
 import { formatReport, verifyDemo } from "./verify";
 
@@ -137,7 +138,7 @@ describe.skipIf(!mariadb)(
     afterAll(async () => {
       await demo?.stop();
       await shop?.close();
-      if (mariadb) await dropTestMariadbDatabase(mariadb, database);
+      if (mariadb) await dropMysqlDatabase(mariadbUrlFor(mariadb, ""), database);
       await demoPool?.end();
       await db?.drop();
     });
@@ -188,6 +189,13 @@ describe.skipIf(!mariadb)(
       expect(await count(SUPPRESSED)).toBeGreaterThan(0);
       const onPostgres = await demoPool.query<{ n: number }>("SELECT count(*)::int AS n FROM effects");
       expect(onPostgres.rows[0]?.n).toBe(0);
+      // Each worker recorded its start in MariaDB under its workerName: what the console counts its restarts from.
+      const started = await shop.rows<{ worker_name: string }>(
+        mariadbOnly("SELECT DISTINCT worker_name FROM worker_starts ORDER BY worker_name"),
+      );
+      expect(started.map((r) => r.worker_name)).toEqual(
+        Array.from({ length: settings.workers }, (_, i) => `${DEMO_APP_PREFIX}-worker-${i}`),
+      );
       // Dead letters (in PostgreSQL, beside the broker) are the producer's key reuses and parked replays only.
       const { rows } = await demoPool.query<{ reason: string }>("SELECT reason FROM demo_dead_letters");
       for (const r of rows) expect(r.reason).toMatch(/different payload|parked by the demo producer/);

@@ -177,20 +177,21 @@ function mariadbShopStatements(): string[] {
 
 /**
  * Makes the MariaDB database `url` names ready for the demo (idempotent, at every start): the
- * database itself, the worker library's tables there (migrate(), its MySQL store) and the shop's.
+ * database itself and the worker library's tables there (migrate(), its MySQL store, creates the
+ * database when missing, with the binary collation each server calls by its own name), then the
+ * shop's tables.
  */
 export async function prepareMariadbShop(url: string): Promise<void> {
   const database = mariadbDatabaseOf(url);
-  const server = await mysql.createConnection({ uri: mariadbUrlFor(url, "") });
+  // On the server, not the database: the database may not be there yet.
+  const server = createShopMysqlPool(mariadbUrlFor(url, ""), 2);
   try {
-    // The collation the library's migrate() gives a database it creates (text compared byte for byte).
-    await server.query(`CREATE DATABASE IF NOT EXISTS \`${database}\` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin`);
+    await migrate(server as unknown as Parameters<typeof migrate>[0], { schema: database });
   } finally {
     await server.end().catch(() => {});
   }
   const pool = createShopMysqlPool(mariadbUrlFor(url, database), 2);
   try {
-    await migrate(pool as unknown as Parameters<typeof migrate>[0], { schema: database });
     for (const statement of mariadbShopStatements()) await pool.query(statement);
   } finally {
     await pool.end().catch(() => {});

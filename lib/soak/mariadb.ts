@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import mysql from "mysql2/promise";
 import { redactUrl } from "../db/errors";
+import { dropMysqlDatabase } from "../db/scratch";
 import { mariadbUrlFor, prepareMariadbShop } from "../demo/shop";
 import type { OutageReport } from "./database";
 import { type OutageProxy, startOutageProxy } from "./outage-proxy";
@@ -40,7 +41,7 @@ export async function openSoakMariadb(serverUrl: string, log: (line: string) => 
   const admin = await mysql.createConnection({ uri: mariadbUrlFor(serverUrl, "") });
   let proxy: OutageProxy | undefined;
   const drop = async () => {
-    await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+    await dropMysqlDatabase(mariadbUrlFor(serverUrl, ""), database);
     await admin.query("DROP USER IF EXISTS ?@'%'", [user]);
   };
   try {
