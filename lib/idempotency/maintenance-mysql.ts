@@ -74,9 +74,12 @@ async function listTimelinePartitions(db: MysqlHandle, schema: string): Promise<
   );
   let previous: Date | null = null;
   return (rows as { name: string; bound: string; estimated_rows: number | string; bytes: number | string }[]).map((r, i) => {
-    const to = fromMysqlTime(String(r.bound).replace(/^'|'$/g, ""));
+    const to = boundOf(r.bound);
     // The first partition's lower bound is -∞: the epoch stands for it, so the planner sees it covered.
-    const from = i === 0 ? new Date(0) : previous;
+    // A later one starts at the previous bound, or at its own slot's start (its name) where that is
+    // later: the first partition the library adds after the catch-all p_start (bound 2000-01-01) spans
+    // from 2000 in RANGE terms, yet only its slot's rows are ever written to it.
+    const from = i === 0 ? new Date(0) : laterOf(previous, slotStartOf(r.name, to));
     previous = to;
     return {
       name: r.name,
@@ -90,6 +93,23 @@ async function listTimelinePartitions(db: MysqlHandle, schema: string): Promise<
     };
   });
 }
+
+/** A partition's VALUES LESS THAN as an instant; null for MAXVALUE or anything else that is not one. */
+function boundOf(bound: unknown): Date | null {
+  const at = fromMysqlTime(String(bound).replace(/^'|'$/g, ""));
+  return at && Number.isFinite(at.getTime()) ? at : null;
+}
+
+/** The start of the slot a partition's name (timelinePartitionName) says it holds; null when the name is not one of its. */
+function slotStartOf(name: string, to: Date | null): Date | null {
+  const m = /^[pw](\d{4})(\d{2})(\d{2})(?:_(\d{2})(\d{2})?)?$/.exec(name);
+  if (!m) return null;
+  const [, y, mo, d, h = "00", mi = "00"] = m;
+  const at = new Date(`${y}-${mo}-${d}T${h}:${mi}:00Z`);
+  return Number.isFinite(at.getTime()) && (!to || at.getTime() < to.getTime()) ? at : null;
+}
+
+const laterOf = (a: Date | null, b: Date | null): Date | null => (a && b ? (a > b ? a : b) : (a ?? b));
 
 /** p20261204 for a day (the PostgreSQL store's effects_p20261204 without the table's name), _HH for hours, w for weeks. */
 const timelinePartitionName = (from: Date, to: Date) => partitionName(from, to).replace(/^effects_/, "");
@@ -226,7 +246,16 @@ export async function planMaintenanceMysql(
       bytes: r.bytes,
       liveClaims: null,
     };
+    // Dropping the first partition would make the next one the catch-all for every row below it.
+    if (r.first)
+      return {
+        ...base,
+        action: "keep",
+        guard: "catch-all",
+        reason: "the first partition: holds whatever lies below the others' ranges; never dropped",
+      };
     const to = r.range_to;
+    // No bound (MAXVALUE) holds every future row.
     if (!to || to.getTime() > now.getTime())
       return { ...base, action: "keep", guard: "current", reason: "holds now or the future" };
     if (to.getTime() > dropBefore.getTime()) {

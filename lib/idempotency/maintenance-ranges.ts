@@ -10,7 +10,8 @@ import { type PartitionInterval, partitionIntervalSeconds, type RetentionSetting
 /** The newest partitions (by upper bound) that are never dropped, whatever the settings say. */
 export const NEWEST_KEPT = 2;
 
-export type Guard = "retention" | "retry-window" | "in-flight" | "newest" | "current";
+/** catch-all: MySQL's first timeline partition (p_start), the range below every other; never dropped. */
+export type Guard = "retention" | "retry-window" | "in-flight" | "newest" | "current" | "catch-all";
 
 export interface PartitionState {
   name: string;

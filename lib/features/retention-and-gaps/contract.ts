@@ -65,7 +65,7 @@ const partitionView = z.object({
   liveClaims: z.number().nullable().meta({ description: "In-progress claims with a live lease; null when not counted" }),
   detachPending: z.boolean(),
   action: z.enum(["keep", "drop", "finalize"]),
-  guard: z.enum(["retention", "retry-window", "in-flight", "newest", "current"]).nullable(),
+  guard: z.enum(["retention", "retry-window", "in-flight", "newest", "current", "catch-all"]).nullable(),
   reason: z.string(),
 });
 export type PartitionView = z.infer<typeof partitionView>;

@@ -66,6 +66,7 @@ eachEngine(() => {
             [toMysqlTime(at), randomUUID(), key],
           );
         await timelineRow(new Date(day(-10).getTime() + 3_600_000), "capture:old");
+        await timelineRow(new Date(day(-1).getTime() + 3_600_000), "capture:yesterday");
         const effectRow = (key: string, createdAt: Date, status: string, leaseUntil: Date | null) =>
           db.run(
             `INSERT INTO effects (tenant_id, \`key\`, job_type, status, policy, owner, lease_until, created_at, updated_at)
@@ -83,6 +84,9 @@ eachEngine(() => {
 
         const plan = await planMaintenance(db.pool as unknown as MysqlPoolLike, { schema: db.schema });
         expect(plan.partitions.find((p) => p.name === `p${ymd(-10)}`)).toMatchObject({ action: "drop" });
+        // The catch-all first partition is kept, and the one after it starts at its own day, not at p_start's bound.
+        expect(plan.partitions[0]).toMatchObject({ name: "p_start", action: "keep", guard: "catch-all", from: null });
+        expect(plan.partitions[1]).toMatchObject({ name: `p${ymd(-10)}`, from: day(-10), to: day(-9) });
         const run = await maintain(db.pool as unknown as MysqlPoolLike, {
           schema: db.schema,
           logger: silentLogger(),
@@ -92,6 +96,9 @@ eachEngine(() => {
         const partitions = await timelinePartitions(db);
         expect(partitions).not.toContain(`p${ymd(-10)}`);
         expect(partitions).not.toContain(`p${ymd(-9)}`);
+        expect(partitions[0]).toBe("p_start");
+        expect(run.operations).not.toContainEqual(expect.objectContaining({ partition: "p_start" }));
+        expect(await db.rows("SELECT 1 FROM delivery_timeline WHERE `key` = 'capture:yesterday'")).toHaveLength(1);
         for (const k of [0, 1, 2, 3]) expect(partitions).toContain(`p${ymd(k)}`);
         expect(run.operations).toContainEqual(expect.objectContaining({ kind: "drop", partition: `p${ymd(-10)}`, result: "ok" }));
         expect(run.operations).toContainEqual(
@@ -114,6 +121,25 @@ eachEngine(() => {
         await effects.once({ tenant: "t", key: uniqueKey(), jobType: "j" }, () => 1);
         expect(await effects.flush()).toBe(true);
         await effects.close();
+      } finally {
+        await db.drop();
+      }
+    });
+
+    it("never drops the catch-all p_start, nor a MAXVALUE partition, however old the rest", async () => {
+      const db = await oldDatabase();
+      try {
+        await db.run("ALTER TABLE delivery_timeline REMOVE PARTITIONING");
+        await db.run(
+          `ALTER TABLE delivery_timeline PARTITION BY RANGE COLUMNS (delivered_at) (PARTITION p_start VALUES LESS THAN ('2000-01-01 00:00:00'), PARTITION p${ymd(-10)} VALUES LESS THAN ('${toMysqlTime(day(-9))}'), PARTITION p${ymd(-9)} VALUES LESS THAN ('${toMysqlTime(day(-8))}'), PARTITION p_rest VALUES LESS THAN (MAXVALUE))`,
+        );
+        const plan = await planMaintenance(db.pool as unknown as MysqlPoolLike, { schema: db.schema, now: day(30) });
+        expect(plan.partitions.map((p) => [p.name, p.action])).toEqual([
+          ["p_start", "keep"],
+          [`p${ymd(-10)}`, "drop"],
+          [`p${ymd(-9)}`, "keep"],
+          ["p_rest", "keep"],
+        ]);
       } finally {
         await db.drop();
       }
