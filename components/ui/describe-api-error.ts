@@ -36,7 +36,7 @@ export function describeApiError(error: unknown, what: string): DescribedError {
         title: "Not available with a MySQL effects store",
         message: error.message,
         code: error.code,
-        hint: "The console reads the effects from EFFECTS_DATABASE_URL's MySQL or MariaDB server. Releases (one or in bulk) and retention settings changes work there; reconciliation and the retention advice's preview and Apply do not. docs/operations.md says why.",
+        hint: "The console reads the effects from EFFECTS_DATABASE_URL's MySQL or MariaDB server. Releases (one or in bulk), retention settings changes and the retention advice's preview and Apply work there; reconciliation does not. docs/operations.md says why.",
       };
     if (error.code === "INVALID_INPUT")
       return { title: "This view's address is invalid", message: error.message, code: error.code };

@@ -20,7 +20,7 @@ import {
   LIST_TENANT_INDEXES,
   TENANT_INDEX_SUFFIX,
 } from "./maintenance-sql";
-import { isMysqlPool, type MysqlPoolLike } from "./mysql";
+import { isMysql, type MysqlHandle } from "./mysql";
 import { queryingIn, schemaNameOf } from "./schema";
 
 export type {
@@ -104,10 +104,11 @@ function indexesToBuild(
 
 /** What a run would do at `now`, and why. Reads only (catalog, settings, live workers, in-flight counts). */
 export async function planMaintenance(
-  queryable: Queryable | MysqlPoolLike,
+  queryable: Queryable | MysqlHandle,
   options: { now?: Date; schema?: string } = {},
 ): Promise<MaintenancePlan> {
-  if (isMysqlPool(queryable)) return planMaintenanceMysql(queryable, options);
+  // A MySQL pool, or one connection (a what-if plan inside a transaction that is rolled back).
+  if (isMysql(queryable)) return planMaintenanceMysql(queryable, options);
   const now = options.now ?? new Date();
   const db = queryingIn(queryable, schemaNameOf(options.schema));
   // One after another: `db` may be a single client.

@@ -6,6 +6,8 @@ import * as auditRoute from "../../app/api/v1/audit/route";
 import * as bulkItemsRoute from "../../app/api/v1/bulk/[id]/items/route";
 import * as bulkReleaseRoute from "../../app/api/v1/bulk/release/route";
 import * as releaseRoute from "../../app/api/v1/effects/[key]/release/route";
+import * as adviceApplyRoute from "../../app/api/v1/retention/advice/apply/route";
+import * as advicePreviewRoute from "../../app/api/v1/retention/advice/preview/route";
 import * as settingsRoute from "../../app/api/v1/retention/settings/route";
 import { appendAudit } from "../../lib/auth/audit";
 import { createToken } from "../../lib/auth/tokens";
@@ -17,6 +19,7 @@ import { runBulkActions } from "../../lib/features/bulk-actions/bulk-runner";
 import type { BulkActionResponse, BulkDryRunResponse, BulkItemsResponse } from "../../lib/features/bulk-actions/contract";
 import { releaseOnMysql } from "../../lib/features/keys-and-effects/release-effect";
 import { updateRetentionSettings } from "../../lib/features/retention-and-gaps/settings";
+import { GAPS_SEED_EXPECTED, seedGapsMysql } from "../../lib/features/retention-and-gaps/testing/seed-gaps";
 import { settleRelease } from "../../lib/idempotency/admin";
 import type { EffectsDb } from "../../lib/idempotency/db";
 import { createEngineDatabase, type EngineDatabase } from "../../lib/idempotency/test/engines";
@@ -534,5 +537,61 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
     );
     expect(rows.map((r) => r.result).reverse()).toEqual(["requested", "unknown"]);
     expect(rows[0]?.detail.request).toBe(rows[1]?.detail.request);
+  });
+  it("the retention advice's preview plans MariaDB's partitions as they would be (rolled back); its Apply is a settings change audited requested, then ok, and a second confirm is stale", async () => {
+    // Last in the file: it replaces the timeline's partitions and seeds the advisor's gaps.
+    const DAY = 86_400_000;
+    const today = Math.floor(Date.now() / DAY) * DAY;
+    const at = (offset: number) => new Date(today + offset * DAY).toISOString().slice(0, 19).replace("T", " ");
+    const name = (offset: number) => `p${at(offset).slice(0, 10).replaceAll("-", "")}`;
+    const days = [-10, -9, -1, 0, 1, 2, 3];
+    await my.run("ALTER TABLE delivery_timeline REMOVE PARTITIONING");
+    await my.run(
+      `ALTER TABLE delivery_timeline PARTITION BY RANGE COLUMNS (delivered_at) (PARTITION p_start VALUES LESS THAN ('2000-01-01 00:00:00'), ${days
+        .map((d) => `PARTITION ${name(d)} VALUES LESS THAN ('${at(d + 1)}')`)
+        .join(", ")})`,
+    );
+    await seedGapsMysql((sql, values) => store.pool.query(sql, values));
+    const days23 = GAPS_SEED_EXPECTED.recommendedDays;
+
+    const preview = await send(advicePreviewRoute, "GET", "/api/v1/retention/advice/preview", await bearer("viewer", null));
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    expect(preview.body.change, JSON.stringify(preview.body.advice)).toEqual({
+      before: { retentionDays: 7, maxRetryWindowDays: 3 },
+      after: { retentionDays: days23, maxRetryWindowDays: 3 },
+    });
+    expect(preview.body.plan).toMatchObject({ keepSeconds: days23 * 86_400 });
+    // Today the ten- and nine-day-old partitions expire; with the advice they are kept.
+    expect(
+      (preview.body.partitionChanges as { name: string; now: string; after: string }[]).map((p) => [p.name, p.now, p.after]),
+    ).toEqual([
+      [name(-10), "drop", "keep"],
+      [name(-9), "drop", "keep"],
+    ]);
+    const [untouched] = await my.rows("SELECT retention_days, max_retry_window_days FROM retention_settings WHERE id = 1");
+    expect(untouched).toMatchObject({ retention_days: 7, max_retry_window_days: 3 });
+
+    const admin = await bearer("admin", null);
+    const confirm = { retentionDays: days23, expect: { retentionDays: 7, maxRetryWindowDays: 3 } };
+    const applied = await send(adviceApplyRoute, "POST", "/api/v1/retention/advice/apply", admin, confirm);
+    expect(applied.status, JSON.stringify(applied.body)).toBe(200);
+    expect(applied.body.settings).toMatchObject({ retentionDays: days23 });
+    const [row] = await my.rows("SELECT retention_days FROM retention_settings WHERE id = 1");
+    expect(row).toMatchObject({ retention_days: days23 });
+    const again = await send(adviceApplyRoute, "POST", "/api/v1/retention/advice/apply", admin, confirm);
+    expect(again.status).toBe(409);
+    expect((again.body.error as { code?: string } | undefined)?.code).toBe("RETENTION_STALE");
+
+    const { rows } = await pg.pool.query<{ result: string; detail: Record<string, unknown> }>(
+      "SELECT result, detail FROM audit_log WHERE action = 'retention.advice.apply' ORDER BY id",
+    );
+    expect(rows.map((r) => r.result)).toEqual(["requested", "ok", "requested", "stale"]);
+    expect(rows[1]?.detail.request).toBe(rows[0]?.detail.request);
+    expect(rows[3]?.detail.request).toBe(rows[2]?.detail.request);
+    expect(rows[0]?.detail).toMatchObject({
+      before: { retentionDays: 7 },
+      after: { retentionDays: days23 },
+      advice: { recommendedSeconds: days23 * 86_400 },
+    });
   });
 });

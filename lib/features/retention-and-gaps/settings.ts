@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type mysql from "mysql2/promise";
 import type pg from "pg";
-import { effectsInConsoleDatabase, effectsStore, type MysqlEffectsStore } from "../../console/effects-store";
-import { ConsoleError, NotOnThisEffectsStoreError } from "../../console/errors";
+import { effectsStore, type MysqlEffectsStore } from "../../console/effects-store";
+import { ConsoleError } from "../../console/errors";
 import type { Prisma } from "../../db/generated/client";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { formatDuration } from "../../format";
@@ -138,19 +138,6 @@ export function liveWindowRefusal(after: RetentionSettingsValues, workers: LiveW
  * UPDATE itself): a change confirmed against a preview fails with RETENTION_STALE if another
  * change landed in between.
  */
-/**
- * The advice's preview and apply on a MySQL effects store: the preview's what-if plan is
- * PostgreSQL's (a plan computed inside a rolled-back change of the settings), so the console offers
- * neither there; the settings themselves change through PUT /api/v1/retention/settings.
- */
-export function refuseAdviceOnMysql(deps: { pool?: unknown }): void {
-  if (deps.pool === undefined && !effectsInConsoleDatabase())
-    throw new NotOnThisEffectsStoreError(
-      "Applying the retention advice",
-      "its preview plans the partitions as they would be after the change, which the console computes on PostgreSQL only; change the retention on the Retention page's settings (PUT /api/v1/retention/settings), which works on MySQL and MariaDB, after reading the advice",
-    );
-}
-
 export async function updateRetentionSettings(input: RetentionSettingsInput, deps: UpdateDeps): Promise<SettingsUpdateView> {
   const store = deps.store ?? (deps.pool === undefined ? effectsStore() : null);
   if (store?.engine === "mysql") return updateRetentionSettingsOnMysql(input, deps, store);
