@@ -33,6 +33,13 @@ async function startConsoleReconciliation(): Promise<void> {
   const { loadConfig } = await import("./lib/config");
   const config = loadConfig();
   if (!config.DATABASE_URL || globalThis.__onceboardReconcileSchedule) return;
+  if (config.EFFECTS_DATABASE_URL) {
+    if (config.ONCEBOARD_PROVIDERS_FILE)
+      console.error(
+        "onceboard: reconciliation not started: it needs the effects in the console's PostgreSQL (EFFECTS_DATABASE_URL is set)",
+      );
+    return;
+  }
   const [{ startReconcileSchedule }, { maintenancePool }, { consoleRegistry }] = await Promise.all([
     import("./lib/reconciliation/schedule"),
     import("./lib/features/retention-and-gaps/maintenance-pool"),

@@ -23,11 +23,17 @@
  * distributed by tenant beside effects; the summary line adds `citus_*` keys. Where the servers run
  * on this machine, each phase of fresh claims also reads the CPU the database's backends used, per
  * node (`*_cpu_ms_per_claim`: one server; a coordinator and its workers).
+ * With MARIADB_URL (or --mariadb, which takes mysql://root@127.0.0.1:3306 when MARIADB_URL is unset)
+ * the same run measures the library on MariaDB / MySQL too (claims-mysql.ts): against a raw
+ * INSERT … ON DUPLICATE KEY UPDATE on the same server, and one caller's cost per fresh claim,
+ * duplicate and takeover; the summary line adds `mariadb_*` keys.
  * Env: BENCH_SECONDS (default 4 per phase), BENCH_CONCURRENCY (16), BENCH_BATCH (50),
- * DATABASE_URL (else an embedded PostgreSQL), CITUS_URL (optional).
+ * DATABASE_URL (else an embedded PostgreSQL), CITUS_URL (optional), MARIADB_URL (optional),
+ * BENCH_SERIAL_OPS (2000, MariaDB's one-caller phase).
  */
 import os from "node:os";
 import pg from "pg";
+import { measureMysql, mysqlPairs } from "./claims-mysql";
 import { backendCpuBetween, isLocalServer, type NodeCpu, nodeCpu } from "./cpu";
 import { benchNumber } from "./env";
 import { RAW_INSERT, RAW_TABLE } from "./raw-insert";
@@ -439,6 +445,8 @@ async function main() {
     .join(" ");
   log(`machine: ${machine()}; load average ${load}; concurrency ${CONCURRENCY}, ${SECONDS}s per phase`);
   const citusUrl = process.env.CITUS_URL?.trim() || null;
+  const mariadbUrl =
+    process.env.MARIADB_URL?.trim() || (process.argv.includes("--mariadb") ? "mysql://root@127.0.0.1:3306" : null);
   const database = await benchDatabase(log);
   let plain: Measured;
   try {
@@ -455,6 +463,7 @@ async function main() {
       await coordinator.close();
     }
   }
+  const mariadb = mariadbUrl ? await measureMysql(mariadbUrl, log) : null;
   const m = plain;
   const pairs = [
     `ratio=${(m.libPerS / m.rawPerS).toFixed(3)}`,
@@ -502,6 +511,7 @@ async function main() {
       ...cpuPairs("citus_", c),
     );
   }
+  if (mariadb) pairs.push(...mysqlPairs(mariadb), `mariadb_vs_postgres=${(mariadb.libPerS / m.libPerS).toFixed(3)}`);
   console.log(`claims ${pairs.join(" ")}`);
 }
 

@@ -9,7 +9,13 @@ import { migrateConsole } from "../lib/db/migrate";
 import { ensureEffectPartitions } from "../lib/db/partitions";
 import { withSearchPath } from "../lib/db/pool";
 import { createScratchDatabase } from "../lib/db/scratch";
-import { createEffects, DEFAULT_SCHEMA, type EffectsOptions, migrate as migrateLibrary } from "../lib/idempotency";
+import {
+  createEffects,
+  DEFAULT_SCHEMA,
+  type EffectsDb,
+  type EffectsOptions,
+  migrate as migrateLibrary,
+} from "../lib/idempotency";
 import { distributeForCitus } from "../lib/idempotency/admin";
 
 export interface BenchDatabase {
@@ -179,7 +185,7 @@ export function timedGet(
  * The library as a benchmark measures it: a registry of its own (each instance's metrics apart) and
  * a logger at info that writes nowhere, so the measured path still formats its log lines.
  */
-export function benchEffects(pool: pg.Pool, options: Omit<EffectsOptions, "db"> = {}) {
+export function benchEffects(pool: EffectsDb, options: Omit<EffectsOptions, "db"> = {}) {
   return createEffects({
     db: pool,
     registry: new Registry(),

@@ -11,6 +11,30 @@ const postgresUrl = z.string().refine((value) => {
   }
 }, "must be a URL like postgresql://user@host:5432/database");
 
+/**
+ * Where the console reads the worker library's effects store when it is not the console's own
+ * PostgreSQL: a MySQL 8 or MariaDB server. PostgreSQL is not accepted here: unset, the store is
+ * DATABASE_URL's database, where the console's own tables are (the reconciler and the alerts join
+ * the two there).
+ */
+const mysqlUrl = z
+  .string()
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return (url.protocol === "mysql:" || url.protocol === "mariadb:") && url.hostname !== "";
+    } catch {
+      return false;
+    }
+  }, "must be a URL like mysql://user:password@host:3306/onceboard (a MySQL 8 or MariaDB server); leave it unset to read the effects from the console's PostgreSQL (DATABASE_URL)")
+  .refine((value) => {
+    try {
+      return /^\/?([A-Za-z0-9_$]{1,64})?$/.test(new URL(value).pathname);
+    } catch {
+      return true;
+    }
+  }, "names a database that is not a plain MySQL identifier (letters, digits, _ or $): the path is the database holding the library's tables");
+
 /** An http(s) URL: the config's URLs and the providers file's endpoints are checked alike. */
 export const httpUrl = z.string().refine((value) => {
   try {
@@ -86,6 +110,13 @@ const configSchema = z.object({
    * `npm start` warns). The embedded default makes its console role itself.
    */
   CONSOLE_DATABASE_URL: z.preprocess(emptyAsUndefined, postgresUrl.optional()),
+  /**
+   * The worker library's effects store the console reads (keys, violations, overview, gaps,
+   * retention) when it is a MySQL or MariaDB server: its database (the URL's path, else
+   * ONCEBOARD_SCHEMA) holds the library's tables. Unset: the console's PostgreSQL holds them. The
+   * console's own tables (tokens, sessions, audit, settings, reconciliation) stay in PostgreSQL.
+   */
+  EFFECTS_DATABASE_URL: z.preprocess(emptyAsUndefined, mysqlUrl.optional()),
   PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(65535).default(3000)),
   /** The console's listen address: loopback unless told otherwise. */
   HOST: z.preprocess(
@@ -130,6 +161,18 @@ const configSchema = z.object({
       .string()
       .regex(/^(nats|tls):\/\/./, "must be a URL like nats://127.0.0.1:4222")
       .default("nats://127.0.0.1:4222"),
+  ),
+  /**
+   * MariaDB / MySQL for the demo and the soak on the library's MySQL store (`npm start -- --store
+   * mariadb`, `npm run soak -- --store mariadb`; the MariaDB tests read it too). The path names the
+   * demo's database (default onceboard_demo); the soak makes a scratch database of its own there.
+   */
+  MARIADB_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^(mysql|mariadb):\/\/./, "must be a URL like mysql://root@127.0.0.1:3306")
+      .default("mysql://root@127.0.0.1:3306"),
   ),
   /**
    * Comma-separated /metrics URLs of worker processes, scraped by the console's Workers panel. Kept

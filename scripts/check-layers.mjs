@@ -90,10 +90,10 @@ export const LAYERS = [
   {
     name: "lib/idempotency",
     holds:
-      "the worker library, its own package (`npm run pack:lib`, built by `packages/idempotency/pack.mjs`), its schema's migrations (`migrations/`) and SQL function sources (`sql/`)",
+      "the worker library, its own package (`npm run pack:lib`, built by `packages/idempotency/pack.mjs`), its schema's migrations (`migrations/`; `migrations-mysql/` for MySQL and MariaDB) and SQL function sources (`sql/`)",
     may: [],
-    // drizzle-orm and @opentelemetry/api: optional peers, imported lazily only when the caller uses them.
-    packages: ["pg", "prom-client", "drizzle-orm", "@opentelemetry/api"],
+    // drizzle-orm, @opentelemetry/api and mysql2: optional peers, imported lazily only when the caller uses them.
+    packages: ["pg", "prom-client", "drizzle-orm", "@opentelemetry/api", "mysql2"],
     public: [
       "lib/idempotency/index.ts",
       "lib/idempotency/admin.ts",

@@ -5,6 +5,8 @@ import { consolePoolConfig } from "../lib/db/pool";
 import { newDemoApiKey, startDemoProviderServers } from "../lib/demo/provider";
 import { demoProvidersFile, MAILER_MAPPING } from "../lib/demo/providers-file";
 import { compareWithPlanted, formatTruth } from "../lib/demo/reconciliation-truth";
+import { DEMO_STORES, type DemoStore, demoSettingsFromEnv } from "../lib/demo/settings";
+import { demoMariadbUrl, mariadbShop, type Shop, shopTablesPresent } from "../lib/demo/shop";
 import { formatReport, verifyDemo } from "../lib/demo/verify";
 import { formatCountOf } from "../lib/format";
 import { HttpJsonAdapter } from "../lib/reconciliation/http-json";
@@ -14,7 +16,7 @@ import { StripeAdapter, stripeClient } from "../lib/reconciliation/stripe";
 import { log, runMain } from "./cli";
 import { openDemoDatabase } from "./demo-database";
 
-const USAGE = "usage: npm run demo:verify [-- --grace <seconds>]";
+const USAGE = "usage: npm run demo:verify [-- --grace <seconds>] [--store postgres|mariadb]";
 
 /**
  * `npm run demo:verify`: the demo's invariants, per tenant; then the reconciliation's ground truth:
@@ -22,17 +24,24 @@ const USAGE = "usage: npm run demo:verify [-- --grace <seconds>]";
  * demo's provider and mailer, through the `stripe` client and the HTTP+JSON adapter, and the
  * findings compared kind by kind with what the demo planted. Last line:
  * `reconciliation … reconciliation_mismatches=<n>`. Exits 1 on a double capture, a lost order or
- * a mismatch.
+ * a mismatch. `--store mariadb` (or DEMO_STORE=mariadb): the demo ran on MariaDB (`npm start -- --store
+ * mariadb`), its shop's tables and effects are in MARIADB_URL's database; the books are checked the
+ * same way, and the reconciliation is not run (the reconciler reads effects from PostgreSQL).
  */
 runMain(async () => {
   let grace = 120;
+  let store: DemoStore;
   try {
-    const { values } = parseArgs({ options: { grace: { type: "string" } }, strict: true });
+    const { values } = parseArgs({ options: { grace: { type: "string" }, store: { type: "string" } }, strict: true });
     if (values.grace !== undefined) {
       grace = Number(values.grace);
       if (!/^\d+$/.test(values.grace))
         throw new Error(`--grace must be a whole number of seconds (got ${JSON.stringify(values.grace)})`);
     }
+    if (values.store !== undefined && !(DEMO_STORES as readonly string[]).includes(values.store)) {
+      throw new Error(`--store must be postgres or mariadb (got ${JSON.stringify(values.store)})`);
+    }
+    store = (values.store as DemoStore | undefined) ?? demoSettingsFromEnv(process.env).store;
   } catch (error) {
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
   }
@@ -40,17 +49,26 @@ runMain(async () => {
   const db = await openDemoDatabase(log);
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
+  const shop: Shop | undefined = store === "mariadb" ? mariadbShop(demoMariadbUrl(config.MARIADB_URL), { max: 2 }) : undefined;
   let ok = false;
   try {
-    const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass('demo_orders') IS NOT NULL AS present");
-    if (!rows[0]?.present) {
+    const present = shop
+      ? await shopTablesPresent(shop)
+      : (await client.query<{ present: boolean }>("SELECT to_regclass('demo_orders') IS NOT NULL AS present")).rows[0]?.present;
+    if (!present) {
       throw new Error(
-        "no demo in this database: its tables are gone (npm run demo:reset removes them, npm start without --no-demo makes them)",
+        `no demo in ${shop ? shop.describe : "this database"}: its tables are gone (npm run demo:reset removes them, npm start without --no-demo makes them)`,
       );
     }
-    const report = await verifyDemo(client, { graceSeconds: grace });
+    const report = await verifyDemo(client, { graceSeconds: grace, shop });
     for (const line of formatReport(report)) process.stdout.write(`${line}\n`);
     ok = report.ok;
+    if (shop) {
+      process.stdout.write(
+        `reconciliation: not run: the demo's effects are on MariaDB (${shop.describe}) and the reconciler reads them from PostgreSQL\n`,
+      );
+      return;
+    }
 
     const { rows: span } = await client.query<{ from: Date | null; to: Date }>(
       `SELECT date_trunc('second', min(created_at)) AS from, now() - $1 * interval '1 second' AS to
@@ -65,10 +83,11 @@ runMain(async () => {
         (await verifyReconciliation(client, db.url, config.ONCEBOARD_SCHEMA, { from: window.from, to: window.to }, grace)) && ok;
     }
   } finally {
+    await shop?.close();
     await client.end().catch(() => {});
     await db.stop();
+    if (!ok) process.exitCode = 1;
   }
-  if (!ok) process.exit(1);
 });
 
 async function verifyReconciliation(

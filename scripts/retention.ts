@@ -1,6 +1,8 @@
 import os from "node:os";
 import pg from "pg";
 import { Scope } from "../lib/auth/scope";
+import { effectsInConsoleDatabase, effectsStore, postgresEffectsStore } from "../lib/console/effects-store";
+import { closeEffectsMysqlPools } from "../lib/db/effects-pool";
 import { createPrismaClient } from "../lib/db/prisma";
 import { openDatabase } from "../lib/db/provision";
 import { runAdviseCommand } from "../lib/features/retention-and-gaps/advise-command";
@@ -85,11 +87,16 @@ runMain(async () => {
   const db = await openDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 3, application_name: "onceboard-retention-cli" });
   const prisma = createPrismaClient(pool);
+  // With EFFECTS_DATABASE_URL, the library's tables are on that MySQL server: plan, apply and the
+  // settings shown and changed are its (a change audited as requested, then its outcome, as in the
+  // console: lib/features/retention-and-gaps/settings.ts).
+  const onMysql = !effectsInConsoleDatabase();
+  const maintenance = onMysql ? {} : { pool };
   try {
     if (command === "plan") {
-      printPlan(await getRetentionPlan(Scope.operator(), { pool }));
+      printPlan(await getRetentionPlan(Scope.operator(), maintenance));
     } else if (command === "apply") {
-      const run = await applyRetention({ pool, prisma, actor, trigger: "cli", audit: cliAudit });
+      const run = await applyRetention({ ...maintenance, prisma, actor, trigger: "cli", audit: cliAudit });
       for (const op of run.operations) log(`${op.kind} ${op.partition}: ${op.result}${op.detail ? ` (${op.detail})` : ""}`);
       log(
         `run ${run.runId ?? "-"}: ${run.result}${run.error ? `: ${run.error}` : ""} (${formatCountOf(run.operations.length, "operation")})`,
@@ -97,7 +104,7 @@ runMain(async () => {
       if (run.result === "failed") process.exitCode = 1;
     } else if (rest[0] === "set") {
       try {
-        const result = await updateRetentionSettings(parseSet(rest.slice(1)), { prisma, pool, actor, audit: cliAudit });
+        const result = await updateRetentionSettings(parseSet(rest.slice(1)), { prisma, ...maintenance, actor, audit: cliAudit });
         for (const w of result.warnings) log(`warning: ${w}`);
         log(`settings: ${JSON.stringify(result.settings)}`);
       } catch (error) {
@@ -108,13 +115,16 @@ runMain(async () => {
         process.exitCode = 1;
       }
     } else if (rest.length === 0 || rest[0] === "show") {
-      log(`settings: ${JSON.stringify(await getRetentionSettings(prisma))}`);
+      log(
+        `settings: ${JSON.stringify(await getRetentionSettings(prisma, onMysql ? effectsStore() : postgresEffectsStore(pool)))}`,
+      );
     } else {
       throw new Error(USAGE);
     }
   } finally {
     await prisma.$disconnect();
     await pool.end();
+    await closeEffectsMysqlPools();
     await db.stop();
   }
 });

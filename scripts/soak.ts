@@ -3,7 +3,7 @@ import { parseSoakArgs, SoakUsageError, USAGE } from "../lib/soak/options";
 import { runSoak } from "../lib/soak/run";
 
 /**
- * `npm run soak [-- --deliveries <n>]`: the fault-injection soak (docs/soak.md). Progress on stderr,
+ * `npm run soak [-- --deliveries <n>] [--store mariadb]`: the fault-injection soak (docs/soak.md). Progress on stderr,
  * findings on stdout, the last line exactly
  * `soak deliveries=<n> duplicates_suppressed=<n> killed=<n> double_effects=<n> lost=<n> violations_lost=<n>`.
  * Exits 1 when anything was applied twice or lost, or any other check failed; 2 on bad input.
@@ -57,7 +57,7 @@ if (tty) process.stderr.write("\r\x1b[2K");
 if (options.report) fs.writeFileSync(options.report, `${JSON.stringify(result, null, 2)}\n`);
 for (const failure of result.failures) process.stdout.write(`soak: FAILED: ${failure}\n`);
 process.stdout.write(
-  `soak: ${result.ok ? "passed" : "failed"} in ${result.durationSeconds} s on ${result.machine.cpus} x ${result.machine.cpuModel}, PostgreSQL ${result.machine.postgres}\n`,
+  `soak: ${result.ok ? "passed" : "failed"} in ${result.durationSeconds} s on ${result.machine.cpus} x ${result.machine.cpuModel}, PostgreSQL ${result.machine.postgres}${result.machine.mariadb ? `, MariaDB ${result.machine.mariadb}` : ""}\n`,
 );
 process.stdout.write(`${result.summary}\n`);
 process.exit(result.ok ? 0 : 1);

@@ -7,6 +7,7 @@ import { bootstrapLogin, bootstrapLoginReminder } from "../lib/auth/bootstrap";
 import { loadRoleMapping } from "../lib/auth/oidc-roles";
 import { CONSOLE_AUTHENTICATION_ENABLED, isLoopbackHost, loadConfig, loadWorkerMetricsUrls } from "../lib/config";
 import { ensurePrivateDataDir } from "../lib/db/data-dir";
+import { redactUrl } from "../lib/db/errors";
 import { assertPortFree, findFreePort } from "../lib/db/free-port";
 import { withSearchPath } from "../lib/db/pool";
 import { type ProvisionedConsoleDatabase, provisionDatabase } from "../lib/db/provision";
@@ -15,7 +16,8 @@ import { backfillHistory, historyReadyLine, isDatabaseEmpty } from "../lib/demo/
 import { type DemoProviderEndpoints, installDemoProviderSchema } from "../lib/demo/provider";
 import { writeDemoProvidersFile } from "../lib/demo/providers-file";
 import { DEMO_SCHEMA, installDemoSchema } from "../lib/demo/schema";
-import { DEMO_BOSS_SCHEMA, type DemoSettings, demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
+import { DEMO_BOSS_SCHEMA, DEMO_STORES, type DemoSettings, demoSettingsFromEnv, parseSpan } from "../lib/demo/settings";
+import { demoMariadbUrl } from "../lib/demo/shop";
 import { PROVIDER_SCHEMA } from "../lib/demo/stripe-storage";
 import { type DemoProcesses, startDemoProcesses } from "../lib/demo/supervisor";
 import { reconcileProviders } from "../lib/reconciliation/providers";
@@ -23,7 +25,7 @@ import { log, runMain } from "./cli";
 import { buildConsole, hasProductionBuild, probeHost, serveConsole } from "./next-server";
 import { RunRegistry } from "./run-registry";
 
-const USAGE = `usage: npm start [-- --demo|--no-demo] [--broker pg-boss|bullmq|rabbitmq|nats] [--history 14d|off] [--rebuild]   (npm run dev for the development server)`;
+const USAGE = `usage: npm start [-- --demo|--no-demo] [--broker pg-boss|bullmq|rabbitmq|nats] [--store postgres|mariadb] [--history 14d|off] [--rebuild]   (npm run dev for the development server)`;
 
 function parseFlags() {
   try {
@@ -36,6 +38,8 @@ function parseFlags() {
         history: { type: "string" },
         // The demo's broker (DEMO_BROKER too): pg-boss in the demo's database, or the machine's RabbitMQ / NATS.
         broker: { type: "string" },
+        // The demo's effects store and shop tables (DEMO_STORE too): the demo's PostgreSQL, or MariaDB at MARIADB_URL.
+        store: { type: "string" },
       },
       allowNegative: true,
       strict: true,
@@ -93,9 +97,22 @@ runMain(async () => {
   if (flags.broker !== undefined && !["pg-boss", "bullmq", "rabbitmq", "nats"].includes(flags.broker)) {
     throw new Error(`--broker must be pg-boss, bullmq, rabbitmq or nats (got ${JSON.stringify(flags.broker)})`);
   }
+  if (flags.store !== undefined && !(DEMO_STORES as readonly string[]).includes(flags.store)) {
+    throw new Error(`--store must be postgres or mariadb (got ${JSON.stringify(flags.store)})`);
+  }
   const demoSettings = flags.demo
-    ? demoSettingsFromEnv(process.env, flags.broker === undefined ? {} : { broker: flags.broker as DemoSettings["broker"] })
+    ? demoSettingsFromEnv(process.env, {
+        ...(flags.broker === undefined ? {} : { broker: flags.broker as DemoSettings["broker"] }),
+        ...(flags.store === undefined ? {} : { store: flags.store as DemoSettings["store"] }),
+      })
     : undefined;
+  // The demo on MariaDB: its effects and shop tables in MARIADB_URL's database (default onceboard_demo).
+  const shopUrl = demoSettings?.store === "mariadb" ? demoMariadbUrl(config.MARIADB_URL) : undefined;
+  if (shopUrl && historyMs !== undefined) {
+    throw new Error(
+      "--history backfills the demo's history in PostgreSQL; the demo on MariaDB (--store mariadb) has none: leave --history out or say --history off",
+    );
+  }
   // A bad role mapping file stops startup with one line, not each single sign-on later.
   loadRoleMapping();
   // A bad providers file stops it too, a line per mistake, rather than failing each reconciliation.
@@ -182,7 +199,7 @@ runMain(async () => {
     // days by default), but write it only once the console is up: the console is served as soon
     // as it is built, the live demo gives it data within a minute, and history fills in behind.
     let historySpanMs: number | undefined = historyMs;
-    if (historySpanMs === undefined && flags.demo && flags.history === undefined) {
+    if (historySpanMs === undefined && flags.demo && flags.history === undefined && !shopUrl) {
       historySpanMs = (await withClient(demoUrl, isDatabaseEmpty)) ? 14 * 86_400_000 : undefined;
     }
     if ((demoSettings || historySpanMs !== undefined) && !shuttingDown) await installDemo();
@@ -191,6 +208,7 @@ runMain(async () => {
       demo = await startDemoProcesses({
         url: demoUrl,
         settings: demoSettings,
+        shopUrl,
         brokerUrls: { rabbitmq: config.RABBITMQ_URL, nats: config.NATS_URL, redis: config.REDIS_URL },
         logDir,
         onSpawn: (pid, marker) => registry.add(pid, marker),
@@ -198,6 +216,11 @@ runMain(async () => {
         log,
       });
       if (shuttingDown) await demo.stop(4000);
+      if (shopUrl) {
+        log(
+          `demo: effects and shop tables on MariaDB (${redactUrl(shopUrl)}); the broker's, the provider's and the console's tables stay in PostgreSQL; no history backfill and no reconciliation (both read the effects in PostgreSQL)`,
+        );
+      }
       log(
         `demo: ${demoSettings.workers} workers and a producer at ${demoSettings.rate} orders/s on ${demoSettings.broker}, the provider at http://127.0.0.1:${demo.provider.stripePort} (Stripe-compatible) and ${demo.provider.mailerUrl} (logs in ${logDir}; npm run demo:verify checks it)`,
       );
@@ -205,9 +228,15 @@ runMain(async () => {
     const env: Record<string, string> = { DATABASE_URL: database.consoleUrl, PORT: String(config.PORT), HOST: config.HOST };
     if (demo) {
       env.WORKER_METRICS_URLS = demo.metricsUrls.join(",");
-      // The console reconciles with the demo's provider through the stripe client and the HTTP+JSON
-      // adapter, as it would with Stripe and a mailer.
-      Object.assign(env, demoReconcileEnv(demo.provider, path.resolve(config.ONCEBOARD_DATA_DIR)));
+      if (shopUrl) {
+        // The console reads the demo's effects where its workers write them (the console's own
+        // tables stay in its PostgreSQL).
+        env.EFFECTS_DATABASE_URL = shopUrl;
+      } else {
+        // The console reconciles with the demo's provider through the stripe client and the HTTP+JSON
+        // adapter, as it would with Stripe and a mailer.
+        Object.assign(env, demoReconcileEnv(demo.provider, path.resolve(config.ONCEBOARD_DATA_DIR)));
+      }
     }
     const mode = flags.dev ? "dev" : "start";
     const consoleLogFile = path.join(config.ONCEBOARD_DATA_DIR, "logs", "console.log");

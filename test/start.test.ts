@@ -116,6 +116,15 @@ describe("npm start: bad input stops startup with one clear line", () => {
     expect(await run.exited).not.toBe(0);
     expect(run.output()).toMatch(/onceboard: invalid configuration: PORT/);
   });
+
+  it("names a bad --store, and refuses --history for the demo on MariaDB (its history would go to PostgreSQL)", async () => {
+    const bad = runStart({}, ["--demo", "--store", "oracle"]);
+    expect(await bad.exited).not.toBe(0);
+    expect(bad.output()).toMatch(/--store must be postgres or mariadb \(got "oracle"\)/);
+    const history = runStart({}, ["--demo", "--store", "mariadb", "--history", "14d"]);
+    expect(await history.exited).not.toBe(0);
+    expect(history.output()).toMatch(/--history backfills the demo's history in PostgreSQL; the demo on MariaDB/);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

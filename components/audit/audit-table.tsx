@@ -24,7 +24,20 @@ const AUDIT_COLUMNS: Column<AuditRow>[] = [
       return href ? <Link href={href}>{row.target}</Link> : (row.target ?? none);
     },
   },
-  { id: "result", label: "Result", kind: "id", cell: (row) => row.result },
+  {
+    id: "result",
+    label: "Result",
+    kind: "id",
+    // A write on a MySQL effects store is audited before it is tried: its row says what came of it.
+    cell: (row) =>
+      row.outcome === undefined ? (
+        row.result
+      ) : (
+        <span title="audited before it was tried on the MySQL effects store; the outcome is the row recorded after it under the same request">
+          {row.result} → {row.outcome === "unknown" ? <strong>outcome unknown</strong> : row.outcome}
+        </span>
+      ),
+  },
   { id: "from", label: "From", kind: "id", priority: 3, cell: (row) => row.ip ?? none },
 ];
 

@@ -12,6 +12,18 @@ function adviceSearchOf(gaps: Gaps): string {
 }
 
 /**
+ * Why the advisor's late count and the page's late list may differ: the advisor counts duplicate
+ * deliveries whose gap is longer than the retention (each would have run as new work once
+ * pruned); the list and the tenants panel count effects whose longest gap is past the retry window
+ * (the provider may have retried on its own by then), a shorter threshold, so they can list more.
+ */
+function lateNote(gaps: Gaps): string {
+  const c = gaps.advice.comparison;
+  const listed = gaps.latestLate.length;
+  return `Counted against the ${formatDuration(c.retentionSeconds)} retention: duplicate deliveries in the window whose gap is longer than it. "Latest late duplicates" below lists effects whose longest gap exceeds the ${formatDuration(gaps.lateThresholdSeconds)} retry window${listed > 0 ? ` (${formatCount(listed)} shown)` : ""}, a ${gaps.lateThresholdSeconds < c.retentionSeconds ? "shorter" : "different"} threshold, so the two numbers need not agree.`;
+}
+
+/**
  * The advisor's recommendation beside the current retention; red when the retention is below an
  * observed gap. `canApply`: a platform admin, who may apply it (components/gaps/advice-apply.tsx).
  */
@@ -58,7 +70,17 @@ export function AdvicePanel({ gaps, canApply }: { gaps: Gaps; canApply: boolean 
             <dt>Largest declared retry window</dt>
             <dd>{formatDuration(advice.inputs.maxRetryWindowSeconds)}</dd>
           </div>
+          <div>
+            <dt>Duplicates later than the retention</dt>
+            <dd className={c.lateDuplicates > 0 ? "text-danger" : undefined} data-testid="advice-late">
+              {formatCount(c.lateDuplicates)}
+              {c.lateDuplicatesUpTo > c.lateDuplicates ? ` (up to ${formatCount(c.lateDuplicatesUpTo)})` : ""}
+            </dd>
+          </div>
         </dl>
+        <p className="muted" data-testid="advice-late-note">
+          {lateNote(gaps)}
+        </p>
         <p className={red ? "banner banner-danger" : "muted"} role={red ? "alert" : undefined} data-testid="advice-verdict">
           {c.message}
         </p>

@@ -52,7 +52,9 @@ export function OverviewDashboard({ apiQuery }: { apiQuery: string }) {
               <>
                 {formatUtc(data.from, { seconds: false })} – {formatUtc(data.to, { seconds: false })} · step{" "}
                 {formatDuration(data.series.stepSeconds)} · source{" "}
-                <strong data-testid="metrics-source">{data.source === "prometheus" ? "Prometheus" : "PostgreSQL rollups"}</strong>
+                <strong data-testid="metrics-source">
+                  {data.source === "prometheus" ? "Prometheus" : data.source === "mysql" ? "MySQL rollups" : "PostgreSQL rollups"}
+                </strong>
                 {" · "}
               </>
             ) : null}

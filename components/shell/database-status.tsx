@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { Health } from "@/lib/features/workers/health-contract";
 import { fetchJson } from "../api/fetch-json";
 
-/** A small live indicator of whether the console can reach PostgreSQL (polls /api/v1/health). */
+/** A small live indicator of whether the console can reach PostgreSQL and a MySQL effects store (polls /api/v1/health). */
 export function DatabaseStatus() {
   const health = useQuery({
     queryKey: ["health"],
@@ -23,6 +23,12 @@ export function DatabaseStatus() {
           <>
             PostgreSQL
             <span className="muted"> · {Math.round(health.data.database.latencyMs)} ms</span>
+            {health.data.effectsStore && (
+              <>
+                {" · effects on MySQL"}
+                <span className="muted"> · {Math.round(health.data.effectsStore.latencyMs)} ms</span>
+              </>
+            )}
           </>
         )}
       </span>

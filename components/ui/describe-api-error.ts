@@ -19,7 +19,7 @@ export function describeApiError(error: unknown, what: string): DescribedError {
         title: "The database cannot be reached",
         message: error.message,
         code: error.code,
-        hint: `Check that PostgreSQL is running and that the console's DATABASE_URL points at it. This page asks again every ${REFRESH_MS / 1000} seconds.`,
+        hint: `Check that the database the message names is running: PostgreSQL at the console's DATABASE_URL, or the effects store at EFFECTS_DATABASE_URL. This page asks again every ${REFRESH_MS / 1000} seconds.`,
       };
     }
     if (error.code === "QUERY_TIMEOUT")
@@ -30,6 +30,13 @@ export function describeApiError(error: unknown, what: string): DescribedError {
         message: error.message,
         code: error.code,
         hint: "Check PROMETHEUS_URL, or unset it to chart from the PostgreSQL rollups.",
+      };
+    if (error.code === "NOT_ON_THIS_EFFECTS_STORE")
+      return {
+        title: "Not available with a MySQL effects store",
+        message: error.message,
+        code: error.code,
+        hint: "The console reads the effects from EFFECTS_DATABASE_URL's MySQL or MariaDB server. Releases (one or in bulk), retention settings changes and the retention advice's preview and Apply work there; reconciliation does not. docs/operations.md says why.",
       };
     if (error.code === "INVALID_INPUT")
       return { title: "This view's address is invalid", message: error.message, code: error.code };

@@ -4,7 +4,12 @@
  */
 import { classifyDatabaseError } from "../idempotency/admin";
 
-export type ConsoleErrorCode = "DATABASE_UNAVAILABLE" | "DATABASE_NOT_CONFIGURED" | "QUERY_TIMEOUT" | "METRICS_SOURCE_FAILED";
+export type ConsoleErrorCode =
+  | "DATABASE_UNAVAILABLE"
+  | "DATABASE_NOT_CONFIGURED"
+  | "QUERY_TIMEOUT"
+  | "METRICS_SOURCE_FAILED"
+  | "NOT_ON_THIS_EFFECTS_STORE";
 
 /**
  * The refusals a console rule states without knowing HTTP: a scope asked for what it cannot read, a
@@ -80,4 +85,42 @@ export function translateDatabaseError(error: unknown): unknown {
     return new ConsoleError("DATABASE_UNAVAILABLE", `cannot reach PostgreSQL (${reason})`, { cause: error });
   }
   return error;
+}
+
+/** MySQL's and MariaDB's error number for a database that does not exist (the library's table classifies the rest). */
+const MYSQL_BAD_DATABASE = 1049;
+
+/**
+ * translateDatabaseError for the MySQL effects store (EFFECTS_DATABASE_URL), whose messages name
+ * it: reachability and time become ConsoleErrors, anything else is returned unchanged (a 500).
+ */
+export function translateMysqlDatabaseError(error: unknown): unknown {
+  if (error instanceof ConsoleError) return error;
+  const store = "the MySQL effects store (EFFECTS_DATABASE_URL)";
+  const errno = (error as { errno?: unknown } | null)?.errno;
+  if (errno === MYSQL_BAD_DATABASE)
+    return new ConsoleError("DATABASE_UNAVAILABLE", `${store}: the configured database does not exist`, { cause: error });
+  const known = classifyDatabaseError(error);
+  if (!known) return error;
+  if (known.kind === "timeout")
+    return new ConsoleError("QUERY_TIMEOUT", `${store} did not answer within the console's statement timeout`, { cause: error });
+  if (known.kind === "config")
+    return new ConsoleError("DATABASE_UNAVAILABLE", `${store} refused the console's login or access`, { cause: error });
+  if (known.kind === "connection" || known.kind === "resources")
+    return new ConsoleError("DATABASE_UNAVAILABLE", `cannot reach ${store} (${known.code})`, { cause: error });
+  return error;
+}
+
+/**
+ * A read or an action the console does not have on a MySQL or MariaDB effects store: a 501 naming
+ * the feature and why, never a 500 from SQL written for PostgreSQL.
+ */
+export class NotOnThisEffectsStoreError extends ConsoleError {
+  constructor(feature: string, why: string) {
+    super(
+      "NOT_ON_THIS_EFFECTS_STORE",
+      `${feature} is not available when the effects store is MySQL or MariaDB (EFFECTS_DATABASE_URL): ${why}`,
+    );
+    this.name = "NotOnThisEffectsStoreError";
+  }
 }

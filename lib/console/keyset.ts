@@ -50,6 +50,14 @@ function validPart(type: KeysetType, value: unknown): value is string {
   }
 }
 
+/** "v.occurred_at" as MySQL names it: `v`.`occurred_at`. */
+export function quoteMysql(column: string): string {
+  return column
+    .split(".")
+    .map((part) => `\`${part}\``)
+    .join(".");
+}
+
 /**
  * A list's sort key. `direction` is the whole key's: "desc" lists newest first, "asc" in the order
  * rows were made (bulk items run in). `name` is written into each cursor, so one list's cursor is
@@ -92,6 +100,39 @@ export class Keyset {
   /** The values for after()'s parameters: the decoded cursor, or NULLs on the first page. */
   values(cursor: string | undefined | null): (string | null)[] {
     return cursor ? this.decode(cursor) : this.columns.map(() => null);
+  }
+
+  /** MySQL's ORDER BY list (the same order: identifiers quoted, `key` is a reserved word there). */
+  get mysqlOrderBy(): string {
+    const dir = this.direction === "desc" ? "DESC" : "ASC";
+    return this.columns.map((c) => `${quoteMysql(c.column)} ${dir}`).join(", ");
+  }
+
+  /** MySQL's keyset_i columns, printed exactly as cursorColumns prints them (DATETIME(3): the last three digits are 0). */
+  get mysqlCursorColumns(): string {
+    return this.columns
+      .map((c, i) =>
+        c.type === "timestamptz"
+          ? `DATE_FORMAT(${quoteMysql(c.column)}, '%Y-%m-%dT%H:%i:%s.%fZ') AS keyset_${i}`
+          : `CAST(${quoteMysql(c.column)} AS CHAR) AS keyset_${i}`,
+      )
+      .join(", ");
+  }
+
+  /**
+   * MySQL's "after the cursor" condition and its values (`?` placeholders, in order): every row on
+   * the first page. A time part is bound as UTC 'YYYY-MM-DD hh:mm:ss.ffffff' (the pool's session
+   * is UTC), a bigint cast as SIGNED (a string compared with a number would compare as doubles).
+   */
+  mysqlAfter(cursor: string | undefined | null): { sql: string; values: (string | null)[] } {
+    if (!cursor) return { sql: "TRUE", values: [] };
+    const parts = this.decode(cursor);
+    const op = this.direction === "desc" ? "<" : ">";
+    const params = this.columns.map((c) => (c.type === "bigint" ? "CAST(? AS SIGNED)" : "?"));
+    return {
+      sql: `(${this.columns.map((c) => quoteMysql(c.column)).join(", ")}) ${op} (${params.join(", ")})`,
+      values: parts.map((part, i) => (this.columns[i]?.type === "timestamptz" ? part.replace("T", " ").replace("Z", "") : part)),
+    };
   }
 
   encode(parts: readonly string[]): string {

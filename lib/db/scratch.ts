@@ -55,3 +55,43 @@ export async function dropDatabase(adminUrl: string, name: string): Promise<void
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
   await onAdmin(adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
 }
+
+/**
+ * A throw-away database on a MySQL or MariaDB server (`adminUrl` a mysql:// URL): CREATE DATABASE
+ * with a binary, no-pad collation as the library's schema expects (`utf8mb4_nopad_bin`; on MySQL 8
+ * `utf8mb4_0900_bin`). Named `<prefix>_<random hex>`, or exactly `name` (a leftover is dropped
+ * first). `drop()` is DROP DATABASE IF EXISTS: MySQL has no FORCE, so end the pools on it first.
+ * mysql2 is loaded on first use, so the PostgreSQL-only callers of this file never load it.
+ */
+export async function createMysqlScratchDatabase(
+  adminUrl: string,
+  options: { prefix?: string; name?: string } = {},
+): Promise<ScratchDatabase> {
+  const name = options.name ?? `${options.prefix ?? "onceboard_scratch"}_${randomBytes(5).toString("hex")}`;
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+  await onMysqlAdmin(adminUrl, async (admin) => {
+    const [[{ version }]] = (await admin.query("SELECT VERSION() AS version")) as unknown as [[{ version: string }]];
+    const collation = /mariadb/i.test(version) ? "utf8mb4_nopad_bin" : "utf8mb4_0900_bin";
+    if (options.name) await admin.query(`DROP DATABASE IF EXISTS \`${name}\``); // a killed run's leftover
+    await admin.query(`CREATE DATABASE \`${name}\` DEFAULT CHARACTER SET utf8mb4 COLLATE ${collation}`);
+  });
+  return { name, url: withDatabase(adminUrl, name), drop: () => dropMysqlDatabase(adminUrl, name) };
+}
+
+/** DROP DATABASE IF EXISTS on a MySQL or MariaDB server: a scratch database, also a killed run's. */
+export async function dropMysqlDatabase(adminUrl: string, name: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+  await onMysqlAdmin(adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS \`${name}\``));
+}
+
+type MysqlAdmin = { query(sql: string): Promise<unknown>; end(): Promise<void> };
+
+async function onMysqlAdmin<T>(adminUrl: string, use: (admin: MysqlAdmin) => Promise<T>): Promise<T> {
+  const mysql = await import("mysql2/promise");
+  const admin: MysqlAdmin = await mysql.createConnection({ uri: adminUrl, connectTimeout: 10_000 });
+  try {
+    return await use(admin);
+  } finally {
+    await admin.end().catch(() => {});
+  }
+}

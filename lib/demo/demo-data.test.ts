@@ -442,4 +442,20 @@ describe("command-line input", () => {
     expect(verify.code).not.toBe(0);
     expect(verify.stderr.trim().split("\n")[0]).toMatch(/--grace must be a whole number of seconds/);
   });
+
+  it("`--store` takes postgres or mariadb only, and the demo on MariaDB refuses a history backfill, each in one line before anything starts", async () => {
+    const store = await fails(["scripts/start.ts", "--store", "oracle"]);
+    expect(store.code).not.toBe(0);
+    expect(store.stderr.trim().split("\n")).toEqual(['onceboard: --store must be postgres or mariadb (got "oracle")']);
+    const history = await fails(["scripts/start.ts", "--demo", "--store", "mariadb", "--history", "14d"]);
+    expect(history.code).not.toBe(0);
+    expect(history.stderr.trim().split("\n")).toEqual([
+      "onceboard: --history backfills the demo's history in PostgreSQL; the demo on MariaDB (--store mariadb) has none: leave --history out or say --history off",
+    ]);
+    for (const script of ["scripts/demo-verify.ts", "scripts/demo-reset.ts"]) {
+      const r = await fails([script, "--store", "oracle"]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr.trim().split("\n")[0]).toBe('onceboard: --store must be postgres or mariadb (got "oracle")');
+    }
+  });
 });

@@ -3,9 +3,9 @@ import type pg from "pg";
 import type PgBoss from "pg-boss";
 import { type JobContext, onceboardMetadata, providerOutcome } from "../idempotency";
 import type { IdempotentHandler } from "../queues";
-import type { Queryable } from "./db-types";
 import type { DemoProviders } from "./provider";
 import { type DemoJobType, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
+import type { Shop, ShopStatement } from "./shop";
 
 /** The faults a worker injects, each drawn per opportunity at its configured rate. */
 export interface Faults {
@@ -56,6 +56,31 @@ export const NO_FAULTS: Faults = { crash() {}, maybeSlow: async () => {}, violat
 
 type Job = JobContext<pg.PoolClient>;
 
+/** The shop's statements of the order pipeline, on either store (lib/demo/shop.ts). */
+const MARK_PAID: ShopStatement = {
+  pg: `UPDATE demo_orders SET status = 'paid', charge_id = $3, paid_at = now()
+        WHERE tenant_id = $1 AND order_id = $2 AND status = 'pending'`,
+  mysql: `UPDATE demo_orders SET status = 'paid', charge_id = $3, paid_at = UTC_TIMESTAMP(3)
+           WHERE tenant_id = $1 AND order_id = $2 AND status = 'pending'`,
+};
+const ACCOUNTING_ENTRY: ShopStatement = {
+  pg: "INSERT INTO demo_accounting_entries (tenant_id, order_id, kind, amount_cents) VALUES ($1, $2, 'capture', $3)",
+  mysql: "INSERT INTO demo_accounting_entries (tenant_id, order_id, kind, amount_cents) VALUES ($1, $2, 'capture', $3)",
+};
+const UNSENT_RECEIPT: ShopStatement = {
+  pg: "INSERT INTO demo_unsent_receipts (tenant_id, effect_key) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+  // Not INSERT IGNORE: that would turn every error into a warning, not only the duplicate.
+  mysql: "INSERT INTO demo_unsent_receipts (tenant_id, effect_key) VALUES ($1, $2) ON DUPLICATE KEY UPDATE tenant_id = tenant_id",
+};
+const PAID_CHARGE: ShopStatement = {
+  pg: "SELECT charge_id FROM demo_orders WHERE tenant_id = $1 AND order_id = $2 AND paid_at IS NOT NULL",
+  mysql: "SELECT charge_id FROM demo_orders WHERE tenant_id = $1 AND order_id = $2 AND paid_at IS NOT NULL",
+};
+const MARK_REFUNDED: ShopStatement = {
+  pg: "UPDATE demo_orders SET status = 'refunded' WHERE tenant_id = $1 AND order_id = $2 AND status = 'paid'",
+  mysql: "UPDATE demo_orders SET status = 'refunded' WHERE tenant_id = $1 AND order_id = $2 AND status = 'paid'",
+};
+
 export interface DemoSteps {
   capture(job: Job, m: OrderMessage): Promise<{ chargeId: string; amountCents: number }>;
   markPaid(job: Job, m: OrderMessage, chargeId: string): Promise<{ paid: boolean }>;
@@ -68,7 +93,7 @@ export interface DemoSteps {
  * carries the effect's key and tenant (metadata.onceboard_key / onceboard_tenant) and the outcome
  * records the provider's object id, so a reconciliation joins the two without guessing.
  */
-export function demoSteps(db: Queryable, faults: Faults, providers: DemoProviders): DemoSteps {
+export function demoSteps(shop: Shop, faults: Faults, providers: DemoProviders): DemoSteps {
   const { stripe, mailer } = providers;
   return {
     // External: after a crash the retry calls the provider again with the same Idempotency-Key,
@@ -88,20 +113,15 @@ export function demoSteps(db: Queryable, faults: Faults, providers: DemoProvider
         { payload: { amountCents: m.amountCents } },
       ),
     // Transactional: the claim commits with the order update and the accounting entry, or
-    // neither does.
+    // neither does (in the shop's database: PostgreSQL's, or MariaDB's with the MySQL store).
     markPaid: (job, m, chargeId) =>
-      job.transaction(`mark-paid:${m.orderId}`, async (tx) => {
-        await tx.query(
-          `UPDATE demo_orders SET status = 'paid', charge_id = $3, paid_at = now()
-            WHERE tenant_id = $1 AND order_id = $2 AND status = 'pending'`,
-          [m.tenant, m.orderId, chargeId],
-        );
-        const entry = `INSERT INTO demo_accounting_entries (tenant_id, order_id, kind, amount_cents) VALUES ($1, $2, 'capture', $3)`;
-        await tx.query(entry, [m.tenant, m.orderId, m.amountCents]);
-        // The injected bug: the same entry written twice. 23505 on the table's own constraint;
-        // the library counts it as uncaught, the transaction (claim included) rolls back, the
-        // broker retries.
-        if (faults.violation()) await tx.query(entry, [m.tenant, m.orderId, m.amountCents]);
+      job.transaction<{ paid: boolean }, unknown>(`mark-paid:${m.orderId}`, async (tx) => {
+        await shop.rowsIn(tx, MARK_PAID, [m.tenant, m.orderId, chargeId]);
+        await shop.rowsIn(tx, ACCOUNTING_ENTRY, [m.tenant, m.orderId, m.amountCents]);
+        // The injected bug: the same entry written twice. A duplicate key (23505, or 1062 on
+        // MariaDB) on the table's own constraint; the library counts it as uncaught, the
+        // transaction (claim included) rolls back, the broker retries.
+        if (faults.violation()) await shop.rowsIn(tx, ACCOUNTING_ENTRY, [m.tenant, m.orderId, m.amountCents]);
         return { paid: true };
       }),
     // At most once: the mailer does not dedupe, so a crash after the claim abandons the receipt
@@ -109,10 +129,7 @@ export function demoSteps(db: Queryable, faults: Faults, providers: DemoProvider
     receipt: (job, m) =>
       job.atMostOnce(`receipt:${m.orderId}`, async (claim) => {
         await faults.crashBeforeSend?.("after claiming the receipt, before sending it", async () => {
-          await db.query("INSERT INTO demo_unsent_receipts (tenant_id, effect_key) VALUES ($1, $2) ON CONFLICT DO NOTHING", [
-            claim.tenant,
-            claim.key,
-          ]);
+          await shop.run(UNSENT_RECEIPT, [claim.tenant, claim.key]);
         });
         const sent = await mailer.send({
           to: `billing+${m.orderId}@${m.tenant}.example`,
@@ -124,10 +141,7 @@ export function demoSteps(db: Queryable, faults: Faults, providers: DemoProvider
       }),
     refund: (job, m) =>
       job.external(`refund:${m.orderId}`, async (claim) => {
-        const { rows } = await db.query<{ charge_id: string | null }>(
-          "SELECT charge_id FROM demo_orders WHERE tenant_id = $1 AND order_id = $2 AND paid_at IS NOT NULL",
-          [m.tenant, m.orderId],
-        );
+        const rows = await shop.rows<{ charge_id: string | null }>(PAID_CHARGE, [m.tenant, m.orderId]);
         // A precondition, not a guard: the effect itself is protected by the claim and the key.
         const chargeId = rows[0]?.charge_id;
         if (!chargeId) throw new Error(`order ${m.orderId} is not captured yet; the broker will retry the refund`);
@@ -150,12 +164,12 @@ function child(m: OrderMessage, type: string, extra: Partial<OrderMessage> = {})
 
 /** One idempotent handler per demo job type. `send` publishes the next job of the split pipeline. */
 export function demoHandlers(
-  db: Queryable,
+  shop: Shop,
   faults: Faults,
   providers: DemoProviders,
   send: (queue: DemoJobType, message: OrderMessage) => Promise<unknown>,
 ): Record<DemoJobType, IdempotentHandler<OrderMessage, unknown>> {
-  const steps = demoSteps(db, faults, providers);
+  const steps = demoSteps(shop, faults, providers);
   const tenant = (m: OrderMessage) => m.tenant;
   return {
     [JOB_TYPES.paid]: {
@@ -199,11 +213,8 @@ export function demoHandlers(
       tenant,
       run: async (m, job) => {
         const refund = await steps.refund(job, m);
-        await job.transaction(`mark-refunded:${m.orderId}`, async (tx) => {
-          await tx.query(
-            "UPDATE demo_orders SET status = 'refunded' WHERE tenant_id = $1 AND order_id = $2 AND status = 'paid'",
-            [m.tenant, m.orderId],
-          );
+        await job.transaction<{ refunded: boolean }, unknown>(`mark-refunded:${m.orderId}`, async (tx) => {
+          await shop.rowsIn(tx, MARK_REFUNDED, [m.tenant, m.orderId]);
           return { refunded: true };
         });
         return refund;

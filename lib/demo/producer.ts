@@ -4,6 +4,21 @@ import pg from "pg";
 import { formatCountOf } from "../format";
 import { type DemoBrokerUrls, openDemoPublisher, setupDemoBroker } from "./broker";
 import { COMBINED_ORDER_SHARE, DEMO_APP_PREFIX, DEMO_TENANTS, type DemoSettings, JOB_TYPES, type OrderMessage } from "./settings";
+import { demoShopFor, type ShopStatement } from "./shop";
+
+/** The producer's statements on the shop's orders (lib/demo/shop.ts: PostgreSQL or MariaDB). */
+const NEW_ORDER: ShopStatement = {
+  pg: "INSERT INTO demo_orders (tenant_id, order_id, amount_cents) VALUES ($1, $2, $3)",
+  mysql: "INSERT INTO demo_orders (tenant_id, order_id, amount_cents) VALUES ($1, $2, $3)",
+};
+const REFUND_WANTED: ShopStatement = {
+  pg: "UPDATE demo_orders SET refund_wanted = true WHERE tenant_id = $1 AND order_id = $2",
+  mysql: "UPDATE demo_orders SET refund_wanted = TRUE WHERE tenant_id = $1 AND order_id = $2",
+};
+const LAST_PAID: ShopStatement = {
+  pg: "SELECT tenant_id, order_id, amount_cents FROM demo_orders WHERE paid_at IS NOT NULL ORDER BY paid_at DESC LIMIT 1",
+  mysql: "SELECT tenant_id, order_id, amount_cents FROM demo_orders WHERE paid_at IS NOT NULL ORDER BY paid_at DESC LIMIT 1",
+};
 
 interface ProducerStats {
   orders: number;
@@ -41,6 +56,8 @@ export async function startDemoProducer(options: {
   const log = options.log ?? (() => {});
   const pool = new pg.Pool({ connectionString: options.url, max: 3, application_name: `${DEMO_APP_PREFIX}-producer` });
   pool.on("error", () => {});
+  // The orders are the shop's (PostgreSQL or MariaDB); the parked dead letters stay in PostgreSQL.
+  const shop = demoShopFor(settings.store, pool, { max: 2 });
   await setupDemoBroker(settings, options.url, options.brokerUrls);
   const broker = await openDemoPublisher(settings, options.url, `${DEMO_APP_PREFIX}-producer`, options.brokerUrls);
   const stats: ProducerStats = {
@@ -59,11 +76,7 @@ export async function startDemoProducer(options: {
     const tenant = DEMO_TENANTS[Math.floor(random() * DEMO_TENANTS.length)]!;
     const orderId = `ord-${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
     const amountCents = 500 + Math.floor(random() * 19_500);
-    await pool.query("INSERT INTO demo_orders (tenant_id, order_id, amount_cents) VALUES ($1, $2, $3)", [
-      tenant,
-      orderId,
-      amountCents,
-    ]);
+    await shop.run(NEW_ORDER, [tenant, orderId, amountCents]);
     const queue = random() < COMBINED_ORDER_SHARE ? JOB_TYPES.paid : JOB_TYPES.capture;
     const message: OrderMessage = {
       tenant,
@@ -100,7 +113,7 @@ export async function startDemoProducer(options: {
       stats.parkedForReplay++;
     }
     if (random() < settings.refunds) {
-      await pool.query("UPDATE demo_orders SET refund_wanted = true WHERE tenant_id = $1 AND order_id = $2", [tenant, orderId]);
+      await shop.run(REFUND_WANTED, [tenant, orderId]);
       const refund = { ...message, msgId: randomUUID(), origin: "refund" };
       await broker.send(JOB_TYPES.refund, refund, { delaySeconds: Math.round(between(10, 30)) });
       stats.refunds++;
@@ -111,9 +124,7 @@ export async function startDemoProducer(options: {
   // A buggy producer: an already paid order's capture re-sent with a different amount. The key
   // names one business fact, so the library refuses it (key reuse) and the adapter dead-letters it.
   async function reuseKey(): Promise<void> {
-    const { rows } = await pool.query<{ tenant_id: string; order_id: string; amount_cents: number }>(
-      `SELECT tenant_id, order_id, amount_cents FROM demo_orders WHERE paid_at IS NOT NULL ORDER BY paid_at DESC LIMIT 1`,
-    );
+    const rows = await shop.rows<{ tenant_id: string; order_id: string; amount_cents: number }>(LAST_PAID);
     const order = rows[0];
     if (!order) return;
     const message: OrderMessage = {
@@ -179,6 +190,7 @@ export async function startDemoProducer(options: {
       stopped = true;
       await loop;
       await broker.close();
+      await shop.close();
       await pool.end().catch(() => {});
     },
   };

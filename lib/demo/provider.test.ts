@@ -20,6 +20,7 @@ import {
 import { MAILER_MAPPING } from "./providers-file";
 import { compareWithPlanted, formatTruth } from "./reconciliation-truth";
 import type { OrderMessage } from "./settings";
+import { postgresShop } from "./shop";
 import { type Disagreement, noFaults } from "./stripe-server";
 import { PROVIDER_SCHEMA } from "./stripe-storage";
 
@@ -102,7 +103,7 @@ async function reconcileBoth(window: { from: Date; to: Date }) {
 
 describe("the demo's handlers against its provider process, through the stripe client and the mailer's HTTP API", () => {
   it("charges once per key, records the PaymentIntent with the outcome, and mails what the mailer then lists", async () => {
-    const steps = demoSteps(demo, NO_FAULTS, demoProviderClients(servers.endpoints));
+    const steps = demoSteps(postgresShop(demo), NO_FAULTS, demoProviderClients(servers.endpoints));
     const m = order("p-clean", 1500);
     const first = await pay(steps, m);
     // A re-published copy: every step is a duplicate, nothing is charged or mailed twice.
@@ -138,7 +139,7 @@ describe("the demo's handlers against its provider process, through the stripe c
 
   it("each disagreement the provider plants, and an email the crash fault kept from being sent, is found once; demo:verify's comparison has no mismatch", async () => {
     const from = new Date(Date.now() - 1000);
-    const steps = demoSteps(demo, NO_FAULTS, demoProviderClients(servers.endpoints));
+    const steps = demoSteps(postgresShop(demo), NO_FAULTS, demoProviderClients(servers.endpoints));
     await pay(steps, order("p-dup", 1000), "duplicate");
     await pay(steps, order("p-lost", 700), "lost");
     await pay(steps, order("p-keyless", 600), "keyless");
@@ -153,7 +154,7 @@ describe("the demo's handlers against its provider process, through the stripe c
         throw new Error("killed (the test stops here as SIGKILL would)");
       },
     };
-    const crashing = demoSteps(demo, dying, demoProviderClients(servers.endpoints));
+    const crashing = demoSteps(postgresShop(demo), dying, demoProviderClients(servers.endpoints));
     const unsent = order("p-unsent", 400);
     const leased = createEffects({ db: demo, logger: pino({ level: "silent" }), flushInterval: 0, register: false, lease: 200 });
     await leased
@@ -236,8 +237,8 @@ describe("the demo's handlers against its provider process, through the stripe c
         throw new Error("killed (the test stops here as SIGKILL would)");
       },
     };
-    const crashing = demoSteps(demo, killedAfterCharge, demoProviderClients(servers.endpoints));
-    const steps = demoSteps(demo, NO_FAULTS, demoProviderClients(servers.endpoints));
+    const crashing = demoSteps(postgresShop(demo), killedAfterCharge, demoProviderClients(servers.endpoints));
+    const steps = demoSteps(postgresShop(demo), NO_FAULTS, demoProviderClients(servers.endpoints));
     const drifted = order("ip-drift", 800, "umbra");
     const lost = order("ip-lost", 500, "umbra");
     await expect(pay(crashing, drifted, "drift")).rejects.toThrow(/killed/);
@@ -245,7 +246,7 @@ describe("the demo's handlers against its provider process, through the stripe c
     // The receipt's crash fault: the key noted as unsent, the worker dead before the send.
     const unsent = order("ip-unsent", 300, "umbra");
     const diesBeforeSend = demoSteps(
-      demo,
+      postgresShop(demo),
       {
         ...NO_FAULTS,
         crashBeforeSend: async (_where, record) => {

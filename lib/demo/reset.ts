@@ -1,9 +1,10 @@
 import type { Queryable } from "./db-types";
 import { DEMO_SCHEMA } from "./schema";
 import { DEMO_APP_PREFIX, DEMO_BOSS_SCHEMA } from "./settings";
+import { mariadbOnly, type Shop, shopTablesPresent } from "./shop";
 import { PROVIDER_SCHEMA } from "./stripe-storage";
 
-interface ResetResult {
+export interface ResetResult {
   effects: number;
   rollupRows: number;
   violationRows: number;
@@ -62,4 +63,50 @@ export async function resetDemo(db: Queryable): Promise<ResetResult> {
     await db.query("ROLLBACK").catch(() => {});
     throw error;
   }
+}
+
+/** The library's tables on MariaDB whose `marked` rows are the demo's (the MySQL store keeps no trigger-made levels: the hours go too). */
+const MARIADB_MARKED_TABLES = [
+  "effects",
+  "delivery_timeline",
+  "uncaught_violation_keys",
+  "worker_stats_minute",
+  "worker_stats_hour",
+  "claim_latency_minute",
+  "claim_latency_hour",
+  "uncaught_violations_minute",
+  "tenant_suppressions_hour",
+  "tenant_violations_hour",
+] as const;
+
+/**
+ * demo:reset for the demo on MariaDB (`npm start -- --store mariadb`): the marked rows of the
+ * library's tables and the shop's tables in the demo's MariaDB database (the PostgreSQL side is
+ * resetDemo's). Refuses while any other session uses that database: MariaDB does not say which
+ * program a session is, so the demo's workers and a console reading the store are alike here.
+ */
+export async function resetMariadbDemo(shop: Shop): Promise<ResetResult> {
+  const [others] = await shop.rows<{ n: number }>(
+    mariadbOnly("SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()"),
+  );
+  const n = Number(others?.n ?? 0);
+  if (n > 0) {
+    throw new DemoRunningError(
+      `${n} other session${n === 1 ? " uses" : "s use"} ${shop.describe} (the demo's workers, or a console reading it): stop \`npm start\` first`,
+    );
+  }
+  const deleted: Record<string, number> = {};
+  for (const table of MARIADB_MARKED_TABLES) {
+    deleted[table] = await shop.run(mariadbOnly(`DELETE FROM ${table} WHERE marked`));
+  }
+  const [orders] = (await shopTablesPresent(shop))
+    ? await shop.rows<{ n: number }>(mariadbOnly("SELECT count(*) AS n FROM demo_orders"))
+    : [];
+  await shop.run(mariadbOnly("DROP TABLE IF EXISTS demo_unsent_receipts, demo_accounting_entries, demo_orders"));
+  return {
+    effects: deleted.effects ?? 0,
+    rollupRows: deleted.worker_stats_minute ?? 0,
+    violationRows: deleted.uncaught_violations_minute ?? 0,
+    orders: Number(orders?.n ?? 0),
+  };
 }

@@ -28,12 +28,21 @@ export const ALL_JOB_TYPES: DemoJobType[] = Object.values(JOB_TYPES);
 const rate = z.coerce.number().min(0).max(1);
 
 /**
+ * Where the shop's tables and the worker library's effects are (lib/demo/shop.ts): the demo's
+ * PostgreSQL, or MariaDB / MySQL through the library's MySQL store.
+ */
+export const DEMO_STORES = ["postgres", "mariadb"] as const;
+export type DemoStore = (typeof DEMO_STORES)[number];
+
+/**
  * Everything the demo's producer and workers can be tuned with. Each fault is a probability per
  * opportunity (per job for the worker faults, per order for the producer's duplicates).
  */
 export const demoSettingsSchema = z.object({
   /** The broker the demo's jobs go through (`npm start -- --broker`; lib/demo/broker.ts). */
   broker: z.enum(["pg-boss", "bullmq", "rabbitmq", "nats"]).default("pg-boss"),
+  /** The effects store and the shop's tables (`npm start -- --store`): postgres, or mariadb at MARIADB_URL. */
+  store: z.enum(DEMO_STORES).default("postgres"),
   /** New orders per second across all tenants. */
   rate: z.coerce.number().min(0.1).max(200).default(2),
   workers: z.coerce.number().int().min(1).max(8).default(2),

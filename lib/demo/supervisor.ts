@@ -8,6 +8,7 @@ import { crashFaultLine } from "./handlers";
 import { DEMO_PROVIDER_ENV, type DemoProviderEndpoints, installDemoProviderSchema, newDemoApiKey } from "./provider";
 import type { DemoSettings } from "./settings";
 import { DEMO_APP_PREFIX } from "./settings";
+import { DEMO_SHOP_URL_ENV, prepareMariadbShop } from "./shop";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -29,6 +30,11 @@ export interface DemoProcesses {
 interface StartDemoOptions {
   url: string;
   settings: DemoSettings;
+  /**
+   * settings.store mariadb: the MariaDB database (a mysql:// URL naming it) where the effects and
+   * the shop's tables go; made ready here (the library migrated, the shop's tables made).
+   */
+  shopUrl?: string;
   /** RabbitMQ's and NATS's URLs, for settings.broker other than pg-boss (the children read theirs from the environment). */
   brokerUrls?: DemoBrokerUrls;
   /** Where worker and producer output goes (one file each); default: inherited stderr only. */
@@ -157,6 +163,10 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
   } finally {
     await setup.end().catch(() => {});
   }
+  if (options.settings.store === "mariadb") {
+    if (!options.shopUrl) throw new Error("the demo on MariaDB needs the shop's database (shopUrl)");
+    await prepareMariadbShop(options.shopUrl);
+  }
   const ports = await Promise.all(Array.from({ length: options.settings.workers }, () => options.freePort()));
   const metricsUrls = ports.map((p) => `http://127.0.0.1:${p}/metrics`);
   const provider: DemoProviderEndpoints = {
@@ -169,6 +179,7 @@ export async function startDemoProcesses(options: StartDemoOptions): Promise<Dem
     DATABASE_URL: options.url,
     ONCEBOARD_DEMO_SETTINGS: JSON.stringify(options.settings),
     [DEMO_PROVIDER_ENV]: JSON.stringify(provider),
+    ...(options.settings.store === "mariadb" && options.shopUrl ? { [DEMO_SHOP_URL_ENV]: options.shopUrl } : {}),
   };
   if (options.logDir) fs.mkdirSync(options.logDir, { recursive: true });
   let stopping = false;

@@ -1,4 +1,7 @@
+import type pg from "pg";
 import type { Queryable } from "./db-types";
+import type { Shop } from "./shop";
+import { type ShopTables, withShopTables } from "./shop-copy";
 import { PROVIDER_SCHEMA } from "./stripe-storage";
 
 interface TenantReport {
@@ -15,7 +18,7 @@ interface TenantReport {
   lost: number;
 }
 
-interface DemoReport {
+export interface DemoReport {
   tenants: TenantReport[];
   totals: TenantReport;
   ok: boolean;
@@ -30,7 +33,8 @@ interface DemoReport {
 //   at-most-once by design: a crash between claim and send may suppress one, so a missing receipt
 //   is reported but is not "lost"; two are a bug.
 // provider_duplicates: the duplicates the provider planted, which the reconciliation must find (demo:verify).
-const REPORT_SQL = `
+// The shop's orders are read from `t.orders` (shop-copy.ts: the table, or a copy of MariaDB's).
+const reportSql = (t: ShopTables) => `
 WITH objects AS (
   SELECT metadata->>'onceboard_tenant' AS tenant_id,
          substr(metadata->>'onceboard_key', strpos(metadata->>'onceboard_key', ':') + 1) AS order_id,
@@ -59,15 +63,26 @@ SELECT o.tenant_id AS tenant,
        coalesce(sum(p.capture_duplicates + p.refund_duplicates), 0)::int AS provider_duplicates,
        count(*) FILTER (WHERE o.created_at < now() - $1 * interval '1 second'
                           AND (o.paid_at IS NULL OR (coalesce(l.captures, 0) = 0 AND NOT coalesce(p.capture_unseen, false))))::int AS lost
-  FROM demo_orders o
+  FROM ${t.orders} o
   LEFT JOIN objects l ON l.tenant_id = o.tenant_id AND l.order_id = o.order_id
   LEFT JOIN planted p ON p.tenant_id = o.tenant_id AND p.order_id = o.order_id
   LEFT JOIN mail m ON m.tenant_id = o.tenant_id AND m.order_id = o.order_id
  GROUP BY o.tenant_id
  ORDER BY o.tenant_id`;
 
-/** Checks the demo's invariants: no order charged twice, none lost. `graceSeconds` skips orders still in flight. */
-export async function verifyDemo(db: Queryable, options: { graceSeconds?: number } = {}): Promise<DemoReport> {
+/**
+ * Checks the demo's invariants: no order charged twice, none lost. `graceSeconds` skips orders
+ * still in flight. `shop`: where the shop's tables are (default: `db`'s, PostgreSQL).
+ */
+export async function verifyDemo(
+  db: Queryable | pg.Pool,
+  options: { graceSeconds?: number; shop?: Shop } = {},
+): Promise<DemoReport> {
+  return withShopTables(db, options.shop, (session, tables) => demoReport(session, tables, options.graceSeconds ?? 120));
+}
+
+/** verifyDemo's report on a session that reads the shop at `tables`. */
+export async function demoReport(db: Queryable, tables: ShopTables, graceSeconds: number): Promise<DemoReport> {
   const { rows } = await db.query<{
     tenant: string;
     orders: number;
@@ -80,7 +95,7 @@ export async function verifyDemo(db: Queryable, options: { graceSeconds?: number
     double_refunds: number;
     provider_duplicates: number;
     lost: number;
-  }>(REPORT_SQL, [options.graceSeconds ?? 120]);
+  }>(reportSql(tables), [graceSeconds]);
   const tenants: TenantReport[] = rows.map((r) => ({
     tenant: r.tenant,
     orders: r.orders,

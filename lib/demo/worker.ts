@@ -5,6 +5,7 @@ import { type DemoBrokerUrls, startDemoConsumers } from "./broker";
 import { createFaults, demoHandlers } from "./handlers";
 import { type DemoProviderEndpoints, demoProviderClients, demoProviderEndpointsFromEnv } from "./provider";
 import { DEMO_APP_PREFIX, type DemoSettings, JOB_TYPES } from "./settings";
+import { demoShopFor } from "./shop";
 
 interface DemoWorker {
   metricsUrl: string;
@@ -14,7 +15,9 @@ interface DemoWorker {
 /**
  * One demo worker process: a consumer for every demo queue on the demo's broker (pg-boss, RabbitMQ
  * or NATS JetStream: lib/demo/broker.ts), each handler wrapped by the worker library (effects and
- * rollups marked), and /metrics on its own port.
+ * rollups marked), and /metrics on its own port. The effects and the shop's tables are in the
+ * demo's PostgreSQL, or (settings.store mariadb) in MariaDB through the library's MySQL store; the
+ * broker's (pg-boss) and the dead letters stay in PostgreSQL.
  */
 export async function startDemoWorker(options: {
   url: string;
@@ -33,11 +36,12 @@ export async function startDemoWorker(options: {
   const name = `${DEMO_APP_PREFIX}-worker-${options.index}`;
   const pool = new pg.Pool({ connectionString: options.url, max: 8, application_name: name });
   pool.on("error", () => {});
+  const shop = demoShopFor(settings.store, pool, { max: 8 });
   // Synchronous: the crash fault's line is written just before a SIGKILL, which an async buffer
   // would lose (and the supervisor would call the injected crash a real one). Warnings are few.
   const logger = pino({ name, level: options.logLevel ?? "warn" }, pino.destination({ dest: 1, sync: true }));
   const effects = createEffects({
-    db: pool,
+    ...shop.effects,
     lease: settings.leaseMs,
     wait: settings.waitMs,
     retention: "7d",
@@ -60,7 +64,7 @@ export async function startDemoWorker(options: {
     name,
     pool,
     effects,
-    handlers: (publisher) => demoHandlers(pool, faults, providers, (queue, message) => publisher.send(queue, message)),
+    handlers: (publisher) => demoHandlers(shop, faults, providers, (queue, message) => publisher.send(queue, message)),
     onError: (error) => logger.warn({ err: error }, `${settings.broker} error`),
   });
   log(
@@ -75,6 +79,7 @@ export async function startDemoWorker(options: {
       await consumers.stop().catch(() => {});
       await effects.close().catch(() => {});
       await metrics.close().catch(() => {});
+      await shop.close();
       await pool.end().catch(() => {});
     },
   };

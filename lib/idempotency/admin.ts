@@ -15,7 +15,14 @@ export { GAP_BUCKET_BOUNDS, WORKER_INFO_METRIC } from "./metrics";
 export { LIBRARY_MIGRATIONS_DIR, migrationsTableSql, readLibraryMigrations } from "./migrate";
 export { classifyDatabaseError } from "./pg-errors";
 // Releasing a stuck claim, under the claim's lock and guards; the console authorises and audits it.
-export { type ReleaseRefusal, releaseClaim, type UnreleasedEffect } from "./release";
+export {
+  type ReleaseRefusal,
+  type ReleaseResult,
+  releaseClaim,
+  type SettledRelease,
+  settleRelease,
+  type UnreleasedEffect,
+} from "./release";
 export { inSchema, schemaNameOf } from "./schema";
 export { readStuckClaims } from "./stuck-claims";
 // A worker's restarts, from the starts it recorded when it registered (worker_starts).

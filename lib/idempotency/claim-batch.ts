@@ -8,7 +8,8 @@ import { countDelivery } from "./delivery";
 import { EffectsError, InvalidEffectInputError } from "./errors";
 import type { OnceInput } from "./once";
 import { type EncodedOutcome, encodeOutcome } from "./outcome";
-import { sqlStateOf, withRetry } from "./retryable";
+import { isLockTimeout } from "./pg-errors";
+import { withRetry } from "./retryable";
 import { buildStepSpec, checkDelivery, checkObject, type StepSpec } from "./spec";
 import { beforeClaim } from "./step";
 
@@ -66,9 +67,9 @@ export async function claimMany(core: EffectsCore, inputs: readonly BatchClaimIn
       const claims = members.map(({ spec }) => claimParamsOf(core, spec, `${core.opts.workerId}:${randomUUID()}`, spec.waitMs));
       rows = await withRetry(() => core.store.claimBatch(sql, batchOf(claims)));
     } catch (error) {
-      // Lock timeout (55P03) on one key aborts the whole batch's transaction: claim them singly,
-      // each with its own bounded wait. Anything else is every key's error.
-      if (sqlStateOf(error) !== "55P03") {
+      // A lock wait that ran out on one key (PostgreSQL 55P03, MySQL 1205) aborts the whole batch's
+      // transaction: claim them singly, each with its own bounded wait. Anything else is every key's error.
+      if (!isLockTimeout(error)) {
         const mapped = mapDbError(error);
         for (const m of members) answers[m.index] = { ok: false, error: mapped, spec: m.spec };
         continue;

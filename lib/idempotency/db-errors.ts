@@ -1,4 +1,5 @@
 import { CitusSetupError, EffectsDatabaseError, EffectsError, IsolationLevelError, PartitionMissingError } from "./errors";
+import { isNoPartitionError } from "./pg-errors";
 import { sqlStateOf } from "./retryable";
 
 /** Turns a failure of the library's own statement into a typed error (handler errors never come here). */
@@ -13,7 +14,7 @@ export function mapDbError(error: unknown): Error {
     return new IsolationLevelError(level, { cause: error });
   }
   if (state === "OB002") return new CitusSetupError(message, { cause: error });
-  if (state === "23514" && /no partition of relation/i.test(message)) {
+  if (isNoPartitionError(error)) {
     return new PartitionMissingError(
       `no effects partition covers now(): premake partitions (ensureEffectPartitions / the retention manager). ${message}`,
       { cause: error },

@@ -1,12 +1,23 @@
 import type pg from "pg";
 import { EffectsDatabaseError, NotInTransactionError } from "./errors";
+import {
+  affectedRowsOf,
+  assertMysqlInTransaction,
+  inNewMysqlTransaction,
+  isMysql,
+  type MysqlConnectionLike,
+  type MysqlHandle,
+  type MysqlPoolLike,
+  rowsOf as mysqlRowsOf,
+} from "./mysql";
 import { DEFAULT_SCHEMA, inSchema, statementNameIn } from "./schema";
 
 /**
- * The two database handles the library accepts, and a small common interface over them.
- * A pg Pool (or, inside a transaction, a PoolClient/Client), or a PrismaClient (or, inside a
- * transaction, the interactive-transaction client Prisma passes to $transaction's callback).
- * Typed structurally so the library does not depend on the app's generated Prisma client.
+ * The database handles the library accepts, and a small common interface over them.
+ * A pg Pool (or, inside a transaction, a PoolClient/Client), a PrismaClient (or, inside a
+ * transaction, the interactive-transaction client Prisma passes to $transaction's callback), or,
+ * for MySQL 8 and MariaDB, a mysql2/promise Pool (or, inside a transaction, one of its connections).
+ * Typed structurally so the library does not depend on the app's generated Prisma client or on mysql2.
  */
 export interface PrismaLike {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
@@ -16,7 +27,7 @@ export interface PrismaClientLike extends PrismaLike {
   $transaction<R>(fn: (tx: PrismaLike) => Promise<R>, options?: { isolationLevel?: string; timeout?: number }): Promise<R>;
 }
 export type PgQueryable = Pick<pg.PoolClient, "query">;
-export type EffectsDb = pg.Pool | PrismaClientLike;
+export type EffectsDb = pg.Pool | PrismaClientLike | MysqlPoolLike;
 
 /**
  * The transaction object Drizzle's `db.transaction(async (tx) => …)` passes (PgTransaction, over
@@ -57,7 +68,8 @@ export type TransactionHandle =
   | PrismaLike
   | DrizzleTransactionLike
   | KyselyTransactionLike
-  | PostgresJsTransactionLike;
+  | PostgresJsTransactionLike
+  | MysqlConnectionLike;
 
 export interface Statement {
   /** A prepared statement's name: pg parses and plans it once per connection. */
@@ -177,8 +189,12 @@ function postgresJsText(text: string): string {
   return text.replace(/(\$\d+)::(jsonb?)(\[\])?/g, "$1::text$3::$2$3");
 }
 
-/** Runs the library's statements on a handle, in the library's schema (see schema.ts). */
+/**
+ * Runs the library's statements on a handle, in the library's schema (see schema.ts). On MySQL the
+ * statements are the MySQL store's own (stores/mysql-sql.ts), sent as prepared statements.
+ */
 export function sqlFor(handle: EffectsDb | TransactionHandle, inTransaction: boolean, schema = DEFAULT_SCHEMA): Sql {
+  if (isMysql(handle)) return mysqlSql(handle, inTransaction, schema);
   if (isDrizzle(handle)) {
     return {
       inTransaction,
@@ -242,6 +258,17 @@ export function sqlFor(handle: EffectsDb | TransactionHandle, inTransaction: boo
   };
 }
 
+function mysqlSql(handle: MysqlHandle, inTransaction: boolean, schema: string): Sql {
+  return {
+    inTransaction,
+    async run<R>(statement: Statement, values: unknown[]) {
+      const result = await handle.execute(inSchema(statement.text, schema), values);
+      const rows = mysqlRowsOf<R>(result);
+      return { rows, rowCount: statement.returns === "rows" ? rows.length : affectedRowsOf(result) };
+    },
+  };
+}
+
 /**
  * Checks out a client with our 'error' listener already on it. pg-pool calls a connect callback
  * synchronously when it hands a released client to a waiter, while the socket data that released
@@ -274,6 +301,9 @@ export async function inNewTransaction<T>(
   options: { timeoutMs?: number; schema?: string } = {},
 ): Promise<T> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
+  if (isMysql(db)) {
+    return inNewMysqlTransaction(db as MysqlPoolLike, (connection) => fn(sqlFor(connection, true, schema), connection));
+  }
   if (isPrisma(db)) {
     return (db as PrismaClientLike).$transaction((tx) => fn(sqlFor(tx, true, schema), tx), {
       isolationLevel: "ReadCommitted",
@@ -334,11 +364,14 @@ function abortedTransaction(): EffectsDatabaseError {
  * - Drizzle, Kysely, postgres.js: each has a transaction class that only exists inside its
  *   transaction callback (Drizzle's PgTransaction, Kysely's `isTransaction`, postgres.js's
  *   `savepoint`, which only begin()'s sql has); their top-level handles are refused.
+ * - a mysql2 connection: the status flags of the server's answer to `DO 0` (SERVER_STATUS_IN_TRANS),
+ *   and its isolation level (mysql.ts: READ UNCOMMITTED is refused); a mysql2 pool: never.
  * - a bare `{ query }` wrapper: asks the server, `now() <> statement_timestamp()`: in autocommit
  *   every statement is its own transaction, so the two are equal; after BEGIN the statement starts
  *   a round trip later than the transaction. (Only the wrapper case relies on this.)
  */
 export async function assertInTransaction(handle: unknown): Promise<void> {
+  if (isMysql(handle)) return assertMysqlInTransaction(handle);
   if (isPostgresJs(handle)) {
     if (typeof handle.savepoint === "function") return;
     throw new NotInTransactionError("postgres.js's top-level sql, not the sql that sql.begin() passes to its callback");

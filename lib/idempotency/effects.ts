@@ -18,16 +18,21 @@ import { startRetentionParts } from "./retention-parts";
 import { Rollups } from "./rollups";
 import { buildStepSpec, checkDelivery, checkObject } from "./spec";
 import { beforeClaim, type EffectResult } from "./step";
-import { createPostgresStore } from "./stores/postgres";
+import { storeFor } from "./store-for";
 import { DeliveryTimeline } from "./timeline";
 import { traceClaim } from "./tracing";
 
-/** The transaction handle a transactional step receives for a given db. */
+/**
+ * The transaction handle a transactional step receives for a given db: a pg PoolClient, Prisma's
+ * transaction client, or the connection a mysql2/promise pool hands out (its own type, inferred).
+ */
 export type TxOf<Db> = Db extends pg.Pool
   ? pg.PoolClient
   : Db extends { $transaction<R>(fn: (tx: infer T) => Promise<R>, options?: infer _O): Promise<R> }
     ? T
-    : TransactionHandle;
+    : Db extends { getConnection(): Promise<infer C> }
+      ? C
+      : TransactionHandle;
 
 /** effects.claim(): the low-level form, for adapters that complete later themselves. */
 export type ClaimOutcome =
@@ -125,16 +130,18 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
   const metrics = createMetrics(registry);
   metrics.workerInfo.set({ worker_name: opts.workerName }, 1);
   const logger = opts.logger;
+  // PostgreSQL (one server or Citus) or MySQL / MariaDB, by the driver of `db`.
+  const store = storeFor(opts.db);
   const rollups = opts.rollups
     ? new Rollups(opts.db, {
         marked: opts.marked,
         schema: opts.schema,
+        store,
         logger,
         onFlushFailure: () => metrics.rollupFlushFailures.inc(),
       })
     : null;
   rollups?.start(opts.flushIntervalMs);
-  const store = createPostgresStore();
   const duplicates = new DuplicateLedger(opts.db, {
     schema: opts.schema,
     store,
@@ -145,6 +152,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
   const timeline = opts.timeline
     ? new DeliveryTimeline(opts.db, {
         schema: opts.schema,
+        store,
         workerId: opts.workerId,
         marked: opts.marked,
         logger,

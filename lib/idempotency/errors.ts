@@ -131,13 +131,16 @@ export class NotInTransactionError extends EffectsError {
   readonly disposition = "dead-letter";
   constructor(detail: string) {
     super(
-      `tx is not an open transaction (${detail}): pass the pg client after BEGIN, or the Prisma interactive-transaction client; or omit tx and let the library open one`,
+      `tx is not an open transaction (${detail}): pass the pg client after BEGIN, the mysql2 connection after beginTransaction(), or the Prisma interactive-transaction client; or omit tx and let the library open one`,
       { field: "tx" },
     );
   }
 }
 
-/** The claim was made inside a REPEATABLE READ or SERIALIZABLE transaction. */
+/**
+ * The claim was made inside a REPEATABLE READ or SERIALIZABLE transaction (PostgreSQL: on MySQL
+ * and MariaDB every level is correct, their claims decide on locking reads).
+ */
 export class IsolationLevelError extends EffectsError {
   readonly code = "ISOLATION_LEVEL";
   readonly disposition = "dead-letter";

@@ -1,9 +1,9 @@
 import os from "node:os";
 import type pg from "pg";
-import type { Registry } from "prom-client";
 import { isEffectsDistributed } from "./citus";
-import { defaultLogger, type Logger } from "./logger";
+import { defaultLogger } from "./logger";
 import { type MaintenanceMetrics, maintenanceMetrics } from "./maintenance-metrics";
+import { maintainMysql } from "./maintenance-mysql";
 import type { Operation, OperationKind } from "./maintenance-operation";
 import {
   listPartitions,
@@ -14,6 +14,7 @@ import {
   planMaintenance,
   tenantIndexes,
 } from "./maintenance-plan";
+import type { MaintainOptions, MaintenanceRunResult } from "./maintenance-run";
 import {
   addRangeCheck,
   attachPartition,
@@ -39,6 +40,7 @@ import {
   TRY_MAINTENANCE_LOCK,
 } from "./maintenance-sql";
 import { syncTimelinePartitions } from "./maintenance-timeline";
+import { isMysqlPool, type MysqlPoolLike } from "./mysql";
 import { sqlStateOf } from "./pg-errors";
 import { queryingIn, schemaNameOf } from "./schema";
 import { partitionIntervalSeconds } from "./states";
@@ -58,43 +60,7 @@ import { pruneUncaughtViolations } from "./violations";
  */
 
 export type { Operation, OperationKind } from "./maintenance-operation";
-
-export interface MaintenanceRunResult {
-  /** skipped: another runner held the lock. */
-  result: "success" | "failed" | "skipped";
-  runId: string | null;
-  operations: Operation[];
-  plan: MaintenancePlan | null;
-  error?: string;
-}
-
-export interface MaintainOptions {
-  /** The manager's clock. Default: the real time. */
-  now?: Date;
-  /** Names the runner in maintenance_runs. Default host:pid. */
-  runner?: string;
-  /** What started this run: schedule, cli, api, test… */
-  trigger?: string;
-  logger?: Logger;
-  /** Registry for the idem_partition_* / idem_maintenance_* metrics; none: not counted. */
-  registry?: Registry;
-  /** lock_timeout for each DETACH / ATTACH attempt. Default 2000 ms. */
-  lockTimeoutMs?: number;
-  /**
-   * lock_timeout for each CREATE / DROP INDEX CONCURRENTLY attempt on a closed partition. Default
-   * 60000 ms. Longer than a DETACH's because its waits (its lock on that one partition, then for
-   * older transactions to end) never hold up a claim, only this run; and its last wait comes after
-   * the whole build, so a short timeout behind one long transaction would build and throw away the
-   * index on every attempt.
-   */
-  indexLockTimeoutMs?: number;
-  /** Attempts per DETACH or index build before giving up for this run (the next run finishes it). Default 5. */
-  attempts?: number;
-  /** Test hook: runs while the maintenance lock is held, before anything else. */
-  afterLock?: () => Promise<void>;
-  /** The library's schema (schema.ts). Default onceboard. */
-  schema?: string;
-}
+export type { MaintainOptions, MaintenanceRunResult } from "./maintenance-run";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -292,8 +258,12 @@ async function expire(
   ops.push({ kind: "drop", partition: p.name, result: "ok" });
 }
 
-/** One maintenance run. Never throws for a failed run: the result says so (and it is recorded). */
-export async function maintain(pool: pg.Pool, options: MaintainOptions = {}): Promise<MaintenanceRunResult> {
+/**
+ * One maintenance run. Never throws for a failed run: the result says so (and it is recorded). On
+ * MySQL and MariaDB (a mysql2/promise pool) the run is maintenance-mysql.ts's.
+ */
+export async function maintain(pool: pg.Pool | MysqlPoolLike, options: MaintainOptions = {}): Promise<MaintenanceRunResult> {
+  if (isMysqlPool(pool)) return maintainMysql(pool, options);
   const now = options.now ?? new Date();
   const logger = options.logger ?? defaultLogger("onceboard-maintenance");
   const metrics: MaintenanceMetrics | null = options.registry ? maintenanceMetrics(options.registry) : null;

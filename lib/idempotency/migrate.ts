@@ -1,16 +1,34 @@
-import { createHash } from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { isPgPool } from "./db";
+import { migrateMysql } from "./migrate-mysql";
+import {
+  assertSchemaKnown,
+  type LibraryMigrateResult,
+  type LibraryMigration,
+  LibraryMigrationError,
+  type MigrateOptions,
+  migratedByComment,
+  readMigrationsIn,
+  versionInComment,
+} from "./migration-history";
+import { isMysqlPool, isMysqlUrl, type MysqlPoolLike } from "./mysql";
 import { inSchema, schemaNameOf } from "./schema";
-import { LIBRARY_PACKAGE, LIBRARY_VERSION } from "./version";
+import { LIBRARY_VERSION } from "./version";
+
+export {
+  type LibraryMigrateResult,
+  type LibraryMigration,
+  type MigrateOptions,
+  SchemaNewerThanLibraryError,
+} from "./migration-history";
 
 /**
  * Installs or upgrades the library's schema (default `onceboard`): the effects table, rollups and
  * functions, nothing of the console or the demo, so an application can keep its effects in its own
- * database. Like pg-boss's and graphile-worker's, it is safe to call at every start: migrations
+ * database. On MySQL and MariaDB (a mysql2/promise pool, or a mysql:// URL) the schema is a
+ * database of that name, and the migrations are migrations-mysql/ (migrate-mysql.ts). Like pg-boss's and graphile-worker's, it is safe to call at every start: migrations
  * already applied are skipped, concurrent callers queue on an advisory lock, and each migration
  * commits together with its record in `<schema>.migrations`. A migration edited after it was
  * applied is refused (its checksum differs).
@@ -18,104 +36,18 @@ import { LIBRARY_PACKAGE, LIBRARY_VERSION } from "./version";
  * Afterwards the partitions from yesterday to `partitionsAhead` days ahead exist (the partition
  * manager, `maintain()`, keeps them coming).
  */
-export interface MigrateOptions {
-  /** The schema to install into. Default "onceboard". */
-  schema?: string;
-  /** Days of effects partitions to make ahead of today. Default 7; 0 makes none. */
-  partitionsAhead?: number;
-  /** Called with each migration applied. */
-  onApplied?: (name: string) => void;
-}
-
-export interface LibraryMigration {
-  version: number;
-  name: string;
-  sql: string;
-  checksum: string;
-}
-
-export interface LibraryMigrateResult {
-  schema: string;
-  applied: string[];
-  alreadyApplied: string[];
-}
-
-class LibraryMigrationError extends Error {
-  readonly code: string = "LIBRARY_MIGRATION_FAILED";
-}
-
-/**
- * The schema holds migrations this copy of the library does not have: a newer version migrated
- * it. Running on regardless would claim with SQL the schema no longer matches, so migrate() stops.
- */
-export class SchemaNewerThanLibraryError extends LibraryMigrationError {
-  override readonly code = "SCHEMA_NEWER_THAN_LIBRARY";
-  constructor(
-    message: string,
-    /** The version that last advanced the schema (recorded by its migrate()), when it is known. */
-    readonly requiredVersion: string | undefined,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * Written as the comment of `<schema>.migrations` by each migrate() that applies something: the
- * version whose migrations the schema now has. A comment, not a column, so recording it needs no
- * migration and an older library can still read it.
- */
-const MIGRATED_BY = `migrated by ${LIBRARY_PACKAGE} `;
-const migratedByComment = (version: string) => `${MIGRATED_BY}${version}`;
-function versionInComment(comment: string | null): string | undefined {
-  return comment?.startsWith(MIGRATED_BY) ? comment.slice(MIGRATED_BY.length).trim() || undefined : undefined;
-}
-
-/** Refuses a schema whose newest applied migration is past the newest this library ships. */
-function assertSchemaKnown(
-  schema: string,
-  applied: readonly { version: number; name: string }[],
-  known: readonly LibraryMigration[],
-  comment: string | null,
-): void {
-  const newestKnown = known.reduce((max, m) => Math.max(max, m.version), 0);
-  const unknown = applied.filter((row) => row.version > newestKnown).sort((a, b) => a.version - b.version);
-  const newest = unknown.at(-1);
-  if (!newest) return;
-  const required = versionInComment(comment);
-  const install = required
-    ? `install ${LIBRARY_PACKAGE}@${required} or newer (the version that migrated it)`
-    : `install the newer ${LIBRARY_PACKAGE} that migrated it`;
-  throw new SchemaNewerThanLibraryError(
-    `schema ${schema} has migration ${newest.name}, newer than this ${LIBRARY_PACKAGE} ${LIBRARY_VERSION} knows (its newest is ${String(newestKnown).padStart(4, "0")}): ${install}`,
-    required,
-  );
-}
-
 /** The advisory lock every migrate() holds: one installer at a time per database. */
 const MIGRATE_LOCK = "onceboard:migrate";
 
-// Beside this file in the repository (lib/idempotency/migrations) and in the package (dist/migrations).
+// Beside this file in the repository (lib/idempotency/migrations, migrations-mysql) and in the package.
 export const LIBRARY_MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations");
+export const MYSQL_MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations-mysql");
 
-// turbopackIgnore: the console's bundle reaches this module through the library's entry point,
-// and a path computed at run time would make Turbopack trace the whole project into the build.
 export function readLibraryMigrations(dir = LIBRARY_MIGRATIONS_DIR): LibraryMigration[] {
-  return fs
-    .readdirSync(/* turbopackIgnore: true */ dir)
-    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
-    .sort()
-    .map((f) => {
-      const bytes = fs.readFileSync(/* turbopackIgnore: true */ path.join(dir, f));
-      return {
-        version: Number(f.slice(0, 4)),
-        name: f.slice(0, -4),
-        sql: bytes.toString("utf8"),
-        checksum: createHash("sha256").update(bytes).digest("hex"),
-      };
-    });
+  return readMigrationsIn(dir);
 }
 
-type Connectable = pg.Pool | pg.Client | string;
+type Connectable = pg.Pool | pg.Client | MysqlPoolLike | string;
 
 /** The bookkeeping table's DDL for a schema (also written by the legacy upgrade). */
 export function migrationsTableSql(schema: string): string {
@@ -131,6 +63,12 @@ export function migrationsTableSql(schema: string): string {
 }
 
 export async function migrate(db: Connectable, options: MigrateOptions = {}): Promise<LibraryMigrateResult> {
+  if (isMysqlPool(db) || isMysqlUrl(db)) {
+    const migrations = readLibraryMigrations(MYSQL_MIGRATIONS_DIR);
+    return migrateMysql(db, migrations, options, (schema, applied, comment) =>
+      assertSchemaKnown(schema, applied, migrations, comment),
+    );
+  }
   const schema = schemaNameOf(options.schema);
   const migrations = readLibraryMigrations();
   const own = typeof db === "string" ? new pg.Client({ connectionString: db, application_name: "onceboard-migrate" }) : null;

@@ -5,10 +5,14 @@ import { type EffectsDb, isPgPool, isPrisma } from "./db";
 import { type Duration, toMs } from "./duration";
 import { InvalidEffectsOptionsError, RetentionConfigError } from "./errors";
 import { defaultLogger, type Logger } from "./logger";
+import { isMysqlCallbackPool, isMysqlPool } from "./mysql";
 import { schemaNameOf } from "./schema";
 
 export interface EffectsOptions {
-  /** A pg.Pool, or a PrismaClient (claims then go through $queryRawUnsafe). */
+  /**
+   * A pg.Pool, a PrismaClient (claims then go through $queryRawUnsafe), or a mysql2/promise pool
+   * (MySQL 8, MariaDB 10.6+: the MySQL store, docs/worker-library.md "On MySQL and MariaDB").
+   */
   db: EffectsDb;
   /** How long a claim is owned before another delivery may take it over. Default "30s". */
   lease?: Duration;
@@ -67,7 +71,7 @@ export interface EffectsOptions {
    * when the window exceeds it. Default true; false keeps the local option (tests, one-off tools).
    */
   register?: boolean;
-  /** Run partition maintenance in this process on a schedule (needs a pg.Pool). Default off; `true` = every 5 min. */
+  /** Run partition maintenance in this process on a schedule (needs a pg.Pool or a mysql2 pool). Default off; `true` = every 5 min. */
   maintain?: boolean | { interval?: Duration };
 }
 
@@ -174,8 +178,14 @@ export function waitMsOf(value: unknown): number {
 }
 
 export function resolveOptions(options: EffectsOptions): ResolvedOptions {
-  if (!isPgPool(options?.db) && !isPrisma(options?.db)) {
-    throw new InvalidEffectsOptionsError("createEffects needs `db`: a pg.Pool or a PrismaClient");
+  if (isMysqlCallbackPool(options?.db)) {
+    throw new InvalidEffectsOptionsError(
+      "createEffects needs mysql2's promise pool: pass pool.promise(), or create it with mysql2/promise",
+      { field: "db" },
+    );
+  }
+  if (!isPgPool(options?.db) && !isPrisma(options?.db) && !isMysqlPool(options?.db)) {
+    throw new InvalidEffectsOptionsError("createEffects needs `db`: a pg.Pool, a PrismaClient or a mysql2/promise pool");
   }
   const problems = shapeProblems(options);
   if (problems.length > 0) throw new InvalidEffectsOptionsError(`invalid createEffects options: ${problems.join("; ")}`);
@@ -220,9 +230,9 @@ function resolveRetentionOptions(options: EffectsOptions): Pick<ResolvedOptions,
   const maintain = options.maintain ?? false;
   const maintainIntervalMs =
     maintain === false ? null : toMs((maintain === true ? undefined : maintain.interval) ?? "5m", "maintain.interval");
-  if (maintainIntervalMs !== null && !isPgPool(options.db)) {
+  if (maintainIntervalMs !== null && !isPgPool(options.db) && !isMysqlPool(options.db)) {
     throw new InvalidEffectsOptionsError(
-      "maintain needs `db` to be a pg.Pool (DETACH … CONCURRENTLY runs outside a transaction)",
+      "maintain needs `db` to be a pg.Pool or a mysql2/promise pool (partition DDL runs outside a transaction)",
     );
   }
   return { register: options.register ?? true, maintainIntervalMs };

@@ -1,3 +1,8 @@
+import { type DatabaseErrorClass, type DatabaseErrorClassEntry, errorClassEntry as entry } from "./db-error-class";
+import { classifyMysqlError, isMysqlLockTimeout, isMysqlPartitionMissing } from "./mysql-errors";
+
+export type { DatabaseErrorClass, DatabaseErrorClassEntry, DatabaseErrorKind } from "./db-error-class";
+
 /**
  * The one table of PostgreSQL error classes: which failures are transient (try again: the same
  * statement can succeed in a moment) and how long to back off first, per SQLSTATE or SQLSTATE
@@ -8,35 +13,6 @@
  * An exact SQLSTATE wins over its class. Anything not listed is not transient: a constraint or a
  * syntax error fails again however often it is retried.
  */
-export type DatabaseErrorKind =
-  /** The connection broke, never formed, or the server is going away: reconnect and retry. */
-  | "connection"
-  /** Two transactions collided (serialization, deadlock): rerun the whole transaction. */
-  | "conflict"
-  /** The server is short of something (connections, memory, disk): retry after a longer pause. */
-  | "resources"
-  /** A statement or lock timeout, or a cancel. */
-  | "timeout"
-  /** Login, database or permission: a configuration problem, not transient. */
-  | "config"
-  /** Anything else PostgreSQL reports (constraint, syntax, data): not transient. */
-  | "statement";
-
-export interface DatabaseErrorClassEntry {
-  name: string;
-  kind: DatabaseErrorKind;
-  transient: boolean;
-  /** First backoff before a retry, in ms (doubled per attempt, jittered). 0 when not transient. */
-  backoffMs: number;
-}
-
-const entry = (name: string, kind: DatabaseErrorKind, backoffMs = 0): DatabaseErrorClassEntry => ({
-  name,
-  kind,
-  transient: backoffMs > 0,
-  backoffMs,
-});
-
 export const PG_ERROR_CLASSES: Readonly<Record<string, DatabaseErrorClassEntry>> = {
   // Class 08: connection exception.
   "08": entry("connection_exception", "connection", 100),
@@ -83,12 +59,6 @@ const CONNECTION_MESSAGES = [
   /timeout exceeded when trying to connect/i,
 ];
 
-/** What the table says about one error. */
-export interface DatabaseErrorClass extends DatabaseErrorClassEntry {
-  /** The SQLSTATE, the socket code (ECONNRESET), or "connection" for pg's own connection messages. */
-  code: string;
-}
-
 /**
  * The SQLSTATE of an error from pg (err.code) or from Prisma's pg adapter, which nests the
  * driver error (meta.code, cause.originalCode, …). Searches a few levels deep.
@@ -122,12 +92,16 @@ function socketCodeOf(error: unknown, depth = 0): string | undefined {
 
 /**
  * Looks an error up in the table: by SQLSTATE (exact, then class), then by socket code, then by
- * node-postgres's connection messages. Undefined when it is not a database error we know.
+ * node-postgres's connection messages. A MySQL or MariaDB error (mysql2's, with the server's
+ * error number) is looked up in its own table (mysql-errors.ts). Undefined when it is not a
+ * database error we know.
  */
 export function classifyDatabaseError(error: unknown): DatabaseErrorClass | undefined {
   // Socket codes first: EPIPE has the shape of a SQLSTATE.
   const socket = socketCodeOf(error);
   if (socket) return { code: socket, ...entry(socket.toLowerCase(), "connection", 100) };
+  const mysql = classifyMysqlError(error);
+  if (mysql) return mysql;
   const state = sqlStateOf(error);
   if (state) {
     const found = PG_ERROR_CLASSES[state] ?? PG_ERROR_CLASSES[state.slice(0, 2)];
@@ -148,4 +122,21 @@ export function isTransientDatabaseError(error: unknown): boolean {
 /** True when the connection itself broke (class 08, 57P01-57P03, a socket error, pg's messages). */
 export function isConnectionError(error: unknown): boolean {
   return classifyDatabaseError(error)?.kind === "connection";
+}
+
+/**
+ * A lock wait that ran out: PostgreSQL's lock_not_available (55P03, the claim's lock_timeout) or
+ * MySQL's 1205 (innodb_lock_wait_timeout). A claim answers it as in flight.
+ */
+export function isLockTimeout(error: unknown): boolean {
+  return sqlStateOf(error) === "55P03" || isMysqlLockTimeout(error);
+}
+
+/**
+ * The row's time has no partition to go to: PostgreSQL's "no partition of relation … found for
+ * row" (23514) or MySQL's 1526. Retrying cannot help; premaking partitions does.
+ */
+export function isNoPartitionError(error: unknown): boolean {
+  if (isMysqlPartitionMissing(error)) return true;
+  return sqlStateOf(error) === "23514" && /no partition of relation/i.test(error instanceof Error ? error.message : "");
 }

@@ -1,4 +1,3 @@
-import type pg from "pg";
 import type { Registry } from "prom-client";
 import type { EffectsCore } from "./core";
 import { RetentionConfigError } from "./errors";
@@ -18,6 +17,7 @@ export function startRetentionParts(
   const registration = opts.register
     ? registerWorker(opts.db, {
         workerId: opts.workerId,
+        store: core.store,
         workerName: opts.workerName,
         schema: opts.schema,
         maxRetryWindowMs: opts.maxRetryWindowMs,
@@ -55,7 +55,7 @@ export function startRetentionParts(
     ready.then(
       () => {
         if (!core.closed) {
-          schedule = startMaintenance(opts.db as pg.Pool, {
+          schedule = startMaintenance(opts.db as Parameters<typeof startMaintenance>[0], {
             intervalMs,
             logger,
             registry,

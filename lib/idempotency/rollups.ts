@@ -1,27 +1,10 @@
-import { type EffectsDb, type Statement, sqlFor } from "./db";
+import { type EffectsDb, sqlFor } from "./db";
 import type { Logger } from "./logger";
 import { GAP_BUCKET_BOUNDS } from "./metrics";
 import { PeriodicFlush } from "./periodic-flush";
 import { CLAIM_DURATION_BUCKETS } from "./states";
-
-/** The per-minute counters of one job type, as stored in worker_stats_minute. */
-export interface StatCounts {
-  claims: number;
-  suppressed: number;
-  inFlight: number;
-  takeovers: number;
-  abandoned: number;
-  failed: number;
-  keyReuse: number;
-  uncaughtViolations: number;
-  deliveries: number;
-  redeliveries: number;
-  messageIdKeys: number;
-  claimSecondsSum: number;
-  gapSecondsSum: number;
-  /** Claims of deliveries published longer ago than the retention. */
-  claimsBeyondRetention: number;
-}
+import type { StatCounts, Store } from "./store";
+import { storeFor } from "./store-for";
 
 interface StatRow extends StatCounts {
   id: string;
@@ -75,51 +58,6 @@ export function gapBucketIndex(seconds: number): number {
   return i === -1 ? GAP_BUCKET_BOUNDS.length : i;
 }
 
-// One upsert per (minute, job type) per flush; counters add up, gap buckets add element-wise
-// (onceboard_add_counts). `marked` (options.marked) is part of every rollup row's key: a marked
-// workload's counts never share a row with others', so deleting the marked rows
-// deletes exactly them, and the triggers take them out of the coarser levels.
-const UPSERT_STATS: Statement = {
-  name: "onceboard_rollup_stats_v4",
-  returns: "count",
-  text: `INSERT INTO onceboard.worker_stats_minute AS w (minute, job_type, claims, suppressed, in_flight, takeovers, abandoned, failed,
-       key_reuse, uncaught_violations, deliveries, redeliveries, message_id_keys, claim_seconds_sum, gap_buckets,
-       gap_seconds_sum, marked, updated_at, claims_beyond_retention)
-VALUES ($1::timestamptz, $2::text, $3::bigint, $4::bigint, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint,
-        $10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::float8, $15::bigint[], $16::float8, $17::boolean, now(),
-        $18::bigint)
-ON CONFLICT (minute, job_type, marked) DO UPDATE SET
-  claims = w.claims + EXCLUDED.claims,
-  suppressed = w.suppressed + EXCLUDED.suppressed,
-  in_flight = w.in_flight + EXCLUDED.in_flight,
-  takeovers = w.takeovers + EXCLUDED.takeovers,
-  abandoned = w.abandoned + EXCLUDED.abandoned,
-  failed = w.failed + EXCLUDED.failed,
-  key_reuse = w.key_reuse + EXCLUDED.key_reuse,
-  uncaught_violations = w.uncaught_violations + EXCLUDED.uncaught_violations,
-  deliveries = w.deliveries + EXCLUDED.deliveries,
-  redeliveries = w.redeliveries + EXCLUDED.redeliveries,
-  message_id_keys = w.message_id_keys + EXCLUDED.message_id_keys,
-  claim_seconds_sum = w.claim_seconds_sum + EXCLUDED.claim_seconds_sum,
-  gap_buckets = onceboard.onceboard_add_counts(w.gap_buckets, EXCLUDED.gap_buckets),
-  gap_seconds_sum = w.gap_seconds_sum + EXCLUDED.gap_seconds_sum,
-  updated_at = now(),
-  claims_beyond_retention = w.claims_beyond_retention + EXCLUDED.claims_beyond_retention`,
-};
-
-const UPSERT_VIOLATIONS: Statement = {
-  name: "onceboard_rollup_violations_v4",
-  returns: "count",
-  text: `INSERT INTO onceboard.uncaught_violations_minute AS u
-  (minute, job_type, constraint_name, count, marked, last_tenant_id, last_key, last_message_id)
-VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint, $5::boolean, $6::text, $7::text, $8::text)
-ON CONFLICT (minute, job_type, constraint_name, marked) DO UPDATE SET
-  count = u.count + EXCLUDED.count,
-  last_tenant_id = coalesce(EXCLUDED.last_tenant_id, u.last_tenant_id),
-  last_key = coalesce(EXCLUDED.last_key, u.last_key),
-  last_message_id = CASE WHEN EXCLUDED.last_key IS NULL THEN u.last_message_id ELSE EXCLUDED.last_message_id END`,
-};
-
 // ---- Claim-latency buckets and the per-tenant hourly counters (tables from the library's
 // migrations; the coarser levels above them, 10 minutes to a day, are kept by triggers, so nothing
 // here writes them).
@@ -129,14 +67,6 @@ function claimBucketIndex(seconds: number): number {
   const i = CLAIM_DURATION_BUCKETS.findIndex((bound) => seconds <= bound);
   return i === -1 ? CLAIM_DURATION_BUCKETS.length : i;
 }
-
-const UPSERT_LATENCY: Statement = {
-  name: "onceboard_rollup_latency_v3",
-  returns: "count",
-  text: `INSERT INTO onceboard.claim_latency_minute AS l (minute, job_type, buckets, marked)
-VALUES ($1::timestamptz, $2::text, $3::bigint[], $4::boolean)
-ON CONFLICT (minute, job_type, marked) DO UPDATE SET buckets = onceboard.onceboard_add_counts(l.buckets, EXCLUDED.buckets)`,
-};
 
 interface TenantSuppressionRow {
   hour: number;
@@ -151,28 +81,8 @@ interface TenantViolationRow extends TenantSuppressionRow {
   lastSeen: number;
 }
 
-const UPSERT_TENANT_SUPPRESSIONS: Statement = {
-  name: "onceboard_rollup_tenant_suppressions_v3",
-  returns: "count",
-  text: `INSERT INTO onceboard.tenant_suppressions_hour AS t (hour, tenant_id, job_type, count, marked)
-VALUES ($1::timestamptz, $2::text, $3::text, $4::bigint, $5::boolean)
-ON CONFLICT (hour, tenant_id, job_type, marked) DO UPDATE SET count = t.count + EXCLUDED.count`,
-};
-
-const UPSERT_TENANT_VIOLATIONS: Statement = {
-  name: "onceboard_rollup_tenant_violations_v3",
-  returns: "count",
-  text: `INSERT INTO onceboard.tenant_violations_hour AS t (hour, tenant_id, job_type, constraint_name, count, last_key, last_seen, marked)
-VALUES ($1::timestamptz, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::timestamptz, $8::boolean)
-ON CONFLICT (hour, tenant_id, job_type, constraint_name, marked) DO UPDATE SET
-  count = t.count + EXCLUDED.count,
-  last_key = CASE WHEN EXCLUDED.last_seen >= t.last_seen THEN EXCLUDED.last_key ELSE t.last_key END,
-  last_seen = greatest(t.last_seen, EXCLUDED.last_seen)`,
-};
-// ---- end of the latency and tenant statements
-
 /**
- * Per-minute rollups kept in memory and flushed to Postgres on an interval and on close().
+ * Per-minute rollups kept in memory and flushed to the store on an interval and on close().
  * A failed flush keeps its counts (merged back) for the next one; recording never touches the
  * database, so a job never fails because of stats.
  */
@@ -185,13 +95,18 @@ export class Rollups extends PeriodicFlush {
     private readonly options: {
       marked: boolean;
       schema?: string;
+      /** Where the rows go (each engine's upserts); default: the store for `db`'s engine. */
+      store?: Store;
       logger: Logger;
       onFlushFailure?: (error: unknown) => void;
       now?: () => number;
     },
   ) {
     super();
+    this.store = options.store ?? storeFor(db);
   }
+
+  private readonly store: Store;
 
   private minute(): number {
     const now = this.options.now?.() ?? Date.now();
@@ -267,30 +182,16 @@ export class Rollups extends PeriodicFlush {
     const sql = sqlFor(this.db, false, this.options.schema);
     const marked = this.options.marked;
     let ok = tenantOk;
+    const store = this.store;
     for (const [id, r] of stats) {
       try {
-        await sql.run(UPSERT_STATS, [
-          new Date(r.minute).toISOString(),
-          r.jobType,
-          r.claims,
-          r.suppressed,
-          r.inFlight,
-          r.takeovers,
-          r.abandoned,
-          r.failed,
-          r.keyReuse,
-          r.uncaughtViolations,
-          r.deliveries,
-          r.redeliveries,
-          r.messageIdKeys,
-          r.claimSecondsSum,
-          `{${r.gapBuckets.join(",")}}`,
-          r.gapSecondsSum,
+        const counts: StatCounts = { ...EMPTY };
+        for (const name of Object.keys(EMPTY) as (keyof StatCounts)[]) counts[name] = r[name];
+        await store.addStats(
+          sql,
+          { minute: r.minute, jobType: r.jobType, counts, gapBuckets: r.gapBuckets, claimBuckets: r.claimBuckets },
           marked,
-          r.claimsBeyondRetention,
-        ]);
-        if (r.claims > 0)
-          await sql.run(UPSERT_LATENCY, [new Date(r.minute).toISOString(), r.jobType, `{${r.claimBuckets.join(",")}}`, marked]);
+        );
       } catch (error) {
         ok = false;
         this.mergeStats(id, r);
@@ -299,16 +200,7 @@ export class Rollups extends PeriodicFlush {
     }
     for (const [id, r] of violations) {
       try {
-        await sql.run(UPSERT_VIOLATIONS, [
-          new Date(r.minute).toISOString(),
-          r.jobType,
-          r.constraint,
-          r.count,
-          marked,
-          r.last?.tenant ?? null,
-          r.last?.key ?? null,
-          r.last?.messageId ?? null,
-        ]);
+        await store.addViolationCounts(sql, r, marked);
       } catch (error) {
         ok = false;
         const existing = this.violations.get(id);
@@ -378,13 +270,7 @@ export class Rollups extends PeriodicFlush {
     let ok = true;
     for (const [id, r] of suppressions) {
       try {
-        await sql.run(UPSERT_TENANT_SUPPRESSIONS, [
-          new Date(r.hour).toISOString(),
-          r.tenant,
-          r.jobType,
-          r.count,
-          this.options.marked,
-        ]);
+        await this.store.addTenantSuppressions(sql, r, this.options.marked);
       } catch (error) {
         ok = false;
         const existing = this.tenantSuppressions.get(id);
@@ -395,16 +281,7 @@ export class Rollups extends PeriodicFlush {
     }
     for (const [id, r] of violations) {
       try {
-        await sql.run(UPSERT_TENANT_VIOLATIONS, [
-          new Date(r.hour).toISOString(),
-          r.tenant,
-          r.jobType,
-          r.constraint,
-          r.count,
-          r.lastKey,
-          new Date(r.lastSeen).toISOString(),
-          this.options.marked,
-        ]);
+        await this.store.addTenantViolations(sql, r, this.options.marked);
       } catch (error) {
         ok = false;
         const existing = this.tenantViolations.get(id);

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { ClaimResultKind, ClaimRow } from "./claim-sql";
-import { type EffectsDb, type Statement, sqlFor } from "./db";
+import { type EffectsDb, sqlFor } from "./db";
 import type { Logger } from "./logger";
 import { PeriodicFlush } from "./periodic-flush";
-import { sqlStateOf } from "./pg-errors";
+import { isNoPartitionError } from "./pg-errors";
 import type { TimelineAnswer } from "./states";
+import type { Store, TimelineChunk } from "./store";
 
 export function timelineAnswerOf(result: ClaimResultKind, waited: boolean): TimelineAnswer {
   if (result === "retention_expired") return "beyond_retention";
@@ -58,48 +59,6 @@ export interface PendingBatch {
   deliveryAttempts: (number | null)[];
 }
 
-/**
- * One row of delivery_timeline as INSERT_CHUNKS reads it from JSON: parallel arrays, element i one
- * delivery. Every column but keys holds one element when all the chunk's deliveries share its
- * value, and effect_created_at none when each delivery met the effect it created (effect_created_at
- * = delivered_at): readers take element 1 of a one-element column, else element i (migration 0015).
- */
-interface Chunk {
-  chunk_id: string;
-  first_at: string;
-  last_at: string;
-  later_keys: string[] | null;
-  tenants: string[];
-  keys: string[];
-  job_types: string[];
-  delivered_at: string[];
-  answers: TimelineAnswer[];
-  message_ids: (string | null)[];
-  delivery_attempts: (number | null)[];
-  effect_attempts: number[];
-  claim_ms: number[];
-  effect_created_at: (string | null)[];
-}
-
-// Why chunks and not a row per delivery (migration 0010 says more): one heap row and one index
-// entry per delivery cost the cheap claim paths (batched claims, duplicates) a fifth to a third of
-// their rate. A chunk is one row of parallel arrays; chunk_id names it, so a flush retried after a
-// lost reply writes it once. JSON rather than array parameters: every driver passes one text.
-const INSERT_CHUNKS: Statement = {
-  name: "onceboard_insert_delivery_chunks_v2",
-  returns: "count",
-  text: `INSERT INTO onceboard.delivery_timeline
-       (first_at, last_at, chunk_id, worker_id, marked, later_keys, tenants, keys, job_types, delivered_at, answers,
-        message_ids, delivery_attempts, effect_attempts, claim_ms, effect_created_at)
-SELECT d.first_at, d.last_at, d.chunk_id, $2::text, $3::boolean, d.later_keys, d.tenants, d.keys, d.job_types,
-       d.delivered_at, d.answers, d.message_ids, d.delivery_attempts, d.effect_attempts, d.claim_ms, d.effect_created_at
-  FROM jsonb_to_recordset($1::jsonb)
-       AS d(first_at timestamptz, last_at timestamptz, chunk_id uuid, later_keys text[], tenants text[], keys text[],
-            job_types text[], delivered_at timestamptz[], answers text[], message_ids text[], delivery_attempts integer[],
-            effect_attempts integer[], claim_ms real[], effect_created_at timestamptz[])
-    ON CONFLICT DO NOTHING`,
-};
-
 /** The most deliveries in one chunk: bounds what the key page unnests to find one first delivery. */
 export const TIMELINE_CHUNK = 1000;
 /** Deliveries per INSERT (chunks are added whole up to it). */
@@ -134,16 +93,13 @@ export const LATER_KEY_SEPARATOR = "\u001f";
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
-/** no partition of relation … found for row: the rows' range has no partition (dropped, or never made). */
-const NO_PARTITION = "23514";
-
 /**
  * Groups deliveries into chunks: first deliveries (claimed) by UTC minute in time order, the rest
  * by UTC hour with each key's deliveries together, TIMELINE_CHUNK at most each. Neither kind spans a
  * UTC hour, so a chunk lies inside one partition whatever the interval. Linear in the deliveries:
  * it runs on the worker's event loop beside its claims.
  */
-export function toChunks(deliveries: readonly PendingDelivery[]): Chunk[] {
+export function toChunks(deliveries: readonly PendingDelivery[]): TimelineChunk[] {
   const firsts = new Map<number, PendingDelivery[]>();
   const laters = new Map<number, Map<string, PendingDelivery[]>>();
   for (const d of deliveries) {
@@ -166,7 +122,7 @@ export function toChunks(deliveries: readonly PendingDelivery[]): Chunk[] {
     }
   }
   const format = isoFormatter();
-  const chunks: Chunk[] = [];
+  const chunks: TimelineChunk[] = [];
   for (const group of firsts.values()) {
     // Recorded in the order the claims were answered, nearly always in time order already.
     if (group.some((d, i) => i > 0 && d.at < (group[i - 1] as PendingDelivery).at)) group.sort((x, y) => x.at - y.at);
@@ -230,7 +186,7 @@ function column<T>(part: readonly PendingDelivery[], shared: boolean, value: (d:
 // effect it created. Writing each value once per chunk, not once per delivery, halves what the flush
 // stringifies in the worker and what the server parses into arrays. One pass finds the shared
 // columns; only the others are built per delivery.
-function chunkOf(part: PendingDelivery[], laterKeys: string[] | null, iso: (ms: number) => string): Chunk {
+function chunkOf(part: PendingDelivery[], laterKeys: string[] | null, iso: (ms: number) => string): TimelineChunk {
   const first = part[0] as PendingDelivery;
   let lo = first.at;
   let hi = first.at;
@@ -292,9 +248,9 @@ function collapsed<T>(values: T[]): T[] {
  * Every column but keys, message ids and delivery attempts holds the statement's one value; a
  * first delivery's effect_created_at is its delivered_at, so that column stays empty.
  */
-export function batchChunks(batches: readonly PendingBatch[]): Chunk[] {
+export function batchChunks(batches: readonly PendingBatch[]): TimelineChunk[] {
   const format = isoFormatter();
-  const chunks: Chunk[] = [];
+  const chunks: TimelineChunk[] = [];
   for (const b of batches) {
     const at = format(b.at);
     for (let i = 0; i < b.keys.length; i += TIMELINE_CHUNK) {
@@ -327,13 +283,15 @@ export class DeliveryTimeline extends PeriodicFlush {
   private batches: PendingBatch[] = [];
   private batchDeliveries = 0;
   /** Chunks whose INSERT failed, retried as they are (same chunk_id: a lost reply's chunk is not written twice). */
-  private unwritten: Chunk[] = [];
+  private unwritten: TimelineChunk[] = [];
   private unwrittenDeliveries = 0;
 
   constructor(
     private readonly db: EffectsDb,
     private readonly options: {
       schema?: string;
+      /** Where the chunks go (PostgreSQL: a row of parallel arrays each; MySQL: a row per delivery). */
+      store: Store;
       workerId: string;
       marked: boolean;
       logger: Logger;
@@ -447,7 +405,7 @@ export class DeliveryTimeline extends PeriodicFlush {
     let over = this.size - TIMELINE_MAX_PENDING;
     let dropped = 0;
     while (over > 0 && this.unwritten.length > 0) {
-      const n = (this.unwritten.shift() as Chunk).keys.length;
+      const n = (this.unwritten.shift() as TimelineChunk).keys.length;
       this.unwrittenDeliveries -= n;
       over -= n;
       dropped += n;
@@ -474,20 +432,20 @@ export class DeliveryTimeline extends PeriodicFlush {
     this.unwritten = [];
     this.unwrittenDeliveries = 0;
     const sql = sqlFor(this.db, false, this.options.schema);
-    const failed: Chunk[] = [];
+    const failed: TimelineChunk[] = [];
     for (let i = 0; i < chunks.length; ) {
-      let held = (chunks[i] as Chunk).keys.length;
+      let held = (chunks[i] as TimelineChunk).keys.length;
       let end = i + 1;
-      while (end < chunks.length && held + (chunks[end] as Chunk).keys.length <= DELIVERIES_PER_INSERT) {
-        held += (chunks[end] as Chunk).keys.length;
+      while (end < chunks.length && held + (chunks[end] as TimelineChunk).keys.length <= DELIVERIES_PER_INSERT) {
+        held += (chunks[end] as TimelineChunk).keys.length;
         end++;
       }
       const batch = chunks.slice(i, end);
       i = end;
       try {
-        await sql.run(INSERT_CHUNKS, [JSON.stringify(batch), this.options.workerId, this.options.marked]);
+        await this.options.store.insertTimeline(sql, batch, this.options.workerId, this.options.marked);
       } catch (error) {
-        if (sqlStateOf(error) === NO_PARTITION) {
+        if (isNoPartitionError(error)) {
           // Retrying cannot help (a partition is never made for the past): give these up.
           const deliveries = batch.reduce((n, c) => n + c.keys.length, 0);
           this.options.onDropped?.("no_partition", deliveries);

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { EffectsCore } from "./core";
-import { type Statement, sqlFor } from "./db";
+import { sqlFor } from "./db";
+import { mysqlDuplicateKeyName } from "./mysql-errors";
 import { sqlStateOf, withRetry } from "./retryable";
 
 function findField(error: unknown, field: string, depth = 0): unknown {
@@ -17,10 +18,12 @@ function findField(error: unknown, field: string, depth = 0): unknown {
 
 /**
  * If `error` is a unique violation (SQLSTATE 23505 from pg, postgres.js, or wrapped as Drizzle's
- * DrizzleQueryError's cause; or Prisma's P2002), the name of the
- * violated constraint ("unknown" when the driver does not say); otherwise null.
+ * DrizzleQueryError's cause; or Prisma's P2002; MySQL's duplicate key 1062 from mysql2), the name of
+ * the violated constraint ("unknown" when the driver does not say); otherwise null.
  */
 export function uniqueViolationConstraint(error: unknown): string | null {
+  const mysqlKey = mysqlDuplicateKeyName(error);
+  if (mysqlKey !== null) return mysqlKey;
   const prismaCode = (error as { code?: unknown } | null)?.code;
   if (sqlStateOf(error) !== "23505" && prismaCode !== "P2002") return null;
   // pg and Prisma's adapter say `constraint`; postgres.js says `constraint_name`.
@@ -59,14 +62,6 @@ const MAX_MESSAGE_CHARS = 2000;
  */
 const RECORD_WAIT_MS = 5000;
 
-const INSERT_VIOLATION: Statement = {
-  name: "onceboard_record_uncaught_violation_v2",
-  returns: "count",
-  text: `INSERT INTO onceboard.uncaught_violation_keys (id, tenant_id, job_type, constraint_name, key, message_id, message, worker_id, marked)
-VALUES ($1::uuid, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::boolean)
-ON CONFLICT (id) DO NOTHING`,
-};
-
 function messageOf(error: unknown): string | null {
   const text = error instanceof Error ? error.message : error === undefined || error === null ? null : String(error);
   return text === null ? null : text.slice(0, MAX_MESSAGE_CHARS);
@@ -89,20 +84,20 @@ export async function recordUncaughtViolation(core: EffectsCore, violation: Unca
   core.rollups?.addTenantViolation(tenant, jobType, constraint, key);
   const fields = { tenant, key, jobType, constraint, messageId };
   const sql = sqlFor(core.opts.db, false, core.opts.schema);
-  const values = [
-    randomUUID(),
+  const record = {
+    id: randomUUID(),
     tenant,
     jobType,
     constraint,
     key,
     messageId,
-    messageOf(violation.error),
-    core.opts.workerId,
-    core.opts.marked,
-  ];
+    message: messageOf(violation.error),
+    workerId: core.opts.workerId,
+    marked: core.opts.marked,
+  };
   // Retried through a connection cut or a restart: the row is the alarm. Its id makes a retry of
   // an insert whose reply was lost a no-op.
-  const insert = withRetry(() => sql.run(INSERT_VIOLATION, values)).then(
+  const insert = withRetry(() => core.store.insertViolation(sql, record)).then(
     () => true,
     (error: unknown) => {
       core.metrics.violationRecordFailures.inc();

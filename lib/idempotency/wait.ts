@@ -1,5 +1,5 @@
 import type { ClaimRow } from "./claim-sql";
-import { sqlStateOf } from "./retryable";
+import { isLockTimeout } from "./pg-errors";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -17,7 +17,7 @@ export function nextPollDelay(poll: number, remainingMs: number, leaseRemainingM
  * takes a global lock at commit, which every completion would pay for the rare waiter.
  *
  * A claim blocked on the advisory lock (a transactional claim is holding it inside its caller's
- * transaction) fails with lock_not_available (55P03) once the remaining wait is spent; that is
+ * transaction) fails with lock_not_available (55P03; MySQL's 1205) once the remaining wait is spent; that is
  * reported as in_flight too. Returns the last row: in_flight when the wait ran out.
  */
 export async function claimWithWait(
@@ -32,7 +32,7 @@ export async function claimWithWait(
     try {
       row = await claimOnce(remaining);
     } catch (error) {
-      if (sqlStateOf(error) !== "55P03") throw error;
+      if (!isLockTimeout(error)) throw error;
       // Inside a caller's transaction the error aborted it: we cannot poll again. Outside, the
       // lock wait used up the remaining wait, so the loop ends below either way.
       row = lockTimedOut();

@@ -3,9 +3,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type EffectsDb, sqlFor } from "./db";
 import { RetentionConfigError } from "./errors";
 import type { Logger } from "./logger";
-import { DELETE_WORKER, INSERT_WORKER_START, READ_SETTINGS, UPSERT_WORKER } from "./maintenance-sql";
 import { isTransientDatabaseError } from "./pg-errors";
 import { processStartedAt } from "./process-start";
+import type { Store } from "./store";
+import { storeFor } from "./store-for";
 
 /**
  * One truth for retention, on the worker's side. A worker registers the maxRetryWindow it
@@ -17,6 +18,8 @@ import { processStartedAt } from "./process-start";
 
 export interface WorkerRegistrationOptions {
   workerId: string;
+  /** The engine's statements; default: the store for `db`'s engine (store-for.ts). */
+  store?: Store;
   /** The worker's name across restarts (the workerName option): its start is recorded under it. Default the host's name. */
   workerName?: string;
   /** The library's schema (schema.ts). Default onceboard. */
@@ -36,11 +39,6 @@ export interface WorkerRegistration {
   stop(): Promise<void>;
 }
 
-const readSettings = { name: "onceboard_read_retention", text: READ_SETTINGS, returns: "rows" as const };
-const upsert = { name: "onceboard_upsert_worker", text: UPSERT_WORKER, returns: "count" as const };
-const remove = { name: "onceboard_delete_worker", text: DELETE_WORKER, returns: "count" as const };
-const recordStart = { name: "onceboard_insert_worker_start", text: INSERT_WORKER_START, returns: "count" as const };
-
 const fmt = (ms: number) =>
   ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${ms / 1000}s`;
 
@@ -51,12 +49,16 @@ export function registerWorker(db: EffectsDb, options: WorkerRegistrationOptions
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
 
-  const readRetentionMs = async (): Promise<number> => {
-    const { rows } = await sql.run<{ retention_days: number }>(readSettings, []);
-    return (rows[0]?.retention_days ?? 7) * 86_400_000;
-  };
+  const store = options.store ?? storeFor(db);
+  const readRetentionMs = async (): Promise<number> => ((await store.readRetentionDays(sql)) ?? 7) * 86_400_000;
   const beat = () =>
-    sql.run(upsert, [options.workerId, options.maxRetryWindowMs / 1000, os.hostname(), process.pid, ttlSeconds, null]);
+    store.beat(sql, {
+      workerId: options.workerId,
+      maxRetryWindowSeconds: options.maxRetryWindowMs / 1000,
+      host: os.hostname(),
+      pid: process.pid,
+      ttlSeconds,
+    });
 
   // The database may not be there yet when a worker starts (a deploy racing a failover): keep
   // trying on transient errors, meanwhile the local option stands; anything else is reported.
@@ -85,8 +87,14 @@ export function registerWorker(db: EffectsDb, options: WorkerRegistrationOptions
     }
     await beat();
     // Once per registration; a failure (a schema migrated before worker_starts) costs only the count.
-    await sql
-      .run(recordStart, [options.workerName ?? os.hostname(), processStartedAt(), os.hostname(), process.pid, options.workerId])
+    await store
+      .recordStart(sql, {
+        workerName: options.workerName ?? os.hostname(),
+        processStartedAt: processStartedAt(),
+        host: os.hostname(),
+        pid: process.pid,
+        workerId: options.workerId,
+      })
       .catch((error: unknown) =>
         options.logger?.warn(
           { err: error instanceof Error ? error.message : String(error) },
@@ -121,7 +129,7 @@ export function registerWorker(db: EffectsDb, options: WorkerRegistrationOptions
       stopped = true;
       if (timer) clearInterval(timer);
       await ready.catch(() => {});
-      await sql.run(remove, [options.workerId]).catch(() => {});
+      await store.unregister(sql, options.workerId).catch(() => {});
     },
   };
 }

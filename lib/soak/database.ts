@@ -17,10 +17,15 @@ import { DEFAULT_SCHEMA } from "../idempotency";
 
 /** What the outage in the middle of the run did. */
 export interface OutageReport {
-  kind: "restart" | "terminate";
+  /**
+   * restart: the soak's own PostgreSQL stopped and started; terminate: every connection to the
+   * soak's database on DATABASE_URL's server terminated; cut: the shared MariaDB's restart
+   * simulated (lib/soak/mariadb.ts: the outage proxy cut and refused, the soak user's sessions killed).
+   */
+  kind: "restart" | "terminate" | "cut";
   /** One line for the output. */
   detail: string;
-  /** How long the database was unavailable to the soak (restart only; 0 for termination). */
+  /** How long the database was unavailable to the soak (restart and cut; 0 for termination). */
   downMs: number;
   /** Connections to the soak's database that were cut. */
   connectionsCut: number;

@@ -19,6 +19,8 @@ describe("soak options", () => {
     expect(o.broker).toBe("pg-boss");
     expect(parseSoakArgs(["--broker", "rabbitmq"]).broker).toBe("rabbitmq");
     expect(parseSoakArgs(["--broker", "nats"]).broker).toBe("nats");
+    expect(o.store).toBe("postgres");
+    expect(parseSoakArgs(["--store", "mariadb"]).store).toBe("mariadb");
     const proxied = parseSoakArgs(["--faults", "proxy", "--fault-rates", "reply-lost=0.01,latency-ms=0"]);
     expect(proxied.faults).toBe("proxy");
     expect(proxied.faultRates).toMatchObject({ replyLost: 0.01, latencyMaxMs: 0, resetInTransaction: 0.002 });
@@ -37,6 +39,10 @@ describe("soak options", () => {
       /--broker must be one of pg-boss, bullmq, rabbitmq, nats \(got "kafka"\)/,
     );
     expect(() => parseSoakArgs(["--fault-rates", "reset=0.1"])).toThrow(/--fault-rates needs --faults proxy/);
+    expect(() => parseSoakArgs(["--store", "oracle"])).toThrow(/--store must be one of postgres, mariadb \(got "oracle"\)/);
+    expect(() => parseSoakArgs(["--store", "mariadb", "--faults", "proxy"])).toThrow(
+      /--faults proxy speaks PostgreSQL's protocol/,
+    );
     expect(() => parseSoakArgs(["--faults", "proxy", "--fault-rates", "reset=2"])).toThrow(/reset must be a number from 0 to 1/);
     expect(() => parseSoakArgs(["--faults", "proxy", "--fault-rates", "boom=1"])).toThrow(/unknown rate "boom"/);
   });

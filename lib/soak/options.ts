@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { DEMO_STORES, type DemoStore } from "../demo/settings";
 import type { FaultRates } from "./fault-proxy";
 import { SOAK_BROKERS, type SoakBrokerName } from "./protocol";
 
@@ -14,6 +15,11 @@ const DEFAULT_FAULT_RATES: Omit<FaultRates, "stallMs"> = {
 export interface SoakOptions {
   /** The broker the deliveries go through (default pg-boss, in the soak's database). */
   broker: SoakBrokerName;
+  /**
+   * Where the effects and the shop's tables are: the soak's PostgreSQL (default), or a scratch
+   * database on MARIADB_URL's MariaDB through the library's MySQL store (lib/soak/mariadb.ts).
+   */
+  store: DemoStore;
   /** Messages published to the broker: orders plus their duplicates. */
   deliveries: number;
   /** Share of the deliveries that are duplicates (concurrent, re-published, late), 0–0.9. */
@@ -23,8 +29,9 @@ export interface SoakOptions {
   /** Worker processes. */
   workers: number;
   /**
-   * Share of the deliveries done when PostgreSQL is restarted (once), 0.05–0.5: later than the
-   * middle the producer may finish publishing first (the last window drains without it).
+   * Share of the deliveries done when the effects store goes down (once: PostgreSQL restarted, or
+   * MariaDB's restart simulated), 0.05–0.5: later than the middle the producer may finish
+   * publishing first (the last window drains without it).
    */
   outageAt: number;
   /** Handler runs in flight per worker process (pg-boss batch fetch keeps it full). */
@@ -42,7 +49,7 @@ export interface SoakOptions {
 }
 
 export const USAGE =
-  "usage: npm run soak [-- --broker pg-boss|bullmq|rabbitmq|nats] [--deliveries <n>] [--duplicates <0..0.9>] [--kills <0..0.5>] [--workers <1..8>] [--concurrency <1..64>] [--outage-at <0.05..0.5>] [--faults none|proxy] [--fault-rates reply-lost=<0..1>,reset=<0..1>,stall=<0..1>,latency-ms=<0..100>] [--report <file.json>] [--keep] [--synchronous-commit]";
+  "usage: npm run soak [-- --broker pg-boss|bullmq|rabbitmq|nats] [--store postgres|mariadb] [--deliveries <n>] [--duplicates <0..0.9>] [--kills <0..0.5>] [--workers <1..8>] [--concurrency <1..64>] [--outage-at <0.05..0.5>] [--faults none|proxy] [--fault-rates reply-lost=<0..1>,reset=<0..1>,stall=<0..1>,latency-ms=<0..100>] [--report <file.json>] [--keep] [--synchronous-commit]";
 
 const RATE_NAMES: Record<string, { field: keyof SoakOptions["faultRates"]; max: number }> = {
   "reply-lost": { field: "replyLost", max: 1 },
@@ -109,6 +116,7 @@ export function parseSoakArgs(args: string[]): SoakOptions {
       args,
       options: {
         broker: { type: "string" },
+        store: { type: "string" },
         deliveries: { type: "string" },
         duplicates: { type: "string" },
         kills: { type: "string" },
@@ -139,8 +147,18 @@ export function parseSoakArgs(args: string[]): SoakOptions {
   if (!(SOAK_BROKERS as readonly string[]).includes(broker)) {
     throw new SoakUsageError(`--broker must be one of ${SOAK_BROKERS.join(", ")} (got ${JSON.stringify(broker)})`);
   }
+  const store = str("store") ?? "postgres";
+  if (!(DEMO_STORES as readonly string[]).includes(store)) {
+    throw new SoakUsageError(`--store must be one of ${DEMO_STORES.join(", ")} (got ${JSON.stringify(store)})`);
+  }
+  if (store === "mariadb" && faults === "proxy") {
+    throw new SoakUsageError(
+      "--faults proxy speaks PostgreSQL's protocol and would not stand between the workers and MariaDB: use it with --store postgres",
+    );
+  }
   return {
     broker: broker as SoakBrokerName,
+    store: store as DemoStore,
     deliveries: integer("deliveries", str("deliveries"), 200_000, 100, 10_000_000),
     duplicates: share("duplicates", str("duplicates"), 0.3, 0.9),
     kills: share("kills", str("kills"), 0.05, 0.5),

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import type pg from "pg";
 import { DEMO_TENANTS, type OrderMessage } from "../demo/settings";
+import type { Shop } from "../demo/shop";
 import type { SoakPublisher } from "./brokers";
 
 /** How the deliveries split: every order once, plus duplicates of three kinds. */
@@ -50,17 +50,18 @@ function adjacent(id: string): string {
 /**
  * Publishes the soak's deliveries in batches, never more than `window` ahead of what the workers
  * have finished. Every job carries an explicit id and orders are inserted with ON CONFLICT DO
- * NOTHING, so a batch retried after the database went away mid-insert is published once.
+ * NOTHING (ON DUPLICATE KEY on MariaDB), so a batch retried after the database went away
+ * mid-insert is published once. The orders go to the shop's tables (`shop`: PostgreSQL or MariaDB).
  */
 export function createProducer(options: {
-  pool: pg.Pool;
+  shop: Shop;
   broker: Pick<SoakPublisher, "publish">;
   plan: SoakPlan;
   window: number;
   batch: number;
   random?: () => number;
 }) {
-  const { plan, pool, broker, window } = options;
+  const { plan, shop, broker, window } = options;
   const random = options.random ?? Math.random;
   const randint = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   // Each order's concurrent copies; republish / late copies wait in `later` for their turn.
@@ -99,10 +100,16 @@ export function createProducer(options: {
     for (let attempt = 1; ; attempt++) {
       try {
         if (newOrders.length > 0) {
-          await pool.query(
-            `INSERT INTO demo_orders (tenant_id, order_id, amount_cents)
-             SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) ON CONFLICT DO NOTHING`,
-            [newOrders.map(tenantOf), newOrders.map(orderIdOf), newOrders.map(amountOf)],
+          await shop.run(
+            {
+              pg: `INSERT INTO demo_orders (tenant_id, order_id, amount_cents)
+                   SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) ON CONFLICT DO NOTHING`,
+              mysql: `INSERT INTO demo_orders (tenant_id, order_id, amount_cents) VALUES ${newOrders.map(() => "(?, ?, ?)").join(", ")}
+                      ON DUPLICATE KEY UPDATE tenant_id = tenant_id`,
+            },
+            shop.store === "postgres"
+              ? [newOrders.map(tenantOf), newOrders.map(orderIdOf), newOrders.map(amountOf)]
+              : newOrders.flatMap((i) => [tenantOf(i), orderIdOf(i), amountOf(i)]),
           );
         }
         if (jobs.length > 0) await broker.publish(jobs);

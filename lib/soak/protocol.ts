@@ -28,6 +28,11 @@ export interface SoakWorkerConfig {
   endpoint: SoakBrokerEndpoint;
   /** Where the worker reaches PostgreSQL: the server, or the fault proxy in front of it. */
   url: string;
+  /**
+   * --store mariadb: the MariaDB database (through the outage proxy) holding the effects and the
+   * shop's tables; unset, both are in `url`'s PostgreSQL.
+   */
+  shopUrl?: string;
   index: number;
   concurrency: number;
   /** Where the worker writes its last words before it SIGKILLs itself. */

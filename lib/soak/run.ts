@@ -4,9 +4,11 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { loadConfig } from "../config";
+import { mariadbShop, postgresShop, type Shop } from "../demo/shop";
 import { type SoakPublisher, startSoakPublisher } from "./brokers";
 import { type OutageReport, openSoakDatabase } from "./database";
 import { type FaultCounts, type FaultProxy, startFaultProxy } from "./fault-proxy";
+import { MARIADB_OUTAGE_DOWN_MS, openSoakMariadb, type SoakMariadb } from "./mariadb";
 import type { SoakOptions } from "./options";
 import { createProducer, planDeliveries, type SoakPlan } from "./producer";
 import { SOAK_APP_PREFIX } from "./protocol";
@@ -41,7 +43,8 @@ export interface SoakResult {
   /** Memory (PSS) of the soak's processes, sampled every 30 s. */
   memory: MemorySample[];
   durationSeconds: number;
-  machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; postgres: string };
+  /** `mariadb`: the server's version, with --store mariadb. */
+  machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; postgres: string; mariadb?: string };
   /** The last line, exactly. */
   summary: string;
 }
@@ -52,8 +55,9 @@ const LEASE_MS = 3000;
 const STALL_MS = LEASE_MS + 2000;
 
 /**
- * `npm run soak`: real worker processes (child processes), a real broker (pg-boss, RabbitMQ or NATS JetStream: `--broker`) and a real
- * PostgreSQL, with duplicates, SIGKILLs and a database outage; then the verdict from the records.
+ * `npm run soak`: real worker processes (child processes), a real broker (pg-boss, BullMQ, RabbitMQ or NATS JetStream: `--broker`),
+ * a real PostgreSQL, and the effects store (`--store`: that PostgreSQL, or the machine's MariaDB), with
+ * duplicates, SIGKILLs and an outage of the effects store; then the verdict from the records.
  */
 export async function runSoak(
   options: SoakOptions,
@@ -85,9 +89,20 @@ export async function runSoak(
   let stoppedEarly: { published: number; orders: number } | null = null;
   let published = 0;
   let postgresVersion = "unknown";
+  // --store mariadb: the effects and the shop's tables on the machine's MariaDB (the broker's and the provider's stay here).
+  let mariadb: SoakMariadb | undefined;
+  let shop: Shop = postgresShop(pool);
+  const storeName = options.store === "mariadb" ? "MariaDB" : "PostgreSQL";
   try {
     postgresVersion = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v ?? "unknown";
     const config = loadConfig();
+    if (options.store === "mariadb") {
+      mariadb = await openSoakMariadb(config.MARIADB_URL, log);
+      shop = mariadbShop(mariadb.url, { max: 4 });
+      log(
+        `effects store: ${mariadb.describe}; pg-boss (if the broker), the provider and the dead letters stay in ${db.describe}`,
+      );
+    }
     broker = await startSoakPublisher(options.broker, {
       pool,
       databaseUrl: db.url,
@@ -96,8 +111,11 @@ export async function runSoak(
       natsUrl: config.NATS_URL,
     });
     log(`broker: ${broker.describe}`);
+    const outageKind = mariadb
+      ? `simulated MariaDB restart (every connection cut, new ones refused for ${MARIADB_OUTAGE_DOWN_MS / 1000} s)`
+      : `PostgreSQL ${db.outageKind === "restart" ? "restart" : "outage (connections terminated)"}`;
     log(
-      `${options.deliveries} deliveries: ${plan.orders} orders + ${plan.deliveries - plan.orders} duplicates (${plan.concurrent} concurrent, ${plan.republished} re-published with new message ids, ${plan.late} late); ${options.workers} worker processes x ${options.concurrency} in flight; ${Math.round(options.kills * 100)}% of handler runs killed; one PostgreSQL ${db.outageKind === "restart" ? "restart" : "outage (connections terminated)"} ${options.outageAt === 0.5 ? "midway" : `at ${Math.round(options.outageAt * 100)}%`}; ${db.describe}`,
+      `${options.deliveries} deliveries: ${plan.orders} orders + ${plan.deliveries - plan.orders} duplicates (${plan.concurrent} concurrent, ${plan.republished} re-published with new message ids, ${plan.late} late); ${options.workers} worker processes x ${options.concurrency} in flight; ${Math.round(options.kills * 100)}% of handler runs killed; one ${outageKind} ${options.outageAt === 0.5 ? "midway" : `at ${Math.round(options.outageAt * 100)}%`}; ${db.describe}`,
     );
     let workerUrl = db.url;
     if (options.faults === "proxy") {
@@ -131,6 +149,7 @@ export async function runSoak(
       config: {
         endpoint: broker.endpoint,
         url: workerUrl,
+        shopUrl: mariadb?.url,
         concurrency: options.concurrency,
         leaseMs: LEASE_MS,
         waitMs: 1000,
@@ -147,7 +166,7 @@ export async function runSoak(
     }
 
     const window = Math.max(500, options.workers * options.concurrency * 8);
-    const producer = createProducer({ pool, broker, plan, window, batch: 200 });
+    const producer = createProducer({ shop, broker, plan, window, batch: 200 });
     const publisher = broker;
     const w = workers;
     const done = () => Math.min(w.stats.counters.acked, producer.progress.published);
@@ -173,7 +192,7 @@ export async function runSoak(
         ? ` | faults: ${f.replyLost.commit + f.replyLost.claim + f.replyLost.complete} replies lost, ${f.resetInTransaction} resets, ${f.stalledReply} stalls`
         : "";
       io.progress(
-        `soak: ${d}/${plan.deliveries} deliveries (${Math.round((d / plan.deliveries) * 100)}%) ${Math.round(rate)}/s | runs ${c.runs} | killed ${w.stats.killedRuns} (${pct}%) in ${w.stats.kills} SIGKILLs | suppressed ${c.suppressed} | pg ${db.outageKind === "restart" ? "restarts" : "outages"} ${outage ? 1 : 0}${outagePromise && !outage ? " (now)" : ""}${faults} | ${Math.round((now - runStarted) / 1000)} s`,
+        `soak: ${d}/${plan.deliveries} deliveries (${Math.round((d / plan.deliveries) * 100)}%) ${Math.round(rate)}/s | runs ${c.runs} | killed ${w.stats.killedRuns} (${pct}%) in ${w.stats.kills} SIGKILLs | suppressed ${c.suppressed} | ${mariadb ? "mariadb outages" : `pg ${db.outageKind === "restart" ? "restarts" : "outages"}`} ${outage ? 1 : 0}${outagePromise && !outage ? " (now)" : ""}${faults} | ${Math.round((now - runStarted) / 1000)} s`,
       );
     };
 
@@ -194,15 +213,15 @@ export async function runSoak(
       // The outage, once, halfway through (or at --outage-at).
       if (!outagePromise && d >= plan.deliveries * options.outageAt) {
         log(
-          `${options.outageAt === 0.5 ? "halfway" : `${Math.round(options.outageAt * 100)}%`} (${d} deliveries done): PostgreSQL outage now`,
+          `${options.outageAt === 0.5 ? "halfway" : `${Math.round(options.outageAt * 100)}%`} (${d} deliveries done): ${storeName} outage now`,
         );
-        outagePromise = db.outage().then(
+        outagePromise = (mariadb ? mariadb.outage() : db.outage()).then(
           (r) => {
             outage = r;
             log(r.detail);
           },
           (error: unknown) => {
-            failures.push(`the PostgreSQL outage failed: ${error instanceof Error ? error.message : String(error)}`);
+            failures.push(`the ${storeName} outage failed: ${error instanceof Error ? error.message : String(error)}`);
           },
         );
       }
@@ -229,7 +248,7 @@ export async function runSoak(
       await sleep(more && producer.progress.published - d < window ? 20 : 100);
     }
     if (outagePromise) await outagePromise;
-    else failures.push("the run ended before the PostgreSQL outage");
+    else failures.push(`the run ended before the ${storeName} outage`);
 
     // Drain: nothing waiting, retrying or active in the soak's queue, and (for the brokers whose
     // count leaves out unacked deliveries) no handler run or ack for two checks in a row.
@@ -262,7 +281,7 @@ export async function runSoak(
     workers = undefined;
     const settled = await broker.settled(published);
     log(`broker: ${settled.completed} completed = ${settled.note}`);
-    verification = await verifySoak(pool, settled);
+    verification = await verifySoak(pool, settled, shop);
     const v = verification;
     if (v.doubleEffects > 0)
       failures.push(
@@ -331,6 +350,9 @@ export async function runSoak(
     await workers?.stop(5000).catch(() => {});
     await proxy?.close().catch(() => {});
     await broker?.close(options.keep).catch(() => {});
+    await shop.close();
+    const keptMariadb = await mariadb?.close({ keep: options.keep || failures.length > 0 }).catch(() => undefined);
+    if (keptMariadb) log(keptMariadb);
     await pool.end().catch(() => {});
     fs.rmSync(noteDir, { recursive: true, force: true });
     const kept = await db.close({ keep: options.keep || failures.length > 0 }).catch(() => undefined);
@@ -342,7 +364,7 @@ export async function runSoak(
     failures,
     plan,
     published,
-    database: db.describe,
+    database: mariadb ? `effects on ${mariadb.describe}; the broker and the provider on ${db.describe}` : db.describe,
     outage,
     workers: poolStats,
     verification: v,
@@ -357,6 +379,7 @@ export async function runSoak(
       memoryGb: Math.round(os.totalmem() / 2 ** 30),
       node: process.version,
       postgres: postgresVersion,
+      ...(mariadb ? { mariadb: mariadb.version } : {}),
     },
     summary: "",
   };

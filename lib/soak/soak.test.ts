@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { findTestMariadb } from "../../test/mariadb";
 import { findTestNats, findTestRabbit } from "../queues/testing/brokers";
 import { findTestRedis } from "../queues/testing/redis";
 import type { SoakResult } from "./run";
@@ -12,6 +13,7 @@ const DELIVERIES = 20_000;
 /** The other brokers' soak: small, beside pg-boss's (each takes about half a minute here). */
 const BROKER_DELIVERIES = 2000;
 const brokerUrls = { bullmq: await findTestRedis(), rabbitmq: await findTestRabbit(), nats: await findTestNats() };
+const mariadb = await findTestMariadb();
 
 function runSoakScript(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -146,4 +148,58 @@ describe("the soak on BullMQ, RabbitMQ and NATS JetStream (the machine's servers
       },
     );
   }
+});
+
+describe("the soak on MariaDB (the library's MySQL store, pg-boss, the machine's MariaDB)", () => {
+  it.skipIf(!mariadb)(
+    `${BROKER_DELIVERIES} deliveries with duplicates, SIGKILLed workers and a simulated MariaDB restart: nothing applied twice, nothing lost, every delivery acked`,
+    { timeout: 10 * 60_000 },
+    async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "onceboard-soak-mariadb-"));
+      const report = path.join(dir, "report.json");
+      const { code, stdout, stderr } = await runSoakScript([
+        "--store",
+        "mariadb",
+        "--deliveries",
+        String(BROKER_DELIVERIES),
+        "--report",
+        report,
+      ]);
+      if (code !== 0) console.log(`${stdout}\n${stderr.split("\n").slice(-40).join("\n")}`);
+      else console.log(stdout.trimEnd().split("\n").slice(-12).join("\n"));
+      const last = stdout.trimEnd().split("\n").at(-1) ?? "";
+      expect(last).toMatch(
+        /^soak deliveries=2000 duplicates_suppressed=[1-9]\d* killed=[1-9]\d* double_effects=0 lost=0 violations_lost=0 /,
+      );
+      const result = JSON.parse(fs.readFileSync(report, "utf8")) as SoakResult;
+      fs.rmSync(dir, { recursive: true, force: true });
+      expect(result.failures).toEqual([]);
+      // The effects store was MariaDB: the orders the verdict counted are MariaDB's (the soak's
+      // PostgreSQL has the shop's tables empty), and so are the effects it found none stuck of.
+      expect(result.machine.mariadb).toMatch(/MariaDB/);
+      expect(result.database).toMatch(/^effects on MariaDB/);
+      const v = result.verification!;
+      expect(v.orders).toBe(result.plan.orders);
+      expect(v.captures).toBe(v.orders);
+      expect(v.paid).toBe(v.orders);
+      expect(v.doubleEffects).toBe(0);
+      expect(v.lost).toBe(0);
+      expect(v.stuckEffects).toBe(0);
+      expect(v.unexplainedMissingReceipts).toBe(0);
+      expect(v.missingReceipts).toBe(v.abandonedReceipts - v.abandonedAfterSend);
+      expect(v.brokerCompleted).toBe(BROKER_DELIVERIES);
+      expect(v.brokerFailed).toBe(0);
+      expect(Object.keys(v.rolledUpViolations).filter((c) => c !== "demo_accounting_entries_entry_key")).toEqual([]);
+      // The kills: worker processes SIGKILLed mid-handler and started again.
+      expect(result.workers.kills).toBeGreaterThan(0);
+      expect(result.workers.unexpectedExits).toBe(0);
+      expect(result.workers.counters.suppressed).toBeGreaterThan(0);
+      // The simulated restart: the outage proxy cut the workers' connections to MariaDB.
+      expect(result.outage?.kind).toBe("cut");
+      expect(result.outage!.connectionsCut).toBeGreaterThan(0);
+      const b = result.bookkeeping!;
+      expect(b.suppressionsLost).toBeLessThanOrEqual(b.unflushedAtMost);
+      expect(code).toBe(0);
+    },
+  );
 });

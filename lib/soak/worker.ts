@@ -4,6 +4,7 @@ import pino from "pino";
 import { loadConfig } from "../config";
 import { demoSteps, type Faults } from "../demo/handlers";
 import { demoProviderClients, startDemoProviderServers } from "../demo/provider";
+import { mariadbShop, postgresShop } from "../demo/shop";
 
 /** The soak's account at the demo's provider, the same in every worker. */
 const SOAK_PROVIDER_API_KEY = "sk_test_onceboard_soak";
@@ -41,7 +42,8 @@ import { INJECTED_CONSTRAINT } from "./verify";
  */
 export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMessage) => void): Promise<() => Promise<void>> {
   const name = `${SOAK_APP_PREFIX}-worker-${config.index}`;
-  const pool = new pg.Pool({ connectionString: config.url, max: Math.min(config.concurrency + 2, 16), application_name: name });
+  const max = Math.min(config.concurrency + 2, 16);
+  const pool = new pg.Pool({ connectionString: config.url, max, application_name: name });
   pool.on("error", () => {});
   // Work-around (lib/idempotency/db.ts, inNewTransaction): the library holds a pool client for a
   // transactional step without an 'error' listener, and pg-pool drops its own listener on
@@ -51,9 +53,11 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
   pool.on("connect", (client) => {
     client.on("error", () => {});
   });
+  // The effects and the shop's tables: the soak's PostgreSQL, or its MariaDB database (--store mariadb).
+  const shop = config.shopUrl ? mariadbShop(config.shopUrl, { max }) : postgresShop(pool);
   const logger = pino({ name, level: loadConfig().SOAK_LOG_LEVEL });
   const effects = createEffects({
-    db: pool,
+    ...shop.effects,
     lease: config.leaseMs,
     wait: config.waitMs,
     retention: "7d",
@@ -120,7 +124,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
   // worker's servers are one provider (as a provider's API nodes are), and a killed worker's go with it.
   // One account: the provider scopes Idempotency-Keys per API key, and a takeover in another worker must replay.
   const providerServers = await startDemoProviderServers({ databaseUrl: config.url, apiKey: SOAK_PROVIDER_API_KEY });
-  const demo = demoSteps(pool, faults, demoProviderClients(providerServers.endpoints));
+  const demo = demoSteps(shop, faults, demoProviderClients(providerServers.endpoints));
   // Each step's duplicate claim counted as soon as the step returns (job.steps grows by one).
   const counted =
     <A extends unknown[], R>(step: (job: JobContext<pg.PoolClient>, ...args: A) => Promise<R>) =>
@@ -153,8 +157,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
       try {
         await steps.markPaid(job, m, charge.chargeId);
       } catch (error) {
-        const e = error as { code?: string; constraint?: string };
-        if (e?.code === "23505" && e.constraint === INJECTED_CONSTRAINT) {
+        if (shop.duplicateKeyOf(error) === INJECTED_CONSTRAINT) {
           const id = `${m.tenant}\u0001mark-paid:${m.orderId}`;
           pending.violationKeys[id] = (pending.violationKeys[id] ?? 0) + 1;
           // The moment a worker used to lose its violations: they sat in the rollup until the flush.
@@ -184,12 +187,10 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
         return;
       case "fail": {
         pending.failed++;
-        const e = decision.error as { code?: string; constraint?: string };
+        const e = decision.error as { code?: string };
         if (e?.code === "LEASE_LOST") pending.leaseLost++;
-        if (e?.code === "23505") {
-          const c = e.constraint ?? "unknown";
-          pending.violations[c] = (pending.violations[c] ?? 0) + 1;
-        }
+        const c = shop.duplicateKeyOf(decision.error);
+        if (c !== null) pending.violations[c] = (pending.violations[c] ?? 0) + 1;
         return;
       }
     }
@@ -215,6 +216,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     clearInterval(flusher);
     await effects.close().catch(() => {});
     await providerServers.close().catch(() => {});
+    await shop.close();
     await pool.end().catch(() => {});
     report();
   };

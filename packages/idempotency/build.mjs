@@ -1,7 +1,7 @@
 // Compiles the worker library for its package: lib/idempotency and the broker adapters of
 // lib/queues (tsconfig.pack.json: ESM + .d.ts, the source files stay where they are), gives every
 // relative import an explicit `.js` (Node's ESM loader needs it) and copies the schema's
-// migrations beside the compiled migrate.js, which reads them at run time. Shared by pack.mjs
+// migrations (PostgreSQL's and MySQL's) beside the compiled migrate.js, which reads them at run time. Shared by pack.mjs
 // (the tarball) and api-report.mjs (the public API's report, which reads the .d.ts).
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -48,7 +48,9 @@ export function buildLibrary() {
     { stdio: "inherit" },
   );
   addExtensions(OUT);
-  fs.cpSync(path.join(ROOT, "lib/idempotency/migrations"), path.join(OUT, "lib/idempotency/migrations"), { recursive: true });
+  for (const migrations of ["migrations", "migrations-mysql"]) {
+    fs.cpSync(path.join(ROOT, "lib/idempotency", migrations), path.join(OUT, "lib/idempotency", migrations), { recursive: true });
+  }
 
   // Nothing outside the two library folders may have been pulled into the package.
   const emitted = fs

@@ -19,6 +19,7 @@ import {
   startDemoProviderServers,
 } from "../provider";
 import type { OrderMessage } from "../settings";
+import { postgresShop } from "../shop";
 import { PROVIDER_SCHEMA } from "../stripe-storage";
 
 const servers = new Map<string, Promise<DemoProviderServers>>();
@@ -98,7 +99,7 @@ function observeOrder(m: OrderMessage) {
 
 /** The demo pipeline (order.paid): capture (external) → mark paid (transaction) → receipt (at most once). */
 export async function demoPipeline(m: OrderMessage, { db, effects, delivery }: HandlerContext) {
-  const steps = demoSteps(db, NO_FAULTS, await kitProviders(db));
+  const steps = demoSteps(postgresShop(db), NO_FAULTS, await kitProviders(db));
   return effects.job({ tenant: m.tenant, jobType: "order.paid", ...delivery }, async (job) => {
     const charge = await steps.capture(job, m);
     await steps.markPaid(job, m, charge.chargeId);

@@ -49,6 +49,12 @@ const auditRowSchema = z.object({
   result: z.string(),
   detail: z.unknown(),
   ip: z.string().nullable(),
+  /**
+   * On a row whose result is `requested` (a write on a MySQL effects store, audited before it was
+   * tried, docs/operations.md): the result recorded after it under the same request id, or
+   * `unknown` when none was (the console lost the answer, or died before recording it).
+   */
+  outcome: z.string().optional(),
 });
 export type AuditRow = z.infer<typeof auditRowSchema>;
 

@@ -37,7 +37,54 @@ export async function listAudit(
     rows.map((r) => ({ ...r, keyset_0: r.id })),
     input.limit,
   );
-  return { entries: await auditRowsFor(scope, page.rows, db), nextCursor: page.nextCursor };
+  const entries = await auditRowsFor(scope, page.rows, db);
+  return { entries: await withOutcomes(entries, db), nextCursor: page.nextCursor };
+}
+
+/** The result of a `requested` row whose outcome row never came. */
+const OUTCOME_UNKNOWN = "unknown";
+
+/**
+ * How long after its `requested` row an outcome row can come: the write between them is one
+ * statement under the console's statement timeout, and the outcome is appended right after.
+ * Bounds the look-up to the `at` index's window instead of the whole log.
+ */
+const OUTCOME_WITHIN_MS = 15 * 60_000;
+
+/**
+ * Each `requested` row of the page (a write on a MySQL effects store, audited before it was tried)
+ * with the result recorded after it under the same request id, or `unknown` when none was: so the
+ * Audit log shows an action whose outcome the console never learnt as exactly that.
+ */
+async function withOutcomes(entries: AuditRow[], db: Pick<PrismaClient, "auditLog">): Promise<AuditRow[]> {
+  const requested = entries.filter((e) => e.result === "requested" && requestOf(e.detail) !== null);
+  if (requested.length === 0) return entries;
+  const times = requested.map((e) => Date.parse(e.at));
+  const outcomes = await db.auditLog.findMany({
+    where: {
+      action: { in: [...new Set(requested.map((e) => e.action))] },
+      result: { not: "requested" },
+      at: { gte: new Date(Math.min(...times)), lte: new Date(Math.max(...times) + OUTCOME_WITHIN_MS) },
+      OR: requested.map((e) => ({ detail: { path: ["request"], equals: requestOf(e.detail) as string } })),
+    },
+    orderBy: { id: "asc" },
+    select: { result: true, detail: true },
+  });
+  // The first outcome of a request is what it did (a repeat of it, a bulk item resumed, answers the same).
+  const byRequest = new Map<string, string>();
+  for (const o of outcomes) {
+    const request = requestOf(o.detail);
+    if (request !== null && !byRequest.has(request)) byRequest.set(request, o.result);
+  }
+  return entries.map((e) => {
+    const request = e.result === "requested" ? requestOf(e.detail) : null;
+    return request === null ? e : { ...e, outcome: byRequest.get(request) ?? OUTCOME_UNKNOWN };
+  });
+}
+
+function requestOf(detail: unknown): string | null {
+  const request = detail && typeof detail === "object" ? (detail as { request?: unknown }).request : undefined;
+  return typeof request === "string" ? request : null;
 }
 
 interface StoredAuditRow {

@@ -1,10 +1,11 @@
 import { scopeOfStoredAction } from "../../auth/action-scope";
 import type { Principal } from "../../auth/auth-types";
 import { loadConfig } from "../../config";
+import { effectsStore, type MysqlEffectsStore } from "../../console/effects-store";
 import type { Prisma } from "../../db/generated/client";
 import { schemaNameOf } from "../../idempotency/admin";
 import { releasableSql } from "../../idempotency/states";
-import { releaseInTransaction } from "../keys-and-effects/release-effect";
+import { releaseInTransaction, releaseOnMysql } from "../keys-and-effects/release-effect";
 import type { FindingSummary } from "../reconciliation/contract";
 import { changeFindingStateInTransaction, FindingStateRefusedError } from "../reconciliation/finding-state";
 import {
@@ -19,6 +20,16 @@ import type { BulkActionKind, BulkFilters, BulkFindingsFilter, BulkReleaseFilter
 import type { StuckClaimSample } from "./contract";
 
 type RawQuery = Pick<Prisma.TransactionClient, "$queryRawUnsafe">;
+
+/** One item to apply: the action's principal, tenant, address and note. */
+export interface ApplyInput {
+  principal: Principal;
+  tenant: string | null;
+  key: string;
+  ip: string | null;
+  actionId: string;
+  note: string | null;
+}
 
 /**
  * What each kind of bulk action matches and what it does to one item. A kind is an entry here, its
@@ -41,10 +52,14 @@ export interface BulkKind<F, S> {
     input: { actionId: string; tenant: string | null; filter: F; limit: number },
   ): Promise<number>;
   /** Applies the action to one item inside the runner's transaction; "ok" or the refusal's reason. */
-  apply(
-    tx: Prisma.TransactionClient,
-    input: { principal: Principal; tenant: string | null; key: string; ip: string | null; actionId: string; note: string | null },
-  ): Promise<string>;
+  apply(tx: Prisma.TransactionClient, input: ApplyInput): Promise<string>;
+  /**
+   * Where the items live on another server than the console's PostgreSQL (a MySQL effects store):
+   * how one item is applied there, outside the runner's transaction, under `requestId` (the same
+   * for every run of the item, so a resumed item repeats harmlessly); null when `apply` runs inside
+   * the runner's transaction instead.
+   */
+  applyElsewhere?(): ((input: ApplyInput & { requestId: string }) => Promise<string>) | null;
   /** Why a start is refused: past the cap, and nothing matched. */
   overCapMessage(cap: number): string;
   nothingMessage: string;
@@ -70,6 +85,101 @@ const stuckWhere = (effects: string) => `
  WHERE tenant_id = $1 AND ${releasableSql("now()")}
    AND ($2::text IS NULL OR strpos(lower(key), lower($2)) > 0)
    AND ($3::text IS NULL OR job_type = $3)`;
+
+/** The MySQL effects store when it is configured, else null (the effects are in the console's PostgreSQL). */
+function mysqlStore(): MysqlEffectsStore | null {
+  const store = effectsStore();
+  return store.engine === "mysql" ? store : null;
+}
+
+// stuckWhere on a MySQL store: releasableSql with `now` bound once (?), the key fragment as a
+// case-blind substring (LOCATE on both lowered: "%" and "_" stay literal) and the job type.
+// Params: tenant, now, q (twice), job type (twice).
+const STUCK_WHERE_MYSQL = `
+  FROM effects
+ WHERE tenant_id = ? AND ${releasableSql("?")}
+   AND (? IS NULL OR LOCATE(LOWER(?), LOWER(\`key\`)) > 0)
+   AND (? IS NULL OR job_type = ?)`;
+
+const stuckArgsMysql = (tenant: string | null, now: Date, filter: BulkReleaseFilter) => [
+  releaseTenant(tenant),
+  now,
+  filter.q,
+  filter.q,
+  filter.jobType,
+  filter.jobType,
+];
+
+/** matchStuckClaims on a MySQL store. */
+async function matchStuckClaimsMysql(
+  store: MysqlEffectsStore,
+  input: { tenant: string | null; filter: BulkReleaseFilter; limit: number; sample: number },
+): Promise<{ count: number; sample: StuckClaimSample[] }> {
+  const args = stuckArgsMysql(input.tenant, new Date(), input.filter);
+  const [counted, sample] = await Promise.all([
+    store.db.query<{ n: number }>(`SELECT count(*) AS n FROM (SELECT 1 ${STUCK_WHERE_MYSQL} LIMIT ?) m`, [
+      ...args,
+      Math.trunc(input.limit),
+    ]),
+    store.db.query<{ key: string; job_type: string; attempt: number; owner: string | null; lease_until: Date }>(
+      `SELECT \`key\`, job_type, attempt, owner, lease_until ${STUCK_WHERE_MYSQL} ORDER BY lease_until, \`key\` LIMIT ?`,
+      [...args, Math.trunc(input.sample)],
+    ),
+  ]);
+  return {
+    count: Number(counted[0]?.n ?? 0),
+    sample: sample.map((r) => ({
+      key: r.key,
+      jobType: r.job_type,
+      attempt: Number(r.attempt),
+      owner: r.owner,
+      leaseUntil: new Date(r.lease_until).toISOString(),
+    })),
+  };
+}
+
+/** How many keys a snapshot reads from a MySQL store per round trip. */
+export const SNAPSHOT_PAGE_MYSQL = 500;
+
+/**
+ * The snapshot on a MySQL store: the selection read in keyset pages on (lease_until, key) — the
+ * order the items run in, which the effects_status_lease_until_idx serves — with `now` fixed at the
+ * start, and inserted into bulk_action_items in the console's transaction with seq in that order.
+ * The key is unique per tenant, so the keyset neither repeats nor skips a row that stays selected;
+ * a claim taken over or released meanwhile simply drops out (its lease moves past `now` or it is no
+ * longer in progress), as it would from the PostgreSQL snapshot a moment later.
+ */
+async function snapshotStuckClaimsMysql(
+  store: MysqlEffectsStore,
+  tx: Prisma.TransactionClient,
+  input: { actionId: string; tenant: string | null; filter: BulkReleaseFilter; limit: number },
+): Promise<number> {
+  const args = stuckArgsMysql(input.tenant, new Date(), input.filter);
+  let after: { leaseUntil: Date; key: string } | null = null;
+  let seq = 0;
+  while (seq < input.limit) {
+    const take = Math.min(SNAPSHOT_PAGE_MYSQL, input.limit - seq);
+    const page: { key: string; lease_until: Date }[] = await store.db.query<{ key: string; lease_until: Date }>(
+      `SELECT \`key\`, lease_until ${STUCK_WHERE_MYSQL}
+         ${after ? "AND (lease_until > ? OR (lease_until = ? AND `key` > ?))" : ""}
+       ORDER BY lease_until, \`key\` LIMIT ?`,
+      [...args, ...(after ? [after.leaseUntil, after.leaseUntil, after.key] : []), take],
+    );
+    if (page.length === 0) break;
+    await tx.$executeRawUnsafe(
+      `INSERT INTO ${consoleTable("bulk_action_items")} (action_id, seq, key)
+       SELECT $1::uuid, $2::int + ord, key FROM unnest($3::text[]) WITH ORDINALITY AS k(key, ord)`,
+      input.actionId,
+      seq,
+      page.map((r) => r.key),
+    );
+    seq += page.length;
+    const last = page[page.length - 1] as { key: string; lease_until: Date };
+    after = { leaseUntil: last.lease_until, key: last.key };
+    if (page.length < take) break;
+  }
+  return seq;
+}
 
 /** How many stuck claims match (up to `limit`), and the first few. */
 async function matchStuckClaims(
@@ -102,8 +212,13 @@ async function matchStuckClaims(
 
 const releaseStuckClaims: BulkKind<BulkReleaseFilter, StuckClaimSample> = {
   filterJson: (filter) => ({ q: filter.q, jobType: filter.jobType }),
-  match: matchStuckClaims,
+  match(db, input) {
+    const store = mysqlStore();
+    return store ? matchStuckClaimsMysql(store, input) : matchStuckClaims(db, input);
+  },
   async snapshot(tx, { actionId, tenant, filter, limit }) {
+    const store = mysqlStore();
+    if (store) return snapshotStuckClaimsMysql(store, tx, { actionId, tenant, filter, limit });
     return tx.$executeRawUnsafe(
       `INSERT INTO ${consoleTable("bulk_action_items")} (action_id, seq, key)
        SELECT $4::uuid, row_number() OVER (ORDER BY lease_until, key), key
@@ -125,6 +240,23 @@ const releaseStuckClaims: BulkKind<BulkReleaseFilter, StuckClaimSample> = {
       detail: { bulkAction: actionId },
     });
     return typeof result === "number" ? "ok" : result.reason;
+  },
+  applyElsewhere() {
+    const store = mysqlStore();
+    if (!store) return null;
+    // releaseOnMysql's audited release ("requested", the release under the item's request id, the
+    // outcome), as the person who started the action, naming the action.
+    return async ({ principal, tenant, key, ip, actionId, requestId }) => {
+      const result = await releaseOnMysql(store, {
+        principal,
+        tenant: releaseTenant(tenant),
+        key,
+        ip,
+        requestId,
+        detail: { bulkAction: actionId },
+      });
+      return typeof result === "number" ? "ok" : result.reason;
+    };
   },
   overCapMessage: (cap) =>
     `this filter matches more than ${cap} stuck claims (the cap per bulk action, BULK_ACTION_MAX_ITEMS): narrow it by key or job type`,

@@ -16,7 +16,8 @@ import type { BulkActionKind } from "./bulk-types";
  * updated first, only while the lease is this process's and the action still runs (which also
  * locks the row against a concurrent cancel or a second runner), then the item is applied and its
  * outcome recorded. An item is applied in the transaction that marks it done, so it is applied
- * exactly once however the process dies.
+ * exactly once however the process dies. On a MySQL effects store an item is applied there, between
+ * two transactions of ours, under a request id that makes a repeat harmless (applyElsewhere).
  */
 const BULK_LEASE_MS = 30_000;
 const BULK_POLL_MS = 2_000;
@@ -122,37 +123,86 @@ async function applyItems(
       leaseMs,
     );
     if (renewed === 0) return progress.applied;
+    const elsewhere = kind.applyElsewhere?.() ?? null;
     for (const item of items) {
-      const outcome = await db.$transaction(async (tx) => {
-        const held = await tx.$executeRawUnsafe(
-          // Each item extends the lease: a runner that keeps applying items keeps its action.
-          `UPDATE ${actions} SET processed = processed + 1, lease_until = now() + make_interval(secs => $3::float8 / 1000)
-            WHERE id = $1::uuid AND lease_owner = $2 AND state = 'running' AND lease_until > now()`,
-          action.id,
-          options.owner,
-          leaseMs,
-        );
-        if (held === 0) throw new LostLeaseError();
-        const result = await kind.apply(tx, {
-          principal,
-          tenant: action.tenant_id,
-          key: item.key,
-          ip: action.ip,
-          actionId: action.id,
-          note: action.note,
-        });
-        const marked = await tx.bulkActionItem.updateMany({
-          where: { actionId: action.id, seq: item.seq, outcome: null },
-          data: { outcome: result, doneAt: new Date() },
-        });
-        if (marked.count !== 1) throw new LostLeaseError();
-        if (result === "ok") await tx.bulkAction.update({ where: { id: action.id }, data: { applied: { increment: 1 } } });
-        return result;
-      });
+      const input = {
+        principal,
+        tenant: action.tenant_id,
+        key: item.key,
+        ip: action.ip,
+        actionId: action.id,
+        note: action.note,
+      };
+      const outcome = elsewhere
+        ? await applyElsewhere(db, action, options.owner, leaseMs, item, (requestId) => elsewhere({ ...input, requestId }))
+        : await db.$transaction(async (tx) => {
+            const held = await tx.$executeRawUnsafe(
+              // Each item extends the lease: a runner that keeps applying items keeps its action.
+              `UPDATE ${actions} SET processed = processed + 1, lease_until = now() + make_interval(secs => $3::float8 / 1000)
+                WHERE id = $1::uuid AND lease_owner = $2 AND state = 'running' AND lease_until > now()`,
+              action.id,
+              options.owner,
+              leaseMs,
+            );
+            if (held === 0) throw new LostLeaseError();
+            const result = await kind.apply(tx, input);
+            const marked = await tx.bulkActionItem.updateMany({
+              where: { actionId: action.id, seq: item.seq, outcome: null },
+              data: { outcome: result, doneAt: new Date() },
+            });
+            if (marked.count !== 1) throw new LostLeaseError();
+            if (result === "ok") await tx.bulkAction.update({ where: { id: action.id }, data: { applied: { increment: 1 } } });
+            return result;
+          });
       if (outcome === "ok") progress.applied += 1;
       await options.afterItem?.({ actionId: action.id, seq: item.seq, outcome });
     }
   }
+}
+
+/**
+ * One item whose effect lives on another server (a MySQL effects store): no transaction spans it
+ * and the console's PostgreSQL, so the item is applied between two of ours. The first checks the
+ * lease (the action is still ours and running; a cancel committed before it stops the run); the
+ * item is applied there under a request id fixed by the action and the item, so a run resumed after
+ * a crash between the two repeats it harmlessly and learns what it did; the second records its
+ * outcome — even when the lease was lost meanwhile (the item was applied: its row says so), then
+ * stops. So at most the one item in flight is applied after a cancel commits, where the PostgreSQL
+ * path applies none.
+ */
+async function applyElsewhere(
+  db: PrismaClient,
+  action: ClaimedAction,
+  owner: string,
+  leaseMs: number,
+  item: { seq: number; key: string },
+  apply: (requestId: string) => Promise<string>,
+): Promise<string> {
+  const actions = consoleTable("bulk_actions");
+  const holds = (tx: Pick<PrismaClient, "$executeRawUnsafe">) =>
+    tx.$executeRawUnsafe(
+      `UPDATE ${actions} SET lease_until = now() + make_interval(secs => $3::float8 / 1000)
+        WHERE id = $1::uuid AND lease_owner = $2 AND state = 'running' AND lease_until > now()`,
+      action.id,
+      owner,
+      leaseMs,
+    );
+  if ((await holds(db)) === 0) throw new LostLeaseError();
+  const result = await apply(`bulk:${action.id}:${item.seq}`);
+  const held = await db.$transaction(async (tx) => {
+    const marked = await tx.bulkActionItem.updateMany({
+      where: { actionId: action.id, seq: item.seq, outcome: null },
+      data: { outcome: result, doneAt: new Date() },
+    });
+    if (marked.count === 1)
+      await tx.bulkAction.update({
+        where: { id: action.id },
+        data: { processed: { increment: 1 }, ...(result === "ok" ? { applied: { increment: 1 } } : {}) },
+      });
+    return (await holds(tx)) === 1 && marked.count === 1;
+  });
+  if (!held) throw new LostLeaseError();
+  return result;
 }
 
 async function finish(db: PrismaClient, action: ClaimedAction, owner: string, principal: Principal): Promise<void> {

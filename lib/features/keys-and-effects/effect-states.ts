@@ -1,8 +1,7 @@
 import type { Scope } from "../../auth/scope";
-import { consoleDatabase } from "../../console/database";
+import { byEngine, type EffectsSource, effectsStore } from "../../console/effects-store";
 import { Keyset } from "../../console/keyset";
 import { redactMessage } from "../../console/redact";
-import type { Queryable } from "../../db/types";
 import { statusSql, stuckSql } from "../../idempotency/states";
 import type { EffectStatus } from "./effects-types";
 import { countKeyReuseRefusals } from "./key-reuse-refusals";
@@ -75,6 +74,33 @@ SELECT e.tenant_id, e.key, e.job_type, e.status, e.policy, e.attempt, e.error, e
  LIMIT $${limit}::int`;
 }
 
+// The same on MySQL (effects one table: (tenant_id, created_at) and created_at indexes, each ended
+// by the primary key). "now" is one bound value, joined in as n.now_at so each state's rule names it.
+// Params: now, then the filter's (tenant twice, from, to, job type twice).
+const FILTER_MYSQL = `(? IS NULL OR e.tenant_id = ?)
+   AND e.created_at >= ? AND e.created_at < ?
+   AND (? IS NULL OR e.job_type = ?)`;
+const NOW_MYSQL = "CROSS JOIN (SELECT CAST(? AS DATETIME(3)) AS now_at) n";
+const COUNTS_MYSQL = `
+SELECT ${EFFECT_STATES.map((s) => `COALESCE(SUM(${effectStateSql(s, "n.now_at")}), 0) AS \`${s}\``).join(",\n       ")}
+  FROM effects e ${NOW_MYSQL}
+ WHERE ${FILTER_MYSQL}`;
+
+// Params: now, the filter's, then the cursor's and the limit.
+function listMysql(state: EffectState, keyset: Keyset, after: string): string {
+  return `
+SELECT e.tenant_id, e.\`key\`, e.job_type, e.status, e.policy, e.attempt, e.error, e.owner, e.lease_until,
+       e.created_at, e.updated_at, e.completed_at, e.first_message_id, ${keyset.mysqlCursorColumns}
+  FROM effects e ${NOW_MYSQL}
+ WHERE ${FILTER_MYSQL}
+   AND ${effectStateSql(state, "n.now_at")}
+   AND ${after}
+ ORDER BY ${keyset.mysqlOrderBy}
+ LIMIT ?`;
+}
+
+const filterValuesMysql = (f: AppliedStateFilter) => [f.now, f.tenant, f.tenant, f.from, f.to, f.jobType, f.jobType];
+
 interface StateRow {
   tenant_id: string;
   key: string;
@@ -97,15 +123,17 @@ const filterValues = (f: AppliedStateFilter) => [f.tenant, f.from, f.to, f.jobTy
 export async function countEffectStates(
   scope: Scope,
   filter: StateFilter,
-  db: Queryable = consoleDatabase(),
+  db: EffectsSource = effectsStore(),
 ): Promise<EffectStatesResponse> {
   const applied = applyStateFilter(scope, filter);
-  const [{ rows }, keyReuse] = await Promise.all([
-    db.query<Record<EffectState, number>>(COUNTS, [...filterValues(applied), applied.now]),
+  const [[row], keyReuse] = await Promise.all([
+    byEngine(db, {
+      postgres: async (pg) => (await pg.query<Record<EffectState, number>>(COUNTS, [...filterValues(applied), applied.now])).rows,
+      mysql: (my) => my.query<Record<EffectState, number>>(COUNTS_MYSQL, filterValuesMysql(applied)),
+    }),
     countKeyReuseRefusals(applied, db),
   ]);
-  const row = rows[0];
-  const states = EFFECT_STATES.map((state) => ({ state, count: row?.[state] ?? 0 }));
+  const states = EFFECT_STATES.map((state) => ({ state, count: Number(row?.[state] ?? 0) }));
   return {
     ...appliedFields(applied),
     states,
@@ -118,16 +146,29 @@ export async function countEffectStates(
 export async function listEffectsInState(
   scope: Scope,
   input: StateFilter & { state: EffectState; cursor?: string; limit: number },
-  db: Queryable = consoleDatabase(),
+  db: EffectsSource = effectsStore(),
 ): Promise<StateListResponse> {
   const applied = applyStateFilter(scope, input);
   const keyset = stateKeysetFor(applied.tenant);
-  const { rows } = await db.query<StateRow>(listSql(input.state, keyset), [
-    ...filterValues(applied),
-    ...keyset.values(input.cursor),
-    input.limit + 1,
-    ...(readsTheClock(input.state) ? [applied.now] : []),
-  ]);
+  const rows = await byEngine(db, {
+    postgres: async (pg) =>
+      (
+        await pg.query<StateRow>(listSql(input.state, keyset), [
+          ...filterValues(applied),
+          ...keyset.values(input.cursor),
+          input.limit + 1,
+          ...(readsTheClock(input.state) ? [applied.now] : []),
+        ])
+      ).rows,
+    mysql: (my) => {
+      const after = keyset.mysqlAfter(input.cursor);
+      return my.query<StateRow>(listMysql(input.state, keyset, after.sql), [
+        ...filterValuesMysql(applied),
+        ...after.values,
+        input.limit + 1,
+      ]);
+    },
+  });
   const page = keyset.page(rows, input.limit);
   return {
     ...appliedFields(applied),

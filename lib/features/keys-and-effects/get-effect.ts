@@ -1,7 +1,7 @@
 import type { Scope } from "../../auth/scope";
-import { consoleDatabase } from "../../console/database";
+import { byEngine, type EffectsSource, effectsStore, type MysqlReader } from "../../console/effects-store";
+import { mysqlBool, mysqlIso, mysqlJson } from "../../console/mysql-sql";
 import { redactMessage, redactOutcome } from "../../console/redact";
-import type { StatementQueryable } from "../../db/types";
 import { providerKeyFor } from "../../idempotency";
 import { isStuck } from "../../idempotency/states";
 import { toListedViolation, type ViolationRow } from "../violations/list-violations";
@@ -135,19 +135,62 @@ SELECT e.*,
   FROM effect e`,
 };
 
-/** A step or a violation as json_agg writes it: timestamps are ISO 8601 strings. */
+// The same reads on MySQL (the library's MySQL schema: effects unpartitioned, its primary key
+// (tenant_id, key); a row per delivery in delivery_timeline, found by delivery_timeline_key_idx
+// (tenant_id, key, delivered_at)). The effect first, then its steps, deliveries and violations at
+// once, each a plain statement: MySQL 8 has no ORDER BY inside JSON_ARRAYAGG, so the rows come as
+// rows. Instants are bound as Dates (the pool's session is UTC).
+const EFFECT_MYSQL = `
+SELECT \`key\`, job_type, status, policy, attempt, owner, lease_until, first_message_id, last_message_id, outcome, error,
+       created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds
+  FROM effects
+ WHERE tenant_id = ? AND \`key\` = ? AND created_at <= ? + INTERVAL 1 MINUTE`;
+
+// Served by effects_tenant_created_at_idx (tenant_id, created_at): the tenant's effects of the 6
+// days around this one, their first message id tested on each.
+const STEPS_MYSQL = `
+SELECT \`key\`, job_type, status, policy, attempt, created_at, completed_at, duplicate_count
+  FROM effects
+ WHERE tenant_id = ?
+   AND created_at BETWEEN ? - INTERVAL 3 DAY AND ? + INTERVAL 3 DAY
+   AND first_message_id IN (?, ?)
+ ORDER BY created_at, \`key\`
+ LIMIT 50`;
+
+// This effect's deliveries from its creation on, and only those that met it (or none), as on
+// PostgreSQL; the newest ? of them, and how many there are. "first": the claim that made it.
+const DELIVERIES_MYSQL = `
+  FROM delivery_timeline
+ WHERE tenant_id = ? AND \`key\` = ? AND delivered_at >= ? AND delivered_at <= ? + INTERVAL 1 MINUTE
+   AND (effect_created_at IS NULL OR effect_created_at = ?)`;
+const TIMELINE_MYSQL = `
+SELECT delivered_at, answer, message_id, delivery_attempt, effect_attempt, worker_id, claim_ms,
+       answer = 'claimed' AND delivered_at = ? AS first
+${DELIVERIES_MYSQL}
+ ORDER BY delivered_at DESC, chunk_id DESC, seq DESC
+ LIMIT ?`;
+const TIMELINE_TOTAL_MYSQL = `SELECT count(*) AS n ${DELIVERIES_MYSQL}`;
+
+const VIOLATIONS_MYSQL = `
+SELECT id, ${mysqlIso("occurred_at")} AS occurred_at, tenant_id, job_type, constraint_name, \`key\`, message_id, message
+  FROM uncaught_violation_keys
+ WHERE tenant_id = ? AND \`key\` = ?
+ ORDER BY occurred_at DESC, id DESC
+ LIMIT 20`;
+
+/** A step or a delivery: timestamps are ISO 8601 strings as json_agg writes them (PostgreSQL), or Dates (MySQL). */
 interface StepJson {
   key: string;
   job_type: string;
   status: EffectStatus;
   policy: string;
   attempt: number;
-  created_at: string;
-  completed_at: string | null;
+  created_at: string | Date;
+  completed_at: string | Date | null;
   duplicate_count: number;
 }
 interface DeliveryJson {
-  delivered_at: string;
+  delivered_at: string | Date;
   answer: DeliveryAnswer;
   message_id: string | null;
   delivery_attempt: number | null;
@@ -157,26 +200,53 @@ interface DeliveryJson {
   first: boolean | null;
 }
 
+/** What either engine answers for one key: the effect, its steps, violations and deliveries (oldest first). */
+type EffectDetailRow = EffectRow & {
+  steps: StepJson[];
+  violations: ViolationRow[];
+  timeline: DeliveryJson[];
+  timeline_total: number;
+};
+
+async function readEffectMysql(db: MysqlReader, tenant: string, key: string, now: Date): Promise<EffectDetailRow | null> {
+  const [effect] = await db.query<EffectRow>(EFFECT_MYSQL, [tenant, key, now]);
+  if (!effect) return null;
+  const created = effect.created_at;
+  const deliveries = [tenant, key, created, now, created];
+  const [steps, timeline, total, violations] = await Promise.all([
+    db.query<StepJson>(STEPS_MYSQL, [tenant, created, created, effect.first_message_id, effect.last_message_id]),
+    db.query<DeliveryJson>(TIMELINE_MYSQL, [created, ...deliveries, TIMELINE_LIMIT]),
+    db.query<{ n: number }>(TIMELINE_TOTAL_MYSQL, deliveries),
+    db.query<ViolationRow>(VIOLATIONS_MYSQL, [tenant, key]),
+  ]);
+  return {
+    ...effect,
+    outcome: effect.outcome === null ? null : mysqlJson(effect.outcome),
+    steps,
+    violations,
+    timeline: timeline.reverse().map((t) => ({ ...t, first: mysqlBool(t.first) })),
+    timeline_total: Number(total[0]?.n ?? 0),
+  };
+}
+
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** GET /api/v1/effects/{key}: the effect, its job's steps and its own uncaught violations; null when the tenant (the scope's, or the one a platform scope names) has no such key. */
 export async function getEffect(
   scope: Scope,
   input: { tenant?: string | null; key: string; now?: Date },
-  db: StatementQueryable = consoleDatabase(),
+  db: EffectsSource = effectsStore(),
 ): Promise<EffectDetail | null> {
   const tenant = scope.narrow(input.tenant).oneTenant();
   const now = input.now ?? new Date();
-  const { rows } = await db.query<
-    EffectRow & { steps: StepJson[]; violations: ViolationRow[]; timeline: DeliveryJson[]; timeline_total: number }
-  >({
-    ...EFFECT_DETAIL,
-    values: [tenant, input.key, now, TIMELINE_LIMIT],
+  const row = await byEngine(db, {
+    postgres: async (pg) =>
+      (await pg.query<EffectDetailRow>({ ...EFFECT_DETAIL, values: [tenant, input.key, now, TIMELINE_LIMIT] })).rows[0] ?? null,
+    mysql: (my) => readEffectMysql(my, tenant, input.key, now),
   });
-  const row = rows[0];
   if (!row) return null;
 
-  const isoOf = (text: string) => new Date(text).toISOString();
+  const isoOf = (text: string | Date) => new Date(text).toISOString();
   const steps: JobStep[] = row.steps.map((s) => ({
     key: s.key,
     jobType: s.job_type,
@@ -208,19 +278,25 @@ export async function getEffect(
     row.max_gap_seconds ?? (row.last_duplicate_at ? (row.last_duplicate_at.getTime() - row.created_at.getTime()) / 1000 : null);
   const inFlight = row.status === "in_progress";
   // A second round trip, only for a job type a provider holds: what the last reconciliation saw.
-  const providerSide = await getProviderSide(
-    db,
-    {
-      tenant,
-      key: row.key,
-      jobType: row.job_type,
-      status: row.status,
-      attempts: row.attempt,
-      createdAt: row.created_at,
-      outcome: row.outcome,
-    },
-    { now },
-  );
+  // Reconciliation reads the effects beside its findings in one PostgreSQL: it does not run on a
+  // MySQL store, so there is no provider side to show there.
+  const providerSide = await byEngine(db, {
+    mysql: async () => null,
+    postgres: (pg) =>
+      getProviderSide(
+        pg,
+        {
+          tenant,
+          key: row.key,
+          jobType: row.job_type,
+          status: row.status,
+          attempts: row.attempt,
+          createdAt: row.created_at,
+          outcome: row.outcome,
+        },
+        { now },
+      ),
+  });
   return {
     tenant,
     key: row.key,

@@ -1,7 +1,6 @@
 import type { Scope } from "../../auth/scope";
-import { consoleDatabase } from "../../console/database";
+import { byEngine, type EffectsSource, effectsStore } from "../../console/effects-store";
 import { Keyset } from "../../console/keyset";
-import type { Queryable } from "../../db/types";
 import { type AppliedStateFilter, appliedFields, applyStateFilter, type StateFilter } from "./state-filter";
 import type { KeyReuseListResponse, KeyReuseRefusal } from "./states-contract";
 import { chunkDeliveryColumns } from "./timeline-chunk-sql";
@@ -64,15 +63,35 @@ SELECT r.*, ${KEY_REUSE_KEYSET.cursorColumns}
 
 const filterValues = (f: AppliedStateFilter) => [f.tenant, f.from, f.to, f.jobType];
 
+// The same on MySQL, whose timeline is a row per delivery (delivered_at, chunk_id, seq): a
+// delivery's place in its worker's flush (seq) stands for its place in a chunk (n), so the keyset
+// and the ids are the same shape. Params: from, to, tenant (twice), job type (twice).
+const REFUSED_MYSQL = `
+SELECT delivered_at, chunk_id, seq AS n, tenant_id, \`key\`, job_type, message_id, delivery_attempt, effect_attempt, worker_id
+  FROM delivery_timeline
+ WHERE answer = 'key_reuse' AND delivered_at >= ? AND delivered_at < ?
+   AND (? IS NULL OR tenant_id = ?) AND (? IS NULL OR job_type = ?)`;
+const COUNT_MYSQL = `SELECT count(*) AS n FROM (${REFUSED_MYSQL}) r`;
+const listMysql = (after: string) => `
+SELECT r.*, ${KEY_REUSE_KEYSET.mysqlCursorColumns}
+  FROM (${REFUSED_MYSQL}) r
+ WHERE ${after}
+ ORDER BY ${KEY_REUSE_KEYSET.mysqlOrderBy}
+ LIMIT ?`;
+const filterValuesMysql = (f: AppliedStateFilter) => [f.from, f.to, f.tenant, f.tenant, f.jobType, f.jobType];
+
 /** How many refusals the filter holds: the count beside the states' (the list below pages through the same rows). */
-export async function countKeyReuseRefusals(filter: AppliedStateFilter, db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(COUNT, filterValues(filter));
-  return rows[0]?.n ?? 0;
+export async function countKeyReuseRefusals(filter: AppliedStateFilter, db: EffectsSource): Promise<number> {
+  const [row] = await byEngine(db, {
+    postgres: async (pg) => (await pg.query<{ n: number }>(COUNT, filterValues(filter))).rows,
+    mysql: (my) => my.query<{ n: number }>(COUNT_MYSQL, filterValuesMysql(filter)),
+  });
+  return Number(row?.n ?? 0);
 }
 
 interface RefusalRow {
   chunk_id: string;
-  n: string;
+  n: string | number;
   delivered_at: Date;
   tenant_id: string;
   key: string;
@@ -87,14 +106,18 @@ interface RefusalRow {
 export async function listKeyReuseRefusals(
   scope: Scope,
   input: StateFilter & { cursor?: string; limit: number },
-  db: Queryable = consoleDatabase(),
+  db: EffectsSource = effectsStore(),
 ): Promise<KeyReuseListResponse> {
   const applied = applyStateFilter(scope, input);
-  const { rows } = await db.query<RefusalRow>(LIST, [
-    ...filterValues(applied),
-    ...KEY_REUSE_KEYSET.values(input.cursor),
-    input.limit + 1,
-  ]);
+  const rows = await byEngine(db, {
+    postgres: async (pg) =>
+      (await pg.query<RefusalRow>(LIST, [...filterValues(applied), ...KEY_REUSE_KEYSET.values(input.cursor), input.limit + 1]))
+        .rows,
+    mysql: (my) => {
+      const after = KEY_REUSE_KEYSET.mysqlAfter(input.cursor);
+      return my.query<RefusalRow>(listMysql(after.sql), [...filterValuesMysql(applied), ...after.values, input.limit + 1]);
+    },
+  });
   const page = KEY_REUSE_KEYSET.page(rows, input.limit);
   return { ...appliedFields(applied), refusals: page.rows.map(toRefusal), nextCursor: page.nextCursor };
 }

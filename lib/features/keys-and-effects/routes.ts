@@ -53,7 +53,7 @@ export const releaseEffectRoute = route({
   path: "/api/v1/effects/{key}/release",
   role: "operator",
   summary:
-    "Release a stuck in-progress claim whose lease expired, so the next delivery retries it (operator; audited in the same transaction). 409 for a live lease, a completed effect, an at-most-once step (which becomes abandoned on the next delivery instead).",
+    "Release a stuck in-progress claim whose lease expired, so the next delivery retries it (operator; audited: with the release in one transaction, or on a MySQL effects store as requested, then its outcome, never released without a requested row before it). 409 for a live lease, a completed effect, an at-most-once step (which becomes abandoned on the next delivery instead).",
   params: effectKeyPath,
   paramsFrom: (request) => ({ key: effectKeyFromPath(request, "release") }),
   query: tenantQuery,

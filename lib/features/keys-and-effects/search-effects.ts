@@ -1,7 +1,7 @@
 import type { Scope } from "../../auth/scope";
-import { consoleDatabase } from "../../console/database";
+import { byEngine, type EffectsSource, effectsStore } from "../../console/effects-store";
 import { Keyset } from "../../console/keyset";
-import type { StatementQueryable } from "../../db/types";
+import { mysqlIso } from "../../console/mysql-sql";
 import { isStuck } from "../../idempotency/states";
 import type { EffectSearchResponse, EffectSummary } from "./contract";
 import { CROSS_TENANT_SEARCH_DAYS, type EffectStatus, TENANT_SEARCH_DAYS } from "./effects-types";
@@ -81,6 +81,28 @@ SELECT tenant_id, key, job_type, status, policy, attempt, created_at, completed_
  LIMIT $9`,
 };
 
+// The two searches on MySQL, where effects is one table: (tenant_id, created_at) is
+// effects_tenant_created_at_idx, whose entries end with the primary key's `key`, so one tenant's
+// page is one backward range of it; every tenant's is effects_created_at_idx's, ended by
+// (tenant_id, key) the same way. LOCATE, not LIKE: a "%" or "_" in the fragment is a literal.
+// The bound is the cursor's, or (to, '') on the first page, as on PostgreSQL.
+const searchMysql = (everyTenant: boolean) => `
+SELECT ${everyTenant ? "tenant_id, " : ""}\`key\`, job_type, status, policy, attempt, created_at, completed_at, duplicate_count,
+       first_message_id, lease_until, ${mysqlIso("created_at")} AS cursor_at
+  FROM effects
+ WHERE ${everyTenant ? "" : "tenant_id = ? AND "}created_at >= ? AND created_at < ?
+   AND (created_at, ${everyTenant ? "tenant_id, " : ""}\`key\`) < (?, ${everyTenant ? "?, " : ""}?)
+   AND (? IS NULL OR LOCATE(?, LOWER(\`key\`)) > 0)
+   AND (? IS NULL OR status = ?)
+   AND (? IS NULL OR job_type = ?)
+ ORDER BY created_at DESC, ${everyTenant ? "tenant_id DESC, " : ""}\`key\` DESC
+ LIMIT ?`;
+const SEARCH_MYSQL = searchMysql(false);
+const SEARCH_EVERY_TENANT_MYSQL = searchMysql(true);
+
+/** A cursor's time part ('…T12:00:00.123456Z') as MySQL compares it with a DATETIME (UTC session). */
+const mysqlBoundTime = (iso: string) => iso.replace("T", " ").replace("Z", "");
+
 /**
  * The sort keys of the two searches. The effects table has no numeric id and the library's
  * tables take no console column: (created_at, tenant_id, key) is unique all the same, since a
@@ -120,7 +142,7 @@ interface SearchRow {
 export async function searchEffects(
   scope: Scope,
   search: EffectSearch,
-  db: StatementQueryable = consoleDatabase(),
+  db: EffectsSource = effectsStore(),
 ): Promise<EffectSearchResponse> {
   const tenant = scope.narrow(search.tenant).tenant;
   const now = search.now ?? new Date();
@@ -131,14 +153,25 @@ export async function searchEffects(
   // The first page's bound, (to, '') or (to, '', ''): every row before `to` (no text sorts below '').
   const bound = search.cursor ? keyset.decode(search.cursor) : [to.toISOString(), ...keyset.columns.slice(1).map(() => "")];
   const q = search.q?.trim() ? search.q.trim().toLowerCase() : null;
-  const filters = [q, search.status ?? null, search.jobType ?? null, search.limit + 1];
-  const { rows } =
-    tenant === null
-      ? await db.query<SearchRow>({
-          ...SEARCH_EVERY_TENANT,
-          values: [from, to, ...bound, ...filters],
-        })
-      : await db.query<SearchRow>({ ...SEARCH, values: [tenant, from, to, ...bound, ...filters] });
+  const status = search.status ?? null;
+  const jobType = search.jobType ?? null;
+  const rows = await byEngine(db, {
+    postgres: async (pg) => {
+      const filters = [q, status, jobType, search.limit + 1];
+      return (
+        tenant === null
+          ? await pg.query<SearchRow>({ ...SEARCH_EVERY_TENANT, values: [from, to, ...bound, ...filters] })
+          : await pg.query<SearchRow>({ ...SEARCH, values: [tenant, from, to, ...bound, ...filters] })
+      ).rows;
+    },
+    mysql: (my) => {
+      const [at = "", ...rest] = bound;
+      const values = [from, to, mysqlBoundTime(at), ...rest, q, q, status, status, jobType, jobType, search.limit + 1];
+      return tenant === null
+        ? my.query<SearchRow>(SEARCH_EVERY_TENANT_MYSQL, values)
+        : my.query<SearchRow>(SEARCH_MYSQL, [tenant, ...values]);
+    },
+  });
   const page = rows.slice(0, search.limit);
   const effects: EffectSummary[] = page.map((r) => ({
     tenant: r.tenant_id ?? (tenant as string),

@@ -44,7 +44,7 @@ export const overviewQuery = z
 export type OverviewQuery = z.infer<typeof overviewQuery>;
 
 const points = z.array(z.number().nullable());
-const metricsSource = z.enum(["postgres", "prometheus"]);
+const metricsSource = z.enum(["postgres", "mysql", "prometheus"]);
 export type MetricsSourceName = z.infer<typeof metricsSource>;
 
 /** One line of a chart: a value per timestamp of the series' timestamps. */

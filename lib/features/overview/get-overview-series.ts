@@ -1,6 +1,5 @@
 import type { Scope } from "../../auth/scope";
-import { consoleDatabase } from "../../console/database";
-import type { Queryable } from "../../db/types";
+import { type EffectsSource, effectsStore } from "../../console/effects-store";
 import { formatCount, formatDuration } from "../../format";
 import { getViolationGroups } from "../violations/get-violation-groups";
 import type { AlertStatus, JobTypeActivity, OverviewResponse, TenantRow } from "./contract";
@@ -14,7 +13,8 @@ import type { MetricsSource } from "./metrics/source";
 import { type OverviewQuery, resolveRange } from "./overview-query";
 
 interface GetOverviewSeriesDeps {
-  db?: Queryable;
+  /** The effects store (its rollups, violations, stuck claims, tenant counters). */
+  db?: EffectsSource;
   /** The metrics source; defaults to the configured one (lib/console/metrics). */
   source?: MetricsSource;
   now?: Date;
@@ -25,7 +25,7 @@ const sum = (values: (number | null)[]) => values.reduce<number>((a, b) => a + (
 /**
  * The on-call Overview's question: over this range (and job type, and tenant), is it rising, which
  * tenant, what is stuck, what is firing? Charts from the configured metrics source; tenants,
- * stuck claims and violation groups from PostgreSQL (the metrics carry no tenant), for the scope's
+ * stuck claims and violation groups from the effects store (the metrics carry no tenant), for the scope's
  * tenant only: a tenant scope reads its own tenant whatever `query.tenant` says; a platform scope
  * narrows to `query.tenant`, or reads every tenant.
  */
@@ -35,7 +35,7 @@ export async function getOverviewSeries(
   deps: GetOverviewSeriesDeps = {},
 ): Promise<OverviewResponse> {
   const scope = requested.narrow(query.tenant);
-  const db = deps.db ?? consoleDatabase();
+  const db = deps.db ?? effectsStore();
   const source = deps.source ?? metricsSource(db);
   const now = deps.now ?? new Date();
   const { range, from, to } = resolveRange(query, now);

@@ -1,6 +1,5 @@
 import type { Scope } from "../../auth/scope";
-import { consoleDatabase } from "../../console/database";
-import type { Queryable } from "../../db/types";
+import { byEngine, type EffectsSource, effectsStore, type MysqlReader } from "../../console/effects-store";
 import type { Series, ViolationSeries } from "./contract";
 import { addToViolationLine, type Buckets, bucketIndex, bucketsFor } from "./metrics/series-math";
 
@@ -68,6 +67,59 @@ SELECT
        FROM tenant_violations_hour
       WHERE hour >= $3 AND hour < $4 AND ($1::text IS NULL OR job_type = $1) AND ($2::text IS NULL OR tenant_id = $2)) v) AS violations`;
 
+/** What either engine answers: per-tenant totals, the asked tenant's hours, the violation hours (newest first). */
+interface ActivityRow {
+  totals: [string, number][];
+  hours: [number, string, number][];
+  violations: {
+    hour: number;
+    tenant_id: string;
+    job_type: string;
+    constraint_name: string;
+    count: number;
+    last_seen: string | Date;
+  }[];
+}
+
+// The same on MySQL, whose rollups keep no day level (PostgreSQL's tenant_suppressions_day is a
+// trigger's; the MySQL store writes the hour beside the minute and no more): the totals sum the
+// hours of the whole range, the same figures. Three statements at once.
+const TOTALS_MYSQL = `
+SELECT tenant_id, sum(count) AS n FROM tenant_suppressions_hour
+ WHERE hour >= ? AND hour < ? AND (? IS NULL OR job_type = ?)
+ GROUP BY tenant_id`;
+const HOURS_MYSQL = `
+SELECT hour, job_type, count FROM tenant_suppressions_hour
+ WHERE tenant_id = ? AND hour >= ? AND hour < ? AND (? IS NULL OR job_type = ?)`;
+const VIOLATIONS_MYSQL = `
+SELECT hour, tenant_id, job_type, constraint_name, count, last_seen FROM tenant_violations_hour
+ WHERE hour >= ? AND hour < ? AND (? IS NULL OR job_type = ?) AND (? IS NULL OR tenant_id = ?)
+ ORDER BY last_seen DESC`;
+
+async function readActivityMysql(
+  db: MysqlReader,
+  input: { jobType: string | null; tenant: string | null; hourFrom: Date; hourTo: Date },
+): Promise<ActivityRow> {
+  const { jobType, tenant, hourFrom, hourTo } = input;
+  const [totals, hours, violations] = await Promise.all([
+    tenant === null
+      ? db.query<{ tenant_id: string; n: number }>(TOTALS_MYSQL, [hourFrom, hourTo, jobType, jobType])
+      : Promise.resolve([]),
+    tenant === null
+      ? Promise.resolve([])
+      : db.query<{ hour: Date; job_type: string; count: number }>(HOURS_MYSQL, [tenant, hourFrom, hourTo, jobType, jobType]),
+    db.query<{ hour: Date; tenant_id: string; job_type: string; constraint_name: string; count: number; last_seen: Date }>(
+      VIOLATIONS_MYSQL,
+      [hourFrom, hourTo, jobType, jobType, tenant, tenant],
+    ),
+  ]);
+  return {
+    totals: totals.map((r) => [r.tenant_id, Number(r.n)]),
+    hours: hours.map((r) => [r.hour.getTime(), r.job_type, Number(r.count)]),
+    violations: violations.map((r) => ({ ...r, hour: r.hour.getTime(), count: Number(r.count) })),
+  };
+}
+
 /**
  * The hours overlapping [originMs, endMs), and the whole UTC days inside them the day table can
  * answer (none with a job-type filter: the day table sums every job type). Without days, both day
@@ -91,26 +143,19 @@ export function tenantWindows(originMs: number, endMs: number, jobType: string |
 export async function getTenantActivity(
   scope: Scope,
   input: GetTenantActivityInput,
-  db: Queryable = consoleDatabase(),
+  db: EffectsSource = effectsStore(),
 ): Promise<TenantActivity> {
   const { buckets } = input;
   const n = buckets.timestamps.length;
   const end = new Date(buckets.timestamps[n - 1] ?? buckets.originMs);
   const tenant = scope.tenant;
   const w = tenantWindows(buckets.originMs, end.getTime(), input.jobType ?? null);
-  const { rows } = await db.query<{
-    totals: [string, number][];
-    hours: [number, string, number][];
-    violations: {
-      hour: number;
-      tenant_id: string;
-      job_type: string;
-      constraint_name: string;
-      count: number;
-      last_seen: string;
-    }[];
-  }>(ACTIVITY_SQL, [input.jobType ?? null, tenant, w.hourFrom, w.hourTo, w.dayFrom, w.dayTo]);
-  const activity = rows[0];
+  const jobType = input.jobType ?? null;
+  const activity = await byEngine(db, {
+    postgres: async (pg) =>
+      (await pg.query<ActivityRow>(ACTIVITY_SQL, [jobType, tenant, w.hourFrom, w.hourTo, w.dayFrom, w.dayTo])).rows[0],
+    mysql: (my) => readActivityMysql(my, { jobType, tenant, hourFrom: w.hourFrom, hourTo: w.hourTo }),
+  });
   if (!activity) throw new Error("the tenant activity query answered no row");
 
   const totals = new Map<string, { suppressions: number; violations: number }>();

@@ -1,6 +1,5 @@
 import type { Scope } from "../../auth/scope";
-import { consoleDatabase } from "../../console/database";
-import type { Queryable } from "../../db/types";
+import { byEngine, type EffectsSource, effectsStore } from "../../console/effects-store";
 import type { ViolationSeries } from "./contract";
 import { addToViolationLine, type Buckets } from "./metrics/series-math";
 
@@ -31,6 +30,26 @@ SELECT floor((extract(epoch FROM occurred_at) * 1000 - $3::float8) / $5::float8)
    AND occurred_at >= to_timestamp($3::float8 / 1000) AND occurred_at < to_timestamp($4::float8 / 1000)
  GROUP BY 1, 2, 3, 4`;
 
+// The same on MySQL: a row's bucket from the microseconds since the window's start (exact, and
+// independent of the session's time zone, unlike UNIX_TIMESTAMP). Params: window start (twice, a
+// Date), step (ms), tenant (twice), job type (twice), window end.
+const COUNTS_MYSQL = `
+SELECT FLOOR(TIMESTAMPDIFF(MICROSECOND, ?, occurred_at) / 1000 / ?) AS bucket,
+       tenant_id, job_type, constraint_name, count(*) AS n
+  FROM uncaught_violation_keys
+ WHERE (? IS NULL OR tenant_id = ?)
+   AND (? IS NULL OR job_type = ?)
+   AND occurred_at >= ? AND occurred_at < ?
+ GROUP BY 1, 2, 3, 4`;
+
+interface CountRow {
+  bucket: number;
+  tenant_id: string;
+  job_type: string;
+  constraint_name: string;
+  n: number;
+}
+
 /** The buckets' span [origin, last timestamp): the window every violation figure counts over. */
 export function bucketWindow(buckets: Buckets): { from: Date; to: Date } {
   const end = buckets.timestamps[buckets.timestamps.length - 1] ?? buckets.originMs;
@@ -41,14 +60,21 @@ export function bucketWindow(buckets: Buckets): { from: Date; to: Date } {
 export async function getViolationCounts(
   scope: Scope,
   input: { buckets: Buckets; jobType?: string | null },
-  db: Queryable = consoleDatabase(),
+  db: EffectsSource = effectsStore(),
 ): Promise<ViolationCounts> {
   const { buckets } = input;
   const { from, to } = bucketWindow(buckets);
-  const { rows } = await db.query<{ bucket: number; tenant_id: string; job_type: string; constraint_name: string; n: number }>(
-    COUNTS_SQL,
-    [scope.tenant, input.jobType ?? null, from.getTime(), to.getTime(), buckets.stepSeconds * 1000],
-  );
+  const jobType = input.jobType ?? null;
+  const stepMs = buckets.stepSeconds * 1000;
+  const rows = (
+    await byEngine(db, {
+      postgres: async (pg) =>
+        (
+          await pg.query<CountRow>(COUNTS_SQL, [scope.tenant, jobType, from.getTime(), to.getTime(), stepMs])
+        ).rows,
+      mysql: (my) => my.query<CountRow>(COUNTS_MYSQL, [from, stepMs, scope.tenant, scope.tenant, jobType, jobType, from, to]),
+    })
+  ).map((r) => ({ ...r, bucket: Number(r.bucket), n: Number(r.n) }));
   const n = buckets.timestamps.length;
   const lines = new Map<string, ViolationSeries>();
   const byTenant = new Map<string, number>();
@@ -90,18 +116,24 @@ SELECT count(*)::int AS workers, max(heartbeat_at) AS last_heartbeat
    AND heartbeat_at < $2
    AND heartbeat_at + ttl_seconds * interval '1 second' > $1`;
 
+const UNFLUSHED_MYSQL = `
+SELECT count(*) AS workers, max(heartbeat_at) AS last_heartbeat
+  FROM worker_registrations
+ WHERE heartbeat_at + INTERVAL ttl_seconds SECOND <= ?
+   AND heartbeat_at < ?
+   AND heartbeat_at + INTERVAL ttl_seconds SECOND > ?`;
+
 export async function getUnflushedWorkers(
   input: { from: Date; to: Date; now: Date },
-  db: Queryable = consoleDatabase(),
+  db: EffectsSource = effectsStore(),
 ): Promise<UnflushedWorkers> {
-  const { rows } = await db.query<{ workers: number; last_heartbeat: Date | null }>(UNFLUSHED_SQL, [
-    input.from,
-    input.to,
-    input.now,
-  ]);
-  const row = rows[0];
+  type Row = { workers: number; last_heartbeat: Date | null };
+  const [row] = await byEngine(db, {
+    postgres: async (pg) => (await pg.query<Row>(UNFLUSHED_SQL, [input.from, input.to, input.now])).rows,
+    mysql: (my) => my.query<Row>(UNFLUSHED_MYSQL, [input.now, input.to, input.from]),
+  });
   return {
-    workers: row?.workers ?? 0,
+    workers: Number(row?.workers ?? 0),
     lastHeartbeat: row?.last_heartbeat ? new Date(row.last_heartbeat) : null,
   };
 }

@@ -55,7 +55,7 @@ export const startRunRoute = route({
   body: startRunBody,
   response: startRunResponse,
   status: 202,
-  errors: [400, 401, 403, 404, 409, 413, 429, 503, 504],
+  errors: [400, 401, 403, 404, 409, 413, 429, 501, 503, 504],
   handler: async ({ principal, ip, body }) => ({
     run: await startReconciliation({ principal, provider: body.provider, from: body.from, to: body.to, ip }),
   }),

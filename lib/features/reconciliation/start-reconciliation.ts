@@ -3,6 +3,7 @@ import { ApiError } from "../../api/errors";
 import { audit } from "../../auth/audit";
 import type { Principal } from "../../auth/auth-types";
 import { type Config, loadConfig } from "../../config";
+import { NotOnThisEffectsStoreError } from "../../console/errors";
 import { consolePoolConfig } from "../../db/pool";
 import type { PrismaClient } from "../../db/prisma";
 import { getPrisma } from "../../db/prisma";
@@ -28,6 +29,14 @@ const RUN_COLUMNS = `id::text AS id, provider, window_from, window_to, grace_sec
 
 const RUN_BY_ID = `SELECT ${RUN_COLUMNS} FROM reconciliation_runs WHERE id = $1::bigint`;
 
+/** Why reconciliation does not run against a MySQL effects store (the API's 501, the schedule's log line). */
+export function reconciliationNotOnMysql(): NotOnThisEffectsStoreError {
+  return new NotOnThisEffectsStoreError(
+    "Reconciliation",
+    "the reconciler joins the provider's objects with the effects in one PostgreSQL statement, beside its findings and coverage in the console's PostgreSQL, and here the effects are on the MySQL server (EFFECTS_DATABASE_URL), which that statement cannot reach. To reconcile, run a console whose effects store is PostgreSQL (EFFECTS_DATABASE_URL unset), or compare your provider's export with the effects table on MySQL yourself; releases, bulk releases and retention changes do work on this store",
+  );
+}
+
 /**
  * POST /api/v1/reconciliation/runs: one reconciliation of a provider's window, started now in this
  * process (its own connections, without the console's statement timeout: a day of objects is one
@@ -40,6 +49,7 @@ export async function startReconciliation(
   deps: StartDeps = {},
 ): Promise<ReconciliationRun> {
   const config = deps.config ?? loadConfig();
+  if (config.EFFECTS_DATABASE_URL) throw reconciliationNotOnMysql();
   const prisma = deps.prisma ?? getPrisma();
   const target = `${input.provider} ${input.from.toISOString()}..${input.to.toISOString()}`;
   const refuse = async (code: "NOT_FOUND" | "CONFLICT", message: string, result: string): Promise<never> => {

@@ -1,20 +1,21 @@
 import type pg from "pg";
+import type { EffectsSource, MysqlEffectsStore } from "../../console/effects-store";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
-import type { Queryable } from "../../db/types";
 import { formatDuration } from "../../format";
-import { type MaintenancePlan, planMaintenance, readLiveWorkers } from "../../idempotency/admin";
+import { type LiveWorker, type MaintenancePlan, planMaintenance, readLiveWorkers } from "../../idempotency/admin";
 import { type GetAdviceOptions, getRetentionAdvice } from "./advise-retention";
 import type { AdviceApplyBody, AdvicePreview, SettingsUpdateView } from "./contract";
 import { RetentionError } from "./errors";
 import { getObservedMaxGapSeconds, getRetentionSettings, toPlanView } from "./get-retention";
 import { maintenancePool } from "./maintenance-pool";
 import { invalidRetention, liveWindowRefusal, type RetentionAudit, settingsValues, updateRetentionSettings } from "./settings";
+import { readStoreLiveWorkers } from "./store-settings";
 
 const DAY = 86_400;
 
 interface AdviceApplyDeps {
-  /** Where the advisor reads gaps (the console's database handle). */
-  db: Queryable;
+  /** Where the advisor reads gaps (the effects store). */
+  db: EffectsSource;
   /** The maintenance pool: the plan, the live workers, the observed gap. */
   pool?: pg.Pool;
   prisma?: PrismaClient;
@@ -52,6 +53,64 @@ async function planWith(
   }
 }
 
+/** The MySQL effects store the advice reads and changes, unless a PostgreSQL pool was named (tests). */
+const mysqlStoreOf = (deps: AdviceApplyDeps): MysqlEffectsStore | null =>
+  deps.pool === undefined && "engine" in deps.db && deps.db.engine === "mysql" ? deps.db : null;
+
+/**
+ * planWith on a MySQL effects store, the same way: the settings row changed in a transaction that
+ * is always rolled back and the library's planner asked on that connection (planMaintenance plans a
+ * MySQL connection with the MySQL planner). Workers' plain reads of the row do not wait for it.
+ */
+async function planWithMysql(
+  store: MysqlEffectsStore,
+  values: { retentionDays: number; maxRetryWindowDays: number },
+  now: Date,
+): Promise<MaintenancePlan> {
+  const connection = await store.pool.getConnection();
+  try {
+    await connection.beginTransaction();
+    await connection.query(
+      `INSERT INTO retention_settings (id, retention_days, max_retry_window_days) VALUES (1, ?, ?)
+       ON DUPLICATE KEY UPDATE retention_days = VALUES(retention_days), max_retry_window_days = VALUES(max_retry_window_days)`,
+      [values.retentionDays, values.maxRetryWindowDays],
+    );
+    return await planMaintenance(connection as unknown as Parameters<typeof planMaintenance>[0], {
+      now,
+      schema: store.database,
+    });
+  } finally {
+    await connection.rollback().catch(() => {});
+    connection.release();
+  }
+}
+
+/** What the preview reads, from the store the workers write: the settings, live workers, largest gap, today's plan and the what-if one. */
+interface PreviewSources {
+  liveWorkers(): Promise<LiveWorker[]>;
+  observedMaxGap(): Promise<number | null>;
+  plan(): Promise<MaintenancePlan>;
+  planWith(values: { retentionDays: number; maxRetryWindowDays: number }): Promise<MaintenancePlan>;
+}
+
+function previewSources(deps: AdviceApplyDeps, now: Date): PreviewSources {
+  const store = mysqlStoreOf(deps);
+  if (store)
+    return {
+      liveWorkers: () => readStoreLiveWorkers(store, now),
+      observedMaxGap: () => getObservedMaxGapSeconds(store, null),
+      plan: () => planMaintenance(store.pool, { now, schema: store.database }),
+      planWith: (values) => planWithMysql(store, values, now),
+    };
+  const pool = deps.pool ?? maintenancePool();
+  return {
+    liveWorkers: () => readLiveWorkers(pool, now),
+    observedMaxGap: () => getObservedMaxGapSeconds(pool, null),
+    plan: () => planMaintenance(pool, { now }),
+    planWith: (values) => planWith(pool, values, now),
+  };
+}
+
 /**
  * GET /api/v1/retention/advice/preview: the advice's recommendation as a change of the settings,
  * before and after; what stands in its way (the setting and the value it must reach first); and
@@ -59,10 +118,14 @@ async function planWith(
  * settings and partitions are the fleet's. Reads only.
  */
 export async function previewAdvice(options: GetAdviceOptions, deps: AdviceApplyDeps): Promise<AdvicePreview> {
-  const pool = deps.pool ?? maintenancePool();
   const prisma = deps.prisma ?? getPrisma();
   const now = deps.now ?? new Date();
-  const [advice, settings] = await Promise.all([getRetentionAdvice(deps.db, { ...options, now }), getRetentionSettings(prisma)]);
+  const sources = previewSources(deps, now);
+  const store = mysqlStoreOf(deps);
+  const [advice, settings] = await Promise.all([
+    getRetentionAdvice(deps.db, { ...options, now }),
+    store ? getRetentionSettings(prisma, store) : getRetentionSettings(prisma),
+  ]);
   const summary = {
     status: advice.status,
     recommendedSeconds: advice.recommendedSeconds,
@@ -84,16 +147,16 @@ export async function previewAdvice(options: GetAdviceOptions, deps: AdviceApply
   if (after.retentionDays === before.retentionDays) return none;
 
   const values = { ...settingsValues(settings), ...after };
-  const refusal = invalidRetention(values, false) ?? liveWindowRefusal(values, await readLiveWorkers(pool, now));
+  const refusal = invalidRetention(values, false) ?? liveWindowRefusal(values, await sources.liveWorkers());
   const warnings: string[] = [];
-  const gap = await getObservedMaxGapSeconds(pool, null);
+  const gap = await sources.observedMaxGap();
   if (gap !== null && after.retentionDays * DAY < gap)
     warnings.push(
       `retention ${formatDuration(after.retentionDays * DAY)} is below the largest redelivery gap observed (${formatDuration(Math.ceil(gap))})`,
     );
   // One after the other: the what-if plan holds the settings row until it rolls back.
-  const current = await planMaintenance(pool, { now });
-  const advised = await planWith(pool, after, now);
+  const current = await sources.plan();
+  const advised = await sources.planWith(after);
   const actionNow = new Map(current.partitions.map((p) => [p.name, p.action]));
   const partitionChanges = advised.partitions.flatMap((p) => {
     const was = actionNow.get(p.name) ?? "keep";
@@ -158,6 +221,8 @@ export async function applyAdvice(
     {
       prisma: deps.prisma,
       pool: deps.pool,
+      // On a MySQL store: the settings change's audited requested → change → outcome path.
+      store: mysqlStoreOf(deps) ?? undefined,
       now,
       actor: deps.actor,
       audit: deps.audit,

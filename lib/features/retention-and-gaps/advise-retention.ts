@@ -1,18 +1,14 @@
 import { loadConfig } from "../../config";
-import type { Queryable } from "../../db/types";
+import { byEngine, type EffectsSource } from "../../console/effects-store";
 import { formatCountOf, formatDuration } from "../../format";
-import {
-  isEffectsDistributed,
-  type LiveWorker,
-  readRetentionSettings as readLibrarySettings,
-  readLiveWorkers,
-} from "../../idempotency/admin";
+import { isEffectsDistributed, type LiveWorker } from "../../idempotency/admin";
 import { DEFAULT_RETENTION_SETTINGS, type PartitionInterval, partitionIntervalSeconds } from "../../idempotency/states";
 import { reconcileProviders } from "../../reconciliation/providers";
 import { ADVICE_DEFAULTS, type AdviceBasis, BASIS_QUANTILE } from "./advice-types";
 import type { Advice, JobTypeAdvice, ProviderWindowAdvice, Refusal, RetentionComparison } from "./contract";
 import { countBeyond, GAP_BOUNDS, maxBounds, quantile, total } from "./gap-histogram";
 import { loadGapHistograms } from "./load-gap-histograms";
+import { readStoreLiveWorkers, readStoreRetentionSettings } from "./store-settings";
 
 const DAY = 86_400;
 
@@ -327,6 +323,7 @@ interface RetentionSettingsRead {
 
 // The retention_settings row, or its defaults (7 d, 3 d) when there is none: always exactly one
 // row, so another statement can carry it as a CTE (the gaps page reads it with its late effects).
+// Plain SQL MySQL runs too (where `found` is 0 or 1).
 export const RETENTION_SETTINGS_SQL = `
 SELECT coalesce(r.retention_days, ${DEFAULT_RETENTION_SETTINGS.retentionSeconds / DAY}) AS retention_days,
        coalesce(r.max_retry_window_days, ${DEFAULT_RETENTION_SETTINGS.maxRetryWindowSeconds / DAY}) AS max_retry_window_days,
@@ -338,13 +335,14 @@ export interface RetentionSettingsRow {
   max_retry_window_days: number;
   /** Absent where a statement carrying the row does not select it: daily then. */
   partition_interval?: PartitionInterval;
-  found: boolean;
+  /** A boolean, or MySQL's 0/1. */
+  found: boolean | number;
 }
 
 export function toRetentionSettings(row: RetentionSettingsRow): RetentionSettingsRead {
   return {
-    retentionSeconds: row.retention_days * DAY,
-    maxRetryWindowSeconds: row.max_retry_window_days * DAY,
+    retentionSeconds: Number(row.retention_days) * DAY,
+    maxRetryWindowSeconds: Number(row.max_retry_window_days) * DAY,
     maxRetryWindowSource: row.found ? "retention_settings.max_retry_window_days" : "the default (no retention_settings row)",
     partitionSeconds: partitionIntervalSeconds(row.partition_interval ?? DEFAULT_RETENTION_SETTINGS.interval),
   };
@@ -355,8 +353,8 @@ export function toRetentionSettings(row: RetentionSettingsRow): RetentionSetting
  * partition manager reads them (the library's readers): the retention_settings row (or its
  * defaults) and the live workers' registrations, the largest window of either counting.
  */
-export async function readEffectiveRetention(db: Queryable, now: Date = new Date()): Promise<RetentionSettingsRead> {
-  const [settings, workers] = await Promise.all([readLibrarySettings(db), readLiveWorkers(db, now)]);
+export async function readEffectiveRetention(db: EffectsSource, now: Date = new Date()): Promise<RetentionSettingsRead> {
+  const [settings, workers] = await Promise.all([readStoreRetentionSettings(db), readStoreLiveWorkers(db, now)]);
   const widest = workers.reduce<LiveWorker | null>(
     (max, w) => (max === null || w.maxRetryWindowSeconds > max.maxRetryWindowSeconds ? w : max),
     null,
@@ -399,17 +397,40 @@ SELECT DISTINCT ON (job_type) tenant_id, key, job_type, max_gap_seconds
    AND ($4::text IS NULL OR tenant_id = $4::text)
  ORDER BY job_type, max_gap_seconds DESC`;
 
+// The same on MySQL (effects unpartitioned, one index on max_gap_seconds): each job type's first
+// row by gap, ties broken by tenant and key. Params: from, to, job types, tenant (twice).
+const EFFECTS_MAX_GAPS_MYSQL = `
+SELECT tenant_id, \`key\`, job_type, max_gap_seconds FROM (
+  SELECT tenant_id, \`key\`, job_type, max_gap_seconds,
+         ROW_NUMBER() OVER (PARTITION BY job_type ORDER BY max_gap_seconds DESC, tenant_id, \`key\`) AS place
+    FROM effects
+   WHERE created_at >= ? AND created_at <= ? AND max_gap_seconds IS NOT NULL AND job_type IN (?)
+     AND (? IS NULL OR tenant_id = ?)) m
+ WHERE place = 1
+ ORDER BY job_type`;
+
 /** Each job type's exact largest per-effect gap in the window (of one tenant, or every tenant). */
 export async function readEffectsMaxGaps(
-  db: Queryable,
+  source: EffectsSource,
   input: { from: Date; to: Date; jobTypes: string[]; tenant?: string | null },
 ): Promise<EffectsMaxGap[]> {
   if (input.jobTypes.length === 0) return [];
-  const citus = await isEffectsDistributed(db, loadConfig().ONCEBOARD_SCHEMA);
-  const { rows } = await db.query<{ tenant_id: string; key: string; job_type: string; max_gap_seconds: number }>(
-    citus ? EFFECTS_MAX_GAPS_CITUS_SQL : EFFECTS_MAX_GAPS_SQL,
-    [input.from.toISOString(), input.to.toISOString(), input.jobTypes, input.tenant ?? null],
-  );
+  type Row = { tenant_id: string; key: string; job_type: string; max_gap_seconds: number };
+  const tenant = input.tenant ?? null;
+  const rows = await byEngine(source, {
+    postgres: async (db) => {
+      const citus = await isEffectsDistributed(db, loadConfig().ONCEBOARD_SCHEMA);
+      return (
+        await db.query<Row>(citus ? EFFECTS_MAX_GAPS_CITUS_SQL : EFFECTS_MAX_GAPS_SQL, [
+          input.from.toISOString(),
+          input.to.toISOString(),
+          input.jobTypes,
+          tenant,
+        ])
+      ).rows;
+    },
+    mysql: (db) => db.query<Row>(EFFECTS_MAX_GAPS_MYSQL, [input.from, input.to, input.jobTypes, tenant, tenant]),
+  });
   return rows.map((r) => ({ seconds: Number(r.max_gap_seconds), jobType: r.job_type, tenant: r.tenant_id, key: r.key }));
 }
 
@@ -428,7 +449,7 @@ export interface GetAdviceOptions {
 }
 
 /** Loads the inputs (rollups, effects, settings) and runs the advisor. */
-export async function getRetentionAdvice(db: Queryable, options: GetAdviceOptions = {}): Promise<Advice> {
+export async function getRetentionAdvice(db: EffectsSource, options: GetAdviceOptions = {}): Promise<Advice> {
   const to = options.now ?? new Date();
   const from = new Date(to.getTime() - (options.windowDays ?? ADVICE_DEFAULTS.windowDays) * DAY * 1000);
   const [histograms, settings] = await Promise.all([

@@ -3,11 +3,13 @@ import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { defaultRegistry } from "../../idempotency";
 import { maintain } from "../../idempotency/admin";
 import type { ApplyResultView } from "./contract";
-import { maintenancePool } from "./maintenance-pool";
+import { type MaintenanceTarget, maintenanceTarget } from "./maintenance-pool";
 import type { RetentionAudit } from "./settings";
 
 interface ApplyDeps {
+  /** The PostgreSQL maintenance pool (tests); unset: the configured effects store's (maintenanceTarget). */
   pool?: pg.Pool;
+  target?: MaintenanceTarget;
   prisma?: PrismaClient;
   now?: Date;
   /** Who asked: recorded as the run's runner. */
@@ -18,12 +20,14 @@ interface ApplyDeps {
 
 /** POST /api/v1/retention/apply and `npm run retention -- apply`: one maintenance run, now. */
 export async function applyRetention(deps: ApplyDeps): Promise<ApplyResultView> {
-  const run = await maintain(deps.pool ?? maintenancePool(), {
-    now: deps.now,
-    runner: deps.actor,
-    trigger: deps.trigger,
-    registry: defaultRegistry(),
-  });
+  const target: MaintenanceTarget = deps.target ?? (deps.pool ? { engine: "postgres", pool: deps.pool } : maintenanceTarget());
+  const options = { now: deps.now, runner: deps.actor, trigger: deps.trigger, registry: defaultRegistry() };
+  // The library's run on the store's own engine: on MySQL, the timeline's day partitions and the
+  // expired effects' paced deletes, recorded in that store's maintenance_runs.
+  const run =
+    target.engine === "mysql"
+      ? await maintain(target.pool, { ...options, schema: target.database })
+      : await maintain(target.pool, options);
   const view: ApplyResultView = {
     result: run.result,
     runId: run.runId,

@@ -65,7 +65,7 @@ const partitionView = z.object({
   liveClaims: z.number().nullable().meta({ description: "In-progress claims with a live lease; null when not counted" }),
   detachPending: z.boolean(),
   action: z.enum(["keep", "drop", "finalize"]),
-  guard: z.enum(["retention", "retry-window", "in-flight", "newest", "current"]).nullable(),
+  guard: z.enum(["retention", "retry-window", "in-flight", "newest", "current", "catch-all"]).nullable(),
   reason: z.string(),
 });
 export type PartitionView = z.infer<typeof partitionView>;
@@ -166,8 +166,13 @@ const retentionComparison = z.object({
   }),
   observedMaxSource: z.string().nullable(),
   belowObservedMax: z.boolean().meta({ description: "The retention is shorter than a gap that really happened" }),
-  lateDuplicates: z.number(),
-  lateDuplicatesUpTo: z.number(),
+  lateDuplicates: z.number().meta({
+    description:
+      "Duplicate deliveries in the window whose gap is certainly longer than the current retention (rollup histogram). Not the Delivery gaps page's latestLate, which lists effects whose longest gap exceeds the retry window (lateThresholdSeconds): a shorter threshold, so that list can name duplicates this does not count",
+  }),
+  lateDuplicatesUpTo: z
+    .number()
+    .meta({ description: "lateDuplicates plus those in a histogram bucket that straddles the retention" }),
   claimsBeyondRetention: z.number(),
   verdict: z.enum(["ok", "below_recommendation", "below_observed_max"]),
   message: z.string(),

@@ -80,7 +80,10 @@ export const gapsResponse = z.object({
   retentionSeconds: z.number(),
   maxRetryWindowSeconds: z.number(),
   maxRetryWindowSource: z.string(),
-  lateThresholdSeconds: z.number(),
+  lateThresholdSeconds: z.number().meta({
+    description:
+      "latestLate and tenants[].late count effects whose longest gap exceeds this (the retry window); advice.comparison.lateDuplicates counts deliveries beyond the retention instead",
+  }),
   all: gapSeries,
   jobTypes: z.array(gapSeries),
   tenants: z.array(tenantGaps),

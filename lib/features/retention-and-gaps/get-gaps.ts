@@ -1,7 +1,6 @@
 import type { Scope } from "../../auth/scope";
 import { loadConfig } from "../../config";
-import { consoleDatabase } from "../../console/database";
-import type { Queryable } from "../../db/types";
+import { byEngine, type EffectsSource, effectsStore } from "../../console/effects-store";
 import { reconcileProviders } from "../../reconciliation/providers";
 import {
   adviseRetention,
@@ -104,6 +103,93 @@ SELECT job_type FROM worker_stats_hour WHERE hour >= $1::timestamptz AND hour < 
  ORDER BY job_type
  LIMIT 200`;
 
+// The same statements on MySQL. A bucket's count is SUM of its condition (0 or 1) where
+// PostgreSQL writes count(*) FILTER; the late effects' threshold is the settings' CTE, as there.
+const effectBucketColumnsMysql = Array.from({ length: BUCKET_COUNT }, (_, i) => {
+  const lower = bucketLower(i);
+  const upper = bucketUpper(i);
+  const cond = Number.isFinite(upper)
+    ? `max_gap_seconds > ${lower} AND max_gap_seconds <= ${upper}`
+    : `max_gap_seconds > ${lower}`;
+  return `COALESCE(SUM(${cond}), 0) AS b${i}`;
+}).join(", ");
+
+const EFFECTS_BY_DAY_MYSQL = `
+SELECT job_type, DATE_FORMAT(last_duplicate_at, '%Y-%m-%d') AS day, ${effectBucketColumnsMysql}, 0 AS beyond
+  FROM effects
+ WHERE created_at >= ? AND created_at <= ? AND max_gap_seconds IS NOT NULL AND last_duplicate_at IS NOT NULL
+   AND tenant_id = ? AND (? IS NULL OR job_type = ?)
+ GROUP BY job_type, day
+ ORDER BY job_type, day`;
+
+const LATE_EFFECTS_MYSQL = `
+WITH s AS (${RETENTION_SETTINGS_SQL})
+SELECT s.retention_days, s.max_retry_window_days, s.found, l.tenant_id, l.\`key\`, l.job_type, l.max_gap_seconds, l.last_duplicate_at
+  FROM s LEFT JOIN (
+    SELECT tenant_id, \`key\`, job_type, max_gap_seconds, last_duplicate_at
+      FROM effects
+     WHERE created_at >= ? AND created_at <= ? AND max_gap_seconds > (SELECT max_retry_window_days FROM s) * 86400
+       AND (? IS NULL OR job_type = ?) AND (? IS NULL OR tenant_id = ?)
+     ORDER BY last_duplicate_at DESC
+     LIMIT 5000) l ON TRUE
+ ORDER BY l.last_duplicate_at DESC`;
+
+const TENANT_HISTOGRAMS_MYSQL = `
+SELECT tenant_id, ${effectBucketColumnsMysql}
+  FROM effects
+ WHERE created_at >= ? AND created_at <= ? AND tenant_id IN (?) AND max_gap_seconds IS NOT NULL
+   AND (? IS NULL OR job_type = ?)
+ GROUP BY tenant_id`;
+
+// Job types with gap data since a time: the hours (MySQL keeps no day level).
+const JOB_TYPES_MYSQL = `
+SELECT DISTINCT job_type FROM worker_stats_hour
+ WHERE hour >= ? AND (JSON_LENGTH(gap_buckets) > 0 OR claims_beyond_retention <> 0)
+ ORDER BY job_type
+ LIMIT 200`;
+
+type BucketRow = Record<string, unknown>;
+
+/** The tenant's effects' gap histograms per job type and day, on either engine. */
+async function readTenantDays(
+  db: EffectsSource,
+  input: { from: Date; to: Date; tenant: string; jobType: string | null },
+): Promise<GapHistogramDay[]> {
+  const { from, to, tenant, jobType } = input;
+  const rows = await byEngine(db, {
+    postgres: async (pg) =>
+      (
+        await pg.query<BucketRow & { job_type: string; day: Date }>(EFFECTS_BY_DAY_SQL, [
+          from.toISOString(),
+          to.toISOString(),
+          tenant,
+          jobType,
+        ])
+      ).rows,
+    mysql: async (my) =>
+      (
+        await my.query<BucketRow & { job_type: string; day: string }>(EFFECTS_BY_DAY_MYSQL, [from, to, tenant, jobType, jobType])
+      ).map((r) => ({ ...r, day: new Date(`${r.day}T00:00:00.000Z`) })),
+  });
+  return rows.map(
+    (r): GapHistogramDay => ({
+      jobType: r.job_type,
+      day: new Date(r.day).toISOString(),
+      buckets: bucketsOf(r),
+      claimsBeyondRetention: 0,
+    }),
+  );
+}
+
+/** Job types with gap data since `since` (the hours before `days`, whole days after it on PostgreSQL). */
+async function readJobTypeOptions(db: EffectsSource, since: Date, days: Date): Promise<string[]> {
+  const rows = await byEngine(db, {
+    postgres: async (pg) => (await pg.query<{ job_type: string }>(JOB_TYPES_SQL, [since.toISOString(), days.toISOString()])).rows,
+    mysql: (my) => my.query<{ job_type: string }>(JOB_TYPES_MYSQL, [since]),
+  });
+  return rows.map((r) => r.job_type);
+}
+
 /**
  * A histogram's figures. `exact`: the series' largest per-effect gap, when known: the longest gap
  * then is that, and no percentile is shown above it (nor, without it, above the highest bucket's bound).
@@ -136,13 +222,20 @@ const bucketsOf = (r: Record<string, unknown>) =>
   );
 
 /** The late effects with the settings, then the top tenants' histograms or the largest gap. */
-async function readLateEffects(db: Queryable, input: { from: Date; to: Date; jobType: string | null; tenant: string | null }) {
+async function readLateEffects(
+  db: EffectsSource,
+  input: { from: Date; to: Date; jobType: string | null; tenant: string | null },
+) {
   const { from, to, jobType, tenant } = input;
   const window = [from.toISOString(), to.toISOString()];
-  const lateResult = await db.query<RetentionSettingsRow & Partial<LateEffect>>(LATE_EFFECTS_SQL, [...window, jobType, tenant]);
-  const settings = toRetentionSettings(lateResult.rows[0]!);
+  type LateRow = RetentionSettingsRow & Partial<LateEffect>;
+  const lateResult = await byEngine(db, {
+    postgres: async (pg) => (await pg.query<LateRow>(LATE_EFFECTS_SQL, [...window, jobType, tenant])).rows,
+    mysql: (my) => my.query<LateRow>(LATE_EFFECTS_MYSQL, [from, to, jobType, jobType, tenant, tenant]),
+  });
+  const settings = toRetentionSettings(lateResult[0]!);
   // key is NOT NULL in effects: a NULL key is the settings-only row of a window without late effects.
-  const lateRows = lateResult.rows.filter((r): r is RetentionSettingsRow & LateEffect => r.key != null);
+  const lateRows = lateResult.filter((r): r is RetentionSettingsRow & LateEffect => r.key != null);
 
   const lateByTenant = new Map<string, { late: number; maxGap: number }>();
   let largest: (typeof lateRows)[number] | undefined;
@@ -156,20 +249,21 @@ async function readLateEffects(db: Queryable, input: { from: Date; to: Date; job
   const topTenants = [...lateByTenant]
     .sort(([a, x], [b, y]) => y.late - x.late || y.maxGap - x.maxGap || a.localeCompare(b))
     .slice(0, 5);
+  const names = topTenants.map(([t]) => t);
+  type TenantRow = Record<string, unknown> & { tenant_id: string };
   const tenantHistograms =
-    topTenants.length === 0
-      ? { rows: [] as (Record<string, unknown> & { tenant_id: string })[] }
-      : await db.query<Record<string, unknown> & { tenant_id: string }>(TENANT_HISTOGRAMS_SQL, [
-          ...window,
-          topTenants.map(([t]) => t),
-          jobType,
-        ]);
-  const histogramOf = new Map(tenantHistograms.rows.map((r) => [r.tenant_id, bucketsOf(r)]));
+    names.length === 0
+      ? []
+      : await byEngine(db, {
+          postgres: async (pg) => (await pg.query<TenantRow>(TENANT_HISTOGRAMS_SQL, [...window, names, jobType])).rows,
+          mysql: (my) => my.query<TenantRow>(TENANT_HISTOGRAMS_MYSQL, [from, to, names, jobType, jobType]),
+        });
+  const histogramOf = new Map(tenantHistograms.map((r) => [r.tenant_id, bucketsOf(r)]));
   return { settings, lateRows, topTenants, histogramOf };
 }
 
 /** The Delivery gaps page's question, over the scope's tenant (a platform scope: every tenant, or `input.tenant`): how late do duplicates arrive, and is the retention long enough? */
-export async function getGaps(scope: Scope, input: GetGapsInput, db: Queryable = consoleDatabase()): Promise<Gaps> {
+export async function getGaps(scope: Scope, input: GetGapsInput, db: EffectsSource = effectsStore()): Promise<Gaps> {
   const { from, to } = input;
   const jobType = input.jobType ?? null;
   const tenant = scope.narrow(input.tenant).tenant;
@@ -180,25 +274,12 @@ export async function getGaps(scope: Scope, input: GetGapsInput, db: Queryable =
   // Two chains at once: the rollups (or the tenant's effects) and the job-type choices; and the
   // late effects, then what depends on them (the top tenants' histograms, or the largest gap when
   // none is late). The page waits for the longer chain, not for the sum.
-  const [histograms, effects, jobTypeRows] = await Promise.all([
+  const [histograms, effects, jobTypeOptions] = await Promise.all([
     tenant === null
       ? loadGapHistograms(db, { from, to, jobType, perDay: true })
-      : db
-          .query<Record<string, unknown> & { job_type: string; day: Date }>(EFFECTS_BY_DAY_SQL, [...window, tenant, jobType])
-          .then(({ rows }) =>
-            summariseDays(
-              rows.map(
-                (r): GapHistogramDay => ({
-                  jobType: r.job_type,
-                  day: new Date(r.day).toISOString(),
-                  buckets: bucketsOf(r),
-                  claimsBeyondRetention: 0,
-                }),
-              ),
-            ),
-          ),
+      : readTenantDays(db, { from, to, tenant, jobType }).then(summariseDays),
     readLateEffects(db, { from, to, jobType, tenant }),
-    db.query<{ job_type: string }>(JOB_TYPES_SQL, [new Date(optionsSince).toISOString(), new Date(optionsDays).toISOString()]),
+    readJobTypeOptions(db, new Date(optionsSince), new Date(optionsDays)),
   ]);
   const { settings, lateRows, topTenants, histogramOf } = effects;
   // Each job type's exact longest gap, of the scope's tenant: the advice caps every percentile at
@@ -282,6 +363,6 @@ export async function getGaps(scope: Scope, input: GetGapsInput, db: Queryable =
     effectsMaxGap: effectsMaxGap ?? null,
     claimsBeyondRetention,
     advice,
-    jobTypeOptions: jobTypeRows.rows.map((r) => r.job_type),
+    jobTypeOptions,
   };
 }

@@ -1,15 +1,27 @@
 import type pg from "pg";
 import type { Scope } from "../../auth/scope";
+import {
+  byEngine,
+  type EffectsSource,
+  type EffectsStore,
+  effectsStore,
+  mysqlEffectsStore,
+  postgresEffectsStore,
+} from "../../console/effects-store";
+import { mysqlJson } from "../../console/mysql-sql";
 import type { PrismaClient } from "../../db/prisma";
 import { getPrisma } from "../../db/prisma";
 import { type MaintenancePlan, planMaintenance } from "../../idempotency/admin";
 import { DAY_SECONDS, DEFAULT_RETENTION_SETTINGS } from "../../idempotency/states";
 import type { MaintenanceRunView, PlanView, RetentionSettingsView, RetentionView } from "./contract";
-import { maintenancePool } from "./maintenance-pool";
+import { type MaintenanceTarget, maintenanceTarget } from "./maintenance-pool";
 
 /** The Retention page's question: what is kept, why, what would the next run do, what did runs do? */
 interface RetentionDeps {
+  /** The PostgreSQL maintenance pool (tests); unset: the configured effects store's (maintenanceTarget). */
   pool?: pg.Pool;
+  /** The effects store's maintenance pool, either engine; wins over `pool`. */
+  target?: MaintenanceTarget;
   prisma?: PrismaClient;
   now?: Date;
   /** Maintenance runs to list, newest first (default 20). */
@@ -44,13 +56,76 @@ export function toPlanView(plan: MaintenancePlan): PlanView {
  * GET /api/v1/retention/plan: exactly what a run would do now, and which guard keeps what. Platform
  * scopes only: each partition's row count and size sum every tenant's effects.
  */
-export async function getRetentionPlan(scope: Scope, deps: RetentionDeps = {}): Promise<PlanView> {
-  scope.requirePlatform("the retention plan (row counts and sizes per partition)");
-  return toPlanView(await planMaintenance(deps.pool ?? maintenancePool(), { now: deps.now }));
+const targetOf = (deps: RetentionDeps): MaintenanceTarget =>
+  deps.target ?? (deps.pool ? { engine: "postgres", pool: deps.pool } : maintenanceTarget());
+
+/** The maintenance target's tables as an effects store (the reads below, on the maintenance pool). */
+const storeOf = (target: MaintenanceTarget): EffectsStore =>
+  target.engine === "mysql" ? mysqlEffectsStore(target.pool, target.database) : postgresEffectsStore(target.pool);
+
+/** The library's plan, on the engine of the store its workers write (on MySQL: the timeline's partitions, expired effects deleted in batches). */
+function planOn(target: MaintenanceTarget, now: Date | undefined): Promise<MaintenancePlan> {
+  if (target.engine === "mysql") return planMaintenance(target.pool, { now, schema: target.database });
+  return planMaintenance(target.pool, { now });
 }
 
-export async function getRetentionSettings(prisma: PrismaClient = getPrisma()): Promise<RetentionSettingsView> {
-  const row = await prisma.retentionSettings.findUnique({ where: { id: 1 } });
+export async function getRetentionPlan(scope: Scope, deps: RetentionDeps = {}): Promise<PlanView> {
+  scope.requirePlatform("the retention plan (row counts and sizes per partition)");
+  return toPlanView(await planOn(targetOf(deps), deps.now));
+}
+
+// On MySQL the settings and the runs are the library's tables there (its workers read the
+// retention from them); Prisma maps the PostgreSQL ones. The MySQL baseline makes the settings row
+// with a placeholder updated_at, '2000-01-01', where PostgreSQL's DEFAULT now() records when the
+// baseline made it; an applied migration is never edited, so the read says what PostgreSQL says: a
+// row nobody has changed was made when the baseline was applied (migrations.applied_at, UTC).
+const SETTINGS_VIEW_MYSQL = `
+SELECT s.retention_days, s.max_retry_window_days, s.partition_interval, s.premake_count, s.updated_by,
+       CASE WHEN s.updated_by IS NULL AND s.updated_at = '2000-01-01 00:00:00'
+            THEN COALESCE((SELECT m.applied_at FROM migrations m WHERE m.version = 1), s.updated_at)
+            ELSE s.updated_at END AS updated_at
+  FROM retention_settings s WHERE s.id = 1`;
+const RUNS_MYSQL = `
+SELECT id, runner, \`trigger\`, started_at, finished_at, result, operations, error
+  FROM maintenance_runs ORDER BY id DESC LIMIT ?`;
+
+interface SettingsFields {
+  retentionDays: number;
+  maxRetryWindowDays: number;
+  partitionInterval: string;
+  premakeCount: number;
+  updatedAt: Date;
+  updatedBy: string | null;
+}
+
+/** The settings the workers read: from the effects store (PostgreSQL through Prisma, MySQL through SQL). */
+export async function getRetentionSettings(
+  prisma: PrismaClient = getPrisma(),
+  store: EffectsSource = effectsStore(),
+): Promise<RetentionSettingsView> {
+  const row = await byEngine<Promise<SettingsFields | null>>(store, {
+    postgres: async () => prisma.retentionSettings.findUnique({ where: { id: 1 } }),
+    mysql: async (my) => {
+      const [r] = await my.query<{
+        retention_days: number;
+        max_retry_window_days: number;
+        partition_interval: string;
+        premake_count: number;
+        updated_at: Date;
+        updated_by: string | null;
+      }>(SETTINGS_VIEW_MYSQL);
+      return r
+        ? {
+            retentionDays: r.retention_days,
+            maxRetryWindowDays: r.max_retry_window_days,
+            partitionInterval: r.partition_interval,
+            premakeCount: r.premake_count,
+            updatedAt: r.updated_at,
+            updatedBy: r.updated_by,
+          }
+        : null;
+    },
+  });
   return {
     retentionDays: row?.retentionDays ?? DEFAULT_RETENTION_SETTINGS.retentionSeconds / DAY_SECONDS,
     maxRetryWindowDays: row?.maxRetryWindowDays ?? DEFAULT_RETENTION_SETTINGS.maxRetryWindowSeconds / DAY_SECONDS,
@@ -62,8 +137,43 @@ export async function getRetentionSettings(prisma: PrismaClient = getPrisma()): 
   };
 }
 
-async function getMaintenanceRuns(prisma: PrismaClient = getPrisma(), take = 20): Promise<MaintenanceRunView[]> {
-  const runs = await prisma.maintenanceRun.findMany({ orderBy: { id: "desc" }, take });
+interface RunFields {
+  id: bigint | number;
+  runner: string;
+  trigger: string;
+  startedAt: Date;
+  finishedAt: Date | null;
+  result: string;
+  operations: unknown;
+  error: string | null;
+}
+
+async function getMaintenanceRuns(prisma: PrismaClient, store: EffectsStore, take = 20): Promise<MaintenanceRunView[]> {
+  const runs = await byEngine<Promise<RunFields[]>>(store, {
+    postgres: async () => prisma.maintenanceRun.findMany({ orderBy: { id: "desc" }, take }),
+    mysql: async (my) =>
+      (
+        await my.query<{
+          id: number;
+          runner: string;
+          trigger: string;
+          started_at: Date;
+          finished_at: Date | null;
+          result: string;
+          operations: string;
+          error: string | null;
+        }>(RUNS_MYSQL, [take])
+      ).map((r) => ({
+        id: r.id,
+        runner: r.runner,
+        trigger: r.trigger,
+        startedAt: r.started_at,
+        finishedAt: r.finished_at,
+        result: r.result,
+        operations: mysqlJson(r.operations),
+        error: r.error,
+      })),
+  });
   return runs.map((r) => ({
     id: r.id.toString(),
     runner: r.runner,
@@ -81,10 +191,14 @@ async function getMaintenanceRuns(prisma: PrismaClient = getPrisma(), take = 20)
 // settings update asks it for the whole fleet, whose retention it changes.
 const OBSERVED_MAX_GAP_SQL =
   "SELECT max(max_gap_seconds)::float8 AS gap FROM effects WHERE $1::text IS NULL OR tenant_id = $1::text";
+const OBSERVED_MAX_GAP_MYSQL = "SELECT MAX(max_gap_seconds) AS gap FROM effects WHERE ? IS NULL OR tenant_id = ?";
 
-export async function getObservedMaxGapSeconds(pool: Pick<pg.Pool, "query">, tenant: string | null): Promise<number | null> {
-  const { rows } = await pool.query<{ gap: number | null }>(OBSERVED_MAX_GAP_SQL, [tenant]);
-  return rows[0]?.gap ?? null;
+export async function getObservedMaxGapSeconds(source: EffectsSource, tenant: string | null): Promise<number | null> {
+  const [row] = await byEngine(source, {
+    postgres: async (db) => (await db.query<{ gap: number | null }>(OBSERVED_MAX_GAP_SQL, [tenant])).rows,
+    mysql: (db) => db.query<{ gap: number | null }>(OBSERVED_MAX_GAP_MYSQL, [tenant, tenant]),
+  });
+  return row?.gap ?? null;
 }
 
 /**
@@ -93,20 +207,21 @@ export async function getObservedMaxGapSeconds(pool: Pick<pg.Pool, "query">, ten
  * workers and the maintenance runs are the platform's, and stay out of its answer (plan null).
  */
 export async function getRetention(scope: Scope, deps: RetentionDeps = {}): Promise<RetentionView> {
-  const pool = deps.pool ?? maintenancePool();
+  const target = targetOf(deps);
+  const store = storeOf(target);
   const prisma = deps.prisma ?? getPrisma();
   if (!scope.platform) {
     const [settings, observedMaxGapSeconds] = await Promise.all([
-      getRetentionSettings(prisma),
-      getObservedMaxGapSeconds(pool, scope.tenant),
+      getRetentionSettings(prisma, store),
+      getObservedMaxGapSeconds(store, scope.tenant),
     ]);
     return { settings, plan: null, liveWorkers: [], observedMaxGapSeconds, runs: [] };
   }
-  const plan = await planMaintenance(pool, { now: deps.now });
+  const plan = await planOn(target, deps.now);
   const [settings, runs, observedMaxGapSeconds] = await Promise.all([
-    getRetentionSettings(prisma),
-    getMaintenanceRuns(prisma, deps.runs),
-    getObservedMaxGapSeconds(pool, scope.tenant),
+    getRetentionSettings(prisma, store),
+    getMaintenanceRuns(prisma, store, deps.runs),
+    getObservedMaxGapSeconds(store, scope.tenant),
   ]);
   return {
     settings,

@@ -1,3 +1,4 @@
+import { byEngine, type EffectsSource, type MysqlReader } from "../../console/effects-store";
 import type { Queryable } from "../../db/types";
 import { addInto, BUCKET_COUNT, emptyHistogram } from "./gap-histogram";
 
@@ -144,11 +145,84 @@ const histogramOf = (r: Row) =>
     r.buckets.map((n) => n ?? 0),
   );
 
+// The same histograms on MySQL, whose rollups keep minutes and hours only (the library's MySQL
+// store writes both on each flush; no day level): whole hours from worker_stats_hour, the minutes
+// at either edge from worker_stats_minute (the right edge closed: minute <= to), summed per job
+// type and UTC day in SQL, element by element of the JSON bucket arrays. The page's per-job-type
+// and per-day sums are then made from these rows (summariseDays), the figures PostgreSQL's
+// GROUPING SETS give. About 50 job types × 90 days of rows at most.
+const GAPS_BY_JOB_TYPE_AND_DAY_MYSQL = `
+SELECT job_type, DATE_FORMAT(t, '%Y-%m-%d') AS day,
+       ${Array.from({ length: BUCKET_COUNT }, (_, i) => `COALESCE(SUM(JSON_VALUE(gap_buckets, '$[${i}]')), 0) AS b${i}`).join(", ")},
+       COALESCE(SUM(claims_beyond_retention), 0) AS beyond
+  FROM (
+    SELECT hour AS t, job_type, gap_buckets, claims_beyond_retention FROM worker_stats_hour
+     WHERE hour >= ? AND hour < ? AND (? IS NULL OR job_type = ?)
+       AND (JSON_LENGTH(gap_buckets) > 0 OR claims_beyond_retention <> 0)
+    UNION ALL
+    SELECT minute, job_type, gap_buckets, claims_beyond_retention FROM worker_stats_minute
+     WHERE ((minute >= ? AND minute < ?) OR (minute >= ? AND minute <= ?)) AND (? IS NULL OR job_type = ?)
+       AND (JSON_LENGTH(gap_buckets) > 0 OR claims_beyond_retention <> 0)) p
+ GROUP BY job_type, day
+ ORDER BY job_type, day`;
+
+async function gapDaysMysql(
+  db: MysqlReader,
+  input: { from: Date; to: Date; jobType?: string | null },
+): Promise<GapHistogramDay[]> {
+  const f = Math.floor(input.from.getTime() / 60_000) * 60_000;
+  const to = input.to.getTime();
+  const h1 = Math.ceil(f / HOUR_MS) * HOUR_MS;
+  const h2 = Math.floor(to / HOUR_MS) * HOUR_MS;
+  // Whole hours [h1, h2) and the minutes [f, h1) and [h2, to]; without a whole hour, the minutes [f, to].
+  type Range = [number, number];
+  const [hours, left, right]: [Range, Range, Range] =
+    h1 < h2
+      ? [
+          [h1, h2],
+          [f, h1],
+          [h2, to],
+        ]
+      : [
+          [f, f],
+          [f, f],
+          [f, to],
+        ];
+  const jobType = input.jobType ?? null;
+  const d = (ms: number) => new Date(ms);
+  const rows = await db.query<Record<string, unknown> & { job_type: string; day: string; beyond: number }>(
+    GAPS_BY_JOB_TYPE_AND_DAY_MYSQL,
+    [d(hours[0]), d(hours[1]), jobType, jobType, d(left[0]), d(left[1]), d(right[0]), d(right[1]), jobType, jobType],
+  );
+  return rows.map((r) => ({
+    jobType: r.job_type,
+    day: new Date(`${r.day}T00:00:00.000Z`).toISOString(),
+    buckets: addInto(
+      emptyHistogram(),
+      Array.from({ length: BUCKET_COUNT }, (_, i) => Number(r[`b${i}`] ?? 0)),
+    ),
+    claimsBeyondRetention: Number(r.beyond),
+  }));
+}
+
 /**
  * The rollups' gap histograms in [from, to]: one per job type, and with `perDay` one per UTC day
  * over all job types (the page's daily series). One statement; the sums are made in SQL.
  */
 export async function loadGapHistograms(
+  source: EffectsSource,
+  input: { from: Date; to: Date; jobType?: string | null; perDay?: boolean },
+): Promise<GapHistograms> {
+  return byEngine(source, {
+    postgres: (db) => loadGapHistogramsPostgres(db, input),
+    mysql: async (db) => {
+      const days = summariseDays(await gapDaysMysql(db, input));
+      return input.perDay ? days : { byJobType: days.byJobType, byDay: new Map() };
+    },
+  });
+}
+
+async function loadGapHistogramsPostgres(
   db: Queryable,
   input: { from: Date; to: Date; jobType?: string | null; perDay?: boolean },
 ): Promise<GapHistograms> {
@@ -164,6 +238,16 @@ export async function loadGapHistograms(
 
 /** The rollups' gap histograms in [from, to], per job type and UTC day. */
 export async function loadGapHistogramDays(
+  source: EffectsSource,
+  input: { from: Date; to: Date; jobType?: string | null },
+): Promise<GapHistogramDay[]> {
+  return byEngine(source, {
+    postgres: (db) => loadGapHistogramDaysPostgres(db, input),
+    mysql: (db) => gapDaysMysql(db, input),
+  });
+}
+
+async function loadGapHistogramDaysPostgres(
   db: Queryable,
   input: { from: Date; to: Date; jobType?: string | null },
 ): Promise<GapHistogramDay[]> {

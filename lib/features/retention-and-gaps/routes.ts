@@ -1,6 +1,6 @@
 import { appendAudit } from "../../auth/audit";
 import { type DeclaredRoute, route } from "../../auth/declare-route";
-import { consoleDatabase } from "../../console/database";
+import { effectsStore } from "../../console/effects-store";
 import { applyAdvice, previewAdvice } from "./advice-apply";
 import { toAdviceOptions } from "./advice-query";
 import { getRetentionAdvice } from "./advise-retention";
@@ -120,7 +120,7 @@ export const adviceRoute = route({
   query: adviceQuery,
   response: advice,
   errors: [400, 401, 403, 429, 503, 504],
-  handler: ({ query }) => getRetentionAdvice(consoleDatabase(), toAdviceOptions(query)),
+  handler: ({ query }) => getRetentionAdvice(effectsStore(), toAdviceOptions(query)),
 });
 
 export const advicePreviewRoute = route({
@@ -132,8 +132,8 @@ export const advicePreviewRoute = route({
     "The advice as a change of the settings: before and after, what must change first, the plan it implies (viewer; platform tokens)",
   query: adviceQuery,
   response: advicePreview,
-  errors: [400, 401, 403, 429, 503, 504],
-  handler: ({ query }) => previewAdvice(toAdviceOptions(query), { db: consoleDatabase() }),
+  errors: [400, 401, 403, 429, 501, 503, 504],
+  handler: ({ query }) => previewAdvice(toAdviceOptions(query), { db: effectsStore() }),
 });
 
 /** 409 RETENTION_STALE when the advice or the settings moved since the preview, 400/409 naming the setting in the way otherwise. */
@@ -147,10 +147,10 @@ export const applyAdviceRoute = route({
   query: adviceQuery,
   body: adviceApplyBody,
   response: settingsUpdateView,
-  errors: [400, 401, 403, 409, 413, 429, 503, 504],
+  errors: [400, 401, 403, 409, 413, 429, 501, 503, 504],
   handler: ({ principal, ip, query, body }) =>
     applyAdvice(body, toAdviceOptions(query), {
-      db: consoleDatabase(),
+      db: effectsStore(),
       actor: principal.actor,
       audit: (tx, entry) => appendAudit(tx, { principal, tenantId: null, ip, ...entry }),
     }),

@@ -1,13 +1,19 @@
+import { randomUUID } from "node:crypto";
+import type mysql from "mysql2/promise";
 import type pg from "pg";
+import { effectsStore, type MysqlEffectsStore } from "../../console/effects-store";
+import { ConsoleError } from "../../console/errors";
 import type { Prisma } from "../../db/generated/client";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { formatDuration } from "../../format";
 import { type LiveWorker, readLiveWorkers } from "../../idempotency/admin";
+import { DEFAULT_RETENTION_SETTINGS } from "../../idempotency/states";
 import type { RetentionSettingsView, SettingsUpdateView } from "./contract";
 import { type RetentionBlocker, RetentionError } from "./errors";
 import { getObservedMaxGapSeconds, getRetentionSettings } from "./get-retention";
 import { maintenancePool } from "./maintenance-pool";
 import type { PartitionIntervalName } from "./retention-types";
+import { readStoreLiveWorkers } from "./store-settings";
 
 export interface RetentionSettingsInput {
   retentionDays?: number;
@@ -42,6 +48,8 @@ interface UpdateDeps {
   auditAction?: string;
   /** More for the audit row's detail (what the advice said). */
   auditDetail?: Record<string, Prisma.InputJsonValue>;
+  /** The effects store (default: the configured one, unless `pool` names a PostgreSQL one). */
+  store?: ReturnType<typeof effectsStore>;
 }
 
 function staleSettings(expected: { retentionDays: number; maxRetryWindowDays: number }): RetentionError {
@@ -131,6 +139,8 @@ export function liveWindowRefusal(after: RetentionSettingsValues, workers: LiveW
  * change landed in between.
  */
 export async function updateRetentionSettings(input: RetentionSettingsInput, deps: UpdateDeps): Promise<SettingsUpdateView> {
+  const store = deps.store ?? (deps.pool === undefined ? effectsStore() : null);
+  if (store?.engine === "mysql") return updateRetentionSettingsOnMysql(input, deps, store);
   const prisma = deps.prisma ?? getPrisma();
   const pool = deps.pool ?? maintenancePool();
   const now = deps.now ?? new Date();
@@ -212,4 +222,151 @@ export async function updateRetentionSettings(input: RetentionSettingsInput, dep
     throw error;
   }
   return { settings: await getRetentionSettings(prisma), warnings };
+}
+
+/** The audit result committed before a settings change is tried on a MySQL store, and the one for a change whose outcome the console never heard. */
+const SETTINGS_REQUESTED = "requested";
+const SETTINGS_OUTCOME_UNKNOWN = "unknown";
+
+/**
+ * updateRetentionSettings on a MySQL effects store, where the settings row is (the workers and the
+ * maintenance read it there) while the audit log is in the console's PostgreSQL. No transaction
+ * spans both, so, as a release there (lib/features/keys-and-effects/release-effect.ts releaseOnMysql):
+ * the audit row "requested" (before, after, a request id) commits first; then the change is one
+ * MySQL transaction under the settings row's lock (the `expect` of a confirmed preview compared
+ * under it, so a concurrent change cannot slip between); then the outcome is audited (ok, forced,
+ * or stale) naming the request. A failure of MySQL mid-change is audited as "unknown", never as
+ * done. Writing the same values again is harmless, so a person who sees "unknown" re-reads the
+ * settings and applies again. The same refusals as on PostgreSQL come first and write nothing there.
+ */
+async function updateRetentionSettingsOnMysql(
+  input: RetentionSettingsInput,
+  deps: UpdateDeps,
+  store: MysqlEffectsStore,
+): Promise<SettingsUpdateView> {
+  const prisma = deps.prisma ?? getPrisma();
+  const now = deps.now ?? new Date();
+  const before = await getRetentionSettings(prisma, store);
+  const after: RetentionSettingsView = {
+    ...before,
+    retentionDays: input.retentionDays ?? before.retentionDays,
+    maxRetryWindowDays: input.maxRetryWindowDays ?? before.maxRetryWindowDays,
+    partitionInterval: input.partitionInterval ?? before.partitionInterval,
+    premakeCount: input.premakeCount ?? before.premakeCount,
+  };
+  const invalid = invalidRetention(after, input.maxRetryWindowDays !== undefined);
+  if (invalid) throw invalid;
+  const action = deps.auditAction ?? "retention.settings";
+  const audited = (result: string, detail: Prisma.InputJsonValue) =>
+    prisma.$transaction((tx) => deps.audit(tx, { action, target: "retention_settings", result, detail }));
+  const detail = {
+    before: settingsValues(before),
+    after: settingsValues(after),
+    force: input.force ?? false,
+    reason: input.reason ?? null,
+  };
+  const warnings: string[] = [];
+  const refusal = liveWindowRefusal(after, await readStoreLiveWorkers(store, now));
+  if (refusal) {
+    if (!input.force || !input.reason || input.reason.trim().length < 3) {
+      await audited("refused", { ...detail, refused: refusal.message });
+      throw refusal;
+    }
+    warnings.push(`forced: ${refusal.message.split("; ")[0]}`);
+  }
+  const gap = await getObservedMaxGapSeconds(store, null);
+  if (gap !== null && after.retentionDays * DAY < gap) {
+    warnings.push(
+      `retention ${formatDuration(after.retentionDays * 86_400)} is below the largest redelivery gap observed (${formatDuration(Math.ceil(gap))})`,
+    );
+  }
+  const request = randomUUID();
+  await audited(SETTINGS_REQUESTED, { ...detail, request, store: "mysql", ...deps.auditDetail });
+  let written: "ok" | "stale";
+  try {
+    written = await writeSettingsMysql(store.pool, settingsValues(after), deps.actor, now, input.expect);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    await audited(SETTINGS_OUTCOME_UNKNOWN, { request, error: why.slice(0, 500) }).catch(() => {});
+    throw new ConsoleError(
+      "DATABASE_UNAVAILABLE",
+      `the MySQL effects store failed during the settings change (${why}): whether it landed is unknown. The audit log records request ${request} as outcome unknown; read the settings again before changing them`,
+      { cause: error },
+    );
+  }
+  if (written === "stale") {
+    await audited("stale", { request });
+    throw staleSettings(input.expect as { retentionDays: number; maxRetryWindowDays: number });
+  }
+  await audited(input.force && warnings.length > 0 ? "forced" : "ok", { request, warnings });
+  return { settings: await getRetentionSettings(prisma, store), warnings };
+}
+
+/** MariaDB's and MySQL's duplicate key: a concurrent first change created the row. */
+const ER_DUP_ENTRY = 1062;
+
+/**
+ * The settings row written in one transaction under its lock: with `expect`, only while it still
+ * holds those values ("stale" otherwise); no row yet stands for the defaults, and creating it races
+ * a concurrent creator on the primary key (its loser is stale). Decided by what the locked read
+ * says, never by affected rows (the drivers' CLIENT_FOUND_ROWS makes those ambiguous).
+ */
+async function writeSettingsMysql(
+  pool: mysql.Pool,
+  values: RetentionSettingsValues,
+  actor: string,
+  now: Date,
+  expect: { retentionDays: number; maxRetryWindowDays: number } | undefined,
+): Promise<"ok" | "stale"> {
+  for (;;) {
+    const written = await writeSettingsOnceMysql(pool, values, actor, now, expect);
+    // Without `expect`, losing the creation race to another change is no refusal: update the row it made.
+    if (written !== "created elsewhere") return written;
+  }
+}
+
+async function writeSettingsOnceMysql(
+  pool: mysql.Pool,
+  values: RetentionSettingsValues,
+  actor: string,
+  now: Date,
+  expect: { retentionDays: number; maxRetryWindowDays: number } | undefined,
+): Promise<"ok" | "stale" | "created elsewhere"> {
+  const connection = await pool.getConnection();
+  try {
+    await connection.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    await connection.beginTransaction();
+    const [rows] = await connection.query(
+      "SELECT retention_days, max_retry_window_days FROM retention_settings WHERE id = 1 FOR UPDATE",
+    );
+    const row = (rows as { retention_days: number; max_retry_window_days: number }[])[0];
+    const holds = row
+      ? !expect || (row.retention_days === expect.retentionDays && row.max_retry_window_days === expect.maxRetryWindowDays)
+      : !expect ||
+        (expect.retentionDays === DEFAULT_RETENTION_SETTINGS.retentionSeconds / DAY &&
+          expect.maxRetryWindowDays === DEFAULT_RETENTION_SETTINGS.maxRetryWindowSeconds / DAY);
+    if (!holds) {
+      await connection.rollback();
+      return "stale";
+    }
+    const set = [values.retentionDays, values.maxRetryWindowDays, values.partitionInterval, values.premakeCount, now, actor];
+    if (row)
+      await connection.query(
+        "UPDATE retention_settings SET retention_days = ?, max_retry_window_days = ?, partition_interval = ?, premake_count = ?, updated_at = ?, updated_by = ? WHERE id = 1",
+        set,
+      );
+    else
+      await connection.query(
+        "INSERT INTO retention_settings (retention_days, max_retry_window_days, partition_interval, premake_count, updated_at, updated_by, id) VALUES (?, ?, ?, ?, ?, ?, 1)",
+        set,
+      );
+    await connection.commit();
+    return "ok";
+  } catch (error) {
+    await connection.rollback().catch(() => {});
+    if ((error as { errno?: unknown }).errno === ER_DUP_ENTRY) return expect ? "stale" : "created elsewhere";
+    throw error;
+  } finally {
+    connection.release();
+  }
 }

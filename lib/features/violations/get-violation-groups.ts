@@ -1,8 +1,13 @@
 import type { Scope } from "../../auth/scope";
-import { consoleDatabase } from "../../console/database";
-import type { Queryable } from "../../db/types";
+import { byEngine, type EffectsSource, effectsStore } from "../../console/effects-store";
 import type { ViolationGroup, ViolationTotalsResponse } from "./contract";
-import { type ViolationSearch, violationFilterSql, violationWindow } from "./list-violations";
+import {
+  VIOLATION_FILTER_MYSQL,
+  type ViolationSearch,
+  violationFilterSql,
+  violationFilterValues,
+  violationWindow,
+} from "./list-violations";
 import { VIOLATION_TOTALS_GROUP_LIMIT } from "./violations-types";
 
 // One line per (tenant, job type, constraint) of the list's own filter (violationFilterSql), from
@@ -19,6 +24,16 @@ SELECT v.tenant_id, v.job_type, v.constraint_name, count(*)::int AS count, count
  ORDER BY count(*) DESC, max(v.occurred_at) DESC, v.tenant_id, v.job_type, v.constraint_name
  LIMIT $6`;
 
+// The same on MySQL 8 and MariaDB (window functions over the groups' aggregates on both).
+const GROUPS_MYSQL = `
+SELECT v.tenant_id, v.job_type, v.constraint_name, count(*) AS count, count(DISTINCT v.\`key\`) AS \`keys\`,
+       max(v.occurred_at) AS last_seen, SUM(count(*)) OVER () AS total, count(*) OVER () AS group_count
+  FROM uncaught_violation_keys v
+ WHERE ${VIOLATION_FILTER_MYSQL}
+ GROUP BY v.tenant_id, v.job_type, v.constraint_name
+ ORDER BY count(*) DESC, max(v.occurred_at) DESC, v.tenant_id, v.job_type, v.constraint_name
+ LIMIT ?`;
+
 interface GroupRow {
   tenant_id: string;
   job_type: string;
@@ -33,17 +48,27 @@ interface GroupRow {
 async function readGroups(
   tenant: string | null,
   input: { jobType?: string | null; constraint?: string | null; from: Date; to: Date; limit: number },
-  db: Queryable,
+  db: EffectsSource,
 ): Promise<GroupRow[]> {
-  const { rows } = await db.query<GroupRow>(GROUPS_SQL, [
-    tenant,
-    input.from,
-    input.to,
-    input.jobType ?? null,
-    input.constraint ?? null,
-    input.limit,
-  ]);
-  return rows;
+  const jobType = input.jobType ?? null;
+  const constraint = input.constraint ?? null;
+  const rows = await byEngine(db, {
+    postgres: async (pg) =>
+      (await pg.query<GroupRow>(GROUPS_SQL, [tenant, input.from, input.to, jobType, constraint, input.limit])).rows,
+    mysql: (my) =>
+      my.query<GroupRow>(GROUPS_MYSQL, [
+        ...violationFilterValues({ tenant, from: input.from, to: input.to, jobType, constraint }),
+        input.limit,
+      ]),
+  });
+  // MySQL answers its counts as BIGINT or DECIMAL: numbers here, as PostgreSQL's ::int.
+  return rows.map((r) => ({
+    ...r,
+    count: Number(r.count),
+    keys: Number(r.keys),
+    total: Number(r.total),
+    group_count: Number(r.group_count),
+  }));
 }
 
 const toGroup = (r: GroupRow): ViolationGroup => ({
@@ -59,7 +84,7 @@ const toGroup = (r: GroupRow): ViolationGroup => ({
 export async function getViolationGroups(
   scope: Scope,
   input: { jobType?: string | null; from: Date; to: Date; limit?: number },
-  db: Queryable = consoleDatabase(),
+  db: EffectsSource = effectsStore(),
 ): Promise<ViolationGroup[]> {
   return (await readGroups(scope.tenant, { ...input, limit: input.limit ?? 50 }, db)).map(toGroup);
 }
@@ -71,7 +96,7 @@ export async function getViolationGroups(
 export async function getViolationTotals(
   scope: Scope,
   search: Omit<ViolationSearch, "cursor" | "limit">,
-  db: Queryable = consoleDatabase(),
+  db: EffectsSource = effectsStore(),
 ): Promise<ViolationTotalsResponse> {
   const tenant = scope.narrow(search.tenant).tenant;
   const window = violationWindow(search, search.now ?? new Date());

@@ -1,8 +1,7 @@
 import type { Scope } from "../../auth/scope";
-import { consoleDatabase } from "../../console/database";
+import { byEngine, type EffectsSource, effectsStore } from "../../console/effects-store";
 import { Keyset } from "../../console/keyset";
 import { redactMessage } from "../../console/redact";
-import type { StatementQueryable } from "../../db/types";
 import type { ListedViolation, ViolationListResponse } from "./contract";
 
 export interface ViolationSearch {
@@ -42,6 +41,22 @@ export function violationFilterSql($: { tenant: number; from: number; to: number
    AND ($${$.constraint}::text IS NULL OR v.constraint_name = $${$.constraint}::text)`;
 }
 
+/** violationFilterSql on MySQL: `?` placeholders, bound by violationFilterValues in this order. */
+export const VIOLATION_FILTER_MYSQL = `(? IS NULL OR v.tenant_id = ?)
+   AND v.occurred_at >= ? AND v.occurred_at < ?
+   AND (? IS NULL OR v.job_type = ?)
+   AND (? IS NULL OR v.constraint_name = ?)`;
+
+export function violationFilterValues(f: {
+  tenant: string | null;
+  from: Date;
+  to: Date;
+  jobType: string | null;
+  constraint: string | null;
+}): unknown[] {
+  return [f.tenant, f.tenant, f.from, f.to, f.jobType, f.jobType, f.constraint, f.constraint];
+}
+
 /** The list's window: [from, to), by default the last DEFAULT_VIOLATION_DAYS to a minute from now. */
 export function violationWindow(search: { from?: Date; to?: Date }, now: Date): { from: Date; to: Date } {
   return {
@@ -61,6 +76,17 @@ SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_na
  ORDER BY ${VIOLATION_KEYSET.orderBy}
  LIMIT $8`,
 };
+
+// The same on MySQL (uncaught_violation_keys there has the same columns, seq AUTO_INCREMENT, and
+// the same two indexes). The cursor's condition is spliced in with its values after the filter's.
+const listMysql = (after: string) => `
+SELECT v.id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_name, v.\`key\`, v.message_id, v.message,
+       ${VIOLATION_KEYSET.mysqlCursorColumns}
+  FROM uncaught_violation_keys v
+ WHERE ${VIOLATION_FILTER_MYSQL}
+   AND ${after}
+ ORDER BY ${VIOLATION_KEYSET.mysqlOrderBy}
+ LIMIT ?`;
 
 /** A row of uncaught_violation_keys as the reads select it (occurred_at a string when it comes through json). */
 export interface ViolationRow {
@@ -92,22 +118,29 @@ export function toListedViolation(r: ViolationRow): ListedViolation {
 export async function listViolations(
   scope: Scope,
   search: ViolationSearch,
-  db: StatementQueryable = consoleDatabase(),
+  db: EffectsSource = effectsStore(),
 ): Promise<ViolationListResponse> {
   const tenant = scope.narrow(search.tenant).tenant;
   const now = search.now ?? new Date();
   const { from, to } = violationWindow(search, now);
-  const { rows } = await db.query<ViolationRow>({
-    ...LIST,
-    values: [
-      tenant,
-      from,
-      to,
-      ...VIOLATION_KEYSET.values(search.cursor),
-      search.jobType ?? null,
-      search.constraint ?? null,
-      search.limit + 1,
-    ],
+  const jobType = search.jobType ?? null;
+  const constraint = search.constraint ?? null;
+  const rows = await byEngine(db, {
+    postgres: async (pg) =>
+      (
+        await pg.query<ViolationRow>({
+          ...LIST,
+          values: [tenant, from, to, ...VIOLATION_KEYSET.values(search.cursor), jobType, constraint, search.limit + 1],
+        })
+      ).rows,
+    mysql: (my) => {
+      const after = VIOLATION_KEYSET.mysqlAfter(search.cursor);
+      return my.query<ViolationRow>(listMysql(after.sql), [
+        ...violationFilterValues({ tenant, from, to, jobType, constraint }),
+        ...after.values,
+        search.limit + 1,
+      ]);
+    },
   });
   const page = VIOLATION_KEYSET.page(rows, search.limit);
   return { tenant, violations: page.rows.map(toListedViolation), nextCursor: page.nextCursor };

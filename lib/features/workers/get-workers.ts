@@ -1,5 +1,5 @@
 import { loadWorkerMetricsUrls } from "../../config";
-import { consoleDatabase } from "../../console/database";
+import { byEngine, type EffectsSource, effectsStore } from "../../console/effects-store";
 import { readWorkerRestarts, WORKER_INFO_METRIC } from "../../idempotency/admin";
 import type { WorkerStatus } from "./contract";
 import { parsePrometheusText, sumSamples } from "./prometheus-text";
@@ -30,12 +30,21 @@ interface GetWorkersInput {
   /** Where WORKER_METRICS_URLS is read from (through lib/config); tests pass their own. */
   env?: Readonly<Record<string, string | undefined>>;
   timeoutMs?: number;
-  /** Where the workers' recorded starts are read (their restarts); default the console's database. */
-  db?: RestartsReader;
+  /** Where the workers' recorded starts are read (their restarts): the effects store, by default the configured one. */
+  db?: EffectsSource;
   now?: Date;
 }
 
-type RestartsReader = Parameters<typeof readWorkerRestarts>[0];
+// The library's restart count (readWorkerRestarts) on MySQL, where the workers record their starts
+// beside their effects (worker_starts, the same columns): every distinct process start after
+// `since` but the first one on record. Params: worker names, since.
+const COUNT_RESTARTS_MYSQL = `
+WITH starts AS (
+  SELECT DISTINCT process_started_at, host, pid FROM worker_starts WHERE worker_name IN (?)
+), numbered AS (
+  SELECT process_started_at, ROW_NUMBER() OVER (ORDER BY process_started_at, host, pid) AS n FROM starts
+)
+SELECT count(*) AS restarts FROM numbered WHERE process_started_at > ? AND n > 1`;
 
 interface Workers {
   /** False when WORKER_METRICS_URLS is unset (or lists nothing). */
@@ -142,9 +151,12 @@ export async function getWorkers(input: GetWorkersInput = {}): Promise<Workers> 
   return { configured: urls.length > 0, workers };
 }
 
-async function restartsOf(db: RestartsReader | undefined, names: string[], since: Date): Promise<number | null> {
+async function restartsOf(db: EffectsSource | undefined, names: string[], since: Date): Promise<number | null> {
   try {
-    return await readWorkerRestarts(db ?? consoleDatabase(), names, since);
+    return await byEngine(db ?? effectsStore(), {
+      postgres: (pg) => readWorkerRestarts(pg, names, since),
+      mysql: async (my) => Number((await my.query<{ restarts: number }>(COUNT_RESTARTS_MYSQL, [names, since]))[0]?.restarts ?? 0),
+    });
   } catch {
     // The counters are the workers' own and still show; the restarts are the database's to say.
     return null;

@@ -57,11 +57,12 @@ export const workersRoute = route({
   },
 });
 
-/** 200 when PostgreSQL answers, 503 when not; no version of anything. */
+/** 200 when PostgreSQL (and a MySQL effects store, when configured) answers, 503 when not; no version of anything. */
 export const healthRoute = publicRoute({
   method: "GET",
   path: "/api/v1/health",
-  summary: "Whether PostgreSQL answers (public: polled before anyone can sign in)",
+  summary:
+    "Whether the console's PostgreSQL and, when EFFECTS_DATABASE_URL is set, the effects store answer (public: polled before anyone can sign in)",
   response: healthResponse,
   errors: [503],
   handler: () => checkHealth(),

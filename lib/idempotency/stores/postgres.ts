@@ -4,6 +4,7 @@ import { runAbandon, runComplete, runCompleteBatch, runExtendLease, runFail, run
 import type { EffectsDb, Sql } from "../db";
 import { APPLY_DUPLICATES, APPLY_TENANT_DUPLICATES } from "../duplicates";
 import type { DuplicateCounts, DuplicatesApplied, Store } from "../store";
+import * as bookkeeping from "./postgres-bookkeeping";
 
 /** Duplicate entries per onceboard_apply_duplicates call, on one server. */
 const DUPLICATES_PER_CALL = 500;
@@ -17,6 +18,7 @@ const DUPLICATES_PER_CALL = 500;
 export function createPostgresStore(): Store {
   const mode = newStoreMode();
   return {
+    engine: "postgres",
     prepare: (db: EffectsDb, schema: string) => ensureStoreMode(mode, db, schema),
     claim: (sql, params) => runClaim(sql, params, mode.citus),
     claimBatch: (sql, params) => runClaimBatch(sql, params, mode.citus),
@@ -27,6 +29,7 @@ export function createPostgresStore(): Store {
     abandon: (sql, r) => runAbandon(sql, r.ref, r.message, mode.citus),
     extendLease: (sql, ref, leaseMs) => runExtendLease(sql, ref, leaseMs),
     applyDuplicates: (sql, entries) => applyDuplicates(sql, entries, mode.citus),
+    ...bookkeeping,
   };
 }
 

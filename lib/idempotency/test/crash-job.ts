@@ -1,5 +1,5 @@
-import type pg from "pg";
 import type { Effects } from "../index";
+import { type AppHandle, appRows, appRun } from "./engines";
 import { providerCapture } from "./helpers";
 
 /** Where the crash test kills the worker: every boundary around and inside the three steps. */
@@ -20,8 +20,8 @@ export type Boundary = (typeof BOUNDARIES)[number];
  * (transactional), send a receipt (at most once; the fake mailer does not deduplicate).
  */
 export function paidOrderJob(
-  effects: Effects<pg.PoolClient>,
-  pool: pg.Pool,
+  effects: Effects<unknown>,
+  pool: AppHandle,
   orderId: string,
   at: (boundary: Boundary) => Promise<void> | void = () => {},
 ) {
@@ -34,16 +34,17 @@ export function paidOrderJob(
     });
     await at("capture:done");
     await job.transaction(`mark-paid:${orderId}`, async (tx) => {
-      await tx.query("UPDATE orders SET status = 'paid', paid_count = paid_count + 1, charge_id = $2 WHERE id = $1", [
-        orderId,
-        charge.id,
-      ]);
+      await appRun(
+        tx as AppHandle,
+        "UPDATE orders SET status = 'paid', paid_count = paid_count + 1, charge_id = $2 WHERE id = $1",
+        [orderId, charge.id],
+      );
       await at("mark-paid:written");
     });
     await at("mark-paid:done");
     await job.atMostOnce(`receipt:${orderId}`, async () => {
       await at("receipt:claimed");
-      await pool.query("INSERT INTO sent_mail (order_id, kind) VALUES ($1, 'receipt')", [orderId]);
+      await appRun(pool, "INSERT INTO sent_mail (order_id, kind) VALUES ($1, 'receipt')", [orderId]);
       await at("receipt:sent");
     });
     await at("done");
@@ -52,17 +53,17 @@ export function paidOrderJob(
 
 /** The obvious build: one status flag checked first. Used to show the crash harness can fail. */
 export async function naivePaidOrderJob(
-  pool: pg.Pool,
+  pool: AppHandle,
   orderId: string,
   at: (boundary: Boundary) => Promise<void> | void = () => {},
 ) {
-  const { rows } = await pool.query("SELECT status FROM orders WHERE id = $1", [orderId]);
+  const rows = await appRows<{ status: string }>(pool, "SELECT status FROM orders WHERE id = $1", [orderId]);
   if (rows[0]?.status === "paid") return;
   const charge = await providerCapture(pool, orderId, 1299, null);
   await at("capture:sent");
-  await pool.query("UPDATE orders SET status = 'paid', paid_count = paid_count + 1, charge_id = $2 WHERE id = $1", [
+  await appRun(pool, "UPDATE orders SET status = 'paid', paid_count = paid_count + 1, charge_id = $2 WHERE id = $1", [
     orderId,
     charge.id,
   ]);
-  await pool.query("INSERT INTO sent_mail (order_id, kind) VALUES ($1, 'receipt')", [orderId]);
+  await appRun(pool, "INSERT INTO sent_mail (order_id, kind) VALUES ($1, 'receipt')", [orderId]);
 }

@@ -2,10 +2,10 @@
  * Child process for crash.test.ts: runs the paid-order job and, on reaching KILL_AT, announces
  * it on stdout and hangs until the parent SIGKILLs it (no cleanup, no completion, like a crash).
  */
-import pg from "pg";
 import { Registry } from "prom-client";
 import { createEffects } from "../index";
 import { type Boundary, naivePaidOrderJob, paidOrderJob } from "./crash-job";
+import { poolForUrl } from "./engines";
 import { silentLogger } from "./helpers";
 
 const url = process.env.CRASH_DATABASE_URL;
@@ -13,9 +13,11 @@ const orderId = process.env.CRASH_ORDER_ID;
 const killAt = process.env.CRASH_KILL_AT as Boundary | undefined;
 if (!url || !orderId || !killAt) throw new Error("CRASH_DATABASE_URL, CRASH_ORDER_ID and CRASH_KILL_AT are required");
 
-const pool = new pg.Pool({ connectionString: url, max: 3 });
+// PostgreSQL or MariaDB, by the URL the test hands over (engines.ts).
+const { pool, schema } = poolForUrl(url, 3);
 const effects = createEffects({
   db: pool,
+  schema,
   lease: "300ms",
   registry: new Registry(),
   logger: silentLogger(),

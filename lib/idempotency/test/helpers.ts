@@ -3,7 +3,9 @@ import pg from "pg";
 import pino, { type Logger } from "pino";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe } from "vitest";
+import type { EffectsDb } from "../db";
 import { createEffects, type EffectsOptions } from "../index";
+import { type AppHandle, appRows, appRun, type EngineDatabase, PROVIDER_TABLES } from "./engines";
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -43,10 +45,15 @@ export function eachCoalescing(body: (coalesce: boolean) => void): void {
   });
 }
 
-/** An Effects on `db` with its own registry, a silent logger and no rollup timer. */
-export function testEffects<Db extends pg.Pool>(db: Db, options: Partial<Omit<EffectsOptions, "db">> = {}) {
+/**
+ * An Effects on `db` (a pool, or a test database of either engine: its pool and the library's
+ * schema there) with its own registry, a silent logger and no rollup timer.
+ */
+export function testEffects<Db extends EffectsDb>(db: Db | EngineDatabase, options: Partial<Omit<EffectsOptions, "db">> = {}) {
+  const engine = "engine" in db ? db : null;
   return createEffects({
-    db,
+    db: (engine ? engine.pool : db) as Db,
+    ...(engine ? { schema: engine.schema } : {}),
     coalesce: coalescing,
     registry: new Registry(),
     logger: silentLogger(),
@@ -73,14 +80,18 @@ export async function metricValue(
     .reduce((sum, v) => sum + v.value, 0);
 }
 
-/** Wraps a pool so every query through it is counted (round trips). */
-export function countingPool(pool: pg.Pool): { pool: pg.Pool; count: () => number; reset: () => void } {
+/** Wraps a pool so every statement sent through it is counted (round trips): pg's query, mysql2's query and execute. */
+export function countingPool<P extends object>(pool: P): { pool: P; count: () => number; reset: () => void } {
   let n = 0;
-  const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-  (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-    n++;
-    return original(...args);
-  };
+  const methods = typeof (pool as { execute?: unknown }).execute === "function" ? ["query", "execute"] : ["query"];
+  for (const method of methods) {
+    const target = pool as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const original = (target[method] as (...args: unknown[]) => unknown).bind(pool);
+    target[method] = (...args: unknown[]) => {
+      n++;
+      return original(...args);
+    };
+  }
   return { pool, count: () => n, reset: () => (n = 0) };
 }
 
@@ -96,32 +107,53 @@ CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY, status text NOT NULL DEF
 CREATE TABLE IF NOT EXISTS sent_mail (id bigserial PRIMARY KEY, order_id text NOT NULL, kind text NOT NULL);
 `;
 
+/** The fake provider's and the orders' tables, on the test database's engine. */
+export function createProviderTables(db: EngineDatabase): Promise<void> {
+  return db.script({ pg: PROVIDER_DDL, mysql: PROVIDER_TABLES.mysql });
+}
+
 export async function providerCapture(
-  db: pg.Pool,
+  db: AppHandle,
   orderId: string,
   cents: number,
   idempotencyKey: string | null,
 ): Promise<{ id: string }> {
-  await db.query("INSERT INTO fake_provider_requests (idempotency_key, order_id) VALUES ($1, $2)", [idempotencyKey, orderId]);
+  await appRun(db, "INSERT INTO fake_provider_requests (idempotency_key, order_id) VALUES ($1, $2)", [idempotencyKey, orderId]);
   const chargeId = `ch_${Math.random().toString(36).slice(2, 10)}`;
   if (idempotencyKey === null) {
-    await db.query("INSERT INTO fake_provider_charges VALUES (gen_random_uuid()::text, $1, $2, $3)", [orderId, cents, chargeId]);
+    await appRun(
+      db,
+      {
+        pg: "INSERT INTO fake_provider_charges VALUES (gen_random_uuid()::text, $1, $2, $3)",
+        mysql: "INSERT INTO fake_provider_charges VALUES (UUID(), $1, $2, $3)",
+      },
+      [orderId, cents, chargeId],
+    );
     return { id: chargeId };
   }
   // The provider's own dedupe: the first request with a key wins; later ones get its result.
-  const { rows } = await db.query<{ charge_id: string }>(
-    `WITH ins AS (INSERT INTO fake_provider_charges VALUES ($1, $2, $3, $4) ON CONFLICT (idempotency_key) DO NOTHING RETURNING charge_id)
+  const rows = await appRows<{ charge_id: string }>(
+    db,
+    {
+      pg: `WITH ins AS (INSERT INTO fake_provider_charges VALUES ($1, $2, $3, $4) ON CONFLICT (idempotency_key) DO NOTHING RETURNING charge_id)
      SELECT charge_id FROM ins UNION ALL SELECT charge_id FROM fake_provider_charges WHERE idempotency_key = $1 LIMIT 1`,
+      mysql:
+        "INSERT INTO fake_provider_charges VALUES ($1, $2, $3, $4) ON DUPLICATE KEY UPDATE idempotency_key = idempotency_key",
+    },
     [idempotencyKey, orderId, cents, chargeId],
   );
-  return { id: rows[0]?.charge_id ?? chargeId };
+  if (rows.length > 0) return { id: rows[0]?.charge_id ?? chargeId };
+  const found = await appRows<{ charge_id: string }>(
+    db,
+    "SELECT charge_id FROM fake_provider_charges WHERE idempotency_key = $1",
+    [idempotencyKey],
+  );
+  return { id: found[0]?.charge_id ?? chargeId };
 }
 
-export async function capturesFor(db: pg.Pool, orderId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM fake_provider_charges WHERE order_id = $1", [
-    orderId,
-  ]);
-  return rows[0]?.n ?? 0;
+export async function capturesFor(db: AppHandle, orderId: string): Promise<number> {
+  const rows = await appRows<{ n: number }>(db, "SELECT count(*) AS n FROM fake_provider_charges WHERE order_id = $1", [orderId]);
+  return Number(rows[0]?.n ?? 0);
 }
 
 export function newPool(url: string, max: number): pg.Pool {

@@ -6,9 +6,9 @@
  * over). Every answer is printed as one JSON line for the parent to check.
  */
 import { randomUUID } from "node:crypto";
-import pg from "pg";
 import { Registry } from "prom-client";
 import { createEffects } from "../index";
+import { poolForUrl } from "./engines";
 import { silentLogger, sleep } from "./helpers";
 
 const url = process.env.INTERLEAVE_DATABASE_URL;
@@ -18,10 +18,11 @@ const keys = Number(process.env.INTERLEAVE_KEYS ?? 12);
 const epochMs = Number(process.env.INTERLEAVE_EPOCH_MS ?? 400);
 const LEASE_MS = 150;
 
-const pool = new pg.Pool({ connectionString: url, max: 8 });
-pool.on("error", () => {});
+// PostgreSQL or MariaDB, by the URL the test hands over (engines.ts).
+const { pool, schema } = poolForUrl(url, 8);
 const effects = createEffects({
   db: pool,
+  schema,
   lease: LEASE_MS,
   wait: "5s",
   registry: new Registry(),
@@ -63,5 +64,5 @@ await Promise.all(
   }),
 );
 await effects.close();
-await pool.end();
+await (pool as unknown as { end(): Promise<void> }).end();
 process.stdout.write(`${out.join("\n")}\n`);

@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { describe, expect, it } from "vitest";
+import { withEachEngine } from "./engine-suite";
+import type { EngineDatabase } from "./engines";
 import { testEffects } from "./helpers";
 
 /**
@@ -11,13 +12,7 @@ import { testEffects } from "./helpers";
  * to its stored outcome, every duplicate got that outcome, every failure got its own error, and a
  * body that outlived its lease was either the stored run or told LeaseLostError.
  */
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase({ poolSize: 8 });
-});
-afterAll(async () => {
-  await db?.drop();
-});
+let db: EngineDatabase;
 
 const WORKER = path.join(import.meta.dirname, "interleave-worker.ts");
 
@@ -38,7 +33,7 @@ function runWorker(coalesce: boolean): Promise<Answer[]> {
       cwd: path.resolve(import.meta.dirname, "../../.."),
       env: {
         ...process.env,
-        INTERLEAVE_DATABASE_URL: db.sqlUrl,
+        INTERLEAVE_DATABASE_URL: db.url,
         INTERLEAVE_SECONDS: "3",
         INTERLEAVE_COALESCE: coalesce ? "1" : "0",
       },
@@ -66,56 +61,71 @@ function runWorker(coalesce: boolean): Promise<Answer[]> {
   });
 }
 
-describe("claims, duplicates, takeovers and failures of overlapping keys from several processes", () => {
-  it("run each key's step to one stored outcome and give every caller its own right answer", async () => {
-    const answers = (await Promise.all([runWorker(true), runWorker(true), runWorker(false)])).flat();
-    const keys = [...new Set(answers.map((a) => a.key))];
-    expect(keys.length).toBeGreaterThan(10);
+withEachEngine(
+  (made) => {
+    if (made) db = made;
+  },
+  () =>
+    describe("claims, duplicates, takeovers and failures of overlapping keys from several processes", () => {
+      it("run each key's step to one stored outcome and give every caller its own right answer", async () => {
+        const answers = (await Promise.all([runWorker(true), runWorker(true), runWorker(false)])).flat();
+        const keys = [...new Set(answers.map((a) => a.key))];
+        expect(keys.length).toBeGreaterThan(10);
 
-    // Settle every key once more (a key whose last attempt failed is retried here), coalesced.
-    const effects = testEffects(db.pool, { wait: "10s", coalesce: true });
-    const settled = await Promise.all(
-      keys.map((key) => effects.once({ tenant: "interleave", key, jobType: "interleave" }, () => ({ runId: `final:${key}` }))),
-    );
-    await effects.close();
-    const stored = new Map(keys.map((key, i) => [key, settled[i]?.outcome as { runId: string }]));
-    const { rows } = await db.pool.query<{ key: string; outcome: { runId: string }; status: string }>(
-      "SELECT key, outcome, status FROM effects WHERE tenant_id = 'interleave'",
-    );
-    expect(rows.length).toBe(keys.length);
-    for (const row of rows) {
-      expect(row.status).toBe("completed");
-      expect(row.outcome).toEqual(stored.get(row.key));
-    }
+        // Settle every key once more (a key whose last attempt failed is retried here), coalesced.
+        const effects = testEffects(db, { wait: "10s", coalesce: true });
+        const settled = await Promise.all(
+          keys.map((key) =>
+            effects.once({ tenant: "interleave", key, jobType: "interleave" }, () => ({ runId: `final:${key}` })),
+          ),
+        );
+        await effects.close();
+        const stored = new Map(keys.map((key, i) => [key, settled[i]?.outcome as { runId: string }]));
+        const rows = (
+          await db.rows<{ key: string; outcome: unknown; status: string }>({
+            pg: "SELECT key, outcome, status FROM effects WHERE tenant_id = 'interleave'",
+            mysql: "SELECT `key`, outcome, status FROM effects WHERE tenant_id = 'interleave'",
+          })
+        ).map((r) => ({
+          ...r,
+          outcome: (typeof r.outcome === "string" ? JSON.parse(r.outcome) : r.outcome) as { runId: string },
+        }));
+        expect(rows.length).toBe(keys.length);
+        for (const row of rows) {
+          expect(row.status).toBe("completed");
+          expect(row.outcome).toEqual(stored.get(row.key));
+        }
 
-    const wrong: string[] = [];
-    const ranPerKey = new Map<string, number>();
-    for (const [i, key] of keys.entries()) if (settled[i]?.result === "ran") ranPerKey.set(key, 1);
-    for (const a of answers) {
-      const outcome = stored.get(a.key);
-      if (a.answer === "ran") {
-        ranPerKey.set(a.key, (ranPerKey.get(a.key) ?? 0) + 1);
-        if (!a.ran || a.plan === "throw" || a.outcome?.runId !== a.runId || outcome?.runId !== a.runId)
-          wrong.push(`ran but not its stored run: ${JSON.stringify(a)}`);
-      } else if (a.answer === "duplicate") {
-        if (a.ran || JSON.stringify(a.outcome) !== JSON.stringify(outcome))
-          wrong.push(`duplicate with another outcome: ${JSON.stringify(a)}`);
-      } else if (a.answer === "error") {
-        const ownFailure = a.plan === "throw" && a.ran && a.message === `planned failure ${a.runId}`;
-        const lostLease = a.error === "LEASE_LOST" && a.ran && a.plan !== "throw" && outcome?.runId !== a.runId;
-        const waitedOut = a.error === "EFFECT_IN_FLIGHT" && !a.ran;
-        if (!ownFailure && !lostLease && !waitedOut) wrong.push(`unexpected error: ${JSON.stringify(a)}`);
-      } else {
-        wrong.push(`unexpected answer: ${JSON.stringify(a)}`);
-      }
-    }
-    expect(wrong).toEqual([]);
-    // Exactly one run per key became the stored outcome (the final sweep's included).
-    expect([...ranPerKey.entries()].filter(([, n]) => n !== 1)).toEqual([]);
-    expect(ranPerKey.size).toBe(keys.length);
-    // The run really interleaved: failures, takeovers' lost leases and duplicates all happened.
-    const kinds = new Set(answers.map((a) => (a.answer === "error" ? a.error : a.answer)));
-    for (const k of ["ran", "duplicate", "LEASE_LOST"]) expect(kinds).toContain(k);
-    expect(answers.some((a) => a.plan === "throw" && a.answer === "error")).toBe(true);
-  }, 60_000);
-});
+        const wrong: string[] = [];
+        const ranPerKey = new Map<string, number>();
+        for (const [i, key] of keys.entries()) if (settled[i]?.result === "ran") ranPerKey.set(key, 1);
+        for (const a of answers) {
+          const outcome = stored.get(a.key);
+          if (a.answer === "ran") {
+            ranPerKey.set(a.key, (ranPerKey.get(a.key) ?? 0) + 1);
+            if (!a.ran || a.plan === "throw" || a.outcome?.runId !== a.runId || outcome?.runId !== a.runId)
+              wrong.push(`ran but not its stored run: ${JSON.stringify(a)}`);
+          } else if (a.answer === "duplicate") {
+            if (a.ran || JSON.stringify(a.outcome) !== JSON.stringify(outcome))
+              wrong.push(`duplicate with another outcome: ${JSON.stringify(a)}`);
+          } else if (a.answer === "error") {
+            const ownFailure = a.plan === "throw" && a.ran && a.message === `planned failure ${a.runId}`;
+            const lostLease = a.error === "LEASE_LOST" && a.ran && a.plan !== "throw" && outcome?.runId !== a.runId;
+            const waitedOut = a.error === "EFFECT_IN_FLIGHT" && !a.ran;
+            if (!ownFailure && !lostLease && !waitedOut) wrong.push(`unexpected error: ${JSON.stringify(a)}`);
+          } else {
+            wrong.push(`unexpected answer: ${JSON.stringify(a)}`);
+          }
+        }
+        expect(wrong).toEqual([]);
+        // Exactly one run per key became the stored outcome (the final sweep's included).
+        expect([...ranPerKey.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+        expect(ranPerKey.size).toBe(keys.length);
+        // The run really interleaved: failures, takeovers' lost leases and duplicates all happened.
+        const kinds = new Set(answers.map((a) => (a.answer === "error" ? a.error : a.answer)));
+        for (const k of ["ran", "duplicate", "LEASE_LOST"]) expect(kinds).toContain(k);
+        expect(answers.some((a) => a.plan === "throw" && a.answer === "error")).toBe(true);
+      }, 60_000);
+    }),
+  { poolSize: 8 },
+);

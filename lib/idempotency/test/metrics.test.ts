@@ -1,16 +1,17 @@
-import type pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { GAP_BUCKET_BOUNDS } from "../admin";
+import type { EffectsDb } from "../db";
 import { createEffects, defaultRegistry, serveMetrics } from "../index";
+import { withEachEngine } from "./engine-suite";
+import type { EngineDatabase } from "./engines";
 import { silentLogger } from "./helpers";
 
 let db: TestDatabase;
 
 beforeAll(async () => {
   db = await createTestDatabase({ poolSize: 10 });
-  await db.pool.query("CREATE TABLE things (id text CONSTRAINT things_pkey PRIMARY KEY)");
 });
 afterAll(async () => {
   await db?.drop();
@@ -71,126 +72,164 @@ describe("metrics", () => {
   });
 });
 
-describe("per-minute rollups", () => {
-  it("flushes one row per job type with counts and gap buckets, marks a marked instance's rows, and adds up across flushes", async () => {
-    const effects = createEffects({
-      db: db.pool,
-      registry: new Registry(),
-      logger: silentLogger(),
-      marked: true,
-      flushInterval: 0,
-    });
-    const input = { tenant: "demo", key: "capture:r-1", jobType: "rollup.a", attempt: 1 };
-    await effects.once(input, () => 1);
-    await effects.once({ ...input, attempt: 2 }, () => 1);
-    await effects.once({ ...input, attempt: 3 }, () => 1);
-    await effects.once({ tenant: "demo", key: "other:r-1", jobType: "rollup.b" }, () => 1);
-    await effects
-      .once({ tenant: "demo", key: "insert:r-1", jobType: "rollup.a", messageId: "m-violating" }, () =>
-        db.pool.query("INSERT INTO things VALUES ('a'), ('a')"),
-      )
-      .catch(() => {});
-    expect(await effects.flush()).toBe(true);
-    await effects.once({ ...input, attempt: 4 }, () => 1);
-    await effects.close();
+/** The engine's database for the rollups' tests (PostgreSQL's and MariaDB's rows compared alike). */
+let edb: EngineDatabase;
 
-    const { rows } = await db.pool.query(
-      "SELECT job_type, claims, suppressed, deliveries, redeliveries, failed, uncaught_violations, gap_buckets, marked FROM worker_stats_minute WHERE job_type LIKE 'rollup.%' ORDER BY job_type",
-    );
-    // Both flushes may land in one minute or straddle two: sum per job type.
-    const sum = (jobType: string, column: string) =>
-      rows.filter((r) => r.job_type === jobType).reduce((s, r) => s + Number(r[column]), 0);
-    expect(sum("rollup.a", "claims")).toBe(5);
-    expect(sum("rollup.a", "suppressed")).toBe(3);
-    expect(sum("rollup.a", "deliveries")).toBe(5);
-    expect(sum("rollup.a", "redeliveries")).toBe(3);
-    expect(sum("rollup.a", "failed")).toBe(1);
-    expect(sum("rollup.a", "uncaught_violations")).toBe(1);
-    expect(sum("rollup.b", "claims")).toBe(1);
-    const buckets = rows.filter((r) => r.job_type === "rollup.a").map((r) => r.gap_buckets as number[]);
-    expect(buckets[0]).toHaveLength(GAP_BUCKET_BOUNDS.length + 1);
-    const total = buckets.flat().reduce((s, v) => s + Number(v), 0);
-    expect(total).toBe(3);
-    expect(rows.every((r) => r.marked === true)).toBe(true);
-    const violations = await db.pool.query(
-      "SELECT constraint_name, count::int AS count, marked, last_tenant_id, last_key, last_message_id FROM uncaught_violations_minute WHERE job_type = 'rollup.a'",
-    );
-    // The rollup only counts (for the charts): the key is in its own row, written when it happened.
-    expect(violations.rows).toEqual([
-      {
-        constraint_name: "things_pkey",
-        count: 1,
-        marked: true,
-        last_tenant_id: null,
-        last_key: null,
-        last_message_id: null,
-      },
-    ]);
-    const keyRows = await db.pool.query(
-      "SELECT tenant_id, key, message_id, marked FROM uncaught_violation_keys WHERE job_type = 'rollup.a'",
-    );
-    expect(keyRows.rows).toEqual([{ tenant_id: "demo", key: "insert:r-1", message_id: "m-violating", marked: true }]);
-    const effectRow = await db.pool.query("SELECT marked FROM effects WHERE key = 'capture:r-1'");
-    expect(effectRow.rows[0]?.marked).toBe(true);
-  });
-
-  it("keeps the counts of a failed flush and writes them later, never failing a job", async () => {
-    let failing = true;
-    const pool = db.pool;
-    const flaky = Object.create(pool) as pg.Pool;
-    (flaky as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+/** `pool` whose statements whose text contains `marker` fail while `failing()`: a database that went away for them. */
+function flakyPool(pool: EffectsDb, marker: string, failing: () => boolean): EffectsDb {
+  const flaky = Object.create(pool) as Record<string, unknown>;
+  for (const method of ["query", "execute"]) {
+    const original = (pool as unknown as Record<string, unknown>)[method];
+    if (typeof original !== "function") continue;
+    flaky[method] = (...args: unknown[]) => {
       const first = args[0] as { text?: string } | string;
       const text = typeof first === "string" ? first : (first.text ?? "");
-      if (failing && text.includes("worker_stats_minute")) return Promise.reject(new Error("database went away"));
-      return (pool.query as (...a: unknown[]) => unknown)(...args);
+      if (failing() && text.includes(marker)) return Promise.reject(new Error("database went away"));
+      return (original as (...a: unknown[]) => unknown).apply(pool, args);
     };
-    const registry = new Registry();
-    const effects = createEffects({ db: flaky, registry, logger: silentLogger(), flushInterval: 0 });
-    for (let i = 0; i < 3; i++) {
-      expect((await effects.once({ tenant: "acme", key: `capture:flaky-${i}`, jobType: "rollup.flaky" }, () => i)).result).toBe(
-        "ran",
-      );
-    }
-    expect(await effects.flush()).toBe(false);
-    expect(await registry.getSingleMetricAsString("idem_rollup_flush_failures_total")).toContain(
-      "idem_rollup_flush_failures_total 1",
-    );
-    await effects.once({ tenant: "acme", key: "capture:flaky-3", jobType: "rollup.flaky" }, () => 3);
-    failing = false;
-    await effects.close();
-    const { rows } = await db.pool.query<{ claims: number }>(
-      "SELECT sum(claims)::int AS claims FROM worker_stats_minute WHERE job_type = 'rollup.flaky'",
-    );
-    expect(rows[0]?.claims).toBe(4);
-  });
+  }
+  return flaky as unknown as EffectsDb;
+}
 
-  it("applies duplicate bookkeeping to the effect row in batches, exactly once even after a failed flush", async () => {
-    let failing = true;
-    const pool = db.pool;
-    const flaky = Object.create(pool) as pg.Pool;
-    (flaky as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const first = args[0] as { text?: string } | string;
-      const text = typeof first === "string" ? first : (first.text ?? "");
-      if (failing && text.includes("jsonb_to_recordset")) return Promise.reject(new Error("database went away"));
-      return (pool.query as (...a: unknown[]) => unknown)(...args);
-    };
-    const effects = createEffects({
-      db: flaky,
-      registry: new Registry(),
-      logger: silentLogger(),
-      rollups: false,
-      flushInterval: 0,
-    });
-    const input = { tenant: "acme", key: "capture:ledger-1", jobType: "ledger" };
-    await effects.once(input, () => 1);
-    await effects.once({ ...input, messageId: "m-2" }, () => 1);
-    expect(await effects.flush()).toBe(false);
-    await effects.once({ ...input, messageId: "m-3" }, () => 1);
-    failing = false;
-    await effects.close();
-    const { rows } = await db.pool.query(
-      "SELECT duplicate_count, last_message_id, last_duplicate_at IS NOT NULL AS seen, max_gap_seconds >= 0 AS gap FROM effects WHERE key = 'capture:ledger-1'",
-    );
-    expect(rows).toEqual([{ duplicate_count: 2, last_message_id: "m-3", seen: true, gap: true }]);
-  });
-});
+const parsed = (value: unknown) => (typeof value === "string" ? JSON.parse(value) : value);
+
+withEachEngine(
+  (made) => {
+    if (made) edb = made;
+  },
+  (engine) =>
+    describe("per-minute rollups", () => {
+      it("flushes one row per job type with counts and gap buckets, marks a marked instance's rows, and adds up across flushes", async () => {
+        const effects = createEffects({
+          db: edb.pool,
+          schema: edb.schema,
+          registry: new Registry(),
+          logger: silentLogger(),
+          marked: true,
+          flushInterval: 0,
+        });
+        const input = { tenant: "demo", key: "capture:r-1", jobType: "rollup.a", attempt: 1 };
+        await effects.once(input, () => 1);
+        await effects.once({ ...input, attempt: 2 }, () => 1);
+        await effects.once({ ...input, attempt: 3 }, () => 1);
+        await effects.once({ tenant: "demo", key: "other:r-1", jobType: "rollup.b" }, () => 1);
+        await effects
+          .once({ tenant: "demo", key: "insert:r-1", jobType: "rollup.a", messageId: "m-violating" }, () =>
+            edb.run("INSERT INTO things VALUES ('a'), ('a')"),
+          )
+          .catch(() => {});
+        expect(await effects.flush()).toBe(true);
+        await effects.once({ ...input, attempt: 4 }, () => 1);
+        await effects.close();
+
+        const rows = (
+          await edb.rows<Record<string, unknown>>(
+            "SELECT job_type, claims, suppressed, deliveries, redeliveries, failed, uncaught_violations, gap_buckets, marked FROM worker_stats_minute WHERE job_type LIKE 'rollup.%' ORDER BY job_type",
+          )
+        ).map((r) => ({ ...r, gap_buckets: parsed(r.gap_buckets), marked: Boolean(r.marked) }) as Record<string, unknown>);
+        // Both flushes may land in one minute or straddle two: sum per job type.
+        const sum = (jobType: string, column: string) =>
+          rows.filter((r) => r.job_type === jobType).reduce((s, r) => s + Number(r[column]), 0);
+        expect(sum("rollup.a", "claims")).toBe(5);
+        expect(sum("rollup.a", "suppressed")).toBe(3);
+        expect(sum("rollup.a", "deliveries")).toBe(5);
+        expect(sum("rollup.a", "redeliveries")).toBe(3);
+        expect(sum("rollup.a", "failed")).toBe(1);
+        expect(sum("rollup.a", "uncaught_violations")).toBe(1);
+        expect(sum("rollup.b", "claims")).toBe(1);
+        const buckets = rows.filter((r) => r.job_type === "rollup.a").map((r) => r.gap_buckets as number[]);
+        expect(buckets[0]).toHaveLength(GAP_BUCKET_BOUNDS.length + 1);
+        const total = buckets.flat().reduce((s, v) => s + Number(v), 0);
+        expect(total).toBe(3);
+        expect(rows.every((r) => r.marked === true)).toBe(true);
+        const violations = (
+          await edb.rows<Record<string, unknown>>(
+            "SELECT constraint_name, count, marked, last_tenant_id, last_key, last_message_id FROM uncaught_violations_minute WHERE job_type = 'rollup.a'",
+          )
+        ).map((r) => ({ ...r, count: Number(r.count), marked: Boolean(r.marked) }));
+        // The rollup only counts (for the charts): the key is in its own row, written when it happened.
+        expect(violations).toEqual([
+          {
+            // MySQL names every primary key PRIMARY, whatever the DDL called it.
+            constraint_name: engine === "postgres" ? "things_pkey" : "PRIMARY",
+            count: 1,
+            marked: true,
+            last_tenant_id: null,
+            last_key: null,
+            last_message_id: null,
+          },
+        ]);
+        const keyRows = await edb.rows<Record<string, unknown>>({
+          pg: "SELECT tenant_id, key, message_id, marked FROM uncaught_violation_keys WHERE job_type = 'rollup.a'",
+          mysql: "SELECT tenant_id, `key`, message_id, marked FROM uncaught_violation_keys WHERE job_type = 'rollup.a'",
+        });
+        expect(keyRows.map((r) => ({ ...r, marked: Boolean(r.marked) }))).toEqual([
+          { tenant_id: "demo", key: "insert:r-1", message_id: "m-violating", marked: true },
+        ]);
+        expect((await edb.effects("demo", "capture:r-1"))[0]?.marked).toBe(true);
+      });
+
+      it("keeps the counts of a failed flush and writes them later, never failing a job", async () => {
+        let failing = true;
+        const flaky = flakyPool(edb.pool, "worker_stats_minute", () => failing);
+        const registry = new Registry();
+        const effects = createEffects({ db: flaky, schema: edb.schema, registry, logger: silentLogger(), flushInterval: 0 });
+        for (let i = 0; i < 3; i++) {
+          expect(
+            (await effects.once({ tenant: "acme", key: `capture:flaky-${i}`, jobType: "rollup.flaky" }, () => i)).result,
+          ).toBe("ran");
+        }
+        expect(await effects.flush()).toBe(false);
+        expect(await registry.getSingleMetricAsString("idem_rollup_flush_failures_total")).toContain(
+          "idem_rollup_flush_failures_total 1",
+        );
+        await effects.once({ tenant: "acme", key: "capture:flaky-3", jobType: "rollup.flaky" }, () => 3);
+        failing = false;
+        await effects.close();
+        const [row] = await edb.rows<{ claims: number }>(
+          "SELECT sum(claims) AS claims FROM worker_stats_minute WHERE job_type = 'rollup.flaky'",
+        );
+        expect(Number(row?.claims)).toBe(4);
+      });
+
+      it("applies duplicate bookkeeping to the effect row in batches, exactly once even after a failed flush", async () => {
+        let failing = true;
+        // The duplicate ledger's statement: PostgreSQL's function, MariaDB's UPDATE.
+        const flaky = flakyPool(
+          edb.pool,
+          engine === "postgres" ? "onceboard_apply_duplicates" : "e.duplicate_count + j.n",
+          () => failing,
+        );
+        const effects = createEffects({
+          db: flaky,
+          schema: edb.schema,
+          registry: new Registry(),
+          logger: silentLogger(),
+          rollups: false,
+          flushInterval: 0,
+        });
+        const input = { tenant: "acme", key: "capture:ledger-1", jobType: "ledger" };
+        await effects.once(input, () => 1);
+        await effects.once({ ...input, messageId: "m-2" }, () => 1);
+        expect(await effects.flush()).toBe(false);
+        await effects.once({ ...input, messageId: "m-3" }, () => 1);
+        failing = false;
+        await effects.close();
+        const rows = (await edb.effects("acme", "capture:ledger-1")).map((r) => ({
+          duplicate_count: r.duplicate_count,
+          last_message_id: r.last_message_id,
+          seen: r.last_duplicate_at !== null,
+          gap: (r.max_gap_seconds ?? -1) >= 0,
+        }));
+        expect(rows).toEqual([{ duplicate_count: 2, last_message_id: "m-3", seen: true, gap: true }]);
+      });
+    }),
+  {
+    poolSize: 10,
+    setup: (made) =>
+      made.script({
+        pg: "CREATE TABLE things (id text CONSTRAINT things_pkey PRIMARY KEY)",
+        mysql: ["CREATE TABLE things (id VARCHAR(64), CONSTRAINT things_pkey PRIMARY KEY (id))"],
+      }),
+  },
+);

@@ -4,9 +4,9 @@
  * flushing, announces READY on stdout and hangs until the parent SIGKILLs it, like a crash
  * between two flushes.
  */
-import pg from "pg";
 import { Registry } from "prom-client";
 import { createEffects } from "../index";
+import { poolForUrl } from "./engines";
 import { silentLogger } from "./helpers";
 
 const url = process.env.TIMELINE_DATABASE_URL;
@@ -15,9 +15,11 @@ const doneKey = process.env.TIMELINE_DONE_KEY;
 const unflushed = Number(process.env.TIMELINE_UNFLUSHED ?? "0");
 if (!url || !key || !doneKey) throw new Error("TIMELINE_DATABASE_URL, TIMELINE_KEY and TIMELINE_DONE_KEY are required");
 
-const pool = new pg.Pool({ connectionString: url, max: 2 });
+// PostgreSQL or MariaDB, by the URL the test hands over (engines.ts).
+const { pool, schema } = poolForUrl(url, 2);
 const effects = createEffects({
   db: pool,
+  schema,
   lease: "300ms",
   registry: new Registry(),
   logger: silentLogger(),

@@ -1,283 +1,306 @@
 import pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { testPrismaClient } from "../../../test/prisma";
 import { EffectInFlightError, IsolationLevelError } from "../errors";
 import { createEffects } from "../index";
-import { PROVIDER_DDL, silentLogger, sleep, testEffects } from "./helpers";
+import { withEachEngine } from "./engine-suite";
+import { type AppHandle, appRun, type EngineDatabase } from "./engines";
+import { createProviderTables, silentLogger, sleep, testEffects } from "./helpers";
 
-let db: TestDatabase;
-let prisma: ReturnType<typeof testPrismaClient>;
-let prismaPool: pg.Pool;
+let db: EngineDatabase;
 let n = 0;
 const uniq = (prefix: string) => `${prefix}-${++n}-${Math.random().toString(36).slice(2, 7)}`;
 
-beforeAll(async () => {
-  db = await createTestDatabase({ poolSize: 10 });
-  await db.pool.query(PROVIDER_DDL);
-  prismaPool = new pg.Pool({ connectionString: db.sqlUrl, max: 5 });
-  prismaPool.on("error", () => {});
-  prisma = testPrismaClient(prismaPool);
-});
-afterAll(async () => {
-  await prisma?.$disconnect();
-  await prismaPool?.end().catch(() => {});
-  await db?.drop();
-});
-
 async function order(id: string) {
-  await db.pool.query("INSERT INTO orders (id) VALUES ($1) ON CONFLICT DO NOTHING", [id]);
-  return async () => (await db.pool.query("SELECT status, paid_count FROM orders WHERE id = $1", [id])).rows[0];
+  await db.run("INSERT INTO orders (id) VALUES ($1)", [id]);
+  return async () => {
+    const [row] = await db.rows<{ status: string; paid_count: number }>("SELECT status, paid_count FROM orders WHERE id = $1", [
+      id,
+    ]);
+    return row && { status: row.status, paid_count: Number(row.paid_count) };
+  };
 }
 const effectCount = async (key: string) =>
-  (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM effects WHERE key = $1", [key])).rows[0]?.n;
-
-describe("transactional steps (pg)", () => {
-  it("survives the server cutting the step's connection mid-transaction; the effect still happens once", async () => {
-    // Found by the soak: a connection cut between two of a step's queries was an unhandled
-    // 'error' event that killed the whole worker process.
-    const pool = new pg.Pool({ connectionString: db.sqlUrl, max: 2, application_name: "onceboard-cut-me" });
-    pool.on("error", () => {});
-    const effects = testEffects(pool);
-    const id = uniq("order");
-    const read = await order(id);
-    const key = `mark-paid:${id}`;
-    let runs = 0;
-    const deliver = () =>
-      effects.job({ tenant: "acme", jobType: "order.paid", messageId: uniq("m") }, (job) =>
-        job.transaction(key, async (tx) => {
-          runs += 1;
-          if (runs === 1) await sleep(400);
-          await tx.query("UPDATE orders SET status = 'paid', paid_count = paid_count + 1 WHERE id = $1", [id]);
-          return { paid: true };
-        }),
-      );
-    const first = deliver().then(
-      (value) => ({ value }),
-      (error: unknown) => ({ error }),
-    );
-    await sleep(150);
-    const { rows } = await db.pool.query<{ cut: boolean }>(
-      "SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE application_name = 'onceboard-cut-me'",
-    );
-    expect(rows.some((r) => r.cut)).toBe(true);
-    const settled = await first;
-    // Retried inside the library (57P01 is retryable) or failed to the caller, who redelivers.
-    if ("error" in settled) await deliver();
-    expect(await read()).toEqual({ status: "paid", paid_count: 1 });
-    expect(await effectCount(key)).toBe(1);
-    await effects.close();
-    await pool.end();
-  });
-
-  it("commits the claim with the step's writes; a duplicate returns the stored outcome", async () => {
-    const effects = testEffects(db.pool);
-    const id = uniq("order");
-    const read = await order(id);
-    const run = () =>
-      effects.job({ tenant: "acme", jobType: "order.paid", messageId: uniq("m") }, (job) =>
-        job.transaction(`mark-paid:${id}`, async (tx) => {
-          await tx.query("UPDATE orders SET status = 'paid', paid_count = paid_count + 1 WHERE id = $1", [id]);
-          return { paid: true };
-        }),
-      );
-    expect((await run()).value).toEqual({ paid: true });
-    const again = await run();
-    expect(again.duplicate).toBe(true);
-    expect(again.value).toEqual({ paid: true });
-    expect(await read()).toEqual({ status: "paid", paid_count: 1 });
-  });
-
-  it("rolls the claim back with the writes when the step throws, so the retry runs it", async () => {
-    const effects = testEffects(db.pool);
-    const id = uniq("order");
-    const read = await order(id);
-    const key = `mark-paid:${id}`;
-    const step = (fail: boolean) =>
-      effects.once({ tenant: "acme", key, jobType: "order.paid", policy: "transactional" }, async (_claim, tx) => {
-        await tx?.query("UPDATE orders SET paid_count = paid_count + 1 WHERE id = $1", [id]);
-        if (fail) throw new Error("boom after the write");
-        return "paid";
-      });
-    await expect(step(true)).rejects.toThrow("boom after the write");
-    expect(await effectCount(key)).toBe(0);
-    expect((await read()).paid_count).toBe(0);
-    expect((await step(false)).result).toBe("ran");
-    expect((await read()).paid_count).toBe(1);
-    expect((await step(false)).result).toBe("duplicate");
-  });
-
-  it("an empty outcome: the claim is written completed in the step's transaction, with no completion statement", async () => {
-    const effects = testEffects(db.pool);
-    const id = uniq("order");
-    const read = await order(id);
-    const key = `mark-paid:${id}`;
-    const seen: string[] = [];
-    const step = () =>
-      effects.once({ tenant: "acme", key, jobType: "order.paid", policy: "transactional" }, async (claim, tx) => {
-        // Inside the step the row is this transaction's alone: completed already, outcome empty.
-        const row = await tx?.query("SELECT status, outcome, lease_until FROM effects WHERE key = $1", [key]);
-        seen.push(`${row?.rows[0]?.status}/${row?.rows[0]?.outcome}/${row?.rows[0]?.lease_until}`);
-        const lease = await claim.extendLease("30s");
-        expect(lease.getTime()).toBeGreaterThan(Date.now() + 20_000);
-        await tx?.query("UPDATE orders SET paid_count = paid_count + 1 WHERE id = $1", [id]);
-      });
-    const first = await step();
-    expect(first.result).toBe("ran");
-    expect(first.outcome).toBeNull();
-    expect(seen).toEqual(["completed/null/null"]);
-    const row = (
-      await db.pool.query("SELECT status, outcome, error, completed_at IS NOT NULL AS done FROM effects WHERE key = $1", [key])
-    ).rows[0];
-    expect(row).toEqual({ status: "completed", outcome: null, error: null, done: true });
-    const again = await step();
-    expect(again.result).toBe("duplicate");
-    expect(again.outcome).toBeNull();
-    expect((await read()).paid_count).toBe(1);
-  });
-
-  it("a non-empty outcome replaces the empty one the claim was written with; a throw leaves no row", async () => {
-    const effects = testEffects(db.pool);
-    const key = `refund:${uniq("order")}`;
-    const step = (fail: boolean) =>
-      effects.once({ tenant: "acme", key, jobType: "order.paid", policy: "transactional" }, async () => {
-        if (fail) throw new Error("refused");
-        return { refunded: 7 };
-      });
-    await expect(step(true)).rejects.toThrow("refused");
-    expect(await effectCount(key)).toBe(0);
-    expect((await step(false)).outcome).toEqual({ refunded: 7 });
-    const again = await step(false);
-    expect(again.result).toBe("duplicate");
-    expect(again.outcome).toEqual({ refunded: 7 });
-  });
-
-  it("a step that caught its own failed statement commits nothing and says so, though its outcome was empty", async () => {
-    const effects = testEffects(db.pool);
-    const id = uniq("order");
-    const read = await order(id);
-    const key = `mark-paid:${id}`;
-    const step = (swallow: boolean) =>
-      effects.once({ tenant: "acme", key, jobType: "order.paid", policy: "transactional" }, async (_claim, tx) => {
-        await tx?.query("UPDATE orders SET paid_count = paid_count + 1 WHERE id = $1", [id]);
-        if (swallow) await tx?.query("SELECT 1/0").catch(() => {});
-      });
-    // The server would answer the COMMIT of the aborted transaction with a ROLLBACK: the step's
-    // claim and write are gone, so reporting "ran" would lose the effect.
-    await expect(step(true)).rejects.toMatchObject({ code: "EFFECTS_DATABASE" });
-    expect(await effectCount(key)).toBe(0);
-    expect((await read()).paid_count).toBe(0);
-    expect((await step(false)).result).toBe("ran");
-    expect((await read()).paid_count).toBe(1);
-  });
-
-  it("joins the caller's own transaction: ROLLBACK undoes the claim, COMMIT keeps it", async () => {
-    const effects = testEffects(db.pool);
-    const id = uniq("order");
-    const read = await order(id);
-    const key = `mark-paid:${id}`;
-    const inCallerTx = async (finish: "COMMIT" | "ROLLBACK") => {
-      const client = await db.pool.connect();
-      try {
-        await client.query("BEGIN");
-        const r = await effects.once(
-          { tenant: "acme", key, jobType: "j", policy: "transactional", tx: client },
-          async (_c, tx) => {
-            await tx?.query("UPDATE orders SET paid_count = paid_count + 1 WHERE id = $1", [id]);
-            return 1;
-          },
-        );
-        await client.query(finish);
-        return r;
-      } finally {
-        client.release();
-      }
-    };
-    await inCallerTx("ROLLBACK");
-    expect(await effectCount(key)).toBe(0);
-    expect((await inCallerTx("COMMIT")).result).toBe("ran");
-    expect((await inCallerTx("COMMIT")).result).toBe("duplicate");
-    expect((await read()).paid_count).toBe(1);
-  });
-
-  it("a duplicate of a transactional step still in its transaction waits, then gets the outcome — or reports in-flight", async () => {
-    const effects = testEffects(db.pool);
-    const key = uniq("mark-paid:order");
-    const client = await db.pool.connect();
-    try {
-      await client.query("BEGIN");
-      await effects.once({ tenant: "acme", key, jobType: "j", policy: "transactional", tx: client }, () => "first");
-      // The caller's transaction holds the claim: a duplicate cannot see it yet and must not run.
-      await expect(effects.once({ tenant: "acme", key, jobType: "j", wait: "100ms" }, () => "second")).rejects.toBeInstanceOf(
-        EffectInFlightError,
-      );
-      const waiting = effects.once({ tenant: "acme", key, jobType: "j", wait: "10s" }, () => "second");
-      // Commit only once the duplicate is blocked on the claim's advisory lock.
-      for (let i = 0; i < 2000; i++) {
-        const { rows } = await db.pool.query(
-          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND datname = current_database()",
-        );
-        if (rows[0].n > 0) break;
-        await sleep(5);
-      }
-      await client.query("COMMIT");
-      expect(await waiting).toMatchObject({ result: "duplicate", outcome: "first" });
-    } finally {
-      client.release();
-    }
-  });
-});
-
-describe("with Prisma", () => {
-  it("claims through a PrismaClient, and commits a transactional step inside a Prisma interactive transaction", async () => {
-    const effects = createEffects({ db: prisma, registry: new Registry(), logger: silentLogger(), rollups: false });
-    const id = uniq("order");
-    const read = await order(id);
-    const key = uniq("capture:order");
-    let captures = 0;
-    expect((await effects.once({ tenant: "acme", key, jobType: "j" }, () => ({ n: ++captures }))).outcome).toEqual({ n: 1 });
-    expect((await effects.once({ tenant: "acme", key, jobType: "j" }, () => ({ n: ++captures }))).outcome).toEqual({ n: 1 });
-    expect(captures).toBe(1);
-
-    const paid = () =>
-      effects.job({ tenant: "acme", jobType: "order.paid" }, (job) =>
-        job.transaction(`mark-paid:${id}`, async (tx) => {
-          await tx.$executeRaw`UPDATE orders SET paid_count = paid_count + 1 WHERE id = ${id}`;
-          return "paid";
-        }),
-      );
-    expect((await paid()).steps[0]?.result).toBe("ran");
-    expect((await paid()).steps[0]?.result).toBe("duplicate");
-    expect((await read()).paid_count).toBe(1);
-  });
-
-  it("joins a caller's Prisma interactive transaction and rolls back with it", async () => {
-    const effects = createEffects({ db: prisma, registry: new Registry(), logger: silentLogger(), rollups: false });
-    const id = uniq("order");
-    const read = await order(id);
-    const key = `mark-paid:${id}`;
-    await prisma
-      .$transaction(async (tx) => {
-        await effects.once({ tenant: "acme", key, jobType: "j", policy: "transactional", tx }, async (_c, t) => {
-          await t!.$executeRaw`UPDATE orders SET paid_count = paid_count + 1 WHERE id = ${id}`;
-        });
-        throw new Error("caller aborts");
-      })
-      .catch(() => {});
-    expect(await effectCount(key)).toBe(0);
-    expect((await read()).paid_count).toBe(0);
-  });
-
-  it("maps the isolation refusal through Prisma too", async () => {
-    const effects = createEffects({ db: prisma, registry: new Registry(), logger: silentLogger(), rollups: false });
-    const error = await prisma
-      .$transaction(
-        (tx) => effects.once({ tenant: "acme", key: uniq("mark-paid:o"), jobType: "j", policy: "transactional", tx }, () => 1),
-        { isolationLevel: "Serializable" },
+  Number(
+    (
+      await db.rows<{ n: number }>(
+        { pg: "SELECT count(*) AS n FROM effects WHERE key = $1", mysql: "SELECT COUNT(*) AS n FROM effects WHERE `key` = $1" },
+        [key],
       )
-      .catch((e) => e);
-    expect(error).toBeInstanceOf(IsolationLevelError);
-    expect(error.isolationLevel).toBe("serializable");
-  });
-});
+    )[0]?.n,
+  );
+const PAY = "UPDATE orders SET status = 'paid', paid_count = paid_count + 1 WHERE id = $1";
+const COUNT_PAID = "UPDATE orders SET paid_count = paid_count + 1 WHERE id = $1";
+
+withEachEngine(
+  (made) => {
+    if (made) db = made;
+  },
+  (engine) => {
+    describe("transactional steps", () => {
+      it("survives the server cutting the step's connection mid-transaction; the effect still happens once", async () => {
+        // Found by the soak: a connection cut between two of a step's queries was an unhandled
+        // 'error' event that killed the whole worker process.
+        const pool = db.newPool(2);
+        const effects = testEffects(pool, { schema: db.schema });
+        const id = uniq("order");
+        const read = await order(id);
+        const key = `mark-paid:${id}`;
+        let runs = 0;
+        const deliver = () =>
+          effects.job({ tenant: "acme", jobType: "order.paid", messageId: uniq("m") }, (job) =>
+            job.transaction(key, async (tx) => {
+              runs += 1;
+              if (runs === 1) await sleep(400);
+              await appRun(tx as AppHandle, PAY, [id]);
+              return { paid: true };
+            }),
+          );
+        const first = deliver().then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        );
+        await sleep(150);
+        expect(await db.killConnections(pool)).toBeGreaterThan(0);
+        const settled = await first;
+        // Retried inside the library (57P01 is retryable) or failed to the caller, who redelivers.
+        if ("error" in settled) await deliver();
+        expect(await read()).toEqual({ status: "paid", paid_count: 1 });
+        expect(await effectCount(key)).toBe(1);
+        await effects.close();
+        await db.closePool(pool);
+      });
+
+      it("commits the claim with the step's writes; a duplicate returns the stored outcome", async () => {
+        const effects = testEffects(db);
+        const id = uniq("order");
+        const read = await order(id);
+        const run = () =>
+          effects.job({ tenant: "acme", jobType: "order.paid", messageId: uniq("m") }, (job) =>
+            job.transaction(`mark-paid:${id}`, async (tx) => {
+              await appRun(tx as AppHandle, PAY, [id]);
+              return { paid: true };
+            }),
+          );
+        expect((await run()).value).toEqual({ paid: true });
+        const again = await run();
+        expect(again.duplicate).toBe(true);
+        expect(again.value).toEqual({ paid: true });
+        expect(await read()).toEqual({ status: "paid", paid_count: 1 });
+      });
+
+      it("rolls the claim back with the writes when the step throws, so the retry runs it", async () => {
+        const effects = testEffects(db);
+        const id = uniq("order");
+        const read = await order(id);
+        const key = `mark-paid:${id}`;
+        const step = (fail: boolean) =>
+          effects.once({ tenant: "acme", key, jobType: "order.paid", policy: "transactional" }, async (_claim, tx) => {
+            await appRun(tx as unknown as AppHandle, COUNT_PAID, [id]);
+            if (fail) throw new Error("boom after the write");
+            return "paid";
+          });
+        await expect(step(true)).rejects.toThrow("boom after the write");
+        expect(await effectCount(key)).toBe(0);
+        expect((await read())?.paid_count).toBe(0);
+        expect((await step(false)).result).toBe("ran");
+        expect((await read())?.paid_count).toBe(1);
+        expect((await step(false)).result).toBe("duplicate");
+      });
+
+      it("joins the caller's own transaction: ROLLBACK undoes the claim, COMMIT keeps it", async () => {
+        const effects = testEffects(db);
+        const id = uniq("order");
+        const read = await order(id);
+        const key = `mark-paid:${id}`;
+        const inCallerTx = async (finish: "COMMIT" | "ROLLBACK") => {
+          const caller = await db.begin();
+          try {
+            const r = await effects.once(
+              { tenant: "acme", key, jobType: "j", policy: "transactional", tx: caller.tx as never },
+              async (_c, tx) => {
+                await appRun(tx as unknown as AppHandle, COUNT_PAID, [id]);
+                return 1;
+              },
+            );
+            await (finish === "COMMIT" ? caller.commit() : caller.rollback());
+            return r;
+          } finally {
+            caller.release();
+          }
+        };
+        await inCallerTx("ROLLBACK");
+        expect(await effectCount(key)).toBe(0);
+        expect((await inCallerTx("COMMIT")).result).toBe("ran");
+        expect((await inCallerTx("COMMIT")).result).toBe("duplicate");
+        expect((await read())?.paid_count).toBe(1);
+      });
+
+      it("a duplicate of a transactional step still in its transaction waits, then gets the outcome — or reports in-flight", async () => {
+        const effects = testEffects(db);
+        const key = uniq("mark-paid:order");
+        const caller = await db.begin();
+        try {
+          await effects.once(
+            { tenant: "acme", key, jobType: "j", policy: "transactional", tx: caller.tx as never },
+            () => "first",
+          );
+          // The caller's transaction holds the claim: a duplicate cannot see it yet and must not run.
+          await expect(effects.once({ tenant: "acme", key, jobType: "j", wait: "100ms" }, () => "second")).rejects.toBeInstanceOf(
+            EffectInFlightError,
+          );
+          const waiting = effects.once({ tenant: "acme", key, jobType: "j", wait: "10s" }, () => "second");
+          // Commit only once the duplicate is blocked on the claim's lock (the advisory lock; InnoDB's row lock).
+          for (let i = 0; i < 2000; i++) {
+            if ((await db.lockWaits()) > 0) break;
+            await sleep(5);
+          }
+          await caller.commit();
+          expect(await waiting).toMatchObject({ result: "duplicate", outcome: "first" });
+        } finally {
+          caller.release();
+        }
+      });
+    });
+
+    // In the library's own transaction on a pg.Pool the claim is written completed (migration
+    // 0023's p_completed); the MySQL store answers in_progress and keeps the completion statement.
+    describe.runIf(engine === "postgres")("a claim written completed in the step's own transaction", () => {
+      const pgPool = () => db.pool as pg.Pool;
+
+      it("an empty outcome: the claim is written completed in the step's transaction, with no completion statement", async () => {
+        const effects = testEffects(pgPool());
+        const id = uniq("order");
+        const read = await order(id);
+        const key = `mark-paid:${id}`;
+        const seen: string[] = [];
+        const step = () =>
+          effects.once({ tenant: "acme", key, jobType: "order.paid", policy: "transactional" }, async (claim, tx) => {
+            // Inside the step the row is this transaction's alone: completed already, outcome empty.
+            const row = await tx?.query("SELECT status, outcome, lease_until FROM effects WHERE key = $1", [key]);
+            seen.push(`${row?.rows[0]?.status}/${row?.rows[0]?.outcome}/${row?.rows[0]?.lease_until}`);
+            const lease = await claim.extendLease("30s");
+            expect(lease.getTime()).toBeGreaterThan(Date.now() + 20_000);
+            await tx?.query(COUNT_PAID, [id]);
+          });
+        const first = await step();
+        expect(first.result).toBe("ran");
+        expect(first.outcome).toBeNull();
+        expect(seen).toEqual(["completed/null/null"]);
+        const [row] = await db.rows(
+          "SELECT status, outcome, error, completed_at IS NOT NULL AS done FROM effects WHERE key = $1",
+          [key],
+        );
+        expect(row).toEqual({ status: "completed", outcome: null, error: null, done: true });
+        const again = await step();
+        expect(again.result).toBe("duplicate");
+        expect(again.outcome).toBeNull();
+        expect((await read())?.paid_count).toBe(1);
+      });
+
+      it("a non-empty outcome replaces the empty one the claim was written with; a throw leaves no row", async () => {
+        const effects = testEffects(pgPool());
+        const key = `refund:${uniq("order")}`;
+        const step = (fail: boolean) =>
+          effects.once({ tenant: "acme", key, jobType: "order.paid", policy: "transactional" }, async () => {
+            if (fail) throw new Error("refused");
+            return { refunded: 7 };
+          });
+        await expect(step(true)).rejects.toThrow("refused");
+        expect(await effectCount(key)).toBe(0);
+        expect((await step(false)).outcome).toEqual({ refunded: 7 });
+        const again = await step(false);
+        expect(again.result).toBe("duplicate");
+        expect(again.outcome).toEqual({ refunded: 7 });
+      });
+
+      it("a step that caught its own failed statement commits nothing and says so, though its outcome was empty", async () => {
+        const effects = testEffects(pgPool());
+        const id = uniq("order");
+        const read = await order(id);
+        const key = `mark-paid:${id}`;
+        const step = (swallow: boolean) =>
+          effects.once({ tenant: "acme", key, jobType: "order.paid", policy: "transactional" }, async (_claim, tx) => {
+            await tx?.query(COUNT_PAID, [id]);
+            if (swallow) await tx?.query("SELECT 1/0").catch(() => {});
+          });
+        // The server would answer the COMMIT of the aborted transaction with a ROLLBACK: the step's
+        // claim and write are gone, so reporting "ran" would lose the effect.
+        await expect(step(true)).rejects.toMatchObject({ code: "EFFECTS_DATABASE" });
+        expect(await effectCount(key)).toBe(0);
+        expect((await read())?.paid_count).toBe(0);
+        expect((await step(false)).result).toBe("ran");
+        expect((await read())?.paid_count).toBe(1);
+      });
+    });
+
+    // Prisma's pg adapter: PostgreSQL's alone.
+    describe.runIf(engine === "postgres")("with Prisma", () => {
+      let prisma: ReturnType<typeof testPrismaClient>;
+      let prismaPool: pg.Pool;
+      beforeAll(async () => {
+        prismaPool = new pg.Pool({ connectionString: db.url, max: 5 });
+        prismaPool.on("error", () => {});
+        prisma = testPrismaClient(prismaPool);
+      });
+      afterAll(async () => {
+        await prisma?.$disconnect();
+        await prismaPool?.end().catch(() => {});
+      });
+
+      it("claims through a PrismaClient, and commits a transactional step inside a Prisma interactive transaction", async () => {
+        const effects = createEffects({ db: prisma, registry: new Registry(), logger: silentLogger(), rollups: false });
+        const id = uniq("order");
+        const read = await order(id);
+        const key = uniq("capture:order");
+        let captures = 0;
+        expect((await effects.once({ tenant: "acme", key, jobType: "j" }, () => ({ n: ++captures }))).outcome).toEqual({ n: 1 });
+        expect((await effects.once({ tenant: "acme", key, jobType: "j" }, () => ({ n: ++captures }))).outcome).toEqual({ n: 1 });
+        expect(captures).toBe(1);
+
+        const paid = () =>
+          effects.job({ tenant: "acme", jobType: "order.paid" }, (job) =>
+            job.transaction(`mark-paid:${id}`, async (tx) => {
+              await tx.$executeRaw`UPDATE orders SET paid_count = paid_count + 1 WHERE id = ${id}`;
+              return "paid";
+            }),
+          );
+        expect((await paid()).steps[0]?.result).toBe("ran");
+        expect((await paid()).steps[0]?.result).toBe("duplicate");
+        expect((await read())?.paid_count).toBe(1);
+      });
+
+      it("joins a caller's Prisma interactive transaction and rolls back with it", async () => {
+        const effects = createEffects({ db: prisma, registry: new Registry(), logger: silentLogger(), rollups: false });
+        const id = uniq("order");
+        const read = await order(id);
+        const key = `mark-paid:${id}`;
+        await prisma
+          .$transaction(async (tx) => {
+            await effects.once({ tenant: "acme", key, jobType: "j", policy: "transactional", tx }, async (_c, t) => {
+              await t!.$executeRaw`UPDATE orders SET paid_count = paid_count + 1 WHERE id = ${id}`;
+            });
+            throw new Error("caller aborts");
+          })
+          .catch(() => {});
+        expect(await effectCount(key)).toBe(0);
+        expect((await read())?.paid_count).toBe(0);
+      });
+
+      it("maps the isolation refusal through Prisma too", async () => {
+        const effects = createEffects({ db: prisma, registry: new Registry(), logger: silentLogger(), rollups: false });
+        const error = await prisma
+          .$transaction(
+            (tx) =>
+              effects.once({ tenant: "acme", key: uniq("mark-paid:o"), jobType: "j", policy: "transactional", tx }, () => 1),
+            { isolationLevel: "Serializable" },
+          )
+          .catch((e) => e);
+        expect(error).toBeInstanceOf(IsolationLevelError);
+        expect(error.isolationLevel).toBe("serializable");
+      });
+    });
+  },
+  { poolSize: 10, setup: createProviderTables },
+);

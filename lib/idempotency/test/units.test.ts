@@ -4,6 +4,7 @@ import { toMs } from "../duration";
 import { EffectInFlightError, EffectKeyReuseError, InvalidEffectKeyError, RetentionConfigError } from "../errors";
 import { classifyError, createEffects, providerKeyFor } from "../index";
 import { requestHash, validateKey } from "../keys";
+import { classifyDatabaseError } from "../pg-errors";
 import { isRetryable, RETRYABLE_SQLSTATES, withRetry } from "../retryable";
 import { gapBucketIndex } from "../rollups";
 import { uniqueViolationConstraint } from "../violations";
@@ -49,7 +50,7 @@ describe("options", () => {
   it("refuses a retention shorter than maxRetryWindow", () => {
     expect(() => createEffects({ db: pool, retention: "1d", maxRetryWindow: "3d" })).toThrow(RetentionConfigError);
     expect(() => createEffects({ db: pool, retention: "3d", maxRetryWindow: "3d", rollups: false })).not.toThrow();
-    expect(() => createEffects({ db: {} as pg.Pool })).toThrow(/pg.Pool or a PrismaClient/);
+    expect(() => createEffects({ db: {} as pg.Pool })).toThrow(/a pg.Pool, a PrismaClient or a mysql2\/promise pool/);
   });
 });
 
@@ -89,6 +90,55 @@ describe("retryable errors", () => {
       ),
     ).rejects.toThrow("dup");
     expect(calls).toBe(1);
+  });
+
+  it("classifies MySQL and MariaDB errors by the server's error number, not their SQLSTATE", async () => {
+    // What mysql2 throws: code, errno, sqlState and sqlMessage.
+    const mysqlError = (errno: number, code: string, sqlState: string, sqlMessage = code) =>
+      Object.assign(new Error(sqlMessage), { errno, code, sqlState, sqlMessage });
+    const deadlock = mysqlError(1213, "ER_LOCK_DEADLOCK", "40001");
+    expect(classifyDatabaseError(deadlock)).toMatchObject({ kind: "conflict", transient: true });
+    // A lock wait that ran out is HY000 like most errors: a claim answers it in flight, nothing retries it.
+    expect(classifyDatabaseError(mysqlError(1205, "ER_LOCK_WAIT_TIMEOUT", "HY000"))).toMatchObject({
+      kind: "timeout",
+      transient: false,
+    });
+    expect(classifyDatabaseError(mysqlError(1040, "ER_CON_COUNT_ERROR", "08004"))).toMatchObject({
+      kind: "resources",
+      transient: true,
+    });
+    expect(classifyDatabaseError(mysqlError(1045, "ER_ACCESS_DENIED_ERROR", "28000"))).toMatchObject({ kind: "config" });
+    expect(
+      classifyDatabaseError(Object.assign(new Error("lost"), { code: "PROTOCOL_CONNECTION_LOST", fatal: true })),
+    ).toMatchObject({
+      kind: "connection",
+      transient: true,
+    });
+    // 1062 and NOT NULL (1048) share 23000: only the number tells the duplicate key, named by its index.
+    expect(uniqueViolationConstraint(mysqlError(1048, "ER_BAD_NULL_ERROR", "23000"))).toBeNull();
+    expect(
+      uniqueViolationConstraint(
+        mysqlError(1062, "ER_DUP_ENTRY", "23000", "Duplicate entry 'INV-1' for key 'invoices_number_key'"),
+      ),
+    ).toBe("invoices_number_key");
+    // MySQL 8 names the index with its table.
+    expect(
+      uniqueViolationConstraint(
+        mysqlError(1062, "ER_DUP_ENTRY", "23000", "Duplicate entry 'INV-1' for key 'invoices.invoices_number_key'"),
+      ),
+    ).toBe("invoices_number_key");
+    // A conflict gets more attempts than other transient errors (a deadlock's survivors may collide again).
+    let calls = 0;
+    await expect(
+      withRetry(
+        async () => {
+          calls++;
+          throw deadlock;
+        },
+        { baseDelayMs: 1 },
+      ),
+    ).rejects.toBe(deadlock);
+    expect(calls).toBe(8);
   });
 });
 

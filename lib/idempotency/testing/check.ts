@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { toMs } from "../duration";
 import { classifyError, createEffects, type Duration, defaultLogger, type Effects, type EffectsOptions } from "../index";
 import { createRegistry } from "../metrics";
 import { diffSnapshots, normalizeSnapshot } from "./diff";
+import { type KitDatabase, kitDatabase } from "./kit-database";
 import {
   BOUNDARIES,
   BOUNDARY_MEANING,
@@ -22,22 +23,29 @@ export interface KitDelivery {
   publishedAt: Date;
 }
 
-/** The second argument of the handler under test. */
-export interface HandlerContext {
+/**
+ * The second argument of the handler under test. `Db` is the pool's type: a pg.Pool, or for a
+ * mysql:// databaseUrl a mysql2/promise Pool (name it: `checkIdempotent<Message, Pool>(…)`).
+ */
+export interface HandlerContext<Db = pg.Pool> {
   /** This delivery's own pool: concurrent deliveries never share a connection, as separate workers would not. */
-  db: pg.Pool;
+  db: Db;
   /** createEffects on `db`; every step of effects.job / effects.once is observed (and crashed) by the kit. */
-  effects: Effects<pg.PoolClient>;
+  effects: Effects<Db extends pg.Pool ? pg.PoolClient : Db extends { getConnection(): Promise<infer C> } ? C : unknown>;
   delivery: KitDelivery;
 }
 
 export type ScenarioKind = "once" | "twice" | "concurrent" | "republished" | "crash";
 
-export interface CheckIdempotentOptions<M> {
-  /** The database the handler works on: your real schema (a test database), not production. */
+export interface CheckIdempotentOptions<M, Db = pg.Pool> {
+  /**
+   * The database the handler works on: your real schema (a test database), not production. A
+   * postgresql:// URL, or mysql:// (mariadb://) for MySQL and MariaDB, where `effects.schema` names
+   * the database the library was migrated into (default `onceboard`).
+   */
   databaseUrl: string;
   /** Your handler: use `ctx.db` and `ctx.effects`, and pass `ctx.delivery` to effects.job / once. */
-  handler: (message: M, ctx: HandlerContext) => unknown;
+  handler: (message: M, ctx: HandlerContext<Db>) => unknown;
   message: M;
   /** The broker's message id of `message`. Default: a random one. */
   messageId?: string;
@@ -47,13 +55,13 @@ export interface CheckIdempotentOptions<M> {
    */
   republish?: (message: M, newMessageId: string) => M;
   /** Resets your state before each scenario (the kit removes the effect rows it created itself). */
-  setup: (db: pg.Pool) => unknown;
+  setup: (db: Db) => unknown;
   /**
    * The state that must not change when the message is applied again: rows of your tables, calls
    * recorded by a fake provider. Leave out what legitimately differs per run (generated ids,
    * timestamps, the message id). Compared as JSON.
    */
-  observe: (db: pg.Pool) => unknown;
+  observe: (db: Db) => unknown;
   /** Deliveries of the same message at once in the concurrent scenario. Default 5. */
   concurrency?: number;
   /** Which scenarios to run (the reference, "once", always runs). Default all. */
@@ -137,41 +145,30 @@ function errorText(error: unknown): string {
   return String(error);
 }
 
-/** A pool whose clients the kit can find (to kill them as a crash would) and whose errors never crash the test process. */
-function trackedPool(url: string, max: number): { pool: pg.Pool; clients: Set<pg.PoolClient> } {
-  const pool = new pg.Pool({ connectionString: url, max });
-  const clients = new Set<pg.PoolClient>();
-  pool.on("error", () => {});
-  pool.on("connect", (client) => {
-    // A checked-out client has no error listener of its own; a killed connection must not throw.
-    client.on("error", () => {});
-    clients.add(client);
-  });
-  // A removed client's backend is gone; its pid may be reused by someone else's connection.
-  pool.on("remove", (client) => clients.delete(client));
-  return { pool, clients };
-}
-
-class Harness<M> {
-  readonly control: pg.Pool;
+class Harness<M, Db> {
   private readonly touched = new Map<string, Set<string>>();
   private readonly logger;
   private readonly crashLeaseMs: number;
   private readonly timeoutMs: number;
 
-  constructor(private readonly o: CheckIdempotentOptions<M>) {
-    this.control = new pg.Pool({ connectionString: o.databaseUrl, max: 2 });
-    this.control.on("error", () => {});
+  constructor(
+    private readonly o: CheckIdempotentOptions<M, Db>,
+    /** The database's side of the kit, PostgreSQL's or MySQL's (kit-database.ts). */
+    readonly database: KitDatabase,
+  ) {
     this.logger = o.effects?.logger ?? defaultLogger("onceboard-kit", "silent");
     this.crashLeaseMs = toMs(o.crashLease ?? "250ms", "crashLease");
     this.timeoutMs = toMs(o.deliveryTimeout ?? "60s", "deliveryTimeout");
   }
 
+  /** The pool setup() and observe() get. */
+  get control(): Db {
+    return this.database.control as Db;
+  }
+
   /** Deletes the effect rows the kit's deliveries created, so the next scenario starts clean. */
   async forgetEffects(): Promise<void> {
-    for (const [tenant, keys] of this.touched) {
-      await this.control.query("DELETE FROM effects WHERE tenant_id = $1 AND key = ANY($2::text[])", [tenant, [...keys]]);
-    }
+    for (const [tenant, keys] of this.touched) await this.database.forgetEffects(tenant, [...keys], this.o.effects?.schema);
     this.touched.clear();
   }
 
@@ -180,23 +177,6 @@ class Harness<M> {
       const keys = this.touched.get(call.tenant) ?? new Set<string>();
       this.touched.set(call.tenant, keys);
       keys.add(call.key);
-    }
-  }
-
-  /** The database side of a process dying: its connections drop, open transactions roll back. */
-  private async kill(clients: Set<pg.PoolClient>): Promise<void> {
-    const pids = [...clients]
-      .map((c) => (c as unknown as { processID?: number }).processID)
-      .filter((pid): pid is number => typeof pid === "number");
-    if (pids.length === 0) return;
-    await this.control.query("SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid", [pids]);
-    for (let i = 0; i < 250; i++) {
-      const { rows } = await this.control.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1::int[])",
-        [pids],
-      );
-      if (rows[0]?.n === 0) return;
-      await sleep(20);
     }
   }
 
@@ -210,8 +190,9 @@ class Harness<M> {
     crashAt: CrashPoint | null,
   ): Promise<{ rec: DeliveryRecorder; start: () => Promise<{ kind: "ok" | "crashed" | "error"; error?: unknown }> }> {
     const rec = new DeliveryRecorder(delivery.messageId, crashAt, crashAt ? this.crashLeaseMs : undefined);
-    const { pool, clients } = trackedPool(this.o.databaseUrl, this.o.poolSize ?? 4);
-    (await pool.connect()).release();
+    const delivered = await this.database.deliveryPool(this.o.poolSize ?? 4);
+    const { pool } = delivered;
+    await delivered.warm();
     const real = createEffects({
       wait: "10s",
       ...this.o.effects,
@@ -225,7 +206,7 @@ class Harness<M> {
       // retention it was given.
       register: false,
     });
-    const ctx: HandlerContext = { db: pool, effects: instrumentEffects(real, rec), delivery };
+    const ctx = { db: pool, effects: instrumentEffects(real, rec), delivery } as unknown as HandlerContext<Db>;
     const start = async (): Promise<{ kind: "ok" | "crashed" | "error"; error?: unknown }> => {
       const crashed = new Promise<{ kind: "crashed" }>((resolve) => {
         rec.onCrash = () => resolve({ kind: "crashed" });
@@ -246,13 +227,13 @@ class Harness<M> {
         // rolling back an open transaction; an external or at-most-once claim stays in progress
         // until its lease expires. Anything the handler still tries afterwards never settles.
         rec.crashed = true;
-        await this.kill(clients);
-        void pool.end().catch(() => {});
+        await delivered.kill();
+        void delivered.end().catch(() => {});
         if (result.kind === "crashed") return result;
         return { kind: "error", error: new Error(`the handler was still running after ${this.timeoutMs} ms`) };
       }
       await real.close().catch(() => {});
-      await pool.end().catch(() => {});
+      await delivered.end().catch(() => {});
       return result;
     };
     return { rec, start };
@@ -262,7 +243,12 @@ class Harness<M> {
    * One message as a broker delivers it: redelivered (attempt + 1) after a crash or a handler
    * error, up to maxAttempts; an in-flight answer is redelivered after its retryAfterMs.
    */
-  async deliver(message: M, messageId: string, crashAt: CrashPoint | null, first?: Awaited<ReturnType<Harness<M>["prepare"]>>) {
+  async deliver(
+    message: M,
+    messageId: string,
+    crashAt: CrashPoint | null,
+    first?: Awaited<ReturnType<Harness<M, Db>["prepare"]>>,
+  ) {
     const outcome: DeliveryOutcome = { recorders: [], notes: [] };
     const maxAttempts = this.o.maxAttempts ?? 5;
     const publishedAt = new Date();
@@ -330,8 +316,8 @@ function countSteps(recorders: DeliveryRecorder[]): Map<string, Omit<StepCount, 
  * the redelivery. Returns a report; never throws for a handler that is merely not idempotent
  * (use assertIdempotent for that). Throws when the reference delivery itself fails.
  */
-export async function checkIdempotent<M>(options: CheckIdempotentOptions<M>): Promise<IdempotencyReport> {
-  const h = new Harness(options);
+export async function checkIdempotent<M, Db = pg.Pool>(options: CheckIdempotentOptions<M, Db>): Promise<IdempotencyReport> {
+  const h = new Harness(options, await kitDatabase(options.databaseUrl));
   const wanted = new Set(options.scenarios ?? ["twice", "concurrent", "republished", "crash"]);
   const concurrency = Math.max(2, options.concurrency ?? 5);
   const messageId = options.messageId ?? `kit-${randomUUID()}`;
@@ -522,6 +508,6 @@ export async function checkIdempotent<M>(options: CheckIdempotentOptions<M>): Pr
     };
   } finally {
     await h.forgetEffects().catch(() => {});
-    await h.control.end().catch(() => {});
+    await h.database.end().catch(() => {});
   }
 }

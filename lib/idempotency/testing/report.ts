@@ -1,3 +1,4 @@
+import type pg from "pg";
 import { type CheckIdempotentOptions, checkIdempotent, type IdempotencyReport, type ScenarioReport } from "./check";
 
 function scenarioLines(s: ScenarioReport): string[] {
@@ -40,7 +41,7 @@ export class IdempotencyCheckError extends Error {
 }
 
 /** checkIdempotent, then throw IdempotencyCheckError unless every scenario matched. Works in any test runner. */
-export async function assertIdempotent<M>(options: CheckIdempotentOptions<M>): Promise<IdempotencyReport> {
+export async function assertIdempotent<M, Db = pg.Pool>(options: CheckIdempotentOptions<M, Db>): Promise<IdempotencyReport> {
   const report = await checkIdempotent(options);
   if (!report.ok) throw new IdempotencyCheckError(report);
   return report;

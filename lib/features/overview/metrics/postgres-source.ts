@@ -1,11 +1,8 @@
 import type { Queryable } from "../../../db/types";
-import type { AlertStatus, FleetJobTypeActivity, Series, ViolationSeries } from "../contract";
 import { CLAIM_DURATION_BOUNDS } from "../overview-types";
-import { ALERT_RULES, runbookHref } from "./alert-rules";
-import { addToViolationLine, type Buckets, histogramQuantile, notWiredUp, perSecond } from "./series-math";
-import type { MetricsSource, SeriesQuery, SourceResult } from "./source";
-
-const HOUR_MS = 3_600_000;
+import { type AlertInputs, alertWindows, LATE_GAP_BUCKET, RollupsSource, type SeriesRows } from "./rollups-source";
+import type { Buckets } from "./series-math";
+import type { SeriesQuery } from "./source";
 
 /**
  * A rollup level: the minute tables the worker library writes, and the ten-minute and hourly sums
@@ -93,6 +90,30 @@ SELECT (extract(epoch FROM date_bin(make_interval(secs => $4), minute, $1) - $1)
  WHERE minute >= $1 AND minute < $2 AND ($3::text IS NULL OR job_type = $3)
  GROUP BY 1, 2, 3`;
 
+// deploy/reconcile-alerts.yml over the tables its gauges are read from (lib/reconciliation/metrics.ts),
+// the console's own tables: open findings per provider and kind, with the oldest one's age for the
+// ticket's "for: 1h"; and sum by (provider) (increase(onceboard_reconcile_runs_total{status="failed"}[1h])) >= 3.
+// Param: $1 now. Beside the rollups' inputs in ALERTS_SQL; alone when the rollups are on MySQL.
+const RECONCILIATION_ALERT_COLUMNS = `
+  (SELECT coalesce(json_agg(f), '[]') FROM (
+     SELECT provider, kind, count(*)::float8 AS n, extract(epoch FROM $1::timestamptz - min(first_seen_at))::float8 AS age
+       FROM reconciliation_findings WHERE state = 'open' AND kind <> 'pending' GROUP BY 1, 2) f) AS findings,
+  (SELECT coalesce(json_agg(r), '[]') FROM (
+     SELECT provider, count(*)::float8 AS n FROM reconciliation_runs
+      WHERE status = 'failed' AND finished_at > $1::timestamptz - interval '1 hour' AND finished_at <= $1
+      GROUP BY 1 HAVING count(*) >= 3) r) AS failed_runs`;
+
+/** The reconciliation rules' inputs from the console's PostgreSQL (its findings and runs). */
+export async function reconciliationAlertInputs(
+  db: Queryable,
+  now: Date,
+): Promise<Pick<AlertInputs, "findings" | "failed_runs">> {
+  const { rows } = await db.query<Pick<AlertInputs, "findings" | "failed_runs">>(`SELECT ${RECONCILIATION_ALERT_COLUMNS}`, [now]);
+  const row = rows[0];
+  if (!row) throw new Error("the reconciliation alerts query answered no row");
+  return row;
+}
+
 // The four rules' inputs in one round trip (see alerts()). Params: $1 now, $2 10 min ago,
 // $3 46 min ago, $4 15 min ago, $5 a day ago (each a whole minute).
 const ALERTS_SQL = `
@@ -110,28 +131,20 @@ SELECT
       WHERE minute >= $4 AND minute <= $1 AND key_reuse > 0 GROUP BY 1) k) AS key_reuse,
   -- Gap buckets above 172800 s (1-based index 12 onwards); a minute whose gaps sum below 2 days cannot hold one.
   (SELECT coalesce(json_agg(l), '[]') FROM (
-     SELECT job_type, sum((SELECT coalesce(sum(x), 0) FROM unnest(gap_buckets[12:]) x))::float8 AS n FROM worker_stats_minute
+     SELECT job_type, sum((SELECT coalesce(sum(x), 0) FROM unnest(gap_buckets[${LATE_GAP_BUCKET + 1}:]) x))::float8 AS n FROM worker_stats_minute
       WHERE minute >= $5 AND minute <= $1 AND gap_seconds_sum >= 172800 GROUP BY 1
-     HAVING sum((SELECT coalesce(sum(x), 0) FROM unnest(gap_buckets[12:]) x)) > 0) l) AS late,
-  -- deploy/reconcile-alerts.yml over the tables its gauges are read from (lib/reconciliation/metrics.ts):
-  -- open findings per provider and kind, with the oldest one's age for the ticket's "for: 1h".
-  (SELECT coalesce(json_agg(f), '[]') FROM (
-     SELECT provider, kind, count(*)::float8 AS n, extract(epoch FROM $1::timestamptz - min(first_seen_at))::float8 AS age
-       FROM reconciliation_findings WHERE state = 'open' AND kind <> 'pending' GROUP BY 1, 2) f) AS findings,
-  -- sum by (provider) (increase(onceboard_reconcile_runs_total{status="failed"}[1h])) >= 3
-  (SELECT coalesce(json_agg(r), '[]') FROM (
-     SELECT provider, count(*)::float8 AS n FROM reconciliation_runs
-      WHERE status = 'failed' AND finished_at > $1::timestamptz - interval '1 hour' AND finished_at <= $1
-      GROUP BY 1 HAVING count(*) >= 3) r) AS failed_runs`;
+     HAVING sum((SELECT coalesce(sum(x), 0) FROM unnest(gap_buckets[${LATE_GAP_BUCKET + 1}:]) x)) > 0) l) AS late,
+  ${RECONCILIATION_ALERT_COLUMNS}`;
 
-const zeros = (n: number) => new Array<number>(n).fill(0);
-
-export class PostgresSource implements MetricsSource {
+/** The rollups in the console's PostgreSQL (the default effects store). */
+export class PostgresSource extends RollupsSource {
   readonly name = "postgres" as const;
 
-  constructor(private readonly db: Queryable) {}
+  constructor(private readonly db: Queryable) {
+    super();
+  }
 
-  async series({ buckets, jobType }: SeriesQuery): Promise<SourceResult> {
+  protected async seriesRows({ buckets, jobType }: SeriesQuery): Promise<SeriesRows> {
     const n = buckets.timestamps.length;
     const end = new Date(buckets.timestamps[n - 1] ?? buckets.originMs);
     const origin = new Date(buckets.originMs);
@@ -140,227 +153,25 @@ export class PostgresSource implements MetricsSource {
     if (!sql) throw new Error(`no statements for ${level.stats}`);
     const params = [origin, end, jobType, buckets.stepSeconds];
     const [stats, lines, latency, violations] = await Promise.all([
-      this.db.query<{
-        job_type: string | null;
-        i: number | null;
-        claims: number;
-        suppressed: number;
-        in_flight: number;
-        takeovers: number;
-        deliveries: number;
-        redeliveries: number;
-      }>(sql.stats, params),
-      this.db.query<{ job_type: string; points: [number[], number[]] }>(sql.lines, params),
-      this.db.query<{ points: [number, number[]][] }>(sql.latency, params),
-      this.db.query<{ b: number; job_type: string; constraint_name: string; n: number }>(VIOLATIONS_SQL, params),
+      this.db.query<SeriesRows["stats"][number]>(sql.stats, params),
+      this.db.query<SeriesRows["lines"][number]>(sql.lines, params),
+      this.db.query<{ points: SeriesRows["latency"] }>(sql.latency, params),
+      this.db.query<SeriesRows["violations"][number]>(VIOLATIONS_SQL, params),
     ]);
-
-    const claims = zeros(n);
-    const inFlight = zeros(n);
-    const takeovers = zeros(n);
-    const activity = new Map<string, FleetJobTypeActivity>();
-    for (const r of stats.rows) {
-      if (r.job_type === null) {
-        if (r.i === null || r.i < 0 || r.i >= n) continue;
-        claims[r.i] = r.claims;
-        inFlight[r.i] = r.in_flight;
-        takeovers[r.i] = r.takeovers;
-        continue;
-      }
-      activity.set(r.job_type, {
-        jobType: r.job_type,
-        deliveries: r.deliveries,
-        redeliveries: r.redeliveries,
-        suppressions: r.suppressed,
-        claims: r.claims,
-        uncaughtViolations: 0,
-        notWiredUp: false,
-      });
-    }
-    const suppressionSeries: Series[] = lines.rows.map((r) => {
-      const values = zeros(n);
-      const [points, counts] = r.points;
-      points.forEach((i, k) => {
-        if (i >= 0 && i < n) values[i] = counts[k] ?? 0;
-      });
-      return { name: r.job_type, values };
-    });
-
-    const histograms: number[][] = Array.from({ length: n }, () => []);
-    for (const [i, c] of latency.rows[0]?.points ?? []) if (i >= 0 && i < n) histograms[i] = c;
-
-    const violationLines = new Map<string, ViolationSeries>();
-    for (const r of violations.rows) {
-      if (r.b < 0 || r.b >= n) continue;
-      addToViolationLine(violationLines, r, r.b, r.n, n);
-      // From the violations table, like the chart and the tile, so the three always agree.
-      const a = activity.get(r.job_type);
-      if (a) a.uncaughtViolations += r.n;
-      else
-        activity.set(r.job_type, {
-          jobType: r.job_type,
-          deliveries: 0,
-          redeliveries: 0,
-          suppressions: 0,
-          claims: 0,
-          uncaughtViolations: r.n,
-          notWiredUp: false,
-        });
-    }
-
-    const jobTypes = [...activity.values()]
-      .map((a) => ({ ...a, notWiredUp: notWiredUp(a.redeliveries, a.suppressions) }))
-      .sort((a, b) => b.deliveries - a.deliveries || b.claims - a.claims || a.jobType.localeCompare(b.jobType));
-    suppressionSeries.sort((a, b) => a.name.localeCompare(b.name));
-
-    return {
-      jobTypes,
-      series: {
-        stepSeconds: buckets.stepSeconds,
-        timestamps: buckets.timestamps,
-        suppressionBuckets: { stepSeconds: buckets.stepSeconds, timestamps: buckets.timestamps },
-        suppressions: suppressionSeries,
-        violations: [...violationLines.values()].sort((a, b) => a.name.localeCompare(b.name)),
-        claimRate: perSecond(claims, buckets.stepSeconds),
-        latencyP50: histograms.map((h) => histogramQuantile(0.5, CLAIM_DURATION_BOUNDS, h)),
-        latencyP99: histograms.map((h) => histogramQuantile(0.99, CLAIM_DURATION_BOUNDS, h)),
-        inFlight,
-        takeovers,
-      },
-    };
+    return { stats: stats.rows, lines: lines.rows, latency: latency.rows[0]?.points ?? [], violations: violations.rows };
   }
 
-  /** The rules of deploy/alerts.yml evaluated over the minute rollups at `now` (see each rule's comment). */
-  async alerts(now: Date): Promise<AlertStatus[]> {
-    const minute = (ms: number) => new Date(Math.floor((now.getTime() - ms) / 60_000) * 60_000);
-    const { rows } = await this.db.query<{
-      violations: { job_type: string; constraint_name: string; n: number }[];
-      redeliveries: { minute: number; job_type: string; redeliveries: number; suppressed: number }[];
-      key_reuse: { job_type: string; n: number }[];
-      late: { job_type: string; n: number }[];
-      findings: { provider: string; kind: string; n: number; age: number }[];
-      failed_runs: { provider: string; n: number }[];
-    }>(ALERTS_SQL, [now, minute(10 * 60_000), minute(46 * 60_000), minute(15 * 60_000), minute(24 * HOUR_MS)]);
+  protected async alertInputs(now: Date): Promise<AlertInputs> {
+    const w = alertWindows(now);
+    const { rows } = await this.db.query<AlertInputs>(ALERTS_SQL, [
+      now,
+      w.tenMinutes,
+      w.fortySixMinutes,
+      w.fifteenMinutes,
+      w.day,
+    ]);
     const inputs = rows[0];
     if (!inputs) throw new Error("the alerts query answered no row");
-
-    const notSuppressed = evaluateNotSuppressed(
-      inputs.redeliveries.map((r) => ({
-        minute: r.minute,
-        jobType: r.job_type,
-        redeliveries: r.redeliveries,
-        suppressed: r.suppressed,
-      })),
-      now,
-    );
-
-    return ALERT_RULES.map((rule) => {
-      const base = { name: rule.name, severity: rule.severity, summary: rule.summary, runbook: runbookHref(rule.name) };
-      switch (rule.name) {
-        case "OnceboardUncaughtUniqueViolation": {
-          const instances = inputs.violations.map((r) => ({
-            labels: { job_type: r.job_type, constraint: r.constraint_name },
-            state: "firing" as const,
-            value: r.n,
-          }));
-          return { ...base, state: instances.length > 0 ? "firing" : "inactive", instances };
-        }
-        case "OnceboardRedeliveriesNotSuppressed": {
-          const state = notSuppressed.some((i) => i.state === "firing")
-            ? "firing"
-            : notSuppressed.length > 0
-              ? "pending"
-              : "inactive";
-          return { ...base, state, instances: notSuppressed };
-        }
-        case "OnceboardKeyReuse": {
-          const instances = inputs.key_reuse.map((r) => ({
-            labels: { job_type: r.job_type },
-            state: "firing" as const,
-            value: r.n,
-          }));
-          return { ...base, state: instances.length > 0 ? "firing" : "inactive", instances };
-        }
-        case "OnceboardLateDuplicates": {
-          const instances = inputs.late.map((r) => ({
-            labels: { job_type: r.job_type },
-            state: "firing" as const,
-            value: r.n,
-          }));
-          return { ...base, state: instances.length > 0 ? "firing" : "inactive", instances };
-        }
-        case "OnceboardProviderDuplicateCharge": {
-          const instances = inputs.findings
-            .filter((f) => f.kind === "duplicated_at_provider")
-            .map((f) => ({ labels: { provider: f.provider }, state: "firing" as const, value: f.n }));
-          return { ...base, state: instances.length > 0 ? "firing" : "inactive", instances };
-        }
-        case "OnceboardReconcileFindings": {
-          // for: 1h — an instance fires once its oldest open finding is an hour old, pending before.
-          const instances = inputs.findings
-            .filter((f) => f.kind !== "duplicated_at_provider")
-            .map((f) => ({
-              labels: { provider: f.provider, kind: f.kind },
-              state: f.age >= 3600 ? ("firing" as const) : ("pending" as const),
-              value: f.n,
-            }));
-          const state = instances.some((i) => i.state === "firing") ? "firing" : instances.length > 0 ? "pending" : "inactive";
-          return { ...base, state, instances };
-        }
-        case "OnceboardReconcileFailing": {
-          const instances = inputs.failed_runs.map((r) => ({
-            labels: { provider: r.provider },
-            state: "firing" as const,
-            value: r.n,
-          }));
-          return { ...base, state: instances.length > 0 ? "firing" : "inactive", instances };
-        }
-        default:
-          return {
-            ...base,
-            state: "unknown",
-            instances: [],
-            note: "Only Prometheus sees this: a failing flush writes no rollup. Set PROMETHEUS_URL to evaluate it.",
-          };
-      }
-    });
+    return inputs;
   }
-}
-
-/**
- * OnceboardRedeliveriesNotSuppressed over minute rollups: at each minute m of the last 16, the
- * condition is redeliveries in (m-30m, m] > 20 and suppressions there = 0. True at every one of
- * them → firing (held for 15 m); true now only → pending.
- */
-function evaluateNotSuppressed(
-  rows: { minute: number; jobType: string; redeliveries: number; suppressed: number }[],
-  now: Date,
-): AlertStatus["instances"] {
-  const nowMinute = Math.floor(now.getTime() / 60_000) * 60_000;
-  const byType = new Map<string, typeof rows>();
-  for (const r of rows) {
-    const list = byType.get(r.jobType);
-    if (list) list.push(r);
-    else byType.set(r.jobType, [r]);
-  }
-  const out: AlertStatus["instances"] = [];
-  for (const [jobType, list] of byType) {
-    const holds = (m: number) => {
-      let redelivered = 0;
-      let suppressed = 0;
-      for (const r of list) {
-        if (r.minute > m - 30 * 60_000 && r.minute <= m) {
-          redelivered += r.redeliveries;
-          suppressed += r.suppressed;
-        }
-      }
-      return { ok: redelivered > 20 && suppressed === 0, redelivered };
-    };
-    const current = holds(nowMinute);
-    if (!current.ok) continue;
-    let held = true;
-    for (let k = 1; k <= 15 && held; k++) held = holds(nowMinute - k * 60_000).ok;
-    out.push({ labels: { job_type: jobType }, state: held ? "firing" : "pending", value: current.redelivered });
-  }
-  return out;
 }

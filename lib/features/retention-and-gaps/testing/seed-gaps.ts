@@ -77,3 +77,53 @@ export async function seedGaps(db: Queryable, now = new Date()): Promise<void> {
     );
   }
 }
+
+/** MySQL's DATETIME text of an instant (UTC), as the library writes it. */
+const mysqlTime = (at: Date) => at.toISOString().replace("T", " ").replace("Z", "");
+
+/**
+ * The same data set in a MySQL or MariaDB effects store (the library's tables there): `run` takes
+ * `?` placeholders. The advisor's numbers are the same as seedGaps' (GAPS_SEED_EXPECTED).
+ */
+export async function seedGapsMysql(run: (sql: string, values: unknown[]) => Promise<unknown>, now = new Date()): Promise<void> {
+  await run(
+    `INSERT INTO retention_settings (id, retention_days, max_retry_window_days) VALUES (1, 7, 3)
+     ON DUPLICATE KEY UPDATE retention_days = 7, max_retry_window_days = 3`,
+    [],
+  );
+  for (const [jobType, rows] of Object.entries(ROLLUPS)) {
+    for (const [daysAgo, counts] of rows) {
+      const minute = new Date(Math.floor((now.getTime() - daysAgo * DAY) / 60_000) * 60_000);
+      const buckets = Array.from({ length: BUCKETS }, (_, i) => counts[i] ?? 0);
+      // The MySQL store writes each flush to both levels; its reads take whole hours from the hour one.
+      const hour = new Date(Math.floor(minute.getTime() / 3_600_000) * 3_600_000);
+      for (const [table, column, t] of [
+        ["worker_stats_minute", "minute", minute],
+        ["worker_stats_hour", "hour", hour],
+      ] as const)
+        await run(`INSERT INTO ${table} (${column}, job_type, gap_buckets, updated_at) VALUES (?, ?, ?, ?)`, [
+          mysqlTime(t),
+          jobType,
+          JSON.stringify(buckets),
+          mysqlTime(now),
+        ]);
+    }
+  }
+  for (const [tenant, key, jobType, daysAgo, gap] of EFFECTS) {
+    const created = new Date(now.getTime() - daysAgo * DAY);
+    await run(
+      `INSERT INTO effects (tenant_id, \`key\`, job_type, status, policy, created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds)
+       VALUES (?, ?, ?, 'completed', 'once', ?, ?, ?, 1, ?, ?)`,
+      [
+        tenant,
+        key,
+        jobType,
+        mysqlTime(created),
+        mysqlTime(created),
+        mysqlTime(created),
+        mysqlTime(new Date(created.getTime() + gap * 1000)),
+        gap,
+      ],
+    );
+  }
+}

@@ -1,0 +1,61 @@
+import mysql from "mysql2/promise";
+import { afterAll, beforeAll, describe } from "vitest";
+import { createEngineDatabase, ENGINES, type Engine, type EngineDatabase, testMariadbUrl } from "./engines";
+
+/**
+ * Runs a test file's tests once per engine (engines.ts). Outside CI a MariaDB that does not answer
+ * skips its half with a loud notice; under CI=true it is an error: the tests are required (as for
+ * RabbitMQ and NATS, lib/queues/testing/brokers.ts). Only test files import this module: it looks
+ * for MariaDB when it loads (a child process of a test imports engines.ts, never this).
+ */
+
+async function findTestMariadb(): Promise<string | null> {
+  const url = testMariadbUrl();
+  try {
+    const connection = await mysql.createConnection({ uri: url, connectTimeout: 3000 });
+    await connection.end();
+    return url;
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    if (process.env.CI === "true") throw new Error(`MariaDB tests need MariaDB under CI: nothing answers at ${url} (${why})`);
+    console.warn(
+      `\n${"!".repeat(78)}\n!! MariaDB tests SKIPPED: nothing answers at ${url} (${why}).\n!! Start it (service mariadb start) or set MARIADB_URL; under CI=true they are required.\n${"!".repeat(78)}\n`,
+    );
+    return null;
+  }
+}
+
+/** Whether MariaDB's half runs (known before the file's tests are collected). */
+const MARIADB = (await findTestMariadb()) !== null;
+
+/**
+ * Runs `body` once per engine, in a describe block named for it (`on postgres`, `on mariadb`), the
+ * MariaDB one skipped (loudly, once) where no MariaDB answers outside CI. Tests in a file run in
+ * order, so a database made by a block's beforeAll is the one its tests see.
+ */
+export function eachEngine(body: (engine: Engine) => void, engines: readonly Engine[] = ENGINES): void {
+  for (const engine of engines) {
+    describe.skipIf(engine === "mariadb" && !MARIADB)(`on ${engine}`, () => body(engine));
+  }
+}
+
+/** eachEngine with the file's database made before and dropped after each engine's block. */
+export function withEachEngine(
+  set: (db: EngineDatabase | undefined) => void,
+  body: (engine: Engine) => void,
+  options: { poolSize?: number; setup?: (db: EngineDatabase) => Promise<void>; engines?: readonly Engine[] } = {},
+): void {
+  eachEngine((engine) => {
+    let db: EngineDatabase | undefined;
+    beforeAll(async () => {
+      db = await createEngineDatabase(engine, options);
+      set(db);
+      await options.setup?.(db);
+    });
+    afterAll(async () => {
+      await db?.drop();
+      set(undefined);
+    });
+    body(engine);
+  }, options.engines);
+}
