@@ -1,5 +1,6 @@
 import type { Counter, Gauge, Metric, Registry } from "prom-client";
 import { requirePromClient } from "./prom";
+import { type PartitionInterval, partitionIntervalSeconds } from "./states";
 
 /**
  * The partition manager's metrics. Registered on the same registry as the idem_* claim metrics,
@@ -107,4 +108,26 @@ export function partitionMissingCounter(registry: Registry): Counter<"job_type">
         registers: [registry],
       }),
   );
+}
+
+/**
+ * What a finished run leaves on the metrics, on either engine: each operation, the runway the
+ * partitions give now (re-planned only when there are metrics to set: the plan costs queries),
+ * and the run's result. A failed re-plan leaves the runway as the last run set it.
+ */
+export async function recordMaintenanceRun(
+  metrics: MaintenanceMetrics | null,
+  run: { now: Date; operations: readonly { kind: string; result: string }[]; failed: boolean },
+  replan: () => Promise<{ runwayHours: number; settings: { interval: PartitionInterval } } | null>,
+): Promise<void> {
+  if (!metrics) return;
+  for (const op of run.operations) metrics.operations.inc({ kind: op.kind, result: op.result });
+  const after = await replan().catch(() => null);
+  if (after) {
+    metrics.runwayHours.set(after.runwayHours);
+    metrics.runwayEnd.set(run.now.getTime() / 1000 + after.runwayHours * 3600);
+    metrics.intervalSeconds.set(partitionIntervalSeconds(after.settings.interval));
+  }
+  if (!run.failed) metrics.lastSuccess.set(run.now.getTime() / 1000);
+  metrics.runs.inc({ result: run.failed ? "failed" : "success" });
 }

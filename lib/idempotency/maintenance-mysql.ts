@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { maintenanceMetrics } from "./maintenance-metrics";
+import { maintenanceMetrics, recordMaintenanceRun } from "./maintenance-metrics";
 import type { Operation } from "./maintenance-operation";
 import {
   floorTo,
@@ -448,17 +448,9 @@ export async function maintainMysql(pool: MysqlPoolLike, options: MaintainOption
       [toMysqlTime(new Date(Math.max(Date.now(), now.getTime()))), result, JSON.stringify(ops), error, runId],
       schema,
     );
-    for (const op of ops) metrics?.operations.inc({ kind: op.kind, result: op.result });
-    if (metrics) {
-      const after = await planMaintenanceMysql(connection, { now, schema }).catch(() => null);
-      if (after) {
-        metrics.runwayHours.set(after.runwayHours);
-        metrics.runwayEnd.set(now.getTime() / 1000 + after.runwayHours * 3600);
-        metrics.intervalSeconds.set(partitionIntervalSeconds(after.settings.interval));
-      }
-      if (!failure) metrics.lastSuccess.set(now.getTime() / 1000);
-      metrics.runs.inc({ result });
-    }
+    await recordMaintenanceRun(metrics, { now, operations: ops, failed: Boolean(failure) }, () =>
+      planMaintenanceMysql(connection, { now, schema }),
+    );
     if (failure) logger?.warn({ runId, err: error, operations: ops.length }, "maintenance run failed");
     else if (ops.length > 0) logger?.info({ runId, operations: ops }, "maintenance run");
     return { result, runId, operations: ops, plan, ...(error ? { error } : {}) };

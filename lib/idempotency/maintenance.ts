@@ -2,7 +2,7 @@ import os from "node:os";
 import type pg from "pg";
 import { isEffectsDistributed } from "./citus";
 import { defaultLogger } from "./logger";
-import { type MaintenanceMetrics, maintenanceMetrics } from "./maintenance-metrics";
+import { type MaintenanceMetrics, maintenanceMetrics, recordMaintenanceRun } from "./maintenance-metrics";
 import { maintainMysql } from "./maintenance-mysql";
 import type { Operation, OperationKind } from "./maintenance-operation";
 import {
@@ -43,7 +43,6 @@ import { syncTimelinePartitions } from "./maintenance-timeline";
 import { isMysqlPool, type MysqlPoolLike } from "./mysql";
 import { sqlStateOf } from "./pg-errors";
 import { queryingIn, schemaNameOf } from "./schema";
-import { partitionIntervalSeconds } from "./states";
 import { pruneUncaughtViolations } from "./violations";
 
 /**
@@ -348,17 +347,9 @@ export async function maintain(pool: pg.Pool | MysqlPoolLike, options: MaintainO
       JSON.stringify(ops),
       errorText,
     ]);
-    for (const op of ops) metrics?.operations.inc({ kind: op.kind, result: op.result });
-    if (metrics) {
-      const after = await planMaintenance(client, { now, schema }).catch(() => null);
-      if (after) {
-        metrics.runwayHours.set(after.runwayHours);
-        metrics.runwayEnd.set(now.getTime() / 1000 + after.runwayHours * 3600);
-        metrics.intervalSeconds.set(partitionIntervalSeconds(after.settings.interval));
-      }
-      if (!failure) metrics.lastSuccess.set(now.getTime() / 1000);
-      metrics.runs.inc({ result });
-    }
+    await recordMaintenanceRun(metrics, { now, operations: ops, failed: Boolean(failure) }, () =>
+      planMaintenance(client, { now, schema }),
+    );
     if (failure) logger.warn({ runId, err: errorText, operations: ops.length }, "maintenance run failed");
     else if (ops.length > 0) logger.info({ runId, operations: ops }, "maintenance run");
     return { result, runId, operations: ops, plan, ...(errorText ? { error: errorText } : {}) };

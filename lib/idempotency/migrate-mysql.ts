@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { ensureTimelinePartitions } from "./maintenance-mysql";
 import {
+  alreadyApplied,
   type LibraryMigrateResult,
   type LibraryMigration,
   LibraryMigrationError,
@@ -109,13 +110,7 @@ export async function migrateMysql(
       comment,
     );
     for (const m of migrations) {
-      const row = applied.get(m.version);
-      if (row) {
-        if (row.checksum !== m.checksum) {
-          throw new LibraryMigrationError(
-            `library migration ${m.name} was edited after it was applied to database ${schema} (checksum ${m.checksum.slice(0, 12)}… ≠ recorded ${row.checksum.slice(0, 12)}…): add a new migration instead`,
-          );
-        }
+      if (alreadyApplied(m, applied.get(m.version), `database ${schema}`)) {
         result.alreadyApplied.push(m.name);
         continue;
       }

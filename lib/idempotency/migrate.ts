@@ -4,6 +4,7 @@ import pg from "pg";
 import { isPgPool } from "./db";
 import { migrateMysql } from "./migrate-mysql";
 import {
+  alreadyApplied,
   assertSchemaKnown,
   type LibraryMigrateResult,
   type LibraryMigration,
@@ -93,13 +94,7 @@ export async function migrate(db: Connectable, options: MigrateOptions = {}): Pr
     assertSchemaKnown(schema, rows, migrations, comment);
     const applied = new Map(rows.map((r) => [r.version, r]));
     for (const m of migrations) {
-      const row = applied.get(m.version);
-      if (row) {
-        if (row.checksum !== m.checksum) {
-          throw new LibraryMigrationError(
-            `library migration ${m.name} was edited after it was applied to schema ${schema} (checksum ${m.checksum.slice(0, 12)}… ≠ recorded ${row.checksum.slice(0, 12)}…): add a new migration instead`,
-          );
-        }
+      if (alreadyApplied(m, applied.get(m.version), `schema ${schema}`)) {
         result.alreadyApplied.push(m.name);
         continue;
       }

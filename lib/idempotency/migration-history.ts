@@ -101,3 +101,22 @@ export function readMigrationsIn(dir: string): LibraryMigration[] {
       };
     });
 }
+
+/**
+ * Whether a shipped migration is already applied where `place` names (`schema onceboard`,
+ * `database shop`). One applied and since edited is refused, never re-run: the database holds
+ * what the old text made, and a new migration is how a change arrives.
+ */
+export function alreadyApplied(
+  migration: Pick<LibraryMigration, "name" | "checksum">,
+  recorded: { checksum: string } | undefined,
+  place: string,
+): boolean {
+  if (!recorded) return false;
+  if (recorded.checksum !== migration.checksum) {
+    throw new LibraryMigrationError(
+      `library migration ${migration.name} was edited after it was applied to ${place} (checksum ${migration.checksum.slice(0, 12)}… ≠ recorded ${recorded.checksum.slice(0, 12)}…): add a new migration instead`,
+    );
+  }
+  return true;
+}
