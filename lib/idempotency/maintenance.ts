@@ -40,7 +40,7 @@ import {
   TRY_MAINTENANCE_LOCK,
 } from "./maintenance-sql";
 import { syncTimelinePartitions } from "./maintenance-timeline";
-import { isMysqlPool, type MysqlPoolLike } from "./mysql";
+import { isMysqlPool, type MariadbPoolLike, type MysqlPoolLike, mysqlHandleOf } from "./mysql";
 import { sqlStateOf } from "./pg-errors";
 import { queryingIn, schemaNameOf } from "./schema";
 import { partitionIntervalSeconds } from "./states";
@@ -262,8 +262,13 @@ async function expire(
  * One maintenance run. Never throws for a failed run: the result says so (and it is recorded). On
  * MySQL and MariaDB (a mysql2/promise pool) the run is maintenance-mysql.ts's.
  */
-export async function maintain(pool: pg.Pool | MysqlPoolLike, options: MaintainOptions = {}): Promise<MaintenanceRunResult> {
-  if (isMysqlPool(pool)) return maintainMysql(pool, options);
+export async function maintain(
+  given: pg.Pool | MysqlPoolLike | MariadbPoolLike,
+  options: MaintainOptions = {},
+): Promise<MaintenanceRunResult> {
+  const mysql = mysqlHandleOf(given);
+  if (mysql && isMysqlPool(mysql)) return maintainMysql(mysql, options);
+  const pool = given as pg.Pool;
   const now = options.now ?? new Date();
   const logger = options.logger ?? defaultLogger("onceboard-maintenance");
   const metrics: MaintenanceMetrics | null = options.registry ? maintenanceMetrics(options.registry) : null;

@@ -13,7 +13,7 @@ import {
   readMigrationsIn,
   versionInComment,
 } from "./migration-history";
-import { isMysqlPool, isMysqlUrl, type MysqlPoolLike } from "./mysql";
+import { isMysqlPool, isMysqlUrl, type MariadbPoolLike, type MysqlPoolLike, mysqlHandleOf } from "./mysql";
 import { inSchema, schemaNameOf } from "./schema";
 import { LIBRARY_VERSION } from "./version";
 
@@ -47,7 +47,7 @@ export function readLibraryMigrations(dir = LIBRARY_MIGRATIONS_DIR): LibraryMigr
   return readMigrationsIn(dir);
 }
 
-type Connectable = pg.Pool | pg.Client | MysqlPoolLike | string;
+type Connectable = pg.Pool | pg.Client | MysqlPoolLike | MariadbPoolLike | string;
 
 /** The bookkeeping table's DDL for a schema (also written by the legacy upgrade). */
 export function migrationsTableSql(schema: string): string {
@@ -62,7 +62,8 @@ export function migrationsTableSql(schema: string): string {
   );
 }
 
-export async function migrate(db: Connectable, options: MigrateOptions = {}): Promise<LibraryMigrateResult> {
+export async function migrate(given: Connectable, options: MigrateOptions = {}): Promise<LibraryMigrateResult> {
+  const db = (typeof given === "string" ? given : (mysqlHandleOf(given) ?? given)) as Exclude<Connectable, MariadbPoolLike>;
   if (isMysqlPool(db) || isMysqlUrl(db)) {
     const migrations = readLibraryMigrations(MYSQL_MIGRATIONS_DIR);
     return migrateMysql(db, migrations, options, (schema, applied, comment) =>
