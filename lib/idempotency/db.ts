@@ -1,10 +1,11 @@
 import type pg from "pg";
-import { EffectsDatabaseError, NotInTransactionError } from "./errors";
+import { EffectsDatabaseError, InvalidEffectInputError, NotInTransactionError } from "./errors";
 import {
   affectedRowsOf,
   assertMysqlInTransaction,
   inNewMysqlTransaction,
   isMysqlEngine,
+  isPrismaOnMysql,
   type MariadbConnectionLike,
   type MariadbPoolLike,
   type MysqlConnectionLike,
@@ -13,6 +14,7 @@ import {
   mysqlHandleOf,
   rowsOf as mysqlRowsOf,
   nativeHandleOf,
+  PRISMA_ON_MYSQL_REFUSED,
 } from "./mysql";
 import { DEFAULT_SCHEMA, inSchema, statementNameIn } from "./schema";
 
@@ -396,6 +398,14 @@ export async function assertInTransaction(handle: unknown): Promise<void> {
   if (isKysely(handle)) {
     if (handle.isTransaction) return;
     throw new NotInTransactionError("a Kysely instance, not the trx that db.transaction().execute() passes to its callback");
+  }
+  if (isPrismaOnMysql(handle)) {
+    throw new InvalidEffectInputError(
+      `${PRISMA_ON_MYSQL_REFUSED}, and a connection of that pool inside beginTransaction() as \`tx\``,
+      {
+        field: "tx",
+      },
+    );
   }
   if (isPrisma(handle)) {
     if (typeof (handle as { $connect?: unknown }).$connect === "function") {

@@ -263,12 +263,15 @@ async function expire(
  * MySQL and MariaDB (a mysql2/promise pool) the run is maintenance-mysql.ts's.
  */
 export async function maintain(
-  given: pg.Pool | MysqlPoolLike | MariadbPoolLike,
+  pool: pg.Pool | MysqlPoolLike | MariadbPoolLike,
   options: MaintainOptions = {},
 ): Promise<MaintenanceRunResult> {
-  const mysql = mysqlHandleOf(given);
+  const mysql = mysqlHandleOf(pool);
   if (mysql && isMysqlPool(mysql)) return maintainMysql(mysql, options);
-  const pool = given as pg.Pool;
+  return maintainPostgres(pool as pg.Pool, options);
+}
+
+async function maintainPostgres(pool: pg.Pool, options: MaintainOptions): Promise<MaintenanceRunResult> {
   const now = options.now ?? new Date();
   const logger = options.logger ?? defaultLogger("onceboard-maintenance");
   const metrics: MaintenanceMetrics | null = options.registry ? maintenanceMetrics(options.registry) : null;

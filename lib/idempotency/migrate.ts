@@ -13,7 +13,7 @@ import {
   readMigrationsIn,
   versionInComment,
 } from "./migration-history";
-import { isMysqlPool, isMysqlUrl, type MariadbPoolLike, type MysqlPoolLike, mysqlHandleOf } from "./mysql";
+import { isMariadbPool, isMysqlPool, isMysqlUrl, type MariadbPoolLike, type MysqlPoolLike, mysqlHandleOf } from "./mysql";
 import { inSchema, schemaNameOf } from "./schema";
 import { LIBRARY_VERSION } from "./version";
 
@@ -62,8 +62,8 @@ export function migrationsTableSql(schema: string): string {
   );
 }
 
-export async function migrate(given: Connectable, options: MigrateOptions = {}): Promise<LibraryMigrateResult> {
-  const db = (typeof given === "string" ? given : (mysqlHandleOf(given) ?? given)) as Exclude<Connectable, MariadbPoolLike>;
+export async function migrate(db: Connectable, options: MigrateOptions = {}): Promise<LibraryMigrateResult> {
+  if (isMariadbPool(db)) return migrate(mysqlHandleOf(db) as MysqlPoolLike, options);
   if (isMysqlPool(db) || isMysqlUrl(db)) {
     const migrations = readLibraryMigrations(MYSQL_MIGRATIONS_DIR);
     return migrateMysql(db, migrations, options, (schema, applied, comment) =>

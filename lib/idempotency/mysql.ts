@@ -157,6 +157,24 @@ export function mysqlHandleOf(db: unknown): MysqlHandle | null {
   return handle;
 }
 
+/**
+ * A PrismaClient, or the client its $transaction passes, on a MySQL driver adapter
+ * (@prisma/adapter-mariadb): Prisma's own `_activeProvider`, which both carry.
+ */
+export function isPrismaOnMysql(handle: unknown): boolean {
+  const h = handle as { $queryRawUnsafe?: unknown; _activeProvider?: unknown } | null | undefined;
+  return typeof h?.$queryRawUnsafe === "function" && h._activeProvider === "mysql";
+}
+
+/**
+ * Why the library refuses Prisma on MySQL, and what to pass instead. Checked with Prisma 7.10 and
+ * adapter-mariadb 7.10: `$queryRawUnsafe("CALL p(?)")` answers `[{ undefined: [7, "y"] }, { undefined: 0 }]`
+ * for a procedure that selects `7 AS x, 'y' AS z`: the adapter drops a CALL's column names, and
+ * every claim on MySQL is a CALL whose result the store reads by name.
+ */
+export const PRISMA_ON_MYSQL_REFUSED =
+  "Prisma on MySQL/MariaDB (@prisma/adapter-mariadb) cannot run the MySQL store's claims: its raw queries drop the column names of a stored procedure's result. Pass the mariadb pool the adapter runs on (new PrismaMariaDb(pool)) as `db`";
+
 /** What the caller's own code gets for a handle: the mariadb connection behind a wrapper, else the handle itself. */
 export function nativeHandleOf<T extends object>(handle: T): T {
   return (native.get(handle) as T | undefined) ?? handle;

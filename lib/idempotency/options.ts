@@ -5,7 +5,14 @@ import { type EffectsDb, isPgPool, isPrisma } from "./db";
 import { type Duration, toMs } from "./duration";
 import { InvalidEffectsOptionsError, RetentionConfigError } from "./errors";
 import { defaultLogger, type Logger } from "./logger";
-import { isMariadbPool, isMysqlCallbackPool, isMysqlPool, mysqlHandleOf } from "./mysql";
+import {
+  isMariadbPool,
+  isMysqlCallbackPool,
+  isMysqlPool,
+  isPrismaOnMysql,
+  mysqlHandleOf,
+  PRISMA_ON_MYSQL_REFUSED,
+} from "./mysql";
 import { schemaNameOf } from "./schema";
 
 export interface EffectsOptions {
@@ -184,6 +191,7 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
       { field: "db" },
     );
   }
+  if (isPrismaOnMysql(options?.db)) throw new InvalidEffectsOptionsError(PRISMA_ON_MYSQL_REFUSED, { field: "db" });
   if (!isPgPool(options?.db) && !isPrisma(options?.db) && !isMysqlPool(options?.db) && !isMariadbPool(options?.db)) {
     throw new InvalidEffectsOptionsError(
       "createEffects needs `db`: a pg.Pool, a PrismaClient, a mysql2/promise pool or a mariadb pool",

@@ -51,8 +51,9 @@ export interface ReleaseInput {
  * pg.Pool, a PrismaClient or a mysql2 pool, in a transaction of its own. On MySQL and MariaDB the
  * whole release is one procedure (onceboard_release), under the row's lock instead of an advisory lock.
  */
-export async function releaseClaim(given: EffectsDb | TransactionHandle, input: ReleaseInput): Promise<ReleaseResult> {
-  const db = (mysqlHandleOf(given) ?? given) as EffectsDb | TransactionHandle;
+export async function releaseClaim(db: EffectsDb | TransactionHandle, input: ReleaseInput): Promise<ReleaseResult> {
+  // A mariadb pool or connection behind mysql2's shape, as everywhere on MySQL.
+  db = (mysqlHandleOf(db) ?? db) as EffectsDb | TransactionHandle;
   if (input === null || typeof input !== "object")
     throw new InvalidEffectInputError("input must be an object", { field: "input" });
   // Any text: a key no claim could have made is simply not found (the console answers it 404).
@@ -245,8 +246,8 @@ const SETTLE_MYSQL = {
  * and fences one that rolled back or has not arrived, so that it never runs later. The database's
  * key decides; nothing is read first. MySQL and MariaDB pools only.
  */
-export async function settleRelease(given: EffectsDb, input: SettleReleaseInput): Promise<SettledRelease> {
-  const db = (mysqlHandleOf(given) ?? given) as EffectsDb;
+export async function settleRelease(db: EffectsDb, input: SettleReleaseInput): Promise<SettledRelease> {
+  db = (mysqlHandleOf(db) ?? db) as EffectsDb;
   if (input === null || typeof input !== "object")
     throw new InvalidEffectInputError("input must be an object", { field: "input" });
   const requestId = checkRequestId(input.requestId);

@@ -65,7 +65,7 @@ async function state(orderId: string) {
 // The crashes below happen on each engine with coalescing on and off (in the child and in the
 // retry), each in a database of its own.
 eachEngine(
-  (engine, variant) =>
+  (_engine, variant) =>
     eachCoalescing((coalesce) => {
       beforeAll(async () => {
         db = await createEngineDatabase(variant, { poolSize: 10 });
