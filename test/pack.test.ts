@@ -97,13 +97,15 @@ describe("the worker library as a package", () => {
       await fs.readFile(path.join(project, "node_modules/@onceboard/idempotency/package.json"), "utf8"),
     ) as { dependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional: boolean }> };
     expect(Object.keys(installed.dependencies)).toEqual(["pg"]);
-    // Every broker, the lazily loaded drizzle-orm and mysql2, and OpenTelemetry: optional, never installed for a user who lacks them.
+    // Every broker, the lazily loaded drizzle-orm and mysql2, the mariadb driver (typed, never imported), and
+    // OpenTelemetry: optional, never installed for a user who lacks them.
     expect(Object.keys(installed.peerDependenciesMeta).sort()).toEqual([
       "@opentelemetry/api",
       "amqplib",
       "bullmq",
       "drizzle-orm",
       "ioredis",
+      "mariadb",
       "mysql2",
       "nats",
       "pg-boss",

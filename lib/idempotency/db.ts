@@ -1,14 +1,20 @@
 import type pg from "pg";
-import { EffectsDatabaseError, NotInTransactionError } from "./errors";
+import { EffectsDatabaseError, InvalidEffectInputError, NotInTransactionError } from "./errors";
 import {
   affectedRowsOf,
   assertMysqlInTransaction,
   inNewMysqlTransaction,
-  isMysql,
+  isMysqlEngine,
+  isPrismaOnMysql,
+  type MariadbConnectionLike,
+  type MariadbPoolLike,
   type MysqlConnectionLike,
   type MysqlHandle,
   type MysqlPoolLike,
+  mysqlHandleOf,
   rowsOf as mysqlRowsOf,
+  nativeHandleOf,
+  PRISMA_ON_MYSQL_REFUSED,
 } from "./mysql";
 import { DEFAULT_SCHEMA, inSchema, statementNameIn } from "./schema";
 
@@ -16,8 +22,9 @@ import { DEFAULT_SCHEMA, inSchema, statementNameIn } from "./schema";
  * The database handles the library accepts, and a small common interface over them.
  * A pg Pool (or, inside a transaction, a PoolClient/Client), a PrismaClient (or, inside a
  * transaction, the interactive-transaction client Prisma passes to $transaction's callback), or,
- * for MySQL 8 and MariaDB, a mysql2/promise Pool (or, inside a transaction, one of its connections).
- * Typed structurally so the library does not depend on the app's generated Prisma client or on mysql2.
+ * for MySQL 8 and MariaDB, a mysql2/promise Pool or a `mariadb` driver pool (or, inside a transaction,
+ * one of their connections). Typed structurally so the library does not depend on the app's
+ * generated Prisma client or on either MySQL driver.
  */
 export interface PrismaLike {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
@@ -27,7 +34,7 @@ export interface PrismaClientLike extends PrismaLike {
   $transaction<R>(fn: (tx: PrismaLike) => Promise<R>, options?: { isolationLevel?: string; timeout?: number }): Promise<R>;
 }
 export type PgQueryable = Pick<pg.PoolClient, "query">;
-export type EffectsDb = pg.Pool | PrismaClientLike | MysqlPoolLike;
+export type EffectsDb = pg.Pool | PrismaClientLike | MysqlPoolLike | MariadbPoolLike;
 
 /**
  * The transaction object Drizzle's `db.transaction(async (tx) => …)` passes (PgTransaction, over
@@ -69,7 +76,8 @@ export type TransactionHandle =
   | DrizzleTransactionLike
   | KyselyTransactionLike
   | PostgresJsTransactionLike
-  | MysqlConnectionLike;
+  | MysqlConnectionLike
+  | MariadbConnectionLike;
 
 export interface Statement {
   /** A prepared statement's name: pg parses and plans it once per connection. */
@@ -194,7 +202,8 @@ function postgresJsText(text: string): string {
  * statements are the MySQL store's own (stores/mysql-sql.ts), sent as prepared statements.
  */
 export function sqlFor(handle: EffectsDb | TransactionHandle, inTransaction: boolean, schema = DEFAULT_SCHEMA): Sql {
-  if (isMysql(handle)) return mysqlSql(handle, inTransaction, schema);
+  const mysql = mysqlHandleOf(handle);
+  if (mysql) return mysqlSql(mysql, inTransaction, schema);
   if (isDrizzle(handle)) {
     return {
       inTransaction,
@@ -301,8 +310,12 @@ export async function inNewTransaction<T>(
   options: { timeoutMs?: number; schema?: string } = {},
 ): Promise<T> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
-  if (isMysql(db)) {
-    return inNewMysqlTransaction(db as MysqlPoolLike, (connection) => fn(sqlFor(connection, true, schema), connection));
+  const mysql = mysqlHandleOf(db);
+  if (mysql) {
+    // The step's own code gets its driver's connection (a mariadb one behind the library's wrapper).
+    return inNewMysqlTransaction(mysql as MysqlPoolLike, (connection) =>
+      fn(sqlFor(connection, true, schema), nativeHandleOf(connection) as TransactionHandle),
+    );
   }
   if (isPrisma(db)) {
     return (db as PrismaClientLike).$transaction((tx) => fn(sqlFor(tx, true, schema), tx), {
@@ -364,14 +377,14 @@ function abortedTransaction(): EffectsDatabaseError {
  * - Drizzle, Kysely, postgres.js: each has a transaction class that only exists inside its
  *   transaction callback (Drizzle's PgTransaction, Kysely's `isTransaction`, postgres.js's
  *   `savepoint`, which only begin()'s sql has); their top-level handles are refused.
- * - a mysql2 connection: the status flags of the server's answer to `DO 0` (SERVER_STATUS_IN_TRANS),
- *   and its isolation level (mysql.ts: READ UNCOMMITTED is refused); a mysql2 pool: never.
+ * - a mysql2 or mariadb connection: the status flags of the server's answer to `DO 0` (SERVER_STATUS_IN_TRANS),
+ *   and its isolation level (mysql.ts: READ UNCOMMITTED is refused); a pool of either driver: never.
  * - a bare `{ query }` wrapper: asks the server, `now() <> statement_timestamp()`: in autocommit
  *   every statement is its own transaction, so the two are equal; after BEGIN the statement starts
  *   a round trip later than the transaction. (Only the wrapper case relies on this.)
  */
 export async function assertInTransaction(handle: unknown): Promise<void> {
-  if (isMysql(handle)) return assertMysqlInTransaction(handle);
+  if (isMysqlEngine(handle)) return assertMysqlInTransaction(handle);
   if (isPostgresJs(handle)) {
     if (typeof handle.savepoint === "function") return;
     throw new NotInTransactionError("postgres.js's top-level sql, not the sql that sql.begin() passes to its callback");
@@ -385,6 +398,14 @@ export async function assertInTransaction(handle: unknown): Promise<void> {
   if (isKysely(handle)) {
     if (handle.isTransaction) return;
     throw new NotInTransactionError("a Kysely instance, not the trx that db.transaction().execute() passes to its callback");
+  }
+  if (isPrismaOnMysql(handle)) {
+    throw new InvalidEffectInputError(
+      `${PRISMA_ON_MYSQL_REFUSED}, and a connection of that pool inside beginTransaction() as \`tx\``,
+      {
+        field: "tx",
+      },
+    );
   }
   if (isPrisma(handle)) {
     if (typeof (handle as { $connect?: unknown }).$connect === "function") {

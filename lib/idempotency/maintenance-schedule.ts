@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { type MaintainOptions, type MaintenanceRunResult, maintain } from "./maintenance";
-import type { MysqlPoolLike } from "./mysql";
+import type { MariadbPoolLike, MysqlPoolLike } from "./mysql";
 
 export interface MaintenanceSchedule {
   /** Runs one maintenance now (waits for a run already in progress in this process first). */
@@ -13,7 +13,7 @@ export interface MaintenanceSchedule {
  * process; the advisory lock makes it one at a time across the cluster. The timer is unref'd.
  */
 export function startMaintenance(
-  pool: pg.Pool | MysqlPoolLike,
+  pool: pg.Pool | MysqlPoolLike | MariadbPoolLike,
   options: Omit<MaintainOptions, "now" | "afterLock"> & { intervalMs?: number; clock?: () => Date } = {},
 ): MaintenanceSchedule {
   const intervalMs = options.intervalMs ?? 5 * 60_000;

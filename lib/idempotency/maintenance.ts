@@ -40,7 +40,7 @@ import {
   TRY_MAINTENANCE_LOCK,
 } from "./maintenance-sql";
 import { syncTimelinePartitions } from "./maintenance-timeline";
-import { isMysqlPool, type MysqlPoolLike } from "./mysql";
+import { isMysqlPool, type MariadbPoolLike, type MysqlPoolLike, mysqlHandleOf } from "./mysql";
 import { sqlStateOf } from "./pg-errors";
 import { queryingIn, schemaNameOf } from "./schema";
 import { pruneUncaughtViolations } from "./violations";
@@ -261,8 +261,16 @@ async function expire(
  * One maintenance run. Never throws for a failed run: the result says so (and it is recorded). On
  * MySQL and MariaDB (a mysql2/promise pool) the run is maintenance-mysql.ts's.
  */
-export async function maintain(pool: pg.Pool | MysqlPoolLike, options: MaintainOptions = {}): Promise<MaintenanceRunResult> {
-  if (isMysqlPool(pool)) return maintainMysql(pool, options);
+export async function maintain(
+  pool: pg.Pool | MysqlPoolLike | MariadbPoolLike,
+  options: MaintainOptions = {},
+): Promise<MaintenanceRunResult> {
+  const mysql = mysqlHandleOf(pool);
+  if (mysql && isMysqlPool(mysql)) return maintainMysql(mysql, options);
+  return maintainPostgres(pool as pg.Pool, options);
+}
+
+async function maintainPostgres(pool: pg.Pool, options: MaintainOptions): Promise<MaintenanceRunResult> {
   const now = options.now ?? new Date();
   const logger = options.logger ?? defaultLogger("onceboard-maintenance");
   const metrics: MaintenanceMetrics | null = options.registry ? maintenanceMetrics(options.registry) : null;

@@ -14,7 +14,7 @@ import {
   readMigrationsIn,
   versionInComment,
 } from "./migration-history";
-import { isMysqlPool, isMysqlUrl, type MysqlPoolLike } from "./mysql";
+import { isMariadbPool, isMysqlPool, isMysqlUrl, type MariadbPoolLike, type MysqlPoolLike, mysqlHandleOf } from "./mysql";
 import { inSchema, schemaNameOf } from "./schema";
 import { LIBRARY_VERSION } from "./version";
 
@@ -48,7 +48,7 @@ export function readLibraryMigrations(dir = LIBRARY_MIGRATIONS_DIR): LibraryMigr
   return readMigrationsIn(dir);
 }
 
-type Connectable = pg.Pool | pg.Client | MysqlPoolLike | string;
+type Connectable = pg.Pool | pg.Client | MysqlPoolLike | MariadbPoolLike | string;
 
 /** The bookkeeping table's DDL for a schema (also written by the legacy upgrade). */
 export function migrationsTableSql(schema: string): string {
@@ -64,6 +64,7 @@ export function migrationsTableSql(schema: string): string {
 }
 
 export async function migrate(db: Connectable, options: MigrateOptions = {}): Promise<LibraryMigrateResult> {
+  if (isMariadbPool(db)) return migrate(mysqlHandleOf(db) as MysqlPoolLike, options);
   if (isMysqlPool(db) || isMysqlUrl(db)) {
     const migrations = readLibraryMigrations(MYSQL_MIGRATIONS_DIR);
     return migrateMysql(db, migrations, options, (schema, applied, comment) =>

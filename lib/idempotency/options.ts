@@ -5,7 +5,14 @@ import { type EffectsDb, isPgPool, isPrisma } from "./db";
 import { type Duration, toMs } from "./duration";
 import { InvalidEffectsOptionsError, RetentionConfigError } from "./errors";
 import { defaultLogger, type Logger } from "./logger";
-import { isMysqlCallbackPool, isMysqlPool } from "./mysql";
+import {
+  isMariadbPool,
+  isMysqlCallbackPool,
+  isMysqlPool,
+  isPrismaOnMysql,
+  mysqlHandleOf,
+  PRISMA_ON_MYSQL_REFUSED,
+} from "./mysql";
 import { schemaNameOf } from "./schema";
 
 export interface EffectsOptions {
@@ -184,8 +191,11 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
       { field: "db" },
     );
   }
-  if (!isPgPool(options?.db) && !isPrisma(options?.db) && !isMysqlPool(options?.db)) {
-    throw new InvalidEffectsOptionsError("createEffects needs `db`: a pg.Pool, a PrismaClient or a mysql2/promise pool");
+  if (isPrismaOnMysql(options?.db)) throw new InvalidEffectsOptionsError(PRISMA_ON_MYSQL_REFUSED, { field: "db" });
+  if (!isPgPool(options?.db) && !isPrisma(options?.db) && !isMysqlPool(options?.db) && !isMariadbPool(options?.db)) {
+    throw new InvalidEffectsOptionsError(
+      "createEffects needs `db`: a pg.Pool, a PrismaClient, a mysql2/promise pool or a mariadb pool",
+    );
   }
   const problems = shapeProblems(options);
   if (problems.length > 0) throw new InvalidEffectsOptionsError(`invalid createEffects options: ${problems.join("; ")}`);
@@ -206,7 +216,8 @@ export function resolveOptions(options: EffectsOptions): ResolvedOptions {
     );
   }
   return {
-    db: options.db,
+    // A mariadb pool behind mysql2's shape: the store and everything after it see one kind of handle.
+    db: isMariadbPool(options.db) ? (mysqlHandleOf(options.db) as EffectsDb) : options.db,
     leaseMs,
     waitMs,
     retentionMs,
@@ -230,9 +241,9 @@ function resolveRetentionOptions(options: EffectsOptions): Pick<ResolvedOptions,
   const maintain = options.maintain ?? false;
   const maintainIntervalMs =
     maintain === false ? null : toMs((maintain === true ? undefined : maintain.interval) ?? "5m", "maintain.interval");
-  if (maintainIntervalMs !== null && !isPgPool(options.db) && !isMysqlPool(options.db)) {
+  if (maintainIntervalMs !== null && !isPgPool(options.db) && !isMysqlPool(options.db) && !isMariadbPool(options.db)) {
     throw new InvalidEffectsOptionsError(
-      "maintain needs `db` to be a pg.Pool or a mysql2/promise pool (partition DDL runs outside a transaction)",
+      "maintain needs `db` to be a pg.Pool, a mysql2/promise pool or a mariadb pool (partition DDL runs outside a transaction)",
     );
   }
   return { register: options.register ?? true, maintainIntervalMs };

@@ -2,7 +2,7 @@ import { detectCitus } from "./citus";
 import { assertInTransaction, type EffectsDb, inNewTransaction, isPgPool, type Sql, sqlFor, type TransactionHandle } from "./db";
 import { mapDbError } from "./db-errors";
 import { EffectsError, InvalidEffectInputError } from "./errors";
-import { fromMysqlTime, isMysql, isMysqlPool, type MysqlHandle } from "./mysql";
+import { fromMysqlTime, isMysql, isMysqlPool, type MysqlHandle, mysqlHandleOf } from "./mysql";
 import { LOCK_EFFECT, LOOK_EFFECT, RELEASE_EFFECT, RELEASE_TENANT } from "./release-sql";
 import { DEFAULT_SCHEMA, schemaNameOf } from "./schema";
 
@@ -52,6 +52,8 @@ export interface ReleaseInput {
  * whole release is one procedure (onceboard_release), under the row's lock instead of an advisory lock.
  */
 export async function releaseClaim(db: EffectsDb | TransactionHandle, input: ReleaseInput): Promise<ReleaseResult> {
+  // A mariadb pool or connection behind mysql2's shape, as everywhere on MySQL.
+  db = (mysqlHandleOf(db) ?? db) as EffectsDb | TransactionHandle;
   if (input === null || typeof input !== "object")
     throw new InvalidEffectInputError("input must be an object", { field: "input" });
   // Any text: a key no claim could have made is simply not found (the console answers it 404).
@@ -245,6 +247,7 @@ const SETTLE_MYSQL = {
  * key decides; nothing is read first. MySQL and MariaDB pools only.
  */
 export async function settleRelease(db: EffectsDb, input: SettleReleaseInput): Promise<SettledRelease> {
+  db = (mysqlHandleOf(db) ?? db) as EffectsDb;
   if (input === null || typeof input !== "object")
     throw new InvalidEffectInputError("input must be an object", { field: "input" });
   const requestId = checkRequestId(input.requestId);

@@ -15,7 +15,7 @@ import {
 import { createEffects, EffectNotAppliedError, providerKeyFor } from "../index";
 import type { MysqlPoolLike } from "../mysql";
 import { withEachEngine } from "./engine-suite";
-import type { EngineDatabase } from "./engines";
+import { ENGINES_AND_DRIVERS, type EngineDatabase } from "./engines";
 import { captureLogger, countingPool, metricValue, sleep, testEffects } from "./helpers";
 
 let db: EngineDatabase;
@@ -485,5 +485,5 @@ withEachEngine(
       });
     });
   },
-  { poolSize: 20 },
+  { poolSize: 20, engines: ENGINES_AND_DRIVERS },
 );

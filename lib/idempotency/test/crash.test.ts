@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BOUNDARIES, type Boundary, naivePaidOrderJob, paidOrderJob } from "./crash-job";
 import { eachEngine } from "./engine-suite";
-import { createEngineDatabase, type EngineDatabase } from "./engines";
+import { createEngineDatabase, ENGINES_AND_DRIVERS, type EngineDatabase } from "./engines";
 import { createProviderTables, eachCoalescing, metricValue, testEffects } from "./helpers";
 
 let db: EngineDatabase;
@@ -64,67 +64,73 @@ async function state(orderId: string) {
 
 // The crashes below happen on each engine with coalescing on and off (in the child and in the
 // retry), each in a database of its own.
-eachEngine((engine) =>
-  eachCoalescing((coalesce) => {
-    beforeAll(async () => {
-      db = await createEngineDatabase(engine, { poolSize: 10 });
-      await createProviderTables(db);
-    });
-    afterAll(async () => {
-      await db?.drop();
-    });
-
-    describe("a worker SIGKILLed at each step boundary, then retried", () => {
-      it("captures once, marks paid once, sends at most one receipt, and counts an abandoned receipt", async () => {
-        const orders = BOUNDARIES.map((boundary, i) => ({ boundary, orderId: `crash-${i}-${boundary.replace(":", "-")}` }));
-        for (const { orderId } of orders) await db.run("INSERT INTO orders (id) VALUES ($1)", [orderId]);
-        // The children run side by side; each dies at its own boundary.
-        await Promise.all(orders.map(({ orderId, boundary }) => runAndKill(orderId, boundary, coalesce)));
-
-        const outcomes: Record<string, unknown> = {};
-        for (const { orderId, boundary } of orders) {
-          // The redelivery: waits out the dead worker's 300 ms lease, then resumes.
-          const effects = testEffects(db, { wait: "10s" });
-          const result = await paidOrderJob(effects, db.pool, orderId);
-          const s = await state(orderId);
-          const abandoned = await metricValue(effects.registry, "idem_abandoned_total", { job_type: "order.paid" });
-          outcomes[boundary] = { ...s, abandoned, steps: result.steps.map((step) => `${step.key.split(":")[0]}=${step.result}`) };
-
-          expect(s.captures, boundary).toBe(1);
-          expect(s.paidCount, boundary).toBe(1);
-          expect(s.receipts, boundary).toBeLessThanOrEqual(1);
-          if (boundary === "receipt:claimed" || boundary === "receipt:sent") {
-            // Died between claiming the receipt and completing it: never sent twice, by design
-            // possibly never, and counted.
-            expect(abandoned, boundary).toBe(1);
-            expect(s.receiptStatus, boundary).toBe("abandoned");
-            expect(s.receipts, boundary).toBe(boundary === "receipt:sent" ? 1 : 0);
-          } else {
-            expect(abandoned, boundary).toBe(0);
-            expect(s.receipts, boundary).toBe(1);
-          }
-          // A full redelivery after the retry changes nothing.
-          const again = await paidOrderJob(testEffects(db), db.pool, orderId);
-          expect(again.duplicate, boundary).toBe(true);
-          expect(await state(orderId)).toEqual(s);
-        }
-        // The capture that was sent before the crash was redone with the same key, and deduplicated
-        // by the provider: two requests, one charge.
-        expect(outcomes["capture:sent"]).toMatchObject({ providerRequests: 2, captures: 1 });
-        expect(outcomes["capture:done"]).toMatchObject({
-          providerRequests: 1,
-          steps: ["capture=duplicate", "mark-paid=ran", "receipt=ran"],
-        });
-        // Eight tsx children start side by side: on a loaded shared machine that alone can take a minute.
-      }, 180_000);
-
-      it("the same harness catches a naive status-flag job charging twice after a crash", async () => {
-        const orderId = "crash-naive";
-        await db.run("INSERT INTO orders (id) VALUES ($1)", [orderId]);
-        await runAndKill(orderId, "capture:sent", coalesce, true);
-        await naivePaidOrderJob(db.pool, orderId);
-        expect((await state(orderId)).captures).toBe(2);
+eachEngine(
+  (_engine, variant) =>
+    eachCoalescing((coalesce) => {
+      beforeAll(async () => {
+        db = await createEngineDatabase(variant, { poolSize: 10 });
+        await createProviderTables(db);
       });
-    });
-  }),
+      afterAll(async () => {
+        await db?.drop();
+      });
+
+      describe("a worker SIGKILLed at each step boundary, then retried", () => {
+        it("captures once, marks paid once, sends at most one receipt, and counts an abandoned receipt", async () => {
+          const orders = BOUNDARIES.map((boundary, i) => ({ boundary, orderId: `crash-${i}-${boundary.replace(":", "-")}` }));
+          for (const { orderId } of orders) await db.run("INSERT INTO orders (id) VALUES ($1)", [orderId]);
+          // The children run side by side; each dies at its own boundary.
+          await Promise.all(orders.map(({ orderId, boundary }) => runAndKill(orderId, boundary, coalesce)));
+
+          const outcomes: Record<string, unknown> = {};
+          for (const { orderId, boundary } of orders) {
+            // The redelivery: waits out the dead worker's 300 ms lease, then resumes.
+            const effects = testEffects(db, { wait: "10s" });
+            const result = await paidOrderJob(effects, db.pool, orderId);
+            const s = await state(orderId);
+            const abandoned = await metricValue(effects.registry, "idem_abandoned_total", { job_type: "order.paid" });
+            outcomes[boundary] = {
+              ...s,
+              abandoned,
+              steps: result.steps.map((step) => `${step.key.split(":")[0]}=${step.result}`),
+            };
+
+            expect(s.captures, boundary).toBe(1);
+            expect(s.paidCount, boundary).toBe(1);
+            expect(s.receipts, boundary).toBeLessThanOrEqual(1);
+            if (boundary === "receipt:claimed" || boundary === "receipt:sent") {
+              // Died between claiming the receipt and completing it: never sent twice, by design
+              // possibly never, and counted.
+              expect(abandoned, boundary).toBe(1);
+              expect(s.receiptStatus, boundary).toBe("abandoned");
+              expect(s.receipts, boundary).toBe(boundary === "receipt:sent" ? 1 : 0);
+            } else {
+              expect(abandoned, boundary).toBe(0);
+              expect(s.receipts, boundary).toBe(1);
+            }
+            // A full redelivery after the retry changes nothing.
+            const again = await paidOrderJob(testEffects(db), db.pool, orderId);
+            expect(again.duplicate, boundary).toBe(true);
+            expect(await state(orderId)).toEqual(s);
+          }
+          // The capture that was sent before the crash was redone with the same key, and deduplicated
+          // by the provider: two requests, one charge.
+          expect(outcomes["capture:sent"]).toMatchObject({ providerRequests: 2, captures: 1 });
+          expect(outcomes["capture:done"]).toMatchObject({
+            providerRequests: 1,
+            steps: ["capture=duplicate", "mark-paid=ran", "receipt=ran"],
+          });
+          // Eight tsx children start side by side: on a loaded shared machine that alone can take a minute.
+        }, 180_000);
+
+        it("the same harness catches a naive status-flag job charging twice after a crash", async () => {
+          const orderId = "crash-naive";
+          await db.run("INSERT INTO orders (id) VALUES ($1)", [orderId]);
+          await runAndKill(orderId, "capture:sent", coalesce, true);
+          await naivePaidOrderJob(db.pool, orderId);
+          expect((await state(orderId)).captures).toBe(2);
+        });
+      });
+    }),
+  ENGINES_AND_DRIVERS,
 );

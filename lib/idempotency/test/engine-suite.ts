@@ -1,6 +1,14 @@
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe } from "vitest";
-import { createEngineDatabase, ENGINES, type Engine, type EngineDatabase, testMariadbUrl } from "./engines";
+import {
+  createEngineDatabase,
+  ENGINES,
+  type Engine,
+  type EngineDatabase,
+  type EngineVariant,
+  engineOf,
+  testMariadbUrl,
+} from "./engines";
 
 /**
  * Runs a test file's tests once per engine (engines.ts). Outside CI a MariaDB that does not answer
@@ -31,11 +39,17 @@ const MARIADB = (await findTestMariadb()) !== null;
 /**
  * Runs `body` once per engine, in a describe block named for it (`on postgres`, `on mariadb`), the
  * MariaDB one skipped (loudly, once) where no MariaDB answers outside CI. Tests in a file run in
- * order, so a database made by a block's beforeAll is the one its tests see.
+ * order, so a database made by a block's beforeAll is the one its tests see. A variant
+ * (ENGINES_AND_DRIVERS) runs its engine's body again on another driver, in `on mariadb-driver`:
+ * the body sees the engine, the database (createEngineDatabase) the driver.
  */
-export function eachEngine(body: (engine: Engine) => void, engines: readonly Engine[] = ENGINES): void {
-  for (const engine of engines) {
-    describe.skipIf(engine === "mariadb" && !MARIADB)(`on ${engine}`, () => body(engine));
+export function eachEngine(
+  body: (engine: Engine, variant: EngineVariant) => void,
+  engines: readonly EngineVariant[] = ENGINES,
+): void {
+  for (const variant of engines) {
+    const engine = engineOf(variant);
+    describe.skipIf(engine === "mariadb" && !MARIADB)(`on ${variant}`, () => body(engine, variant));
   }
 }
 
@@ -43,12 +57,12 @@ export function eachEngine(body: (engine: Engine) => void, engines: readonly Eng
 export function withEachEngine(
   set: (db: EngineDatabase | undefined) => void,
   body: (engine: Engine) => void,
-  options: { poolSize?: number; setup?: (db: EngineDatabase) => Promise<void>; engines?: readonly Engine[] } = {},
+  options: { poolSize?: number; setup?: (db: EngineDatabase) => Promise<void>; engines?: readonly EngineVariant[] } = {},
 ): void {
-  eachEngine((engine) => {
+  eachEngine((engine, variant) => {
     let db: EngineDatabase | undefined;
     beforeAll(async () => {
-      db = await createEngineDatabase(engine, options);
+      db = await createEngineDatabase(variant, options);
       set(db);
       await options.setup?.(db);
     });

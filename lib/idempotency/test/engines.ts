@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
+import * as mariadb from "mariadb";
 import mysql from "mysql2/promise";
 import pg from "pg";
 import { createTestDatabase } from "../../../test/database";
 import type { EffectsDb } from "../db";
 import { DEFAULT_SCHEMA, migrate } from "../index";
-import { isMysql, type MysqlPoolLike } from "../mysql";
+import { type MariadbPoolLike, type MysqlPoolLike, mysqlHandleOf } from "../mysql";
 
 /**
  * The library's contract suite runs on every engine the library supports: PostgreSQL (the test
@@ -18,14 +19,35 @@ import { isMysql, type MysqlPoolLike } from "../mysql";
 export const ENGINES = ["postgres", "mariadb"] as const;
 export type Engine = (typeof ENGINES)[number];
 
+/**
+ * The driver the library is handed on an engine: pg on PostgreSQL; mysql2 or the `mariadb` driver
+ * (what Prisma's @prisma/adapter-mariadb runs on) on MariaDB. A variant is an engine and a driver;
+ * `mariadb-driver` is MariaDB through the `mariadb` driver, with that driver's defaults
+ * (CLIENT_FOUND_ROWS on among them), as a user's pool has them.
+ */
+export type Driver = "pg" | "mysql2" | "mariadb";
+export type EngineVariant = Engine | "mariadb-driver";
+/** The core suites' variants: every engine, and MariaDB once more through the `mariadb` driver. */
+export const ENGINES_AND_DRIVERS: readonly EngineVariant[] = ["postgres", "mariadb", "mariadb-driver"];
+export const engineOf = (variant: EngineVariant): Engine => (variant === "postgres" ? "postgres" : "mariadb");
+export const driverOf = (variant: EngineVariant): Driver =>
+  variant === "postgres" ? "pg" : variant === "mariadb-driver" ? "mariadb" : "mysql2";
+
 export const DEFAULT_MARIADB_URL = "mysql://root@127.0.0.1:3306";
 export const testMariadbUrl = () => process.env.MARIADB_URL || DEFAULT_MARIADB_URL;
 
 /** SQL for the test's own statements: one text for both engines, or one per engine. */
 export type Dialect = string | { pg: string; mysql: string };
 
-/** A handle of either engine the test application writes through: a pool, a pg client, a mysql2 connection. */
-export type AppHandle = pg.Pool | pg.PoolClient | pg.Client | MysqlPoolLike | { execute: MysqlPoolLike["execute"] };
+/** A handle of either engine the test application writes through: a pool, a pg client, a mysql2 or mariadb connection. */
+export type AppHandle =
+  | pg.Pool
+  | pg.PoolClient
+  | pg.Client
+  | MysqlPoolLike
+  | MariadbPoolLike
+  | { execute: MysqlPoolLike["execute"] }
+  | mariadb.Connection;
 
 /** `$1 … $n` (each bound by number, repeats allowed) as `?` with the values in order, for mysql2; `?` text as it is. */
 function positional(text: string, values: readonly unknown[]): { text: string; values: unknown[] } {
@@ -48,9 +70,10 @@ export async function appRows<R = Record<string, unknown>>(
   sql: Dialect,
   values: unknown[] = [],
 ): Promise<R[]> {
-  if (isMysql(handle) || typeof (handle as { execute?: unknown }).execute === "function") {
+  const mysqlHandle = mysqlHandleOf(handle);
+  if (mysqlHandle || typeof (handle as { execute?: unknown }).execute === "function") {
     const q = positional(textFor(sql, "mariadb"), values);
-    const [rows] = await (handle as MysqlPoolLike).query(q.text, q.values);
+    const [rows] = await ((mysqlHandle ?? handle) as MysqlPoolLike).query(q.text, q.values);
     return Array.isArray(rows) ? (rows as R[]) : [];
   }
   const result = await (handle as pg.Pool).query(textFor(sql, "postgres"), values);
@@ -59,9 +82,10 @@ export async function appRows<R = Record<string, unknown>>(
 
 /** The rows the application's statement changed on `handle` (either engine). */
 export async function appRun(handle: AppHandle, sql: Dialect, values: unknown[] = []): Promise<number> {
-  if (isMysql(handle) || typeof (handle as { execute?: unknown }).execute === "function") {
+  const mysqlHandle = mysqlHandleOf(handle);
+  if (mysqlHandle || typeof (handle as { execute?: unknown }).execute === "function") {
     const q = positional(textFor(sql, "mariadb"), values);
-    const [header] = await (handle as MysqlPoolLike).query(q.text, q.values);
+    const [header] = await ((mysqlHandle ?? handle) as MysqlPoolLike).query(q.text, q.values);
     return Number((header as { affectedRows?: number }).affectedRows ?? 0);
   }
   return (await (handle as pg.Pool).query(textFor(sql, "postgres"), values)).rowCount ?? 0;
@@ -116,7 +140,9 @@ export interface OpenTransaction {
 /** A test file's database on one engine, and what the tests do with it. */
 export interface EngineDatabase {
   readonly engine: Engine;
-  /** The handle the library takes (createEffects, migrate, maintain): a pg.Pool or a mysql2/promise pool. */
+  /** The driver of `pool`, newPool()'s pools and begin()'s connections. */
+  readonly driver: Driver;
+  /** The handle the library takes (createEffects, migrate, maintain): a pg.Pool, a mysql2/promise pool or a mariadb pool. */
   readonly pool: EffectsDb & AppHandle;
   /** The library's schema there: `onceboard` on PostgreSQL, the scratch database on MariaDB. */
   readonly schema: string;
@@ -154,6 +180,7 @@ async function postgresDatabase(poolSize: number): Promise<EngineDatabase> {
   const pools = new Set<pg.Pool>();
   return {
     engine: "postgres",
+    driver: "pg",
     pool: db.pool,
     schema: DEFAULT_SCHEMA,
     url: db.sqlUrl,
@@ -241,7 +268,35 @@ export function mariadbPool(url: string, database: string, max: number): mysql.P
   return pool;
 }
 
-async function mariadbDatabase(url: string, poolSize: number): Promise<EngineDatabase> {
+/**
+ * A `mariadb` driver pool on `database` with that driver's defaults (CLIENT_FOUND_ROWS on, BIGINT
+ * as BigInt, JSON parsed) but the suite's UTC time zone, as a Prisma user's @prisma/adapter-mariadb pool.
+ */
+export function mariadbDriverPool(url: string, database: string, max: number): mariadb.Pool {
+  const parsed = new URL(url);
+  const pool = mariadb.createPool({
+    host: parsed.hostname,
+    port: Number(parsed.port || 3306),
+    user: decodeURIComponent(parsed.username),
+    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
+    database,
+    connectionLimit: max,
+    timezone: "Z",
+  });
+  const ids = new Set<number>();
+  connectionIds.set(pool, ids);
+  pool.on("connection", (connection) => {
+    if (connection.threadId !== null) ids.add(connection.threadId);
+  });
+  return pool;
+}
+
+/** A pool of `driver` on the scratch database. */
+function driverPool(driver: Driver, url: string, database: string, max: number): mysql.Pool | mariadb.Pool {
+  return driver === "mariadb" ? mariadbDriverPool(url, database, max) : mariadbPool(url, database, max);
+}
+
+async function mariadbDatabase(url: string, poolSize: number, driver: Driver): Promise<EngineDatabase> {
   const name = `ob_t${process.pid}_${randomBytes(4).toString("hex")}`;
   const admin = await mysql.createConnection({ uri: url, ...MYSQL_POOL_DEFAULTS });
   try {
@@ -250,16 +305,21 @@ async function mariadbDatabase(url: string, poolSize: number): Promise<EngineDat
   } finally {
     await admin.end();
   }
+  // The test's own statements go through mysql2; the library's pools are of the variant's driver.
   const pool = mariadbPool(url, name, poolSize);
-  await migrate(pool as unknown as MysqlPoolLike, { schema: name });
-  const pools = new Set<mysql.Pool>([pool]);
+  const libraryPool = driver === "mysql2" ? pool : driverPool(driver, url, name, poolSize);
+  await migrate(libraryPool as unknown as MysqlPoolLike, { schema: name });
+  const pools = new Set<mysql.Pool | mariadb.Pool>([pool, libraryPool]);
   const parsed = new URL(url);
   parsed.pathname = `/${name}`;
+  // A child process (poolForUrl) picks the driver by the scheme.
+  if (driver === "mariadb") parsed.protocol = "mariadb:";
   const rows = async <R>(sql: Dialect, values: unknown[] = []) => appRows<R>(pool as unknown as AppHandle, sql, values);
   const run = (sql: Dialect, values: unknown[] = []) => appRun(pool as unknown as AppHandle, sql, values);
   return {
     engine: "mariadb",
-    pool: pool as unknown as EffectsDb & AppHandle,
+    driver,
+    pool: libraryPool as unknown as EffectsDb & AppHandle,
     schema: name,
     url: parsed.toString(),
     rows,
@@ -268,7 +328,7 @@ async function mariadbDatabase(url: string, poolSize: number): Promise<EngineDat
       for (const statement of sql.mysql) await pool.query(statement);
     },
     newPool(max) {
-      const extra = mariadbPool(url, name, max);
+      const extra = driverPool(driver, url, name, max);
       pools.add(extra);
       return extra as unknown as EffectsDb & AppHandle;
     },
@@ -277,13 +337,14 @@ async function mariadbDatabase(url: string, poolSize: number): Promise<EngineDat
       await (extra as mysql.Pool).end().catch(() => {});
     },
     async begin() {
-      const connection = await pool.getConnection();
+      // The caller's transaction on a connection of the variant's driver: the `tx` a step joins.
+      const connection = await (libraryPool as mysql.Pool).getConnection();
       await connection.beginTransaction();
       return {
         tx: connection as unknown as AppHandle,
         commit: () => connection.commit(),
         rollback: () => connection.rollback(),
-        release: () => connection.release(),
+        release: () => void connection.release(),
       };
     },
     async lockWaits() {
@@ -338,6 +399,11 @@ async function mariadbDatabase(url: string, poolSize: number): Promise<EngineDat
  * pg.Pool, or a mysql2 pool on the URL's database; and the library's schema there.
  */
 export function poolForUrl(url: string, max: number): { pool: EffectsDb & AppHandle; schema: string } {
+  if (/^mariadb:/.test(url)) {
+    const database = new URL(url).pathname.slice(1);
+    const plain = url.replace(/^mariadb:/, "mysql:");
+    return { pool: mariadbDriverPool(plain, database, max) as unknown as EffectsDb & AppHandle, schema: database };
+  }
   if (/^mysql:/.test(url)) {
     const database = new URL(url).pathname.slice(1);
     return { pool: mariadbPool(url, database, max) as unknown as EffectsDb & AppHandle, schema: database };
@@ -347,11 +413,11 @@ export function poolForUrl(url: string, max: number): { pool: EffectsDb & AppHan
   return { pool, schema: DEFAULT_SCHEMA };
 }
 
-/** A database of its own on `engine`, the library migrated into it (MariaDB: at MARIADB_URL or the default). */
-export async function createEngineDatabase(engine: Engine, options: { poolSize?: number } = {}): Promise<EngineDatabase> {
+/** A database of its own on `variant`'s engine, the library migrated into it (MariaDB: at MARIADB_URL or the default). */
+export async function createEngineDatabase(variant: EngineVariant, options: { poolSize?: number } = {}): Promise<EngineDatabase> {
   const poolSize = options.poolSize ?? 10;
-  if (engine === "postgres") return postgresDatabase(poolSize);
-  return mariadbDatabase(testMariadbUrl(), poolSize);
+  if (variant === "postgres") return postgresDatabase(poolSize);
+  return mariadbDatabase(testMariadbUrl(), poolSize, driverOf(variant));
 }
 
 /** The fake provider's and the orders' tables (helpers.ts: PROVIDER_DDL) on either engine. */

@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import type { MysqlPoolLike } from "../mysql";
 import { withEachEngine } from "./engine-suite";
-import type { EngineDatabase } from "./engines";
+import { ENGINES_AND_DRIVERS, type EngineDatabase } from "./engines";
 import { sleep, testEffects } from "./helpers";
 
 /**
@@ -118,5 +118,5 @@ withEachEngine(
       120_000,
     );
   },
-  { poolSize: COPIES + 5 },
+  { poolSize: COPIES + 5, engines: ENGINES_AND_DRIVERS },
 );

@@ -5,7 +5,7 @@ import { testPrismaClient } from "../../../test/prisma";
 import { EffectInFlightError, IsolationLevelError } from "../errors";
 import { createEffects } from "../index";
 import { withEachEngine } from "./engine-suite";
-import { type AppHandle, appRun, type EngineDatabase } from "./engines";
+import { type AppHandle, appRun, ENGINES_AND_DRIVERS, type EngineDatabase } from "./engines";
 import { createProviderTables, silentLogger, sleep, testEffects } from "./helpers";
 
 let db: EngineDatabase;
@@ -302,5 +302,5 @@ withEachEngine(
       });
     });
   },
-  { poolSize: 10, setup: createProviderTables },
+  { poolSize: 10, setup: createProviderTables, engines: ENGINES_AND_DRIVERS },
 );
