@@ -615,7 +615,7 @@ BEGIN
 END;
 $function$;
 
-CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(p_tenant text, p_key text, p_job_type text, p_policy text, p_owner text, p_message_id text, p_request_hash text, p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean, p_marked boolean)
+CREATE OR REPLACE FUNCTION onceboard.onceboard_claim(p_tenant text, p_key text, p_job_type text, p_policy text, p_owner text, p_message_id text, p_request_hash text, p_lease_ms integer, p_lock_timeout_ms integer, p_require_existing boolean, p_marked boolean, p_completed boolean DEFAULT false)
  RETURNS onceboard_claim_result
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
@@ -689,6 +689,14 @@ BEGIN
         RETURN r;
       END IF;
       -- created_at is truncated to milliseconds so a JavaScript Date names the row exactly.
+      IF p_completed THEN
+        INSERT INTO onceboard.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until,
+                             first_message_id, last_message_id, request_hash, created_at, updated_at, completed_at, marked)
+        VALUES (p_tenant, p_key, p_job_type, 'completed', p_policy, 1, p_owner, NULL,
+                p_message_id, p_message_id, p_request_hash, ts, ts, ts, p_marked);
+        r := ROW('claimed', 'completed', 1, p_owner, p_policy, ts, lease, NULL, NULL, NULL, 0, p_message_id, ts);
+        RETURN r;
+      END IF;
       INSERT INTO onceboard.effects (tenant_id, key, job_type, status, policy, attempt, owner, lease_until,
                            first_message_id, last_message_id, request_hash, created_at, updated_at, marked)
       VALUES (p_tenant, p_key, p_job_type, 'in_progress', p_policy, 1, p_owner, lease,
