@@ -50,7 +50,9 @@ describe("options", () => {
   it("refuses a retention shorter than maxRetryWindow", () => {
     expect(() => createEffects({ db: pool, retention: "1d", maxRetryWindow: "3d" })).toThrow(RetentionConfigError);
     expect(() => createEffects({ db: pool, retention: "3d", maxRetryWindow: "3d", rollups: false })).not.toThrow();
-    expect(() => createEffects({ db: {} as pg.Pool })).toThrow(/a pg.Pool, a PrismaClient, a mysql2\/promise pool or a mariadb pool/);
+    expect(() => createEffects({ db: {} as pg.Pool })).toThrow(
+      /a pg.Pool, a PrismaClient, a mysql2\/promise pool or a mariadb pool/,
+    );
   });
 });
 
