@@ -329,10 +329,41 @@ export class ConfigError extends Error {
   readonly code = "CONFIG_INVALID";
 }
 
+/** The variables the schema reads: the only part of an environment a parse depends on. */
+const CONFIG_KEYS = Object.keys(configSchema.shape);
+
+/** The variables' values in one string (unset and empty told apart): equal strings parse alike. */
+function fingerprintOf(env: Env): string {
+  let fingerprint = "";
+  for (const key of CONFIG_KEYS) {
+    const value = env[key];
+    fingerprint += value === undefined ? "\u0001" : `\u0002${value}`;
+  }
+  return fingerprint;
+}
+
+/**
+ * The last good parse per environment object. The console reads its configuration several times a
+ * request (the proxy's guard, the route, the audit), and validating the whole environment took a
+ * sixth of a request's CPU (bench:lookup, docs/benchmarks.md); reading the values back to compare
+ * is a few microseconds. The values are compared on every call, so a changed variable (a test's,
+ * or an operator's through process.env) is parsed again; the answer and its lists are frozen, so
+ * no caller can change what the next one reads.
+ */
+const lastParse = new WeakMap<object, { fingerprint: string; config: Config }>();
+
 /** Parses the environment; a bad value throws one ConfigError naming every offending variable. */
 export function loadConfig(env: Env = process.env): Config {
+  const fingerprint = fingerprintOf(env);
+  const known = lastParse.get(env);
+  if (known?.fingerprint === fingerprint) return known.config;
   const parsed = checkedConfigSchema.safeParse(env);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    for (const value of Object.values(parsed.data)) if (Array.isArray(value)) Object.freeze(value);
+    const config = Object.freeze(parsed.data);
+    lastParse.set(env, { fingerprint, config });
+    return config;
+  }
   const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`);
   throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
 }
