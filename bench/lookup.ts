@@ -263,7 +263,7 @@ async function phases(input: {
         ),
       ),
       await measure("audit_insert", () =>
-        audit({ principal, action: "effect.read", tenantId: "t1", target: "bench", result: "ok", ip: "127.0.0.1" }, prisma),
+        audit({ principal, action: "effect.read", tenantId: "t1", target: "bench", result: "ok", ip: "127.0.0.1" }, pool),
       ),
     ];
     log(`phases (${input.name}), p95 ms over ${runs} runs each: ${parts.join(", ")}`);
