@@ -46,9 +46,9 @@ export interface ReleaseInput {
  * under the claim's own advisory lock, only an in-progress claim, never an at-most-once step (its
  * worker may have sent before it died: the next delivery marks it abandoned instead), and only
  * once its lease has expired unless `force`. Runs in the caller's open transaction when given one
- * (a pg client after BEGIN, Prisma's transaction client, a mysql2 connection after
+ * (a pg client after BEGIN, Prisma's transaction client, a mysql2 or mariadb connection after
  * beginTransaction()), so the caller's own writes (an audit row) commit with it or not at all; on a
- * pg.Pool, a PrismaClient or a mysql2 pool, in a transaction of its own. On MySQL and MariaDB the
+ * pg.Pool, a PrismaClient, a mysql2 or a mariadb pool, in a transaction of its own. On MySQL and MariaDB the
  * whole release is one procedure (onceboard_release), under the row's lock instead of an advisory lock.
  */
 export async function releaseClaim(db: EffectsDb | TransactionHandle, input: ReleaseInput): Promise<ReleaseResult> {
