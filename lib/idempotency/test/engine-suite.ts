@@ -1,5 +1,5 @@
-import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe } from "vitest";
+import { probeMariadb } from "../../../test/mariadb-probe";
 import {
   createEngineDatabase,
   ENGINES,
@@ -17,24 +17,8 @@ import {
  * for MariaDB when it loads (a child process of a test imports engines.ts, never this).
  */
 
-async function findTestMariadb(): Promise<string | null> {
-  const url = testMariadbUrl();
-  try {
-    const connection = await mysql.createConnection({ uri: url, connectTimeout: 3000 });
-    await connection.end();
-    return url;
-  } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
-    if (process.env.CI === "true") throw new Error(`MariaDB tests need MariaDB under CI: nothing answers at ${url} (${why})`);
-    console.warn(
-      `\n${"!".repeat(78)}\n!! MariaDB tests SKIPPED: nothing answers at ${url} (${why}).\n!! Start it (service mariadb start) or set MARIADB_URL; under CI=true they are required.\n${"!".repeat(78)}\n`,
-    );
-    return null;
-  }
-}
-
 /** Whether MariaDB's half runs (known before the file's tests are collected). */
-const MARIADB = (await findTestMariadb()) !== null;
+const MARIADB = (await probeMariadb(testMariadbUrl())) !== null;
 
 /**
  * Runs `body` once per engine, in a describe block named for it (`on postgres`, `on mariadb`), the
