@@ -5,10 +5,11 @@ import type { Buckets } from "./series-math";
 import type { SeriesQuery } from "./source";
 
 /**
- * A rollup level: the minute tables the worker library writes, and the ten-minute and hourly sums
- * triggers keep of them. A chart reads the coarsest level whose unit divides its step (the origin
- * is aligned to the step, so each point is whole rows): 24 h at 10-minute steps reads 144 rows per
- * job type, 30 d at 6-hour steps 720 hourly ones, never a day of minutes.
+ * A rollup level: the minute tables the worker library writes, and the ten-minute, hourly and
+ * six-hour sums triggers keep of them. A chart reads the coarsest level whose unit divides its step
+ * (the origin is aligned to the step, so each point is whole rows and no range edge is partial):
+ * 24 h at 10-minute steps reads 144 rows per job type, 30 d at 6-hour steps 120, 30 d at 3-hour
+ * steps (a chart 960 px or wider) 720 hourly ones, never a day of minutes.
  */
 interface RollupLevel {
   unitSeconds: number;
@@ -19,6 +20,7 @@ interface RollupLevel {
 }
 
 const ROLLUP_LEVELS: readonly RollupLevel[] = [
+  { unitSeconds: 21_600, stats: "worker_stats_6h", latency: "claim_latency_6h", at: "bucket" },
   { unitSeconds: 3600, stats: "worker_stats_hour", latency: "claim_latency_hour", at: "hour" },
   { unitSeconds: 600, stats: "worker_stats_10m", latency: "claim_latency_10m", at: "bucket" },
   { unitSeconds: 60, stats: "worker_stats_minute", latency: "claim_latency_minute", at: "minute" },
