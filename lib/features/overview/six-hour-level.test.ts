@@ -262,4 +262,20 @@ describe("the Overview at 6-hour steps (six-hour level) and at 3-hour steps (hou
     expect(six.series.latencyP50[i]).toBe(histogramQuantile(0.5, CLAIM_DURATION_BOUNDS, summed));
     expect(six.series.latencyP99[i]).toBe(histogramQuantile(0.99, CLAIM_DURATION_BOUNDS, summed));
   });
+
+  it("adds a minute's real and marked (demo) rows into one point of the stacked suppressions", async () => {
+    await db.pool.query(
+      `INSERT INTO worker_stats_minute (minute, job_type, claims, suppressed, deliveries, redeliveries, marked)
+       VALUES ('2026-11-30T11:59:00Z', 'receipt', 2, 2, 2, 2, true)`,
+    );
+    const hour = await getOverviewSeries(Scope.operator(), overviewQuery.parse({ window: "1h" }), {
+      db: db.pool,
+      source: new PostgresSource(db.pool),
+      now: NOW,
+    });
+    expect(hour.series.stepSeconds).toBe(60);
+    const i = hour.series.timestamps.indexOf(new Date("2026-11-30T12:00:00Z").getTime());
+    expect(hour.series.suppressions.find((s) => s.name === "receipt")?.values[i]).toBe(3 + 2);
+    expect(hour.totals.suppressions).toBe(5);
+  });
 });

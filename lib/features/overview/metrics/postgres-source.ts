@@ -13,6 +13,8 @@ import type { SeriesQuery } from "./source";
  */
 interface RollupLevel {
   unitSeconds: number;
+  /** One row per unit and job type (the key is (unit, job_type)); the minutes have a row per `marked` too. */
+  oneRowPerUnit: boolean;
   stats: string;
   latency: string;
   /** The level's time column. */
@@ -20,10 +22,10 @@ interface RollupLevel {
 }
 
 const ROLLUP_LEVELS: readonly RollupLevel[] = [
-  { unitSeconds: 21_600, stats: "worker_stats_6h", latency: "claim_latency_6h", at: "bucket" },
-  { unitSeconds: 3600, stats: "worker_stats_hour", latency: "claim_latency_hour", at: "hour" },
-  { unitSeconds: 600, stats: "worker_stats_10m", latency: "claim_latency_10m", at: "bucket" },
-  { unitSeconds: 60, stats: "worker_stats_minute", latency: "claim_latency_minute", at: "minute" },
+  { unitSeconds: 21_600, oneRowPerUnit: true, stats: "worker_stats_6h", latency: "claim_latency_6h", at: "bucket" },
+  { unitSeconds: 3600, oneRowPerUnit: true, stats: "worker_stats_hour", latency: "claim_latency_hour", at: "hour" },
+  { unitSeconds: 600, oneRowPerUnit: true, stats: "worker_stats_10m", latency: "claim_latency_10m", at: "bucket" },
+  { unitSeconds: 60, oneRowPerUnit: false, stats: "worker_stats_minute", latency: "claim_latency_minute", at: "minute" },
 ];
 
 /** The coarsest level whose unit divides both the step and the origin. */
@@ -70,6 +72,16 @@ SELECT job_type, json_build_array(array_agg(i), array_agg(n)) AS points FROM (
     FROM (${rowsOf(l.stats, l.at, "suppressed")}) s
    WHERE suppressed > 0
    GROUP BY b, job_type) g
+ GROUP BY job_type`,
+      // The same when the step is the unit of a level keyed (unit, job_type) (the default widths: 24 h
+      // at 10 minutes, 30 d at 6 hours; not the minutes, whose real and marked rows share a minute):
+      // each row is already one point of one job type, so the sum per point and job type is the row itself and only the arrays are made: one hash of
+      // 50 groups instead of one of 7,200 then one of 50 (bench:console's data, 24 h, server time: 5.5–7 ms
+      // against 8–12).
+      linesOnePerPoint: `
+SELECT job_type, json_build_array(array_agg((extract(epoch FROM ${l.at} - $1) / $4)::int), array_agg(suppressed::float8)) AS points
+  FROM ${l.stats}
+ WHERE ${l.at} >= $1 AND ${l.at} < $2 AND ($3::text IS NULL OR job_type = $3) AND suppressed > 0
  GROUP BY job_type`,
       // Bucket counts summed element-wise per point, across job types (the chart is one line per
       // quantile): one subscript per bucket, no unnest, one aggregate pass.
@@ -156,7 +168,10 @@ export class PostgresSource extends RollupsSource {
     const params = [origin, end, jobType, buckets.stepSeconds];
     const [stats, lines, latency, violations] = await Promise.all([
       this.db.query<SeriesRows["stats"][number]>(sql.stats, params),
-      this.db.query<SeriesRows["lines"][number]>(sql.lines, params),
+      this.db.query<SeriesRows["lines"][number]>(
+        level.oneRowPerUnit && buckets.stepSeconds === level.unitSeconds ? sql.linesOnePerPoint : sql.lines,
+        params,
+      ),
       this.db.query<{ points: SeriesRows["latency"] }>(sql.latency, params),
       this.db.query<SeriesRows["violations"][number]>(VIOLATIONS_SQL, params),
     ]);
