@@ -4,7 +4,8 @@
  * as many claim_latency_minute rows, their ten-minute, hourly and six-hour sums), per-tenant hourly rows for
  * 1,000 tenants and their daily sums, violations and stuck claims; for the 1 h, 24 h and 30 d
  * ranges. Last line:
- * `console overview_p95_ms=<worst range> rows=<rollup rows seeded>`. Target (issue 42): ≤ 50 ms for every range.
+ * `console overview_p95_ms=<worst range> rows=<rollup rows seeded>`. Target (issue 42): ≤ 50 ms p95 for the
+ * 30 d range (the line `range 30d`); the last line's figure is the worst of the three ranges.
  * Env: BENCH_CONSOLE_ITERATIONS (30), DATABASE_URL (else an embedded PostgreSQL).
  */
 import pg from "pg";

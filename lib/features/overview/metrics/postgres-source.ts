@@ -129,17 +129,21 @@ export async function reconciliationAlertInputs(
 }
 
 // The four rules' inputs in one round trip (see alerts()). Params: $1 now, $2 10 min ago,
-// $3 46 min ago, $4 15 min ago, $5 a day ago (each a whole minute).
+// $3 46 min ago, $4 15 min ago, $5 a day ago, $6 30 min ago (each a whole minute).
 const ALERTS_SQL = `
 SELECT
   -- sum by (job_type, constraint) (increase(idem_unique_violations_uncaught_total[10m])) > 0
   (SELECT coalesce(json_agg(v), '[]') FROM (
      SELECT job_type, constraint_name, sum(count)::float8 AS n FROM uncaught_violations_minute
       WHERE minute >= $2 AND minute <= $1 GROUP BY 1, 2 HAVING sum(count) > 0) v) AS violations,
-  -- redeliveries[30m] > 20 unless suppressions[30m] > 0, for 15m: evaluated at each of the last 16 minutes.
+  -- redeliveries[30m] > 20 unless suppressions[30m] > 0, for 15m: evaluated at each of the last 16 minutes,
+  -- for the job types where it holds now (over (now - 30m, now]; evaluateNotSuppressed skips the
+  -- others): a fleet that suppresses sends no minute rows, where it sent 46 per job type.
   (SELECT coalesce(json_agg(r), '[]') FROM (
      SELECT (extract(epoch FROM minute) * 1000)::float8 AS minute, job_type, redeliveries::float8 AS redeliveries, suppressed::float8 AS suppressed
-       FROM worker_stats_minute WHERE minute >= $3 AND minute <= $1 AND (redeliveries > 0 OR suppressed > 0)) r) AS redeliveries,
+       FROM worker_stats_minute WHERE minute >= $3 AND minute <= $1 AND (redeliveries > 0 OR suppressed > 0)
+        AND job_type IN (SELECT job_type FROM worker_stats_minute WHERE minute > $6 AND minute <= $1
+                          GROUP BY job_type HAVING sum(redeliveries) > 20 AND sum(suppressed) = 0)) r) AS redeliveries,
   (SELECT coalesce(json_agg(k), '[]') FROM (
      SELECT job_type, sum(key_reuse)::float8 AS n FROM worker_stats_minute
       WHERE minute >= $4 AND minute <= $1 AND key_reuse > 0 GROUP BY 1) k) AS key_reuse,
@@ -186,6 +190,7 @@ export class PostgresSource extends RollupsSource {
       w.fortySixMinutes,
       w.fifteenMinutes,
       w.day,
+      w.thirtyMinutes,
     ]);
     const inputs = rows[0];
     if (!inputs) throw new Error("the alerts query answered no row");
