@@ -1,10 +1,11 @@
 /**
  * `npm run bench:console`: p95 of the Overview's read (getOverviewSeries, what GET /api/v1/overview
  * runs) over 30 days of per-minute rollups for 50 job types (2,160,000 worker_stats_minute rows and
- * as many claim_latency_minute rows, their ten-minute and hourly sums), per-tenant hourly rows for
+ * as many claim_latency_minute rows, their ten-minute, hourly and six-hour sums), per-tenant hourly rows for
  * 1,000 tenants and their daily sums, violations and stuck claims; for the 1 h, 24 h and 30 d
  * ranges. Last line:
- * `console overview_p95_ms=<worst range> rows=<rollup rows seeded>`. Target: ≤ 250 ms for every range.
+ * `console overview_p95_ms=<worst range> rows=<rollup rows seeded>`. Target (issue 42): ≤ 50 ms p95 for the
+ * 30 d range (the line `range 30d`); the last line's figure is the worst of the three ranges.
  * Env: BENCH_CONSOLE_ITERATIONS (30), DATABASE_URL (else an embedded PostgreSQL).
  */
 import pg from "pg";
@@ -30,14 +31,16 @@ const ITERATIONS = benchNumber("BENCH_CONSOLE_ITERATIONS", 30, { integer: true }
 const TRIGGERS = [
   { table: "worker_stats_minute", trigger: "worker_stats_minute_to_hour" },
   { table: "worker_stats_minute", trigger: "worker_stats_minute_to_10m" },
+  { table: "worker_stats_minute", trigger: "worker_stats_minute_to_6h" },
   { table: "claim_latency_minute", trigger: "claim_latency_minute_to_hour" },
   { table: "claim_latency_minute", trigger: "claim_latency_minute_to_10m" },
+  { table: "claim_latency_minute", trigger: "claim_latency_minute_to_6h" },
   { table: "tenant_suppressions_hour", trigger: "tenant_suppressions_hour_to_day" },
 ];
 
 async function seed(pool: pg.Pool, now: Date): Promise<number> {
   const from = new Date(Math.floor(now.getTime() / 60_000) * 60_000 - DAYS * 86_400_000);
-  // Seeded in bulk with the summing triggers off, then the ten-minute, hourly and daily tables summed
+  // Seeded in bulk with the summing triggers off, then the ten-minute, hourly, six-hour and daily tables summed
   // once (what the triggers would have written, without millions of single-row upserts).
   for (const t of TRIGGERS) await pool.query(`ALTER TABLE ${t.table} DISABLE TRIGGER ${t.trigger}`);
   for (let day = 0; day < DAYS; day++) {
@@ -72,6 +75,14 @@ async function seed(pool: pg.Pool, now: Date): Promise<number> {
     SELECT date_bin('10 minutes', minute, timestamptz '2000-01-01 00:00:00+00'), job_type,
            ARRAY[0,0,2*count(*),10*count(*),6*count(*),2*count(*),0,0,0,0,0,0,0,0,0]::bigint[]
       FROM claim_latency_minute GROUP BY 1, 2`);
+  await pool.query(`INSERT INTO worker_stats_6h (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
+    SELECT date_bin('6 hours', hour, timestamptz '2000-01-01 00:00:00+00'), job_type, sum(claims), sum(suppressed), sum(in_flight),
+           sum(takeovers), sum(deliveries), sum(redeliveries)
+      FROM worker_stats_hour GROUP BY 1, 2`);
+  await pool.query(`INSERT INTO claim_latency_6h (bucket, job_type, buckets)
+    SELECT date_bin('6 hours', minute, timestamptz '2000-01-01 00:00:00+00'), job_type,
+           ARRAY[0,0,2*count(*),10*count(*),6*count(*),2*count(*),0,0,0,0,0,0,0,0,0]::bigint[]
+      FROM claim_latency_minute GROUP BY 1, 2`);
   // Violations: a few per day; tenants: 100 of the 1,000 active in any hour, on 3 job types each.
   await pool.query(
     `INSERT INTO uncaught_violations_minute (minute, job_type, constraint_name, count)
@@ -104,12 +115,13 @@ async function seed(pool: pg.Pool, now: Date): Promise<number> {
   // Vacuumed as a database that has been running would be (and autovacuum does not start in the
   // middle of the measurement, competing for the same two cores).
   await pool.query(
-    "VACUUM (ANALYZE) worker_stats_minute, worker_stats_10m, worker_stats_hour, claim_latency_minute, claim_latency_10m, claim_latency_hour, uncaught_violations_minute, tenant_suppressions_hour, tenant_suppressions_day, tenant_violations_hour, effects",
+    "VACUUM (ANALYZE) worker_stats_minute, worker_stats_10m, worker_stats_hour, worker_stats_6h, claim_latency_minute, claim_latency_10m, claim_latency_hour, claim_latency_6h, uncaught_violations_minute, tenant_suppressions_hour, tenant_suppressions_day, tenant_violations_hour, effects",
   );
   const rows = await pool.query<{ n: string }>(
     `SELECT ((SELECT count(*) FROM worker_stats_minute) + (SELECT count(*) FROM claim_latency_minute)
            + (SELECT count(*) FROM worker_stats_10m) + (SELECT count(*) FROM claim_latency_10m)
            + (SELECT count(*) FROM worker_stats_hour) + (SELECT count(*) FROM claim_latency_hour)
+           + (SELECT count(*) FROM worker_stats_6h) + (SELECT count(*) FROM claim_latency_6h)
            + (SELECT count(*) FROM tenant_suppressions_hour) + (SELECT count(*) FROM tenant_suppressions_day)
            + (SELECT count(*) FROM tenant_violations_hour))::text AS n`,
   );

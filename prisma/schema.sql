@@ -110,6 +110,13 @@ CREATE TABLE claim_latency_10m (
   CONSTRAINT claim_latency_10m_pkey PRIMARY KEY (bucket, job_type)
 );
 
+CREATE TABLE claim_latency_6h (
+  bucket timestamp with time zone NOT NULL,
+  job_type text NOT NULL,
+  buckets bigint[] NOT NULL DEFAULT '{}'::bigint[],
+  CONSTRAINT claim_latency_6h_pkey PRIMARY KEY (bucket, job_type)
+);
+
 CREATE TABLE claim_latency_hour (
   hour timestamp with time zone NOT NULL,
   job_type text NOT NULL,
@@ -418,6 +425,18 @@ CREATE TABLE worker_stats_10m (
   deliveries bigint NOT NULL DEFAULT 0,
   redeliveries bigint NOT NULL DEFAULT 0,
   CONSTRAINT worker_stats_10m_pkey PRIMARY KEY (bucket, job_type)
+);
+
+CREATE TABLE worker_stats_6h (
+  bucket timestamp with time zone NOT NULL,
+  job_type text NOT NULL,
+  claims bigint NOT NULL DEFAULT 0,
+  suppressed bigint NOT NULL DEFAULT 0,
+  in_flight bigint NOT NULL DEFAULT 0,
+  takeovers bigint NOT NULL DEFAULT 0,
+  deliveries bigint NOT NULL DEFAULT 0,
+  redeliveries bigint NOT NULL DEFAULT 0,
+  CONSTRAINT worker_stats_6h_pkey PRIMARY KEY (bucket, job_type)
 );
 
 CREATE TABLE worker_stats_hour (
@@ -1136,6 +1155,29 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION onceboard.onceboard_latency_to_6h()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  n onceboard.claim_latency_minute;
+  o onceboard.claim_latency_minute;
+BEGIN
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
+  INSERT INTO onceboard.claim_latency_6h AS t (bucket, job_type, buckets)
+  VALUES (date_bin('6 hours', coalesce(n.minute, o.minute), timestamptz '2000-01-01 00:00:00+00'), coalesce(n.job_type, o.job_type),
+          CASE WHEN TG_OP = 'INSERT' THEN n.buckets ELSE onceboard.onceboard_sub_counts(coalesce(n.buckets, '{}'), o.buckets) END)
+  ON CONFLICT (bucket, job_type) DO UPDATE SET buckets = onceboard.onceboard_add_counts(t.buckets, EXCLUDED.buckets);
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.claim_latency_6h t
+     WHERE t.bucket = date_bin('6 hours', OLD.minute, timestamptz '2000-01-01 00:00:00+00') AND t.job_type = OLD.job_type
+       AND 0 = ALL (t.buckets);
+  END IF;
+  RETURN NULL;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION onceboard.onceboard_latency_to_hour()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1209,6 +1251,34 @@ BEGIN
   IF TG_OP = 'DELETE' THEN
     DELETE FROM onceboard.worker_stats_10m t
      WHERE t.bucket = date_bin('10 minutes', OLD.minute, timestamptz '2000-01-01 00:00:00+00') AND t.job_type = OLD.job_type
+       AND t.claims = 0 AND t.suppressed = 0 AND t.in_flight = 0 AND t.takeovers = 0 AND t.deliveries = 0 AND t.redeliveries = 0;
+  END IF;
+  RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION onceboard.onceboard_stats_to_6h()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  n onceboard.worker_stats_minute;
+  o onceboard.worker_stats_minute;
+BEGIN
+  IF TG_OP <> 'DELETE' THEN n := NEW; END IF;
+  IF TG_OP <> 'INSERT' THEN o := OLD; END IF;
+  INSERT INTO onceboard.worker_stats_6h AS t (bucket, job_type, claims, suppressed, in_flight, takeovers, deliveries, redeliveries)
+  VALUES (date_bin('6 hours', coalesce(n.minute, o.minute), timestamptz '2000-01-01 00:00:00+00'), coalesce(n.job_type, o.job_type),
+          coalesce(n.claims, 0) - coalesce(o.claims, 0), coalesce(n.suppressed, 0) - coalesce(o.suppressed, 0),
+          coalesce(n.in_flight, 0) - coalesce(o.in_flight, 0), coalesce(n.takeovers, 0) - coalesce(o.takeovers, 0),
+          coalesce(n.deliveries, 0) - coalesce(o.deliveries, 0), coalesce(n.redeliveries, 0) - coalesce(o.redeliveries, 0))
+  ON CONFLICT (bucket, job_type) DO UPDATE SET
+    claims = t.claims + EXCLUDED.claims, suppressed = t.suppressed + EXCLUDED.suppressed,
+    in_flight = t.in_flight + EXCLUDED.in_flight, takeovers = t.takeovers + EXCLUDED.takeovers,
+    deliveries = t.deliveries + EXCLUDED.deliveries, redeliveries = t.redeliveries + EXCLUDED.redeliveries;
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM onceboard.worker_stats_6h t
+     WHERE t.bucket = date_bin('6 hours', OLD.minute, timestamptz '2000-01-01 00:00:00+00') AND t.job_type = OLD.job_type
        AND t.claims = 0 AND t.suppressed = 0 AND t.in_flight = 0 AND t.takeovers = 0 AND t.deliveries = 0 AND t.redeliveries = 0;
   END IF;
   RETURN NULL;
@@ -1297,10 +1367,12 @@ CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON onceboard.audit_
 CREATE TRIGGER audit_log_chain BEFORE INSERT ON onceboard.audit_log FOR EACH ROW EXECUTE FUNCTION onceboard_audit_log_chain();
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON onceboard.audit_log FOR EACH STATEMENT EXECUTE FUNCTION onceboard_audit_log_append_only();
 CREATE TRIGGER claim_latency_minute_to_10m AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_10m();
+CREATE TRIGGER claim_latency_minute_to_6h AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_6h();
 CREATE TRIGGER claim_latency_minute_to_hour AFTER INSERT OR DELETE OR UPDATE ON onceboard.claim_latency_minute FOR EACH ROW EXECUTE FUNCTION onceboard_latency_to_hour();
 CREATE TRIGGER console_sessions_auth_changed AFTER UPDATE OF revoked_at, expires_at, token_id, role, tenant_id ON onceboard.console_sessions FOR EACH ROW WHEN (((old.revoked_at IS DISTINCT FROM new.revoked_at) OR (old.expires_at IS DISTINCT FROM new.expires_at) OR (old.token_id IS DISTINCT FROM new.token_id) OR (old.role IS DISTINCT FROM new.role) OR (old.tenant_id IS DISTINCT FROM new.tenant_id))) EXECUTE FUNCTION onceboard_auth_changed_notify();
 CREATE TRIGGER console_sessions_auth_deleted AFTER DELETE ON onceboard.console_sessions FOR EACH STATEMENT EXECUTE FUNCTION onceboard_auth_changed_notify();
 CREATE TRIGGER tenant_suppressions_hour_to_day AFTER INSERT OR DELETE OR UPDATE ON onceboard.tenant_suppressions_hour FOR EACH ROW EXECUTE FUNCTION onceboard_tenant_suppressions_to_day();
 CREATE TRIGGER worker_stats_hour_gaps_to_day AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_hour FOR EACH ROW EXECUTE FUNCTION onceboard_gaps_to_day();
 CREATE TRIGGER worker_stats_minute_to_10m AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_10m();
+CREATE TRIGGER worker_stats_minute_to_6h AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_6h();
 CREATE TRIGGER worker_stats_minute_to_hour AFTER INSERT OR DELETE OR UPDATE ON onceboard.worker_stats_minute FOR EACH ROW EXECUTE FUNCTION onceboard_stats_to_hour();

@@ -570,6 +570,11 @@ describe.skipIf(!mariadbUrl)("the console on a MariaDB effects store answers as 
       // The Overview over a fixed range, every tenant and one, one job type.
       ["platform", `/api/v1/overview?from=${enc(from)}&to=${enc(to)}`],
       ["platform", `/api/v1/overview?from=${enc(from)}&to=${enc(to)}&width=400`],
+      // Eight days at 6-hour steps: PostgreSQL reads its six-hour level, MySQL its hours.
+      [
+        "platform",
+        `/api/v1/overview?from=${enc(new Date(Date.parse(to) - 8 * 86_400_000).toISOString())}&to=${enc(to)}&width=200`,
+      ],
       ["platform", `/api/v1/overview?from=${enc(from)}&to=${enc(to)}&jobType=${SETTLE}`],
       ["platform", `/api/v1/overview?from=${enc(from)}&to=${enc(to)}&tenant=northwind`],
       ["northwind", `/api/v1/overview?from=${enc(from)}&to=${enc(to)}`],
@@ -801,6 +806,12 @@ describe.skipIf(!mariadbUrl)("the console on a MariaDB effects store answers as 
       [...answers[engine].entries()].find(([k]) => k.startsWith("platform /api/v1/overview"))?.[1].body as { source: string };
     expect(overview("postgres").source).toBe("postgres");
     expect(overview("mariadb").source).toBe("mysql");
+    // The eight-day answer was drawn at 6-hour steps: on PostgreSQL from worker_stats_6h, so the
+    // comparison above held that level against MySQL's hours.
+    const steps = [...answers.postgres.entries()]
+      .filter(([k]) => k.startsWith("platform /api/v1/overview") && k.endsWith("&width=200"))
+      .map(([, a]) => (a.body as { series: { stepSeconds: number } }).series.stepSeconds);
+    expect(steps).toEqual([21_600]);
     const { rows } = await consoleOnly.pool.query<{ n: number }>(
       "SELECT (SELECT count(*) FROM effects) + (SELECT count(*) FROM delivery_timeline) + (SELECT count(*) FROM worker_stats_minute) AS n",
     );

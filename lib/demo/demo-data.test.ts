@@ -223,11 +223,12 @@ const readOverview = (window: "1h" | "24h" | "7d", now: Date) =>
 
 /**
  * Every rollup level, source and derived: the minute tables the library writes, the per-tenant
- * hours, and the ten-minute, hourly and daily sums the triggers keep of them (worker_gaps_day: of
+ * hours, and the ten-minute, hourly, six-hour and daily sums the triggers keep of them (worker_gaps_day: of
  * worker_stats_hour).
  */
 const ROLLUP_TABLES = [
   "claim_latency_10m",
+  "claim_latency_6h",
   "claim_latency_hour",
   "claim_latency_minute",
   "tenant_suppressions_day",
@@ -236,6 +237,7 @@ const ROLLUP_TABLES = [
   "uncaught_violations_minute",
   "worker_gaps_day",
   "worker_stats_10m",
+  "worker_stats_6h",
   "worker_stats_hour",
   "worker_stats_minute",
 ];
@@ -370,7 +372,7 @@ describe("history backfill and demo:reset", () => {
     // no bucket the demo alone made), and the Overview reads what it read before the demo came.
     const tables = await demo.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables
-        WHERE table_schema = 'onceboard' AND table_name ~ '_(minute|10m|hour|day)$' ORDER BY 1`,
+        WHERE table_schema = 'onceboard' AND table_name ~ '_(minute|10m|hour|6h|day)$' ORDER BY 1`,
     );
     expect(tables.rows.map((t) => t.name)).toEqual(ROLLUP_TABLES);
     expect(await rollupRows()).toEqual(realRows);

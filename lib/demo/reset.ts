@@ -20,8 +20,8 @@ export class DemoRunningError extends Error {
  * (its tables) and the demo's pg-boss schema. Nothing else is touched. Refuses while demo workers are connected,
  * since they would write again at once. `db` must be a single connection (it runs a transaction).
  * demo is part of every rollup table's key (a demo count never shares a row with a real one), and
- * the triggers that keep the ten-minute, hourly and daily sums subtract deleted rows, so every
- * level the console reads loses exactly the demo's counts (lib/demo/demo-data.test.ts).
+ * the triggers that keep the ten-minute, hourly, six-hour and daily sums subtract deleted rows, so
+ * every level the console reads loses exactly the demo's counts (lib/demo/demo-data.test.ts).
  */
 export async function resetDemo(db: Queryable): Promise<ResetResult> {
   const running = await db.query<{ n: number }>(

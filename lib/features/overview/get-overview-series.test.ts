@@ -34,6 +34,12 @@ describe("series math", () => {
     expect(level("2026-11-29T12:00:30Z", "2026-11-30T12:00:30Z", 900)).toBe("worker_stats_minute");
     expect(level("2026-11-29T12:00:30Z", "2026-11-30T12:00:30Z", 1800)).toBe("worker_stats_10m");
     expect(level("2026-10-31T12:00:30Z", "2026-11-30T12:00:30Z", 10_800)).toBe("worker_stats_hour");
+    expect(level("2026-10-31T12:00:30Z", "2026-11-30T12:00:30Z", 21_600)).toBe("worker_stats_6h");
+    expect(level("2026-10-31T12:00:30Z", "2026-11-30T12:00:30Z", 43_200)).toBe("worker_stats_6h");
+    expect(level("2026-08-31T12:00:30Z", "2026-11-30T12:00:30Z", 86_400)).toBe("worker_stats_6h");
+    // 30 days at the default 720 px steps 6 hours: the six-hour level.
+    const thirty = overviewQuery.parse({ window: "30d" });
+    expect(chooseStep(30 * 86_400, thirty.width)).toBe(21_600);
   });
 
   it("sums tenants over whole UTC days and the hours at either edge, and over hours alone for a job type", () => {
@@ -275,7 +281,7 @@ describe("getOverviewSeries over seeded rollups", () => {
     });
   });
 
-  it("reads 30 days through the hourly table and agrees with the minutes", async () => {
+  it("reads 30 days through the six-hour table and agrees with the minutes", async () => {
     const o = await get({ window: "30d" });
     expect(o.series.stepSeconds).toBe(21_600);
     const capture = o.jobTypes.find((j) => j.jobType === "capture");

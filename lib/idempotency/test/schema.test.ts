@@ -86,6 +86,9 @@ describe("the library in a schema of its own name", () => {
       `SELECT (SELECT count(*)::int FROM ${SCHEMA}.effects) AS effects,
               (SELECT coalesce(sum(claims), 0)::int FROM ${SCHEMA}.worker_stats_minute) AS claims,
               (SELECT coalesce(sum(claims), 0)::int FROM ${SCHEMA}.worker_stats_hour) AS hourly,
+              (SELECT coalesce(sum(claims), 0)::int FROM ${SCHEMA}.worker_stats_6h) AS six_hourly,
+              (SELECT coalesce(sum(b), 0)::int FROM ${SCHEMA}.claim_latency_minute, unnest(buckets) AS b) AS latency,
+              (SELECT coalesce(sum(b), 0)::int FROM ${SCHEMA}.claim_latency_6h, unnest(buckets) AS b) AS six_hourly_latency,
               (SELECT coalesce(sum(b), 0)::int FROM ${SCHEMA}.worker_stats_minute, unnest(gap_buckets) AS b) AS gaps,
               (SELECT coalesce(sum(b), 0)::int FROM ${SCHEMA}.worker_stats_hour, unnest(gap_buckets) AS b) AS hourly_gaps,
               (SELECT count(*)::int FROM onceboard.effects) AS default_schema_effects`,
@@ -93,6 +96,10 @@ describe("the library in a schema of its own name", () => {
     expect(counts.rows[0]).toMatchObject({ effects: 4, default_schema_effects: 0 });
     expect(counts.rows[0].claims).toBeGreaterThan(0);
     expect(counts.rows[0].hourly).toBe(counts.rows[0].claims);
+    // The six-hour level's triggers write into this schema's tables, not onceboard's.
+    expect(counts.rows[0].six_hourly).toBe(counts.rows[0].claims);
+    expect(counts.rows[0].latency).toBeGreaterThan(0);
+    expect(counts.rows[0].six_hourly_latency).toBe(counts.rows[0].latency);
     // The one hourly table holds the gap histogram too (a duplicate arrived: one gap sample).
     expect(counts.rows[0].gaps).toBeGreaterThan(0);
     expect(counts.rows[0].hourly_gaps).toBe(counts.rows[0].gaps);

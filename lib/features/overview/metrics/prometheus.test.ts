@@ -80,7 +80,8 @@ describe.skipIf(!hasPrometheus)("PostgreSQL rollups and Prometheus agree", () =>
       await effects.flush();
     }
     await db.pool.query(
-      `TRUNCATE worker_stats_minute, worker_stats_10m, worker_stats_hour, claim_latency_minute, claim_latency_10m, claim_latency_hour,
+      `TRUNCATE worker_stats_minute, worker_stats_10m, worker_stats_hour, worker_stats_6h, claim_latency_minute, claim_latency_10m,
+                claim_latency_hour, claim_latency_6h,
                 uncaught_violations_minute, tenant_suppressions_hour, tenant_suppressions_day, tenant_violations_hour`,
     );
 

@@ -39,13 +39,14 @@ export interface AlertInputs {
   failed_runs: { provider: string; n: number }[];
 }
 
-/** The instants the alert rules look back to, each a whole minute: now, 10, 46 and 15 minutes and a day ago. */
+/** The instants the alert rules look back to, each a whole minute: now, 10, 46, 30 and 15 minutes and a day ago. */
 export function alertWindows(now: Date) {
   const minute = (ms: number) => new Date(Math.floor((now.getTime() - ms) / 60_000) * 60_000);
   return {
     now,
     tenMinutes: minute(10 * 60_000),
     fortySixMinutes: minute(46 * 60_000),
+    thirtyMinutes: minute(30 * 60_000),
     fifteenMinutes: minute(15 * 60_000),
     day: minute(24 * 3_600_000),
   };
