@@ -516,12 +516,17 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
     try {
       await (holder.tx as unknown as mysql.Connection).query("SELECT 1 FROM retention_settings WHERE id = 1 FOR UPDATE");
       const changing = send(settingsRoute, "PUT", "/api/v1/retention/settings", admin, { retentionDays: 30 });
-      await lockWaits(1);
-      const [writer] = await my.rows<{ id: number }>(
-        `SELECT ID AS id FROM information_schema.PROCESSLIST
-          WHERE DB = ? AND ID <> CONNECTION_ID() AND COMMAND IN ('Query', 'Execute') AND INFO LIKE '%retention_settings%FOR UPDATE%'`,
-        [my.schema],
-      );
+      // Waits for the settings change's own locking read: lockWaits() counts any session of the
+      // database in an INSERT or a FOR UPDATE, so it can be met before this one waits (a CI run
+      // once found no writer right after it).
+      let writer: { id: number } | undefined;
+      for (const deadline = Date.now() + 10_000; !writer && Date.now() < deadline; await sleep(10)) {
+        [writer] = await my.rows<{ id: number }>(
+          `SELECT ID AS id FROM information_schema.PROCESSLIST
+            WHERE DB = ? AND ID <> CONNECTION_ID() AND COMMAND IN ('Query', 'Execute') AND INFO LIKE '%retention_settings%FOR UPDATE%'`,
+          [my.schema],
+        );
+      }
       expect(writer).toBeDefined();
       await my.run(`KILL CONNECTION ${Number(writer?.id)}`);
       answer = await changing;
