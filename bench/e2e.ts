@@ -19,13 +19,22 @@ import { setTimeout as sleep } from "node:timers/promises";
  * fetched batches the adapter claims with effects.claimMany, one claim round trip per batch; a
  * `job` handler's transactional step claims inside its own transaction, one delivery at a time.
  *
+ * With the `job` handler a third side runs on pg-boss, the transactional floor: what any handler
+ * that keeps the guarantee for a database write must do at the least, written by hand with no
+ * library: take a pooled connection, BEGIN, INSERT the claim row (a unique (tenant, key), ON
+ * CONFLICT DO NOTHING), the write, COMMIT. Its rate beside the bare pipeline's is the ceiling a
+ * transactional step can approach on this machine (four round trips and two rows against one
+ * statement); the library's rate is given as a share of it too. Phases then run without / with /
+ * floor / floor / with / without.
+ *
  * Then the same on RabbitMQ and NATS JetStream (bench/e2e-brokers.ts), in the same run on the same
  * database: raw consumers (write, then ack) against the brokers' adapters, BENCH_E2E_IN_FLIGHT
  * deliveries at once on both sides (default 64), the same alternation. A broker that does not
  * answer at RABBITMQ_URL / NATS_URL is skipped with a line saying so.
  *
  * Lines: `e2e broker=<rabbitmq|nats> ratio=<with/without> with_per_s=<n> without_per_s=<n>` per
- * broker, and last `e2e ratio=<with/without> with_per_s=<n> without_per_s=<n>` (pg-boss).
+ * broker, and last `e2e ratio=<with/without> with_per_s=<n> without_per_s=<n>` (pg-boss), followed
+ * for the `job` handler by `floor_per_s=<n> floor_ratio=<floor/without> of_floor=<with/floor>`.
  * Env: BENCH_E2E_JOBS, BENCH_E2E_BATCH, BENCH_CONCURRENCY, BENCH_E2E_HANDLER (job | once, default
  * job), BENCH_E2E_BROKERS (pg-boss only with `none`; default both), BENCH_E2E_IN_FLIGHT,
  * RABBITMQ_URL, NATS_URL, DATABASE_URL (else an embedded PostgreSQL).
@@ -56,6 +65,30 @@ const WRITE = {
   name: "bench_e2e_write",
   text: "INSERT INTO e2e_writes (id, tenant_id, amount) VALUES ($1, 'bench', 1)",
 };
+/** The transactional floor's claim: one row per (tenant, key), uniqueness from the primary key. */
+const FLOOR_CLAIM = {
+  name: "bench_e2e_floor_claim",
+  text: "INSERT INTO e2e_floor_claims (tenant_id, key, owner) VALUES ('bench', $1, 'floor') ON CONFLICT DO NOTHING RETURNING 1",
+};
+
+/** One job the way the floor does it: claim and write commit together; a claimed key writes nothing. */
+async function floorJob(pool: pg.Pool, id: string): Promise<void> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
+    const claimed = await client.query({ ...FLOOR_CLAIM, values: [`write:${id}`] });
+    if (claimed.rowCount === 1) await client.query({ ...WRITE, values: [id] });
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {
+      broken = true;
+    });
+    throw error;
+  } finally {
+    client.release(broken ? true : undefined);
+  }
+}
 
 async function completed(pool: pg.Pool, queue: string): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(
@@ -102,11 +135,22 @@ async function main() {
     await pool.query(
       "CREATE TABLE e2e_writes (id text PRIMARY KEY, tenant_id text NOT NULL, amount integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())",
     );
+    await pool.query(
+      "CREATE TABLE e2e_floor_claims (tenant_id text NOT NULL, key text NOT NULL, owner text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (tenant_id, key))",
+    );
     const without = (queue: string) =>
       phase(boss, pool, queue, async () => {
         for (let i = 0; i < CONCURRENCY; i++) {
           await boss.work<WriteJob>(queue, { batchSize: BATCH, pollingIntervalSeconds: 0.5 }, async (jobs) => {
             await Promise.all(jobs.map((job) => pool.query({ ...WRITE, values: [job.data.id] })));
+          });
+        }
+      });
+    const floor = (queue: string) =>
+      phase(boss, pool, queue, async () => {
+        for (let i = 0; i < CONCURRENCY; i++) {
+          await boss.work<WriteJob>(queue, { batchSize: BATCH, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+            await Promise.all(jobs.map((job) => floorJob(pool, job.data.id)));
           });
         }
       });
@@ -139,21 +183,27 @@ async function main() {
         }),
       );
 
+    const withFloor = HANDLER === "job";
     log("warming up");
     await without("e2e-warm-without");
     await withLibrary("e2e-warm-with");
+    if (withFloor) await floor("e2e-warm-floor");
 
-    const order: Array<"without" | "with"> = ["without", "with", "with", "without"];
-    const totals = { with: { jobs: 0, s: 0 }, without: { jobs: 0, s: 0 } };
+    type Side = "without" | "with" | "floor";
+    const order: Side[] = withFloor
+      ? ["without", "with", "floor", "floor", "with", "without"]
+      : ["without", "with", "with", "without"];
+    const totals = { with: { jobs: 0, s: 0 }, without: { jobs: 0, s: 0 }, floor: { jobs: 0, s: 0 } };
+    const phases: Record<Side, (queue: string) => Promise<number>> = { without, with: withLibrary, floor };
     for (const [i, side] of order.entries()) {
-      const queue = `e2e-${side}-${i}`;
-      const perS = side === "with" ? await withLibrary(queue) : await without(queue);
+      const perS = await phases[side](`e2e-${side}-${i}`);
       totals[side].jobs += JOBS;
       totals[side].s += JOBS / perS;
-      log(`phase ${i + 1}: ${side} the library ${perS.toFixed(0)} jobs/s`);
+      log(`phase ${i + 1}: ${side === "floor" ? "the transactional floor" : `${side} the library`} ${perS.toFixed(0)} jobs/s`);
     }
     const withPerS = totals.with.jobs / totals.with.s;
     const withoutPerS = totals.without.jobs / totals.without.s;
+    const floorPerS = withFloor ? totals.floor.jobs / totals.floor.s : null;
     await boss.stop({ graceful: false, wait: true }).catch(() => {});
 
     const config = loadConfig();
@@ -179,6 +229,7 @@ async function main() {
       }
       const t = { with: { jobs: 0, s: 0 }, without: { jobs: 0, s: 0 } };
       for (const [i, side] of order.entries()) {
+        if (side === "floor") continue;
         const perS = await brokerPhase(broker, side, options);
         t[side].jobs += JOBS;
         t[side].s += JOBS / perS;
@@ -194,8 +245,12 @@ async function main() {
     log(`${writes.rows[0]?.n} rows written; PostgreSQL ${database.serverVersion} (${database.where})`);
     await effects.close();
     for (const line of brokerLines) console.log(line);
+    const floorFields =
+      floorPerS === null
+        ? ""
+        : ` floor_per_s=${floorPerS.toFixed(0)} floor_ratio=${(floorPerS / withoutPerS).toFixed(3)} of_floor=${(withPerS / floorPerS).toFixed(3)}`;
     console.log(
-      `e2e ratio=${(withPerS / withoutPerS).toFixed(3)} with_per_s=${withPerS.toFixed(0)} without_per_s=${withoutPerS.toFixed(0)}`,
+      `e2e ratio=${(withPerS / withoutPerS).toFixed(3)} with_per_s=${withPerS.toFixed(0)} without_per_s=${withoutPerS.toFixed(0)}${floorFields}`,
     );
   } finally {
     await boss.stop({ graceful: false, wait: true }).catch(() => {});
