@@ -31,13 +31,20 @@ interface EffectRow {
   max_gap_seconds: number | null;
 }
 
+const EFFECT_COLUMNS = `key, job_type, status, policy, attempt, owner, lease_until, first_message_id, last_message_id, outcome, error,
+         created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds`;
+
 // GET /api/v1/effects/{key} in one round trip (a named statement: planned once per connection,
 // not once per request over ~40 partitions). Each round trip costs most on a busy machine, where
 // the server waits for a CPU to answer; this used to be three (bench:lookup, docs/benchmarks.md).
 //  - effect: one effect of one tenant. (tenant_id, key) is unique across partitions
 //    (onceboard_claim's advisory lock), and each partition's unique index answers it; the upper
 //    bound on created_at prunes the premade future partitions. Another tenant's key and a missing
-//    key take the same path and return the same nothing.
+//    key take the same path and return the same nothing. An Append probes its partitions oldest
+//    first and stops at the first row, so a key of today was found only after a probe of every day
+//    of the retention; the last two days go first (their own branch, pruned to them when planned),
+//    and the older days are read only when those hold no such key. Most keys asked about in an
+//    incident are that recent (docs/benchmarks.md, 2026-12-06).
 //  - found/steps: the job's other steps, effects of the same tenant first claimed by this effect's
 //    first or last message, within 3 days of it (the default maxRetryWindow).
 //    Each closed partition's Keys index, <partition>_tenant_created_at_idx (built by maintenance
@@ -62,11 +69,17 @@ const EFFECT_DETAIL = {
   name: "console_get_effect",
   text: `
 WITH effect AS MATERIALIZED (
-  SELECT key, job_type, status, policy, attempt, owner, lease_until, first_message_id, last_message_id, outcome, error,
-         created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds
-    FROM effects
-   WHERE tenant_id = $1 AND key = $2 AND created_at <= $3::timestamptz + interval '1 minute'
-   LIMIT 1
+  SELECT * FROM (
+    (SELECT ${EFFECT_COLUMNS} FROM effects
+      WHERE tenant_id = $1 AND key = $2
+        AND created_at > $3::timestamptz - interval '2 days' AND created_at <= $3::timestamptz + interval '1 minute'
+      LIMIT 1)
+    UNION ALL
+    (SELECT ${EFFECT_COLUMNS} FROM effects
+      WHERE tenant_id = $1 AND key = $2 AND created_at <= $3::timestamptz - interval '2 days'
+      LIMIT 1)
+  ) recent_first
+  LIMIT 1
 ), found AS MATERIALIZED (
   SELECT s.key, s.created_at
     FROM effect e

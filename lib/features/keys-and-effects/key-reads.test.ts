@@ -107,4 +107,24 @@ describe("Keys read models", () => {
     expect(markPaid?.steps[2]).toMatchObject({ status: "in_progress", jobType: "receipt", createdAt: at(1, -60).toISOString() });
     expect(await getEffect(Scope.operator(), { tenant: "globex", key: "capture:ord-7", now: NOW }, db.pool)).toBeNull();
   });
+
+  it("finds a key whatever day it was claimed: the last two days are read first, the older days when they hold none", async () => {
+    const read = (tenant: string, key: string, now = NOW) => getEffect(Scope.operator(), { tenant, key, now }, db.pool);
+    // Yesterday (the recent branch), exactly two days back (the boundary: the older branch), and 3 and 6 days back.
+    for (const [key, createdAt] of [
+      ["z:ORD-7-refund", at(1)],
+      ["receipt:ord-7", at(1, -60)],
+      ["b:same-instant", at(2)],
+      ["capture:ord-8", at(3)],
+      ["capture:ord-7", at(6)],
+    ] as const) {
+      expect((await read("acme", key))?.createdAt, key).toBe(createdAt.toISOString());
+    }
+    // Seen five days later, yesterday's key is an old one and is still found; from before it was claimed, it is not.
+    expect((await read("acme", "z:ORD-7-refund", at(-5)))?.createdAt).toBe(at(1).toISOString());
+    expect(await read("acme", "z:ORD-7-refund", at(1, -120))).toBeNull();
+    // Another tenant's key and a missing key answer the same nothing.
+    expect(await read("globex", "z:ORD-7-refund")).toBeNull();
+    expect(await read("acme", "no-such-key")).toBeNull();
+  });
 });
