@@ -24,6 +24,7 @@ import { settleRelease } from "../../lib/idempotency/admin";
 import type { EffectsDb } from "../../lib/idempotency/db";
 import { createEngineDatabase, type EngineDatabase } from "../../lib/idempotency/test/engines";
 import { testEffects } from "../../lib/idempotency/test/helpers";
+import { waitFor } from "../../lib/queues/testing/wait";
 import { createTestDatabase, type TestDatabase } from "../database";
 import { findTestMariadb } from "../mariadb";
 
@@ -519,14 +520,18 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
       // Waits for the settings change's own locking read: lockWaits() counts any session of the
       // database in an INSERT or a FOR UPDATE, so it can be met before this one waits (a CI run
       // once found no writer right after it).
-      let writer: { id: number } | undefined;
-      for (const deadline = Date.now() + 10_000; !writer && Date.now() < deadline; await sleep(10)) {
-        [writer] = await my.rows<{ id: number }>(
-          `SELECT ID AS id FROM information_schema.PROCESSLIST
-            WHERE DB = ? AND ID <> CONNECTION_ID() AND COMMAND IN ('Query', 'Execute') AND INFO LIKE '%retention_settings%FOR UPDATE%'`,
-          [my.schema],
-        );
-      }
+      const writer = await waitFor(
+        "the settings change's locking read",
+        async () =>
+          (
+            await my.rows<{ id: number }>(
+              `SELECT ID AS id FROM information_schema.PROCESSLIST
+                WHERE DB = ? AND ID <> CONNECTION_ID() AND COMMAND IN ('Query', 'Execute') AND INFO LIKE '%retention_settings%FOR UPDATE%'`,
+              [my.schema],
+            )
+          )[0],
+        10_000,
+      );
       expect(writer).toBeDefined();
       await my.run(`KILL CONNECTION ${Number(writer?.id)}`);
       answer = await changing;
