@@ -138,22 +138,17 @@ async function main() {
     await pool.query(
       "CREATE TABLE e2e_floor_claims (tenant_id text NOT NULL, key text NOT NULL, owner text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (tenant_id, key))",
     );
-    const without = (queue: string) =>
+    // A side with no library: pg-boss's workers running `perJob` on each job of a batch at once.
+    const raw = (perJob: (id: string) => Promise<unknown>) => (queue: string) =>
       phase(boss, pool, queue, async () => {
         for (let i = 0; i < CONCURRENCY; i++) {
           await boss.work<WriteJob>(queue, { batchSize: BATCH, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-            await Promise.all(jobs.map((job) => pool.query({ ...WRITE, values: [job.data.id] })));
+            await Promise.all(jobs.map((job) => perJob(job.data.id)));
           });
         }
       });
-    const floor = (queue: string) =>
-      phase(boss, pool, queue, async () => {
-        for (let i = 0; i < CONCURRENCY; i++) {
-          await boss.work<WriteJob>(queue, { batchSize: BATCH, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-            await Promise.all(jobs.map((job) => floorJob(pool, job.data.id)));
-          });
-        }
-      });
+    const without = raw((id) => pool.query({ ...WRITE, values: [id] }));
+    const floor = raw((id) => floorJob(pool, id));
     const jobHandler: IdempotentHandler<WriteJob, void> = {
       kind: "job",
       tenant: () => "bench",
