@@ -34,8 +34,10 @@ interface EffectRow {
 const EFFECT_COLUMNS = `key, job_type, status, policy, attempt, owner, lease_until, first_message_id, last_message_id, outcome, error,
          created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds`;
 
-// GET /api/v1/effects/{key} in one round trip (a named statement: planned once per connection,
-// not once per request over ~40 partitions). Each round trip costs most on a busy machine, where
+// GET /api/v1/effects/{key} in one round trip (a named statement: parsed once per connection; it is
+// still planned on every execution, since its generic plan over ~40 partitions is estimated
+// dearer, and measured slower, than a plan for the request's values: docs/benchmarks.md,
+// 2026-12-06). Each round trip costs most on a busy machine, where
 // the server waits for a CPU to answer; this used to be three (bench:lookup, docs/benchmarks.md).
 //  - effect: one effect of one tenant. (tenant_id, key) is unique across partitions
 //    (onceboard_claim's advisory lock), and each partition's unique index answers it; the upper
