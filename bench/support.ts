@@ -49,7 +49,9 @@ export async function benchDatabase(log: (line: string) => void): Promise<BenchD
     log(`starting embedded PostgreSQL in ${dataDir}`);
     const handle = await startEmbeddedPostgres({ dataDir, persistent: false });
     adminUrl = handle.url;
-    stopServer = () => handle.stop();
+    stopServer = async () => {
+      await handle.stop();
+    };
     where = "embedded";
   }
   const scratch = await createScratchDatabase(adminUrl, { prefix: "onceboard_bench" });

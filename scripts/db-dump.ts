@@ -25,7 +25,9 @@ async function main() {
       persistent: false,
     });
     adminUrl = handle.url;
-    stop = () => handle.stop();
+    stop = async () => {
+      await handle.stop();
+    };
   }
   const scratch = await createScratchDatabase(adminUrl, { prefix: "onceboard_dump" });
   try {

@@ -269,7 +269,9 @@ async function main(): Promise<number> {
       const dataDir = path.join(os.tmpdir(), `onceboard-e2e-pg-${process.pid}`);
       log(`starting embedded PostgreSQL in ${dataDir}`);
       const server = await startEmbeddedPostgres({ dataDir, persistent: false });
-      cleanups.push(() => server.stop());
+      cleanups.push(async () => {
+        await server.stop();
+      });
       adminUrl = server.url;
     }
 

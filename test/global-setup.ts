@@ -54,7 +54,9 @@ async function prepare(): Promise<SharedDatabase> {
       persistent: false,
     });
     adminUrl = handle.url;
-    stopServer = () => handle.stop();
+    stopServer = async () => {
+      await handle.stop();
+    };
   }
   const templateName = `onceboard_template_${process.pid}`;
   const admin = new pg.Client(adminUrl);

@@ -126,11 +126,26 @@ export function startServer(
   });
 }
 
-export async function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+/**
+ * How a server stopped: "fast" wrote all of its WAL first; "immediate" (SIGQUIT, after the fast
+ * shutdown ran past its allowance) did not, so the next start runs crash recovery and a commit
+ * acknowledged under `synchronous_commit = off` may be gone; "not running" had exited already.
+ */
+export type ShutdownMode = "fast" | "immediate" | "not running";
+
+/** The fast shutdown's default allowance before the immediate one. */
+export const FAST_SHUTDOWN_MS = 8000;
+
+export async function stopServer(child: ChildProcess, fastShutdownMs = FAST_SHUTDOWN_MS): Promise<ShutdownMode> {
+  if (child.exitCode !== null || child.signalCode !== null) return "not running";
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  let mode: ShutdownMode = "fast";
   child.kill("SIGINT"); // fast shutdown: sessions are cut, the cluster is left consistent
-  const timer = setTimeout(() => child.kill("SIGQUIT"), 8000);
+  const timer = setTimeout(() => {
+    mode = "immediate";
+    child.kill("SIGQUIT");
+  }, fastShutdownMs);
   await exited;
   clearTimeout(timer);
+  return mode;
 }

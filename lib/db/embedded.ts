@@ -5,13 +5,14 @@ import path from "node:path";
 import { findBinaries, postgresUser, reachableBinaries } from "./embedded-binaries";
 import { recoverStaleServer, resolveClusterDir } from "./embedded-cluster";
 import { LEGACY_PASSWORD, readPassword, rotateLegacyPassword } from "./embedded-password";
-import { initialise, startServer, stopServer } from "./embedded-server";
+import { initialise, type ShutdownMode, startServer, stopServer } from "./embedded-server";
 import { EmbeddedPostgresError, OWNER_FILE } from "./embedded-shared";
 import { assertClusterVersion } from "./embedded-version";
 import { findFreePort } from "./free-port";
 import { isProcessAlive } from "./process-alive";
 
 export { consolePassword } from "./embedded-password";
+export type { ShutdownMode } from "./embedded-server";
 export { EmbeddedPostgresError, ROOT_RUNTIME_DIR } from "./embedded-shared";
 
 export interface EmbeddedPostgresHandle {
@@ -21,7 +22,11 @@ export interface EmbeddedPostgresHandle {
   dataDir: string;
   /** Where the cluster's files really are. */
   clusterDir: string;
-  stop(): Promise<void>;
+  /**
+   * Stops the server with a fast shutdown, or an immediate one after `fastShutdownMs` (8 s by
+   * default); says which it took.
+   */
+  stop(options?: { fastShutdownMs?: number }): Promise<ShutdownMode>;
 }
 
 interface Options {
@@ -81,16 +86,17 @@ export async function startEmbeddedPostgres(options: Options): Promise<EmbeddedP
       port,
       dataDir,
       clusterDir,
-      async stop() {
-        if (stopped) return;
+      async stop({ fastShutdownMs }: { fastShutdownMs?: number } = {}) {
+        if (stopped) return "not running";
         stopped = true;
         process.off("exit", onExit);
-        await stopServer(running);
+        const mode = await stopServer(running, fastShutdownMs);
         await fs.rm(path.join(clusterDir, OWNER_FILE), { force: true });
         if (options.persistent === false) {
           await fs.rm(clusterDir, { recursive: true, force: true });
           await fs.rm(dataDir, { recursive: true, force: true });
         }
+        return mode;
       },
     };
   } catch (error) {

@@ -83,7 +83,9 @@ export async function provisionDatabase(
     consoleRole = EMBEDDED_CONSOLE_ROLE;
     embeddedConsolePassword = await consolePassword(handle.clusterDir);
     consoleUrl = urlAsRole(handle.url, consoleRole, embeddedConsolePassword);
-    stop = () => handle.stop();
+    stop = async () => {
+      await handle.stop();
+    };
     if (handle.clusterDir !== handle.dataDir) {
       log(
         `the postgres user cannot enter ${path.dirname(handle.dataDir)}: the cluster lives in ${handle.clusterDir} (${dataDir} links to it)`,
