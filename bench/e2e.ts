@@ -44,6 +44,7 @@ import type PgBoss from "pg-boss";
 import { loadConfig } from "../lib/config";
 import type { IdempotentHandler } from "../lib/queues/deliveries";
 import { startBoss, workIdempotent } from "../lib/queues/pgboss";
+import { type CpuSpent, cpuMark, cpuSince, isLocalServer } from "./cpu";
 import { brokerPhase, type E2eBroker } from "./e2e-brokers";
 import { benchChoice, benchNumber } from "./env";
 import { benchDatabase, benchEffects, machine } from "./support";
@@ -98,24 +99,46 @@ async function completed(pool: pg.Pool, queue: string): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
-/** Inserts the phase's jobs, starts the workers, and times until pg-boss has completed them all. */
-async function phase(boss: PgBoss, pool: pg.Pool, queue: string, start: () => Promise<unknown>): Promise<number> {
+interface PhaseResult {
+  perS: number;
+  cpu: CpuSpent;
+}
+
+/**
+ * Inserts the phase's jobs, starts the workers, and times until pg-boss has completed them all;
+ * with the CPU the phase used (this process and the local PostgreSQL), which says which side of
+ * the socket a gap between two sides is on.
+ */
+async function phase(
+  boss: PgBoss,
+  pool: pg.Pool,
+  queue: string,
+  serverIsLocal: boolean,
+  start: () => Promise<unknown>,
+): Promise<PhaseResult> {
   await boss.createQueue(queue);
   for (let i = 0; i < JOBS; i += 500) {
     const n = Math.min(500, JOBS - i);
     await boss.insert(Array.from({ length: n }, (_, k) => ({ name: queue, data: { id: `${queue}:${i + k}` } })));
   }
   const started = performance.now();
+  const mark = cpuMark(serverIsLocal);
   await start();
   for (;;) {
     if ((await completed(pool, queue)) >= JOBS) break;
     await sleep(50);
   }
   const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuSince(mark);
   await boss.offWork(queue);
   const failed = await pool.query("SELECT 1 FROM pgboss.job WHERE name = $1 AND state <> 'completed' LIMIT 1", [queue]);
   if (failed.rowCount) throw new Error(`${queue}: a job did not complete`);
-  return JOBS / seconds;
+  return { perS: JOBS / seconds, cpu };
+}
+
+/** µs of CPU per job, or "n/a" (PostgreSQL's when the server is not on this machine). */
+function perJob(us: number | null, jobs: number): string {
+  return us === null ? "n/a" : (us / jobs).toFixed(0);
 }
 
 async function main() {
@@ -124,6 +147,7 @@ async function main() {
   const pool = new pg.Pool({ connectionString: database.sqlUrl, max: Math.min(CONCURRENCY * BATCH + 4, 40) });
   pool.on("error", () => {});
   const effects = benchEffects(pool);
+  const serverIsLocal = isLocalServer(database.url);
   const boss = await startBoss({
     connectionString: database.url,
     max: CONCURRENCY + 2,
@@ -140,7 +164,7 @@ async function main() {
     );
     // A side with no library: pg-boss's workers running `perJob` on each job of a batch at once.
     const raw = (perJob: (id: string) => Promise<unknown>) => (queue: string) =>
-      phase(boss, pool, queue, async () => {
+      phase(boss, pool, queue, serverIsLocal, async () => {
         for (let i = 0; i < CONCURRENCY; i++) {
           await boss.work<WriteJob>(queue, { batchSize: BATCH, pollingIntervalSeconds: 0.5 }, async (jobs) => {
             await Promise.all(jobs.map((job) => perJob(job.data.id)));
@@ -167,7 +191,7 @@ async function main() {
       },
     };
     const withLibrary = (queue: string) =>
-      phase(boss, pool, queue, () =>
+      phase(boss, pool, queue, serverIsLocal, () =>
         workIdempotent<WriteJob, void>(boss, queue, {
           effects,
           concurrency: CONCURRENCY,
@@ -188,14 +212,28 @@ async function main() {
     const order: Side[] = withFloor
       ? ["without", "with", "floor", "floor", "with", "without"]
       : ["without", "with", "with", "without"];
-    const totals = { with: { jobs: 0, s: 0 }, without: { jobs: 0, s: 0 }, floor: { jobs: 0, s: 0 } };
-    const phases: Record<Side, (queue: string) => Promise<number>> = { without, with: withLibrary, floor };
-    for (const [i, side] of order.entries()) {
-      const perS = await phases[side](`e2e-${side}-${i}`);
-      totals[side].jobs += JOBS;
-      totals[side].s += JOBS / perS;
-      log(`phase ${i + 1}: ${side === "floor" ? "the transactional floor" : `${side} the library`} ${perS.toFixed(0)} jobs/s`);
+    const side = () => ({ jobs: 0, s: 0, nodeUs: 0, postgresUs: serverIsLocal ? 0 : (null as number | null) });
+    const totals = { with: side(), without: side(), floor: side() };
+    const phases: Record<Side, (queue: string) => Promise<PhaseResult>> = { without, with: withLibrary, floor };
+    for (const [i, name] of order.entries()) {
+      const { perS, cpu } = await phases[name](`e2e-${name}-${i}`);
+      const t = totals[name];
+      t.jobs += JOBS;
+      t.s += JOBS / perS;
+      t.nodeUs += cpu.processUs;
+      if (t.postgresUs !== null && cpu.postgresUs !== null) t.postgresUs += cpu.postgresUs;
+      const busy = cpu.machineBusy === null ? "" : `, the machine ${Math.round(cpu.machineBusy * 100)} % busy`;
+      log(
+        `phase ${i + 1}: ${name === "floor" ? "the transactional floor" : `${name} the library`} ${perS.toFixed(0)} jobs/s (CPU per job: Node ${perJob(cpu.processUs, JOBS)} µs, PostgreSQL ${perJob(cpu.postgresUs, JOBS)} µs${busy})`,
+      );
     }
+    const cpuFields = (Object.keys(totals) as Side[])
+      .filter((name) => totals[name].jobs > 0)
+      .map((name) => {
+        const t = totals[name];
+        return `${name}_node_us=${perJob(t.nodeUs, t.jobs)} ${name}_pg_us=${perJob(t.postgresUs, t.jobs)}`;
+      })
+      .join(" ");
     const withPerS = totals.with.jobs / totals.with.s;
     const withoutPerS = totals.without.jobs / totals.without.s;
     const floorPerS = withFloor ? totals.floor.jobs / totals.floor.s : null;
@@ -245,7 +283,7 @@ async function main() {
         ? ""
         : ` floor_per_s=${floorPerS.toFixed(0)} floor_ratio=${(floorPerS / withoutPerS).toFixed(3)} of_floor=${(withPerS / floorPerS).toFixed(3)}`;
     console.log(
-      `e2e ratio=${(withPerS / withoutPerS).toFixed(3)} with_per_s=${withPerS.toFixed(0)} without_per_s=${withoutPerS.toFixed(0)}${floorFields}`,
+      `e2e ratio=${(withPerS / withoutPerS).toFixed(3)} with_per_s=${withPerS.toFixed(0)} without_per_s=${withoutPerS.toFixed(0)}${floorFields} ${cpuFields}`,
     );
   } finally {
     await boss.stop({ graceful: false, wait: true }).catch(() => {});
