@@ -112,13 +112,20 @@ function resultOf<T>(
   attempt: number,
   resumed: boolean,
 ): EffectResult<T> {
+  const { tenant, key } = spec;
+  let providerKey: string | undefined;
   return {
     result: kind,
     duplicate: kind !== "ran",
     outcome,
-    tenant: spec.tenant,
-    key: spec.key,
-    providerKey: providerKeyFor(spec.tenant, spec.key),
+    tenant,
+    key,
+    // Hashed on first read: most steps never call a provider, and a sha256 per step was 2 % of a
+    // transactional delivery's CPU in bench:e2e (docs/benchmarks.md, 2026-12-06).
+    get providerKey() {
+      providerKey ??= providerKeyFor(tenant, key);
+      return providerKey;
+    },
     attempt,
     resumed,
     firstClaimedAt: acquired.row.createdAt,
