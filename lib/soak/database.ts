@@ -159,7 +159,9 @@ async function openEmbedded(options: { synchronousCommit: boolean }, log: (line:
       // the verdict's bookkeeping bound with them. A checkpoint first leaves the shutdown's own
       // checkpoint little to write, and the allowance is generous.
       await checkpoint(handle.url).catch(() => {});
+      const stopping = Date.now();
       const mode = await handle.stop({ fastShutdownMs: RESTART_FAST_SHUTDOWN_MS });
+      const shutdownS = ((Date.now() - stopping) / 1000).toFixed(1);
       if (mode === "immediate")
         throw new Error(
           `PostgreSQL did not finish its fast shutdown in ${RESTART_FAST_SHUTDOWN_MS / 1000} s and was stopped immediately: commits it acknowledged asynchronously may be lost, so this run proves nothing`,
@@ -171,7 +173,7 @@ async function openEmbedded(options: { synchronousCommit: boolean }, log: (line:
         kind: "restart",
         downMs,
         connectionsCut,
-        detail: `restarted PostgreSQL on 127.0.0.1:${port} (fast shutdown, down ${(downMs / 1000).toFixed(1)} s, ${connectionsCut} connections cut)`,
+        detail: `restarted PostgreSQL on 127.0.0.1:${port} (fast shutdown in ${shutdownS} s, down ${(downMs / 1000).toFixed(1)} s, ${connectionsCut} connections cut)`,
       };
     },
     async close({ keep }) {
