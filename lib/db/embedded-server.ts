@@ -134,7 +134,7 @@ export function startServer(
 export type ShutdownMode = "fast" | "immediate" | "not running";
 
 /** The fast shutdown's default allowance before the immediate one. */
-export const FAST_SHUTDOWN_MS = 8000;
+const FAST_SHUTDOWN_MS = 8000;
 
 export async function stopServer(child: ChildProcess, fastShutdownMs = FAST_SHUTDOWN_MS): Promise<ShutdownMode> {
   if (child.exitCode !== null || child.signalCode !== null) return "not running";
