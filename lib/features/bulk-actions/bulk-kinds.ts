@@ -5,6 +5,7 @@ import { effectsStore, type MysqlEffectsStore } from "../../console/effects-stor
 import type { Prisma } from "../../db/generated/client";
 import { schemaNameOf } from "../../idempotency/admin";
 import { releasableSql } from "../../idempotency/states";
+import { keyContainsFragment } from "../keys-and-effects/key-fragment";
 import { releaseInTransaction, releaseOnMysql } from "../keys-and-effects/release-effect";
 import type { FindingSummary } from "../reconciliation/contract";
 import { changeFindingStateInTransaction, FindingStateRefusedError } from "../reconciliation/finding-state";
@@ -83,7 +84,7 @@ function releaseTenant(tenant: string | null): string {
 const stuckWhere = (effects: string) => `
   FROM ${effects}
  WHERE tenant_id = $1 AND ${releasableSql("now()")}
-   AND ($2::text IS NULL OR strpos(lower(key), lower($2)) > 0)
+   AND ($2::text IS NULL OR ${keyContainsFragment("lower($2)")})
    AND ($3::text IS NULL OR job_type = $3)`;
 
 /** The MySQL effects store when it is configured, else null (the effects are in the console's PostgreSQL). */

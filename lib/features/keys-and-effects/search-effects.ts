@@ -5,6 +5,7 @@ import { mysqlIso } from "../../console/mysql-sql";
 import { isStuck } from "../../idempotency/states";
 import type { EffectSearchResponse, EffectSummary } from "./contract";
 import { CROSS_TENANT_SEARCH_DAYS, type EffectStatus, TENANT_SEARCH_DAYS } from "./effects-types";
+import { keyContainsFragment } from "./key-fragment";
 
 export interface EffectSearch {
   /** The tenant asked for: a platform scope that names none searches every tenant; a tenant scope reads its own whatever it says. */
@@ -32,7 +33,7 @@ export interface EffectSearch {
 // each. A fragment that matches nothing reads the tenant's entries in the range (~10,000 at 10M
 // rows and 1,000 tenants), not their rows. Why not a trigram index: it would find a fragment
 // without a tenant or an order, and every claim would write its many entries.
-// strpos, not LIKE: a "%" or "_" in the fragment is a literal character.
+// The fragment's test is keyContainsFragment's (key-fragment.ts).
 // The upper bound is the cursor, or (to, '') on the first page: (created_at, key) < (to, '') is
 // created_at < to, so it is always one index condition. A named statement: planned once per
 // connection, not on every search over ~40 partitions.
@@ -45,7 +46,7 @@ WITH page AS MATERIALIZED (
    WHERE tenant_id = $1
      AND created_at >= $2::timestamptz AND created_at < $3::timestamptz
      AND (created_at, key) < ($4::timestamptz, $5::text)
-     AND ($6::text IS NULL OR strpos(lower(key), $6) > 0)
+     AND ($6::text IS NULL OR ${keyContainsFragment("$6")})
      AND ($7::text IS NULL OR status = $7)
      AND ($8::text IS NULL OR job_type = $8)
    ORDER BY created_at DESC, key DESC
@@ -58,6 +59,9 @@ SELECT e.key, e.job_type, e.status, e.policy, e.attempt, e.created_at, e.complet
         SELECT key, job_type, status, policy, attempt, created_at, completed_at, duplicate_count, first_message_id, lease_until
           FROM effects
          WHERE tenant_id = $1 AND key = p.key AND created_at = p.created_at
+           -- The page's range again: true of every p, and known when planned, so only its
+           -- partitions are planned for this read rather than all ~40.
+           AND created_at >= $2::timestamptz AND created_at < $3::timestamptz
          LIMIT 1) e
  ORDER BY p.created_at DESC, p.key DESC`,
 };
@@ -74,7 +78,7 @@ SELECT tenant_id, key, job_type, status, policy, attempt, created_at, completed_
   FROM effects
  WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
    AND (created_at, tenant_id, key) < ($3::timestamptz, $4::text, $5::text)
-   AND ($6::text IS NULL OR strpos(lower(key), $6) > 0)
+   AND ($6::text IS NULL OR ${keyContainsFragment("$6")})
    AND ($7::text IS NULL OR status = $7)
    AND ($8::text IS NULL OR job_type = $8)
  ORDER BY created_at DESC, tenant_id DESC, key DESC
