@@ -48,7 +48,9 @@ const EFFECT_COLUMNS = `key, job_type, status, policy, attempt, owner, lease_unt
 //    and the older days are read only when those hold no such key. Most keys asked about in an
 //    incident are that recent (docs/benchmarks.md, 2026-12-06).
 //  - found/steps: the job's other steps, effects of the same tenant first claimed by this effect's
-//    first or last message, within 3 days of it (the default maxRetryWindow).
+//    first or last message, within 3 days of it (the default maxRetryWindow), and not after now,
+//    as the effect: true of every step, and known when planned, so the premade future partitions
+//    are not planned for either read.
 //    Each closed partition's Keys index, <partition>_tenant_created_at_idx (built by maintenance
 //    once the partition has closed, so no claim writes an entry), holds (tenant_id, created_at,
 //    key) and includes first_message_id, so the tenant's entries of those days are read from the
@@ -88,6 +90,7 @@ WITH effect AS MATERIALIZED (
     JOIN effects s
       ON s.tenant_id = $1
      AND s.created_at BETWEEN e.created_at - interval '3 days' AND e.created_at + interval '3 days'
+     AND s.created_at <= $3::timestamptz + interval '1 minute'
      AND s.first_message_id IN (e.first_message_id, e.last_message_id)
    ORDER BY s.created_at, s.key
    LIMIT 50
@@ -98,6 +101,7 @@ WITH effect AS MATERIALIZED (
           SELECT key, job_type, status, policy, attempt, created_at, completed_at, duplicate_count
             FROM effects
            WHERE tenant_id = $1 AND key = f.key AND created_at = f.created_at
+             AND created_at <= $3::timestamptz + interval '1 minute'
            LIMIT 1) st
 ), span AS (
   SELECT array_agg(DISTINCT job_type) AS job_types, max(touched) AS last_touched
