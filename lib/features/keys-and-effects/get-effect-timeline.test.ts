@@ -209,3 +209,38 @@ describe("the key's timeline after a batched claim", () => {
     ]);
   });
 });
+
+/**
+ * An effect created at an instant finer than a millisecond (the library truncates its own to the
+ * millisecond; another writer may not) still finds the delivery that made it: the lookup hands the
+ * effect's creation to its second statement exactly, not through a JavaScript Date.
+ */
+describe("the timeline of an effect created between two milliseconds", () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const effects = timelineEffects(db, "worker-3");
+    await effects.once({ tenant: "acme", key: "capture:ord-micro", jobType: "capture", messageId: "m-1" }, () => "ok");
+    await effects.close();
+    const shift = "interval '123 microseconds'";
+    const shifted = (column: string) => `ARRAY(SELECT x + ${shift} FROM unnest(${column}) WITH ORDINALITY AS u(x, n) ORDER BY n)`;
+    await db.pool.query(`UPDATE effects SET created_at = created_at + ${shift}, updated_at = updated_at + ${shift}`);
+    await db.pool.query(
+      `UPDATE delivery_timeline SET first_at = first_at + ${shift}, last_at = last_at + ${shift},
+              delivered_at = ${shifted("delivered_at")}, effect_created_at = ${shifted("effect_created_at")}`,
+    );
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it("marks the claim that made it as the first delivery", async () => {
+    const { rows } = await db.pool.query<{ micros: number }>(
+      "SELECT extract(microseconds FROM created_at)::int % 1000 AS micros FROM effects",
+    );
+    expect(rows).toEqual([{ micros: 123 }]);
+    const detail = await getEffect(Scope.ofPrincipal({ tenantId: "acme" }), { key: "capture:ord-micro" }, db.pool);
+    expect(detail?.timeline.map((d) => [d.answer, d.messageId, d.first])).toEqual([["claimed", "m-1", true]]);
+    expect(detail?.timelineTotal).toBe(1);
+  });
+});

@@ -2,6 +2,7 @@ import type { Scope } from "../../auth/scope";
 import { byEngine, type EffectsSource, effectsStore, type MysqlReader } from "../../console/effects-store";
 import { mysqlBool, mysqlIso, mysqlJson } from "../../console/mysql-sql";
 import { redactMessage, redactOutcome } from "../../console/redact";
+import type { StatementQueryable } from "../../db/types";
 import { providerKeyFor } from "../../idempotency";
 import { isStuck } from "../../idempotency/states";
 import { toListedViolation, type ViolationRow } from "../violations/list-violations";
@@ -34,23 +35,25 @@ interface EffectRow {
 const EFFECT_COLUMNS = `key, job_type, status, policy, attempt, owner, lease_until, first_message_id, last_message_id, outcome, error,
          created_at, updated_at, completed_at, duplicate_count, last_duplicate_at, max_gap_seconds`;
 
-// GET /api/v1/effects/{key} in one round trip (a named statement: parsed once per connection; it is
-// still planned on every execution, since its generic plan over ~40 partitions is estimated
-// dearer, and measured slower, than a plan for the request's values: docs/benchmarks.md,
-// 2026-12-06). Each round trip costs most on a busy machine, where
-// the server waits for a CPU to answer; this used to be three (bench:lookup, docs/benchmarks.md).
-//  - effect: one effect of one tenant. (tenant_id, key) is unique across partitions
+// GET /api/v1/effects/{key} in two round trips, each a named statement (parsed once per
+// connection; PostgreSQL keeps one generic plan for it, pruned to the partitions its parameters
+// allow when it starts). One statement could not be pruned so: the job's steps and deliveries are
+// read around the effect's creation, which a single statement knows only while it runs, so it
+// opened every day's partition of effects and of delivery_timeline for each of those reads (~40
+// each), ~1.5 ms of a 2.4 ms lookup at 10M rows. The second statement is given the effect's
+// creation and opens only the days around it (docs/benchmarks.md, 2026-12-06).
+//  - EFFECT_ROW: one effect of one tenant. (tenant_id, key) is unique across partitions
 //    (onceboard_claim's advisory lock), and each partition's unique index answers it; the upper
 //    bound on created_at prunes the premade future partitions. Another tenant's key and a missing
 //    key take the same path and return the same nothing. An Append probes its partitions oldest
 //    first and stops at the first row, so a key of today was found only after a probe of every day
-//    of the retention; the last two days go first (their own branch, pruned to them when planned),
-//    and the older days are read only when those hold no such key. Most keys asked about in an
-//    incident are that recent (docs/benchmarks.md, 2026-12-06).
+//    of the retention; the last two days go first (their own branch), and the older days are read
+//    only when those hold no such key. Most keys asked about in an incident are that recent.
+//    created_at also comes back as text: the second statement must be given it to the
+//    microsecond, which a JavaScript Date does not hold.
+//  - EFFECT_CONTEXT, with the effect's creation ($4) and its first and last message ($5, $6):
 //  - found/steps: the job's other steps, effects of the same tenant first claimed by this effect's
-//    first or last message, within 3 days of it (the default maxRetryWindow), and not after now,
-//    as the effect: true of every step, and known when planned, so the premade future partitions
-//    are not planned for either read.
+//    first or last message, within 3 days of it (the default maxRetryWindow), and not after now.
 //    Each closed partition's Keys index, <partition>_tenant_created_at_idx (built by maintenance
 //    once the partition has closed, so no claim writes an entry), holds (tenant_id, created_at,
 //    key) and includes first_message_id, so the tenant's entries of those days are read from the
@@ -69,30 +72,38 @@ const EFFECT_COLUMNS = `key, job_type, status, policy, attempt, owner, lease_unt
 //    From the effect's creation on, and only those that met this effect (or none): a key reused after an earlier effect was pruned does not show that one's deliveries.
 //  - violations: this key's own uncaught violations (uncaught_violation_keys, one row per
 //    occurrence, written by the worker when it happened), newest first: never another key's.
-const EFFECT_DETAIL = {
+// The two statements see the database a moment apart. The deliveries are written in the
+// background anyway, so they may trail the effect by more than that; the effect's own entry among
+// the steps is taken from the effect's row (getEffect), so the two never disagree on one page.
+const EFFECT_ROW = {
   name: "console_get_effect",
   text: `
-WITH effect AS MATERIALIZED (
-  SELECT * FROM (
-    (SELECT ${EFFECT_COLUMNS} FROM effects
-      WHERE tenant_id = $1 AND key = $2
-        AND created_at > $3::timestamptz - interval '2 days' AND created_at <= $3::timestamptz + interval '1 minute'
-      LIMIT 1)
-    UNION ALL
-    (SELECT ${EFFECT_COLUMNS} FROM effects
-      WHERE tenant_id = $1 AND key = $2 AND created_at <= $3::timestamptz - interval '2 days'
-      LIMIT 1)
-  ) recent_first
-  LIMIT 1
-), found AS MATERIALIZED (
-  SELECT s.key, s.created_at
-    FROM effect e
-    JOIN effects s
-      ON s.tenant_id = $1
-     AND s.created_at BETWEEN e.created_at - interval '3 days' AND e.created_at + interval '3 days'
-     AND s.created_at <= $3::timestamptz + interval '1 minute'
-     AND s.first_message_id IN (e.first_message_id, e.last_message_id)
-   ORDER BY s.created_at, s.key
+SELECT *, created_at::text AS created_at_exact FROM (
+  (SELECT ${EFFECT_COLUMNS} FROM effects
+    WHERE tenant_id = $1 AND key = $2
+      AND created_at > $3::timestamptz - interval '2 days' AND created_at <= $3::timestamptz + interval '1 minute'
+    LIMIT 1)
+  UNION ALL
+  (SELECT ${EFFECT_COLUMNS} FROM effects
+    WHERE tenant_id = $1 AND key = $2 AND created_at <= $3::timestamptz - interval '2 days'
+    LIMIT 1)
+) recent_first
+LIMIT 1`,
+};
+
+/** Around the effect: $4 its creation, $5 and $6 its first and last message ids, $7 the timeline's limit. */
+const AROUND_EFFECT = `created_at BETWEEN $4::timestamptz - interval '3 days' AND $4::timestamptz + interval '3 days'
+     AND created_at <= $3::timestamptz + interval '1 minute'`;
+const EFFECT_CONTEXT = {
+  name: "console_get_effect_context",
+  text: `
+WITH found AS MATERIALIZED (
+  SELECT key, created_at
+    FROM effects
+   WHERE tenant_id = $1
+     AND ${AROUND_EFFECT}
+     AND first_message_id IN ($5::text, $6::text)
+   ORDER BY created_at, key
    LIMIT 50
 ), steps AS MATERIALIZED (
   SELECT st.*
@@ -101,32 +112,24 @@ WITH effect AS MATERIALIZED (
           SELECT key, job_type, status, policy, attempt, created_at, completed_at, duplicate_count
             FROM effects
            WHERE tenant_id = $1 AND key = f.key AND created_at = f.created_at
-             AND created_at <= $3::timestamptz + interval '1 minute'
+             AND ${AROUND_EFFECT}
            LIMIT 1) st
-), span AS (
-  SELECT array_agg(DISTINCT job_type) AS job_types, max(touched) AS last_touched
-    FROM (SELECT job_type, updated_at AS touched FROM effect
-          UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM effect
-          UNION ALL SELECT job_type, coalesce(completed_at, created_at) FROM steps) t
 ), chunks AS (
   -- Later deliveries through later_keys (GIN); the first delivery by its instant, the effect's
   -- creation (lib/idempotency/timeline.ts keeps first deliveries in chunks of one UTC minute).
   SELECT c.*
-    FROM effect e
-    JOIN delivery_timeline c
-      ON c.later_keys @> ARRAY[$1 || chr(31) || $2]
-     AND c.first_at >= date_trunc('hour', e.created_at) AND c.first_at <= $3::timestamptz + interval '1 minute'
+    FROM delivery_timeline c
+   WHERE c.later_keys @> ARRAY[$1 || chr(31) || $2]
+     AND c.first_at >= date_trunc('hour', $4::timestamptz) AND c.first_at <= $3::timestamptz + interval '1 minute'
   UNION ALL
   SELECT c.*
-    FROM effect e
-    JOIN delivery_timeline c
-      ON c.later_keys IS NULL
-     AND c.first_at >= date_trunc('minute', e.created_at) AND c.first_at <= e.created_at AND c.last_at >= e.created_at
+    FROM delivery_timeline c
+   WHERE c.later_keys IS NULL
+     AND c.first_at >= date_trunc('minute', $4::timestamptz) AND c.first_at <= $4::timestamptz AND c.last_at >= $4::timestamptz
 ), deliveries AS MATERIALIZED (
   SELECT u.delivered_at, c.chunk_id, u.n, u.answer, u.message_id, u.delivery_attempt, u.effect_attempt, c.worker_id,
-         u.claim_ms, u.answer = 'claimed' AND u.delivered_at = e.created_at AS first
-    FROM effect e
-   CROSS JOIN chunks c
+         u.claim_ms, u.answer = 'claimed' AND u.delivered_at = $4::timestamptz AS first
+    FROM chunks c
    CROSS JOIN LATERAL unnest(c.keys) WITH ORDINALITY AS k(key, n)
    CROSS JOIN LATERAL (
           SELECT k.n, d.tenant_id, d.delivered_at, d.answer, d.message_id, d.delivery_attempt, d.effect_attempt, d.claim_ms,
@@ -135,10 +138,10 @@ WITH effect AS MATERIALIZED (
             FROM (SELECT ${chunkDeliveryColumns(["tenant_id", "delivered_at", "answer", "message_id", "delivery_attempt", "effect_attempt", "claim_ms"])}) d
          ) u
    WHERE k.key = $2 AND u.tenant_id = $1
-     AND u.delivered_at >= e.created_at AND u.delivered_at <= $3::timestamptz + interval '1 minute'
-     AND (u.effect_created_at IS NULL OR u.effect_created_at = e.created_at)
+     AND u.delivered_at >= $4::timestamptz AND u.delivered_at <= $3::timestamptz + interval '1 minute'
+     AND (u.effect_created_at IS NULL OR u.effect_created_at = $4::timestamptz)
 ), timeline AS (
-  SELECT * FROM deliveries ORDER BY delivered_at DESC, chunk_id DESC, n DESC LIMIT $4
+  SELECT * FROM deliveries ORDER BY delivered_at DESC, chunk_id DESC, n DESC LIMIT $7
 ), violations AS (
   SELECT v.id::text AS id, v.occurred_at, v.tenant_id, v.job_type, v.constraint_name, v.key, v.message_id, v.message
     FROM uncaught_violation_keys v
@@ -146,12 +149,10 @@ WITH effect AS MATERIALIZED (
    ORDER BY v.occurred_at DESC, v.id DESC
    LIMIT 20
 )
-SELECT e.*,
-       (SELECT coalesce(json_agg(s ORDER BY s.created_at, s.key), '[]') FROM steps s) AS steps,
+SELECT (SELECT coalesce(json_agg(s ORDER BY s.created_at, s.key), '[]') FROM steps s) AS steps,
        (SELECT coalesce(json_agg(v ORDER BY v.occurred_at DESC, v.id DESC), '[]') FROM violations v) AS violations,
        (SELECT coalesce(json_agg(t ORDER BY t.delivered_at, t.chunk_id, t.n), '[]') FROM timeline t) AS timeline,
-       (SELECT count(*)::int FROM deliveries) AS timeline_total
-  FROM effect e`,
+       (SELECT count(*)::int FROM deliveries) AS timeline_total`,
 };
 
 // The same reads on MySQL (the library's MySQL schema: effects unpartitioned, its primary key
@@ -227,6 +228,23 @@ type EffectDetailRow = EffectRow & {
   timeline_total: number;
 };
 
+async function readEffectPostgres(
+  db: StatementQueryable,
+  tenant: string,
+  key: string,
+  now: Date,
+): Promise<EffectDetailRow | null> {
+  const { rows } = await db.query<EffectRow & { created_at_exact: string }>({ ...EFFECT_ROW, values: [tenant, key, now] });
+  const found = rows[0];
+  if (!found) return null;
+  const { created_at_exact, ...effect } = found;
+  const { rows: context } = await db.query<Omit<EffectDetailRow, keyof EffectRow>>({
+    ...EFFECT_CONTEXT,
+    values: [tenant, key, now, created_at_exact, effect.first_message_id, effect.last_message_id, TIMELINE_LIMIT],
+  });
+  return { ...effect, ...(context[0] as Omit<EffectDetailRow, keyof EffectRow>) };
+}
+
 async function readEffectMysql(db: MysqlReader, tenant: string, key: string, now: Date): Promise<EffectDetailRow | null> {
   const [effect] = await db.query<EffectRow>(EFFECT_MYSQL, [tenant, key, now]);
   if (!effect) return null;
@@ -259,35 +277,39 @@ export async function getEffect(
   const tenant = scope.narrow(input.tenant).oneTenant();
   const now = input.now ?? new Date();
   const row = await byEngine(db, {
-    postgres: async (pg) =>
-      (await pg.query<EffectDetailRow>({ ...EFFECT_DETAIL, values: [tenant, input.key, now, TIMELINE_LIMIT] })).rows[0] ?? null,
+    postgres: (pg) => readEffectPostgres(pg, tenant, input.key, now),
     mysql: (my) => readEffectMysql(my, tenant, input.key, now),
   });
   if (!row) return null;
 
   const isoOf = (text: string | Date) => new Date(text).toISOString();
-  const steps: JobStep[] = row.steps.map((s) => ({
-    key: s.key,
-    jobType: s.job_type,
-    status: s.status,
-    policy: s.policy,
-    attempt: s.attempt,
-    createdAt: isoOf(s.created_at),
-    completedAt: s.completed_at === null ? null : isoOf(s.completed_at),
-    duplicateCount: s.duplicate_count,
-  }));
-  if (!steps.some((s) => s.key === row.key)) {
-    steps.push({
-      key: row.key,
-      jobType: row.job_type,
-      status: row.status,
-      policy: row.policy,
-      attempt: row.attempt,
-      createdAt: row.created_at.toISOString(),
-      completedAt: iso(row.completed_at),
-      duplicateCount: row.duplicate_count,
-    });
-  }
+  // The effect's own step is its row's, as the page's header shows it: the steps were read by a
+  // later statement, which may already see a newer status or count for it.
+  const own: JobStep = {
+    key: row.key,
+    jobType: row.job_type,
+    status: row.status,
+    policy: row.policy,
+    attempt: row.attempt,
+    createdAt: row.created_at.toISOString(),
+    completedAt: iso(row.completed_at),
+    duplicateCount: row.duplicate_count,
+  };
+  const steps: JobStep[] = row.steps.map((s) =>
+    s.key === row.key
+      ? own
+      : {
+          key: s.key,
+          jobType: s.job_type,
+          status: s.status,
+          policy: s.policy,
+          attempt: s.attempt,
+          createdAt: isoOf(s.created_at),
+          completedAt: s.completed_at === null ? null : isoOf(s.completed_at),
+          duplicateCount: s.duplicate_count,
+        },
+  );
+  if (!steps.includes(own)) steps.push(own);
 
   const violations = row.violations.map(toListedViolation);
   const timeline = toTimeline(row.timeline);

@@ -59,8 +59,8 @@ SELECT e.key, e.job_type, e.status, e.policy, e.attempt, e.created_at, e.complet
         SELECT key, job_type, status, policy, attempt, created_at, completed_at, duplicate_count, first_message_id, lease_until
           FROM effects
          WHERE tenant_id = $1 AND key = p.key AND created_at = p.created_at
-           -- The page's range again: true of every p, and known when planned, so only its
-           -- partitions are planned for this read rather than all ~40.
+           -- The page's range again: true of every p, and known when the statement starts, so
+           -- its generic plan opens only the range's partitions for this read, not all ~40.
            AND created_at >= $2::timestamptz AND created_at < $3::timestamptz
          LIMIT 1) e
  ORDER BY p.created_at DESC, p.key DESC`,
