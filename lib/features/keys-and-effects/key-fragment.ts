@@ -13,10 +13,10 @@
  * so there every key takes lower().
  *
  * `fragment` is a SQL expression already lowered (a bound parameter lowered by the caller, or
- * lower($n)); strpos, not LIKE, so "%" and "_" are literal.
+ * lower($n)), tested against the column `key`; strpos, not LIKE, so "%" and "_" are literal.
  */
-export function keyContainsFragment(fragment: string, key = "key"): string {
-  return `strpos(CASE WHEN octet_length(${key}) = char_length(${key})
+export function keyContainsFragment(fragment: string): string {
+  return `strpos(CASE WHEN octet_length(key) = char_length(key)
                        AND (SELECT current_setting('server_encoding') = 'UTF8')
-                      THEN lower(${key} COLLATE "C") ELSE lower(${key}) END, ${fragment}) > 0`;
+                      THEN lower(key COLLATE "C") ELSE lower(key) END, ${fragment}) > 0`;
 }
