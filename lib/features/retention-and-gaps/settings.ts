@@ -130,6 +130,20 @@ export function liveWindowRefusal(after: RetentionSettingsValues, workers: LiveW
   );
 }
 
+/** The settings `input` asks for over `before`, or the refusal that names what is wrong (both engines). */
+function settingsAfter(before: RetentionSettingsView, input: RetentionSettingsInput): RetentionSettingsView {
+  const after: RetentionSettingsView = {
+    ...before,
+    retentionDays: input.retentionDays ?? before.retentionDays,
+    maxRetryWindowDays: input.maxRetryWindowDays ?? before.maxRetryWindowDays,
+    partitionInterval: input.partitionInterval ?? before.partitionInterval,
+    premakeCount: input.premakeCount ?? before.premakeCount,
+  };
+  const invalid = invalidRetention(after, input.maxRetryWindowDays !== undefined);
+  if (invalid) throw invalid;
+  return after;
+}
+
 /**
  * Changes the retention settings. Lowering the retention below the largest retry window a live
  * worker declared is refused unless forced with a reason (audited); below the observed maximum
@@ -145,15 +159,7 @@ export async function updateRetentionSettings(input: RetentionSettingsInput, dep
   const pool = deps.pool ?? maintenancePool();
   const now = deps.now ?? new Date();
   const before = await getRetentionSettings(prisma);
-  const after: RetentionSettingsView = {
-    ...before,
-    retentionDays: input.retentionDays ?? before.retentionDays,
-    maxRetryWindowDays: input.maxRetryWindowDays ?? before.maxRetryWindowDays,
-    partitionInterval: input.partitionInterval ?? before.partitionInterval,
-    premakeCount: input.premakeCount ?? before.premakeCount,
-  };
-  const invalid = invalidRetention(after, input.maxRetryWindowDays !== undefined);
-  if (invalid) throw invalid;
+  const after = settingsAfter(before, input);
   const workers = await readLiveWorkers(pool, now);
   const warnings: string[] = [];
   const detail = {
@@ -247,15 +253,7 @@ async function updateRetentionSettingsOnMysql(
   const prisma = deps.prisma ?? getPrisma();
   const now = deps.now ?? new Date();
   const before = await getRetentionSettings(prisma, store);
-  const after: RetentionSettingsView = {
-    ...before,
-    retentionDays: input.retentionDays ?? before.retentionDays,
-    maxRetryWindowDays: input.maxRetryWindowDays ?? before.maxRetryWindowDays,
-    partitionInterval: input.partitionInterval ?? before.partitionInterval,
-    premakeCount: input.premakeCount ?? before.premakeCount,
-  };
-  const invalid = invalidRetention(after, input.maxRetryWindowDays !== undefined);
-  if (invalid) throw invalid;
+  const after = settingsAfter(before, input);
   const action = deps.auditAction ?? "retention.settings";
   const audited = (result: string, detail: Prisma.InputJsonValue) =>
     prisma.$transaction((tx) => deps.audit(tx, { action, target: "retention_settings", result, detail }));
