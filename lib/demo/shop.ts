@@ -3,7 +3,6 @@ import path from "node:path";
 import mysql from "mysql2/promise";
 import type pg from "pg";
 import { type EffectsDb, migrate } from "../idempotency";
-import { numberedToPositional } from "../idempotency/mysql";
 import type { DemoStore } from "./settings";
 
 /**
@@ -48,6 +47,20 @@ export interface Shop {
   duplicateKeyOf(error: unknown): string | null;
   /** Ends the pool the shop opened (a PostgreSQL shop's pool is its caller's, left open). */
   close(): Promise<void>;
+}
+
+/**
+ * `$1 … $n` (each bound by number, repeats allowed) as `?` with the values in that order, for
+ * mysql2; a text already written with `?` goes as it is.
+ */
+function positional(text: string, values: readonly unknown[]): { text: string; values: unknown[] } {
+  if (!/\$\d/.test(text)) return { text, values: [...values] };
+  const ordered: unknown[] = [];
+  const out = text.replace(/\$(\d+)/g, (_m, n: string) => {
+    ordered.push(values[Number(n) - 1]);
+    return "?";
+  });
+  return { text: out, values: ordered };
 }
 
 /** The shop on the demo's PostgreSQL pool (the pool stays its caller's). */
@@ -120,7 +133,7 @@ export function mariadbShop(url: string, options: { max: number }): Shop {
   const database = mariadbDatabaseOf(url);
   const pool = createShopMysqlPool(mariadbUrlFor(url, database), options.max);
   const query = async (handle: Pick<mysql.Pool, "query">, statement: ShopStatement, values: unknown[] = []) => {
-    const q = numberedToPositional(statement.mysql, values);
+    const q = positional(statement.mysql, values);
     const [result] = await handle.query(q.text, q.values);
     return result;
   };

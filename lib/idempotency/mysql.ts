@@ -238,21 +238,6 @@ export function affectedRowsOf(result: MysqlResult): number {
   return Number((header as { affectedRows?: number } | undefined)?.affectedRows ?? 0);
 }
 
-/**
- * A statement written for PostgreSQL (`$1 … $n`, each bound by number, repeats allowed) as mysql2
- * takes it: `?` in order, with the values in that order. A text already written with `?` goes as it
- * is. For an application's own SQL run on either engine (the demo's shop, the engine-pair tests).
- */
-export function numberedToPositional(text: string, values: readonly unknown[]): { text: string; values: unknown[] } {
-  if (!/\$\d/.test(text)) return { text, values: [...values] };
-  const ordered: unknown[] = [];
-  const out = text.replace(/\$(\d+)/g, (_m, n: string) => {
-    ordered.push(values[Number(n) - 1]);
-    return "?";
-  });
-  return { text: out, values: ordered };
-}
-
 /** An instant as MySQL's DATETIME(3) literal in UTC ('YYYY-MM-DD hh:mm:ss.fff'). */
 export function toMysqlTime(date: Date): string {
   return date.toISOString().slice(0, 23).replace("T", " ");

@@ -5,7 +5,7 @@ import pg from "pg";
 import { createTestDatabase } from "../../../test/database";
 import type { EffectsDb } from "../db";
 import { DEFAULT_SCHEMA, migrate } from "../index";
-import { type MariadbPoolLike, type MysqlPoolLike, mysqlHandleOf, numberedToPositional } from "../mysql";
+import { type MariadbPoolLike, type MysqlPoolLike, mysqlHandleOf } from "../mysql";
 
 /**
  * The library's contract suite runs on every engine the library supports: PostgreSQL (the test
@@ -49,6 +49,17 @@ export type AppHandle =
   | { execute: MysqlPoolLike["execute"] }
   | mariadb.Connection;
 
+/** `$1 … $n` (each bound by number, repeats allowed) as `?` with the values in order, for mysql2; `?` text as it is. */
+function positional(text: string, values: readonly unknown[]): { text: string; values: unknown[] } {
+  if (!/\$\d/.test(text)) return { text, values: [...values] };
+  const ordered: unknown[] = [];
+  const out = text.replace(/\$(\d+)/g, (_m, n: string) => {
+    ordered.push(values[Number(n) - 1]);
+    return "?";
+  });
+  return { text: out, values: ordered };
+}
+
 function textFor(sql: Dialect, engine: Engine): string {
   return typeof sql === "string" ? sql : engine === "postgres" ? sql.pg : sql.mysql;
 }
@@ -61,7 +72,7 @@ export async function appRows<R = Record<string, unknown>>(
 ): Promise<R[]> {
   const mysqlHandle = mysqlHandleOf(handle);
   if (mysqlHandle || typeof (handle as { execute?: unknown }).execute === "function") {
-    const q = numberedToPositional(textFor(sql, "mariadb"), values);
+    const q = positional(textFor(sql, "mariadb"), values);
     const [rows] = await ((mysqlHandle ?? handle) as MysqlPoolLike).query(q.text, q.values);
     return Array.isArray(rows) ? (rows as R[]) : [];
   }
@@ -73,7 +84,7 @@ export async function appRows<R = Record<string, unknown>>(
 export async function appRun(handle: AppHandle, sql: Dialect, values: unknown[] = []): Promise<number> {
   const mysqlHandle = mysqlHandleOf(handle);
   if (mysqlHandle || typeof (handle as { execute?: unknown }).execute === "function") {
-    const q = numberedToPositional(textFor(sql, "mariadb"), values);
+    const q = positional(textFor(sql, "mariadb"), values);
     const [header] = await ((mysqlHandle ?? handle) as MysqlPoolLike).query(q.text, q.values);
     return Number((header as { affectedRows?: number }).affectedRows ?? 0);
   }
