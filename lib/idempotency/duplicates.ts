@@ -33,6 +33,8 @@ export class DuplicateLedger extends PeriodicFlush {
       schema?: string;
       logger: Logger;
       onFlushFailure?: (error: unknown) => void;
+      /** Entries applied to no row (their effect was pruned or deleted before the flush): their counts are gone. */
+      onDropped?: (entries: number) => void;
       store: Store;
     },
   ) {
@@ -71,12 +73,24 @@ export class DuplicateLedger extends PeriodicFlush {
     this.pending = new Map();
     const sql = sqlFor(this.db, false, this.options.schema);
     let ok = true;
+    let dropped = 0;
     for (const part of await this.options.store.applyDuplicates(sql, entries)) {
-      if (part.ok) continue;
+      if (part.ok) {
+        // The ledger keys one entry per row, so each entry updates one row, or none when its row is gone.
+        dropped += Math.max(0, part.entries.length - part.updated);
+        continue;
+      }
       ok = false;
       for (const p of part.entries) this.merge(idOf(p.tenant_id, p.key, p.created_at), p);
       this.options.onFlushFailure?.(part.error);
       this.options.logger.warn({ err: part.error }, "duplicate bookkeeping flush failed; kept for the next flush");
+    }
+    if (dropped > 0) {
+      this.options.onDropped?.(dropped);
+      this.options.logger.warn(
+        { entries: dropped },
+        "duplicate bookkeeping found no effect row for some entries (pruned or deleted since their duplicate was seen); their counts are dropped",
+      );
     }
     return ok;
   }

@@ -147,6 +147,7 @@ export function createEffects<Db extends EffectsDb>(options: EffectsOptions & { 
     store,
     logger,
     onFlushFailure: () => metrics.rollupFlushFailures.inc(),
+    onDropped: (entries) => metrics.duplicateCountsDropped.inc(entries),
   });
   duplicates.start(opts.flushIntervalMs);
   const timeline = opts.timeline

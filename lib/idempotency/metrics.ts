@@ -54,6 +54,8 @@ export interface EffectsMetrics {
   rollupFlushFailures: Counter<string>;
   /** Delivery timeline rows given up on (buffer full while the database was unreachable, or no partition). */
   timelineDropped: Counter<"reason">;
+  /** Duplicates whose bookkeeping found no effect row at the flush: not counted on any row. */
+  duplicateCountsDropped: Counter<string>;
   /** Uncaught violations whose row (uncaught_violation_keys) could not be written. */
   violationRecordFailures: Counter<string>;
   redeliveryGap: Histogram<"job_type">;
@@ -119,6 +121,11 @@ export function createMetrics(registry: Registry | undefined): EffectsMetrics {
       "idem_timeline_dropped_total",
       "Delivery timeline rows this worker gave up on: its buffer was full while flushes failed (buffer_full), or no partition held them (no_partition).",
       ["reason"],
+    ),
+    duplicateCountsDropped: counter(
+      "idem_duplicate_counts_dropped_total",
+      "Effects whose batched duplicate counts found no row at the flush (pruned or deleted after the duplicate was seen): those counts are on no row.",
+      [],
     ),
     violationRecordFailures: counter(
       "idem_violation_record_failures_total",

@@ -34,9 +34,12 @@ export interface DuplicateCounts {
   last_message_id: string | null;
 }
 
-/** What one call of applyDuplicates did with a part of the entries: applied, or failed with `error`. */
+/**
+ * What one call of applyDuplicates did with a part of the entries: applied (`updated`: the effect
+ * rows it found and updated, one per entry unless a row is gone), or failed with `error`.
+ */
 export type DuplicatesApplied =
-  | { entries: DuplicateCounts[]; ok: true }
+  | { entries: DuplicateCounts[]; ok: true; updated: number }
   | { entries: DuplicateCounts[]; ok: false; error: unknown };
 
 /** The per-minute counters of one job type, as stored in worker_stats_minute. */

@@ -238,8 +238,8 @@ async function applyDuplicates(sql: Sql, entries: readonly DuplicateCounts[]): P
       })),
     );
     try {
-      await sql.run(APPLY_DUPLICATES, [json]);
-      results.push({ entries: part, ok: true });
+      const { rowCount } = await sql.run(APPLY_DUPLICATES, [json]);
+      results.push({ entries: part, ok: true, updated: rowCount });
     } catch (error) {
       results.push({ entries: part, ok: false, error });
     }

@@ -47,9 +47,11 @@ async function applyDuplicates(sql: Sql, entries: readonly DuplicateCounts[], ci
     : chunks(entries, DUPLICATES_PER_CALL).map((part) => ({ tenant: null as string | null, entries: part }));
   const send = async ({ tenant, entries: part }: (typeof calls)[number]): Promise<DuplicatesApplied> => {
     try {
-      if (tenant === null) await sql.run(APPLY_DUPLICATES, [json(part)]);
-      else await sql.run(APPLY_TENANT_DUPLICATES, [tenant, json(part)]);
-      return { entries: part, ok: true };
+      const { rows } =
+        tenant === null
+          ? await sql.run<{ updated: number }>(APPLY_DUPLICATES, [json(part)])
+          : await sql.run<{ updated: number }>(APPLY_TENANT_DUPLICATES, [tenant, json(part)]);
+      return { entries: part, ok: true, updated: Number(rows[0]?.updated ?? 0) };
     } catch (error) {
       return { entries: part, ok: false, error };
     }

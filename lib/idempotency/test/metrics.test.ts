@@ -6,7 +6,7 @@ import type { EffectsDb } from "../db";
 import { createEffects, defaultRegistry, serveMetrics } from "../index";
 import { withEachEngine } from "./engine-suite";
 import type { EngineDatabase } from "./engines";
-import { silentLogger } from "./helpers";
+import { captureLogger, silentLogger } from "./helpers";
 
 let db: TestDatabase;
 
@@ -222,6 +222,27 @@ withEachEngine(
           gap: (r.max_gap_seconds ?? -1) >= 0,
         }));
         expect(rows).toEqual([{ duplicate_count: 2, last_message_id: "m-3", seen: true, gap: true }]);
+      });
+
+      it("counts and logs the duplicate counts whose effect row is gone at the flush, and only those", async () => {
+        const registry = new Registry();
+        const { logger, lines } = captureLogger();
+        const effects = createEffects({ db: edb.pool, schema: edb.schema, registry, logger, rollups: false, flushInterval: 0 });
+        const kept = { tenant: "acme", key: "capture:ledger-kept", jobType: "ledger" };
+        const gone = { tenant: "acme", key: "capture:ledger-gone", jobType: "ledger" };
+        for (const input of [kept, gone]) {
+          await effects.once(input, () => 1);
+          expect((await effects.once({ ...input, messageId: "m-again" }, () => 1)).result).toBe("duplicate");
+        }
+        // Pruned (or deleted by hand) between the duplicate and the flush.
+        await edb.rows({ pg: "DELETE FROM effects WHERE key = $1", mysql: "DELETE FROM effects WHERE `key` = ?" }, [gone.key]);
+        expect(await effects.flush()).toBe(true);
+        expect(await registry.getSingleMetricAsString("idem_duplicate_counts_dropped_total")).toContain(
+          "idem_duplicate_counts_dropped_total 1",
+        );
+        expect(lines.filter((l) => String(l.msg).includes("found no effect row")).map((l) => l.entries)).toEqual([1]);
+        expect((await edb.effects("acme", kept.key)).map((r) => r.duplicate_count)).toEqual([1]);
+        await effects.close();
       });
     }),
   {
