@@ -106,6 +106,7 @@ describe("the soak's plan and summary", () => {
   it("measures the bookkeeping lost against the handlers' ground truth, never below 0", () => {
     const w = emptyPoolStats();
     w.unflushed = { atMost: 40, atLeast: 30, largestAtMost: 25 };
+    w.atStop = { unflushedDuplicateClaims: 3, killedAtDeadline: 1 };
     const v = { recordedSuppressions: 965, recordedDuplicateCounts: 1003 } as SoakVerification;
     expect(bookkeepingLoss(1000, v, w)).toEqual({
       duplicateClaims: 1000,
@@ -115,6 +116,8 @@ describe("the soak's plan and summary", () => {
       largestLossPerKill: 25,
       unflushedAtMost: 40,
       unflushedAtLeast: 30,
+      unflushedAtStop: 3,
+      killedAtStopDeadline: 1,
     });
   });
 });

@@ -129,5 +129,9 @@ export interface KillNote {
   unflushedDuplicateClaims: { atMost: number; atLeast: number };
 }
 
-export type WorkerMessage = { type: "ready" } | { type: "progress"; counters: WorkerCounters } | { type: "stopped" };
+export type WorkerMessage =
+  | { type: "ready" }
+  | { type: "progress"; counters: WorkerCounters }
+  /** unflushedDuplicateClaims: what the library could not write at the graceful stop (0 when its last flush wrote everything). */
+  | { type: "stopped"; unflushedDuplicateClaims: number };
 export type SupervisorMessage = { type: "arm" } | { type: "stop" };

@@ -23,6 +23,9 @@ export interface BookkeepingLoss {
   /** The killed workers' unflushed duplicate claims, summed: the measured loss must lie in [atLeast, atMost]. */
   unflushedAtMost: number;
   unflushedAtLeast: number;
+  /** The graceful stop at the end (WorkerPoolStats.atStop): what the last flushes left, the workers killed at its deadline. */
+  unflushedAtStop: number;
+  killedAtStopDeadline: number;
 }
 
 export interface MemorySample {
@@ -84,6 +87,8 @@ export function bookkeepingLoss(duplicateClaims: number, v: SoakVerification, w:
     largestLossPerKill: w.unflushed.largestAtMost,
     unflushedAtMost: w.unflushed.atMost,
     unflushedAtLeast: w.unflushed.atLeast,
+    unflushedAtStop: w.atStop.unflushedDuplicateClaims,
+    killedAtStopDeadline: w.atStop.killedAtDeadline,
   };
 }
 
@@ -101,7 +106,7 @@ export function formatFaultDetails(
     );
   }
   lines.push(
-    `bookkeeping (flushed every ${SOAK_FLUSH_INTERVAL_MS} ms): ${b.duplicateClaims} duplicate claims seen by handlers; suppressions_lost=${b.suppressionsLost} (rollups), duplicate_counts_lost=${b.duplicateCountsLost} (effects.duplicate_count); killed workers took ${b.unflushedAtLeast}–${b.unflushedAtMost} unflushed with them, at most ${b.largestLossPerKill} in one`,
+    `bookkeeping (flushed every ${SOAK_FLUSH_INTERVAL_MS} ms): ${b.duplicateClaims} duplicate claims seen by handlers; suppressions_lost=${b.suppressionsLost} (rollups), duplicate_counts_lost=${b.duplicateCountsLost} (effects.duplicate_count); killed workers took ${b.unflushedAtLeast}–${b.unflushedAtMost} unflushed with them, at most ${b.largestLossPerKill} in one; the graceful stop left ${b.unflushedAtStop} unwritten and killed ${b.killedAtStopDeadline} workers at its deadline`,
   );
   if (memory.length > 0) {
     const first = memory[0]!;

@@ -53,6 +53,8 @@ export interface SoakResult {
 const LEASE_MS = 3000;
 /** A stalled reply is held this long: past the lease, so a successor takes the claim over meanwhile. */
 const STALL_MS = LEASE_MS + 2000;
+/** How long the drained workers get to stop gracefully before they are SIGKILLed. */
+const WORKER_STOP_TIMEOUT_MS = 60_000;
 
 /**
  * `npm run soak`: real worker processes (child processes), a real broker (pg-boss, BullMQ, RabbitMQ or NATS JetStream: `--broker`),
@@ -277,7 +279,7 @@ export async function runSoak(
     }
     showProgress(true);
     sampleMemory();
-    await w.stop();
+    await w.stop(WORKER_STOP_TIMEOUT_MS);
     workers = undefined;
     const settled = await broker.settled(published);
     log(`broker: ${settled.completed} completed = ${settled.note}`);
@@ -334,6 +336,16 @@ export async function runSoak(
         failures.push(`the fault proxy injected too little: ${missing.join(", ")}`);
     }
     bookkeeping = bookkeepingLoss(c.duplicateClaims, v, w.stats);
+    // Drained before the stop, so a graceful stop has nothing to lose: what it did lose is named
+    // apart, or it would read as the SIGKILL bound's failure below.
+    if (bookkeeping.killedAtStopDeadline > 0)
+      failures.push(
+        `${bookkeeping.killedAtStopDeadline} workers had not stopped ${WORKER_STOP_TIMEOUT_MS / 1000} s after they were asked to and were SIGKILLed, with their unflushed bookkeeping`,
+      );
+    if (bookkeeping.unflushedAtStop > 0)
+      failures.push(
+        `the workers' last flushes at the graceful stop left ${bookkeeping.unflushedAtStop} duplicate claims unwritten`,
+      );
     // The bound: only a SIGKILL loses batched bookkeeping, and no more than its worker had not flushed.
     const b = bookkeeping;
     if (b.suppressionsLost > b.unflushedAtMost || b.duplicateCountsLost > b.unflushedAtMost)

@@ -63,6 +63,12 @@ export interface WorkerPoolStats {
   unexpectedExits: number;
   /** Duplicate claims the killed workers had not flushed (their kill notes), summed and the largest. */
   unflushed: { atMost: number; atLeast: number; largestAtMost: number };
+  /**
+   * The graceful stop at the end: duplicate claims the workers' last flushes could not write, and the
+   * workers that had not exited by the stop's deadline and were SIGKILLed with whatever they held.
+   * Both should be 0; neither is part of the SIGKILL bound above.
+   */
+  atStop: { unflushedDuplicateClaims: number; killedAtDeadline: number };
 }
 
 export function emptyPoolStats(): WorkerPoolStats {
@@ -74,6 +80,7 @@ export function emptyPoolStats(): WorkerPoolStats {
     restarts: 0,
     unexpectedExits: 0,
     unflushed: { atMost: 0, atLeast: 0, largestAtMost: 0 },
+    atStop: { unflushedDuplicateClaims: 0, killedAtDeadline: 0 },
   };
 }
 
@@ -115,6 +122,7 @@ export async function startWorkerPool(options: {
     child.on("message", (m: WorkerMessage) => {
       if (m.type === "ready") slot.ready = true;
       else if (m.type === "progress") addCounters(stats.counters, m.counters);
+      else if (m.type === "stopped") stats.atStop.unflushedDuplicateClaims += m.unflushedDuplicateClaims;
     });
     child.on("exit", (code, signal) => {
       if (slot.child !== child) return;
@@ -175,7 +183,13 @@ export async function startWorkerPool(options: {
               const child = slot.child;
               if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
               slot.stopping = true;
-              const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+              const timer = setTimeout(() => {
+                stats.atStop.killedAtDeadline++;
+                options.log(
+                  `worker ${slot.index} (pid ${child.pid}) had not stopped ${timeoutMs / 1000} s after it was asked to: SIGKILLed, losing what it had not flushed`,
+                );
+                child.kill("SIGKILL");
+              }, timeoutMs);
               child.once("exit", () => {
                 clearTimeout(timer);
                 resolve();

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { SoakWorkerConfig, WorkerMessage } from "./protocol";
-import { runSoakWorker } from "./worker";
+import { runSoakWorker, type StopSoakWorker } from "./worker";
 
 /** Entry point of one soak worker process (spawned by lib/soak/supervisor.ts with an IPC channel). */
 const config = JSON.parse(process.env.ONCEBOARD_SOAK_WORKER ?? "null") as SoakWorkerConfig | null;
@@ -19,7 +19,7 @@ process.on("unhandledRejection", (error) => {
 // The supervisor gone (killed) means nobody restarts or stops us: leave.
 process.on("disconnect", () => process.exit(0));
 // A worker restarted while PostgreSQL is restarting waits for it rather than crash-looping.
-let stop: () => Promise<void>;
+let stop: StopSoakWorker;
 for (let attempt = 1; ; attempt++) {
   try {
     stop = await runSoakWorker(config, send);
@@ -33,8 +33,8 @@ let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
-  await stop();
-  send({ type: "stopped" });
+  const { unflushedDuplicateClaims } = await stop();
+  send({ type: "stopped", unflushedDuplicateClaims });
   setTimeout(() => process.exit(0), 50);
 };
 process.on("SIGTERM", () => void shutdown());

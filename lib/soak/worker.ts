@@ -40,7 +40,10 @@ import { INJECTED_CONSTRAINT } from "./verify";
  * the handler (the pipeline wrapper below and lib/demo's fault hooks); a kill also takes the jobs
  * whose runs finished but whose batched ack had not gone out.
  */
-export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMessage) => void): Promise<() => Promise<void>> {
+/** Stops the worker gracefully; resolves to the duplicate claims its last flush could not write. */
+export type StopSoakWorker = () => Promise<{ unflushedDuplicateClaims: number }>;
+
+export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMessage) => void): Promise<StopSoakWorker> {
   const name = `${SOAK_APP_PREFIX}-worker-${config.index}`;
   const max = Math.min(config.concurrency + 2, 16);
   const pool = new pg.Pool({ connectionString: config.url, max, application_name: name });
@@ -84,7 +87,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     flushingDuplicateClaims = snapshot;
     const ok = await effects.flush().catch(() => false);
     flushingDuplicateClaims = null;
-    if (ok) flushedDuplicateClaims = snapshot;
+    if (ok) flushedDuplicateClaims = Math.max(flushedDuplicateClaims, snapshot);
   };
   const flusher = setInterval(() => void flushBookkeeping(), SOAK_FLUSH_INTERVAL_MS);
   // Set once the consumer runs; a kill point can only be reached by one of its runs.
@@ -214,10 +217,15 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     await consumer.stop();
     clearInterval(reporter);
     clearInterval(flusher);
+    // The last flush (effects.flush() waits for one in flight, then writes the rest), so that what a
+    // graceful stop leaves unwritten is reported, not mistaken for what a SIGKILL may lose.
+    const snapshot = duplicateClaims;
+    if (await effects.flush().catch(() => false)) flushedDuplicateClaims = Math.max(flushedDuplicateClaims, snapshot);
     await effects.close().catch(() => {});
     await providerServers.close().catch(() => {});
     await shop.close();
     await pool.end().catch(() => {});
     report();
+    return { unflushedDuplicateClaims: duplicateClaims - flushedDuplicateClaims };
   };
 }
