@@ -107,6 +107,7 @@ describe("the soak's plan and summary", () => {
     const w = emptyPoolStats();
     w.unflushed = { atMost: 40, atLeast: 30, largestAtMost: 25 };
     w.atStop = { unflushedDuplicateClaims: 3, killedAtDeadline: 1 };
+    w.droppedDuplicateCounts = 2;
     const v = { recordedSuppressions: 965, recordedDuplicateCounts: 1003 } as SoakVerification;
     expect(bookkeepingLoss(1000, v, w)).toEqual({
       duplicateClaims: 1000,
@@ -118,6 +119,7 @@ describe("the soak's plan and summary", () => {
       unflushedAtLeast: 30,
       unflushedAtStop: 3,
       killedAtStopDeadline: 1,
+      droppedDuplicateCounts: 2,
     });
   });
 });

@@ -127,11 +127,16 @@ export interface KillNote {
    * since the snapshot of a flush still in flight at the kill (equal when none was).
    */
   unflushedDuplicateClaims: { atMost: number; atLeast: number };
+  /** This process's idem_duplicate_counts_dropped_total as of its last finished flush: counts that found no row. */
+  droppedDuplicateCounts: number;
 }
 
 export type WorkerMessage =
   | { type: "ready" }
   | { type: "progress"; counters: WorkerCounters }
-  /** unflushedDuplicateClaims: what the library could not write at the graceful stop (0 when its last flush wrote everything). */
-  | { type: "stopped"; unflushedDuplicateClaims: number };
+  /**
+   * unflushedDuplicateClaims: what the library could not write at the graceful stop (0 when its last
+   * flush wrote everything); droppedDuplicateCounts: as in KillNote.
+   */
+  | { type: "stopped"; unflushedDuplicateClaims: number; droppedDuplicateCounts: number };
 export type SupervisorMessage = { type: "arm" } | { type: "stop" };

@@ -26,6 +26,8 @@ export interface BookkeepingLoss {
   /** The graceful stop at the end (WorkerPoolStats.atStop): what the last flushes left, the workers killed at its deadline. */
   unflushedAtStop: number;
   killedAtStopDeadline: number;
+  /** Duplicate counts the library's flushes found no effect row for (WorkerPoolStats.droppedDuplicateCounts). */
+  droppedDuplicateCounts: number;
 }
 
 export interface MemorySample {
@@ -89,6 +91,7 @@ export function bookkeepingLoss(duplicateClaims: number, v: SoakVerification, w:
     unflushedAtLeast: w.unflushed.atLeast,
     unflushedAtStop: w.atStop.unflushedDuplicateClaims,
     killedAtStopDeadline: w.atStop.killedAtDeadline,
+    droppedDuplicateCounts: w.droppedDuplicateCounts,
   };
 }
 
@@ -106,7 +109,7 @@ export function formatFaultDetails(
     );
   }
   lines.push(
-    `bookkeeping (flushed every ${SOAK_FLUSH_INTERVAL_MS} ms): ${b.duplicateClaims} duplicate claims seen by handlers; suppressions_lost=${b.suppressionsLost} (rollups), duplicate_counts_lost=${b.duplicateCountsLost} (effects.duplicate_count); killed workers took ${b.unflushedAtLeast}–${b.unflushedAtMost} unflushed with them, at most ${b.largestLossPerKill} in one; the graceful stop left ${b.unflushedAtStop} unwritten and killed ${b.killedAtStopDeadline} workers at its deadline`,
+    `bookkeeping (flushed every ${SOAK_FLUSH_INTERVAL_MS} ms): ${b.duplicateClaims} duplicate claims seen by handlers; suppressions_lost=${b.suppressionsLost} (rollups), duplicate_counts_lost=${b.duplicateCountsLost} (effects.duplicate_count); killed workers took ${b.unflushedAtLeast}–${b.unflushedAtMost} unflushed with them, at most ${b.largestLossPerKill} in one; the graceful stop left ${b.unflushedAtStop} unwritten and killed ${b.killedAtStopDeadline} workers at its deadline; ${b.droppedDuplicateCounts} duplicate counts found no effect row`,
   );
   if (memory.length > 0) {
     const first = memory[0]!;

@@ -342,6 +342,11 @@ export async function runSoak(
       failures.push(
         `${bookkeeping.killedAtStopDeadline} workers had not stopped ${WORKER_STOP_TIMEOUT_MS / 1000} s after they were asked to and were SIGKILLed, with their unflushed bookkeeping`,
       );
+    // Nothing prunes or deletes an effect during a soak, so every entry has its row.
+    if (bookkeeping.droppedDuplicateCounts > 0)
+      failures.push(
+        `${bookkeeping.droppedDuplicateCounts} duplicate counts found no effect row at their flush, though no effect was deleted`,
+      );
     if (bookkeeping.unflushedAtStop > 0)
       failures.push(
         `the workers' last flushes at the graceful stop left ${bookkeeping.unflushedAtStop} duplicate claims unwritten`,

@@ -69,6 +69,8 @@ export interface WorkerPoolStats {
    * Both should be 0; neither is part of the SIGKILL bound above.
    */
   atStop: { unflushedDuplicateClaims: number; killedAtDeadline: number };
+  /** Duplicate counts the library found no effect row for (idem_duplicate_counts_dropped_total), every worker process summed. */
+  droppedDuplicateCounts: number;
 }
 
 export function emptyPoolStats(): WorkerPoolStats {
@@ -81,6 +83,7 @@ export function emptyPoolStats(): WorkerPoolStats {
     unexpectedExits: 0,
     unflushed: { atMost: 0, atLeast: 0, largestAtMost: 0 },
     atStop: { unflushedDuplicateClaims: 0, killedAtDeadline: 0 },
+    droppedDuplicateCounts: 0,
   };
 }
 
@@ -122,7 +125,10 @@ export async function startWorkerPool(options: {
     child.on("message", (m: WorkerMessage) => {
       if (m.type === "ready") slot.ready = true;
       else if (m.type === "progress") addCounters(stats.counters, m.counters);
-      else if (m.type === "stopped") stats.atStop.unflushedDuplicateClaims += m.unflushedDuplicateClaims;
+      else if (m.type === "stopped") {
+        stats.atStop.unflushedDuplicateClaims += m.unflushedDuplicateClaims;
+        stats.droppedDuplicateCounts += m.droppedDuplicateCounts;
+      }
     });
     child.on("exit", (code, signal) => {
       if (slot.child !== child) return;
@@ -145,6 +151,7 @@ export async function startWorkerPool(options: {
         stats.unflushed.atMost += u.atMost;
         stats.unflushed.atLeast += u.atLeast;
         stats.unflushed.largestAtMost = Math.max(stats.unflushed.largestAtMost, u.atMost);
+        stats.droppedDuplicateCounts += note.droppedDuplicateCounts;
       } else if (!stopping && !slot.stopping) {
         stats.unexpectedExits++;
         options.log(`worker ${slot.index} (pid ${child.pid}) exited unexpectedly (${signal ?? `code ${code}`})`);

@@ -33,8 +33,7 @@ let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
-  const { unflushedDuplicateClaims } = await stop();
-  send({ type: "stopped", unflushedDuplicateClaims });
+  send({ type: "stopped", ...(await stop()) });
   setTimeout(() => process.exit(0), 50);
 };
 process.on("SIGTERM", () => void shutdown());

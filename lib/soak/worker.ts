@@ -41,7 +41,7 @@ import { INJECTED_CONSTRAINT } from "./verify";
  * whose runs finished but whose batched ack had not gone out.
  */
 /** Stops the worker gracefully; resolves to the duplicate claims its last flush could not write. */
-export type StopSoakWorker = () => Promise<{ unflushedDuplicateClaims: number }>;
+export type StopSoakWorker = () => Promise<{ unflushedDuplicateClaims: number; droppedDuplicateCounts: number }>;
 
 export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMessage) => void): Promise<StopSoakWorker> {
   const name = `${SOAK_APP_PREFIX}-worker-${config.index}`;
@@ -81,6 +81,13 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
   let duplicateClaims = 0;
   let flushedDuplicateClaims = 0;
   let flushingDuplicateClaims: number | null = null;
+  // Counts a flush applied to no effect row (the library's own counter), read after each flush: only
+  // a flush changes it, so the value is current at a kill unless a flush was in flight.
+  let droppedDuplicateCounts = 0;
+  const readDropped = async () => {
+    const metric = effects.registry?.getSingleMetric("idem_duplicate_counts_dropped_total");
+    droppedDuplicateCounts = Number((await metric?.get())?.values[0]?.value ?? 0);
+  };
   const flushBookkeeping = async () => {
     if (flushingDuplicateClaims !== null) return;
     const snapshot = duplicateClaims;
@@ -88,6 +95,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     const ok = await effects.flush().catch(() => false);
     flushingDuplicateClaims = null;
     if (ok) flushedDuplicateClaims = Math.max(flushedDuplicateClaims, snapshot);
+    await readDropped();
   };
   const flusher = setInterval(() => void flushBookkeeping(), SOAK_FLUSH_INTERVAL_MS);
   // Set once the consumer runs; a kill point can only be reached by one of its runs.
@@ -104,6 +112,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
         atMost: duplicateClaims - flushedDuplicateClaims,
         atLeast: duplicateClaims - (flushingDuplicateClaims ?? flushedDuplicateClaims),
       },
+      droppedDuplicateCounts,
     };
     fs.writeFileSync(config.noteFile, JSON.stringify(note));
     process.kill(process.pid, "SIGKILL");
@@ -221,11 +230,12 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     // graceful stop leaves unwritten is reported, not mistaken for what a SIGKILL may lose.
     const snapshot = duplicateClaims;
     if (await effects.flush().catch(() => false)) flushedDuplicateClaims = Math.max(flushedDuplicateClaims, snapshot);
+    await readDropped();
     await effects.close().catch(() => {});
     await providerServers.close().catch(() => {});
     await shop.close();
     await pool.end().catch(() => {});
     report();
-    return { unflushedDuplicateClaims: duplicateClaims - flushedDuplicateClaims };
+    return { unflushedDuplicateClaims: duplicateClaims - flushedDuplicateClaims, droppedDuplicateCounts };
   };
 }
