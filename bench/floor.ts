@@ -109,7 +109,11 @@ async function main() {
         measured[name].ops += r.ops;
         measured[name].s += r.ops / r.perSecond;
         if (spent.machineBusy !== null) measured[name].busy.push(spent.machineBusy);
-        log(`round ${round}: ${name} ${r.perSecond.toFixed(0)}/s, machine ${asPercent(spent.machineBusy)} busy`);
+        // This process's share of one core: Node runs JavaScript on one thread, so near 100 % it is the limit.
+        const nodeShare = spent.processUs / ((r.ops / r.perSecond) * 1e6);
+        log(
+          `round ${round}: ${name} ${r.perSecond.toFixed(0)}/s, machine ${asPercent(spent.machineBusy)} busy, this process ${asPercent(nodeShare)} of a core`,
+        );
       }
     }
     const rawPerS = measured.raw.ops / measured.raw.s;
