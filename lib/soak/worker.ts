@@ -25,6 +25,12 @@ import {
 import { INJECTED_CONSTRAINT } from "./verify";
 
 /**
+ * Stops the worker gracefully; resolves to the duplicate claims its last flush could not write and
+ * the counts the library found no effect row for.
+ */
+export type StopSoakWorker = () => Promise<{ unflushedDuplicateClaims: number; droppedDuplicateCounts: number }>;
+
+/**
  * One soak worker process: a consumer of the soak queue through its broker's adapter (lib/queues;
  * lib/soak/brokers.ts): pg-boss's consumeIdempotent keeps `concurrency` handler runs in flight
  * across batch fetches and completes finished jobs in batches; RabbitMQ's holds `concurrency`
@@ -40,9 +46,6 @@ import { INJECTED_CONSTRAINT } from "./verify";
  * the handler (the pipeline wrapper below and lib/demo's fault hooks); a kill also takes the jobs
  * whose runs finished but whose batched ack had not gone out.
  */
-/** Stops the worker gracefully; resolves to the duplicate claims its last flush could not write. */
-export type StopSoakWorker = () => Promise<{ unflushedDuplicateClaims: number; droppedDuplicateCounts: number }>;
-
 export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMessage) => void): Promise<StopSoakWorker> {
   const name = `${SOAK_APP_PREFIX}-worker-${config.index}`;
   const max = Math.min(config.concurrency + 2, 16);
@@ -88,13 +91,17 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     const metric = effects.registry?.getSingleMetric("idem_duplicate_counts_dropped_total");
     droppedDuplicateCounts = Number((await metric?.get())?.values[0]?.value ?? 0);
   };
+  // One flush; when it wrote everything, the count at its start is flushed. Max: the stop's flush
+  // may finish after the periodic one it waited for.
+  const flushNoting = async () => {
+    const snapshot = duplicateClaims;
+    if (await effects.flush().catch(() => false)) flushedDuplicateClaims = Math.max(flushedDuplicateClaims, snapshot);
+  };
   const flushBookkeeping = async () => {
     if (flushingDuplicateClaims !== null) return;
-    const snapshot = duplicateClaims;
-    flushingDuplicateClaims = snapshot;
-    const ok = await effects.flush().catch(() => false);
+    flushingDuplicateClaims = duplicateClaims;
+    await flushNoting();
     flushingDuplicateClaims = null;
-    if (ok) flushedDuplicateClaims = Math.max(flushedDuplicateClaims, snapshot);
     await readDropped();
   };
   const flusher = setInterval(() => void flushBookkeeping(), SOAK_FLUSH_INTERVAL_MS);
@@ -228,8 +235,7 @@ export async function runSoakWorker(config: SoakWorkerConfig, send: (m: WorkerMe
     clearInterval(flusher);
     // The last flush (effects.flush() waits for one in flight, then writes the rest), so that what a
     // graceful stop leaves unwritten is reported, not mistaken for what a SIGKILL may lose.
-    const snapshot = duplicateClaims;
-    if (await effects.flush().catch(() => false)) flushedDuplicateClaims = Math.max(flushedDuplicateClaims, snapshot);
+    await flushNoting();
     await readDropped();
     await effects.close().catch(() => {});
     await providerServers.close().catch(() => {});
