@@ -45,3 +45,30 @@ describe("loadConfig's last parse", () => {
     expect([a.ONCEBOARD_SESSION_HOURS, b.ONCEBOARD_SESSION_HOURS]).toEqual([3, 4]);
   });
 });
+
+describe("loadConfig in a production server", () => {
+  const saved = { NODE_ENV: process.env.NODE_ENV, hours: process.env.ONCEBOARD_SESSION_HOURS };
+  const restore = (name: string, value: string | undefined) => {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  };
+
+  it("parses process.env once: its environment is fixed when it starts", () => {
+    try {
+      (process.env as Record<string, string>).NODE_ENV = "production";
+      process.env.ONCEBOARD_SESSION_HOURS = "5";
+      const first = loadConfig();
+      expect(first.ONCEBOARD_SESSION_HOURS).toBe(5);
+      process.env.ONCEBOARD_SESSION_HOURS = "6";
+      expect(loadConfig()).toBe(first);
+      // An environment a caller passes is still compared on every call.
+      const env: Record<string, string | undefined> = { ONCEBOARD_SESSION_HOURS: "7" };
+      expect(loadConfig(env).ONCEBOARD_SESSION_HOURS).toBe(7);
+      env.ONCEBOARD_SESSION_HOURS = "9";
+      expect(loadConfig(env).ONCEBOARD_SESSION_HOURS).toBe(9);
+    } finally {
+      restore("NODE_ENV", saved.NODE_ENV);
+      restore("ONCEBOARD_SESSION_HOURS", saved.hours);
+    }
+  });
+});
