@@ -25,11 +25,11 @@ const BUNDLE_DIR = path.join(ROOT, "node_modules", ".cache", "onceboard-soak");
  * soak restarts a worker at every kill (about one per 550 deliveries): a sixth of the soak's CPU.
  * Built once per pool (~0.1 s); the caller removes it.
  */
-async function bundleWorker(): Promise<string> {
+async function bundleWorker(entry: string): Promise<string> {
   fs.mkdirSync(BUNDLE_DIR, { recursive: true });
   const outfile = path.join(BUNDLE_DIR, `worker-${process.pid}-${Date.now().toString(36)}.mjs`);
   await build({
-    entryPoints: [WORKER_ENTRY],
+    entryPoints: [entry],
     outfile,
     bundle: true,
     platform: "node",
@@ -97,8 +97,10 @@ export async function startWorkerPool(options: {
   config: Omit<SoakWorkerConfig, "index" | "noteFile">;
   noteDir: string;
   log: (line: string) => void;
+  /** The worker process's entry module: the soak's own unless a test puts a misbehaving one in its place. */
+  workerEntry?: string;
 }) {
-  const workerScript = await bundleWorker();
+  const workerScript = await bundleWorker(options.workerEntry ?? WORKER_ENTRY);
   const stats = emptyPoolStats();
   const slots: Slot[] = Array.from({ length: options.workers }, (_, index) => ({
     index,
