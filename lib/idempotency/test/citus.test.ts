@@ -193,6 +193,28 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
       await effects.close();
     });
 
+    it("counts the duplicate counts whose effect row is gone at the flush, on both workers, and only those", async () => {
+      const registry = new Registry();
+      const effects = citusEffects({ registry });
+      const keys = (tenant: string) => ({ kept: uniq(`${tenant}:kept`), gone: uniq(`${tenant}:gone`) });
+      const byTenant = tenants.map((tenant) => ({ tenant, ...keys(tenant) }));
+      for (const { tenant, kept, gone } of byTenant)
+        for (const key of [kept, gone]) {
+          await effects.once({ tenant, key, jobType: "citus.ledger" }, () => 1);
+          expect((await effects.once({ tenant, key, jobType: "citus.ledger", messageId: "m-again" }, () => 1)).result).toBe(
+            "duplicate",
+          );
+        }
+      // Pruned (or deleted by hand) between the duplicates and the flush: one row on each worker.
+      await pool.query(`DELETE FROM ${SCHEMA}.effects WHERE key = ANY($1)`, [byTenant.map((t) => t.gone)]);
+      expect(await effects.flush()).toBe(true);
+      expect(await registry.getSingleMetricAsString("idem_duplicate_counts_dropped_total")).toContain(
+        "idem_duplicate_counts_dropped_total 2",
+      );
+      for (const { tenant, kept } of byTenant) expect((await effectRow(tenant, kept)).map((r) => r.duplicate_count)).toEqual([1]);
+      await effects.close();
+    });
+
     it("mixed-tenant onceMany across both workers: each key runs once, a second batch is all duplicates", async () => {
       const effects = citusEffects({ coalesce });
       const inputs = Array.from({ length: 24 }, (_, i) => ({
