@@ -3,6 +3,7 @@ import { once } from "node:events";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import type { SoakWorkerConfig } from "./protocol";
 import { sendToWorker, startWorkerPool } from "./supervisor";
@@ -62,7 +63,7 @@ describe("the supervisor's graceful stop", () => {
       });
       for (let waited = 0; pool.readyCount() < 2; waited += 50) {
         if (waited > 20_000) throw new Error("the workers never said they were ready");
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
       const pids = pool.pids();
       await pool.stop(1_000);
