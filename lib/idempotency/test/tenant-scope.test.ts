@@ -15,10 +15,13 @@ import { APPLY_DUPLICATES } from "../duplicates";
 function effectsStatements(sql: string): string[] {
   // The library names its schema (onceboard.effects); the scope rules are about the table.
   const withoutComments = sql.replace(/--[^\n]*/g, "").replace(/\bonceboard\.effects\b/g, "effects");
-  // A plpgsql loop's header (FOR … IN SELECT … LOOP) is not part of the statement it runs.
+  // A plpgsql loop's header (FOR … IN SELECT … LOOP) is not part of the statement it runs. A
+  // statement that only reads back what its own UPDATE returned (WITH applied AS (UPDATE … RETURNING
+  // …) SELECT … FROM applied) is checked as that UPDATE: the outer SELECT reads no table.
   return withoutComments
     .split(/;|\bLOOP\b/i)
     .map((s) => s.replace(/\s+/g, " ").trim())
+    .map((s) => /^WITH (\w+) AS \( ?(UPDATE .*? RETURNING [^()]*)\) SELECT .* FROM \1(?: \w+)?$/i.exec(s)?.[2] ?? s)
     .filter((s) => /\b(FROM|UPDATE|INTO)\s+effects\b/i.test(s));
 }
 
