@@ -32,7 +32,7 @@ describe("test tiers", () => {
     expect(steps.indexOf("npm run build")).toBeLessThan(steps.indexOf("npm run test:unit"));
   });
 
-  it("has CI run the slow tier once: the embedded-PostgreSQL pass is the fast tier only", async () => {
+  it("has CI run the slow tier once: the embedded-PostgreSQL pass is the fast tier and the broker soaks only", async () => {
     const ci = await fs.readFile(path.join(ROOT, ".ci/run"), "utf8");
     const unitRuns = ci
       .split("\n")
@@ -41,6 +41,7 @@ describe("test tiers", () => {
     expect(unitRuns).toEqual([
       expect.stringMatching(/run_step \S+ npm test$/),
       expect.stringMatching(/npm run test:unit -- --project fast$/),
+      expect.stringMatching(/npm run test:unit -- --project slow lib\/soak\/soak\.test\.ts -t "BullMQ, RabbitMQ and NATS"$/),
     ]);
     const manifest = JSON.parse(await fs.readFile(path.join(ROOT, "package.json"), "utf8")) as {
       scripts: Record<string, string>;
