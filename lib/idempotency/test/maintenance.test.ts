@@ -12,10 +12,13 @@ import { metricValue, newPool, silentLogger, sleep, testEffects } from "./helper
  */
 const DAY = 86_400_000;
 const dayStart = (t: number) => Math.floor(t / DAY) * DAY;
-const today = dayStart(Date.now());
+// Read again before each test, not once when the file loads: a run that crosses midnight UTC would
+// otherwise name yesterday's partitions "today" while the code under test reads the clock.
+let today = dayStart(Date.now());
 
 let db: TestDatabase;
 beforeEach(async () => {
+  today = dayStart(Date.now());
   db = await createTestDatabase({ poolSize: 20 });
 });
 afterEach(async () => {
@@ -247,12 +250,14 @@ describe("partition maintenance", () => {
     await makeDays(db.pool, -12, -3);
     const name = (offset: number) => `effects_p${new Date(today + offset * DAY).toISOString().slice(0, 10).replaceAll("-", "")}`;
     // A live lease in an expired partition; a dead one in another.
-    await insertAt(db.pool, new Date(today - 10 * DAY + 1000), "live", "in_progress", new Date(Date.now() + 3_600_000));
-    await insertAt(db.pool, new Date(today - 9 * DAY + 1000), "dead", "in_progress", new Date(Date.now() - 3_600_000));
+    // The plan and the run are pinned to noon of `today`, so the day they judge is the one named here.
+    const now = new Date(today + DAY / 2);
+    await insertAt(db.pool, new Date(today - 10 * DAY + 1000), "live", "in_progress", new Date(now.getTime() + 3_600_000));
+    await insertAt(db.pool, new Date(today - 9 * DAY + 1000), "dead", "in_progress", new Date(now.getTime() - 3_600_000));
     // Tomorrow + 1 goes missing (someone dropped it).
     await db.pool.query(`DROP TABLE ${name(2)}`);
 
-    const plan = await planMaintenance(db.pool);
+    const plan = await planMaintenance(db.pool, { now });
     const byName = new Map(plan.partitions.map((p) => [p.name, p]));
     expect(byName.get(name(-10))).toMatchObject({ action: "keep", guard: "in-flight", liveClaims: 1 });
     expect(byName.get(name(-9))).toMatchObject({ action: "drop" });
@@ -263,7 +268,7 @@ describe("partition maintenance", () => {
     expect(byName.get(name(0))).toMatchObject({ action: "keep", guard: "current" });
     expect(plan.create).toContainEqual(expect.objectContaining({ name: name(2), reason: "missing" }));
 
-    const run = await maintain(db.pool, { logger: silentLogger() });
+    const run = await maintain(db.pool, { now, logger: silentLogger() });
     expect(run.result, run.error).toBe("success");
     const names = await partitionNames(db.pool);
     expect(names).toContain(name(-10));
@@ -272,10 +277,13 @@ describe("partition maintenance", () => {
     expect(names).not.toContain(name(-12));
     await insertAt(db.pool, new Date(today + 2 * DAY + 5000), "in-the-gap");
 
-    // Far in the future every partition is expired; the newest two still stay (plan only).
+    // Far in the future every partition is expired; the newest two still stay (plan only). They are
+    // read from the catalog: the database was premade from the clock when it was created.
+    const newestTwo = (await partitionNames(db.pool)).filter((n) => /^effects_p\d{8}$/.test(n)).slice(-2);
+    expect(newestTwo).toHaveLength(2);
     const far = await planMaintenance(db.pool, { now: new Date(today + 400 * DAY) });
     const kept = far.partitions.filter((p) => p.guard === "newest").map((p) => p.name);
-    expect(kept).toEqual([name(6), name(7)]);
+    expect(kept).toEqual(newestTwo);
   });
 
   it("a live worker declaring a longer retry window holds partitions the retention alone would drop", async () => {
