@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { EffectsDatabaseError, InvalidEffectInputError, NotInTransactionError } from "./errors";
+import { literalArguments } from "./literal-arguments";
 import {
   affectedRowsOf,
   assertMysqlInTransaction,
@@ -300,14 +301,72 @@ function connectListening(pool: pg.Pool, onError: (error: Error) => void): Promi
   });
 }
 
+const BEGIN_READ_COMMITTED = "BEGIN ISOLATION LEVEL READ COMMITTED";
+
+/**
+ * The named statements a pg connection is known to have prepared: those run on it through
+ * beginningWithFirstStatement. A statement is prepared on a connection once and lives as long as
+ * the connection (the client object).
+ */
+const preparedOn = new WeakMap<pg.PoolClient, Set<string>>();
+
+/**
+ * A pg connection's Sql whose first statement starts the transaction. When that statement is
+ * already prepared on the connection and its values can be written as literals, BEGIN and
+ * `EXECUTE statement(values)` go in one simple-query message (one round trip fewer, and the
+ * statement's prepared plan still used); otherwise BEGIN is sent on its own first. `begun` says
+ * whether anything was sent, so that a transaction in which nothing ran is neither committed nor
+ * rolled back.
+ */
+function beginningWithFirstStatement(client: pg.PoolClient, schema: string): { sql: Sql; begun: () => boolean } {
+  const plain = sqlFor(client, true, schema);
+  let prepared = preparedOn.get(client);
+  if (!prepared) {
+    prepared = new Set();
+    preparedOn.set(client, prepared);
+  }
+  const known = prepared;
+  const runPlain = async <R>(statement: Statement, values: unknown[]) => {
+    const result = await plain.run<R>(statement, values);
+    known.add(statementNameIn(statement.name, schema));
+    return result;
+  };
+  let begun = false;
+  const sql: Sql = {
+    inTransaction: true,
+    async run<R>(statement: Statement, values: unknown[]) {
+      if (begun) return runPlain<R>(statement, values);
+      begun = true;
+      const name = statementNameIn(statement.name, schema);
+      const args = known.has(name) ? literalArguments(values, (value) => client.escapeLiteral(value)) : null;
+      if (args === null) {
+        await client.query(BEGIN_READ_COMMITTED);
+        return runPlain<R>(statement, values);
+      }
+      // Two statements in one message answer with one result each; the statement's is the last.
+      const results = (await client.query(
+        `${BEGIN_READ_COMMITTED}; EXECUTE ${client.escapeIdentifier(name)}${args}`,
+      )) as unknown as pg.QueryResult[];
+      const result = results.at(-1);
+      if (!result) throw new Error("BEGIN and EXECUTE in one message answered no result");
+      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    },
+  };
+  return { sql, begun: () => begun };
+}
+
 /**
  * Runs `fn` in a new READ COMMITTED transaction on `db`, handing it the transaction as an Sql
  * (for the library's statements) and as the native handle (for the caller's writes).
+ *
+ * `firstStatementBegins`: the caller promises that `fn` runs one of the Sql's statements before it
+ * uses the native handle (a step claims before it runs). On pg, BEGIN then travels with that first
+ * statement when it can (beginningWithFirstStatement) instead of taking a round trip of its own.
  */
 export async function inNewTransaction<T>(
   db: EffectsDb,
   fn: (sql: Sql, tx: TransactionHandle) => Promise<T>,
-  options: { timeoutMs?: number; schema?: string } = {},
+  options: { timeoutMs?: number; schema?: string; firstStatementBegins?: boolean } = {},
 ): Promise<T> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const mysql = mysqlHandleOf(db);
@@ -331,9 +390,11 @@ export async function inNewTransaction<T>(
   };
   const client = await connectListening(db as pg.Pool, onConnectionError);
   try {
-    await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
+    const deferred = options.firstStatementBegins ? beginningWithFirstStatement(client, schema) : null;
+    if (!deferred) await client.query(BEGIN_READ_COMMITTED);
     try {
-      const value = await fn(sqlFor(client, true, schema), client);
+      const value = await fn(deferred?.sql ?? sqlFor(client, true, schema), client);
+      if (deferred && !deferred.begun()) return value; // nothing ran: there is no transaction to end
       // A statement that failed inside `fn`, its error caught there, leaves the transaction aborted,
       // and the server answers COMMIT with a ROLLBACK, not an error: nothing was committed, the
       // claim (which a transactional step may have written completed) included. Say so.
@@ -344,9 +405,11 @@ export async function inNewTransaction<T>(
       if (committed.command !== "COMMIT") throw abortedTransaction();
       return value;
     } catch (error) {
-      await client.query("ROLLBACK").catch(() => {
-        broken = true;
-      });
+      if (!deferred || deferred.begun()) {
+        await client.query("ROLLBACK").catch(() => {
+          broken = true;
+        });
+      }
       throw error;
     }
   } finally {

@@ -360,7 +360,11 @@ async function inOwnTransaction<R>(core: EffectsCore, body: (sql: Sql, tx: Trans
   try {
     return await withRetry(() => {
       run.pendingRecords = [];
-      return inNewTransaction(core.opts.db, (sql, tx) => body({ ...sql, rerunnable: run }, tx), { schema: core.opts.schema });
+      // The body claims before it runs the step, so BEGIN can travel with the claim.
+      return inNewTransaction(core.opts.db, (sql, tx) => body({ ...sql, rerunnable: run }, tx), {
+        schema: core.opts.schema,
+        firstStatementBegins: true,
+      });
     });
   } catch (error) {
     if (error instanceof EffectsError || !isConnectionError(error)) throw error;

@@ -355,6 +355,59 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
     await effects.close();
   });
 
+  it("a transactional step in the library's own transaction: BEGIN goes with the claim's EXECUTE, and the step runs once", async () => {
+    await pool.query(
+      `CREATE TABLE IF NOT EXISTS ${SCHEMA}.ledger (tenant_id text NOT NULL, key text NOT NULL, amount int NOT NULL, PRIMARY KEY (tenant_id, key))`,
+    );
+    await pool.query(
+      `SELECT create_distributed_table('${SCHEMA}.ledger', 'tenant_id', colocate_with := '${SCHEMA}.effects')
+        WHERE NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = '${SCHEMA}.ledger'::regclass)`,
+    );
+    // One connection, so the claim prepared by the first step is there for the next ones.
+    const own = new pg.Pool({ connectionString: citusUrl as string, max: 1 });
+    own.on("error", () => {});
+    const sent: string[] = [];
+    own.on("connect", (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (config: unknown, ...rest: unknown[]) => {
+        sent.push(typeof config === "string" ? config : (config as { text: string }).text);
+        return query(config, ...rest);
+      };
+    });
+    const effects = createEffects({
+      db: own,
+      schema: SCHEMA,
+      registry: new Registry(),
+      logger: silentLogger(),
+      rollups: false,
+      flushInterval: 0,
+      register: false,
+    });
+    for (const tenant of tenants) {
+      for (let i = 0; i < 3; i++) {
+        const key = uniq("charge:own");
+        const step = () =>
+          effects.once({ tenant, key, jobType: "citus.tx", policy: "transactional" }, async (_c, tx) => {
+            await (tx as pg.PoolClient).query(`INSERT INTO ${SCHEMA}.ledger VALUES ($1, $2, 100)`, [tenant, key]);
+            return "charged";
+          });
+        expect(await step()).toMatchObject({ result: "ran", outcome: "charged" });
+        expect(await step()).toMatchObject({ result: "duplicate", outcome: "charged" });
+        const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.ledger WHERE tenant_id = $1 AND key = $2`, [
+          tenant,
+          key,
+        ]);
+        expect(rows[0].n).toBe(1);
+        expect(await effectRow(tenant, key)).toMatchObject([{ status: "completed", outcome: "charged" }]);
+      }
+    }
+    expect(
+      sent.filter((text) => text.startsWith("BEGIN ISOLATION LEVEL READ COMMITTED; EXECUTE ")).length,
+    ).toBeGreaterThanOrEqual(10);
+    await effects.close();
+    await own.end();
+  });
+
   it("a key claimed yesterday (across midnight) is answered from yesterday's partition, never run again", async () => {
     const effects = citusEffects();
     for (const tenant of tenants) {

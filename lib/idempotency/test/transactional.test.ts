@@ -235,6 +235,107 @@ withEachEngine(
       });
     });
 
+    // On a pg.Pool the library's own transaction sends BEGIN in one message with the claim's
+    // EXECUTE, its values written as literals (literal-arguments.ts): one round trip fewer per step,
+    // once the claim is prepared on the connection.
+    describe.runIf(engine === "postgres")("BEGIN sent with the claim", () => {
+      /**
+       * A pool of one connection (so the statement the warm-up prepared is there for the step) whose
+       * client records the text of every message it sends.
+       */
+      function recordingPool() {
+        const pool = db.newPool(1) as pg.Pool;
+        const sent: string[] = [];
+        const wrapped = new WeakSet<object>();
+        pool.on("acquire", (client) => {
+          if (wrapped.has(client)) return;
+          wrapped.add(client);
+          const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+          (client as { query: unknown }).query = (config: unknown, ...rest: unknown[]) => {
+            sent.push(typeof config === "string" ? config : (config as { text: string }).text);
+            return query(config, ...rest);
+          };
+        });
+        return { pool, sent };
+      }
+
+      /** The library's effects on `pool`, past their one-time look for Citus before the first claim. */
+      async function warmEffects(pool: pg.Pool, sent: string[]) {
+        const effects = testEffects(pool, { schema: db.schema });
+        await effects.once(
+          { tenant: "acme", key: `warm:${uniq("w")}`, jobType: "warm", policy: "transactional" },
+          async () => {},
+        );
+        sent.length = 0;
+        return effects;
+      }
+
+      it("a fresh step takes three round trips (BEGIN with the claim, the write, COMMIT); its duplicate two", async () => {
+        const { pool, sent } = recordingPool();
+        const effects = await warmEffects(pool, sent);
+        const id = uniq("order");
+        const read = await order(id);
+        const deliver = () =>
+          effects.once(
+            { tenant: "acme", key: `mark-paid:${id}`, jobType: "order.paid", messageId: uniq("m"), policy: "transactional" },
+            async (_claim, tx) => {
+              await appRun(tx as AppHandle, PAY, [id]);
+            },
+          );
+        expect((await deliver()).result).toBe("ran");
+        expect(sent).toHaveLength(3);
+        expect(sent[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; EXECUTE "onceboard_claim_v3[^"]*"\('acme', 'mark-paid:/);
+        expect(sent[0]).toContain(`'mark-paid:${id}'`);
+        expect(sent[1]).toBe(PAY);
+        expect(sent[2]).toBe("COMMIT");
+        sent.length = 0;
+        expect((await deliver()).result).toBe("duplicate");
+        expect(sent).toHaveLength(2);
+        expect(sent[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; EXECUTE /);
+        expect(sent[1]).toBe("COMMIT");
+        expect((await read())?.paid_count).toBe(1);
+        await db.closePool(pool);
+      });
+
+      it("values that would break out of a literal are stored exactly as given, and their step runs once", async () => {
+        const { pool, sent } = recordingPool();
+        const effects = await warmEffects(pool, sent);
+        const id = uniq("order");
+        const read = await order(id);
+        const tenant = `o'brien\\${id}`;
+        const key = `mark-paid:x'); DROP TABLE effects; --$1 \\' $$ E'\\n' ${id}`;
+        const jobType = "it's\\a $2 job";
+        const messageId = `m'\\${id}`;
+        const step = () =>
+          effects.once({ tenant, key, jobType, messageId, policy: "transactional" }, async (_claim, tx) => {
+            await tx?.query(COUNT_PAID, [id]);
+            return { note: "it's" };
+          });
+        expect((await step()).result).toBe("ran");
+        expect(sent[0]?.startsWith("BEGIN ISOLATION LEVEL READ COMMITTED; EXECUTE ")).toBe(true);
+        const again = await step();
+        expect(again.result).toBe("duplicate");
+        expect(again.outcome).toEqual({ note: "it's" });
+        const rows = await db.rows<{ tenant_id: string; key: string; job_type: string; first_message_id: string }>(
+          "SELECT tenant_id, key, job_type, first_message_id FROM effects WHERE tenant_id = $1",
+          [tenant],
+        );
+        expect(rows).toEqual([{ tenant_id: tenant, key, job_type: jobType, first_message_id: messageId }]);
+        expect((await read())?.paid_count).toBe(1);
+
+        // Text beyond ASCII keeps its own BEGIN and a bound parameter (literal-arguments.ts).
+        sent.length = 0;
+        const wide = `mark-paid:\u00c1\\' ünï ${id}`;
+        const ran = await effects.once({ tenant, key: wide, jobType, policy: "transactional" }, async () => "wide");
+        expect(ran.result).toBe("ran");
+        expect(sent[0]).toBe("BEGIN ISOLATION LEVEL READ COMMITTED");
+        expect(await db.rows("SELECT key FROM effects WHERE tenant_id = $1 AND key = $2", [tenant, wide])).toEqual([
+          { key: wide },
+        ]);
+        await db.closePool(pool);
+      });
+    });
+
     // Prisma's pg adapter: PostgreSQL's alone.
     describe.runIf(engine === "postgres")("with Prisma", () => {
       let prisma: ReturnType<typeof testPrismaClient>;
