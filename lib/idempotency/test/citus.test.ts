@@ -28,7 +28,8 @@ let pool: pg.Pool;
 /** Two tenants whose shards are on different workers. */
 let tenants: [string, string];
 
-function citusEffects(options: Partial<Omit<EffectsOptions, "db">> = {}) {
+/** The library on the coordinator (`pool`, unless `options.db` names another pool). */
+function citusEffects(options: Partial<EffectsOptions> = {}) {
   return createEffects({
     db: pool,
     schema: SCHEMA,
@@ -39,6 +40,28 @@ function citusEffects(options: Partial<Omit<EffectsOptions, "db">> = {}) {
     register: false,
     ...options,
   });
+}
+
+/** The steps' own table, distributed beside effects so a step's write and its claim share a worker. */
+async function ledgerTable() {
+  await pool.query(
+    `CREATE TABLE IF NOT EXISTS ${SCHEMA}.ledger (tenant_id text NOT NULL, key text NOT NULL, amount int NOT NULL, PRIMARY KEY (tenant_id, key))`,
+  );
+  await pool.query(
+    `SELECT create_distributed_table('${SCHEMA}.ledger', 'tenant_id', colocate_with := '${SCHEMA}.effects')
+        WHERE NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = '${SCHEMA}.ledger'::regclass)`,
+  );
+}
+
+/** A charge step run twice: it runs once, its duplicate gets its outcome, and it wrote one ledger row. */
+async function expectChargedOnce(tenant: string, key: string, step: () => Promise<unknown>) {
+  expect(await step()).toMatchObject({ result: "ran", outcome: "charged" });
+  expect(await step()).toMatchObject({ result: "duplicate", outcome: "charged" });
+  const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.ledger WHERE tenant_id = $1 AND key = $2`, [
+    tenant,
+    key,
+  ]);
+  expect(rows[0].n).toBe(1);
 }
 
 async function effectRow(tenant: string, key: string) {
@@ -300,13 +323,7 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
   });
 
   it("transactional steps commit with the caller's writes (or roll back with them) on both workers", async () => {
-    await pool.query(
-      `CREATE TABLE IF NOT EXISTS ${SCHEMA}.ledger (tenant_id text NOT NULL, key text NOT NULL, amount int NOT NULL, PRIMARY KEY (tenant_id, key))`,
-    );
-    await pool.query(
-      `SELECT create_distributed_table('${SCHEMA}.ledger', 'tenant_id', colocate_with := '${SCHEMA}.effects')
-        WHERE NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = '${SCHEMA}.ledger'::regclass)`,
-    );
+    await ledgerTable();
     const effects = citusEffects();
     for (const tenant of tenants) {
       const key = uniq("charge:order");
@@ -330,13 +347,7 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
           client.release();
         }
       };
-      expect(await step()).toMatchObject({ result: "ran", outcome: "charged" });
-      expect(await step()).toMatchObject({ result: "duplicate", outcome: "charged" });
-      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.ledger WHERE tenant_id = $1 AND key = $2`, [
-        tenant,
-        key,
-      ]);
-      expect(rows[0].n).toBe(1);
+      await expectChargedOnce(tenant, key, step);
 
       // A step that throws rolls back its claim with its writes: the next delivery runs it.
       const rolled = uniq("charge:rolled");
@@ -356,13 +367,7 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
   });
 
   it("a transactional step in the library's own transaction: BEGIN goes with the claim's EXECUTE, and the step runs once", async () => {
-    await pool.query(
-      `CREATE TABLE IF NOT EXISTS ${SCHEMA}.ledger (tenant_id text NOT NULL, key text NOT NULL, amount int NOT NULL, PRIMARY KEY (tenant_id, key))`,
-    );
-    await pool.query(
-      `SELECT create_distributed_table('${SCHEMA}.ledger', 'tenant_id', colocate_with := '${SCHEMA}.effects')
-        WHERE NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = '${SCHEMA}.ledger'::regclass)`,
-    );
+    await ledgerTable();
     // One connection, so the claim prepared by the first step is there for the next ones.
     const own = new pg.Pool({ connectionString: citusUrl as string, max: 1 });
     own.on("error", () => {});
@@ -374,15 +379,7 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
         return query(config, ...rest);
       };
     });
-    const effects = createEffects({
-      db: own,
-      schema: SCHEMA,
-      registry: new Registry(),
-      logger: silentLogger(),
-      rollups: false,
-      flushInterval: 0,
-      register: false,
-    });
+    const effects = citusEffects({ db: own });
     for (const tenant of tenants) {
       for (let i = 0; i < 3; i++) {
         const key = uniq("charge:own");
@@ -391,13 +388,7 @@ describe.skipIf(!citusUrl)("the library on a Citus cluster (CITUS_URL)", () => {
             await (tx as pg.PoolClient).query(`INSERT INTO ${SCHEMA}.ledger VALUES ($1, $2, 100)`, [tenant, key]);
             return "charged";
           });
-        expect(await step()).toMatchObject({ result: "ran", outcome: "charged" });
-        expect(await step()).toMatchObject({ result: "duplicate", outcome: "charged" });
-        const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.ledger WHERE tenant_id = $1 AND key = $2`, [
-          tenant,
-          key,
-        ]);
-        expect(rows[0].n).toBe(1);
+        await expectChargedOnce(tenant, key, step);
         expect(await effectRow(tenant, key)).toMatchObject([{ status: "completed", outcome: "charged" }]);
       }
     }
