@@ -5,7 +5,7 @@ import pg from "pg";
 export interface ScratchDatabase {
   name: string;
   url: string;
-  /** DROP DATABASE … WITH (FORCE): connections still open are cut. */
+  /** DROP DATABASE … WITH (FORCE): connections still open after a short wait for closing ones are cut. */
   drop(): Promise<void>;
 }
 
@@ -50,10 +50,31 @@ export async function createScratchDatabase(
   return { name, url: withDatabase(adminUrl, name), drop: () => dropDatabase(adminUrl, name) };
 }
 
-/** DROP DATABASE IF EXISTS … WITH (FORCE): a scratch database, also one a killed run left behind. */
+/** How long a drop waits for the database's connections to finish closing before it cuts them. */
+const CLOSING_CONNECTIONS_WAIT_MS = 2_000;
+
+/**
+ * DROP DATABASE IF EXISTS … WITH (FORCE): a scratch database, also one a killed run left behind.
+ * Waits (up to CLOSING_CONNECTIONS_WAIT_MS) for the connections still on it to go first. Why:
+ * pg-pool's end() resolves once its clients are told to close, not once their sockets have; a
+ * backend that FORCE terminates before it read the client's Terminate sends FATAL 57P01 to a client
+ * with no query in flight, an 'error' event on the pool that ended, which is an uncaught exception
+ * in the process that owns it (seen in CI after a test's `await pool.end(); await db.drop()`).
+ */
 export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
-  await onAdmin(adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
+  await onAdmin(adminUrl, async (admin) => {
+    const until = Date.now() + CLOSING_CONNECTIONS_WAIT_MS;
+    for (;;) {
+      const { rows } = await admin.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_catalog.pg_stat_activity WHERE datname = $1",
+        [name],
+      );
+      if ((rows[0]?.n ?? 0) === 0 || Date.now() >= until) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  });
 }
 
 /**
