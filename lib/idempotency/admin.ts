@@ -6,6 +6,9 @@
 
 // Citus: distributing the library's schema (`npm run db:migrate -- --citus`), and whether it is.
 export { distributeForCitus, isEffectsDistributed } from "./citus";
+// A pool's connection checked out with an 'error' listener already on it: held across several
+// queries, it must hear a connection cut between them (else an uncaught exception).
+export { connectListening } from "./db";
 // Retention and partition maintenance: one run, its plan, the settings and live workers it reads.
 export { maintain } from "./maintenance";
 export { type MaintenancePlan, planMaintenance } from "./maintenance-plan";

@@ -288,7 +288,7 @@ function mysqlSql(handle: MysqlHandle, inTransaction: boolean, schema: string): 
  * uncaught exception that killed the worker. The pool stops listening to a client's errors while
  * it is checked out, so attaching ours inside the callback leaves no instant without a listener.
  */
-function connectListening(pool: pg.Pool, onError: (error: Error) => void): Promise<pg.PoolClient> {
+export function connectListening(pool: pg.Pool, onError: (error: Error) => void): Promise<pg.PoolClient> {
   return new Promise((resolve, reject) => {
     pool.connect((error, client) => {
       if (error || !client) {

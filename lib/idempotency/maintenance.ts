@@ -1,6 +1,7 @@
 import os from "node:os";
 import type pg from "pg";
 import { isEffectsDistributed } from "./citus";
+import { connectListening } from "./db";
 import { defaultLogger } from "./logger";
 import { type MaintenanceMetrics, maintenanceMetrics, recordMaintenanceRun } from "./maintenance-metrics";
 import { maintainMysql } from "./maintenance-mysql";
@@ -281,9 +282,13 @@ async function maintainPostgres(pool: pg.Pool, options: MaintainOptions): Promis
   const attempts = options.attempts ?? 5;
 
   const schema = schemaNameOf(options.schema);
+  let broken = false;
+  const onError = () => {
+    broken = true;
+  };
   let client: pg.PoolClient;
   try {
-    client = queryingIn(await pool.connect(), schema);
+    client = queryingIn(await connectListening(pool, onError), schema);
   } catch (error) {
     // The database is not there: a failed run (the schedule tries again), never a rejection.
     const message = error instanceof Error ? error.message : String(error);
@@ -291,11 +296,6 @@ async function maintainPostgres(pool: pg.Pool, options: MaintainOptions): Promis
     logger.warn({ err: message }, "maintenance run could not connect");
     return { result: "failed", runId: null, operations: [], plan: null, error: message };
   }
-  let broken = false;
-  const onError = () => {
-    broken = true;
-  };
-  client.on("error", onError);
   let locked = false;
   try {
     locked =

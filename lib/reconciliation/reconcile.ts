@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { runLocked } from "../db/locked-run";
+import { connectListening } from "../idempotency/admin";
 import type { ProviderAdapter, ProviderObject, ProviderPage, ReconcileWindow } from "./adapter";
 import { ProviderReadError } from "./adapter";
 import { COMPARE_SQL } from "./compare-sql";
@@ -80,7 +81,12 @@ const zeroCounts = (): FindingCounts => Object.fromEntries(FINDING_KINDS.map((ki
 export async function reconcile(options: ReconcileOptions): Promise<ReconcileResult> {
   const { pool, provider, window } = options;
   if (!(window.from < window.to)) throw new RangeError("reconcile window: from must be before to");
-  const db = await pool.connect();
+  // Held for the whole run, across the provider's pages: a connection cut between two queries is
+  // heard here (then the next query fails the run) and the connection is not given back.
+  let lost = false;
+  const db = await connectListening(pool, () => {
+    lost = true;
+  });
   let locked = false;
   return runLocked<StartedRun, ReconcileResult>({
     start: async () => {
@@ -98,8 +104,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     steps: (run) => stageAndCompare(options, db, run),
     failed: (run, error) => recordFailure(options, db, run, error),
     release: async () => {
-      if (locked) await db.query("SELECT pg_advisory_unlock_all()").catch(() => {});
-      db.release();
+      if (locked && !lost) await db.query("SELECT pg_advisory_unlock_all()").catch(() => {});
+      db.release(lost ? true : undefined);
     },
   });
 }

@@ -2,7 +2,13 @@ import type pg from "pg";
 import type { EffectsSource, MysqlEffectsStore } from "../../console/effects-store";
 import { getPrisma, type PrismaClient } from "../../db/prisma";
 import { formatDuration } from "../../format";
-import { type LiveWorker, type MaintenancePlan, planMaintenance, readLiveWorkers } from "../../idempotency/admin";
+import {
+  connectListening,
+  type LiveWorker,
+  type MaintenancePlan,
+  planMaintenance,
+  readLiveWorkers,
+} from "../../idempotency/admin";
 import { type GetAdviceOptions, getRetentionAdvice } from "./advise-retention";
 import type { AdviceApplyBody, AdvicePreview, SettingsUpdateView } from "./contract";
 import { RetentionError } from "./errors";
@@ -38,7 +44,10 @@ async function planWith(
   values: { retentionDays: number; maxRetryWindowDays: number },
   now: Date,
 ): Promise<MaintenancePlan> {
-  const client = await pool.connect();
+  let lost = false;
+  const client = await connectListening(pool, () => {
+    lost = true;
+  });
   try {
     await client.query("BEGIN");
     await client.query(
@@ -48,8 +57,8 @@ async function planWith(
     );
     return await planMaintenance(client, { now });
   } finally {
-    await client.query("ROLLBACK").catch(() => {});
-    client.release();
+    if (!lost) await client.query("ROLLBACK").catch(() => {});
+    client.release(lost ? true : undefined);
   }
 }
 

@@ -1,13 +1,13 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { classifyDatabaseError } from "../admin";
+import { classifyDatabaseError, maintain } from "../admin";
 import { EffectsDatabaseError } from "../errors";
 import { classifyError } from "../index";
 import { PG_ERROR_CLASSES } from "../pg-errors";
 import { isRetryable } from "../retryable";
 import { startFatalProxy } from "./fatal-proxy";
-import { PROVIDER_DDL, sleep, testEffects } from "./helpers";
+import { PROVIDER_DDL, silentLogger, sleep, testEffects } from "./helpers";
 
 /** The worker never dies of, nor misreports, a connection cut by the server. */
 
@@ -41,21 +41,38 @@ async function newOrder() {
   };
 }
 
+/**
+ * A pool of one connection through a FatalProxy. Without a listener on the client it is handed
+ * to, the FATAL is an 'error' event nobody hears: an uncaught exception that kills the process.
+ * `uncaught` records those, so the test fails, not only the run.
+ */
+async function oneConnectionBehindFatalProxy() {
+  const target = new URL(db.sqlUrl);
+  const proxy = await startFatalProxy({ host: target.hostname, port: Number(target.port || 5432) });
+  const viaProxy = new URL(db.sqlUrl);
+  viaProxy.hostname = "127.0.0.1";
+  viaProxy.port = String(proxy.port);
+  const pool = new pg.Pool({ connectionString: viaProxy.toString(), max: 1 });
+  pool.on("error", () => {});
+  const uncaught: unknown[] = [];
+  const onUncaught = (error: unknown) => uncaught.push(error);
+  process.on("uncaughtException", onUncaught);
+  return {
+    proxy,
+    pool,
+    uncaught,
+    async close() {
+      process.off("uncaughtException", onUncaught);
+      await pool.end();
+      await proxy.close();
+    },
+  };
+}
+
 describe("item 1: a FATAL behind the reply that frees the only connection", () => {
   it("is heard by the transactional step the client is handed to; the step is retried and runs once", async () => {
-    const target = new URL(db.sqlUrl);
-    const proxy = await startFatalProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const viaProxy = new URL(db.sqlUrl);
-    viaProxy.hostname = "127.0.0.1";
-    viaProxy.port = String(proxy.port);
-    const pool = new pg.Pool({ connectionString: viaProxy.toString(), max: 1 });
-    pool.on("error", () => {});
+    const { proxy, pool, uncaught, close } = await oneConnectionBehindFatalProxy();
     const effects = testEffects(pool);
-    // Without the fix the FATAL is an 'error' event nobody listens to: an uncaught exception that
-    // kills a worker process. Record it so this test fails, not only the run.
-    const uncaught: unknown[] = [];
-    const onUncaught = (error: unknown) => uncaught.push(error);
-    process.on("uncaughtException", onUncaught);
     try {
       await pool.query("SELECT 1");
       const order = await newOrder();
@@ -82,10 +99,26 @@ describe("item 1: a FATAL behind the reply that frees the only connection", () =
       expect(proxy.connections()).toBeGreaterThanOrEqual(2);
       expect(uncaught).toEqual([]);
     } finally {
-      process.off("uncaughtException", onUncaught);
       await effects.close();
-      await pool.end();
-      await proxy.close();
+      await close();
+    }
+  });
+
+  it("is heard by a maintenance run the client is handed to: the run fails, the process lives", async () => {
+    const { proxy, pool, uncaught, close } = await oneConnectionBehindFatalProxy();
+    try {
+      await pool.query("SELECT 1");
+      const held = proxy.arm();
+      const freeing = pool.query("SELECT 'frees the client' AS x");
+      await held;
+      const run = maintain(pool, { logger: silentLogger() });
+      await until(() => pool.waitingCount === 1);
+      proxy.release();
+      expect((await freeing).rows[0].x).toBe("frees the client");
+      expect((await run).result).toBe("failed");
+      expect(uncaught).toEqual([]);
+    } finally {
+      await close();
     }
   });
 });
