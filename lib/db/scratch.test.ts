@@ -1,4 +1,5 @@
 import net from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { describe, expect, inject, it } from "vitest";
 import { createScratchDatabase } from "./scratch";
@@ -57,7 +58,7 @@ describe("a scratch database's drop", () => {
       await pool.end();
       await scratch.drop();
       // Any FATAL the drop sent would have arrived by now (replies are not delayed).
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       expect(errors).toEqual([]);
       const admin = new pg.Client(adminUrl);
       await admin.connect();

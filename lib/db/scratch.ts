@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 
 /** A throw-away database: tests, the soak, the benchmarks and the browser tests each make theirs with this. */
@@ -50,8 +51,12 @@ export async function createScratchDatabase(
   return { name, url: withDatabase(adminUrl, name), drop: () => dropDatabase(adminUrl, name) };
 }
 
-/** How long a drop waits for the database's connections to finish closing before it cuts them. */
-const CLOSING_CONNECTIONS_WAIT_MS = 2_000;
+/**
+ * How long a drop waits for the database's connections to finish closing before it cuts them.
+ * Closing ones were gone within 20 ms in a full test run on 2 busy cores; the wait is paid in full
+ * only where something left its connections open, and those are cut as before.
+ */
+const CLOSING_CONNECTIONS_WAIT_MS = 500;
 
 /**
  * DROP DATABASE IF EXISTS … WITH (FORCE): a scratch database, also one a killed run left behind.
@@ -71,7 +76,7 @@ export async function dropDatabase(adminUrl: string, name: string): Promise<void
         [name],
       );
       if ((rows[0]?.n ?? 0) === 0 || Date.now() >= until) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await sleep(10);
     }
     await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
   });
