@@ -1,10 +1,13 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import Stripe from "stripe";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { consolePoolConfig } from "../db/pool";
 import { noFaults } from "../demo/stripe-server";
 import { seedProviderObjects } from "../demo/stripe-storage";
+import { DEFAULT_SCHEMA } from "../idempotency";
 import type { ProviderAdapter, ProviderObject } from "./adapter";
 import { ReconcileBusyError, reconcile, summaryLine } from "./reconcile";
 import { StripeAdapter } from "./stripe";
@@ -192,6 +195,53 @@ describe("reconciling Onceboard's effects with the demo's Stripe-compatible serv
     expect(await first).toMatchObject({ status: "completed", matched: 1 });
     const { rows } = await h.db.pool.query("SELECT count(*)::int AS n FROM reconciliation_runs");
     expect(rows[0].n).toBe(1);
+  });
+});
+
+describe("a run whose connection the server cuts while it reads the provider", () => {
+  it("fails to its caller without an uncaught exception, and the next run takes the window up and completes it", async () => {
+    await h.capture("acme", "o-1", 100);
+    const pool = new pg.Pool(
+      consolePoolConfig({
+        connectionString: h.db.url,
+        schema: DEFAULT_SCHEMA,
+        statementTimeoutMs: null,
+        max: 2,
+        application_name: "onceboard-reconcile-cut",
+      }),
+    );
+    pool.on("error", () => {});
+    // Before the fix the run's checked-out connection had no listener: the FATAL was an 'error'
+    // event that killed the console. Recorded here so the test fails, not only the run.
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on("uncaughtException", onUncaught);
+    try {
+      const real = new StripeAdapter(h.stripe);
+      let cut = false;
+      const cutting: ProviderAdapter = {
+        provider: "stripe",
+        async listPage(window, cursor) {
+          if (!cut) {
+            cut = true;
+            const { rows } = await h.db.pool.query<{ n: number }>(
+              "SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = 'onceboard-reconcile-cut'",
+            );
+            expect(rows[0]?.n).toBeGreaterThan(0);
+            await sleep(200); // the FATAL arrives while no query of the run is in flight
+          }
+          return real.listPage(window, cursor);
+        },
+      };
+      const options = { pool, provider: h.provider, window: h.window, graceSeconds: 0, trigger: "manual" as const };
+      await expect(reconcile({ ...options, adapter: cutting })).rejects.toThrow(/connection|terminat/i);
+      expect(uncaught).toEqual([]);
+      const again = await reconcile({ ...options, adapter: real });
+      expect(again).toMatchObject({ status: "completed", matched: 1, resumed: true });
+    } finally {
+      process.off("uncaughtException", onUncaught);
+      await pool.end();
+    }
   });
 });
 
