@@ -33,7 +33,10 @@ export default defineConfig({
   fullyParallel: true,
   workers: 2,
   forbidOnly: /^(1|true)$/i.test(process.env.CI ?? ""),
-  retries: 0,
+  // Under CI one retry: a browser test that failed once on a loaded machine and then passed is
+  // counted "flaky" and named as such in CI's summary (scripts/sum-test-results.mjs), not hidden;
+  // one that fails twice fails the run. Stop 55's CI lost a whole submission to one such failure.
+  retries: /^(1|true)$/i.test(process.env.CI ?? "") ? 1 : 0,
   reporter: results ? [["list"], ["json", { outputFile: results }]] : [["list"]],
   use: {
     baseURL: process.env.ONCEBOARD_E2E_BASE_URL,

@@ -10,6 +10,8 @@ let failed = 0;
 let skipped = 0;
 /** Names of failed tests with the first line of their error, printed after the counts. */
 const failures = [];
+/** Playwright tests that failed and then passed on their retry (CI only), with the first error. */
+const flaky = [];
 const firstLine = (text) => String(text ?? "").replace(/\u001b\[[0-9;]*m/g, "").trim().split("\n")[0].slice(0, 300);
 const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".json")) : [];
 for (const file of files) {
@@ -46,6 +48,7 @@ for (const file of files) {
     collectPlaywrightFailures(file, report.suites ?? [], []);
   }
 }
+for (const name of flaky.slice(0, 20)) console.log(`FLAKY (passed on retry) ${name}`);
 for (const failure of failures.slice(0, 20)) console.log(`FAILED ${failure}`);
 if (failures.length > 20) console.log(`... and ${failures.length - 20} more failed tests`);
 
@@ -55,10 +58,11 @@ function collectPlaywrightFailures(file, suites, titles) {
     const path = [...titles, suite.title].filter(Boolean);
     for (const spec of suite.specs ?? []) {
       for (const test of spec.tests ?? []) {
-        if (test.status === "unexpected") {
-          const error = test.results?.find((r) => r.error)?.error?.message;
-          failures.push(`${file}: ${[...path, spec.title].join(" › ")} [${test.projectName}]: ${firstLine(error)}`);
-        }
+        const error = test.results?.find((r) => r.error)?.error?.message;
+        const name = `${file}: ${[...path, spec.title].join(" › ")} [${test.projectName}]: ${firstLine(error)}`;
+        if (test.status === "unexpected") failures.push(name);
+        // Passed on its retry: counted as passed, and named, so an intermittent failure stays visible.
+        if (test.status === "flaky") flaky.push(name);
       }
     }
     collectPlaywrightFailures(file, suite.suites ?? [], path);
