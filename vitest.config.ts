@@ -3,8 +3,8 @@ import { defineConfig } from "vitest/config";
 
 /**
  * Three tiers, one `vitest run`: `fast` (unit and integration tests), `slow` (the 20,000-delivery
- * soak, the 60 s demo run and both packages installed from their tarballs: whole-system runs that
- * prove nothing new when repeated on a second PostgreSQL) and `server` (the built console under `npm start`, reached over HTTP: test/server/).
+ * soak, the 60 s demo run, both packages installed from their tarballs and `npm start` on its own
+ * embedded PostgreSQL: whole-system runs that prove nothing new when repeated on a second PostgreSQL) and `server` (the built console under `npm start`, reached over HTTP: test/server/).
  * `npm test` runs all three, after `npm run build`; `vitest run --project fast` runs the first
  * alone, as .ci/run does for its embedded-PostgreSQL pass.
  */
@@ -13,6 +13,7 @@ export const SLOW_TESTS = [
   "lib/demo/demo.test.ts",
   "lib/demo/demo-brokers.test.ts",
   "test/install.test.ts",
+  "test/start.test.ts",
 ];
 export const SERVER_TESTS = ["test/server/**/*.test.ts"];
 
