@@ -3,6 +3,7 @@
 // Usage: node scripts/sum-test-results.mjs <dir> [--failed-steps N]
 import fs from "node:fs";
 import path from "node:path";
+import { stripVTControlCharacters } from "node:util";
 
 const dir = process.argv[2] ?? ".test-results";
 let passed = 0;
@@ -12,7 +13,11 @@ let skipped = 0;
 const failures = [];
 /** Playwright tests that failed and then passed on their retry (CI only), with the first error. */
 const flaky = [];
-const firstLine = (text) => String(text ?? "").replace(/\u001b\[[0-9;]*m/g, "").trim().split("\n")[0].slice(0, 300);
+const firstLine = (text) =>
+  stripVTControlCharacters(String(text ?? ""))
+    .trim()
+    .split("\n")[0]
+    .slice(0, 300);
 const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".json")) : [];
 for (const file of files) {
   let report;

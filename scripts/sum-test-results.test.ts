@@ -34,7 +34,11 @@ describe("scripts/sum-test-results.mjs", () => {
             status: "failed",
             assertionResults: [
               { status: "passed", fullName: "a passes" },
-              { status: "failed", fullName: "a counts", failureMessages: ["AssertionError: expected 1 to be 2\n    at a.test.ts:3"] },
+              {
+                status: "failed",
+                fullName: "a counts",
+                failureMessages: ["AssertionError: expected 1 to be 2\n    at a.test.ts:3"],
+              },
             ],
           },
         ],
@@ -55,7 +59,9 @@ describe("scripts/sum-test-results.mjs", () => {
                       {
                         projectName: "chromium",
                         status: "unexpected",
-                        results: [{ error: { message: "\u001b[31mError: expect(locator).toBeVisible() failed\u001b[39m\n\nLocator: x" } }],
+                        results: [
+                          { error: { message: "\u001b[31mError: expect(locator).toBeVisible() failed\u001b[39m\n\nLocator: x" } },
+                        ],
                       },
                     ],
                   },
@@ -78,11 +84,15 @@ describe("scripts/sum-test-results.mjs", () => {
     });
     const { stdout } = await run(process.execPath, [SCRIPT, dir]);
     const lines = stdout.trim().split("\n");
-    expect(lines).toContain("FAILED e2e.json: keys.spec.ts › Keys › finds a key [chromium]: Error: expect(locator).toBeVisible() failed");
+    expect(lines).toContain(
+      "FAILED e2e.json: keys.spec.ts › Keys › finds a key [chromium]: Error: expect(locator).toBeVisible() failed",
+    );
     expect(lines).toContain("FAILED unit.json: /repo/lib/a.test.ts: a counts: AssertionError: expected 1 to be 2");
     expect(lines.filter((line) => line.startsWith("FAILED"))).toHaveLength(2);
     // The flaky one counts as passed (stats.flaky) and is named, so an intermittent failure stays visible.
-    expect(lines).toContain("FLAKY (passed on retry) e2e.json: keys.spec.ts › Keys › pages [chromium]: Test timeout of 60000ms exceeded.");
+    expect(lines).toContain(
+      "FLAKY (passed on retry) e2e.json: keys.spec.ts › Keys › pages [chromium]: Test timeout of 60000ms exceeded.",
+    );
     expect(lines.at(-1)).toBe("8 passed, 2 failed, 2 skipped");
   });
 
@@ -92,7 +102,9 @@ describe("scripts/sum-test-results.mjs", () => {
         numPassedTests: 0,
         numFailedTests: 0,
         numRuntimeErrorTestSuites: 1,
-        testResults: [{ name: "/repo/lib/b.test.ts", status: "failed", message: "Failed to load url ./missing", assertionResults: [] }],
+        testResults: [
+          { name: "/repo/lib/b.test.ts", status: "failed", message: "Failed to load url ./missing", assertionResults: [] },
+        ],
       },
     });
     const { stdout } = await run(process.execPath, [SCRIPT, dir, "--failed-steps", "1"]);
