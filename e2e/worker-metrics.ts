@@ -48,10 +48,13 @@ export const WORKER_RESTARTS = 3;
 /**
  * The starts the fake worker "recorded" as the worker library records them (worker_starts): its
  * first start three hours before `now`, then WORKER_RESTARTS in the last hour (each a new process,
- * as after a kill). No console scraped any of them: the panel still counts them.
+ * as after a kill). No console scraped any of them: the panel still counts them. The restarts are
+ * 15, 10 and 5 minutes old when seeded, so they stay inside the panel's hour for the 45 minutes a
+ * slow run may take to reach e2e/workers.spec.ts (seeded 50, 35 and 20 minutes back, the oldest left
+ * the hour after 10 minutes: a CI run that took 10.7 minutes counted 2).
  */
 export async function seedWorkerStarts(db: { query(text: string, values?: unknown[]): Promise<unknown> }, now = new Date()) {
-  const minutesAgo = [180, ...Array.from({ length: WORKER_RESTARTS }, (_, k) => 50 - k * 15)];
+  const minutesAgo = [180, ...Array.from({ length: WORKER_RESTARTS }, (_, k) => 5 * (WORKER_RESTARTS - k))];
   for (const [i, minutes] of minutesAgo.entries())
     await db.query(
       `INSERT INTO onceboard.worker_starts (worker_name, process_started_at, host, pid, worker_id)
