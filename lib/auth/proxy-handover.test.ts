@@ -45,6 +45,9 @@ describe("proxy → withAuth handover", () => {
       process.env.DATABASE_URL = db.url;
       process.env.ONCEBOARD_SECRET = "h".repeat(40);
       process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
+      // The lookups counted are the handover's alone: with the auth cache on, a replay was answered
+      // from the cache whenever its LISTEN connection happened to be up by then (1 lookup, not 2).
+      process.env.ONCEBOARD_AUTH_CACHE_MS = "0";
     });
     afterAll(async () => {
       await getPrisma().$disconnect();
