@@ -5,6 +5,7 @@ import { defineConfig, devices } from "@playwright/test";
  * the servers and these variables; Chromium is Debian's, never a downloaded one.
  */
 const results = process.env.ONCEBOARD_E2E_RESULTS;
+const onCi = /^(1|true)$/i.test(process.env.CI ?? "");
 
 /** Debian's Chromium, never a downloaded one. */
 const chromium = {
@@ -32,11 +33,11 @@ export default defineConfig({
   expect: { timeout: 15_000 },
   fullyParallel: true,
   workers: 2,
-  forbidOnly: /^(1|true)$/i.test(process.env.CI ?? ""),
+  forbidOnly: onCi,
   // Under CI one retry: a browser test that failed once on a loaded machine and then passed is
   // counted "flaky" and named as such in CI's summary (scripts/sum-test-results.mjs), not hidden;
   // one that fails twice fails the run. Stop 55's CI lost a whole submission to one such failure.
-  retries: /^(1|true)$/i.test(process.env.CI ?? "") ? 1 : 0,
+  retries: onCi ? 1 : 0,
   reporter: results ? [["list"], ["json", { outputFile: results }]] : [["list"]],
   use: {
     baseURL: process.env.ONCEBOARD_E2E_BASE_URL,

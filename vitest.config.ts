@@ -36,7 +36,7 @@ export default defineConfig({
           name: "fast",
           // Vitest's default is one worker fewer than the cores: one on a 2-core CI machine, where
           // these files mostly wait on PostgreSQL, brokers and child processes. Two at once took
-          // the embedded pass from 758 s to 450 s with the same results (docs/benchmarks.md).
+          // the embedded pass from 758 s to 450 s with the same results (docs/architecture.md, Test tiers).
           maxWorkers: Math.max(2, os.availableParallelism() - 1),
           include: [
             "lib/**/*.test.ts",
