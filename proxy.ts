@@ -7,7 +7,7 @@ import { type GuardResult, guardRequest, rateLimitedResponse, unauthenticatedRes
 import { OIDC_CALLBACK_PATH, OIDC_START_PATH } from "@/lib/auth/oidc-paths";
 import { HANDOVER_HEADER, handOver } from "@/lib/auth/proxy-handover";
 import { safeNextPath } from "@/lib/auth/safe-next";
-import { contentSecurityPolicy, securityHeadersFor } from "@/lib/auth/security-headers";
+import { contentSecurityPolicy, markFrontDoorResponse, newNonce } from "@/lib/auth/security-headers";
 import { readSessionCookie, type SessionEndReason, whySessionEnded } from "@/lib/auth/session";
 import { consoleDatabase } from "@/lib/console/database";
 import { ALERT_RULES } from "@/lib/features/overview/metrics/alert-rules";
@@ -55,16 +55,11 @@ const ALERT_NAMES = new Set(ALERT_RULES.map((rule) => rule.name));
 
 export async function proxy(request: NextRequest) {
   const { pathname, search } = request.nextUrl;
-  const nonce = Buffer.from(crypto.randomUUID()).toString("base64");
+  const nonce = newNonce();
   const csp = contentSecurityPolicy(nonce, process.env.NODE_ENV === "development");
   const isPublic = PUBLIC_PATHS.has(pathname);
-  const finish = (response: Response) => {
-    for (const [name, value] of Object.entries(securityHeadersFor(request.headers))) response.headers.set(name, value);
-    response.headers.set("content-security-policy", csp);
-    // Everything past the front door is one principal's (or says who may see it): never cached.
-    if (!STATIC_PATHS.has(pathname)) response.headers.set("cache-control", "no-store");
-    return response;
-  };
+  const finish = (response: Response) =>
+    markFrontDoorResponse(response, request.headers, csp, { cacheable: STATIC_PATHS.has(pathname) });
 
   const isApi = pathname.startsWith("/api/");
   let auth: Authenticated | null = null;

@@ -25,6 +25,11 @@ export function contentSecurityPolicy(nonce: string, dev: boolean): string {
   ].join("; ");
 }
 
+/** A fresh nonce for one response's CSP (Next applies a page's to its scripts). */
+export function newNonce(): string {
+  return Buffer.from(crypto.randomUUID()).toString("base64");
+}
+
 /** Headers every response carries (pages, API, errors). */
 const SECURITY_HEADERS: Record<string, string> = {
   "x-content-type-options": "nosniff",
@@ -45,4 +50,23 @@ export function securityHeadersFor(headers: Pick<Headers, "get">): Record<string
   const maxAge = loadConfig().ONCEBOARD_HSTS_MAX_AGE;
   if (maxAge === 0 || !servedOverHttps(headers)) return SECURITY_HEADERS;
   return { ...SECURITY_HEADERS, "strict-transport-security": `max-age=${maxAge}; includeSubDomains` };
+}
+
+/**
+ * What the console's front door puts on every response it lets out (proxy.ts for what Next.js
+ * routes, lib/routes/direct-api.ts for what the console's server answers itself): the security
+ * headers, this request's CSP, and Cache-Control: no-store unless it is a static file, the same
+ * for everyone.
+ */
+export function markFrontDoorResponse(
+  response: Response,
+  requestHeaders: Pick<Headers, "get">,
+  csp: string,
+  options: { cacheable: boolean },
+): Response {
+  for (const [name, value] of Object.entries(securityHeadersFor(requestHeaders))) response.headers.set(name, value);
+  response.headers.set("content-security-policy", csp);
+  // Everything past the front door is one principal's (or says who may see it): never cached.
+  if (!options.cacheable) response.headers.set("cache-control", "no-store");
+  return response;
 }
