@@ -84,7 +84,10 @@ export default async function setup(project: TestProject) {
   try {
     await waitUntilServing(baseUrl, start, logFile);
     const seedUrl = withSearchPath(plainUrl, [DEFAULT_SCHEMA]);
-    const prisma = createPrismaClient(new pg.Pool({ connectionString: seedUrl, max: 2 }));
+    // Ended here, not by $disconnect (the adapter does not own it): an idle client still open when
+    // the teardown drops the database would die with 57P01, an unhandled 'error' in this process.
+    const seedPool = new pg.Pool({ connectionString: seedUrl, max: 2 });
+    const prisma = createPrismaClient(seedPool);
     try {
       const fresh = async (tenantId: string | null) =>
         (await createToken({ name: `server tier fresh start ${tenantId ?? "platform"}`, tenantId, role: "admin" }, prisma))
@@ -95,6 +98,7 @@ export default async function setup(project: TestProject) {
       project.provide("serverTier", { baseUrl, credentials, freshStart, logFile } satisfies ServerTier);
     } finally {
       await prisma.$disconnect();
+      await seedPool.end();
     }
   } catch (error) {
     process.stderr.write(`server tier: the console's log (${logFile}):\n${tail(logFile)}\n`);
