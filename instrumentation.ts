@@ -1,6 +1,7 @@
 /**
  * Next.js runs register() once per server process at start. On the Node.js runtime only, the
- * console ends with whoever owns it (lib/console/process-lifecycle.ts) and runs partition
+ * console ends with whoever owns it (lib/console/process-lifecycle.ts), hands its server the key
+ * lookup and search to answer without the router (lib/routes/direct-api.ts), and runs partition
  * maintenance (lib/features/retention-and-gaps/schedule.ts), bulk actions (lib/features/bulk-actions/bulk-runner.ts) and reconciliation
  * (lib/reconciliation/schedule.ts). All are imported here, behind the runtime check, so the Edge
  * build never sees their Node.js APIs.
@@ -9,6 +10,8 @@ export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { endWithOwner } = await import("./lib/console/process-lifecycle");
   endWithOwner();
+  const { installDirectApi } = await import("./lib/routes/direct-api");
+  installDirectApi();
   const { startConsoleMaintenance } = await import("./lib/features/retention-and-gaps/schedule");
   try {
     startConsoleMaintenance();

@@ -25,7 +25,8 @@ import { benchDatabase, machine, timedGet } from "./support";
  * proxy's 401, an authenticated 400), so the HTTP numbers can be split into where the time goes.
  * Two consoles answer in turn on the same database (BENCH_LOOKUP_COMPARE=0: only the second):
  * `before`, the request path without its in-process shortcuts (ONCEBOARD_AUTH_CACHE_MS=0,
- * ONCEBOARD_RATE_LIMIT_SHARE=1), and `after`, the defaults.
+ * ONCEBOARD_RATE_LIMIT_SHARE=1, ONCEBOARD_DIRECT_API=off: through Next.js's router), and `after`,
+ * the defaults.
  * Last line: lookup p95_ms=<n> search_p95_ms=<n> [before_p95_ms=<n> before_search_p95_ms=<n>] rows=<n>.
  */
 const log = (line: string) => process.stdout.write(`bench:lookup: ${line}\n`);
@@ -102,8 +103,9 @@ async function main() {
     await getPool().end();
 
     // Two consoles on the same database, asked in turn: `before` with the request path as it was
-    // (every request reads its token and counts itself in PostgreSQL: ONCEBOARD_AUTH_CACHE_MS=0,
-    // ONCEBOARD_RATE_LIMIT_SHARE=1), `after` with the defaults; BENCH_LOOKUP_COMPARE=0 runs `after` alone.
+    // (every request reads its token and counts itself in PostgreSQL, and goes through Next.js's
+    // router: ONCEBOARD_AUTH_CACHE_MS=0, ONCEBOARD_RATE_LIMIT_SHARE=1, ONCEBOARD_DIRECT_API=off),
+    // `after` with the defaults; BENCH_LOOKUP_COMPARE=0 runs `after` alone.
     const sharedEnv = {
       DATABASE_URL: db.url,
       ONCEBOARD_RATE_LIMIT_PER_MINUTE: "1000000",
@@ -114,7 +116,10 @@ async function main() {
     const variants: { name: string; env: Record<string, string>; base: string }[] = [];
     const wanted: { name: string; env: Record<string, string> }[] = COMPARE
       ? [
-          { name: "before", env: { ONCEBOARD_AUTH_CACHE_MS: "0", ONCEBOARD_RATE_LIMIT_SHARE: "1" } },
+          {
+            name: "before",
+            env: { ONCEBOARD_AUTH_CACHE_MS: "0", ONCEBOARD_RATE_LIMIT_SHARE: "1", ONCEBOARD_DIRECT_API: "off" },
+          },
           { name: "after", env: {} },
         ]
       : [{ name: "after", env: {} }];

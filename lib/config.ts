@@ -214,6 +214,12 @@ const configSchema = z.object({
    * (lib/auth/auth-cache.ts; a revocation empties it at once); 0 reads them on every request.
    */
   ONCEBOARD_AUTH_CACHE_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(60_000).default(5000)),
+  /**
+   * `on`: the console's own server answers the key lookup and the fragment search itself, without
+   * Next.js's router (lib/routes/direct-api.ts), with the same guard, handler and headers; `off`:
+   * Next.js routes them like every other request.
+   */
+  ONCEBOARD_DIRECT_API: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
   /** Sign-in attempts, and requests with an unknown or invalid credential, per minute per client address. */
   ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE: z.preprocess(
     emptyAsUndefined,
