@@ -57,3 +57,18 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
     },
   };
 }
+
+/**
+ * A test database the console's code in this process uses (DATABASE_URL), with a session secret
+ * and rate limits no test reaches: the setup of a test that calls the console's routes and guard
+ * in process. `secretLetter` repeated 40 times is the secret, so each file signs its own cookies.
+ */
+export async function createConsoleTestDatabase(secretLetter: string): Promise<TestDatabase> {
+  const db = await createTestDatabase();
+  process.env.DATABASE_URL = db.url;
+  process.env.ONCEBOARD_SECRET = secretLetter.repeat(40);
+  process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
+  process.env.ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = "1000000";
+  process.env.ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE = "1000000";
+  return db;
+}

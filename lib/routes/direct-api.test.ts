@@ -2,7 +2,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../../test/api/harness";
-import { createTestDatabase, type TestDatabase } from "../../test/database";
+import { createConsoleTestDatabase, type TestDatabase } from "../../test/database";
+import { rawRequest } from "../../test/raw-http";
 import type { Authenticated } from "../auth/authenticate";
 import { announcePeerHeader, PEER_HEADER } from "../auth/client-ip";
 import { HANDOVER_HEADER, handOver } from "../auth/proxy-handover";
@@ -77,12 +78,7 @@ describe("answered over a real socket", () => {
   let base: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    process.env.DATABASE_URL = db.url;
-    process.env.ONCEBOARD_SECRET = "d".repeat(40);
-    process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
-    process.env.ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = "1000000";
-    process.env.ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE = "1000000";
+    db = await createConsoleTestDatabase("d");
     await ensureEffectPartitions(db.pool, { back: KEYS_SEED_DAYS_BACK + 1, ahead: 1 });
     await seedKeys(db.pool);
     tokens.acme = (await createToken({ name: "acme", tenantId: ACME, role: "viewer" })).secret;
@@ -107,22 +103,8 @@ describe("answered over a real socket", () => {
   const bearer = (who: string) => ({ authorization: `Bearer ${tokens[who] ?? "ob_unknown"}` });
   const enc = encodeURIComponent;
 
-  /** GET a target exactly as written (fetch would resolve dot segments before sending). */
-  function rawGet(target: string, headers: Record<string, string> = {}, method = "GET") {
-    return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
-      const { hostname, port } = new URL(base);
-      const request = http.request({ hostname, port, path: target, method, headers }, (response) => {
-        let body = "";
-        response.setEncoding("utf8");
-        response.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
-      });
-      request.on("error", reject);
-      request.end();
-    });
-  }
+  const rawGet = (target: string, headers: Record<string, string> = {}, method = "GET") =>
+    rawRequest(base, target, { method, headers });
 
   it.each([
     ["acme", `/api/v1/effects/${enc(`capture:${orderId}`)}`, 200],

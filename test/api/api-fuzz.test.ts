@@ -4,7 +4,7 @@ import { createToken } from "../../lib/auth/tokens";
 import { ensureEffectPartitions } from "../../lib/db/partitions";
 import { getPrisma } from "../../lib/db/prisma";
 import { KEYS_SEED_DAYS_BACK, seedKeys } from "../../lib/features/keys-and-effects/testing/seed-keys";
-import { createTestDatabase, type TestDatabase } from "../database";
+import { createConsoleTestDatabase, type TestDatabase } from "../database";
 import { call } from "./harness";
 
 /**
@@ -20,12 +20,7 @@ describe("API fuzzing (fast-check)", () => {
   let platform = "";
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    process.env.DATABASE_URL = db.url;
-    process.env.ONCEBOARD_SECRET = "f".repeat(40);
-    process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
-    process.env.ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = "1000000";
-    process.env.ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE = "1000000";
+    db = await createConsoleTestDatabase("f");
     await ensureEffectPartitions(db.pool, { back: KEYS_SEED_DAYS_BACK + 1, ahead: 1 });
     await seedKeys(db.pool);
     // Globex keys whose names an acme token might guess.

@@ -13,7 +13,7 @@ import { GAPS_SEED_DAYS_BACK, GAPS_SEED_EXPECTED, seedGaps } from "../../lib/fea
 import { TOKEN_KEYSET } from "../../lib/features/tokens-and-sessions/admin-keysets";
 import { writeStripeProvidersFile } from "../../lib/reconciliation/testing/harness";
 import { OPERATIONS } from "../../lib/routes/openapi";
-import { createTestDatabase, type TestDatabase } from "../database";
+import { createConsoleTestDatabase, type TestDatabase } from "../database";
 import { CHECKED_OPERATIONS, callDocumented as call } from "./harness";
 
 /**
@@ -30,12 +30,7 @@ describe("API token × tenant × endpoint matrix", () => {
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    process.env.DATABASE_URL = db.url;
-    process.env.ONCEBOARD_SECRET = "m".repeat(40);
-    process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
-    process.env.ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = "1000000";
-    process.env.ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE = "1000000";
+    db = await createConsoleTestDatabase("m");
     await ensureEffectPartitions(db.pool, { back: KEYS_SEED_DAYS_BACK + 1, ahead: 1 });
     await seedKeys(db.pool);
     await seedReconciliation(db.pool);

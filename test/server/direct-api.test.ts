@@ -1,5 +1,6 @@
-import http from "node:http";
+import type http from "node:http";
 import { describe, expect, inject, it } from "vitest";
+import { rawRequest } from "../raw-http";
 import { type Credential, HOSTILE_KEY, headersFor, SERVER_TENANTS, tenantRows } from "./tier";
 
 /**
@@ -31,21 +32,7 @@ describe.skipIf(tier.skipped !== undefined)(
       return found;
     };
 
-    /** GET the target exactly as written: fetch would resolve the dot segment before sending. */
-    function rawGet(target: string, who: Credential) {
-      const { hostname, port } = new URL(baseUrl);
-      return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
-        const request = http.get({ hostname, port, path: target, headers: headersFor(who) }, (response) => {
-          let body = "";
-          response.setEncoding("utf8");
-          response.on("data", (chunk: string) => {
-            body += chunk;
-          });
-          response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
-        });
-        request.on("error", reject);
-      });
-    }
+    const rawGet = (target: string, who: Credential) => rawRequest(baseUrl, target, { headers: headersFor(who) });
 
     const enc = encodeURIComponent;
     it.each([

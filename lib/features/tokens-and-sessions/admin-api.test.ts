@@ -5,7 +5,7 @@ import * as sessionRevokeRoute from "../../../app/api/v1/sessions/[id]/revoke/ro
 import * as sessionsRoute from "../../../app/api/v1/sessions/route";
 import * as tokenRevokeRoute from "../../../app/api/v1/tokens/[id]/revoke/route";
 import * as tokensRoute from "../../../app/api/v1/tokens/route";
-import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { createConsoleTestDatabase, type TestDatabase } from "../../../test/database";
 import { login } from "../../auth/login";
 import { SESSION_COOKIE } from "../../auth/session";
 import { createToken } from "../../auth/tokens";
@@ -21,12 +21,7 @@ const CONSOLE = "http://console.test";
 let db: TestDatabase;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  process.env.DATABASE_URL = db.url;
-  process.env.ONCEBOARD_SECRET = "s".repeat(40);
-  process.env.ONCEBOARD_RATE_LIMIT_PER_MINUTE = "1000000";
-  process.env.ONCEBOARD_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = "1000000";
-  process.env.ONCEBOARD_SIGN_IN_RATE_LIMIT_PER_MINUTE = "1000000";
+  db = await createConsoleTestDatabase("s");
 });
 afterAll(async () => {
   await getPrisma().$disconnect();
