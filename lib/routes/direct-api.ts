@@ -19,7 +19,9 @@ import { getEffectRoute, searchEffectsRoute } from "../features/keys-and-effects
  * (markFrontDoorResponse). A client's copy of the proxy's handover header is dropped, as the proxy
  * drops it. Only a request whose path the router would give these routes unchanged is taken: a
  * trailing slash, a dot segment, a backslash, a malformed escape, an absolute URL, HEAD or another
- * method goes on to Next.js, which answers it as it always did.
+ * method goes on to Next.js, which answers it as it always did. The answer is not compressed, as
+ * Next.js would for a client that accepts gzip: a lookup is a few kilobytes, and compressing it
+ * would cost more time than it saves on the networks a console is reached over.
  */
 const EFFECTS_PATH = "/api/v1/effects";
 
