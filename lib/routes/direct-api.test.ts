@@ -1,5 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../../test/api/harness";
 import { createConsoleTestDatabase, type TestDatabase } from "../../test/database";
@@ -12,7 +13,7 @@ import { ensureEffectPartitions } from "../db/partitions";
 import { getPrisma } from "../db/prisma";
 import { getEffectRoute, searchEffectsRoute } from "../features/keys-and-effects/routes";
 import { KEYS_SEED, KEYS_SEED_DAYS_BACK, seedKeys } from "../features/keys-and-effects/testing/seed-keys";
-import { answerDirectly, directRouteFor, installDirectApi } from "./direct-api";
+import { acceptsGzip, answerDirectly, directRouteFor, installDirectApi } from "./direct-api";
 
 /**
  * The key lookup and search the console's server answers without Next.js's router
@@ -51,6 +52,20 @@ describe("which requests the console's server answers itself", () => {
     ["GET", undefined],
   ])("%s %s goes on to Next.js", (method, target) => {
     expect(directRouteFor(method, target)).toBeNull();
+  });
+
+  it.each([
+    ["gzip, deflate, br", true],
+    ["br;q=1.0, gzip;q=0.8, *;q=0.1", true],
+    ["GZIP", true],
+    ["*", true],
+    ["gzip;q=0, *", false],
+    ["gzip;q=0", false],
+    ["deflate, br", false],
+    ["identity", false],
+    ["", false],
+  ])("Accept-Encoding %j allows gzip: %s", (header, allowed) => {
+    expect(acceptsGzip(header)).toBe(allowed);
   });
 
   it("ONCEBOARD_DIRECT_API=off installs nothing; on (the default) installs the answer", () => {
@@ -143,6 +158,30 @@ describe("answered over a real socket", () => {
     if (status === 401) expect(direct.headers["www-authenticate"]).toBe('Bearer realm="onceboard"');
     // The search never answers another tenant's rows, whoever asks.
     if (who === "acme") expect(direct.body).not.toContain(GLOBEX);
+  });
+
+  it("gzips an answer of 1 KiB or more for a client that accepts it, as Next.js does", async () => {
+    const target = `/api/v1/effects/${enc(`capture:${orderId}`)}`;
+    const plain = await rawGet(target, bearer("acme"));
+    expect(Buffer.byteLength(plain.body)).toBeGreaterThanOrEqual(1024);
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    const { hostname, port } = new URL(base);
+    const zipped = await new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      http
+        .get({ hostname, port, path: target, headers: { ...bearer("acme"), "accept-encoding": "gzip, br" } }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }));
+        })
+        .on("error", reject);
+    });
+    expect(zipped.headers).toMatchObject({ "content-encoding": "gzip", vary: "Accept-Encoding" });
+    expect(zipped.headers["content-length"]).toBe(String(zipped.body.length));
+    expect(JSON.parse(gunzipSync(zipped.body).toString("utf8"))).toEqual(JSON.parse(plain.body));
+    // A short answer goes as it is.
+    const short = await rawGet(`/api/v1/effects/${enc("secret:nowhere")}`, { ...bearer("acme"), "accept-encoding": "gzip" });
+    expect(short.status).toBe(404);
+    expect(short.headers["content-encoding"]).toBeUndefined();
   });
 
   it("a handover reference the client sends is dropped: only the request's own credentials count", async () => {
