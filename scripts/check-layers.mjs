@@ -157,7 +157,8 @@ export const LAYERS = [
   ...featureLayers(FEATURES),
   {
     name: "lib/routes",
-    holds: "what the route layer shares across features: the OpenAPI document (`openapi.ts`), the pages' URL parses",
+    holds:
+      "what the route layer shares across features: the OpenAPI document (`openapi.ts`), the pages' URL parses, the key lookup and search answered without Next.js's router (`direct-api.ts`)",
     may: ["lib/features", "lib/api", "lib/auth", "lib/console", "lib/config.ts", "lib/fields.ts"],
   },
   // lib/format.ts: the demo's terminal lines write counts as the pages do ("75,318 effects").
