@@ -185,8 +185,9 @@ describe("installed from the tarballs by a stranger", () => {
     const body = await key.text();
     expect(key.status, body).toBe(200);
     expect(JSON.parse(body)).toMatchObject({ key: "capture:ord-1", status: "completed" });
-    // Answered by the package's own server, not Next.js's router (lib/routes/direct-api.ts): Next.js
-    // marks every answer with a Vary header (test/server/direct-api.test.ts).
-    expect(key.headers.get("vary")).toBeNull();
+    // Answered by the package's own server, not Next.js's router (lib/routes/direct-api.ts): a route
+    // Next.js answers varies by its RSC headers; the direct answer varies at most by Accept-Encoding
+    // (fetch accepts gzip, and the answer is gzipped).
+    expect(key.headers.get("vary") ?? "").not.toMatch(/\brsc\b/);
   }, 600_000);
 });
