@@ -25,7 +25,8 @@ import { getEffectRoute, searchEffectsRoute } from "../features/keys-and-effects
  * 1 KiB or more is gzipped for a client that accepts it (a browser, fetch); one that does not
  * (curl, node:http) gets it as it is.
  */
-const EFFECTS_PATH = "/api/v1/effects";
+/** The search's path as its route declares it; the lookup's is this and one segment, its {key}. */
+const EFFECTS_PATH = searchEffectsRoute.path;
 /** The smallest answer worth compressing: Next.js's (its `compression` middleware's default). */
 const COMPRESS_FROM_BYTES = 1024;
 const gzipped = promisify(gzip);
