@@ -3,7 +3,10 @@ import http from "node:http";
 export interface RawAnswer {
   status: number;
   headers: http.IncomingHttpHeaders;
+  /** The body as UTF-8 text. */
   body: string;
+  /** The body's bytes as they came (still gzipped when the answer was). */
+  bytes: Buffer;
 }
 
 /**
@@ -21,12 +24,12 @@ export function rawRequest(
     const request = http.request(
       { hostname, port, path: target, method: options.method ?? "GET", headers: options.headers },
       (response) => {
-        let body = "";
-        response.setEncoding("utf8");
-        response.on("data", (chunk: string) => {
-          body += chunk;
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: bytes.toString("utf8"), bytes });
         });
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
         response.on("error", reject);
       },
     );
