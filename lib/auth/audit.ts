@@ -7,7 +7,7 @@ import type { Principal } from "./auth-types";
 /** Anything that can insert an audit row: the Prisma client, or the transaction client of the write being recorded. */
 type AuditWriter = Pick<PrismaClient, "auditLog"> | Pick<Prisma.TransactionClient, "auditLog">;
 
-interface AuditEntry {
+export interface AuditEntry {
   /** null for an unauthenticated attempt (a refused login). */
   principal: Principal | null;
   /** e.g. "effect.read", "effect.search", "effect.release", "audit.read", "login", "logout". */
@@ -47,16 +47,44 @@ function auditRow(entry: AuditEntry): Prisma.AuditLogUncheckedCreateInput {
 }
 
 /**
- * The row of an audit on its own, sent straight through the console's pool (whose search_path
- * starts with the library's schema): Prisma's create cost ~0.7 ms more at the median and ~1.5 ms
- * more at p95 than the statement itself (bench:lookup, docs/benchmarks.md), on the path of every
- * audited read. The columns are auditRow's, so both paths write the same row.
+ * The row of an audit, sent straight through the console's pool (whose search_path starts with the
+ * library's schema): Prisma's create cost ~0.7 ms more at the median and ~1.5 ms more at p95 than
+ * the statement itself (bench:lookup, docs/benchmarks.md), on the path of every audited read. Its
+ * values are auditValues's, in the order of auditInsertSql's parameters. A read may carry the
+ * same INSERT as a CTE of its own last statement (get-effect.ts), so the row commits if and only if
+ * that read succeeds, in one round trip.
  */
-const INSERT_AUDIT = {
-  name: "console_insert_audit",
-  text: `INSERT INTO audit_log (token_id, actor, tenant_id, action, target, result, detail, ip)
-         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7::jsonb, $8)`,
-};
+export function auditInsertSql(
+  firstParameter: number,
+  /**
+   * A jsonb expression over one aggregate row of the statement's own `from` (a count of what it
+   * read), merged into the entry's detail. An INSERT … SELECT: Citus refuses a subquery in VALUES.
+   */
+  detailFrom?: { expression: string; from: string },
+): string {
+  const $ = (offset: number) => `$${firstParameter + offset}`;
+  const columns = "INSERT INTO audit_log (token_id, actor, tenant_id, action, target, result, detail, ip)";
+  const values = (detail: string) => `${$(0)}::uuid, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${detail}, ${$(7)}`;
+  if (!detailFrom) return `${columns} VALUES (${values(`${$(6)}::jsonb`)})`;
+  return `${columns} SELECT ${values(`coalesce(${$(6)}::jsonb, '{}'::jsonb) || ${detailFrom.expression}`)} FROM ${detailFrom.from}`;
+}
+
+/** An entry's column values, as auditInsertSql's parameters take them; the columns are auditRow's, so both paths write the same row. */
+export function auditValues(entry: AuditEntry): unknown[] {
+  const row = auditRow(entry);
+  return [
+    row.tokenId ?? null,
+    row.actor,
+    row.tenantId ?? null,
+    row.action,
+    row.target ?? null,
+    row.result ?? "ok",
+    row.detail === undefined ? null : JSON.stringify(row.detail),
+    row.ip ?? null,
+  ];
+}
+
+const INSERT_AUDIT = { name: "console_insert_audit", text: auditInsertSql(1) };
 
 function isPool(db: AuditWriter | pg.Pool): db is pg.Pool {
   return !("auditLog" in db);
@@ -69,18 +97,5 @@ function isPool(db: AuditWriter | pg.Pool): db is pg.Pool {
  */
 export async function audit(entry: AuditEntry, db: AuditWriter | pg.Pool = getPool()): Promise<void> {
   if (!isPool(db)) return appendAudit(db, entry);
-  const row = auditRow(entry);
-  await db.query({
-    ...INSERT_AUDIT,
-    values: [
-      row.tokenId ?? null,
-      row.actor,
-      row.tenantId ?? null,
-      row.action,
-      row.target ?? null,
-      row.result ?? "ok",
-      row.detail === undefined ? null : JSON.stringify(row.detail),
-      row.ip ?? null,
-    ],
-  });
+  await db.query({ ...INSERT_AUDIT, values: auditValues(entry) });
 }

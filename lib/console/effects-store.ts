@@ -1,6 +1,8 @@
 import type mysql from "mysql2/promise";
+import { loadConfig } from "../config";
 import { getEffectsMysqlPool, mysqlEffectsTarget } from "../db/effects-pool";
 import type { StatementQueryable } from "../db/types";
+import { isEffectsDistributed } from "../idempotency/admin";
 import { consoleDatabase } from "./database";
 import { NotOnThisEffectsStoreError, translateMysqlDatabaseError } from "./errors";
 
@@ -92,6 +94,30 @@ export function notOnMysql(feature: string, why: string): () => never {
   return () => {
     throw new NotOnThisEffectsStoreError(feature, why);
   };
+}
+
+const auditsWithinReadOf = new WeakMap<object, Promise<boolean>>();
+
+/**
+ * Whether an audited read of this store may write its audit row in its own last statement (the key
+ * lookup and search, lib/features/keys-and-effects): on PostgreSQL, where audit_log is beside the
+ * effects, except where Citus distributes them. There a statement that also writes the
+ * coordinator's audit_log is no longer routed to the tenant's worker in one piece: a tenant's
+ * search's median was 7.6 and 9.5 ms in two runs, against 6.4 and 7.1 ms with the row written after
+ * it (bench:citus-console, 20 reads a run, docs/benchmarks.md), so there it is written after the read. Asked once per handle (a failed check is asked again). A
+ * store distributed while the console runs keeps the one statement, which Citus runs correctly,
+ * only slower, until the console restarts.
+ */
+export function auditsWithinRead(source: EffectsSource): Promise<boolean> {
+  const store = effectsStoreOf(source);
+  if (store.engine === "mysql") return Promise.resolve(false);
+  let known = auditsWithinReadOf.get(store.db);
+  if (!known) {
+    known = isEffectsDistributed(store.db, loadConfig().ONCEBOARD_SCHEMA).then((distributed) => !distributed);
+    auditsWithinReadOf.set(store.db, known);
+    known.catch(() => auditsWithinReadOf.delete(store.db));
+  }
+  return known;
 }
 
 /** Whether the configured effects store is the console's own PostgreSQL (what a feature joining both needs). */

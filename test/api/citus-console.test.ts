@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { auditsWithinRead } from "../../lib/console/effects-store";
 import { consolePoolConfig } from "../../lib/db/pool";
 import { getPrisma } from "../../lib/db/prisma";
 import { runBulkActions } from "../../lib/features/bulk-actions/bulk-runner";
@@ -178,6 +179,12 @@ describe.skipIf(!citusUrl)("the console on a Citus cluster (CITUS_URL)", () => {
     expect(one.status).toBe(200);
     expect(distributed.status, JSON.stringify(distributed.body)).toBe(200);
     expect(comparable(distributed.body)).toEqual(comparable(one.body));
+  });
+
+  it("writes a key read's audit row after the read on Citus, in the read's own statement on one server", async () => {
+    // The audit rows themselves are compared above (GET /api/v1/audit): the same on both.
+    expect(await auditsWithinRead(citusPool)).toBe(false);
+    expect(await auditsWithinRead(plain.pool)).toBe(true);
   });
 
   it("the cross-tenant reads find rows on both workers", () => {

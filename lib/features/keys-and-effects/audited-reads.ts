@@ -1,9 +1,10 @@
 import { audit } from "../../auth/audit";
 import type { Principal } from "../../auth/auth-types";
 import type { Scope } from "../../auth/scope";
+import { effectsStore } from "../../console/effects-store";
 import type { EffectDetail, EffectSearchResponse } from "./contract";
-import { getEffect } from "./get-effect";
-import { type EffectSearch, searchEffects } from "./search-effects";
+import { readEffect } from "./get-effect";
+import { type EffectSearch, readSearch } from "./search-effects";
 
 /**
  * The key reads, each with its audit row: what GET /api/v1/effects/{key} and GET /api/v1/effects
@@ -13,7 +14,11 @@ import { type EffectSearch, searchEffects } from "./search-effects";
  * returned. Both read one tenant: a tenant scope's own, or the one a platform scope names.
  */
 
-/** One effect's detail, or null when the tenant has none (audited as not_found). */
+/**
+ * One effect's detail, or null when the tenant has none (audited as not_found). On PostgreSQL a
+ * found effect's row is written by the read's own last statement (readEffect), so it commits only
+ * with a read that succeeded and costs no round trip of its own; every other row right after the read.
+ */
 export async function readEffectAudited(input: {
   principal: Principal;
   scope: Scope;
@@ -23,19 +28,23 @@ export async function readEffectAudited(input: {
   ip: string | null;
 }): Promise<EffectDetail | null> {
   const tenant = input.scope.narrow(input.tenant).oneTenant();
-  const detail = await getEffect(input.scope, { tenant, key: input.key });
-  await audit({
+  const entry = (result: "ok" | "not_found") => ({
     principal: input.principal,
     action: "effect.read",
     tenantId: tenant,
     target: input.key,
-    result: detail ? "ok" : "not_found",
+    result,
     ip: input.ip,
   });
+  const { detail, audited } = await readEffect(input.scope, { tenant, key: input.key }, effectsStore(), entry("ok"));
+  if (!audited) await audit(entry(detail ? "ok" : "not_found"));
   return detail;
 }
 
-/** One page of a tenant's search, or (a platform scope naming no tenant) of every tenant's. */
+/**
+ * One page of a tenant's search, or (a platform scope naming no tenant) of every tenant's. On
+ * PostgreSQL its row is written by the search's own statement (readSearch), as a lookup's is.
+ */
 export async function searchEffectsAudited(input: {
   principal: Principal;
   scope: Scope;
@@ -44,15 +53,17 @@ export async function searchEffectsAudited(input: {
 }): Promise<EffectSearchResponse> {
   const { search, scope } = input;
   const tenant = scope.narrow(search.tenant).tenant;
-  const result = await searchEffects(scope, { ...search, tenant });
-  await audit({
+  const entry = (results?: number) => ({
     principal: input.principal,
     action: "effect.search",
     tenantId: tenant,
     target: search.q ?? null,
     result: "ok",
-    detail: { results: result.effects.length, status: search.status ?? null, jobType: search.jobType ?? null },
+    // Without `results` when the search's statement writes the row: it adds the page's count itself.
+    detail: { ...(results === undefined ? {} : { results }), status: search.status ?? null, jobType: search.jobType ?? null },
     ip: input.ip,
   });
-  return result;
+  const { response, audited } = await readSearch(scope, { ...search, tenant }, effectsStore(), entry());
+  if (!audited) await audit(entry(response.effects.length));
+  return response;
 }

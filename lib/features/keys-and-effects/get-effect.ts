@@ -1,12 +1,13 @@
+import { type AuditEntry, auditInsertSql, auditValues } from "../../auth/audit";
 import type { Scope } from "../../auth/scope";
-import { byEngine, type EffectsSource, effectsStore, type MysqlReader } from "../../console/effects-store";
+import { auditsWithinRead, byEngine, type EffectsSource, effectsStore, type MysqlReader } from "../../console/effects-store";
 import { mysqlBool, mysqlIso, mysqlJson } from "../../console/mysql-sql";
 import { redactMessage, redactOutcome } from "../../console/redact";
 import type { StatementQueryable } from "../../db/types";
 import { providerKeyFor } from "../../idempotency";
 import { isStuck } from "../../idempotency/states";
 import { toListedViolation, type ViolationRow } from "../violations/list-violations";
-import type { EffectDetail, JobStep, TimelineDelivery } from "./contract";
+import type { EffectDetail, JobStep, ProviderSide, TimelineDelivery } from "./contract";
 import { effectVerdict } from "./effect-verdict";
 import { type DeliveryAnswer, type EffectStatus, TIMELINE_LIMIT } from "./effects-types";
 import { getProviderSide } from "./provider-side";
@@ -41,7 +42,9 @@ const EFFECT_COLUMNS = `key, job_type, status, policy, attempt, owner, lease_unt
 // read around the effect's creation, which a single statement knows only while it runs, so it
 // opened every day's partition of effects and of delivery_timeline for each of those reads (~40
 // each), ~1.5 ms of a 2.4 ms lookup at 10M rows. The second statement is given the effect's
-// creation and opens only the days around it (docs/benchmarks.md, 2026-12-06).
+// creation and opens only the days around it (docs/benchmarks.md, 2026-12-06). Between the two, a
+// job type a provider holds takes a third, what the last reconciliation saw (provider-side.ts). The
+// audited lookup's row is written by the second, as a CTE (readEffectPostgres).
 //  - EFFECT_ROW: one effect of one tenant. (tenant_id, key) is unique across partitions
 //    (onceboard_claim's advisory lock), and each partition's unique index answers it; the upper
 //    bound on created_at prunes the premade future partitions. Another tenant's key and a missing
@@ -94,9 +97,10 @@ LIMIT 1`,
 /** Around the effect: $4 its creation, $5 and $6 its first and last message ids, $7 the timeline's limit. */
 const AROUND_EFFECT = `created_at BETWEEN $4::timestamptz - interval '3 days' AND $4::timestamptz + interval '3 days'
      AND created_at <= $3::timestamptz + interval '1 minute'`;
-const EFFECT_CONTEXT = {
-  name: "console_get_effect_context",
-  text: `
+function effectContext(audited: boolean) {
+  return {
+    name: audited ? "console_get_effect_context_audited" : "console_get_effect_context",
+    text: `
 WITH found AS MATERIALIZED (
   SELECT key, created_at
     FROM effects
@@ -148,12 +152,15 @@ WITH found AS MATERIALIZED (
    WHERE v.tenant_id = $1 AND v.key = $2
    ORDER BY v.occurred_at DESC, v.id DESC
    LIMIT 20
-)
+)${audited ? `, audited AS (${auditInsertSql(8)})` : ""}
 SELECT (SELECT coalesce(json_agg(s ORDER BY s.created_at, s.key), '[]') FROM steps s) AS steps,
        (SELECT coalesce(json_agg(v ORDER BY v.occurred_at DESC, v.id DESC), '[]') FROM violations v) AS violations,
        (SELECT coalesce(json_agg(t ORDER BY t.delivered_at, t.chunk_id, t.n), '[]') FROM timeline t) AS timeline,
        (SELECT count(*)::int FROM deliveries) AS timeline_total`,
-};
+  };
+}
+const EFFECT_CONTEXT = effectContext(false);
+const EFFECT_CONTEXT_AUDITED = effectContext(true);
 
 // The same reads on MySQL (the library's MySQL schema: effects unpartitioned, its primary key
 // (tenant_id, key); a row per delivery in delivery_timeline, found by delivery_timeline_key_idx
@@ -222,27 +229,48 @@ interface DeliveryJson {
 
 /** What either engine answers for one key: the effect, its steps, violations and deliveries (oldest first). */
 type EffectDetailRow = EffectRow & {
+  provider_side: ProviderSide | null;
   steps: StepJson[];
   violations: ViolationRow[];
   timeline: DeliveryJson[];
   timeline_total: number;
 };
 
+/**
+ * The effect, then what the last reconciliation saw of it (a round trip only for a job type a
+ * provider holds), then its context: in that order so that `audit`, when given, is written by the
+ * last statement, as a CTE of the context's read: the row commits if and only if the read it
+ * records succeeded, and costs no round trip of its own.
+ */
 async function readEffectPostgres(
   db: StatementQueryable,
   tenant: string,
   key: string,
   now: Date,
+  audit: AuditEntry | undefined,
 ): Promise<EffectDetailRow | null> {
   const { rows } = await db.query<EffectRow & { created_at_exact: string }>({ ...EFFECT_ROW, values: [tenant, key, now] });
   const found = rows[0];
   if (!found) return null;
   const { created_at_exact, ...effect } = found;
-  const { rows: context } = await db.query<Omit<EffectDetailRow, keyof EffectRow>>({
-    ...EFFECT_CONTEXT,
-    values: [tenant, key, now, created_at_exact, effect.first_message_id, effect.last_message_id, TIMELINE_LIMIT],
-  });
-  return { ...effect, ...(context[0] as Omit<EffectDetailRow, keyof EffectRow>) };
+  const providerSide = await getProviderSide(
+    db,
+    {
+      tenant,
+      key: effect.key,
+      jobType: effect.job_type,
+      status: effect.status,
+      attempts: effect.attempt,
+      createdAt: effect.created_at,
+      outcome: effect.outcome,
+    },
+    { now },
+  );
+  const values = [tenant, key, now, created_at_exact, effect.first_message_id, effect.last_message_id, TIMELINE_LIMIT];
+  const { rows: context } = await db.query<Omit<EffectDetailRow, keyof EffectRow | "provider_side">>(
+    audit ? { ...EFFECT_CONTEXT_AUDITED, values: [...values, ...auditValues(audit)] } : { ...EFFECT_CONTEXT, values },
+  );
+  return { ...effect, provider_side: providerSide, ...(context[0] as Omit<EffectDetailRow, keyof EffectRow | "provider_side">) };
 }
 
 async function readEffectMysql(db: MysqlReader, tenant: string, key: string, now: Date): Promise<EffectDetailRow | null> {
@@ -263,25 +291,56 @@ async function readEffectMysql(db: MysqlReader, tenant: string, key: string, now
     violations,
     timeline: timeline.reverse().map((t) => ({ ...t, first: mysqlBool(t.first) })),
     timeline_total: Number(total[0]?.n ?? 0),
+    // Reconciliation reads the effects beside its findings in one PostgreSQL: it does not run on a
+    // MySQL store, so there is no provider side to show there.
+    provider_side: null,
   };
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+interface EffectQuestion {
+  tenant?: string | null;
+  key: string;
+  now?: Date;
+}
+
 /** GET /api/v1/effects/{key}: the effect, its job's steps and its own uncaught violations; null when the tenant (the scope's, or the one a platform scope names) has no such key. */
 export async function getEffect(
   scope: Scope,
-  input: { tenant?: string | null; key: string; now?: Date },
+  input: EffectQuestion,
   db: EffectsSource = effectsStore(),
 ): Promise<EffectDetail | null> {
+  return (await readEffect(scope, input, db)).detail;
+}
+
+/**
+ * getEffect, given the audit row of a read that finds the effect: on PostgreSQL that row is
+ * written by the read's last statement (readEffectPostgres), and `audited` says so. A missing key,
+ * a MySQL store (whose console tables, audit_log among them, are in PostgreSQL) or effects
+ * distributed by Citus (auditsWithinRead) write nothing: the caller writes its row after the read.
+ */
+export async function readEffect(
+  scope: Scope,
+  input: EffectQuestion,
+  db: EffectsSource = effectsStore(),
+  auditIfFound?: AuditEntry,
+): Promise<{ detail: EffectDetail | null; audited: boolean }> {
   const tenant = scope.narrow(input.tenant).oneTenant();
   const now = input.now ?? new Date();
+  const audit = auditIfFound && (await auditsWithinRead(db)) ? auditIfFound : undefined;
   const row = await byEngine(db, {
-    postgres: (pg) => readEffectPostgres(pg, tenant, input.key, now),
+    postgres: (pg) => readEffectPostgres(pg, tenant, input.key, now, audit),
     mysql: (my) => readEffectMysql(my, tenant, input.key, now),
   });
-  if (!row) return null;
+  if (!row) return { detail: null, audited: false };
+  return {
+    detail: toEffectDetail(row, tenant, now),
+    audited: audit !== undefined,
+  };
+}
 
+function toEffectDetail(row: EffectDetailRow, tenant: string, now: Date): EffectDetail {
   const isoOf = (text: string | Date) => new Date(text).toISOString();
   // The effect's own step is its row's, as the page's header shows it: the steps were read by a
   // later statement, which may already see a newer status or count for it.
@@ -318,26 +377,6 @@ export async function getEffect(
   const gap =
     row.max_gap_seconds ?? (row.last_duplicate_at ? (row.last_duplicate_at.getTime() - row.created_at.getTime()) / 1000 : null);
   const inFlight = row.status === "in_progress";
-  // A second round trip, only for a job type a provider holds: what the last reconciliation saw.
-  // Reconciliation reads the effects beside its findings in one PostgreSQL: it does not run on a
-  // MySQL store, so there is no provider side to show there.
-  const providerSide = await byEngine(db, {
-    mysql: async () => null,
-    postgres: (pg) =>
-      getProviderSide(
-        pg,
-        {
-          tenant,
-          key: row.key,
-          jobType: row.job_type,
-          status: row.status,
-          attempts: row.attempt,
-          createdAt: row.created_at,
-          outcome: row.outcome,
-        },
-        { now },
-      ),
-  });
   return {
     tenant,
     key: row.key,
@@ -367,7 +406,7 @@ export async function getEffect(
       lastDuplicateGapSeconds: gap,
       stuck,
     }),
-    providerSide,
+    providerSide: row.provider_side,
     steps,
     violations,
     timeline,

@@ -1,5 +1,6 @@
+import { type AuditEntry, auditInsertSql, auditValues } from "../../auth/audit";
 import type { Scope } from "../../auth/scope";
-import { byEngine, type EffectsSource, effectsStore } from "../../console/effects-store";
+import { auditsWithinRead, byEngine, type EffectsSource, effectsStore } from "../../console/effects-store";
 import { Keyset } from "../../console/keyset";
 import { mysqlIso } from "../../console/mysql-sql";
 import { isStuck } from "../../idempotency/states";
@@ -37,9 +38,13 @@ export interface EffectSearch {
 // The upper bound is the cursor, or (to, '') on the first page: (created_at, key) < (to, '') is
 // created_at < to, so it is always one index condition. A named statement: planned once per
 // connection, not on every search over ~40 partitions.
-const SEARCH = {
-  name: "console_search_effects",
-  text: `
+// With an audit row ($10 on, auditInsertSql), the statement writes it too, its detail's `results`
+// counted from the page: the row commits if and only if the search succeeded, in no round trip of
+// its own (audited-reads.ts). The every-tenant search below does the same from its hits.
+function tenantSearch(audited: boolean) {
+  return {
+    name: audited ? "console_search_effects_audited" : "console_search_effects",
+    text: `
 WITH page AS MATERIALIZED (
   SELECT key, created_at
     FROM effects
@@ -51,7 +56,7 @@ WITH page AS MATERIALIZED (
      AND ($8::text IS NULL OR job_type = $8)
    ORDER BY created_at DESC, key DESC
    LIMIT $9
-)
+)${audited ? `, audited AS (${auditInsertSql(10, { expression: "jsonb_build_object('results', least(count(*), $9 - 1))", from: "page" })})` : ""}
 SELECT e.key, e.job_type, e.status, e.policy, e.attempt, e.created_at, e.completed_at, e.duplicate_count, e.first_message_id, e.lease_until,
        to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
   FROM page p
@@ -64,26 +69,36 @@ SELECT e.key, e.job_type, e.status, e.policy, e.attempt, e.created_at, e.complet
            AND created_at >= $2::timestamptz AND created_at < $3::timestamptz
          LIMIT 1) e
  ORDER BY p.created_at DESC, p.key DESC`,
-};
+  };
+}
+const SEARCH = tenantSearch(false);
+const SEARCH_AUDITED = tenantSearch(true);
 
 // Search across every tenant (a platform scope that named none), newest first, keyset-paginated on
 // (created_at, tenant_id, key). No index spans tenants (each Keys index leads with the tenant), so
 // this reads the rows of the range: it looks back CROSS_TENANT_SEARCH_DAYS by default, the
 // partitions outside it pruned, and stops at the page once sorted. Same fragment rules as above.
-const SEARCH_EVERY_TENANT = {
-  name: "console_search_effects_every_tenant",
-  text: `
-SELECT tenant_id, key, job_type, status, policy, attempt, created_at, completed_at, duplicate_count, first_message_id, lease_until,
-       to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
-  FROM effects
- WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
-   AND (created_at, tenant_id, key) < ($3::timestamptz, $4::text, $5::text)
-   AND ($6::text IS NULL OR ${keyContainsFragment("$6")})
-   AND ($7::text IS NULL OR status = $7)
-   AND ($8::text IS NULL OR job_type = $8)
- ORDER BY created_at DESC, tenant_id DESC, key DESC
- LIMIT $9`,
-};
+function everyTenantSearch(audited: boolean) {
+  return {
+    name: audited ? "console_search_effects_every_tenant_audited" : "console_search_effects_every_tenant",
+    text: `
+WITH hits AS MATERIALIZED (
+  SELECT tenant_id, key, job_type, status, policy, attempt, created_at, completed_at, duplicate_count, first_message_id, lease_until,
+         to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
+    FROM effects
+   WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
+     AND (created_at, tenant_id, key) < ($3::timestamptz, $4::text, $5::text)
+     AND ($6::text IS NULL OR ${keyContainsFragment("$6")})
+     AND ($7::text IS NULL OR status = $7)
+     AND ($8::text IS NULL OR job_type = $8)
+   ORDER BY created_at DESC, tenant_id DESC, key DESC
+   LIMIT $9
+)${audited ? `, audited AS (${auditInsertSql(10, { expression: "jsonb_build_object('results', least(count(*), $9 - 1))", from: "hits" })})` : ""}
+SELECT * FROM hits ORDER BY created_at DESC, tenant_id DESC, key DESC`,
+  };
+}
+const SEARCH_EVERY_TENANT = everyTenantSearch(false);
+const SEARCH_EVERY_TENANT_AUDITED = everyTenantSearch(true);
 
 // The two searches on MySQL, where effects is one table: (tenant_id, created_at) is
 // effects_tenant_created_at_idx, whose entries end with the primary key's `key`, so one tenant's
@@ -148,6 +163,22 @@ export async function searchEffects(
   search: EffectSearch,
   db: EffectsSource = effectsStore(),
 ): Promise<EffectSearchResponse> {
+  return (await readSearch(scope, search, db)).response;
+}
+
+/**
+ * searchEffects, given its audit row (detail: the filters; the statement adds how many effects the
+ * page shows): on PostgreSQL the search's statement writes it (`audited`), committed if and only if
+ * the search succeeded. On a MySQL store, whose audit_log is in the console's PostgreSQL, or effects
+ * distributed by Citus (auditsWithinRead), it writes nothing: the caller writes the row after the search.
+ */
+export async function readSearch(
+  scope: Scope,
+  search: EffectSearch,
+  db: EffectsSource = effectsStore(),
+  audit?: AuditEntry,
+): Promise<{ response: EffectSearchResponse; audited: boolean }> {
+  const audited = audit !== undefined && (await auditsWithinRead(db));
   const tenant = scope.narrow(search.tenant).tenant;
   const now = search.now ?? new Date();
   const days = tenant === null ? CROSS_TENANT_SEARCH_DAYS : TENANT_SEARCH_DAYS;
@@ -162,10 +193,17 @@ export async function searchEffects(
   const rows = await byEngine(db, {
     postgres: async (pg) => {
       const filters = [q, status, jobType, search.limit + 1];
+      const auditing = audited && audit ? auditValues(audit) : [];
       return (
         tenant === null
-          ? await pg.query<SearchRow>({ ...SEARCH_EVERY_TENANT, values: [from, to, ...bound, ...filters] })
-          : await pg.query<SearchRow>({ ...SEARCH, values: [tenant, from, to, ...bound, ...filters] })
+          ? await pg.query<SearchRow>({
+              ...(audited ? SEARCH_EVERY_TENANT_AUDITED : SEARCH_EVERY_TENANT),
+              values: [from, to, ...bound, ...filters, ...auditing],
+            })
+          : await pg.query<SearchRow>({
+              ...(audited ? SEARCH_AUDITED : SEARCH),
+              values: [tenant, from, to, ...bound, ...filters, ...auditing],
+            })
       ).rows;
     },
     mysql: (my) => {
@@ -192,11 +230,14 @@ export async function searchEffects(
   }));
   const last = page[page.length - 1];
   return {
-    tenant,
-    effects,
-    nextCursor:
-      rows.length > search.limit && last
-        ? keyset.encode(tenant === null ? [last.cursor_at, last.tenant_id ?? "", last.key] : [last.cursor_at, last.key])
-        : null,
+    response: {
+      tenant,
+      effects,
+      nextCursor:
+        rows.length > search.limit && last
+          ? keyset.encode(tenant === null ? [last.cursor_at, last.tenant_id ?? "", last.key] : [last.cursor_at, last.key])
+          : null,
+    },
+    audited,
   };
 }
