@@ -59,6 +59,22 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
 }
 
 /**
+ * A pool on `db` as the console connects: its own role (INSERT and SELECT on audit_log only), the
+ * library's schema set by the pool. The caller ends it.
+ */
+export function consoleRolePool(db: TestDatabase, applicationName: string): pg.Pool {
+  return new pg.Pool(
+    consolePoolConfig({
+      connectionString: db.consoleUrl,
+      schema: DEFAULT_SCHEMA,
+      max: 2,
+      statementTimeoutMs: null,
+      application_name: applicationName,
+    }),
+  );
+}
+
+/**
  * A test database the console's code in this process uses (DATABASE_URL), with a session secret
  * and rate limits no test reaches: the setup of a test that calls the console's routes and guard
  * in process. `secretLetter` repeated 40 times is the secret, so each file signs its own cookies.

@@ -1,7 +1,6 @@
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../test/database";
-import { consolePoolConfig } from "../db/pool";
+import { consoleRolePool, createTestDatabase, type TestDatabase } from "../../test/database";
 import { createPrismaClient, type PrismaClient } from "../db/prisma";
 import { audit } from "./audit";
 import { verifyAuditChain } from "./audit-chain";
@@ -14,16 +13,7 @@ describe("audit(): through the console's pool and through Prisma, the same row",
   let prisma: PrismaClient;
   beforeAll(async () => {
     db = await createTestDatabase();
-    // As the console connects: its own role (INSERT and SELECT on audit_log only), the schema set by the pool.
-    pool = new pg.Pool(
-      consolePoolConfig({
-        connectionString: db.consoleUrl,
-        schema: "onceboard",
-        max: 2,
-        statementTimeoutMs: null,
-        application_name: "audit-test",
-      }),
-    );
+    pool = consoleRolePool(db, "audit-test");
     prisma = createPrismaClient(pool, "onceboard");
   });
   afterAll(async () => {

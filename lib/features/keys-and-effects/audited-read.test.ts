@@ -1,11 +1,10 @@
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { consoleRolePool, createTestDatabase, type TestDatabase } from "../../../test/database";
 import { type AuditEntry, audit } from "../../auth/audit";
 import { verifyAuditChain } from "../../auth/audit-chain";
 import { Scope } from "../../auth/scope";
 import { ensureEffectPartitions } from "../../db/partitions";
-import { consolePoolConfig } from "../../db/pool";
 import { readEffect } from "./get-effect";
 import { readSearch } from "./search-effects";
 
@@ -42,15 +41,7 @@ describe("readEffect with its audit row", () => {
         [key, new Date(NOW.getTime() - 3_600_000)],
       );
     }
-    pool = new pg.Pool(
-      consolePoolConfig({
-        connectionString: db.consoleUrl,
-        schema: "onceboard",
-        max: 2,
-        statementTimeoutMs: null,
-        application_name: "t",
-      }),
-    );
+    pool = consoleRolePool(db, "audited-read-test");
   });
   afterAll(async () => {
     await pool?.end();
