@@ -74,6 +74,27 @@ export function consoleRolePool(db: TestDatabase, applicationName: string): pg.P
   );
 }
 
+/** A pool of one connection on `url`, configured as the console's are: every checkout takes that same connection. */
+export function oneConnectionPool(url: string, applicationName: string): pg.Pool {
+  return new pg.Pool(
+    consolePoolConfig({
+      connectionString: url,
+      schema: DEFAULT_SCHEMA,
+      max: 1,
+      statementTimeoutMs: null,
+      application_name: applicationName,
+    }),
+  );
+}
+
+/** How many 'error' listeners a one-connection pool's connection carries while checked in: a code path that leaves one grows it. */
+export async function idleErrorListeners(pool: pg.Pool): Promise<number> {
+  const client = await pool.connect();
+  const listeners = client.listenerCount("error");
+  client.release();
+  return listeners;
+}
+
 /**
  * A test database the console's code in this process uses (DATABASE_URL), with a session secret
  * and rate limits no test reaches: the setup of a test that calls the console's routes and guard

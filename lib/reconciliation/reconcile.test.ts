@@ -4,6 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import Stripe from "stripe";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { idleErrorListeners, oneConnectionPool } from "../../test/database";
 import { consolePoolConfig } from "../db/pool";
 import { noFaults } from "../demo/stripe-server";
 import { seedProviderObjects } from "../demo/stripe-storage";
@@ -240,6 +241,22 @@ describe("a run whose connection the server cuts while it reads the provider", (
       expect(again).toMatchObject({ status: "completed", matched: 1, resumed: true });
     } finally {
       process.off("uncaughtException", onUncaught);
+      await pool.end();
+    }
+  });
+});
+
+describe("a run's connection", () => {
+  it("goes back to the pool with no listener of the run's left on it", async () => {
+    await h.capture("acme", "o-1", 100);
+    // One connection, so every run takes the same one.
+    const pool = oneConnectionPool(h.db.url, "reconcile-listeners");
+    try {
+      const before = await idleErrorListeners(pool);
+      const options = { pool, adapter: new StripeAdapter(h.stripe), provider: h.provider, window: h.window, graceSeconds: 0 };
+      for (let run = 0; run < 3; run++) await reconcile({ ...options, trigger: "manual" });
+      expect(await idleErrorListeners(pool)).toBe(before);
+    } finally {
       await pool.end();
     }
   });

@@ -84,9 +84,10 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
   // Held for the whole run, across the provider's pages: a connection cut between two queries is
   // heard here (then the next query fails the run) and the connection is not given back.
   let lost = false;
-  const db = await connectListening(pool, () => {
+  const onLost = () => {
     lost = true;
-  });
+  };
+  const db = await connectListening(pool, onLost);
   let locked = false;
   return runLocked<StartedRun, ReconcileResult>({
     start: async () => {
@@ -105,6 +106,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     failed: (run, error) => recordFailure(options, db, run, error),
     release: async () => {
       if (locked && !lost) await db.query("SELECT pg_advisory_unlock_all()").catch(() => {});
+      // The connection goes back to the pool: a listener left on it would outlive this run, one more each run.
+      db.off("error", onLost);
       db.release(lost ? true : undefined);
     },
   });

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { createTestDatabase, idleErrorListeners, oneConnectionPool, type TestDatabase } from "../../../test/database";
 import type { PrismaClient } from "../../db/generated/client";
 import { ensureEffectPartitions } from "../../db/partitions";
+import { consolePoolConfig } from "../../db/pool";
 import { createPrismaClient } from "../../db/prisma";
+import { DEFAULT_SCHEMA } from "../../idempotency";
 import { registerWorker } from "../../idempotency/worker-registry";
 import { applyAdvice, previewAdvice } from "./advice-apply";
 import { getRetentionSettings } from "./get-retention";
@@ -53,6 +55,18 @@ describe("applying the retention advice", () => {
     for (const p of preview.partitionChanges) expect([p.now, p.after]).toEqual(["drop", "keep"]);
     // The what-if plan was rolled back.
     expect(await settings()).toEqual({ retentionDays: 7, maxRetryWindowDays: 3 });
+  });
+
+  it("gives its what-if connection back to the pool with no listener of its own left on it", async () => {
+    // One connection, so every preview takes the same one.
+    const pool = oneConnectionPool(db.url, "advice-listeners");
+    try {
+      const before = await idleErrorListeners(pool);
+      for (let preview = 0; preview < 3; preview++) await previewAdvice({}, { ...deps(), pool });
+      expect(await idleErrorListeners(pool)).toBe(before);
+    } finally {
+      await pool.end();
+    }
   });
 
   it("applies the confirmed change, audited with what the advice said; a second confirm of the same preview is stale", async () => {

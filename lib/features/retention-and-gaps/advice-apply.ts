@@ -45,9 +45,10 @@ async function planWith(
   now: Date,
 ): Promise<MaintenancePlan> {
   let lost = false;
-  const client = await connectListening(pool, () => {
+  const onLost = () => {
     lost = true;
-  });
+  };
+  const client = await connectListening(pool, onLost);
   try {
     await client.query("BEGIN");
     await client.query(
@@ -58,6 +59,8 @@ async function planWith(
     return await planMaintenance(client, { now });
   } finally {
     if (!lost) await client.query("ROLLBACK").catch(() => {});
+    // The connection goes back to the pool: a listener left on it would outlive this preview, one more each preview.
+    client.off("error", onLost);
     client.release(lost ? true : undefined);
   }
 }
