@@ -103,10 +103,11 @@ const auditsWithinReadOf = new WeakMap<object, Promise<boolean>>();
  * lookup and search, lib/features/keys-and-effects): on PostgreSQL, where audit_log is beside the
  * effects, except where Citus distributes them. There a statement that also writes the
  * coordinator's audit_log is no longer routed to the tenant's worker in one piece: a tenant's
- * search's median was 7.6 and 9.5 ms in two runs, against 6.4 and 7.1 ms with the row written after
- * it (bench:citus-console, 20 reads a run, docs/benchmarks.md), so there it is written after the read. Asked once per handle (a failed check is asked again). A
- * store distributed while the console runs keeps the one statement, which Citus runs correctly,
- * only slower, until the console restarts.
+ * search's median was 7.6 and 9.5 ms in two runs, against 6.4 and 7.1 ms with the row written
+ * after it (bench:citus-console, 20 reads a run, docs/benchmarks.md), so there it is written after
+ * the read. Asked once per handle (a failed check is asked again). A store distributed while the
+ * console runs keeps the one statement, which Citus runs correctly, only slower, until the console
+ * restarts.
  */
 export function auditsWithinRead(source: EffectsSource): Promise<boolean> {
   const store = effectsStoreOf(source);
