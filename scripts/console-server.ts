@@ -79,7 +79,7 @@ announcePeerHeader();
 
 const server = http.createServer((request, response) => {
   request.headers[PEER_HEADER] = request.socket.remoteAddress ?? "";
-  // The key lookup and search, without Next.js's router (lib/routes/direct-api.ts, installed by instrumentation.ts).
+  // The key lookup and search, without Next.js's router (lib/routes/direct-api.ts, installed by instrumentation-node.ts).
   if (globalThis.__onceboardDirectApi?.(request, response)) return;
   answerWithPageStatus(request, response);
   void handle(request, response);

@@ -3,7 +3,7 @@ import { exitWithParent } from "../db/process-alive";
 
 /**
  * How the console's server process ends when nobody owns it any more (called from
- * instrumentation.ts, on the Node.js runtime only):
+ * instrumentation-node.ts, on the Node.js runtime only):
  * - its output pipe is gone (`npm start | head`, a test runner that quit): each failed write used
  *   to become an uncaught error whose report failed again, a loop that spun a core and ignored
  *   SIGTERM. Nobody is left to read this console's output: it exits;

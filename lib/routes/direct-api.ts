@@ -142,7 +142,7 @@ declare global {
 }
 
 /**
- * Called from instrumentation.ts, so the routes run from Next.js's build, with the state the rest
+ * Called from instrumentation-node.ts, so the routes run from Next.js's build, with the state the rest
  * of the console keeps on globalThis (the pool, the auth cache, the metrics registry); the
  * console's server finds the function there. ONCEBOARD_DIRECT_API=off leaves every request to Next.js.
  */

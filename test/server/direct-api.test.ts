@@ -5,7 +5,7 @@ import { type Credential, HOSTILE_KEY, headersFor, SERVER_TENANTS, tenantRows } 
 
 /**
  * Through the built console under `npm start`: the key lookup and search are answered by the
- * console's own server (lib/routes/direct-api.ts, installed by instrumentation.ts), and what they
+ * console's own server (lib/routes/direct-api.ts, installed by instrumentation-node.ts), and what they
  * answer is what Next.js's router answers for the same route. Next.js resolves a dot segment
  * (`/api/v1/./effects/…`) to the same route, and the console's server leaves such a path to it,
  * so one console answers each question both ways. Next.js marks every answer with a Vary header

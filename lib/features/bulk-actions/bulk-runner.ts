@@ -8,7 +8,7 @@ import { BULK_KINDS, consoleTable } from "./bulk-kinds";
 import type { BulkActionKind } from "./bulk-types";
 
 /**
- * Runs bulk actions in the background, in every console process (started from instrumentation.ts,
+ * Runs bulk actions in the background, in every console process (started from instrumentation-node.ts,
  * like the maintenance loop of lib/features/retention-and-gaps/schedule.ts). A process claims one runnable action
  * (queued, or running with an expired lease: its runner died) with FOR UPDATE SKIP LOCKED and a
  * lease, then applies its items in seq order from the first without an outcome — so a console

@@ -7,7 +7,7 @@ declare global {
 }
 
 /**
- * The console's maintenance loop (started from instrumentation.ts): a run at start, then every
+ * The console's maintenance loop (started from instrumentation-node.ts): a run at start, then every
  * RETENTION_MAINTENANCE_INTERVAL_SECONDS. Workers run the same loop (createEffects({ maintain }));
  * the advisory lock (on MySQL, the library's lease) makes one act at a time. Idempotent per process. Not in a read-only console
  * (CONSOLE_READ_ONLY): maintenance creates, detaches and drops partitions; the workers or a
