@@ -43,8 +43,8 @@ async function main() {
   const warnings = edgeRuntimeWarnings(output);
   if (warnings.length > 0) {
     process.stderr.write(
-      `\nonceboard: the Edge build reaches Node.js APIs in ${warnings.length} place(s); import Node.js-only code inside ` +
-        `\`if (process.env.NEXT_RUNTIME === "nodejs")\` (instrumentation.ts shows how):\n${warnings.map((w) => `  ${w}`).join("\n")}\n`,
+      `\nonceboard: the Edge build reaches Node.js APIs in ${warnings.length} place(s); import Node.js-only code only ` +
+        `inside a check that NEXT_RUNTIME is "nodejs" (instrumentation.ts shows how):\n${warnings.map((w) => `  ${w}`).join("\n")}\n`,
     );
     process.exit(1);
   }
