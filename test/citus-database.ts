@@ -9,6 +9,7 @@ import { seedOverview } from "../lib/features/overview/testing/seed-overview";
 import { seedReconciliation } from "../lib/features/reconciliation/testing/seed-reconciliation";
 import { GAPS_SEED_DAYS_BACK, seedGaps } from "../lib/features/retention-and-gaps/testing/seed-gaps";
 import { distributeForCitus } from "../lib/idempotency/citus";
+import { endConsoleHandles } from "./database";
 
 /** A whole Onceboard database (the console's tables and the library's) on a Citus cluster. */
 export interface CitusConsoleDatabase {
@@ -103,14 +104,7 @@ export async function tenantsByWorker(pool: pg.Pool, tenants: readonly string[])
  * test or benchmark comparing one server with a Citus cluster in one process.
  */
 export async function pointConsoleAt(url: string): Promise<void> {
-  if (globalThis.__onceboardPrisma) await globalThis.__onceboardPrisma.$disconnect();
-  if (globalThis.__onceboardPool) await globalThis.__onceboardPool.end();
-  if (globalThis.__onceboardMaintenancePool) await globalThis.__onceboardMaintenancePool.end();
-  globalThis.__onceboardPrisma = undefined;
-  globalThis.__onceboardPool = undefined;
-  globalThis.__onceboardMaintenancePool = undefined;
-  globalThis.__onceboardRateLimits = undefined;
-  globalThis.__onceboardAuditIntegrity = undefined;
+  await endConsoleHandles();
   process.env.DATABASE_URL = url;
 }
 

@@ -53,9 +53,35 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
     pool,
     async drop() {
       await pool.end().catch(() => {});
+      if (consoleIsOn(scratch.name)) await endConsoleHandles();
       await scratch.drop();
     },
   };
+}
+
+/** Whether the console's code in this process is pointed at `databaseName` (DATABASE_URL). */
+function consoleIsOn(databaseName: string): boolean {
+  const url = process.env.DATABASE_URL;
+  return url !== undefined && URL.canParse(url) && new URL(url).pathname === `/${databaseName}`;
+}
+
+/**
+ * Ends the console's process-wide connections (its pool, its Prisma client, the maintenance pool,
+ * the auth cache's LISTEN connection) and forgets what holds them (the rate limits, the audit
+ * chain's walk): the next use makes them again from DATABASE_URL. A test database the console used
+ * is dropped after this, so its drop does not wait for connections nobody will close.
+ */
+export async function endConsoleHandles(): Promise<void> {
+  globalThis.__onceboardAuthCache?.cache.stop();
+  globalThis.__onceboardAuthCache = undefined;
+  if (globalThis.__onceboardPrisma) await globalThis.__onceboardPrisma.$disconnect().catch(() => {});
+  if (globalThis.__onceboardPool) await globalThis.__onceboardPool.end().catch(() => {});
+  if (globalThis.__onceboardMaintenancePool) await globalThis.__onceboardMaintenancePool.end().catch(() => {});
+  globalThis.__onceboardPrisma = undefined;
+  globalThis.__onceboardPool = undefined;
+  globalThis.__onceboardMaintenancePool = undefined;
+  globalThis.__onceboardRateLimits = undefined;
+  globalThis.__onceboardAuditIntegrity = undefined;
 }
 
 /**
