@@ -293,14 +293,18 @@ describe.skipIf(!MARIADB)("the console's writes on a MySQL effects store", () =>
     let answer: Awaited<ReturnType<typeof release>>;
     try {
       const releasing = release(key, operator);
-      await lockWaits(1);
       // The console's connection, cut from the server's side in the middle of the release's CALL.
-      // (PROCESSLIST shows the statement the procedure is at: its locking read of the effect.)
-      const [call] = await my.rows<{ id: number }>(
-        `SELECT ID AS id FROM information_schema.PROCESSLIST
-          WHERE DB = ? AND ID <> CONNECTION_ID() AND COMMAND IN ('Query', 'Execute') AND INFO LIKE '%FOR UPDATE%'`,
-        [my.schema],
-      );
+      // (PROCESSLIST shows the statement the procedure is at: its locking read of the effect, where
+      // the holder keeps it. lockWaits would count its INSERT of the request's row just before.)
+      let call: { id: number } | undefined;
+      for (let polls = 0; polls < 1000 && !call; polls++) {
+        [call] = await my.rows<{ id: number }>(
+          `SELECT ID AS id FROM information_schema.PROCESSLIST
+            WHERE DB = ? AND ID <> CONNECTION_ID() AND COMMAND IN ('Query', 'Execute') AND INFO LIKE '%FOR UPDATE%'`,
+          [my.schema],
+        );
+        if (!call) await sleep(10);
+      }
       expect(call).toBeDefined();
       await my.run(`KILL CONNECTION ${Number(call?.id)}`);
       answer = await releasing;
